@@ -1,0 +1,91 @@
+"""assay: gate AI-agent work on evidence instead of the agent's word.
+
+The public API is re-exported here and listed in ``__all__``; heavy modules
+load on first use so that ``import assay`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from assay._version import __version__
+from assay.errors import AssayError, InputError, SpecError, StoreError, TraceError
+from assay.events import Event, Trajectory
+
+if TYPE_CHECKING:
+    from assay.conformance import (
+        ReplayResult,
+        ReplayRun,
+        Spec,
+        load_spec,
+        replay,
+    )
+    from assay.conformance import parse_spec as parse_spec
+
+__all__ = [
+    "AssayError",
+    "Event",
+    "InputError",
+    "ReplayResult",
+    "ReplayRun",
+    "Spec",
+    "SpecError",
+    "StoreError",
+    "TraceError",
+    "Trajectory",
+    "__version__",
+    "load_spec",
+    "load_trajectories",
+    "parse_spec",
+    "read_trajectory",
+    "replay",
+]
+
+_LAZY = {
+    "ReplayResult": "assay.conformance",
+    "ReplayRun": "assay.conformance",
+    "Spec": "assay.conformance",
+    "load_spec": "assay.conformance",
+    "parse_spec": "assay.conformance",
+    "replay": "assay.conformance",
+}
+
+
+def read_trajectory(path: str, input_format: str | None = None) -> Trajectory:
+    """Read a one-run trajectory file; a malformed file raises :class:`TraceError`.
+
+    For files that hold many runs use :func:`load_trajectories`.
+    """
+    from assay.ingest import ReadFailure, load
+
+    _, entries = load(path, input_format)
+    found = list(entries)
+    if len(found) != 1:
+        raise TraceError(f"holds {len(found)} trajectories; use load_trajectories()", path=path)
+    entry = found[0]
+    if isinstance(entry, ReadFailure):
+        raise entry.error
+    return entry
+
+
+def load_trajectories(path: str, input_format: str | None = None) -> list[Trajectory]:
+    """Read every trajectory of a file; the first malformed one raises :class:`TraceError`."""
+    from assay.ingest import ReadFailure, load
+
+    out = []
+    for entry in load(path, input_format)[1]:
+        if isinstance(entry, ReadFailure):
+            raise entry.error
+        out.append(entry)
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

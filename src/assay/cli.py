@@ -1,0 +1,91 @@
+"""The ``assay`` command line: parse, make one library call, render, exit.
+
+No judgement lives here. Each command turns its arguments into one library
+call, hands the result to a renderer in :mod:`assay.report`, and exits with the
+code the result carries. Library imports sit inside the commands so that
+``assay replay`` only pays for what it uses.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from assay._version import __version__
+from assay.errors import EXIT_INTERNAL, AssayError
+
+__all__ = ["cli", "main"]
+
+FORMAT_OPTION = click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="Report format: a human-readable report or one JSON document.",
+)
+
+
+class _Group(click.Group):
+    """Turns an :class:`AssayError` into ``error[<reason>]: message`` and its exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AssayError as exc:
+            click.echo(f"error[{exc.reason}]: {exc.location_message()}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+def _emit(text: str) -> None:
+    """Write a rendered report to stdout exactly as rendered (no added newline)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="assay")
+def cli() -> None:
+    """Gate AI-agent work on evidence instead of the agent's word.
+
+    Exit codes: 0 pass, 1 the evidence says no, 2 could not judge, 3 paused.
+    """
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("trajectories", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@FORMAT_OPTION
+@click.option("--input-format", type=click.Choice(["native", "openai-chat", "tau-bench", "tau2"]),
+              default=None, help="Format of the trajectory files (default: detected per file).")
+@click.option("--summary-only", is_flag=True,
+              help="Print the per-file summary and totals, no per-trajectory blocks.")
+@click.option("--by", "by_field", metavar="FIELD", default=None,
+              help="Break verdicts down by a field of each trajectory's final event.")
+def replay(spec: str, trajectories: tuple[str, ...], fmt: str, input_format: str | None,
+           summary_only: bool, by_field: str | None) -> None:
+    """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
+
+    The verdict comes from the road alone: task_success is printed for
+    contrast and never consulted. Exit 0 PASS, 1 BLOCK, 2 ERROR; across many
+    files the worst verdict wins (BLOCK over ERROR over PASS).
+    """
+    from assay.conformance import load_spec, replay_files
+    from assay.report import replay_report
+
+    loaded = load_spec(spec)
+    run = replay_files(loaded, trajectories, input_format=input_format)
+    _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field))
+    sys.exit(run.exit)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: any error that escapes as a bug exits 70, never 0."""
+    try:
+        cli.main(args=argv, prog_name="assay", standalone_mode=True)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - fail closed on any bug
+        if isinstance(exc, KeyboardInterrupt):
+            click.echo("error[interrupted]: interrupted", err=True)
+            sys.exit(130)
+        click.echo(f"error[internal]: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_INTERNAL)

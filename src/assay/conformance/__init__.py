@@ -1,0 +1,137 @@
+"""Trajectory conformance: did the recorded run take the mandatory road?
+
+>>> from assay.conformance import load_spec, replay
+>>> run = replay(load_spec("examples/spec.json"), ["examples/fixture_conforms.jsonl"])
+>>> run.results[0].verdict
+'PASS'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from os import PathLike
+from typing import Any
+
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
+from assay.conformance.engine import CompiledSpec, Replayer, error_result
+from assay.conformance.result import Finding, ReplayResult, ReplayRun, TrajectoryStats
+from assay.conformance.spec import (
+    DeriveRule,
+    HandoffContract,
+    MandatoryCheckpoint,
+    Spec,
+    load_spec,
+    parse_spec,
+)
+
+__all__ = [
+    "CompiledSpec",
+    "DeriveRule",
+    "Finding",
+    "HandoffContract",
+    "MandatoryCheckpoint",
+    "ReplayResult",
+    "ReplayRun",
+    "Replayer",
+    "Spec",
+    "TrajectoryStats",
+    "iter_replay",
+    "load_spec",
+    "parse_spec",
+    "replay",
+    "replay_events",
+    "replay_files",
+    "replay_trajectory",
+]
+
+# Readers whose ``Event.line`` is a message index rather than a file line.
+_TRANSCRIPT_SOURCES = frozenset({"openai-chat", "tau-bench", "tau2"})
+
+
+def _compiled(spec: Spec | CompiledSpec) -> CompiledSpec:
+    return spec if isinstance(spec, CompiledSpec) else CompiledSpec(spec)
+
+
+def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: str = "<events>",
+                  path: str | None = None, *, source: str = "native",
+                  meta: dict[str, Any] | None = None) -> ReplayResult:
+    """Judge a stream of events; a :class:`TraceError` from the stream becomes ERROR."""
+    r = Replayer(_compiled(spec), locate_messages=source in _TRANSCRIPT_SOURCES)
+    try:
+        for event in events:
+            r.feed(event)
+    except TraceError as exc:
+        return error_result(traj_id, path, exc.location_message() if path is None
+                            else _strip_path(exc), source=source, meta=meta)
+    return r.finish(traj_id, path, source=source, meta=meta)
+
+
+def _strip_path(exc: TraceError) -> str:
+    """The error without the file name (the report already names the file)."""
+    if exc.line is not None:
+        return f"line {exc.line}: {exc.message}"
+    return exc.message
+
+
+def replay_trajectory(spec: Spec | CompiledSpec, trajectory: Trajectory) -> ReplayResult:
+    """Judge one in-memory trajectory (its events are validated first)."""
+    from assay.ingest.native import validate_events
+
+    events = list(trajectory.events)
+    try:
+        validate_events(events, trajectory.path)
+    except TraceError as exc:
+        return error_result(trajectory.id, trajectory.path, _strip_path(exc),
+                            source=trajectory.source, meta=dict(trajectory.meta))
+    return replay_events(spec, events, trajectory.id, trajectory.path, source=trajectory.source,
+                         meta=dict(trajectory.meta))
+
+
+def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
+               formats: list[tuple[str, str]]) -> Iterator[ReplayResult]:
+    from assay.ingest import ReadFailure, load
+
+    fmt, entries = load(path, input_format)
+    formats.append((path, fmt))
+    for entry in entries:
+        if isinstance(entry, ReadFailure):
+            yield error_result(entry.id, entry.path, _strip_path(entry.error), source=fmt)
+        else:
+            yield replay_events(compiled, entry.events, entry.id, entry.path, source=entry.source,
+                                meta=dict(entry.meta))
+
+
+def iter_replay(spec: Spec | CompiledSpec,
+                items: Iterable[str | PathLike[str] | Trajectory], *,
+                input_format: str | None = None,
+                formats: list[tuple[str, str]] | None = None) -> Iterator[ReplayResult]:
+    """Yield one result per trajectory, reading files lazily (memory stays flat)."""
+    compiled = _compiled(spec)
+    seen = formats if formats is not None else []
+    for item in items:
+        if isinstance(item, Trajectory):
+            yield replay_trajectory(compiled, item)
+        else:
+            yield from _iter_path(compiled, str(item), input_format, seen)
+
+
+def replay(spec: Spec | str | PathLike[str],
+           items: Iterable[str | PathLike[str] | Trajectory] | str | PathLike[str] | Trajectory,
+           *, input_format: str | None = None) -> ReplayRun:
+    """Replay trajectories (paths or :class:`Trajectory` objects) against a spec.
+
+    ``spec`` is a :class:`Spec` or the path of a JSON/YAML spec. Returns a
+    :class:`ReplayRun`; its ``exit`` is the CI exit code.
+    """
+    loaded = spec if isinstance(spec, Spec) else load_spec(spec)
+    if isinstance(items, (str, PathLike, Trajectory)):
+        items = [items]
+    formats: list[tuple[str, str]] = []
+    results = list(iter_replay(loaded, items, input_format=input_format, formats=formats))
+    return ReplayRun(loaded.source, results, tuple(formats))
+
+
+def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None) -> ReplayRun:
+    """Replay trajectory files; the CLI's one library call."""
+    return replay(spec, list(paths), input_format=input_format)

@@ -1,0 +1,118 @@
+"""What replay returns: one :class:`ReplayResult` per trajectory, folded into a :class:`ReplayRun`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from assay.errors import worst_exit
+
+__all__ = ["Finding", "ReplayResult", "ReplayRun", "TrajectoryStats"]
+
+Verdict = Literal["PASS", "BLOCK", "ERROR"]
+VERDICT_EXIT: dict[str, int] = {"PASS": 0, "BLOCK": 1, "ERROR": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One reason, warning or note: a reason code and a one-line message."""
+
+    code: str
+    message: str
+    #: The seq of the event the finding is about, where there is one.
+    seq: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public JSON shape: ``{"code", "message"}``."""
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryStats:
+    """The shape of a trajectory, printed above its verdict."""
+
+    events: int
+    agents: tuple[str, ...]
+    handoffs: int
+    checkpoints: int
+    derived_checkpoints: int
+    irreversible: int
+    actions: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """The verdict on one trajectory, with every reason that fired."""
+
+    id: str
+    path: str | None
+    verdict: Verdict
+    #: The first reason is the headline: ``trajectory-conforms`` on PASS, else what blocked.
+    reasons: tuple[Finding, ...]
+    warnings: tuple[Finding, ...] = ()
+    notes: tuple[Finding, ...] = ()
+    task_success: bool | None = None
+    stats: TrajectoryStats | None = None
+    source: str = "native"
+    #: Fields of the final event (for ``--by``) and reader facts such as a reward.
+    final: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit(self) -> int:
+        """The exit code of this verdict: 0 PASS, 1 BLOCK, 2 ERROR."""
+        return VERDICT_EXIT[self.verdict]
+
+    @property
+    def headline(self) -> str:
+        """The reason code that names the verdict."""
+        return self.reasons[0].code
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public JSON shape of one result (docs/formats.md)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "path": self.path,
+            "verdict": self.verdict,
+            "exit": self.exit,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "warnings": [w.to_dict() for w in self.warnings],
+            "notes": [n.to_dict() for n in self.notes],
+            "task_success": self.task_success,
+            "source": self.source,
+        }
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    """The results of one replay over many trajectories, and their folded exit code."""
+
+    spec_source: str | None
+    results: Sequence[ReplayResult]
+    #: The trajectory files, in the order given, with the input format each was read as.
+    files: Sequence[tuple[str, str]] = ()
+
+    def __iter__(self) -> Iterator[ReplayResult]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    @property
+    def exit(self) -> int:
+        """The worst verdict's exit code: BLOCK (1) over ERROR (2) over PASS (0)."""
+        return worst_exit(r.exit for r in self.results)
+
+    def counts(self) -> dict[str, int]:
+        """Counts of each verdict, warnings, and the overall exit (the JSON ``summary``)."""
+        c = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        for r in self.results:
+            c[r.verdict.lower()] += 1
+            if r.verdict == "PASS" and r.warnings:
+                c["warn"] += 1
+        c["exit"] = self.exit
+        return c

@@ -1,0 +1,92 @@
+"""Readers that turn recorded runs into the shared event model.
+
+:func:`load` reads one file and yields one entry per trajectory it holds: a
+:class:`~assay.events.Trajectory`, or a :class:`ReadFailure` when that
+trajectory (or the whole file) cannot be read. A file with many runs keeps
+going past a malformed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from assay.errors import InputError, TraceError
+from assay.events import Trajectory
+
+__all__ = ["FORMATS", "ReadFailure", "detect_format", "load"]
+
+
+@dataclass(frozen=True)
+class ReadFailure:
+    """A trajectory that could not be read; replay reports it as ERROR bad-input."""
+
+    id: str
+    path: str
+    error: TraceError
+
+
+Entry = Trajectory | ReadFailure
+Reader = Callable[[str, bytes], Iterator[Entry]]
+
+
+def _native(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.native import read_native
+
+    try:
+        yield read_native(path, data)
+    except TraceError as exc:
+        yield ReadFailure(path, path, exc)
+
+
+def _readers() -> dict[str, Reader]:
+    from assay.ingest import transcripts
+
+    return {
+        "native": _native,
+        "openai-chat": transcripts.read_openai_chat,
+        "tau-bench": transcripts.read_tau_bench,
+        "tau2": transcripts.read_tau2,
+    }
+
+
+#: Input formats ``--input-format`` accepts, in the order detection tries them.
+FORMATS = ("native", "openai-chat", "tau-bench", "tau2")
+
+
+def detect_format(data: bytes) -> str:
+    """Name the format of a document from its content (cheap: looks at the start)."""
+    head = data.lstrip()[:1]
+    if head == b"[":
+        from assay.ingest.transcripts import detect_json_document
+
+        return detect_json_document(data) or "native"
+    if head == b"{":
+        first = data.lstrip().split(b"\n", 1)[0]
+        if b'"event"' in first and b'"seq"' in first:
+            return "native"
+        from assay.ingest.transcripts import detect_json_document
+
+        return detect_json_document(data) or "native"
+    return "native"
+
+
+def load(path: str, input_format: str | None = None) -> tuple[str, Iterator[Entry]]:
+    """Read ``path`` and return ``(format name, entries)``.
+
+    An unreadable file gives one :class:`ReadFailure`; it never raises for the
+    file's content. An unknown ``input_format`` raises :class:`InputError`.
+    """
+    from assay.ingest.native import read_bytes
+
+    if input_format is not None and input_format not in FORMATS:
+        raise InputError(f"unknown input format {input_format!r}; choose one of "
+                         + ", ".join(FORMATS))
+    try:
+        data = read_bytes(path)
+    except TraceError as exc:
+        return input_format or "native", iter([ReadFailure(path, path, exc)])
+    fmt = input_format or detect_format(data)
+    if fmt == "native":
+        return fmt, _native(path, data)
+    return fmt, _readers()[fmt](path, data)

@@ -1,0 +1,145 @@
+"""The native trajectory format: JSONL, one event per line, read strictly.
+
+Rules (docs/formats.md): ``seq`` strictly increasing integers; ``event`` one of
+action / checkpoint / handoff / final / message; the keys each type requires;
+exactly one ``final`` and it is the last line. Anything else is ``bad-input``
+with the line number, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
+
+__all__ = ["iter_events", "parse_record", "read_native", "validate_events"]
+
+_MESSAGE_ROLES = frozenset({"user", "assistant", "system", "tool"})
+
+
+def _require(rec: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str, line: int,
+             path: str | None) -> Any:
+    value = rec.get(key)
+    if value is None:
+        raise TraceError(f"{rec['event']} event is missing required key '{key}'", path=path,
+                         line=line)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise TraceError(f"'{key}' must be {what}, got {type(value).__name__}", path=path,
+                         line=line)
+    return value
+
+
+def parse_record(rec: Any, line: int, path: str | None = None) -> Event:
+    """Validate one decoded record and return its :class:`Event`."""
+    if not isinstance(rec, dict):
+        raise TraceError(f"expected a JSON object, got {type(rec).__name__}", path=path, line=line)
+    seq = rec.get("seq")
+    if type(seq) is not int:
+        what = "missing required key 'seq'" if seq is None else "'seq' must be an integer"
+        raise TraceError(what, path=path, line=line)
+    kind = rec.get("event")
+    if kind == "action":
+        _require(rec, "action_type", str, "a string", line, path)
+    elif kind == "handoff":
+        _require(rec, "from_agent", str, "a string", line, path)
+        _require(rec, "to_agent", str, "a string", line, path)
+        _require(rec, "payload", dict, "an object", line, path)
+    elif kind == "checkpoint":
+        _require(rec, "checkpoint_id", str, "a string", line, path)
+    elif kind == "final":
+        _require(rec, "task_success", bool, "true or false", line, path)
+    elif kind == "message":
+        role = _require(rec, "role", str, "a string", line, path)
+        if role not in _MESSAGE_ROLES:
+            raise TraceError(f"unknown message role '{role}'", path=path, line=line)
+        text = rec.get("text")
+        if text is not None and not isinstance(text, str):
+            raise TraceError("'text' must be a string", path=path, line=line)
+        yields = rec.get("yields_turn")
+        if yields is not None and not isinstance(yields, bool):
+            raise TraceError("'yields_turn' must be true or false", path=path, line=line)
+    elif kind is None:
+        raise TraceError("missing required key 'event'", path=path, line=line)
+    else:
+        raise TraceError(f"unknown event type {kind!r}", path=path, line=line)
+    agent = rec.get("agent")
+    if agent is not None and not isinstance(agent, str):
+        raise TraceError("'agent' must be a string", path=path, line=line)
+    ts = rec.get("ts")
+    if ts is not None and not isinstance(ts, str):
+        raise TraceError("'ts' must be a string", path=path, line=line)
+    return Event(seq, kind, agent, ts, rec, line)
+
+
+def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
+    """Yield the events of a native JSONL document, validating as it goes.
+
+    Raises :class:`TraceError` at the first problem; events already yielded are
+    the caller's to discard (replay turns the whole trajectory into ERROR).
+    """
+    last_seq: int | None = None
+    final_line = 0
+    count = 0
+    line = 0
+    loads = orjson.loads
+    for raw in data.split(b"\n"):
+        line += 1
+        if not raw.strip():
+            continue
+        try:
+            rec = loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise TraceError(f"unparseable JSON: {exc.msg} at column {exc.colno}", path=path,
+                             line=line) from None
+        if final_line:
+            raise TraceError(f"event after final (final is at line {final_line})", path=path,
+                             line=line)
+        event = parse_record(rec, line, path)
+        if last_seq is not None and event.seq <= last_seq:
+            raise TraceError(f"seq {event.seq} does not increase (previous seq {last_seq})",
+                             path=path, line=line)
+        last_seq = event.seq
+        if event.kind == "final":
+            final_line = line
+        count += 1
+        yield event
+    if not count:
+        raise TraceError("empty trajectory: no events", path=path)
+    if not final_line:
+        raise TraceError("no final event: the trajectory is incomplete", path=path)
+
+
+def validate_events(events: list[Event], path: str | None = None) -> None:
+    """Check the whole-trajectory rules on events built by another reader."""
+    if not events:
+        raise TraceError("empty trajectory: no events", path=path)
+    last: int | None = None
+    for i, event in enumerate(events):
+        if last is not None and event.seq <= last:
+            raise TraceError(f"seq {event.seq} does not increase (previous seq {last})",
+                             path=path, line=event.line)
+        last = event.seq
+        if event.kind == "final" and i != len(events) - 1:
+            raise TraceError("event after final", path=path, line=events[i + 1].line)
+    if events[-1].kind != "final":
+        raise TraceError("no final event: the trajectory is incomplete", path=path)
+
+
+def read_native(path: str, data: bytes | None = None) -> Trajectory:
+    """Read and validate a native JSONL trajectory file."""
+    if data is None:
+        data = read_bytes(path)
+    return Trajectory(id=path, events=tuple(iter_events(data, path)), path=path, source="native")
+
+
+def read_bytes(path: str) -> bytes:
+    """Read a file, turning OS errors into a one-line :class:`TraceError`."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None

@@ -1,0 +1,125 @@
+"""Replay reports: the text layout people read and the JSON document scripts read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from assay.conformance.result import ReplayResult, ReplayRun
+from assay.report._text import dump_json, plural, sha256_footer
+
+__all__ = ["replay_report"]
+
+HEADER = "assay replay: the final metric says the run arrived; the recorded road decides the verdict"
+_MISSING = object()
+
+
+def _json_scalar(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    import orjson
+
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _spec_line(run: ReplayRun, spec: Any) -> str:
+    parts = [plural(len(spec.mandatory_checkpoints), "mandatory checkpoint"),
+             plural(len(spec.handoff_contracts), "handoff contract")]
+    if spec.derive:
+        parts.append(plural(len(spec.derive), "derive rule"))
+    return f"spec : {run.spec_source or '<in memory>'} ({', '.join(parts)})"
+
+
+def _files_lines(run: ReplayRun) -> list[str]:
+    per_file = Counter(r.path for r in run.results)
+    lines = [f"files: {len(run.files) or len(per_file)}"]
+    if any(fmt != "native" for _, fmt in run.files) or len(run.results) != len(run.files):
+        lines[0] += f", {plural(len(run.results), 'trajectory', 'trajectories')}"
+        for path, fmt in run.files:
+            lines.append(f"input: {path} ({fmt}, "
+                         f"{plural(per_file.get(path, 0), 'trajectory', 'trajectories')})")
+    return lines
+
+
+def _block(index: int, r: ReplayResult) -> list[str]:
+    out = [f"[{index}] {r.id}"]
+    if r.stats is not None:
+        s = r.stats
+        cps = plural(s.checkpoints, "checkpoint")
+        if s.derived_checkpoints:
+            cps += f" ({s.derived_checkpoints} derived)"
+        out.append(f"trajectory: {plural(s.events, 'event')}, agents: "
+                   f"{', '.join(s.agents) or '-'}; {plural(s.handoffs, 'handoff')}, {cps}, "
+                   f"{plural(s.irreversible, 'irreversible action')}")
+        extra = "".join(f"{k}={_json_scalar(v)}; " for k, v in sorted(r.meta.items()))
+        out.append(f"final : task_success={_json_scalar(r.task_success)} ({extra}recorded, "
+                   "printed for contrast, ignored for the verdict)")
+    out.append(f"verdict : {r.verdict} ({r.headline}) exit {r.exit}")
+    if r.verdict == "BLOCK":
+        out.extend(f"reason : {f.code}: {f.message}" for f in r.reasons)
+    else:
+        out.extend(f"detail : {f.message}" for f in r.reasons)
+    out.extend(f"warn : {f.code}: {f.message}" for f in r.warnings)
+    out.extend(f"note : {f.message}" for f in r.notes)
+    if r.verdict == "BLOCK":
+        out.append(f"contrast : final metric says task_success={_json_scalar(r.task_success)} / "
+                   f"trajectory says {r.headline}")
+    return out
+
+
+def _summary_line(c: dict[str, int]) -> str:
+    warn = f" ({c['warn']} with warnings)" if c["warn"] else ""
+    return (f"summary: {c['pass']} PASS{warn}, {c['block']} BLOCK, {c['error']} ERROR "
+            f"-> overall exit {c['exit']}")
+
+
+def _by(run: ReplayRun, field: str) -> dict[str, dict[str, int]]:
+    groups: dict[str, dict[str, int]] = {}
+    for r in run.results:
+        value = r.final.get(field, _MISSING)
+        key = "(absent)" if value is _MISSING else _json_scalar(value)
+        g = groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
+        g[r.verdict.lower()] += 1
+    return dict(sorted(groups.items()))
+
+
+def _per_file(run: ReplayRun) -> list[str]:
+    lines = []
+    for path, _fmt in run.files:
+        c = Counter(r.verdict for r in run.results if r.path == path)
+        lines.append(f"file : {path}: {c['PASS']} PASS, {c['BLOCK']} BLOCK, {c['ERROR']} ERROR")
+    return lines
+
+
+def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only: bool = False,
+                  by_field: str | None = None) -> str:
+    """Render a replay run as the text report or the JSON document."""
+    counts = run.counts()
+    if fmt == "json":
+        doc: dict[str, Any] = {
+            "spec": run.spec_source,
+            "files": [{"path": p, "format": f} for p, f in run.files],
+            "results": [] if summary_only else [r.to_dict() for r in run.results],
+            "summary": counts,
+        }
+        if by_field is not None:
+            doc["by"] = {"field": by_field, "groups": _by(run, by_field)}
+        return dump_json(doc)
+    lines = [HEADER, _spec_line(run, spec), *_files_lines(run)]
+    if summary_only:
+        lines.extend(_per_file(run))
+    else:
+        for i, r in enumerate(run.results, 1):
+            lines.extend(_block(i, r))
+    if by_field is not None:
+        for key, g in _by(run, by_field).items():
+            lines.append(f"by {by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
+                         f"{g['error']} ERROR")
+    lines.append(_summary_line(counts))
+    return sha256_footer("\n".join(lines) + "\n")
