@@ -1,0 +1,34 @@
+"""Shared test configuration: paths, the CLI runner, and golden-file handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+DATA = Path(__file__).resolve().parent / "data"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+SHARED = ROOT.parent / "shared"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="Rewrite golden report files from the current output (on purpose only).")
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Compare text with ``tests/golden/<name>``; ``--update-golden`` rewrites the file."""
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert path.exists(), f"golden file {name} missing: run pytest --update-golden once"
+        assert text == path.read_text(encoding="utf-8")
+
+    return check
