@@ -29,15 +29,59 @@ def parse_document(data: bytes, path: str, error: type[InputError] = InputError)
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            line = data.count(b"\n", 0, exc.pos) + 1
-            raise error(f"invalid JSON: {exc.msg}", path=path, line=line) from None
+            raise error(f"invalid JSON: {exc.msg} at column {exc.colno}", path=path,
+                        line=exc.lineno) from None
     import yaml
 
     try:
         return yaml.safe_load(data)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
-        line = mark.line + 1 if mark is not None else None
-        raise error(f"invalid YAML: {exc.problem}", path=path, line=line) from None
+        raise error(f"invalid YAML: {exc.problem}", path=path,
+                    line=None if mark is None else mark.line + 1) from None
     except yaml.YAMLError as exc:
         raise error(f"invalid YAML: {exc}", path=path) from None
+
+
+def line_of(path: str, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the node at ``loc`` in a JSON/YAML file, or None.
+
+    Only used on the error path: validation errors know the field, not the
+    line, and a person fixing the file wants the line.
+    """
+    import yaml
+
+    try:
+        with open(path, "rb") as fh:
+            node = yaml.compose(fh)
+    except (OSError, yaml.YAMLError):
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = [(k, v) for k, v in node.value if k.value == str(part)]
+            if not match:
+                break
+            key, node = match[0]
+            line = key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
+                and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def validation_message(exc: Any, limit: int = 3) -> tuple[str, tuple[int | str, ...]]:
+    """Fold a pydantic ``ValidationError`` into one line; also return the first error's loc."""
+    errors = exc.errors(include_url=False)
+    parts = []
+    for err in errors[:limit]:
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    more = f" (+{len(errors) - limit} more)" if len(errors) > limit else ""
+    return "; ".join(parts) + more, tuple(errors[0]["loc"]) if errors else ()

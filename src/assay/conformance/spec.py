@@ -7,7 +7,7 @@ and a spec with nothing to check is unusable: it would pass everything.
 
 from __future__ import annotations
 
-from pathlib import Path
+from os import PathLike
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -15,7 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.errors import SpecError
 from assay.selectors import Selector, compile_selector
 
-__all__ = ["DeriveRule", "HandoffContract", "MandatoryCheckpoint", "Spec", "load_spec", "parse_spec"]
+__all__ = [
+    "DeriveRule",
+    "HandoffContract",
+    "MandatoryCheckpoint",
+    "Spec",
+    "load_spec",
+    "parse_spec",
+]
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -115,13 +122,6 @@ class Spec(_Model):
         return self
 
 
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors(include_url=False)[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{loc}: {msg}" if loc else msg
-
-
 def parse_spec(doc: Any, source: str | None = None) -> Spec:
     """Validate a decoded spec document."""
     if not isinstance(doc, dict):
@@ -129,11 +129,15 @@ def parse_spec(doc: Any, source: str | None = None) -> Spec:
     try:
         spec = Spec.model_validate(doc)
     except ValidationError as exc:
-        raise SpecError(f"unusable spec: {_first_error(exc)}", path=source) from None
+        from assay._docs import line_of, validation_message
+
+        message, loc = validation_message(exc)
+        line = line_of(source, loc) if source is not None else None
+        raise SpecError(f"unusable spec: {message}", path=source, line=line) from None
     return spec.model_copy(update={"source": source})
 
 
-def load_spec(path: str | Path) -> Spec:
+def load_spec(path: str | PathLike[str]) -> Spec:
     """Read a JSON or YAML spec file."""
     from assay._docs import load_document
 
