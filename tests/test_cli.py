@@ -103,7 +103,7 @@ class TestExitCodesAndErrors:
         ("{}", "spec.json", "declares no mandatory checkpoint"),
         ("[1]", "spec.json", "must be an object"),
         ('{"mandatory_checkpoints": [{"checkpoint_id": "c"}]}', "spec.json",
-         "must_precede: Field required"),
+         "must_precede: required"),
         ("mandatory_checkpoints:\n  - checkpoint_id: c\n    must_precede: s\n    scope: all\n",
          "spec.yaml", "spec.yaml:4: unusable spec"),
         ("handoff_contracts:\n  - from_agent: a\n    to_agent: b\n    require_verifed: true\n",

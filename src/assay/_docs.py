@@ -6,7 +6,7 @@ from typing import Any
 
 from assay.errors import InputError
 
-__all__ = ["load_document", "parse_document"]
+__all__ = ["line_of", "load_document", "parse_document"]
 
 
 def load_document(path: str, error: type[InputError] = InputError) -> Any:
@@ -72,16 +72,3 @@ def line_of(path: str, loc: tuple[int | str, ...]) -> int | None:
             break
     return line
 
-
-def validation_message(exc: Any, limit: int = 3) -> tuple[str, tuple[int | str, ...]]:
-    """Fold a pydantic ``ValidationError`` into one line; also return the first error's loc."""
-    errors = exc.errors(include_url=False)
-    parts = []
-    for err in errors[:limit]:
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    more = f" (+{len(errors) - limit} more)" if len(errors) > limit else ""
-    return "; ".join(parts) + more, tuple(errors[0]["loc"]) if errors else ()

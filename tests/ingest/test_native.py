@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -163,11 +164,12 @@ class TestArbitraryBytes:
                   st.sampled_from(["action", "final", "handoff", "checkpoint", "message"]),
                   st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))),
         max_size=6))
-    def test_near_miss_records_only_raise_trace_error(self, records: list[dict[str, object]]) -> None:
+    def test_near_miss_records_only_raise_trace_error(
+            self, records: list[dict[str, object]]) -> None:
         """Plausible-looking but wrong records raise TraceError and nothing else."""
         try:
             events = list(iter_events(_doc(list(records))))
         except TraceError:
             return
         assert events[-1].kind == "final"
-        assert all(b.seq > a.seq for a, b in zip(events, events[1:], strict=False))
+        assert all(b.seq > a.seq for a, b in itertools.pairwise(events))

@@ -59,8 +59,7 @@ def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: s
     """Judge a stream of events; a :class:`TraceError` from the stream becomes ERROR."""
     r = Replayer(_compiled(spec), locate_messages=source in _TRANSCRIPT_SOURCES)
     try:
-        for event in events:
-            r.feed(event)
+        r.feed_all(events)
     except TraceError as exc:
         return error_result(traj_id, path, exc.location_message() if path is None
                             else _strip_path(exc), source=source, meta=meta)
@@ -89,11 +88,28 @@ def replay_trajectory(spec: Spec | CompiledSpec, trajectory: Trajectory) -> Repl
 
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
-               formats: list[tuple[str, str]]) -> Iterator[ReplayResult]:
-    from assay.ingest import ReadFailure, load
+               formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
+    from assay.ingest import ReadFailure, detect_format, load
+    from assay.ingest.native import iter_events, read_bytes
 
+    if input_format in (None, "native"):
+        # The hot path: a native file streams from the reader straight into the engine.
+        try:
+            data = read_bytes(path)
+        except TraceError as exc:
+            if formats is not None:
+                formats.append((path, input_format or "native"))
+            yield error_result(path, path, _strip_path(exc))
+            return
+        fmt = input_format or detect_format(data)
+        if fmt == "native":
+            if formats is not None:
+                formats.append((path, fmt))
+            yield replay_events(compiled, iter_events(data, path), path, path)
+            return
     fmt, entries = load(path, input_format)
-    formats.append((path, fmt))
+    if formats is not None:
+        formats.append((path, fmt))
     for entry in entries:
         if isinstance(entry, ReadFailure):
             yield error_result(entry.id, entry.path, _strip_path(entry.error), source=fmt)
@@ -108,12 +124,11 @@ def iter_replay(spec: Spec | CompiledSpec,
                 formats: list[tuple[str, str]] | None = None) -> Iterator[ReplayResult]:
     """Yield one result per trajectory, reading files lazily (memory stays flat)."""
     compiled = _compiled(spec)
-    seen = formats if formats is not None else []
     for item in items:
         if isinstance(item, Trajectory):
             yield replay_trajectory(compiled, item)
         else:
-            yield from _iter_path(compiled, str(item), input_format, seen)
+            yield from _iter_path(compiled, str(item), input_format, formats)
 
 
 def replay(spec: Spec | str | PathLike[str],

@@ -10,7 +10,7 @@ contrast and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -66,6 +66,8 @@ class CompiledSpec:
                 self.by_action.setdefault(action, []).append(rule)
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
         self.voiding = [r for r in self.rules if r.voiders]
+        # Most specs select nothing; the hot path skips the selector loops entirely then.
+        self.selects = bool(self.voiding) or bool(spec.derive)
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
         self.derive = [(d.selector(), d.checkpoint_id) for d in spec.derive]
 
@@ -120,38 +122,65 @@ class Replayer:
 
     def feed(self, event: Event) -> None:
         """Take the next event of the trajectory."""
-        self.events += 1
-        agent = event.agent
-        if agent is not None and agent not in self.agents:
-            self.agents[agent] = None
+        self.feed_all((event,))
+
+    def feed_all(self, events: Iterable[Event]) -> None:
+        """Take the next events of the trajectory, in order.
+
+        The hot loop of replay: counters live in locals and are written back
+        even when the event source raises half-way.
+        """
         c = self.c
-        for rule in c.voiding:
+        agents = self.agents
+        by_action = c.by_action
+        selects = c.selects
+        states = self.states
+        n = actions = irreversible = handoffs = checkpoints = 0
+        try:
+            for event in events:
+                n += 1
+                agent = event.agent
+                if agent is not None and agent not in agents:
+                    agents[agent] = None
+                if selects:
+                    self._select(event)
+                kind = event.kind
+                data = event.data
+                if kind == "action":
+                    actions += 1
+                    if data.get("irreversible") is True:
+                        irreversible += 1
+                    rules = by_action.get(data["action_type"])
+                    if rules:
+                        for rule in rules:
+                            self._guarded(states[rule.index], event)
+                elif kind == "handoff":
+                    handoffs += 1
+                    self._handoff(event)
+                elif kind == "checkpoint":
+                    checkpoints += 1
+                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
+                elif kind == "final":
+                    self.final = event
+        finally:
+            self.events += n
+            self.actions += actions
+            self.irreversible += irreversible
+            self.handoffs += handoffs
+            self.checkpoints += checkpoints
+
+    def _select(self, event: Event) -> None:
+        """Apply voiding selectors, then derive rules, to one event."""
+        for rule in self.c.voiding:
             for sel in rule.voiders:
                 if sel(event):
                     self._void(self.states[rule.index], event)
                     break
-        for sel, cid in c.derive:
+        for sel, cid in self.c.derive:
             if sel(event):
                 self.derived += 1
-                who = event.data.get("role") if event.kind == "message" else agent
+                who = event.data.get("role") if event.kind == "message" else event.agent
                 self._checkpoint(cid, who, event)
-        kind = event.kind
-        if kind == "action":
-            self.actions += 1
-            if event.data.get("irreversible") is True:
-                self.irreversible += 1
-            rules = c.by_action.get(event.data["action_type"])
-            if rules:
-                for rule in rules:
-                    self._guarded(self.states[rule.index], event)
-        elif kind == "checkpoint":
-            self.checkpoints += 1
-            self._checkpoint(event.data["checkpoint_id"], event.data.get("confirmed_by"), event)
-        elif kind == "handoff":
-            self.handoffs += 1
-            self._handoff(event)
-        elif kind == "final":
-            self.final = event
 
     def _void(self, st: _RuleState, event: Event) -> None:
         if st.licences:
@@ -274,9 +303,9 @@ class Replayer:
                 f"crossed {hops} handoffs without anyone verifying it, the last at {last_border}",
                 last_seq))
         task_success = None
-        final: dict[str, Any] = {}
+        final: Mapping[str, Any] = {}
         if self.final is not None:
-            final = dict(self.final.data)
+            final = self.final.data
             task_success = final.get("task_success")
         stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
                                 self.checkpoints + self.derived, self.derived, self.irreversible,

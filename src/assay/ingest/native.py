@@ -75,35 +75,70 @@ def parse_record(rec: Any, line: int, path: str | None = None) -> Event:
     return Event(seq, kind, agent, ts, rec, line)
 
 
+# Fast-path checks per event type: (key, exact type, description). The slow path in
+# parse_record produces the message when one of these fails.
+_FAST: dict[str, tuple[tuple[str, type], ...]] = {
+    "action": (("action_type", str),),
+    "checkpoint": (("checkpoint_id", str),),
+    "handoff": (("from_agent", str), ("to_agent", str), ("payload", dict)),
+    "final": (("task_success", bool),),
+}
+
+
 def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
     """Yield the events of a native JSONL document, validating as it goes.
 
     Raises :class:`TraceError` at the first problem; events already yielded are
     the caller's to discard (replay turns the whole trajectory into ERROR).
+    This is the replay hot path: the common, valid record is checked inline
+    and only a record that fails a check goes through :func:`parse_record`
+    for its message.
     """
-    last_seq: int | None = None
+    last_seq = -(1 << 62)
     final_line = 0
     count = 0
     line = 0
     loads = orjson.loads
+    new = tuple.__new__
+    fast = _FAST
     for raw in data.split(b"\n"):
         line += 1
-        if not raw.strip():
-            continue
         try:
             rec = loads(raw)
         except orjson.JSONDecodeError as exc:
+            if not raw or raw.isspace():
+                continue  # blank lines are allowed; checked here, off the common path
             raise TraceError(f"unparseable JSON: {exc.msg} at column {exc.colno}", path=path,
                              line=line) from None
         if final_line:
             raise TraceError(f"event after final (final is at line {final_line})", path=path,
                              line=line)
-        event = parse_record(rec, line, path)
-        if last_seq is not None and event.seq <= last_seq:
-            raise TraceError(f"seq {event.seq} does not increase (previous seq {last_seq})",
+        seq: Any
+        if type(rec) is dict:
+            seq = rec.get("seq")
+            kind = rec.get("event")
+            agent = rec.get("agent")
+            ts = rec.get("ts")
+            checks = fast.get(kind) if type(kind) is str else None
+            ok = (checks is not None and type(seq) is int
+                  and (agent is None or type(agent) is str) and (ts is None or type(ts) is str))
+            if ok:
+                for key, typ in checks:  # type: ignore[union-attr]  # ok implies not None
+                    if type(rec.get(key)) is not typ:
+                        ok = False
+                        break
+        else:
+            ok = False
+        if ok:
+            event = new(Event, (seq, kind, agent, ts, rec, line))
+        else:
+            event = parse_record(rec, line, path)  # raises, or accepts a message event
+            seq, kind = event.seq, event.kind
+        if seq <= last_seq:
+            raise TraceError(f"seq {seq} does not increase (previous seq {last_seq})",
                              path=path, line=line)
-        last_seq = event.seq
-        if event.kind == "final":
+        last_seq = seq
+        if kind == "final":
             final_line = line
         count += 1
         yield event
