@@ -1,0 +1,57 @@
+"""Write docs/cli.md from the commands' own --help text.
+
+Run ``python scripts/gen_cli_docs.py`` after changing a command;
+``tests/test_docs.py`` fails while docs/cli.md is out of date.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = ROOT / "docs" / "cli.md"
+
+INTRO = """# CLI reference
+
+Generated from each command's `--help` by `scripts/gen_cli_docs.py`; a test
+fails when this page and the commands disagree.
+
+Exit codes, for every command: 0 pass, 1 the evidence says no, 2 could not
+judge (bad input, never a pass), 3 paused (waiting for another identity or an
+operator). Across many inputs the worst verdict wins: 1 over 2 over 3 over 0.
+An internal bug exits 70.
+"""
+
+
+def _commands(group: click.Group, prefix: list[str]) -> list[list[str]]:
+    out = []
+    for name in sorted(group.commands):
+        cmd = group.commands[name]
+        out.append([*prefix, name])
+        if isinstance(cmd, click.Group):
+            out.extend(_commands(cmd, [*prefix, name]))
+    return out
+
+
+def render() -> str:
+    """The whole page, as the current commands describe themselves."""
+    from assay.cli import cli
+
+    runner = CliRunner()
+    parts = [INTRO]
+    for path in [[], *_commands(cli, [])]:
+        result = runner.invoke(cli, [*path, "--help"], prog_name="assay", terminal_width=88)
+        if result.exit_code != 0:
+            raise SystemExit(f"assay {' '.join(path)} --help failed: {result.output}")
+        title = " ".join(["assay", *path])
+        parts.append(f"\n## `{title}`\n\n```\n{result.output.rstrip()}\n```\n")
+    return "".join(parts)
+
+
+if __name__ == "__main__":
+    TARGET.write_text(render(), encoding="utf-8")
+    sys.stdout.write(f"wrote {TARGET.relative_to(ROOT)}\n")

@@ -1,0 +1,59 @@
+"""The public API: what ``import assay`` exports, pinned, and what it costs to import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import assay
+
+from .conftest import ROOT
+
+EXPECTED = {
+    "AssayError", "Event", "InputError", "ReplayResult", "ReplayRun", "Spec", "SpecError",
+    "StoreError", "TraceError", "Trajectory", "__version__", "load_spec", "load_trajectories",
+    "parse_spec", "read_trajectory", "replay",
+}
+
+
+class TestExports:
+    def test_all_is_pinned(self) -> None:
+        """__all__ lists exactly the public names; additions are deliberate."""
+        assert set(assay.__all__) >= EXPECTED
+
+    def test_every_name_resolves(self) -> None:
+        """Every name in __all__ can be fetched from the package."""
+        for name in assay.__all__:
+            assert getattr(assay, name) is not None, name
+
+    def test_replay_function_survives_submodule_import(self) -> None:
+        """assay.replay stays the function even after the conformance package is imported."""
+        import assay.conformance  # noqa: F401
+
+        assert callable(assay.replay)
+        run = assay.replay(assay.load_spec(ROOT / "examples" / "spec.json"),
+                           [ROOT / "examples" / "fixture_conforms.jsonl"])
+        assert run.exit == 0
+
+    def test_read_trajectory(self) -> None:
+        """read_trajectory returns the Trajectory of a native file."""
+        traj = assay.read_trajectory(str(ROOT / "examples" / "fixture_skipped.jsonl"))
+        assert len(traj) == 6 and traj.task_success is True
+
+
+class TestImportCost:
+    def test_replay_path_imports_nothing_heavy(self) -> None:
+        """Running assay replay loads neither pydantic, jsonschema, yaml nor rich."""
+        code = (
+            "import sys\n"
+            "from assay.cli import main\n"
+            "try:\n"
+            "    main(['replay', 'examples/spec.json', 'examples/fixture_conforms.jsonl'])\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "heavy = [m for m in ('pydantic', 'jsonschema', 'yaml', 'rich') if m in sys.modules]\n"
+            "sys.stderr.write(repr(heavy))\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                             text=True, check=True)
+        assert out.stderr == "[]"
