@@ -1,4 +1,4 @@
-"""What replay returns: one :class:`ReplayResult` per trajectory, folded into a :class:`ReplayRun`."""
+"""What replay returns: one :class:`ReplayResult` per trajectory, folded into a run."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from assay.errors import worst_exit
 
-__all__ = ["Finding", "ReplayResult", "ReplayRun", "TrajectoryStats"]
+__all__ = ["Finding", "ReplayResult", "ReplayRun", "TrajectoryStats", "Verdict"]
 
 Verdict = Literal["PASS", "BLOCK", "ERROR"]
 VERDICT_EXIT: dict[str, int] = {"PASS": 0, "BLOCK": 1, "ERROR": 2}

@@ -20,6 +20,7 @@ See docs/transcripts.md for the mapping table.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -151,10 +152,8 @@ def _call(tc: Any, i: int) -> tuple[str, Any, Any, str | None]:
     if isinstance(args, (str, bytes)):
         # A model can emit arguments that are not JSON; the call was still made, so
         # it is kept (with the raw text) rather than hiding a guarded action.
-        try:
+        with contextlib.suppress(orjson.JSONDecodeError):
             args = orjson.loads(args) if args.strip() else {}
-        except orjson.JSONDecodeError:
-            pass
     elif args is None:
         args = {}
     requestor = tc.get("requestor")
