@@ -73,13 +73,20 @@ class CompiledSpec:
 class _RuleState:
     """Per-trajectory state of one mandatory checkpoint rule."""
 
-    __slots__ = ("done", "failures", "licences", "pending", "rule", "seen_action", "why_not")
+    __slots__ = ("done", "failures", "last_void", "licences", "pending", "rule", "seen_action",
+                 "skipped", "why_not")
 
     def __init__(self, rule: _Rule) -> None:
         self.rule = rule
-        self.licences: list[int] = []  # seqs of valid checkpoints not yet consumed or voided
+        # Valid checkpoints not yet consumed or voided: (seq, where).
+        self.licences: list[tuple[int, str]] = []
         # Guarded actions with no licence, awaiting a later checkpoint: (seq, action, where, why).
         self.pending: list[tuple[int, str, str, str]] = []
+        # Guarded actions with no licence whose window a voiding event closed: a later
+        # checkpoint answers something else, so they stay skipped (never "after action").
+        self.skipped: list[tuple[int, str, str, str]] = []
+        # Where the latest voiding event was, for messages ("" before the first one).
+        self.last_void = ""
         self.failures: list[Finding] = []
         self.done = False  # scope first: the first guarded action was judged
         self.seen_action = False
@@ -154,11 +161,21 @@ class Replayer:
             self.final = event
 
     def _void(self, st: _RuleState, event: Event) -> None:
+        where = self.where(event)
         if st.licences:
-            seqs = ", ".join(str(s) for s in st.licences)
-            st.why_not = (f"checkpoint '{st.rule.cid}' at seq {seqs} was voided by "
-                          f"{self.where(event)}")
+            if self.locate_messages:
+                at = ", ".join(w for _, w in st.licences)
+            else:
+                at = "seq " + ", ".join(str(s) for s, _ in st.licences)
+            st.why_not = f"checkpoint '{st.rule.cid}' at {at} was voided by {where}"
             st.licences.clear()
+            st.last_void = ""
+        else:
+            st.last_void = where
+        if st.pending:
+            st.skipped.extend((seq, action, at, why or "absent")
+                              for seq, action, at, why in st.pending)
+            st.pending.clear()
 
     def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
         rules = self.c.by_checkpoint.get(cid)
@@ -171,7 +188,7 @@ class Replayer:
                 st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
                 continue
-            st.licences.append(event.seq)
+            st.licences.append((event.seq, self.where(event)))
             for seq, action, where, _ in st.pending:
                 st.failures.append(Finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
@@ -187,12 +204,17 @@ class Replayer:
                 return
             st.done = True
         if st.licences:
-            used = st.licences.pop(0) if rule.consume else st.licences[0]
             if rule.consume:
-                st.why_not = (f"checkpoint '{rule.cid}' at seq {used} was already used by "
+                _, used = st.licences.pop(0)
+                st.why_not = (f"checkpoint '{rule.cid}' at {used} was already used by "
                               f"{self.where(event)}")
+                st.last_void = ""
             return
-        st.pending.append((event.seq, event.data["action_type"], self.where(event), st.why_not))
+        why = st.why_not
+        if st.last_void:
+            since = f"no checkpoint since the last voiding event, {st.last_void}"
+            why = f"{why}; {since}" if why else since
+        st.pending.append((event.seq, event.data["action_type"], self.where(event), why))
 
     def _handoff(self, event: Event) -> None:
         data = event.data
@@ -256,8 +278,11 @@ class Replayer:
                                      f"{rule.guard_text()} never ran; nothing to gate"))
                 continue
             judged = list(st.failures)
-            for seq, action, where, why in st.pending:
-                if why:
+            for seq, action, where, why in st.skipped + st.pending:
+                if why == "absent":
+                    msg = (f"checkpoint '{rule.cid}' was absent when the guarded action "
+                           f"'{action}' ran at {where}")
+                elif why:
                     msg = f"no valid checkpoint '{rule.cid}' before '{action}' at {where}: {why}"
                 else:
                     msg = (f"checkpoint '{rule.cid}' is absent from the trajectory; the guarded "
