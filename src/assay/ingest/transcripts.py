@@ -399,4 +399,6 @@ def read_tau2(path: str, data: bytes) -> Iterator[Any]:
             yield ReadFailure(f"{path}#{name}", path,
                               TraceError(f"simulation {n}: {msg}", path=path))
             continue
-        yield Trajectory(f"{path}#{name}", tuple(events), path, "tau2", {"reward": reward})
+        # A simulation id is a UUID: the task and trial say which run it was.
+        meta = {"reward": reward, "task_id": sim.get("task_id"), "trial": sim.get("trial")}
+        yield Trajectory(f"{path}#{name}", tuple(events), path, "tau2", meta)
