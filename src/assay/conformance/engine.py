@@ -17,8 +17,9 @@ import orjson
 
 from assay.conformance.result import Finding, ReplayResult, TrajectoryStats, Verdict
 from assay.conformance.spec import MandatoryCheckpoint, Spec
-from assay.events import Event, field_verified
+from assay.events import EVENT_KINDS, Event, field_verified
 from assay.reasons import Reason, propagated
+from assay.selectors import Selector
 
 __all__ = ["CompiledSpec", "Replayer", "error_result"]
 
@@ -35,10 +36,20 @@ def _show(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def _pinned_kind(selector: Any) -> str | None:
+    """The event type a selector requires (``event: message``), or None when it pins none."""
+    kind = selector.get("event") if isinstance(selector, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+Hooks = tuple[list[tuple[int, list[Selector]]], list[tuple[Selector, str]]]
+
+
 class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
-    __slots__ = ("cid", "confirmed_by", "consume", "each", "guarded", "index", "voiders")
+    __slots__ = ("cid", "confirmed_by", "consume", "each", "guard_text", "guarded", "index",
+                 "voiders")
 
     def __init__(self, index: int, rule: MandatoryCheckpoint) -> None:
         self.index = index
@@ -47,10 +58,12 @@ class _Rule:
         self.each = rule.scope == "each"
         self.consume = rule.consume
         self.confirmed_by = frozenset(rule.confirmed_by) if rule.confirmed_by is not None else None
-        self.voiders = rule.void_selectors()
+        # (selector, the event type it pins or None), so the engine can skip by type.
+        self.voiders = list(zip(rule.void_selectors(), map(_pinned_kind, rule.voided_by),
+                                strict=True))
 
-    def guard_text(self) -> str:
-        return f"'{self.guarded[0]}'" if len(self.guarded) == 1 else _quote(self.guarded)
+        self.guard_text = (f"'{self.guarded[0]}'" if len(self.guarded) == 1
+                           else _quote(self.guarded))
 
 
 class CompiledSpec:
@@ -65,9 +78,18 @@ class CompiledSpec:
             for action in rule.guarded:
                 self.by_action.setdefault(action, []).append(rule)
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
-        self.voiding = [r for r in self.rules if r.voiders]
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
-        self.derive = [(d.selector(), d.checkpoint_id) for d in spec.derive]
+        derive = [(d.selector(), d.checkpoint_id, _pinned_kind(d.when)) for d in spec.derive]
+        # Per event type, the voiding selectors and derive rules that can match it: most
+        # selectors pin ``event``, and the hot path should not call them on other events.
+        self.hooks: dict[str, Hooks] = {}
+        for kind in (*EVENT_KINDS, None):
+            voiding = [(r.index, [sel for sel, k in r.voiders if k is None or kind is None
+                                  or k == kind]) for r in self.rules]
+            self.hooks[kind or ""] = (
+                [(i, sels) for i, sels in voiding if sels],
+                [(sel, cid) for sel, cid, k in derive if k is None or kind is None or k == kind],
+            )
 
 
 class _RuleState:
@@ -132,17 +154,18 @@ class Replayer:
         if agent is not None and agent not in self.agents:
             self.agents[agent] = None
         c = self.c
-        for rule in c.voiding:
-            for sel in rule.voiders:
+        kind = event.kind
+        voiding, derive = c.hooks.get(kind) or c.hooks[""]
+        for index, sels in voiding:
+            for sel in sels:
                 if sel(event):
-                    self._void(self.states[rule.index], event)
+                    self._void(self.states[index], event)
                     break
-        for sel, cid in c.derive:
+        for sel, cid in derive:
             if sel(event):
                 self.derived += 1
-                who = event.data.get("role") if event.kind == "message" else agent
+                who = event.data.get("role") if kind == "message" else agent
                 self._checkpoint(cid, who, event)
-        kind = event.kind
         if kind == "action":
             self.actions += 1
             if event.data.get("irreversible") is True:
@@ -275,7 +298,7 @@ class Replayer:
             rule = st.rule
             if not st.seen_action:
                 notes.append(Finding("note", f"checkpoint '{rule.cid}': guarded action "
-                                     f"{rule.guard_text()} never ran; nothing to gate"))
+                                     f"{rule.guard_text} never ran; nothing to gate"))
                 continue
             judged = list(st.failures)
             for seq, action, where, why in st.skipped + st.pending:
