@@ -145,6 +145,16 @@ class TestOpenAIChat:
         assert traj.task_success is success
         assert dict(traj.meta) == meta
 
+    @pytest.mark.parametrize("name", ["confirmed_call.json", "text_and_call.json",
+                                      "content_parts.json"])
+    def test_events_are_valid_native_records(self, name: str) -> None:
+        """The mapped events pass the strict native reader unchanged."""
+        from assay.ingest.native import iter_events
+
+        traj = one(name)
+        native = list(iter_events(traj.to_jsonl().encode()))
+        assert [e.data for e in native] == [e.data for e in traj.events]
+
     def test_arguments_that_are_not_json(self) -> None:
         """A call whose arguments are not JSON is kept with the raw text."""
         events = transcript_events([{"role": "assistant", "content": None, "tool_calls": [
