@@ -54,16 +54,31 @@ def compile_selector(spec: Any) -> Selector:
     """Compile a selector mapping into a predicate on events (``ValueError`` if unusable)."""
     if not isinstance(spec, Mapping) or not spec:
         raise ValueError("a selector is a non-empty mapping of event fields to conditions")
+    kind_check: Callable[[Any], bool] | None = None
+    # Plain values are compared inline and first: they are cheap and usually decide.
+    equal: list[tuple[str, Any, type]] = []
     checks: list[tuple[str, Callable[[Any], bool]]] = []
     for key, cond in spec.items():
         if not isinstance(key, str):
             raise ValueError(f"selector key {key!r} is not a string")
-        checks.append((key, _condition(key, cond)))
+        check = _condition(key, cond)
+        if key == "event":
+            kind_check = check
+        elif isinstance(cond, (Mapping, list)):
+            checks.append((key, check))
+        else:
+            equal.append((key, cond, type(cond)))
 
     def match(event: Event) -> bool:
+        if kind_check is not None and not kind_check(event.kind):
+            return False
         data = event.data
+        for key, want, kind in equal:
+            value = data.get(key, _MISSING)
+            if value != want or type(value) is not kind:
+                return False
         for key, check in checks:
-            value = event.kind if key == "event" else data.get(key, _MISSING)
+            value = data.get(key, _MISSING)
             if value is _MISSING or not check(value):
                 return False
         return True

@@ -17,8 +17,9 @@ import orjson
 
 from assay.conformance.result import Finding, ReplayResult, TrajectoryStats, Verdict
 from assay.conformance.spec import MandatoryCheckpoint, Spec
-from assay.events import Event, field_verified
+from assay.events import EVENT_KINDS, Event, field_verified
 from assay.reasons import Reason, propagated
+from assay.selectors import Selector
 
 __all__ = ["CompiledSpec", "Replayer", "error_result"]
 
@@ -35,10 +36,20 @@ def _show(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def _pinned_kind(selector: Any) -> str | None:
+    """The event type a selector requires (``event: message``), or None when it pins none."""
+    kind = selector.get("event") if isinstance(selector, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+Hooks = tuple[list[tuple[int, list[Selector]]], list[tuple[Selector, str]]]
+
+
 class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
-    __slots__ = ("cid", "confirmed_by", "consume", "each", "guarded", "index", "voiders")
+    __slots__ = ("cid", "confirmed_by", "consume", "each", "guard_text", "guarded", "index",
+                 "voiders")
 
     def __init__(self, index: int, rule: MandatoryCheckpoint) -> None:
         self.index = index
@@ -47,10 +58,12 @@ class _Rule:
         self.each = rule.scope == "each"
         self.consume = rule.consume
         self.confirmed_by = frozenset(rule.confirmed_by) if rule.confirmed_by is not None else None
-        self.voiders = rule.void_selectors()
+        # (selector, the event type it pins or None), so the engine can skip by type.
+        self.voiders = list(zip(rule.void_selectors(), map(_pinned_kind, rule.voided_by),
+                                strict=True))
 
-    def guard_text(self) -> str:
-        return f"'{self.guarded[0]}'" if len(self.guarded) == 1 else _quote(self.guarded)
+        self.guard_text = (f"'{self.guarded[0]}'" if len(self.guarded) == 1
+                           else _quote(self.guarded))
 
 
 class CompiledSpec:
@@ -65,23 +78,39 @@ class CompiledSpec:
             for action in rule.guarded:
                 self.by_action.setdefault(action, []).append(rule)
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
-        self.voiding = [r for r in self.rules if r.voiders]
-        # Most specs select nothing; the hot path skips the selector loops entirely then.
-        self.selects = bool(self.voiding) or bool(spec.derive)
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
-        self.derive = [(d.selector(), d.checkpoint_id) for d in spec.derive]
+        derive = [(d.selector(), d.checkpoint_id, _pinned_kind(d.when)) for d in spec.derive]
+        # Per event type, the voiding selectors and derive rules that can match it: most
+        # selectors pin ``event``, and the hot path should not call them on other events.
+        self.hooks: dict[str, Hooks] = {}
+        for kind in (*EVENT_KINDS, None):
+            voiding = [(r.index, [sel for sel, k in r.voiders if k is None or kind is None
+                                  or k == kind]) for r in self.rules]
+            self.hooks[kind or ""] = (
+                [(i, sels) for i, sels in voiding if sels],
+                [(sel, cid) for sel, cid, k in derive if k is None or kind is None or k == kind],
+            )
+        # Most specs select nothing; the hot path skips the selector hooks entirely then.
+        self.selects = any(v or d for v, d in self.hooks.values())
 
 
 class _RuleState:
     """Per-trajectory state of one mandatory checkpoint rule."""
 
-    __slots__ = ("done", "failures", "licences", "pending", "rule", "seen_action", "why_not")
+    __slots__ = ("done", "failures", "last_void", "licences", "pending", "rule", "seen_action",
+                 "skipped", "why_not")
 
     def __init__(self, rule: _Rule) -> None:
         self.rule = rule
-        self.licences: list[int] = []  # seqs of valid checkpoints not yet consumed or voided
+        # Valid checkpoints not yet consumed or voided: (seq, where).
+        self.licences: list[tuple[int, str]] = []
         # Guarded actions with no licence, awaiting a later checkpoint: (seq, action, where, why).
         self.pending: list[tuple[int, str, str, str]] = []
+        # Guarded actions with no licence whose window a voiding event closed: a later
+        # checkpoint answers something else, so they stay skipped (never "after action").
+        self.skipped: list[tuple[int, str, str, str]] = []
+        # Where the latest voiding event was, for messages ("" before the first one).
+        self.last_void = ""
         self.failures: list[Finding] = []
         self.done = False  # scope first: the first guarded action was judged
         self.seen_action = False
@@ -170,24 +199,36 @@ class Replayer:
             self.checkpoints += checkpoints
 
     def _select(self, event: Event) -> None:
-        """Apply voiding selectors, then derive rules, to one event."""
-        for rule in self.c.voiding:
-            for sel in rule.voiders:
+        """Apply the voiding selectors, then the derive rules, that can match this event."""
+        kind = event.kind
+        voiding, derive = self.c.hooks.get(kind) or self.c.hooks[""]
+        for index, sels in voiding:
+            for sel in sels:
                 if sel(event):
-                    self._void(self.states[rule.index], event)
+                    self._void(self.states[index], event)
                     break
-        for sel, cid in self.c.derive:
+        for sel, cid in derive:
             if sel(event):
                 self.derived += 1
-                who = event.data.get("role") if event.kind == "message" else event.agent
+                who = event.data.get("role") if kind == "message" else event.agent
                 self._checkpoint(cid, who, event)
 
     def _void(self, st: _RuleState, event: Event) -> None:
+        where = self.where(event)
         if st.licences:
-            seqs = ", ".join(str(s) for s in st.licences)
-            st.why_not = (f"checkpoint '{st.rule.cid}' at seq {seqs} was voided by "
-                          f"{self.where(event)}")
+            if self.locate_messages:
+                at = ", ".join(w for _, w in st.licences)
+            else:
+                at = "seq " + ", ".join(str(s) for s, _ in st.licences)
+            st.why_not = f"checkpoint '{st.rule.cid}' at {at} was voided by {where}"
             st.licences.clear()
+            st.last_void = ""
+        else:
+            st.last_void = where
+        if st.pending:
+            st.skipped.extend((seq, action, at, why or "absent")
+                              for seq, action, at, why in st.pending)
+            st.pending.clear()
 
     def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
         rules = self.c.by_checkpoint.get(cid)
@@ -200,7 +241,7 @@ class Replayer:
                 st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
                 continue
-            st.licences.append(event.seq)
+            st.licences.append((event.seq, self.where(event)))
             for seq, action, where, _ in st.pending:
                 st.failures.append(Finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
@@ -216,12 +257,17 @@ class Replayer:
                 return
             st.done = True
         if st.licences:
-            used = st.licences.pop(0) if rule.consume else st.licences[0]
             if rule.consume:
-                st.why_not = (f"checkpoint '{rule.cid}' at seq {used} was already used by "
+                _, used = st.licences.pop(0)
+                st.why_not = (f"checkpoint '{rule.cid}' at {used} was already used by "
                               f"{self.where(event)}")
+                st.last_void = ""
             return
-        st.pending.append((event.seq, event.data["action_type"], self.where(event), st.why_not))
+        why = st.why_not
+        if st.last_void:
+            since = f"no checkpoint since the last voiding event, {st.last_void}"
+            why = f"{why}; {since}" if why else since
+        st.pending.append((event.seq, event.data["action_type"], self.where(event), why))
 
     def _handoff(self, event: Event) -> None:
         data = event.data
@@ -282,11 +328,14 @@ class Replayer:
             rule = st.rule
             if not st.seen_action:
                 notes.append(Finding("note", f"checkpoint '{rule.cid}': guarded action "
-                                     f"{rule.guard_text()} never ran; nothing to gate"))
+                                     f"{rule.guard_text} never ran; nothing to gate"))
                 continue
             judged = list(st.failures)
-            for seq, action, where, why in st.pending:
-                if why:
+            for seq, action, where, why in st.skipped + st.pending:
+                if why == "absent":
+                    msg = (f"checkpoint '{rule.cid}' was absent when the guarded action "
+                           f"'{action}' ran at {where}")
+                elif why:
                     msg = f"no valid checkpoint '{rule.cid}' before '{action}' at {where}: {why}"
                 else:
                     msg = (f"checkpoint '{rule.cid}' is absent from the trajectory; the guarded "

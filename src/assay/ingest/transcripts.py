@@ -1,21 +1,404 @@
-"""Readers for chat transcripts: OpenAI-style messages, tau-bench and tau2-bench runs."""
+"""Readers for chat transcripts: OpenAI-style messages, tau-bench and tau2-bench runs.
+
+Real agents log conversations, not checkpoints. These readers turn each
+conversation into the shared event model so that a replay spec (with ``derive``
+rules and ``voided_by`` selectors) can judge it as it was recorded:
+
+- a ``system`` / ``user`` message becomes a ``message`` event of that role;
+- an ``assistant`` message with text becomes a ``message`` event whose
+  ``yields_turn`` is true exactly when the message carries no tool call;
+- each tool call becomes an ``action`` event (``action_type`` = tool name,
+  ``args``, and the matching tool result as ``result``), of agent ``user`` when
+  the user side asked for it (tau2 ``requestor: user``);
+- the run ends with a ``final`` event whose ``task_success`` is ``reward >= 1``.
+
+``Event.line`` is the index of the message in its transcript (0-based, as in
+``messages[i]``), so a report can say "seq 12 (message 9)". A malformed run is
+one :class:`~assay.ingest.ReadFailure`; the other runs of the file are still read.
+See docs/transcripts.md for the mapping table.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["detect_json_document", "read_openai_chat", "read_tau2", "read_tau_bench"]
+import orjson
+
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
+
+__all__ = [
+    "detect_json_document",
+    "read_openai_chat",
+    "read_tau2",
+    "read_tau_bench",
+    "transcript_events",
+]
+
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def detect_json_document(data: bytes) -> str | None:
-    """Name the transcript format of a JSON document, or None."""
+class _Bad(Exception):
+    """A malformed message; the reader turns it into a TraceError naming the run."""
+
+
+# -- detection ---------------------------------------------------------------------------
+
+# One JSON string (escapes included) or one bracket: enough to follow nesting depth.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_COLON = re.compile(rb"\s*:")
+
+
+def _keys_at(data: bytes, depth: int, wanted: frozenset[bytes]) -> bytes | None:
+    """The first key of ``wanted`` found in the first object that opens at ``depth``.
+
+    Scans string and bracket tokens only (a C-level regex does the skipping) and
+    stops as soon as it knows: at a wanted key, or when that first object closes.
+    """
+    level = 0
+    inside = False
+    for m in _TOKEN.finditer(data):
+        tok = m.group()
+        first = tok[0]
+        if first == 0x22:  # a string: a key when it sits in the object and a colon follows
+            if inside and level == depth and _COLON.match(data, m.end()):
+                key = tok[1:-1]
+                if key in wanted:
+                    return key
+        elif first in (0x7B, 0x5B):  # { [
+            level += 1
+            if level == depth and first == 0x7B:
+                inside = True
+            elif level == depth:
+                return None  # the element at this depth is not an object
+        else:
+            if inside and level == depth:
+                return None  # the object closed without a wanted key
+            level -= 1
+            if level < 0:
+                return None
     return None
 
 
+_DOC_KEYS = frozenset({b"simulations", b"messages", b"seq"})
+_ITEM_KEYS = frozenset({b"traj", b"role"})
+
+
+def detect_json_document(data: bytes) -> str | None:
+    """Name the transcript format of a JSON document, or None.
+
+    Looks at the top-level keys only (of the document, or of the first list
+    element), without decoding the document: ``simulations`` is tau2,
+    ``messages`` is openai-chat; a list whose first element has ``traj`` is
+    tau-bench and one whose first element has ``role`` is a list of messages.
+    """
+    head = data.lstrip()[:1]
+    if head == b"{":
+        key = _keys_at(data, 1, _DOC_KEYS)
+        if key == b"simulations":
+            return "tau2"
+        if key == b"messages":
+            return "openai-chat"
+        return None
+    if head == b"[":
+        key = _keys_at(data, 2, _ITEM_KEYS)
+        if key == b"traj":
+            return "tau-bench"
+        if key == b"role":
+            return "openai-chat"
+    return None
+
+
+# -- the mapping ----------------------------------------------------------------------------
+
+def _text(content: Any) -> str:
+    """The text of a message: a string, or the ``text`` parts of a content-part list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for i, part in enumerate(content):
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                if part.get("type", "text") == "text":
+                    text = part.get("text")
+                    if not isinstance(text, str):
+                        raise _Bad(f"content part {i} has no text string")
+                    parts.append(text)
+            else:
+                raise _Bad(f"content part {i} is {type(part).__name__}, not an object")
+        return "\n".join(parts)
+    raise _Bad(f"'content' must be a string, a list of parts or null, got "
+               f"{type(content).__name__}")
+
+
+def _call(tc: Any, i: int) -> tuple[str, Any, Any, str | None]:
+    """(name, args, call id, requestor) of one tool call, in either dialect."""
+    if not isinstance(tc, dict):
+        raise _Bad(f"tool call {i} is {type(tc).__name__}, not an object")
+    fn = tc.get("function")
+    if isinstance(fn, dict):  # OpenAI: {id, type, function: {name, arguments: "json"}}
+        name, args = fn.get("name"), fn.get("arguments")
+    else:  # tau2: {id, name, arguments: {...}, requestor}
+        name, args = tc.get("name"), tc.get("arguments")
+    if not isinstance(name, str) or not name:
+        raise _Bad(f"tool call {i} has no tool name")
+    if isinstance(args, (str, bytes)):
+        # A model can emit arguments that are not JSON; the call was still made, so
+        # it is kept (with the raw text) rather than hiding a guarded action.
+        with contextlib.suppress(orjson.JSONDecodeError):
+            args = orjson.loads(args) if args.strip() else {}
+    elif args is None:
+        args = {}
+    requestor = tc.get("requestor")
+    return name, args, tc.get("id"), requestor if isinstance(requestor, str) else None
+
+
+def transcript_events(messages: Sequence[Any], final: Mapping[str, Any]) -> list[Event]:
+    """Map a list of chat messages and the final record's fields to events.
+
+    Raises :class:`TraceError` naming the first malformed message.
+    """
+    events: list[Event] = []
+    append = events.append
+    pending: dict[Any, dict[str, Any]] = {}  # tool call id -> action record awaiting a result
+    by_name: dict[str, list[dict[str, Any]]] = {}  # legacy function_call results match by name
+    seq = 0
+    for index, msg in enumerate(messages):
+        try:
+            if not isinstance(msg, dict):
+                raise _Bad(f"is {type(msg).__name__}, not an object")
+            role = msg.get("role")
+            ts = msg.get("timestamp")
+            if ts is not None and not isinstance(ts, str):
+                ts = None
+            if role == "tool" or role == "function":
+                if _result(msg, index, role, pending, by_name, events, seq + 1, ts):
+                    seq += 1
+                continue
+            kind = _ROLES.get(role) if isinstance(role, str) else None
+            if kind is None:
+                raise _Bad(f"unknown role {role!r}" if role is not None
+                           else "missing required key 'role'")
+            text = _text(msg.get("content"))
+            calls = msg.get("tool_calls")
+            if calls is None:
+                calls = []
+                fc = msg.get("function_call")
+                if fc is not None:
+                    calls = [{"function": fc}]
+            elif not isinstance(calls, list):
+                raise _Bad(f"'tool_calls' must be a list, got {type(calls).__name__}")
+            if kind == "assistant":
+                if text or not calls:
+                    seq += 1
+                    rec: dict[str, Any] = {"seq": seq, "agent": kind, "event": "message",
+                                           "role": kind, "text": text,
+                                           "yields_turn": not calls}
+                    if ts is not None:
+                        rec["ts"] = ts
+                    append(Event(seq, "message", kind, ts, rec, index))
+            else:
+                seq += 1
+                rec = {"seq": seq, "agent": kind, "event": "message", "role": kind, "text": text}
+                if ts is not None:
+                    rec["ts"] = ts
+                append(Event(seq, "message", kind, ts, rec, index))
+            for i, tc in enumerate(calls):
+                name, args, call_id, requestor = _call(tc, i)
+                agent = requestor or kind
+                seq += 1
+                rec = {"seq": seq, "agent": agent, "event": "action", "action_type": name,
+                       "args": args}
+                if ts is not None:
+                    rec["ts"] = ts
+                if call_id is not None:
+                    rec["call_id"] = call_id
+                    pending[call_id] = rec
+                else:
+                    by_name.setdefault(name, []).append(rec)
+                append(Event(seq, "action", agent, ts, rec, index))
+        except _Bad as exc:
+            raise TraceError(f"message {index}: {exc}") from None
+    seq += 1
+    rec = {"seq": seq, "event": "final", **final}
+    append(Event(seq, "final", None, None, rec, None))
+    return events
+
+
+def _result(msg: dict[str, Any], index: int, role: str, pending: dict[Any, dict[str, Any]],
+            by_name: dict[str, list[dict[str, Any]]], events: list[Event], seq: int,
+            ts: str | None) -> bool:
+    """Attach a tool result to its call; a result with no call is kept as a message.
+
+    Returns True when it added an event (the orphan result).
+    """
+    content = msg.get("content")
+    result = content if isinstance(content, str) else _text(content)
+    # OpenAI names the call in ``tool_call_id``; tau2 puts it in the message ``id``.
+    call_id = msg.get("tool_call_id", msg.get("id")) if role == "tool" else None
+    target = pending.pop(call_id, None) if call_id is not None else None
+    if target is None and role == "function":
+        waiting = by_name.get(msg.get("name") or "")
+        target = waiting.pop(0) if waiting else None
+    if target is not None:
+        target["result"] = result
+        if msg.get("error") is True:
+            target["result_error"] = True
+        return False
+    rec: dict[str, Any] = {"seq": seq, "agent": "tool", "event": "message", "role": "tool",
+                           "text": result}
+    if ts is not None:
+        rec["ts"] = ts
+    events.append(Event(seq, "message", "tool", ts, rec, index))
+    return True
+
+
+def _reward(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(f"{where} must be a number, got {type(value).__name__}")
+    return value
+
+
+def _final(reward: float | None, claimed: Any = None, **extra: Any) -> dict[str, Any]:
+    """The final record: ``task_success`` is the run's own claim, else ``reward >= 1``."""
+    if isinstance(claimed, bool):
+        success = claimed
+    else:
+        success = reward is not None and reward >= 1
+    out: dict[str, Any] = {"task_success": success}
+    if reward is not None:
+        out["reward"] = reward
+    out.update((k, v) for k, v in extra.items() if v is not None)
+    return out
+
+
+def _decode(path: str, data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        line = data.count(b"\n", 0, exc.pos) + 1
+        raise TraceError(f"unparseable JSON: {exc.msg}", path=path, line=line) from None
+
+
+# -- the readers ------------------------------------------------------------------------------
+
 def read_openai_chat(path: str, data: bytes) -> Iterator[Any]:
-    raise NotImplementedError
+    """One trajectory: ``{"messages": [...]}`` or a bare list of messages.
+
+    Plain chat logs carry no reward. ``task_success`` is true only when the
+    document says so: a top-level boolean ``task_success``, or a numeric
+    ``reward`` of at least 1. Silence is not success.
+    """
+    from assay.ingest import ReadFailure
+
+    try:
+        doc = _decode(path, data)
+        if isinstance(doc, dict):
+            messages = doc.get("messages")
+            if not isinstance(messages, list):
+                raise TraceError("expected a 'messages' list", path=path)
+            try:
+                reward = _reward(doc.get("reward"), "'reward'")
+            except _Bad as exc:
+                raise TraceError(str(exc), path=path) from None
+            final = _final(reward, doc.get("task_success"))
+        elif isinstance(doc, list):
+            messages, final = doc, _final(None)
+        else:
+            raise TraceError(f"expected a JSON object or list, got {type(doc).__name__}",
+                             path=path)
+        if not messages:
+            raise TraceError("empty transcript: no messages", path=path)
+        events = transcript_events(messages, final)
+    except TraceError as exc:
+        exc.path = path
+        yield ReadFailure(path, path, exc)
+        return
+    meta = {"reward": final["reward"]} if "reward" in final else {}
+    yield Trajectory(path, tuple(events), path, "openai-chat", meta)
 
 
-read_tau_bench = read_openai_chat
-read_tau2 = read_openai_chat
+def read_tau_bench(path: str, data: bytes) -> Iterator[Any]:
+    """One trajectory per run record of a tau-bench results list."""
+    from assay.ingest import ReadFailure
+
+    try:
+        doc = _decode(path, data)
+    except TraceError as exc:
+        yield ReadFailure(path, path, exc)
+        return
+    if not isinstance(doc, list):
+        yield ReadFailure(path, path, TraceError(
+            f"expected a JSON list of run records, got {type(doc).__name__}", path=path))
+        return
+    for n, record in enumerate(doc):
+        name = f"record{n}"
+        try:
+            if not isinstance(record, dict):
+                raise _Bad(f"is {type(record).__name__}, not an object")
+            task_id, trial = record.get("task_id"), record.get("trial")
+            if task_id is not None:
+                name = f"task{task_id}/trial{trial if trial is not None else 0}"
+            traj = record.get("traj")
+            if not isinstance(traj, list) or not traj:
+                raise _Bad("'traj' must be a non-empty list of messages")
+            reward = _reward(record.get("reward"), "'reward'")
+            events = transcript_events(traj, _final(reward, task_id=task_id, trial=trial))
+        except (_Bad, TraceError) as exc:
+            msg = exc.message if isinstance(exc, TraceError) else str(exc)
+            yield ReadFailure(f"{path}#{name}", path,
+                              TraceError(f"record {n}: {msg}", path=path))
+            continue
+        yield Trajectory(f"{path}#{name}", tuple(events), path, "tau-bench",
+                         {"reward": reward})
+
+
+def read_tau2(path: str, data: bytes) -> Iterator[Any]:
+    """One trajectory per simulation of a tau2-bench results file."""
+    from assay.ingest import ReadFailure
+
+    try:
+        doc = _decode(path, data)
+    except TraceError as exc:
+        yield ReadFailure(path, path, exc)
+        return
+    sims = doc.get("simulations") if isinstance(doc, dict) else None
+    if not isinstance(sims, list):
+        yield ReadFailure(path, path, TraceError(
+            "expected a results object with a 'simulations' list", path=path))
+        return
+    for n, sim in enumerate(sims):
+        name = f"simulation{n}"
+        try:
+            if not isinstance(sim, dict):
+                raise _Bad(f"is {type(sim).__name__}, not an object")
+            sim_id = sim.get("id")
+            if isinstance(sim_id, (str, int)) and not isinstance(sim_id, bool):
+                name = str(sim_id)
+            messages = sim.get("messages")
+            if not isinstance(messages, list) or not messages:
+                raise _Bad("'messages' must be a non-empty list")
+            info = sim.get("reward_info")
+            if info is not None and not isinstance(info, dict):
+                raise _Bad("'reward_info' must be an object")
+            reward = _reward(info.get("reward") if info else None, "'reward_info.reward'")
+            final = _final(reward, task_id=sim.get("task_id"), trial=sim.get("trial"),
+                           termination_reason=sim.get("termination_reason"))
+            events = transcript_events(messages, final)
+        except (_Bad, TraceError) as exc:
+            msg = exc.message if isinstance(exc, TraceError) else str(exc)
+            yield ReadFailure(f"{path}#{name}", path,
+                              TraceError(f"simulation {n}: {msg}", path=path))
+            continue
+        # A simulation id is a UUID: the task and trial say which run it was.
+        meta = {"reward": reward, "task_id": sim.get("task_id"), "trial": sim.get("trial")}
+        yield Trajectory(f"{path}#{name}", tuple(events), path, "tau2", meta)

@@ -12,6 +12,7 @@ __all__ = ["replay_report"]
 
 HEADER = "assay replay: the final metric says the run arrived; the recorded road decides"
 _MISSING = object()
+_TRANSCRIPTS = frozenset({"openai-chat", "tau-bench", "tau2"})
 
 
 def _json_scalar(value: Any) -> str:
@@ -54,9 +55,13 @@ def _block(index: int, r: ReplayResult) -> list[str]:
         cps = plural(s.checkpoints, "checkpoint")
         if s.derived_checkpoints:
             cps += f" ({s.derived_checkpoints} derived)"
+        if r.source in _TRANSCRIPTS:  # a chat log marks nothing irreversible; count tool calls
+            acts = plural(s.actions, "tool call")
+        else:
+            acts = plural(s.irreversible, "irreversible action")
         out.append(f"trajectory: {plural(s.events, 'event')}, agents: "
                    f"{', '.join(s.agents) or '-'}; {plural(s.handoffs, 'handoff')}, {cps}, "
-                   f"{plural(s.irreversible, 'irreversible action')}")
+                   f"{acts}")
         extra = "".join(f"{k}={_json_scalar(v)}; " for k, v in sorted(r.meta.items()))
         out.append(f"final : task_success={_json_scalar(r.task_success)} ({extra}recorded, "
                    "printed for contrast, ignored for the verdict)")
@@ -83,6 +88,8 @@ def _by(run: ReplayRun, field: str) -> dict[str, dict[str, int]]:
     groups: dict[str, dict[str, int]] = {}
     for r in run.results:
         value = r.final.get(field, _MISSING)
+        if value is _MISSING:  # reader facts such as a benchmark's reward
+            value = r.meta.get(field, _MISSING)
         key = "(absent)" if value is _MISSING else _json_scalar(value)
         g = groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
         g[r.verdict.lower()] += 1

@@ -1,0 +1,96 @@
+"""Replay speed on real transcripts, measured beside plain JSON decoding.
+
+Reads the 200 tau-bench and 50 tau2-bench gpt-4o airline runs in ../shared/data
+and times, in one process and interleaved round by round:
+
+- ``json.load`` of both files (the standard library baseline),
+- ``orjson.loads`` of both files (the fastest decode, a floor for any reader),
+- ``assay.replay`` of both files against examples/tau/airline.yaml
+  (read, map every message to events, judge every trajectory).
+
+The target is replay <= 2 x the baseline, where the baseline is what reading
+the files costs: json.load plus orjson, each timed alone. The script prints
+the best of N rounds for each and the ratios.
+
+    python benchmarks/transcripts_replay.py [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+FILES = (SHARED / "taubench" / "gpt-4o-airline.json", SHARED / "tau2" / "gpt-4o-airline-50.json")
+SPEC = ROOT / "examples" / "tau" / "airline.yaml"
+
+
+def _json_load() -> None:
+    for path in FILES:
+        with open(path, encoding="utf-8") as fh:
+            json.load(fh)
+
+
+def _orjson() -> None:
+    for path in FILES:
+        with open(path, "rb") as fh:
+            orjson.loads(fh.read())
+
+
+def measure(rounds: int = 15) -> dict[str, Any]:
+    """Time the three readers over ``rounds`` interleaved rounds; return the best times."""
+    from assay.conformance import CompiledSpec, load_spec, replay
+
+    spec = load_spec(SPEC)
+    CompiledSpec(spec)  # the spec is compiled once per run; keep its import out of the timing
+    paths = [str(p) for p in FILES]
+    best = {"json_load": float("inf"), "orjson": float("inf"), "replay": float("inf")}
+    run = None
+    for _ in range(rounds):
+        for name, fn in (("json_load", _json_load), ("orjson", _orjson),
+                         ("replay", lambda: replay(spec, paths))):
+            t0 = time.perf_counter()
+            out = fn()
+            elapsed = time.perf_counter() - t0
+            best[name] = min(best[name], elapsed)
+            if name == "replay":
+                run = out
+    assert run is not None
+    baseline = best["json_load"] + best["orjson"]
+    return {
+        **best,
+        "baseline": baseline,
+        "ratio": best["replay"] / baseline,
+        "ratio_json_load": best["replay"] / best["json_load"],
+        "trajectories": len(run),
+        "events": sum(r.stats.events for r in run.results if r.stats is not None),
+        "bytes": sum(p.stat().st_size for p in FILES),
+        "counts": run.counts(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    m = measure(args.rounds)
+    print(f"input    : {len(FILES)} files, {m['bytes'] / 1e6:.1f} MB, "
+          f"{m['trajectories']} trajectories, {m['events']} events")
+    print(f"json.load: {m['json_load'] * 1e3:7.1f} ms")
+    print(f"orjson   : {m['orjson'] * 1e3:7.1f} ms")
+    print(f"baseline : {m['baseline'] * 1e3:7.1f} ms (json.load + orjson)")
+    print(f"replay   : {m['replay'] * 1e3:7.1f} ms "
+          f"({m['counts']['pass']} PASS, {m['counts']['block']} BLOCK, "
+          f"{m['counts']['error']} ERROR)")
+    print(f"ratio    : {m['ratio']:.2f} x baseline (target <= 2.00); "
+          f"{m['ratio_json_load']:.2f} x json.load alone")
+
+
+if __name__ == "__main__":
+    main()
