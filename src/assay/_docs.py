@@ -37,7 +37,7 @@ def parse_document(data: bytes, path: str, error: type[InputError] = InputError)
         return yaml.safe_load(data)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
-        line = mark.line + 1 if mark is not None else None
-        raise error(f"invalid YAML: {exc.problem}", path=path, line=line) from None
+        yaml_line = mark.line + 1 if mark is not None else None
+        raise error(f"invalid YAML: {exc.problem}", path=path, line=yaml_line) from None
     except yaml.YAMLError as exc:
         raise error(f"invalid YAML: {exc}", path=path) from None

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="assay", standalone_mode=True)
     except SystemExit:
         raise
-    except BaseException as exc:  # noqa: BLE001 - fail closed on any bug
+    except BaseException as exc:  # fail closed on any bug
         if isinstance(exc, KeyboardInterrupt):
             click.echo("error[interrupted]: interrupted", err=True)
             sys.exit(130)

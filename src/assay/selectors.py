@@ -42,7 +42,8 @@ def _condition(key: str, cond: Any) -> Callable[[Any], bool]:
                 raise ValueError(f"selector '{key}': 'in' must be a non-empty list")
             keyed = [(type(o), o) for o in options]
             return lambda v: (type(v), v) in keyed
-        raise ValueError(f"selector '{key}': a condition is a value, {{regex: ...}} or {{in: [...]}}")
+        raise ValueError(f"selector '{key}': a condition is a value, "
+                         "{regex: ...} or {in: [...]}")
     if isinstance(cond, list):
         raise ValueError(f"selector '{key}': use {{in: [...]}} to match one of several values")
     want = (type(cond), cond)

@@ -12,8 +12,6 @@ from collections.abc import Iterable, Iterator
 from os import PathLike
 from typing import Any
 
-from assay.errors import TraceError
-from assay.events import Event, Trajectory
 from assay.conformance.engine import CompiledSpec, Replayer, error_result
 from assay.conformance.result import Finding, ReplayResult, ReplayRun, TrajectoryStats
 from assay.conformance.spec import (
@@ -24,6 +22,8 @@ from assay.conformance.spec import (
     load_spec,
     parse_spec,
 )
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
 
 __all__ = [
     "CompiledSpec",

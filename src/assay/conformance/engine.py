@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
+from assay.conformance.result import Finding, ReplayResult, TrajectoryStats, Verdict
+from assay.conformance.spec import MandatoryCheckpoint, Spec
 from assay.events import Event, field_verified
 from assay.reasons import Reason, propagated
-from assay.conformance.result import Finding, ReplayResult, TrajectoryStats
-from assay.conformance.spec import MandatoryCheckpoint, Spec
 
 __all__ = ["CompiledSpec", "Replayer", "error_result"]
 
@@ -167,8 +167,9 @@ class Replayer:
         for rule in rules:
             st = self.states[rule.index]
             if rule.confirmed_by is not None and confirmed_by not in rule.confirmed_by:
+                allowed = _quote(sorted(rule.confirmed_by))
                 st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
-                              f"{_show(confirmed_by)}, not one of {_quote(sorted(rule.confirmed_by))}")
+                              f"{_show(confirmed_by)}, not one of {allowed}")
                 continue
             st.licences.append(event.seq)
             for seq, action, where, _ in st.pending:
@@ -265,7 +266,7 @@ class Replayer:
             judged.sort(key=lambda f: f.seq or 0)
             reasons.extend(judged)
         reasons.extend(self.handoff_reasons)
-        for (name, _), (hops, first_seq, first_border, last_seq, last_border, value) in sorted(
+        for (name, _), (hops, _first_seq, first_border, last_seq, last_border, value) in sorted(
                 self.longest.items(), key=lambda kv: (kv[1][1], kv[0][0], kv[0][1])):
             reasons.append(Finding(
                 propagated(hops),
@@ -280,6 +281,7 @@ class Replayer:
         stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
                                 self.checkpoints + self.derived, self.derived, self.irreversible,
                                 self.actions)
+        verdict: Verdict
         if reasons:
             verdict = "BLOCK"
         else:

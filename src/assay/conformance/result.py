@@ -1,4 +1,4 @@
-"""What replay returns: one :class:`ReplayResult` per trajectory, folded into a :class:`ReplayRun`."""
+"""What replay returns: a :class:`ReplayResult` per trajectory, folded into a :class:`ReplayRun`."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ and a spec with nothing to check is unusable: it would pass everything.
 
 from __future__ import annotations
 
-from pathlib import Path
+from os import PathLike
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -15,7 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.errors import SpecError
 from assay.selectors import Selector, compile_selector
 
-__all__ = ["DeriveRule", "HandoffContract", "MandatoryCheckpoint", "Spec", "load_spec", "parse_spec"]
+__all__ = [
+    "DeriveRule", "HandoffContract", "MandatoryCheckpoint", "Spec", "load_spec", "parse_spec",
+]
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -133,7 +135,7 @@ def parse_spec(doc: Any, source: str | None = None) -> Spec:
     return spec.model_copy(update={"source": source})
 
 
-def load_spec(path: str | Path) -> Spec:
+def load_spec(path: str | PathLike[str]) -> Spec:
     """Read a JSON or YAML spec file."""
     from assay._docs import load_document
 

@@ -10,7 +10,8 @@ from assay.report._text import dump_json, plural, sha256_footer
 
 __all__ = ["replay_report"]
 
-HEADER = "assay replay: the final metric says the run arrived; the recorded road decides the verdict"
+HEADER = ("assay replay: the final metric says the run arrived; "
+          "the recorded road decides the verdict")
 _MISSING = object()
 
 
