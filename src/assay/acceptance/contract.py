@@ -354,14 +354,18 @@ def _line_for_error(data: bytes | None, message: str) -> int | None:
     if m is None or data is None:
         return None
     section, name, bad = re.split(r"[./]", m.group(1))[0], m.group(2), m.group(3)
+    top = _line_of(data, section)
     if name is None:
-        return _line_of(data, section)
+        return top
+    start = top or 1
     if bad is not None:
-        return _line_of(data, name, bad) or _line_of(data, name)
-    return _line_of(data, name)
+        return _line_of(data, name, bad, start) or _line_of(data, name, None, start) or top
+    return _line_of(data, name, None, start) or top
 
 
-def _line_of(data: bytes | None, key: str, value: str | None = None) -> int | None:
+def _line_of(data: bytes | None, key: str, value: str | None = None,
+             start: int = 1) -> int | None:
+    """The first line from ``start`` holding ``key`` (followed by ``value``, when given)."""
     if data is None:
         return None
     try:
@@ -371,6 +375,8 @@ def _line_of(data: bytes | None, key: str, value: str | None = None) -> int | No
     key_re = re.compile(rf"(?<![\w-]){re.escape(key)}(?![\w-])")
     val_re = re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])") if value else None
     for number, line in enumerate(text.splitlines(), 1):
+        if number < start:
+            continue
         found = key_re.search(line)
         if found and (val_re is None or val_re.search(line, found.end())):
             return number
