@@ -115,3 +115,18 @@ class TestLoadContract:
         """A decoded document that is not a mapping is refused."""
         with pytest.raises(SpecError, match="must be an object"):
             parse_contract(["required"])
+
+
+class TestJsonSchemaSection:
+    """The json_schema section of a contract."""
+
+    def test_unknown_dialect_is_refused(self) -> None:
+        """A $schema jsonschema does not know is a SpecError, not a silent fallback."""
+        with pytest.raises(SpecError, match="unknown"):
+            Contract(json_schema={"$schema": "https://example.invalid/my-dialect"})
+
+    def test_known_dialect(self) -> None:
+        """A draft the library knows is used as declared."""
+        c = Contract(json_schema={"$schema": "http://json-schema.org/draft-07/schema#",
+                                  "type": "object"})
+        assert type(c.validator).__name__ == "Draft7Validator"

@@ -21,6 +21,7 @@ keys, claim patterns) is computed once here, when the contract is built.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -289,7 +290,14 @@ def _compile_schema(schema: Any) -> Any:
     from jsonschema.exceptions import SchemaError
 
     doc = dict(schema)
-    cls = jsonschema.validators.validator_for(doc)
+    with warnings.catch_warnings():
+        # jsonschema only warns about an unknown $schema and falls back to its latest
+        # draft; a contract should say which dialect it means, so refuse instead.
+        warnings.simplefilter("error", DeprecationWarning)
+        try:
+            cls = jsonschema.validators.validator_for(doc)
+        except DeprecationWarning:
+            raise SpecError(f"json_schema: unknown $schema {doc.get('$schema')!r}") from None
     try:
         cls.check_schema(doc)
     except SchemaError as exc:
