@@ -188,13 +188,13 @@ class TestArgumentBinding:
         r = verify(self.result, self.contract,
                    trace=load_trace(DATA / "trace_other_customer.json"))
         assert fails(r) == [("claim", "claims 'sent' but no 'send_invoice' call has "
-                                      "id='cust_1002' (the calls had id='cust_1003'; "
-                                      "id='cust_1001') (tools called: ['send_invoice'])")]
+                                      "id='cust_1002'; the calls had id='cust_1003'; "
+                                      "id='cust_1001' (tools called: ['send_invoice'])")]
 
     def test_call_without_the_argument_is_not_evidence(self) -> None:
         """A call that lacks the bound argument does not back the claim."""
         r = verify(self.result, self.contract, trace=[{"tool": "send_invoice"}])
-        assert "the calls had no id" in fails(r)[0][1]
+        assert "; the calls had no id " in fails(r)[0][1]
 
     def test_types_must_match(self) -> None:
         """An argument 1 does not match a field "1"."""
@@ -226,7 +226,7 @@ class TestErroredCalls:
         r = verify({"status": "sent", "target_id": "cust_1002"}, SELF_TEST_CONTRACT,
                    trace=load_trace(DATA / "trace_errored.json"))
         assert fails(r) == [("claim", "claims 'sent' but every matching 'send_invoice' call "
-                                      "returned an error (call 1, call 2) "
+                                      "returned an error, at call 1, call 2 "
                                       "(tools called: ['send_invoice'])")]
 
     @pytest.mark.parametrize("call", [

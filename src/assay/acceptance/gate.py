@@ -224,12 +224,13 @@ def _judge_claim(verb: str, tool: str, binds: Mapping[str, str], obj: dict[str, 
                                       if arg in c.args else f"no {arg}" for arg in binds)
                             for c in of_tool[:5])
             return GateReason(False, "claim", f"claims '{verb}' but no '{tool}' call has "
-                              f"{want} (the calls had {got}) {seen}")
+                              f"{want}; the calls had {got} {seen}")
     good = [c for c in bound if not c.errored]
     if not good:
         n = len(bound)
         return GateReason(False, "claim", f"claims '{verb}' but {'the' if n == 1 else 'every'} "
-                          f"matching '{tool}' call returned an error ({_where(bound)}) {seen}")
+                          f"matching '{tool}' call returned an error, at {_where(bound)} "
+                          f"{seen}")
     bind_note = ""
     if binds:
         bind_note = " with " + ", ".join(f"{arg}={_show(obj[fld])}" for arg, fld in binds.items())
