@@ -184,3 +184,38 @@ class TestSelfTest:
         assert [c["verdict"] for c in doc["self_test"]] == ["ACCEPTED", "REJECTED", "REJECTED",
                                                            "REJECTED"]
         assert all(c["verdict"] == c["expected"] for c in doc["self_test"])
+
+
+def _doc_sessions() -> list[tuple[list[str], str]]:
+    """The ``$ assay accept ...`` commands in docs/accept.md with the output shown for each."""
+    text = (TESTS.parent / "docs" / "accept.md").read_text(encoding="utf-8")
+    sessions: list[tuple[list[str], str]] = []
+    for block in text.split("```console\n")[1:]:
+        body = block.split("```", 1)[0]
+        for chunk in body.split("$ ")[1:]:
+            command, _, output = chunk.partition("\n")
+            if command.startswith("assay accept "):
+                sessions.append((shlex.split(command)[2:], output))
+    return sessions
+
+
+class TestDocs:
+    """docs/accept.md shows real output."""
+
+    @pytest.mark.parametrize(("args", "shown"), _doc_sessions())
+    def test_console_examples(self, args: list[str], shown: str,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+        """Each documented command prints exactly what the page shows."""
+        monkeypatch.chdir(TESTS.parent)
+        r = CliRunner().invoke(cli, ["accept", *args])
+        assert r.stdout == shown
+
+    def test_every_option_is_documented(self) -> None:
+        """Each option of assay accept appears in the page."""
+        from assay.cli import accept as command
+
+        text = (TESTS.parent / "docs" / "accept.md").read_text(encoding="utf-8")
+        for param in command.params:
+            for opt in param.opts:
+                if opt.startswith("--"):
+                    assert opt in text, opt
