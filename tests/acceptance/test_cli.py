@@ -55,6 +55,18 @@ class TestAcceptCommand:
         assert r.exit_code == 1
         assert "result is not valid JSON" in r.stdout
 
+    @pytest.mark.parametrize(("result", "trace", "line"), [
+        ("result_list.json", None, "    FAIL - result is an array, expected a JSON object"),
+        ("result_sent.json", "trace_read_only.json",
+         "    FAIL - claims 'sent' but the trace has no 'send_invoice' call "
+         "(tools called: ['read_record'])"),
+    ])
+    def test_rejections_from_files(self, result: str, trace: str | None, line: str) -> None:
+        """A non-object result and a claim with no call are REJECTED with their reason."""
+        r = accept(result, trace)
+        assert r.exit_code == 1
+        assert r.stdout.splitlines()[-1] == line
+
     def test_result_from_stdin(self) -> None:
         """'-' reads the result from standard input."""
         r = CliRunner().invoke(cli, ["accept", "-c", str(DATA / "contract.json"), "-r", "-"],
