@@ -13,6 +13,7 @@ from assay.errors import AssayError, InputError, SpecError, StoreError, TraceErr
 from assay.events import Event, Trajectory
 
 if TYPE_CHECKING:
+    from assay.acceptance import Contract, GateResult, load_contract, verify
     from assay.conformance import (
         ReplayResult,
         ReplayRun,
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AssayError",
+    "Contract",
     "Event",
+    "GateResult",
     "InputError",
     "ReplayResult",
     "ReplayRun",
@@ -34,14 +37,20 @@ __all__ = [
     "TraceError",
     "Trajectory",
     "__version__",
+    "load_contract",
     "load_spec",
     "load_trajectories",
     "parse_spec",
     "read_trajectory",
     "replay",
+    "verify",
 ]
 
 _LAZY = {
+    "Contract": "assay.acceptance",
+    "GateResult": "assay.acceptance",
+    "load_contract": "assay.acceptance",
+    "verify": "assay.acceptance",
     "ReplayResult": "assay.conformance",
     "ReplayRun": "assay.conformance",
     "Spec": "assay.conformance",

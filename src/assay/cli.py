@@ -77,13 +77,54 @@ def replay(spec: str, trajectories: tuple[str, ...], fmt: str, input_format: str
     sys.exit(run.exit)
 
 
+@cli.command()
+@click.option("--contract", "-c", "contract", type=click.Path(dir_okay=False), default=None,
+              help="The contract file (JSON or YAML).")
+@click.option("--result", "-r", "result", type=click.Path(dir_okay=False, allow_dash=True),
+              default=None, help="The agent's result as JSON text ('-' reads standard input).")
+@click.option("--trace", "-t", "trace", type=click.Path(dir_okay=False), default=None,
+              help="The calls the agent made: a native JSONL trajectory or a JSON list.")
+@click.option("--probe-cmd", metavar="CMD", default=None,
+              help="Read-only command run without a shell; exit 0 confirms the effect.")
+@click.option("--probe-url", metavar="URL", default=None,
+              help="Read-only GET; a 2xx answer confirms the effect.")
+@click.option("--probe-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
+              help="How long a probe may take before it counts as failed.")
+@FORMAT_OPTION
+@click.option("--self-test", is_flag=True, help="Judge the four built-in fixtures and exit.")
+def accept(contract: str | None, result: str | None, trace: str | None, probe_cmd: str | None,
+           probe_url: str | None, probe_timeout: float, fmt: str, self_test: bool) -> None:
+    """Accept an agent's claimed result only when the evidence backs it.
+
+    Checks the result against the contract, each claimed verb against the
+    trace, and the effect with an optional read-only probe. Exit 0 ACCEPTED,
+    1 REJECTED, 2 could not judge.
+    """
+    from assay.report import accept_report, self_test_report
+
+    if self_test:
+        from assay.acceptance.selftest import run_self_test
+
+        cases = run_self_test()
+        _emit(self_test_report(cases, fmt=fmt))
+        sys.exit(0 if all(c.as_expected for c in cases) else 1)
+    if contract is None or result is None:
+        raise click.UsageError("--contract and --result are required (or use --self-test)")
+    from assay.acceptance import accept_files
+
+    run = accept_files(contract, result, trace, probe_cmd=probe_cmd, probe_url=probe_url,
+                       probe_timeout=probe_timeout)
+    _emit(accept_report(run.label, run.result, fmt=fmt))
+    sys.exit(run.exit)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: any error that escapes as a bug exits 70, never 0."""
     try:
         cli.main(args=argv, prog_name="assay", standalone_mode=True)
     except SystemExit:
         raise
-    except BaseException as exc:
+    except BaseException as exc:  # fail closed on any bug
         if isinstance(exc, KeyboardInterrupt):
             click.echo("error[interrupted]: interrupted", err=True)
             sys.exit(130)

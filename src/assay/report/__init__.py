@@ -1,8 +1,34 @@
-"""Renderers: pure functions from results to text. They never decide a verdict."""
+"""Renderers: pure functions from results to text. They never decide a verdict.
+
+Each capability's renderer loads on first use, so that one command never pays
+for another's models (``assay accept`` imports no replay spec, hence no pydantic).
+"""
 
 from __future__ import annotations
 
-from assay.report._text import plural, sha256_footer
-from assay.report.replay import replay_report
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["plural", "replay_report", "sha256_footer"]
+from assay.report._text import plural, sha256_footer
+
+if TYPE_CHECKING:
+    from assay.report.accept import accept_report, self_test_report
+    from assay.report.replay import replay_report
+
+__all__ = ["accept_report", "plural", "replay_report", "self_test_report", "sha256_footer"]
+
+_LAZY = {
+    "accept_report": "assay.report.accept",
+    "replay_report": "assay.report.replay",
+    "self_test_report": "assay.report.accept",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.report' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,48 @@
+"""Accept reports: the verdict block people read and the JSON document scripts read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from assay.acceptance.gate import GateResult
+from assay.report._text import dump_json
+
+__all__ = ["accept_report", "self_test_report", "verdict_block"]
+
+_OK = "       ok - "
+_FAIL = "    FAIL - "
+
+
+def verdict_block(label: str, result: GateResult) -> list[str]:
+    """``[VERDICT] label`` and one indented line per reason, in the order the checks ran."""
+    lines = [f"[{result.verdict}] {label}"]
+    lines.extend(f"{_OK if r.ok else _FAIL}{r.message}" for r in result.reasons)
+    return lines
+
+
+def accept_report(label: str, result: GateResult, *, fmt: str = "text") -> str:
+    """Render one gate result as the text block or the JSON document."""
+    if fmt == "json":
+        return dump_json(result.to_dict())
+    return "\n".join(verdict_block(label, result)) + "\n"
+
+
+def self_test_report(cases: Sequence[Any], *, fmt: str = "text") -> str:
+    """Render the self-test: each fixture's verdict block, then how many came out as expected."""
+    good = sum(1 for c in cases if c.as_expected)
+    exit_code = 0 if good == len(cases) else 1
+    if fmt == "json":
+        return dump_json({
+            "self_test": [{"fixture": c.fixture.title, "label": c.fixture.label,
+                           "expected": c.fixture.expected, **c.result.to_dict()}
+                          for c in cases],
+            "exit": exit_code,
+        })
+    lines = ["assay accept self-test: four fixtures, no agent, no network", ""]
+    for i, c in enumerate(cases, 1):
+        lines.append(f"--- fixture {i}: {c.fixture.title} ---")
+        lines.extend(verdict_block(c.fixture.label, c.result))
+        lines.append("")
+    lines.append(f"self-test: {good} of {len(cases)} fixtures gave the expected verdict")
+    return "\n".join(lines) + "\n"
