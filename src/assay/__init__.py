@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         replay,
     )
     from assay.conformance import parse_spec as parse_spec
+    from assay.harness import RunResult, Workflow
 
 __all__ = [
     "AssayError",
@@ -28,11 +29,13 @@ __all__ = [
     "InputError",
     "ReplayResult",
     "ReplayRun",
+    "RunResult",
     "Spec",
     "SpecError",
     "StoreError",
     "TraceError",
     "Trajectory",
+    "Workflow",
     "__version__",
     "load_spec",
     "load_trajectories",
@@ -48,6 +51,8 @@ _LAZY = {
     "load_spec": "assay.conformance",
     "parse_spec": "assay.conformance",
     "replay": "assay.conformance",
+    "RunResult": "assay.harness",
+    "Workflow": "assay.harness",
 }
 
 

@@ -31,6 +31,7 @@ from assay.harness.result import PhaseState, RunResult, RunStatus
 from assay.harness.resume import Revalidator, keep_passed, passed_records
 from assay.harness.roles import review_refusal
 from assay.harness.trajectory import HARNESS_AGENT, TrajectoryLog
+from assay.reasons import Reason
 
 __all__ = ["MANIFEST", "execute", "new_run_id", "read_manifest"]
 
@@ -259,7 +260,7 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
             state.status = "waiting"
             return finish("paused", f"paused: waiting for role {phase.role!r} at phase "
                           f"{phase.name!r}; continue with --resume {run.run_id}",
-                          "waiting-for-role", phase.role)
+                          Reason.WAITING_FOR_ROLE, phase.role)
         if gated and phase.reviews is not None:
             refusal = review_refusal(phase.name, phase.reviews, passed.get(phase.reviews),
                                      run.identity)
@@ -267,7 +268,7 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
                 state.status = "refused"
                 run.trajectory.add("action", HARNESS_AGENT, now(), action_type="role-guard",
                                    phase=phase.name, identity=run.identity, refused=True)
-                return finish("refused", f"refused: {refusal}", "role-guard-refused")
+                return finish("refused", f"refused: {refusal}", Reason.ROLE_GUARD_REFUSED)
         values = run.values(index)
         if not gated:
             run.produce(phase, values, 1, iteration + 1, None)
@@ -308,8 +309,9 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
             return finish("hard-stop", f"hard-stop: phase {phase.name!r} failed "
                           f"{phase.max_attempts} of {phase.max_attempts} attempts "
                           f"(attempts recorded: {state.attempts}); last gate ({outcome.kind}): "
-                          f"{outcome.summary}{detail}", "gate-failed", output=outcome.output)
+                          f"{outcome.summary}{detail}", Reason.GATE_FAILED, output=outcome.output)
         state.status = "passed"
-    return finish("completed", f"completed: {len(spec.phases)} phases passed their gates")
+    return finish("completed", f"completed: {len(spec.phases)} phases passed their gates",
+                  Reason.RUN_COMPLETED)
 
 
