@@ -306,10 +306,12 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
             state.status = "failed"
             assert outcome is not None
             detail = f" ({outcome.detail})" if outcome.detail else ""
+            total = (f", {state.attempts} recorded across resumes"
+                     if state.attempts != phase.max_attempts else "")
             return finish("hard-stop", f"hard-stop: phase {phase.name!r} failed "
-                          f"{phase.max_attempts} of {phase.max_attempts} attempts "
-                          f"(attempts recorded: {state.attempts}); last gate ({outcome.kind}): "
-                          f"{outcome.summary}{detail}", Reason.GATE_FAILED, output=outcome.output)
+                          f"{phase.max_attempts} of {phase.max_attempts} attempts{total}; "
+                          f"last gate ({outcome.kind}): {outcome.summary}{detail}",
+                          Reason.GATE_FAILED, output=outcome.output)
         state.status = "passed"
     return finish("completed", f"completed: {len(spec.phases)} phases passed their gates",
                   Reason.RUN_COMPLETED)
