@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         replay,
     )
     from assay.conformance import parse_spec as parse_spec
+    from assay.harness import RunResult, Workflow
 
 __all__ = [
     "AssayError",
@@ -31,11 +32,13 @@ __all__ = [
     "InputError",
     "ReplayResult",
     "ReplayRun",
+    "RunResult",
     "Spec",
     "SpecError",
     "StoreError",
     "TraceError",
     "Trajectory",
+    "Workflow",
     "__version__",
     "load_contract",
     "load_spec",
@@ -57,6 +60,8 @@ _LAZY = {
     "load_spec": "assay.conformance",
     "parse_spec": "assay.conformance",
     "replay": "assay.conformance",
+    "RunResult": "assay.harness",
+    "Workflow": "assay.harness",
 }
 
 

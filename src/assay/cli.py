@@ -118,6 +118,88 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
     sys.exit(run.exit)
 
 
+@cli.command()
+@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.option("--as", "role", envvar="ASSAY_ROLE", required=True, metavar="ROLE",
+              help="The role this invocation acts as; it runs that role's phases only.")
+@click.option("--identity", metavar="ID", default=None,
+              help="Who is acting (default: $ASSAY_IDENTITY, else the OS user).")
+@click.option("--run-id", default=None, help="Id of a new run (default: generated).")
+@click.option("--resume", "resume", metavar="RUN_ID", default=None,
+              help="Continue a stored run after its last passed phase.")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+              help="Directory holding one directory per run.")
+@click.option("--store", type=click.Choice(["jsonl", "sqlite"]), default="jsonl",
+              show_default=True, help="Evidence store of a new run.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Set a workflow param (repeatable).")
+@FORMAT_OPTION
+def run(workflow: str, role: str, identity: str | None, run_id: str | None, resume: str | None,
+        runs_dir: str, store: str, params: tuple[str, ...], fmt: str) -> None:
+    """Run WORKFLOW, advancing each phase only on a passing, durable gate.
+
+    Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input,
+    3 paused waiting for another role (continue with --resume RUN_ID).
+    """
+    from assay.harness import Workflow
+    from assay.report.harness import run_report
+
+    result = Workflow.load(workflow).run(
+        role=role, identity=identity, run_id=run_id, resume=resume, runs_dir=runs_dir,
+        store=store, params=_params(params))  # type: ignore[arg-type]
+    _emit(run_report(result, fmt=fmt))
+    sys.exit(result.exit)
+
+
+def _params(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--param")
+        out[key] = value
+    return out
+
+
+@cli.group()
+def evidence() -> None:
+    """Inspect stored evidence records."""
+
+
+@evidence.command("verify")
+@click.argument("run_id", metavar="RUN")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+              help="Directory holding one directory per run.")
+@FORMAT_OPTION
+def evidence_verify(run_id: str, runs_dir: str, fmt: str) -> None:
+    """Recompute RUN's hash chain: exit 0 OK, 1 a record was edited, dropped or reordered."""
+    from assay.evidence import verify_run
+    from assay.report.harness import verify_report
+
+    check = verify_run(runs_dir, run_id)
+    _emit(verify_report(check, fmt=fmt))
+    sys.exit(check.exit)
+
+
+@cli.command()
+@click.argument("run_id", metavar="RUN")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+              help="Directory holding one directory per run.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML page of the trail to this file.")
+def audit(run_id: str, runs_dir: str, html_out: str | None) -> None:
+    """Print RUN's evidence trail; exit 1 when its hash chain is broken."""
+    from assay.harness.audit import load_trail
+    from assay.report.harness import audit_html, audit_text
+
+    trail = load_trail(runs_dir, run_id)
+    if html_out is not None:
+        with open(html_out, "w", encoding="utf-8") as fh:
+            fh.write(audit_html(trail))
+    _emit(audit_text(trail))
+    sys.exit(trail.exit)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: any error that escapes as a bug exits 70, never 0."""
     try:

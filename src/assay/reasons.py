@@ -22,6 +22,11 @@ class Reason(StrEnum):
     #: A template: ``N`` is the length of the longest chain, see :func:`propagated`.
     UNVERIFIED_CLAIM_PROPAGATED = "unverified-claim-propagated-N-hops"
     UNCONTRACTED_HANDOFF = "uncontracted-handoff"
+    # run (gated workflow harness)
+    RUN_COMPLETED = "run-completed"
+    GATE_FAILED = "gate-failed"
+    WAITING_FOR_ROLE = "waiting-for-role"
+    ROLE_GUARD_REFUSED = "role-guard-refused"
     # shared
     BAD_INPUT = "bad-input"
 

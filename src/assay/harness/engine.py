@@ -1,0 +1,319 @@
+"""The harness engine: a plain state machine over the workflow's phases.
+
+Per attempt: run the producer, digest the artifact, evaluate the gate, append
+the evidence record (durable when the store returns), and only then transition.
+A failed attempt hands its failure to the next attempt's producer; after
+``max_attempts`` failures the run hard-stops. Each invocation acts as one role
+and one identity: it runs that role's phases and pauses at the first phase of
+another role, to be resumed by whoever holds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import sys
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from assay.errors import InputError, StoreError
+from assay.evidence.store import JsonlStore, SqliteStore, StoreKind, check_run_id, open_store
+from assay.harness.feedback import producer_env, write_feedback
+from assay.harness.gates import GateContext, GateOutcome, evaluate, run_command
+from assay.harness.model import Phase, WorkflowSpec
+from assay.harness.result import PhaseState, RunResult, RunStatus
+from assay.harness.resume import Revalidator, keep_passed, passed_records
+from assay.harness.roles import review_refusal
+from assay.harness.trajectory import HARNESS_AGENT, TrajectoryLog
+from assay.reasons import Reason
+
+__all__ = ["MANIFEST", "execute", "new_run_id", "read_manifest"]
+
+MANIFEST = "run.json"
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    """A fresh run id: UTC time plus random hex, sortable and unguessable."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run's manifest (workflow, store, params); a run without one does not exist."""
+    path = run_dir / MANIFEST
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError(f"no run {run_dir.name!r} in {run_dir.parent}", path=str(path)) from None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise StoreError(f"unreadable run manifest: {exc}", path=str(path)) from None
+    if not isinstance(doc, dict):
+        raise StoreError("the run manifest must be an object", path=str(path))
+    return doc
+
+
+def _digest(path: Path) -> dict[str, Any]:
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+                size += len(chunk)
+    except OSError:
+        return {"sha256": None, "bytes": None}
+    return {"sha256": h.hexdigest(), "bytes": size}
+
+
+@contextlib.contextmanager
+def _locked(run_dir: Path) -> Iterator[None]:
+    """One invocation per run at a time."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InputError(f"run {run_dir.name!r} is in use by another invocation") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+class _Run:
+    """One invocation: the state the loop needs, and the steps of one attempt."""
+
+    def __init__(self, spec: WorkflowSpec, spec_dir: Path, params: Mapping[str, str],
+                 run_dir: Path, run_id: str, role: str, identity: str,
+                 store: JsonlStore | SqliteStore | None) -> None:
+        self.spec = spec
+        self.run_dir = run_dir
+        self.run_id = run_id
+        self.role = role
+        self.identity = identity
+        self.store = store
+        self.base = {"run_dir": str(run_dir), "python": sys.executable,
+                     "spec_dir": str(spec_dir), **params}
+        self.spec_dir = spec_dir
+        self.artifacts = {p.name: self._artifact_path(p) for p in spec.phases}
+        self.trajectory = TrajectoryLog(run_dir / "trajectory.jsonl")
+        self.env = dict(os.environ)
+
+    def _artifact_path(self, phase: Phase) -> Path:
+        path = Path(phase.artifact.format_map({**self.base, "phase": phase.name, "artifact": "",
+                                               "input": ""}))
+        return path if path.is_absolute() else self.run_dir / path
+
+    def values(self, index: int) -> dict[str, str]:
+        """The template values of the phase at ``index``."""
+        phase = self.spec.phases[index]
+        values = {**self.base, "phase": phase.name, "artifact": str(self.artifacts[phase.name])}
+        if phase.input is not None:
+            raw = phase.input.format_map({**values, "input": ""})
+            values["input"] = os.path.abspath(raw)
+        elif phase.reviews is not None:
+            values["input"] = str(self.artifacts[phase.reviews])
+        elif index > 0:
+            values["input"] = str(self.artifacts[self.spec.phases[index - 1].name])
+        else:
+            values["input"] = self.base.get("input", "")
+        return values
+
+    def record_artifact(self, path: Path) -> dict[str, Any]:
+        """The ``artifact`` object of a record; paths inside the run are kept relative."""
+        try:
+            shown = str(path.relative_to(self.run_dir))
+        except ValueError:
+            shown = str(path)
+        return {"path": shown, **_digest(path)}
+
+    def produce(self, phase: Phase, values: Mapping[str, str], attempt: int, iteration: int,
+                last: Mapping[str, Any] | None) -> GateOutcome | None:
+        """Run the producer; a crash, a timeout or no artifact is the attempt's failure."""
+        feedback = None
+        if last is not None:
+            feedback = write_feedback(
+                self.run_dir / "feedback" / f"{phase.name}.attempt{attempt}.json", last)
+        env = producer_env(self.env, attempt=attempt, iteration=iteration, feedback=feedback,
+                           last=last, extra=self.assay_env(phase, values))
+        argv = [a.format_map(values) for a in phase.producer]
+        run = run_command(argv, cwd=None, env=env, timeout=phase.timeout)
+        self.trajectory.add("action", phase.role, now(), action_type=f"produce:{phase.name}",
+                            phase=phase.name, attempt=attempt, iteration=iteration,
+                            identity=self.identity, exit_code=run.exit_code)
+        if run.error is not None:
+            return GateOutcome(False, "producer", f"producer {run.error}", "", None, run.output)
+        if run.exit_code != 0:
+            lines = run.stderr.strip().splitlines() or run.stdout.strip().splitlines()
+            return GateOutcome(False, "producer", f"producer exited {run.exit_code}",
+                               lines[-1][:300] if lines else "", run.exit_code, run.output)
+        artifact = Path(values["artifact"])
+        if not artifact.is_file():
+            return GateOutcome(False, "artifact", "producer exited 0 but wrote no artifact",
+                               f"expected a file at {artifact}", 0, run.output)
+        return None
+
+    def assay_env(self, phase: Phase, values: Mapping[str, str]) -> dict[str, str]:
+        """The ``ASSAY_*`` facts every producer and gate sees."""
+        return {"ASSAY_RUN_ID": self.run_id, "ASSAY_RUN_DIR": str(self.run_dir),
+                "ASSAY_WORKFLOW": self.spec.workflow, "ASSAY_PHASE": phase.name,
+                "ASSAY_ROLE": self.role, "ASSAY_IDENTITY": self.identity,
+                "ASSAY_ARTIFACT": values["artifact"], "ASSAY_INPUT": values["input"]}
+
+    def judge(self, phase: Phase, values: Mapping[str, str]) -> GateOutcome:
+        """Evaluate the phase's gate on its artifact."""
+        env = {**self.env, **self.assay_env(phase, values)}
+        ctx = GateContext(Path(values["artifact"]), self.run_dir, self.spec_dir, values, env,
+                          phase.name)
+        return evaluate(phase.gate, ctx)
+
+
+def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], runs_dir: Path,
+            role: str, identity: str, run_id: str | None = None, resume: str | None = None,
+            store_kind: StoreKind = "jsonl", spec_source: str | None = None,
+            revalidate: Revalidator | None = None, gated: bool = True) -> RunResult:
+    """Run (or resume) a workflow as one role and identity; see :class:`assay.Workflow`."""
+    if run_id is not None and resume is not None:
+        raise InputError("give either a new run id or a run to resume, not both")
+    if not role:
+        raise InputError("no role: every invocation acts as one role (--as ROLE)")
+    if not identity:
+        raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
+    if resume is not None:
+        run_id = check_run_id(resume)
+        run_dir = runs_dir / run_id
+        manifest = read_manifest(run_dir)
+        if manifest.get("workflow") != spec.workflow:
+            raise InputError(f"run {run_id!r} belongs to workflow {manifest.get('workflow')!r}, "
+                             f"not {spec.workflow!r}")
+        store_kind = manifest.get("store", store_kind)
+        params = {**manifest.get("params", {}), **params}
+        gated = bool(manifest.get("gated", True))
+    else:
+        run_id = check_run_id(run_id or new_run_id())
+        run_dir = runs_dir / run_id
+        if (run_dir / MANIFEST).exists():
+            raise InputError(f"run {run_id!r} already exists; continue it with --resume")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        params = {**spec.params, **params}
+        manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": spec_source,
+                    "store": store_kind, "params": params, "gated": gated, "created_at": now()}
+        (run_dir / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+    with _locked(run_dir):
+        store = open_store(runs_dir, run_id, store_kind) if gated else None
+        try:
+            run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store)
+            result = _loop(run, revalidate or keep_passed, gated)
+        finally:
+            if store is not None:
+                store.close()
+        result.store = store_kind
+        run.trajectory.write(now(), result.status, result.exit)
+    return result
+
+
+def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
+    spec = run.spec
+    records = run.store.records() if run.store is not None else []
+    passed = dict(passed_records(records))
+    states = {p.name: PhaseState(p.name, p.role) for p in spec.phases}
+    last_fail: dict[str, Mapping[str, Any]] = {}
+    for rec in records:
+        state = states.get(str(rec.get("phase")))
+        if state is not None:
+            state.attempts = max(state.attempts, int(rec.get("attempt", 0)))
+            state.iteration = max(state.iteration, int(rec.get("iteration", 0)))
+            if rec.get("verdict") == "fail":
+                last_fail[state.name] = rec
+    iteration = max((int(r.get("iteration", 0)) for r in records), default=0)
+    notes: list[str] = []
+
+    def finish(status: RunStatus, message: str, reason: str | None = None,
+               waiting: str | None = None, output: str = "") -> RunResult:
+        return RunResult(run.run_id, spec.workflow, status, list(states.values()),
+                         str(run.run_dir), message, reason, waiting, output, notes=notes)
+
+    for index, phase in enumerate(spec.phases):
+        state = states[phase.name]
+        if phase.name in passed:
+            why = revalidate(phase, passed[phase.name], run.run_dir)
+            if why is None:
+                state.status = "passed"
+                continue
+            notes.append(f"phase {phase.name!r} runs again: {why}")
+            del passed[phase.name]
+        if gated and phase.role != run.role:
+            state.status = "waiting"
+            return finish("paused", f"paused: waiting for role {phase.role!r} at phase "
+                          f"{phase.name!r}; continue with --resume {run.run_id}",
+                          Reason.WAITING_FOR_ROLE, phase.role)
+        if gated and phase.reviews is not None:
+            refusal = review_refusal(phase.name, phase.reviews, passed.get(phase.reviews),
+                                     run.identity)
+            if refusal is not None:
+                state.status = "refused"
+                run.trajectory.add("action", HARNESS_AGENT, now(), action_type="role-guard",
+                                   phase=phase.name, identity=run.identity, refused=True)
+                return finish("refused", f"refused: {refusal}", Reason.ROLE_GUARD_REFUSED)
+        values = run.values(index)
+        if not gated:
+            run.produce(phase, values, 1, iteration + 1, None)
+            iteration += 1
+            state.status, state.attempts, state.iteration = "unchecked", 1, iteration
+            continue
+        last: Mapping[str, Any] | None = last_fail.get(phase.name)
+        outcome: GateOutcome | None = None
+        for _ in range(phase.max_attempts):
+            attempt, iteration = state.attempts + 1, iteration + 1
+            started = now()
+            outcome = run.produce(phase, values, attempt, iteration, last)
+            if outcome is None:
+                outcome = run.judge(phase, values)
+            assert run.store is not None
+            record = run.store.append({
+                "run_id": run.run_id, "workflow": spec.workflow, "phase": phase.name,
+                "attempt": attempt, "iteration": iteration,
+                "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
+                "artifact": run.record_artifact(Path(values["artifact"])), "role": run.role,
+                "identity": run.identity, "started_at": started, "finished_at": now()})
+            # the record is durable here; only now may the run transition
+            state.attempts, state.iteration = attempt, iteration
+            run.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"gate:{phase.name}",
+                               phase=phase.name, attempt=attempt, kind=outcome.kind,
+                               verdict=record["verdict"], evidence=record["hash"])
+            if outcome.passed:
+                run.trajectory.add("checkpoint", HARNESS_AGENT, now(),
+                                   checkpoint_id=f"passed:{phase.name}", confirmed_by=run.identity,
+                                   evidence=record["hash"])
+                passed[phase.name] = record
+                break
+            last = record
+        if phase.name not in passed:
+            state.status = "failed"
+            assert outcome is not None
+            detail = f" ({outcome.detail})" if outcome.detail else ""
+            total = (f", {state.attempts} recorded across resumes"
+                     if state.attempts != phase.max_attempts else "")
+            return finish("hard-stop", f"hard-stop: phase {phase.name!r} failed "
+                          f"{phase.max_attempts} of {phase.max_attempts} attempts{total}; "
+                          f"last gate ({outcome.kind}): {outcome.summary}{detail}",
+                          Reason.GATE_FAILED, output=outcome.output)
+        state.status = "passed"
+    return finish("completed", f"completed: {len(spec.phases)} phases passed their gates",
+                  Reason.RUN_COMPLETED)
+
+

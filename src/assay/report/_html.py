@@ -1,0 +1,36 @@
+"""A self-contained HTML page: inline CSS, no scripts, nothing fetched, every value escaped."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+__all__ = ["esc", "page"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:72rem;
+color:#1d1d1f;padding:0 1rem}
+h1{font-size:1.4rem;margin-bottom:.2rem}h2{font-size:1.1rem;margin-top:2rem}
+.meta{color:#555}table{border-collapse:collapse;width:100%;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top}
+th{background:#f4f4f6}code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
+pre{white-space:pre-wrap;word-break:break-word;margin:0;max-height:16rem;overflow:auto}
+.pass{color:#0a7a2f;font-weight:600}.fail{color:#b3261e;font-weight:600}
+.banner{padding:.6rem .8rem;border-radius:4px;margin:1rem 0}
+.ok{background:#e7f5ec}.bad{background:#fdecea}
+"""
+
+
+def esc(value: Any) -> str:
+    """Escape any value for HTML text or attribute context."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def page(title: str, body: str) -> str:
+    """Wrap an already-escaped body in a complete page; the CSP forbids scripts and fetches."""
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'\">"
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )

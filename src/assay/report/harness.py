@@ -1,0 +1,122 @@
+"""Harness reports: the run summary, chain verification, and the audit trail (text/HTML)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.evidence.chain import ChainCheck
+from assay.harness.audit import RunTrail
+from assay.harness.result import RunResult
+from assay.report._html import esc, page
+from assay.report._text import dump_json, plural
+
+__all__ = ["audit_html", "audit_text", "run_report", "verify_report"]
+
+HEADER = "assay run: a phase advances only on a passing gate with a durable evidence record"
+
+
+def _indent(text: str, limit: int = 40) -> list[str]:
+    lines = text.rstrip().splitlines()
+    if len(lines) > limit:
+        lines = ["...", *lines[-limit:]]
+    return [f"  | {line}" for line in lines]
+
+
+def run_report(result: RunResult, *, fmt: str = "text") -> str:
+    """Render a run result as text or as the public JSON document."""
+    if fmt == "json":
+        return dump_json(result.to_dict())
+    width = max((len(p.name) for p in result.phases), default=5)
+    lines = [HEADER, f"workflow: {result.workflow}  run: {result.run_id}  store: {result.store}",
+             f"run dir : {result.run_dir}"]
+    for p in result.phases:
+        lines.append(f"phase {p.name:<{width}}  {p.status:<9} role {p.role}, "
+                     f"{plural(p.attempts, 'attempt')}, iteration {p.iteration}")
+    lines.extend(f"note : {n}" for n in result.notes)
+    lines.append(f"status : {result.status} (exit {result.exit})")
+    lines.append(result.message)
+    if result.last_output.strip():
+        lines.append("last gate output:")
+        lines.extend(_indent(result.last_output))
+    return "\n".join(lines) + "\n"
+
+
+def verify_report(check: ChainCheck, *, fmt: str = "text") -> str:
+    """Render a chain verification."""
+    if fmt == "json":
+        return dump_json(check.to_dict())
+    word = "OK" if check.ok else f"BROKEN ({check.problem})"
+    return f"evidence {check.run_id}: {word}: {check.message}\n"
+
+
+def audit_text(trail: RunTrail) -> str:
+    """The evidence trail as plain text, one line per record."""
+    lines = [f"audit: run {trail.run_id} of workflow {trail.workflow} ({trail.store} store)",
+             f"chain: {'OK' if trail.check.ok else 'BROKEN'}: {trail.check.message}"]
+    for r in trail.records:
+        gate = r.get("gate") or {}
+        art = r.get("artifact") or {}
+        lines.append(f"#{r.get('iteration')} {r.get('phase')} attempt {r.get('attempt')} "
+                     f"{str(r.get('verdict')).upper()} [{gate.get('kind')}] {gate.get('summary')}"
+                     f" | {r.get('role')}/{r.get('identity')} | sha256 "
+                     f"{str(art.get('sha256'))[:16]}")
+    return "\n".join(lines) + "\n"
+
+
+def _record_row(r: dict[str, Any]) -> str:
+    gate = r.get("gate") or {}
+    art = r.get("artifact") or {}
+    verdict = str(r.get("verdict"))
+    css = "pass" if verdict == "pass" else "fail"
+    output = str(gate.get("output") or "")
+    return (
+        "<tr>"
+        f"<td>{esc(r.get('iteration'))}</td><td>{esc(r.get('phase'))}</td>"
+        f"<td>{esc(r.get('attempt'))}</td><td class=\"{css}\">{esc(verdict.upper())}</td>"
+        f"<td><b>{esc(gate.get('kind'))}</b>: {esc(gate.get('summary'))}"
+        f"{'<br>' + esc(gate.get('detail')) if gate.get('detail') else ''}"
+        f"<br>exit code: {esc(gate.get('exit_code'))}"
+        f"{'<pre>' + esc(output) + '</pre>' if output.strip() else ''}</td>"
+        f"<td><code>{esc(art.get('path'))}</code><br><code>{esc(art.get('sha256'))}</code>"
+        f"<br>{esc(art.get('bytes'))} bytes</td>"
+        f"<td>{esc(r.get('role'))}<br>{esc(r.get('identity'))}</td>"
+        f"<td>{esc(r.get('started_at'))}<br>{esc(r.get('finished_at'))}</td>"
+        f"<td><code>{esc(str(r.get('hash'))[:16])}</code></td>"
+        "</tr>"
+    )
+
+
+def _phase_rows(trail: RunTrail) -> str:
+    phases: dict[str, dict[str, Any]] = {}
+    for r in trail.records:
+        p = phases.setdefault(str(r.get("phase")), {"attempts": 0, "verdict": "", "role": ""})
+        p["attempts"] += 1
+        p["verdict"] = str(r.get("verdict"))
+        p["role"] = f"{r.get('role')} / {r.get('identity')}"
+    rows = []
+    for name, p in phases.items():
+        css = "pass" if p["verdict"] == "pass" else "fail"
+        rows.append(f"<tr><td>{esc(name)}</td><td class=\"{css}\">{esc(p['verdict'].upper())}"
+                    f"</td><td>{esc(p['attempts'])}</td><td>{esc(p['role'])}</td></tr>")
+    return "".join(rows)
+
+
+def audit_html(trail: RunTrail) -> str:
+    """One self-contained page of a run's evidence trail, safe to email."""
+    ok = trail.check.ok
+    body = [
+        f"<h1>Evidence trail: run {esc(trail.run_id)}</h1>",
+        f"<p class=\"meta\">workflow <b>{esc(trail.workflow)}</b> &middot; {esc(trail.store)} "
+        f"store &middot; {esc(len(trail.records))} records</p>",
+        f"<div class=\"banner {'ok' if ok else 'bad'}\">hash chain "
+        f"{'intact' if ok else 'BROKEN'}: {esc(trail.check.message)}</div>",
+        "<h2>Phases</h2><table><tr><th>phase</th><th>latest verdict</th><th>attempts</th>"
+        f"<th>role / identity</th></tr>{_phase_rows(trail)}</table>",
+        "<h2>Records</h2><p class=\"meta\">One row per gate evaluation, each written and made "
+        "durable before the transition it justifies.</p>",
+        "<table><tr><th>iter</th><th>phase</th><th>attempt</th><th>verdict</th><th>gate</th>"
+        "<th>artifact</th><th>role / identity</th><th>started / finished</th><th>hash</th></tr>",
+        *(_record_row(r) for r in trail.records),
+        "</table>",
+    ]
+    return page(f"assay audit {trail.run_id}", "\n".join(body))

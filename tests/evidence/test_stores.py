@@ -1,0 +1,215 @@
+"""Tests for the evidence stores, the hash chain and ``assay evidence verify``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import cli
+from assay.errors import InputError, StoreError
+from assay.evidence import (
+    FIELDS,
+    GENESIS,
+    JsonlStore,
+    SqliteStore,
+    open_store,
+    record_hash,
+    verify_run,
+)
+
+
+def _record(phase: str, attempt: int, iteration: int, verdict: str = "pass") -> dict[str, Any]:
+    return {"run_id": "r", "workflow": "w", "phase": phase, "attempt": attempt,
+            "iteration": iteration, "verdict": verdict,
+            "gate": {"kind": "command", "summary": "gate command exited 0", "detail": "",
+                     "exit_code": 0, "output": ""},
+            "artifact": {"path": f"{phase}.txt", "sha256": "ab" * 32, "bytes": 4},
+            "role": "writer", "identity": "alice", "started_at": "2026-01-01T00:00:00.000Z",
+            "finished_at": "2026-01-01T00:00:01.000Z"}
+
+
+def _fill(store: JsonlStore | SqliteStore) -> list[dict[str, Any]]:
+    out = [store.append(_record("a", 1, 1, "fail")), store.append(_record("a", 2, 2)),
+           store.append(_record("b", 1, 3)), store.append(_record("c", 1, 4))]
+    store.close()
+    return out
+
+
+@pytest.fixture(params=["jsonl", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JsonlStore | SqliteStore]:
+    """A fresh store of each kind for run ``r`` under tmp_path/runs."""
+    s = open_store(tmp_path / "runs", "r", request.param)
+    yield s
+    s.close()
+
+
+class TestRecord:
+    """The record shape and its hash."""
+
+    def test_sealed_fields_in_order(self, store: JsonlStore | SqliteStore) -> None:
+        """A sealed record carries every field in order and chains from GENESIS."""
+        first = store.append(_record("a", 1, 1))
+        assert tuple(first) == FIELDS
+        assert first["prev_hash"] == GENESIS
+        assert first["hash"] == record_hash(first)
+
+    def test_round_trip(self, store: JsonlStore | SqliteStore) -> None:
+        """Records read back equal the records appended, in order."""
+        written = _fill(store)
+        assert store.records() == written
+
+    def test_chain_links(self, store: JsonlStore | SqliteStore) -> None:
+        """Each record's prev_hash is the hash of the record before it."""
+        written = _fill(store)
+        assert [r["prev_hash"] for r in written[1:]] == [r["hash"] for r in written[:-1]]
+
+    def test_reopened_store_continues_the_chain(self, store: JsonlStore | SqliteStore,
+                                                tmp_path: Path) -> None:
+        """A second store object on the same run appends after the last record."""
+        written = _fill(store)
+        again = open_store(tmp_path / "runs", "r")
+        try:
+            nxt = again.append(_record("d", 1, 5))
+        finally:
+            again.close()
+        assert nxt["prev_hash"] == written[-1]["hash"]
+        assert verify_run(tmp_path / "runs", "r").ok
+
+
+class TestJsonlStore:
+    """The flat-file store."""
+
+    def test_layout(self, tmp_path: Path) -> None:
+        """evidence.jsonl holds one line per record plus one file per attempt."""
+        _fill(JsonlStore(tmp_path / "r", "r"))
+        assert len((tmp_path / "r" / "evidence.jsonl").read_text().splitlines()) == 4
+        names = sorted(p.name for p in (tmp_path / "r" / "phases").iterdir())
+        assert names == ["a.attempt1.fail.json", "a.attempt2.pass.json", "b.attempt1.pass.json",
+                         "c.attempt1.pass.json"]
+
+    def test_unreadable_line(self, tmp_path: Path) -> None:
+        """A line that is not JSON is a store error naming the line."""
+        (tmp_path / "r").mkdir()
+        (tmp_path / "r" / "evidence.jsonl").write_text('{"a": 1}\nnot json\n')
+        with pytest.raises(StoreError, match=r"evidence.jsonl:2: unreadable record"):
+            JsonlStore(tmp_path / "r", "r").records()
+
+
+class TestSqliteStore:
+    """The SQLite store."""
+
+    def test_wal_and_one_row_per_record(self, tmp_path: Path) -> None:
+        """The database is in WAL mode and holds one row per record with identical fields."""
+        written = _fill(SqliteStore(tmp_path / "r", "r"))
+        conn = sqlite3.connect(tmp_path / "r" / "evidence.sqlite")
+        try:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            cols = [row[1] for row in conn.execute("PRAGMA table_info(evidence)")]
+            assert conn.execute("SELECT count(*) FROM evidence").fetchone()[0] == len(written)
+        finally:
+            conn.close()
+        assert cols == ["seq", *FIELDS]
+
+    def test_committed_before_append_returns(self, tmp_path: Path) -> None:
+        """Another connection sees a record as soon as append returns."""
+        s = SqliteStore(tmp_path / "r", "r")
+        try:
+            s.append(_record("a", 1, 1))
+            other = sqlite3.connect(tmp_path / "r" / "evidence.sqlite")
+            try:
+                assert other.execute("SELECT count(*) FROM evidence").fetchone()[0] == 1
+            finally:
+                other.close()
+        finally:
+            s.close()
+
+
+def _tamper_jsonl(run_dir: Path, how: str) -> None:
+    path = run_dir / "evidence.jsonl"
+    lines = path.read_text().splitlines()
+    if how == "edited":
+        rec = json.loads(lines[1])
+        rec["verdict"] = "pass" if rec["verdict"] == "fail" else "fail"
+        lines[1] = json.dumps(rec)
+    elif how == "dropped":
+        del lines[1]
+    elif how == "reordered":
+        lines[1], lines[2] = lines[2], lines[1]
+    elif how == "dropped-tail":
+        del lines[-1]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _tamper_sqlite(run_dir: Path, how: str) -> None:
+    conn = sqlite3.connect(run_dir / "evidence.sqlite")
+    try:
+        if how == "edited":
+            conn.execute("UPDATE evidence SET identity = 'mallory' WHERE seq = 2")
+        elif how == "dropped":
+            conn.execute("DELETE FROM evidence WHERE seq = 2")
+        elif how == "reordered":
+            conn.execute("UPDATE evidence SET seq = 100 WHERE seq = 2")
+            conn.execute("UPDATE evidence SET seq = 2 WHERE seq = 3")
+            conn.execute("UPDATE evidence SET seq = 3 WHERE seq = 100")
+        elif how == "dropped-tail":
+            conn.execute("DELETE FROM evidence WHERE seq = 4")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+class TestVerifyChain:
+    """Chain verification catches the first edited, dropped or reordered record."""
+
+    @pytest.mark.parametrize(("how", "position"), [("edited", 2), ("dropped", 2),
+                                                   ("reordered", 2), ("dropped-tail", 4)])
+    def test_tampering_is_caught(self, store: JsonlStore | SqliteStore, tmp_path: Path,
+                                 how: str, position: int) -> None:
+        """Each kind of tampering is named with the position of the first bad record."""
+        _fill(store)
+        run_dir = tmp_path / "runs" / "r"
+        (_tamper_jsonl if store.kind == "jsonl" else _tamper_sqlite)(run_dir, how)
+        check = verify_run(tmp_path / "runs", "r")
+        assert not check.ok
+        assert check.exit == 1
+        assert check.problem == how.split("-")[0]
+        assert check.position == position
+
+    def test_intact_chain(self, store: JsonlStore | SqliteStore, tmp_path: Path) -> None:
+        """An untouched run verifies OK."""
+        _fill(store)
+        check = verify_run(tmp_path / "runs", "r")
+        assert (check.ok, check.records, check.exit) == (True, 4, 0)
+
+    def test_cli_reports_edit(self, store: JsonlStore | SqliteStore, tmp_path: Path) -> None:
+        """``assay evidence verify`` exits 1 naming the edited record, 0 when intact."""
+        _fill(store)
+        runner = CliRunner()
+        args = ["evidence", "verify", "r", "--runs-dir", str(tmp_path / "runs")]
+        ok = runner.invoke(cli, args)
+        assert ok.exit_code == 0
+        assert "OK" in ok.output
+        (_tamper_jsonl if store.kind == "jsonl" else _tamper_sqlite)(tmp_path / "runs" / "r",
+                                                                     "edited")
+        bad = runner.invoke(cli, [*args, "--format", "json"])
+        assert bad.exit_code == 1
+        doc = json.loads(bad.output)
+        assert (doc["problem"], doc["position"], doc["ok"]) == ("edited", 2, False)
+
+    def test_unknown_run(self, tmp_path: Path) -> None:
+        """Verifying a run with no evidence exits 2."""
+        result = CliRunner().invoke(cli, ["evidence", "verify", "ghost", "--runs-dir",
+                                          str(tmp_path)])
+        assert result.exit_code == 2
+        assert "no evidence for run 'ghost'" in result.stderr
+
+    def test_escaping_run_id(self, tmp_path: Path) -> None:
+        """A run id that could leave the runs directory is refused."""
+        with pytest.raises(InputError):
+            verify_run(tmp_path, "../etc")
