@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -32,3 +35,15 @@ def golden(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
         assert text == path.read_text(encoding="utf-8")
 
     return check
+
+
+def load_script(path: Path) -> ModuleType:
+    """Import a script that is not part of the package (a benchmark, a docs generator)."""
+    name = path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while a class is built
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 from assay.reasons import Reason
 
-from .conftest import ROOT
+from .conftest import ROOT, load_script
 
 
 def _gen_cli_docs():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("gen_cli_docs", ROOT / "scripts" /
-                                                  "gen_cli_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "gen_cli_docs.py")
 
 
 class TestDocs:

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..conftest import load_script
+
 SCRIPT = Path(__file__).resolve().parent.parent.parent / "benchmarks" / "accept_verify.py"
 
 
 def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("accept_verify", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 @pytest.mark.benchmark

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from ..conftest import ROOT, load_script
+
 SCRIPT = ROOT / "benchmarks" / "transcripts_replay.py"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("transcripts_replay", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 @pytest.mark.benchmark

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from types import ModuleType
 
 import pytest
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, load_script
 
 
 def _benchmark_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "doc_pipeline_benchmark", EXAMPLES / "doc_pipeline" / "benchmark.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses look their module up in sys.modules while the class is built
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLES / "doc_pipeline" / "benchmark.py")
 
 
 @pytest.fixture(scope="module")

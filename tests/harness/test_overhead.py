@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from ..conftest import ROOT
+from ..conftest import ROOT, load_script
 
 
 class TestOverheadScript:
@@ -16,13 +13,7 @@ class TestOverheadScript:
     def test_measures_all_three(self, tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
         """A 5-phase measurement reports the bare loop and both stores."""
         monkeypatch.chdir(str(tmp_path))
-        spec = importlib.util.spec_from_file_location(
-            "harness_overhead", ROOT / "benchmarks" / "harness_overhead.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        module = load_script(ROOT / "benchmarks" / "harness_overhead.py")
         times = module.measure(5, 1)
         assert set(times) == {"bare", "jsonl", "sqlite"}
         assert all(v > 0 for v in times.values())
