@@ -6,8 +6,9 @@ load on first use so that ``import assay`` stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from assay._lazy import lazy_getattr
 from assay._version import __version__
 from assay.errors import AssayError, InputError, SpecError, StoreError, TraceError
 from assay.events import Event, Trajectory
@@ -70,16 +71,10 @@ def read_trajectory(path: str, input_format: str | None = None) -> Trajectory:
 
     For files that hold many runs use :func:`load_trajectories`.
     """
-    from assay.ingest import ReadFailure, load
-
-    _, entries = load(path, input_format)
-    found = list(entries)
+    found = load_trajectories(path, input_format)
     if len(found) != 1:
         raise TraceError(f"holds {len(found)} trajectories; use load_trajectories()", path=path)
-    entry = found[0]
-    if isinstance(entry, ReadFailure):
-        raise entry.error
-    return entry
+    return found[0]
 
 
 def load_trajectories(path: str, input_format: str | None = None) -> list[Trajectory]:
@@ -94,12 +89,4 @@ def load_trajectories(path: str, input_format: str | None = None) -> list[Trajec
     return out
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("assay", globals(), _LAZY)

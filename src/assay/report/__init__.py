@@ -6,8 +6,9 @@ for another's models (``assay accept`` imports no replay spec, hence no pydantic
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from assay._lazy import lazy_getattr
 from assay.report._text import plural, sha256_footer
 
 if TYPE_CHECKING:
@@ -23,12 +24,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.report' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("assay.report", globals(), _LAZY)
