@@ -10,6 +10,9 @@ until it completes. A trial is clean when:
   record before the previous phase's pass;
 - ``assay evidence verify`` still accepts the hash chain.
 
+The same trials run a second time as a baseline, with the publish phase's
+``effect`` left out, to show what the reconcile step prevents.
+
 Run ``python benchmarks/crash_resume.py [TRIALS] [SEED]``; it prints the counts.
 """
 
@@ -67,8 +70,11 @@ WRITE = "import sys, time; time.sleep(0.005); open(sys.argv[1], 'w').write('buil
 NONEMPTY = "import sys; sys.exit(0 if open(sys.argv[1]).read() else 4)\n"
 
 
-def setup(root: Path, retry_class: str = "unsafe_to_retry") -> Path:
-    """Write the provider, the scripts and the workflow under ``root``; return the workflow."""
+def setup(root: Path, retry_class: str = "unsafe_to_retry", declare: bool = True) -> Path:
+    """Write the provider, scripts and workflow under ``root``; return the workflow.
+
+    ``declare=False`` leaves the publish phase's ``effect`` out: the baseline.
+    """
     root.mkdir(parents=True, exist_ok=True)
     root = root.resolve()
     (root / "provider.py").write_text(textwrap.dedent(PROVIDER))
@@ -96,6 +102,8 @@ def setup(root: Path, retry_class: str = "unsafe_to_retry") -> Path:
              "gate": {"command": ["{python}", "{spec_dir}/nonempty.py", "{artifact}"]}},
         ],
     }
+    if not declare:
+        del wf["phases"][1]["effect"]  # type: ignore[index]
     path = root / "workflow.json"
     path.write_text(json.dumps(wf, indent=2))
     return path
@@ -159,9 +167,9 @@ def check(root: Path, run_id: str, trial: Trial) -> Trial:
     return trial
 
 
-def trial(root: Path, delay: float, run_id: str = "r1") -> Trial:
+def trial(root: Path, delay: float, run_id: str = "r1", declare: bool = True) -> Trial:
     """Start a run, SIGKILL its process group after ``delay`` seconds, resume until done."""
-    setup(root)
+    setup(root, declare=declare)
     result = Trial(delay)
     proc = subprocess.Popen([sys.executable, "-m", "assay", *run_args(run_id, False)], cwd=root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -184,38 +192,47 @@ def trial(root: Path, delay: float, run_id: str = "r1") -> Trial:
 
 
 def run_trials(base: Path, count: int, seed: int, max_delay: float = 0.5,
-               workers: int = 4) -> list[Trial]:
+               workers: int = 4, declare: bool = True) -> list[Trial]:
     """``count`` seeded trials, a few at a time, each in its own directory."""
     rnd = random.Random(seed)
     delays = [rnd.uniform(0.0, max_delay) for _ in range(count)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda i: trial(base / f"t{i:03d}", delays[i]), range(count)))
+        return list(pool.map(lambda i: trial(base / f"t{i:03d}", delays[i], declare=declare),
+                             range(count)))
+
+
+def summary(label: str, trials: list[Trial], took: float) -> list[str]:
+    """The counts of one set of trials, as printed lines."""
+    lines = [f"{label}: {len(trials)} trials in {took:.1f}s; killed mid-run: "
+             f"{sum(t.killed for t in trials)}",
+             f"  clean: {sum(t.clean for t in trials)}  publish exactly once: "
+             f"{sum(t.publishes == 1 for t in trials)}  duplicates: "
+             f"{sum(t.publishes > 1 for t in trials)}  missing: "
+             f"{sum(t.publishes == 0 for t in trials)}",
+             f"  evidence chain verifies: {sum(t.chain_ok for t in trials)}  no phase ahead of "
+             f"its evidence: {sum(t.order_ok for t in trials)}  completed after resume: "
+             f"{sum(t.exit == 0 for t in trials)}"]
+    return lines
 
 
 def main(argv: list[str]) -> int:
-    """Run the trials and print the counts; exit 1 when any trial was not clean."""
+    """Run the trials with and without the effect declared; exit 1 unless all are clean."""
     import tempfile
 
-    count = int(argv[0]) if argv else 200
+    count = int(argv[0]) if argv else 100
     seed = int(argv[1]) if len(argv) > 1 else 1
-    with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
-        trials = run_trials(Path(tmp), count, seed)
-        took = time.perf_counter() - started
-    clean = sum(t.clean for t in trials)
-    print(f"trials: {count} (seed {seed}) in {took:.1f}s; killed mid-run: "
-          f"{sum(t.killed for t in trials)}")
-    print(f"clean: {clean}  publish exactly once: {sum(t.publishes == 1 for t in trials)}  "
-          f"duplicates: {sum(t.publishes > 1 for t in trials)}  "
-          f"missing: {sum(t.publishes == 0 for t in trials)}")
-    print(f"evidence chain verifies: {sum(t.chain_ok for t in trials)}  "
-          f"no phase ahead of its evidence: {sum(t.order_ok for t in trials)}  "
-          f"completed after resume: {sum(t.exit == 0 for t in trials)}")
-    for t in trials:
+    results = {}
+    for label, declare in (("declared effect", True), ("baseline, no effect declared", False)):
+        with tempfile.TemporaryDirectory() as tmp:
+            started = time.perf_counter()
+            trials = run_trials(Path(tmp), count, seed, declare=declare)
+            results[label] = trials
+            print("\n".join(summary(label, trials, time.perf_counter() - started)))
+    for t in results["declared effect"]:
         if not t.clean:
             print(f"  not clean at delay {t.delay:.3f}s: publishes={t.publishes} exit={t.exit} "
                   f"{'; '.join(t.problems)}")
-    return 0 if clean == count else 1
+    return 0 if all(t.clean for t in results["declared effect"]) else 1
 
 
 if __name__ == "__main__":

@@ -156,3 +156,18 @@ class TestCrashResume:
         bad = [t for t in trials if not t.clean]
         assert not bad, bad
         assert sum(t.killed for t in trials) >= 25
+
+
+class TestEffectsLog:
+    """The effects log survives a torn last line."""
+
+    def test_torn_line_is_skipped_and_next_append_is_whole(self, tmp_path: Path) -> None:
+        """A half-written line is ignored and the next state is still read."""
+        from assay.harness.resume import append_effect, effect_states
+
+        append_effect(tmp_path, {"phase": "publish", "state": "attempted"})
+        with open(tmp_path / "effects.jsonl", "ab") as fh:
+            fh.write(b'{"phase": "publish", "sta')
+        assert effect_states(tmp_path) == {"publish": "attempted"}
+        append_effect(tmp_path, {"phase": "publish", "state": "confirmed"})
+        assert effect_states(tmp_path) == {"publish": "confirmed"}

@@ -438,3 +438,16 @@ class TestExamples:
         found = [f["code"] for f in doc["findings"]]  # type: ignore[attr-defined]
         assert code == 1 and doc["decision"] == "escalate"
         assert "cadence-missed" in found and "artifact-valid" in found
+
+
+class TestPublicApi:
+    """assay.revalidate is the function, not a shadowing subpackage."""
+
+    def test_exports(self) -> None:
+        """revalidate and Revalidation are in __all__ and survive the subpackage import."""
+        import assay
+        import assay.revalidation
+
+        assert {"revalidate", "Revalidation"} <= set(assay.__all__)
+        assert callable(assay.revalidate) and assay.revalidate is assay.revalidation.revalidate
+        assert assay.Revalidation is assay.revalidation.Revalidation
