@@ -451,3 +451,27 @@ class TestPublicApi:
         assert {"revalidate", "Revalidation"} <= set(assay.__all__)
         assert callable(assay.revalidate) and assay.revalidate is assay.revalidation.revalidate
         assert assay.Revalidation is assay.revalidation.Revalidation
+
+
+class TestNextAction:
+    """The one next_action follows the decision."""
+
+    def test_invalid_artifact_is_rebuilt_first(self, site: Site) -> None:
+        """With an invalid artifact and only safe steps left, the action rebuilds it first."""
+        (site.root / "build" / "final.mp4").write_bytes(b"x")
+        rv = revalidate(site.write(), now=NOW)
+        assert rv.decision == "continue"
+        assert rv.next_action.startswith("rebuild final_media")
+
+    def test_escalation_names_the_cause(self, site: Site) -> None:
+        """An escalation's action names the first finding that forced it."""
+        (site.root / "task.json").write_text(json.dumps({"state": "cancelled"}))
+        rv = revalidate(site.write(), now=NOW)
+        assert rv.next_action == "escalate to an operator: the task is cancelled now"
+
+    def test_unwritable_next_is_bad_input(self, site: Site) -> None:
+        """A --write-next into a missing directory is exit 2, not a crash."""
+        proc = subprocess.run([sys.executable, "-m", "assay", "revalidate", str(site.write()),
+                               "--write-next", str(site.root / "no" / "such" / "cp.yaml")],
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 2 and "cannot write the next checkpoint" in proc.stderr

@@ -600,6 +600,11 @@ def _next_action(cp: Checkpoint, decision: Decision, findings: Sequence[Finding]
         names = [n for n, s in seen.get("effects", {}).items() if s["state"] == "unknown"]
         return (f"reconcile {', '.join(names)} with the owning system before any step "
                 "creates anything")
+    invalid = [f.message.split(":", 1)[0] for f in findings
+               if f.severity == "invalid" and f.question == "artifacts"]
+    if invalid:
+        then = cp.next_action or (f"run {remaining[0].step}" if remaining else "go on")
+        return f"rebuild {', '.join(invalid)} with a safe step before anything else, then {then}"
     if cp.next_action:
         return cp.next_action
     if remaining:
@@ -730,11 +735,15 @@ def _write(doc: dict[str, Any], target: Path) -> None:
 
         data = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100).encode()
     tmp = target.with_name(target.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise InputError(f"cannot write the next checkpoint: {exc.strerror or exc}",
+                         path=str(target)) from None
 
 
 # ---------------------------------------------------------------- entry point
