@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from assay.conformance import parse_spec as parse_spec
     from assay.harness import RunResult, Workflow
+    from assay.revalidation import Revalidation, revalidate
 
 __all__ = [
     "AssayError",
@@ -33,6 +34,7 @@ __all__ = [
     "InputError",
     "ReplayResult",
     "ReplayRun",
+    "Revalidation",
     "RunResult",
     "Spec",
     "SpecError",
@@ -47,6 +49,7 @@ __all__ = [
     "parse_spec",
     "read_trajectory",
     "replay",
+    "revalidate",
     "verify",
 ]
 
@@ -63,6 +66,8 @@ _LAZY = {
     "replay": "assay.conformance",
     "RunResult": "assay.harness",
     "Workflow": "assay.harness",
+    "Revalidation": "assay.revalidation",
+    "revalidate": "assay.revalidation",
 }
 
 

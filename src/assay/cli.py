@@ -151,6 +151,38 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
     sys.exit(result.exit)
 
 
+@cli.command()
+@click.argument("checkpoint", type=click.Path(dir_okay=False))
+@click.option("--now", "now", metavar="TS", default=None,
+              help="Judge as of this ISO 8601 time (default: the clock); same inputs and "
+                   "--now give the same report.")
+@click.option("--write-next", "write_next", type=click.Path(dir_okay=False), default=None,
+              help="Write the next checkpoint (what was just observed) to this file.")
+@FORMAT_OPTION
+def revalidate(checkpoint: str, now: str | None, write_next: str | None, fmt: str) -> None:
+    """Revalidate CHECKPOINT before a resumed task may touch the world again.
+
+    Re-reads the task, checks every artifact's size, digest and format,
+    reconciles external effects with their owners, re-checks capabilities,
+    budgets, blockers and cadence, and classifies each remaining step. Reads
+    only; writes nothing but --write-next. Exit 0 continue, 1 reconcile_first
+    or escalate, 2 bad checkpoint.
+    """
+    from assay.report.revalidate import revalidate_report
+    from assay.revalidation import revalidate as run_revalidation
+    from assay.revalidation.checkpoint import parse_ts
+
+    at = None
+    if now is not None:
+        try:
+            at = parse_ts(now)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--now") from None
+    result = run_revalidation(checkpoint, now=at, write_next=write_next)
+    _emit(revalidate_report(result, fmt=fmt))
+    sys.exit(result.exit)
+
+
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for pair in pairs:

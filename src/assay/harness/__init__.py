@@ -17,7 +17,7 @@ from assay.harness.model import (
     parse_workflow_spec,
 )
 from assay.harness.result import PhaseState, RunResult
-from assay.harness.resume import Revalidator, keep_passed
+from assay.harness.resume import Revalidator, artifact_unchanged, keep_passed
 from assay.harness.roles import default_identity
 from assay.harness.workflow import Workflow
 
@@ -31,6 +31,7 @@ __all__ = [
     "RunResult",
     "Workflow",
     "WorkflowSpec",
+    "artifact_unchanged",
     "default_identity",
     "evaluate",
     "keep_passed",

@@ -28,7 +28,13 @@ from assay.harness.feedback import producer_env, write_feedback
 from assay.harness.gates import GateContext, GateOutcome, evaluate, run_command
 from assay.harness.model import Phase, WorkflowSpec
 from assay.harness.result import PhaseState, RunResult, RunStatus
-from assay.harness.resume import Revalidator, keep_passed, passed_records
+from assay.harness.resume import (
+    Revalidator,
+    append_effect,
+    artifact_unchanged,
+    effect_states,
+    passed_records,
+)
 from assay.harness.roles import review_refusal
 from assay.harness.trajectory import HARNESS_AGENT, TrajectoryLog
 from assay.reasons import Reason
@@ -106,7 +112,7 @@ class _Run:
         self.role = role
         self.identity = identity
         self.store = store
-        self.base = {"run_dir": str(run_dir), "python": sys.executable,
+        self.base = {"run_dir": str(run_dir), "run_id": run_id, "python": sys.executable,
                      "spec_dir": str(spec_dir), **params}
         self.spec_dir = spec_dir
         self.artifacts = {p.name: self._artifact_path(p) for p in spec.phases}
@@ -174,6 +180,45 @@ class _Run:
                 "ASSAY_ROLE": self.role, "ASSAY_IDENTITY": self.identity,
                 "ASSAY_ARTIFACT": values["artifact"], "ASSAY_INPUT": values["input"]}
 
+    def effect(self, phase: Phase, state: str, attempt: int, by: str, detail: str = "") -> None:
+        """Record one effect state, durable before the run goes on."""
+        assert phase.effect is not None
+        key = phase.effect.idempotency_key
+        entry = {"phase": phase.name, "state": state, "attempt": attempt, "by": by,
+                 "idempotency_key": None if key is None else key.format_map(self.base),
+                 "at": now()}
+        if detail:
+            entry["detail"] = detail
+        append_effect(self.run_dir, entry)
+        self.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"effect:{phase.name}",
+                            phase=phase.name, attempt=attempt, state=state, by=by)
+
+    def reconcile(self, phase: Phase, values: Mapping[str, str]) -> tuple[str, str]:
+        """Ask the effect's owner: ``(found|not_found|unknown, detail or stdout)``."""
+        assert phase.effect is not None
+        if phase.effect.reconcile is None:
+            return "unknown", "no reconcile command to ask the effect's owner"
+        argv = [a.format_map(values) for a in phase.effect.reconcile]
+        run = run_command(argv, cwd=None, env={**self.env, **self.assay_env(phase, values)},
+                          timeout=phase.effect.timeout)
+        if run.error is not None:
+            return "unknown", f"reconcile {run.error}"
+        if run.exit_code == 0:
+            return "found", run.stdout
+        if run.exit_code == 1:
+            return "not_found", "reconcile exited 1: the owner has no record"
+        return "unknown", f"reconcile exited {run.exit_code}"
+
+    def adopt(self, values: Mapping[str, str], receipt: str) -> None:
+        """Write the owner's record as the artifact when the producer died before writing it."""
+        artifact = Path(values["artifact"])
+        if artifact.exists() or not receipt.strip():
+            return
+        artifact.parent.mkdir(parents=True, exist_ok=True)
+        tmp = artifact.with_name(artifact.name + ".reconciled.tmp")
+        tmp.write_text(receipt, encoding="utf-8")
+        os.replace(tmp, artifact)
+
     def judge(self, phase: Phase, values: Mapping[str, str]) -> GateOutcome:
         """Evaluate the phase's gate on its artifact."""
         env = {**self.env, **self.assay_env(phase, values)}
@@ -217,7 +262,7 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
         store = open_store(runs_dir, run_id, store_kind) if gated else None
         try:
             run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store)
-            result = _loop(run, revalidate or keep_passed, gated)
+            result = _loop(run, revalidate or artifact_unchanged, gated)
         finally:
             if store is not None:
                 store.close()
@@ -280,7 +325,30 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
         for _ in range(phase.max_attempts):
             attempt, iteration = state.attempts + 1, iteration + 1
             started = now()
-            outcome = run.produce(phase, values, attempt, iteration, last)
+            produce = True
+            if phase.effect is not None:
+                known = effect_states(run.run_dir).get(phase.name)
+                if known in ("attempted", "unknown", "confirmed"):
+                    # never re-run a side effect blindly: its owner speaks first
+                    if known == "confirmed":
+                        answer, said = "found", ""
+                    else:
+                        answer, said = run.reconcile(phase, values)
+                        run.effect(phase, {"found": "confirmed"}.get(answer, answer), attempt,
+                                   "reconcile", "" if answer == "found" else said)
+                    if answer == "found":
+                        run.adopt(values, said)
+                        produce = False
+                    elif answer == "unknown" and phase.effect.retry_class != "safe_to_retry":
+                        state.status = "failed"
+                        return finish(
+                            "hard-stop", f"hard-stop: phase {phase.name!r} has an "
+                            f"{phase.effect.retry_class} effect that was attempted and never "
+                            f"confirmed, and reconciling gave no answer ({said}); resolve it "
+                            "with its owner before resuming", Reason.EFFECT_UNKNOWN_STOP)
+                if produce:
+                    run.effect(phase, "attempted", attempt, "engine")
+            outcome = run.produce(phase, values, attempt, iteration, last) if produce else None
             if outcome is None:
                 outcome = run.judge(phase, values)
             assert run.store is not None
@@ -300,6 +368,8 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
                                    checkpoint_id=f"passed:{phase.name}", confirmed_by=run.identity,
                                    evidence=record["hash"])
                 passed[phase.name] = record
+                if phase.effect is not None and produce:
+                    run.effect(phase, "confirmed", attempt, "gate")
                 break
             last = record
         if phase.name not in passed:

@@ -12,7 +12,7 @@ import importlib.util
 import re
 from pathlib import Path
 from string import Formatter
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -32,6 +32,7 @@ __all__ = [
     "AcceptGate",
     "CallableGate",
     "CommandGate",
+    "EffectSpec",
     "Gate",
     "Phase",
     "SchemaGate",
@@ -45,7 +46,8 @@ __all__ = [
 #: Gate kinds, cheapest and most deterministic first.
 GATE_KINDS = ("command", "schema", "callable", "score", "accept")
 #: Placeholders every producer and gate argument may use, besides the workflow's params.
-PLACEHOLDERS = frozenset({"run_dir", "artifact", "input", "python", "spec_dir", "phase"})
+PLACEHOLDERS = frozenset({"run_dir", "run_id", "artifact", "input", "python", "spec_dir",
+                          "phase"})
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 Argv = Annotated[list[NonEmpty], Field(min_length=1)]
@@ -157,6 +159,21 @@ def _placeholders(args: list[str]) -> set[str]:
     return names
 
 
+class EffectSpec(_Model):
+    """A side effect a phase has outside the run, and how to ask its owner about it.
+
+    The engine records ``attempted`` before the producer runs and ``confirmed``
+    only when the gate passes or ``reconcile`` finds the effect. ``reconcile``
+    is a read-only command run without a shell: exit 0 found (its stdout may
+    stand in for a missing artifact), 1 not found, anything else unknown.
+    """
+
+    retry_class: Literal["safe_to_retry", "unsafe_to_retry", "reconcile_first"]
+    idempotency_key: NonEmpty | None = None
+    reconcile: Argv | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+
 class Phase(_Model):
     """One phase: a role runs a producer that writes the artifact; a gate judges it."""
 
@@ -171,6 +188,8 @@ class Phase(_Model):
     #: What ``{input}`` means here; by default the previous (or reviewed) phase's artifact.
     input: NonEmpty | None = None
     timeout: float = Field(default=600.0, gt=0)
+    #: A side effect outside the run: recorded attempted/confirmed, reconciled on resume.
+    effect: EffectSpec | None = None
 
     @field_validator("name")
     @classmethod
@@ -213,6 +232,10 @@ class Phase(_Model):
             args.append(self.gate.schema_)
         elif isinstance(self.gate, AcceptGate):
             args.append(self.gate.accept)
+        if self.effect is not None:
+            if self.effect.idempotency_key is not None:
+                args.append(self.effect.idempotency_key)
+            args.extend(self.effect.reconcile or ())
         return args
 
 

@@ -2,21 +2,41 @@
 
 Before the engine skips a phase that passed in an earlier invocation it calls a
 :data:`Revalidator` with the phase, its passing record and the run directory.
-The default keeps every pass. A resume-time revalidation plugs in here: for
-example comparing the artifact's sha256 on disk with the one in the record.
-Returning a message withdraws the pass and the phase runs again; the message is
-kept in the run's notes.
+The default, :func:`artifact_unchanged`, compares the artifact's sha256 on
+disk with the one in the record: a pass whose artifact changed is gated again,
+not trusted. :func:`keep_passed` trusts every recorded pass. Returning a message
+withdraws the pass and the phase runs again; the message is kept in the run's
+notes.
+
+Phases with an ``effect`` keep an append-only, fsynced effects log
+(``effects.jsonl`` in the run directory): ``attempted`` before the producer
+runs, ``confirmed`` when the gate passes or reconciling finds the effect,
+``not_found`` or ``unknown`` from reconciling.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from assay.harness.model import Phase
 
-__all__ = ["Revalidator", "keep_passed", "passed_records"]
+__all__ = [
+    "EFFECTS_LOG",
+    "Revalidator",
+    "append_effect",
+    "artifact_unchanged",
+    "effect_states",
+    "keep_passed",
+    "passed_records",
+]
+
+EFFECTS_LOG = "effects.jsonl"
 
 #: ``(phase, passing record, run directory) -> None`` to skip, or a reason to re-run.
 Revalidator = Callable[[Phase, Mapping[str, Any], Path], "str | None"]
@@ -33,4 +53,54 @@ def passed_records(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[st
     for rec in records:
         if rec.get("verdict") == "pass":
             out[str(rec.get("phase"))] = rec
+    return out
+
+
+def artifact_unchanged(phase: Phase, record: Mapping[str, Any], run_dir: Path) -> str | None:
+    """Withdraw a pass whose artifact no longer has the sha256 of its evidence record."""
+    artifact = record.get("artifact") or {}
+    recorded = artifact.get("sha256")
+    raw = artifact.get("path")
+    if not recorded or not raw:
+        return None
+    path = Path(raw)
+    if not path.is_absolute():
+        path = run_dir / path
+    try:
+        with open(path, "rb") as fh:
+            now = hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return f"artifact-changed: {raw} is gone; its evidence record cannot be trusted"
+    if now != recorded:
+        return (f"artifact-changed: sha256 of {raw} is {now[:12]}..., its evidence record "
+                f"says {recorded[:12]}...")
+    return None
+
+
+def append_effect(run_dir: Path, entry: Mapping[str, Any]) -> None:
+    """Append one line to the effects log and fsync it before returning."""
+    fd = os.open(run_dir / EFFECTS_LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        os.write(fd, (b"\n" if torn else b"") + orjson.dumps(dict(entry)) + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def effect_states(run_dir: Path) -> dict[str, str]:
+    """The last recorded effect state of each phase; a torn last line is ignored."""
+    try:
+        data = (run_dir / EFFECTS_LOG).read_bytes()
+    except FileNotFoundError:
+        return {}
+    out: dict[str, str] = {}
+    for line in data.splitlines():
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and "phase" in rec and "state" in rec:
+            out[str(rec["phase"])] = str(rec["state"])
     return out

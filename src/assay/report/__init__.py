@@ -14,12 +14,21 @@ from assay.report._text import plural, sha256_footer
 if TYPE_CHECKING:
     from assay.report.accept import accept_report, self_test_report
     from assay.report.replay import replay_report
+    from assay.report.revalidate import revalidate_report
 
-__all__ = ["accept_report", "plural", "replay_report", "self_test_report", "sha256_footer"]
+__all__ = [
+    "accept_report",
+    "plural",
+    "replay_report",
+    "revalidate_report",
+    "self_test_report",
+    "sha256_footer",
+]
 
 _LAZY = {
     "accept_report": "assay.report.accept",
     "replay_report": "assay.report.replay",
+    "revalidate_report": "assay.report.revalidate",
     "self_test_report": "assay.report.accept",
 }
 
