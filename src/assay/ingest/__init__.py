@@ -47,11 +47,20 @@ def _readers() -> dict[str, Reader]:
         "openai-chat": transcripts.read_openai_chat,
         "tau-bench": transcripts.read_tau_bench,
         "tau2": transcripts.read_tau2,
+        "otel": _otel,
     }
 
 
+def _otel(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.otel import read_otel
+
+    return read_otel(path, data)
+
+
 #: Input formats ``--input-format`` accepts, in the order detection tries them.
-FORMATS = ("native", "openai-chat", "tau-bench", "tau2")
+FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel")
+
+_SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
 
 
 def detect_format(data: bytes) -> str:
@@ -65,8 +74,10 @@ def detect_format(data: bytes) -> str:
         first = data.lstrip().split(b"\n", 1)[0]
         if b'"event"' in first and b'"seq"' in first:
             return "native"
-        from assay.ingest.transcripts import detect_json_document
+        from assay.ingest.transcripts import _keys_at, detect_json_document
 
+        if _keys_at(data, 1, _SPAN_KEYS) is not None:
+            return "otel"
         return detect_json_document(data) or "native"
     return "native"
 
