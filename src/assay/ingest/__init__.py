@@ -48,6 +48,7 @@ def _readers() -> dict[str, Reader]:
         "tau-bench": transcripts.read_tau_bench,
         "tau2": transcripts.read_tau2,
         "otel": _otel,
+        "atif": _atif,
     }
 
 
@@ -57,8 +58,14 @@ def _otel(path: str, data: bytes) -> Iterator[Entry]:
     return read_otel(path, data)
 
 
+def _atif(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.atif import read_atif
+
+    return read_atif(path, data)
+
+
 #: Input formats ``--input-format`` accepts, in the order detection tries them.
-FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel")
+FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif")
 
 _SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
 
@@ -67,8 +74,11 @@ def detect_format(data: bytes) -> str:
     """Name the format of a document from its content (cheap: looks at the start)."""
     head = data.lstrip()[:1]
     if head == b"[":
+        from assay.ingest.atif import is_atif
         from assay.ingest.transcripts import detect_json_document
 
+        if is_atif(data):
+            return "atif"
         return detect_json_document(data) or "native"
     if head == b"{":
         first = data.lstrip().split(b"\n", 1)[0]
@@ -78,6 +88,10 @@ def detect_format(data: bytes) -> str:
 
         if _keys_at(data, 1, _SPAN_KEYS) is not None:
             return "otel"
+        from assay.ingest.atif import is_atif
+
+        if is_atif(data):
+            return "atif"
         return detect_json_document(data) or "native"
     return "native"
 
