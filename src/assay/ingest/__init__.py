@@ -49,6 +49,7 @@ def _readers() -> dict[str, Reader]:
         "tau2": transcripts.read_tau2,
         "otel": _otel,
         "atif": _atif,
+        "openai-agents": _openai_agents,
     }
 
 
@@ -64,8 +65,14 @@ def _atif(path: str, data: bytes) -> Iterator[Entry]:
     return read_atif(path, data)
 
 
+def _openai_agents(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.openai_agents import read_openai_agents
+
+    return read_openai_agents(path, data)
+
+
 #: Input formats ``--input-format`` accepts, in the order detection tries them.
-FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif")
+FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents")
 
 _SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
 
@@ -84,6 +91,11 @@ def detect_format(data: bytes) -> str:
         first = data.lstrip().split(b"\n", 1)[0]
         if b'"event"' in first and b'"seq"' in first:
             return "native"
+        if b'"object"' in first:
+            from assay.ingest.openai_agents import detect_openai_agents
+
+            if detect_openai_agents(data):
+                return "openai-agents"
         from assay.ingest.transcripts import _keys_at, detect_json_document
 
         if _keys_at(data, 1, _SPAN_KEYS) is not None:
