@@ -174,3 +174,9 @@ class TestMalformed:
             "execute_tool span has no 'gen_ai.tool.name'")
         run = replay(SPEC, [str(DATA / "otel_missing_tool_name.json")])
         assert (run.results[0].verdict, run.results[0].headline) == ("ERROR", "bad-input")
+
+
+def test_a_chat_document_with_a_context_key_is_not_otel() -> None:
+    """Only a span object (``context`` with span ids) or ``resourceSpans`` is OTel."""
+    assert detect_format(b'{"context": "billing", "messages": [{"role": "user"}]}') \
+        == "openai-chat"

@@ -98,7 +98,8 @@ def detect_format(data: bytes) -> str:
                 return "openai-agents"
         from assay.ingest.transcripts import _keys_at, detect_json_document
 
-        if _keys_at(data, 1, _SPAN_KEYS) is not None:
+        key = _keys_at(data, 1, _SPAN_KEYS)
+        if key == b"resourceSpans" or (key == b"context" and b'"span_id"' in data[:4096]):
             return "otel"
         from assay.ingest.atif import is_atif
 
