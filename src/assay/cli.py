@@ -15,6 +15,7 @@ import click
 
 from assay._version import __version__
 from assay.errors import EXIT_INTERNAL, AssayError
+from assay.ingest import FORMATS
 
 __all__ = ["cli", "main"]
 
@@ -54,7 +55,7 @@ def cli() -> None:
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.argument("trajectories", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @FORMAT_OPTION
-@click.option("--input-format", type=click.Choice(["native", "openai-chat", "tau-bench", "tau2"]),
+@click.option("--input-format", type=click.Choice(list(FORMATS)),
               default=None, help="Format of the trajectory files (default: detected per file).")
 @click.option("--summary-only", is_flag=True,
               help="Print the per-file summary and totals, no per-trajectory blocks.")

@@ -47,26 +47,64 @@ def _readers() -> dict[str, Reader]:
         "openai-chat": transcripts.read_openai_chat,
         "tau-bench": transcripts.read_tau_bench,
         "tau2": transcripts.read_tau2,
+        "otel": _otel,
+        "atif": _atif,
+        "openai-agents": _openai_agents,
     }
 
 
+def _otel(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.otel import read_otel
+
+    return read_otel(path, data)
+
+
+def _atif(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.atif import read_atif
+
+    return read_atif(path, data)
+
+
+def _openai_agents(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.openai_agents import read_openai_agents
+
+    return read_openai_agents(path, data)
+
+
 #: Input formats ``--input-format`` accepts, in the order detection tries them.
-FORMATS = ("native", "openai-chat", "tau-bench", "tau2")
+FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents")
+
+_SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
 
 
 def detect_format(data: bytes) -> str:
     """Name the format of a document from its content (cheap: looks at the start)."""
     head = data.lstrip()[:1]
     if head == b"[":
+        from assay.ingest.atif import is_atif
         from assay.ingest.transcripts import detect_json_document
 
+        if is_atif(data):
+            return "atif"
         return detect_json_document(data) or "native"
     if head == b"{":
         first = data.lstrip().split(b"\n", 1)[0]
         if b'"event"' in first and b'"seq"' in first:
             return "native"
-        from assay.ingest.transcripts import detect_json_document
+        if b'"object"' in first:
+            from assay.ingest.openai_agents import detect_openai_agents
 
+            if detect_openai_agents(data):
+                return "openai-agents"
+        from assay.ingest.transcripts import _keys_at, detect_json_document
+
+        key = _keys_at(data, 1, _SPAN_KEYS)
+        if key == b"resourceSpans" or (key == b"context" and b'"span_id"' in data[:4096]):
+            return "otel"
+        from assay.ingest.atif import is_atif
+
+        if is_atif(data):
+            return "atif"
         return detect_json_document(data) or "native"
     return "native"
 

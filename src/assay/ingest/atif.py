@@ -1,0 +1,282 @@
+"""The ATIF reader: Agent Trajectory Interchange Format v1.x files into events.
+
+An ATIF document is one root trajectory: ``schema_version`` (``ATIF-v1.<n>``),
+``session_id``, ``agent`` (``name``...), ``steps`` and, from v1.7,
+``subagent_trajectories`` embedded whole. The mapping follows the transcript
+readers (docs/transcripts.md), so the same ``derive`` rules work on it:
+
+- a ``system`` / ``user`` step is a ``message`` of that role;
+- an ``agent`` step with a message is a ``message`` of role ``assistant``
+  (``yields_turn`` when it makes no tool call), of agent ``agent.name``;
+- each tool call is an ``action`` (``action_type`` = ``function_name``,
+  ``args`` = ``arguments``, ``call_id``, ``result`` = the observation result
+  whose ``source_call_id`` names the call);
+- a result with ``subagent_trajectory_ref`` is a ``handoff`` from this agent to
+  the subagent, with the tool call's arguments as payload; when the subagent's
+  trajectory is embedded in ``subagent_trajectories`` its events follow the
+  handoff, as that agent's;
+- ATIF has no approval field: a step's ``extra.checkpoint``
+  (``{"id", "confirmed_by", "decision"}``) is a ``checkpoint`` when the
+  decision is absent or ``approved``; a rejection gives no checkpoint event;
+- the end of the root trajectory is the ``final`` event.
+
+A malformed document is one :class:`~assay.ingest.ReadFailure` naming the step.
+See docs/frameworks/atif.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
+from assay.ingest.transcripts import _Bad as _BadText
+from assay.ingest.transcripts import _decode, _text
+
+__all__ = ["is_atif", "read_atif"]
+
+_VERSION = re.compile(r"ATIF-v1\.\d+")
+_DETECT = re.compile(rb'"schema_version"\s*:\s*"ATIF-')
+_SOURCES = {"system": "system", "user": "user", "agent": "assistant"}
+_APPROVED = frozenset({"approved", "approve", "accepted", "confirmed"})
+
+
+class _Bad(Exception):
+    """A malformed step; the reader turns it into a TraceError naming it."""
+
+
+def is_atif(data: bytes) -> bool:
+    """True when the document declares an ATIF ``schema_version`` near its start."""
+    return _DETECT.search(data, 0, 65536) is not None
+
+
+class _Builder:
+    def __init__(self, subagents: dict[str, dict[str, Any]]) -> None:
+        self.events: list[Event] = []
+        self.subagents = subagents
+        self.active: set[str] = set()
+
+    def add(self, kind: str, agent: str | None, ts: str | None, **fields: Any) -> dict[str, Any]:
+        seq = len(self.events) + 1
+        rec: dict[str, Any] = {"seq": seq}
+        if ts is not None:
+            rec["ts"] = ts
+        if agent is not None:
+            rec["agent"] = agent
+        rec["event"] = kind
+        rec.update(fields)
+        self.events.append(Event(seq, kind, agent, ts, rec, None))
+        return rec
+
+    def trajectory(self, doc: Any, where: str) -> str:
+        """Map one (root or subagent) trajectory; returns its agent name."""
+        if not isinstance(doc, dict):
+            raise _Bad(f"{where}is {type(doc).__name__}, not an object")
+        version = doc.get("schema_version")
+        if version is not None and (not isinstance(version, str) or not _VERSION.fullmatch(
+                version)):
+            raise _Bad(f"{where}unsupported schema_version {version!r} (expected ATIF-v1.x)")
+        agent_doc = doc.get("agent")
+        name = agent_doc.get("name") if isinstance(agent_doc, dict) else None
+        if not isinstance(name, str) or not name:
+            raise _Bad(f"{where}missing required key 'agent.name'")
+        steps = doc.get("steps")
+        if not isinstance(steps, list) or not steps:
+            raise _Bad(f"{where}'steps' must be a non-empty list")
+        for index, step in enumerate(steps):
+            try:
+                self.step(step, name)
+            except _Bad as exc:
+                sid = step.get("step_id") if isinstance(step, dict) else None
+                label = f"step {index}" + (f" (step_id {sid})" if sid is not None else "")
+                raise _Bad(f"{where}{label}: {exc}") from None
+        return name
+
+    def step(self, step: Any, agent_name: str) -> None:
+        if not isinstance(step, dict):
+            raise _Bad(f"is {type(step).__name__}, not an object")
+        source = step.get("source")
+        role = _SOURCES.get(source) if isinstance(source, str) else None
+        if role is None:
+            raise _Bad(f"unknown source {source!r}" if source is not None
+                       else "missing required key 'source'")
+        ts = step.get("timestamp")
+        ts = ts if isinstance(ts, str) else None
+        step_id = step.get("step_id")
+        try:
+            text = _text(step.get("message"))
+        except _BadText as exc:
+            raise _Bad(f"'message': {exc}") from None
+        calls = step.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise _Bad(f"'tool_calls' must be a list, got {type(calls).__name__}")
+        obs = step.get("observation")
+        results: list[Any] = []
+        if obs is not None:
+            raw = obs.get("results") if isinstance(obs, dict) else None
+            if not isinstance(raw, list):
+                raise _Bad("'observation.results' must be a list")
+            results = raw
+        agent = agent_name if role == "assistant" else role
+        extra = step.get("extra")
+        checkpoint = extra.get("checkpoint") if isinstance(extra, dict) else None
+        if role != "assistant" or text or not calls:
+            fields: dict[str, Any] = {"role": role, "text": text, "step_id": step_id}
+            if role == "assistant":
+                fields["yields_turn"] = not calls
+            self.add("message", agent, ts, **fields)
+        if checkpoint is not None:
+            self.checkpoint(checkpoint, agent, ts, step_id)
+        by_call: dict[Any, dict[str, Any]] = {}
+        for i, tc in enumerate(calls):
+            if not isinstance(tc, dict):
+                raise _Bad(f"tool call {i} is {type(tc).__name__}, not an object")
+            fn = tc.get("function_name")
+            if not isinstance(fn, str) or not fn:
+                raise _Bad(f"tool call {i} has no 'function_name'")
+            args = tc.get("arguments", {})
+            if args is None:
+                args = {}
+            if not isinstance(args, dict):
+                raise _Bad(f"tool call {i}: 'arguments' must be an object, got "
+                           f"{type(args).__name__}")
+            fields = {"action_type": fn, "args": args, "step_id": step_id}
+            call_id = tc.get("tool_call_id")
+            if call_id is not None:
+                fields["call_id"] = call_id
+            by_call[call_id] = {"args": args, "rec": self.add("action", agent, ts, **fields)}
+        for i, res in enumerate(results):
+            if not isinstance(res, dict):
+                raise _Bad(f"observation result {i} is {type(res).__name__}, not an object")
+            call = by_call.get(res.get("source_call_id")) if res.get(
+                "source_call_id") is not None else None
+            content = res.get("content")
+            if content is not None and call is not None:
+                try:
+                    call["rec"]["result"] = content if isinstance(content, str) else _text(content)
+                except _BadText as exc:
+                    raise _Bad(f"observation result {i}: {exc}") from None
+            elif content is not None:
+                self.add("message", "tool", ts, role="tool",
+                         text=content if isinstance(content, str) else str(content),
+                         step_id=step_id)
+            refs = res.get("subagent_trajectory_ref")
+            if refs is None:
+                continue
+            if not isinstance(refs, list):
+                raise _Bad(f"observation result {i}: 'subagent_trajectory_ref' must be a list")
+            for ref in refs:
+                self.subagent(ref, i, agent, ts, call["args"] if call else {}, step_id)
+
+    def subagent(self, ref: Any, i: int, from_agent: str, ts: str | None,
+                 payload: dict[str, Any], step_id: Any) -> None:
+        sid = ref.get("session_id") if isinstance(ref, dict) else None
+        if not isinstance(sid, str) or not sid:
+            raise _Bad(f"observation result {i}: a subagent_trajectory_ref has no 'session_id'")
+        sub = self.subagents.get(sid)
+        to_agent = sid
+        if sub is not None:
+            sub_agent = sub.get("agent")
+            if isinstance(sub_agent, dict) and isinstance(sub_agent.get("name"), str):
+                to_agent = sub_agent["name"]
+        fields: dict[str, Any] = {"from_agent": from_agent, "to_agent": to_agent,
+                                  "payload": dict(payload), "session_id": sid,
+                                  "step_id": step_id}
+        if isinstance(ref.get("trajectory_path"), str):
+            fields["trajectory_path"] = ref["trajectory_path"]
+        self.add("handoff", from_agent, ts, **fields)
+        if sub is not None and sid not in self.active:
+            self.active.add(sid)
+            self.trajectory(sub, f"subagent trajectory {sid!r}: ")
+            self.active.discard(sid)
+
+    def checkpoint(self, cp: Any, agent: str | None, ts: str | None, step_id: Any) -> None:
+        if not isinstance(cp, dict):
+            raise _Bad("'extra.checkpoint' must be an object")
+        cid = cp.get("id")
+        if not isinstance(cid, str) or not cid:
+            raise _Bad("'extra.checkpoint.id' must be a non-empty string")
+        decision = cp.get("decision")
+        if decision is not None and str(decision).lower() not in _APPROVED:
+            return  # a rejection is no confirmation: no checkpoint event
+        fields: dict[str, Any] = {"checkpoint_id": cid, "step_id": step_id}
+        if cp.get("confirmed_by") is not None:
+            fields["confirmed_by"] = cp["confirmed_by"]
+        if decision is not None:
+            fields["decision"] = decision
+        self.add("checkpoint", agent, ts, **fields)
+
+
+def _subagents(doc: dict[str, Any], out: dict[str, dict[str, Any]]) -> None:
+    subs = doc.get("subagent_trajectories")
+    if subs is None:
+        return
+    if not isinstance(subs, list):
+        raise _Bad("'subagent_trajectories' must be a list")
+    for n, sub in enumerate(subs):
+        if not isinstance(sub, dict) or not isinstance(sub.get("session_id"), str):
+            raise _Bad(f"subagent trajectory {n} has no 'session_id'")
+        out.setdefault(sub["session_id"], sub)
+        _subagents(sub, out)
+
+
+def _final(doc: dict[str, Any]) -> dict[str, Any]:
+    """``task_success`` only when the document says so (``extra.task_success`` or a reward)."""
+    raw = doc.get("extra")
+    extra: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    claimed = extra.get("task_success")
+    reward = extra.get("reward")
+    if isinstance(claimed, bool):
+        out: dict[str, Any] = {"task_success": claimed}
+    else:
+        out = {"task_success": isinstance(reward, (int, float)) and not isinstance(
+            reward, bool) and reward >= 1}
+    if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+        out["reward"] = reward
+    return out
+
+
+def atif_events(doc: Any) -> list[Event]:
+    """Map one ATIF document to events. Raises :class:`TraceError` naming the step."""
+    try:
+        if not isinstance(doc, dict):
+            raise _Bad(f"expected a JSON object, got {type(doc).__name__}")
+        if not isinstance(doc.get("schema_version"), str):
+            raise _Bad("missing required key 'schema_version'")
+        subs: dict[str, dict[str, Any]] = {}
+        _subagents(doc, subs)
+        builder = _Builder(subs)
+        root = builder.trajectory(doc, "")
+    except _Bad as exc:
+        raise TraceError(str(exc)) from None
+    builder.add("final", root, None, **_final(doc))
+    return builder.events
+
+
+def read_atif(path: str, data: bytes) -> Iterator[Any]:
+    """One trajectory per ATIF document (a document, or a JSON list of documents)."""
+    from assay.ingest import ReadFailure
+
+    try:
+        doc = _decode(path, data)
+    except TraceError as exc:
+        yield ReadFailure(path, path, exc)
+        return
+    docs = doc if isinstance(doc, list) else [doc]
+    for n, item in enumerate(docs):
+        sid = item.get("session_id") if isinstance(item, dict) else None
+        tid = path if not isinstance(doc, list) else (
+            f"{path}#{sid}" if isinstance(sid, str) else f"{path}#trajectory{n}")
+        try:
+            events = atif_events(item)
+        except TraceError as exc:
+            msg = exc.message if not isinstance(doc, list) else f"trajectory {n}: {exc.message}"
+            yield ReadFailure(tid, path, TraceError(msg, path=path))
+            continue
+        meta = {"session_id": sid} if isinstance(sid, str) else {}
+        final = events[-1].data
+        if "reward" in final:
+            meta["reward"] = final["reward"]
+        yield Trajectory(tid, tuple(events), path, "atif", meta)

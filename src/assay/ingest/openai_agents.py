@@ -1,0 +1,268 @@
+"""The OpenAI Agents SDK reader: recorded spans, run items and approvals into events.
+
+The file is JSONL written by :class:`assay.integrations.openai_agents.AssayTracingProcessor`
+(no SDK is needed to read it). Each line is one record, told apart by ``object``:
+
+- ``trace``: the SDK's ``Trace.export()``;
+- ``trace.span``: the SDK's ``Span.export()`` (``span_data.type`` agent,
+  function, handoff, generation, custom...);
+- ``run_item``: one item of a run result (``type`` tool_call_item,
+  tool_approval_item, handoff_call_item...), with its ``call_id``, ``name``,
+  ``arguments`` and ``output``;
+- ``approval``: a decision on a ``tool_approval_item`` (``decision`` approved /
+  rejected, ``confirmed_by``, ``checkpoint_id``, ``at``).
+
+Every trace id is one trajectory (id ``<path>#<trace id>``), ordered by time:
+
+- a ``function`` span is an ``action`` (``action_type`` = span name, ``args``
+  = its decoded input, ``result`` = its output, ``error`` = the span error),
+  of the agent whose ``agent`` span encloses it; the span the SDK opens for a
+  call that waits for approval (no output, before the decision) and the span of
+  a call whose approval was rejected (the tool never ran) are no actions;
+- a ``handoff`` span is a ``handoff`` (``from_agent``, ``to_agent``; the
+  ``payload`` is the matching ``handoff_call_item``'s arguments, ``{}`` when
+  the run items were not recorded);
+- an ``approved`` decision is a ``checkpoint`` at its time; a rejection gives
+  no checkpoint event;
+- the end of the trace is the ``final`` event.
+
+See docs/frameworks/openai-agents.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
+
+__all__ = ["detect_openai_agents", "read_openai_agents"]
+
+_OBJECTS = frozenset({"trace", "trace.span", "run_item", "approval"})
+
+
+class _Bad(Exception):
+    """A malformed record; the reader turns it into a TraceError naming it."""
+
+
+def detect_openai_agents(data: bytes) -> bool:
+    """True when the first line is a record of the Agents SDK recorder."""
+    first = data.lstrip().split(b"\n", 1)[0]
+    return b'"object"' in first and (b'"trace.span"' in first or b'"trace"' in first
+                                     or b'"run_item"' in first)
+
+
+def _when(raw: Any, what: str) -> datetime:
+    if not isinstance(raw, str):
+        raise _Bad(f"'{what}' must be an ISO timestamp string")
+    try:
+        dt = datetime.fromisoformat(raw)
+    except ValueError:
+        raise _Bad(f"'{what}' {raw!r} is not an ISO timestamp") from None
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+
+
+def _decoded(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError:
+            return raw
+    return {} if raw is None else raw
+
+
+class _Trace:
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, dict[str, Any]]] = []
+        self.items: list[tuple[int, dict[str, Any]]] = []
+        self.decisions: list[tuple[int, dict[str, Any]]] = []
+        self.workflow: str | None = None
+
+
+def _records(data: bytes) -> dict[str, _Trace]:
+    traces: dict[str, _Trace] = {}
+    for line, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise TraceError(f"unparseable JSON: {exc}", line=line) from None
+        if not isinstance(rec, dict):
+            raise TraceError(f"expected a JSON object, got {type(rec).__name__}", line=line)
+        kind = rec.get("object")
+        if kind not in _OBJECTS:
+            raise TraceError(f"unknown record object {kind!r}", line=line)
+        tid = rec.get("id") if kind == "trace" else rec.get("trace_id")
+        if not isinstance(tid, str) or not tid:
+            raise TraceError(f"{kind} record has no trace id", line=line)
+        trace = traces.setdefault(tid, _Trace())
+        if kind == "trace":
+            trace.workflow = rec.get("workflow_name")
+        elif kind == "trace.span":
+            trace.spans.append((line, rec))
+        elif kind == "run_item":
+            trace.items.append((line, rec))
+        else:
+            trace.decisions.append((line, rec))
+    if not traces:
+        raise TraceError("no records")
+    return traces
+
+
+def _span_label(line: int, rec: dict[str, Any]) -> str:
+    data = rec.get("span_data")
+    kind = data.get("type") if isinstance(data, dict) else None
+    name = data.get("name") if isinstance(data, dict) else None
+    label = f"line {line}: {kind or 'span'} span"
+    if name:
+        label += f" {name!r}"
+    return label + f" ({rec.get('id')})"
+
+
+def trace_events(trace: _Trace) -> list[Event]:
+    """Map one trace's records to events. Raises :class:`_Bad` naming the record."""
+    spans: dict[str, tuple[int, dict[str, Any]]] = {}
+    for line, rec in trace.spans:
+        sid = rec.get("id")
+        data = rec.get("span_data")
+        if not isinstance(sid, str) or not isinstance(data, dict):
+            raise _Bad(f"line {line}: a span needs an 'id' and a 'span_data' object")
+        spans[sid] = (line, rec)
+
+    def agent_of(rec: dict[str, Any]) -> str | None:
+        parent = rec.get("parent_id")
+        for _ in range(len(spans)):
+            if not isinstance(parent, str) or parent not in spans:
+                return None
+            prec = spans[parent][1]
+            if prec["span_data"].get("type") == "agent":
+                name = prec["span_data"].get("name")
+                return name if isinstance(name, str) else None
+            parent = prec.get("parent_id")
+        return None
+
+    # Approval requests and decisions, per tool name.
+    requested = {str(r.get("name")) for _, r in trace.items
+                 if r.get("type") == "tool_approval_item"}
+    decisions: dict[str, list[tuple[datetime, dict[str, Any]]]] = {}
+    staged: list[tuple[datetime, int, str, str | None, dict[str, Any], int]] = []
+    for line, dec in trace.decisions:
+        try:
+            at = _when(dec.get("at"), "at")
+            tool = dec.get("tool_name")
+            if not isinstance(tool, str) or not tool:
+                raise _Bad("has no 'tool_name'")
+            decision = dec.get("decision")
+            if decision not in ("approved", "rejected"):
+                raise _Bad(f"'decision' must be 'approved' or 'rejected', got {decision!r}")
+        except _Bad as exc:
+            raise _Bad(f"line {line}: approval record {exc}") from None
+        decisions.setdefault(tool, []).append((at, dec))
+        if decision == "approved":
+            fields: dict[str, Any] = {"checkpoint_id": dec.get("checkpoint_id")
+                                      or f"approve_{tool}", "tool_name": tool,
+                                      "decision": "approved"}
+            for key in ("confirmed_by", "call_id"):
+                if dec.get(key) is not None:
+                    fields[key] = dec[key]
+            agent = dec.get("agent") if isinstance(dec.get("agent"), str) else None
+            staged.append((at, line, "checkpoint", agent, fields, line))
+    for items in decisions.values():
+        items.sort(key=lambda d: d[0])
+
+    handoff_args: list[tuple[str, Any]] = []
+    seen: set[tuple[Any, Any]] = set()
+    for _, item in trace.items:
+        item_key = (item.get("type"), item.get("call_id"))
+        if item.get("type") == "handoff_call_item" and item_key not in seen:
+            seen.add(item_key)
+            handoff_args.append((str(item.get("agent")), _decoded(item.get("arguments"))))
+
+    used: dict[str, int] = {}
+    for line, rec in trace.spans:
+        data = rec["span_data"]
+        kind = data.get("type")
+        if kind not in ("function", "handoff"):
+            continue
+        try:
+            start = _when(rec.get("started_at"), "started_at")
+            if kind == "function":
+                name = data.get("name")
+                if not isinstance(name, str) or not name:
+                    raise _Bad("has no tool name")
+                output, error = data.get("output"), rec.get("error")
+                later = [d for d in decisions.get(name, []) if d[0] > start]
+                if output is None and error is None and (later or name in requested) and (
+                        len(decisions.get(name, [])) - len(later) <= used.get(name, 0)):
+                    continue  # the call waiting for approval: it did not run here
+                earlier = [d for d in decisions.get(name, []) if d[0] <= start]
+                n = used.get(name, 0)
+                if n < len(earlier):
+                    used[name] = n + 1
+                    if earlier[n][1].get("decision") == "rejected":
+                        continue  # rejected: the SDK answered the model, the tool never ran
+                fields = {"action_type": name, "args": _decoded(data.get("input"))}
+                if output is not None:
+                    fields["result"] = _decoded(output) if isinstance(output, str) else output
+                if error is not None:
+                    fields["error"] = error.get("message", error) if isinstance(
+                        error, dict) else error
+                fields["span_id"] = rec.get("id")
+                staged.append((start, line, "action", agent_of(rec), fields, line))
+            else:
+                src, dst = data.get("from_agent"), data.get("to_agent")
+                if not isinstance(src, str) or not isinstance(dst, str):
+                    raise _Bad("needs 'from_agent' and 'to_agent' strings")
+                payload: Any = {}
+                for i, (agent, _) in enumerate(handoff_args):
+                    if agent == src:
+                        payload = handoff_args.pop(i)[1]
+                        break
+                if not isinstance(payload, dict):
+                    payload = {"arguments": payload}
+                staged.append((start, line, "handoff", src, {
+                    "from_agent": src, "to_agent": dst, "payload": payload,
+                    "span_id": rec.get("id")}, line))
+        except _Bad as exc:
+            raise _Bad(f"{_span_label(line, rec)}: {exc}") from None
+    staged.sort(key=lambda s: (s[0], s[1]))
+    events: list[Event] = []
+    for seq, (at, _, kind, agent, fields, line) in enumerate(staged, 1):
+        rec2: dict[str, Any] = {"seq": seq, "ts": at.isoformat()}
+        if agent is not None:
+            rec2["agent"] = agent
+        rec2["event"] = kind
+        rec2.update(fields)
+        events.append(Event(seq, kind, agent, rec2["ts"], rec2, line))
+    errors = [r for _, r in trace.spans if r.get("parent_id") is None and r.get("error")]
+    seq = len(events) + 1
+    final: dict[str, Any] = {"seq": seq, "event": "final", "task_success": not errors}
+    if trace.workflow is not None:
+        final["workflow"] = trace.workflow
+    events.append(Event(seq, "final", None, None, final, None))
+    return events
+
+
+def read_openai_agents(path: str, data: bytes) -> Iterator[Any]:
+    """One trajectory per trace id of an Agents SDK recording."""
+    from assay.ingest import ReadFailure
+
+    try:
+        traces = _records(data)
+    except TraceError as exc:
+        exc.path = path
+        yield ReadFailure(path, path, exc)
+        return
+    for tid, trace in traces.items():
+        name = f"{path}#{tid}"
+        try:
+            events = trace_events(trace)
+        except _Bad as exc:
+            yield ReadFailure(name, path, TraceError(f"trace {tid}: {exc}", path=path))
+            continue
+        yield Trajectory(name, tuple(events), path, "openai-agents", {"trace_id": tid})

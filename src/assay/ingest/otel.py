@@ -1,0 +1,429 @@
+"""The OpenTelemetry reader: GenAI spans into the shared event model.
+
+Two encodings are read, with no OpenTelemetry package installed:
+
+- OTLP/JSON: ``{"resourceSpans": [...]}`` documents, one per file or one per
+  line, trace and span ids in hex (as the OTLP/JSON spec says) or base64 (as a
+  generic protobuf-to-JSON mapping writes them);
+- the Python SDK's ``ReadableSpan.to_json()``: one span object per line, or the
+  indented objects a ``ConsoleSpanExporter`` prints one after the other.
+
+Every trace id is one trajectory (id ``<path>#<trace id>``), its events ordered
+by start time. The mapping follows the GenAI semantic conventions
+(``gen_ai.operation.name``):
+
+- an ``execute_tool`` span is an ``action`` (``action_type`` =
+  ``gen_ai.tool.name``, ``args`` from ``gen_ai.tool.call.arguments``,
+  ``result`` from ``gen_ai.tool.call.result``, ``error`` when the span's status
+  is ERROR);
+- an ``invoke_agent`` span whose nearest enclosing GenAI span is another
+  agent's ``execute_tool`` span is a ``handoff`` from that agent to this one,
+  with the tool call's arguments as payload (the "agent as a tool" pattern);
+- a span or span event carrying ``assay.checkpoint.id`` is a ``checkpoint``
+  when its ``assay.checkpoint.decision`` is absent or ``approved``; any other
+  decision (``rejected``, ``denied``...) gives no checkpoint event. OpenTelemetry
+  has no convention for human approval, so the application records it;
+- the end of the trace is the ``final`` event.
+
+A trace that cannot be read is one :class:`~assay.ingest.ReadFailure` naming
+the span; the other traces of the file are still read. See docs/frameworks/otel.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
+
+__all__ = ["CHECKPOINT_ATTRS", "read_otel", "spans_to_events"]
+
+#: The attributes an application sets on a span or span event to record an approval.
+CHECKPOINT_ATTRS = ("assay.checkpoint.id", "assay.checkpoint.confirmed_by",
+                    "assay.checkpoint.decision")
+_APPROVED = frozenset({"approved", "approve", "accepted", "confirmed"})
+
+
+class _Bad(Exception):
+    """A malformed span; the reader turns it into a TraceError naming the span."""
+
+
+class Span:
+    """One span, whichever encoding it came from (ids in lower-case hex)."""
+
+    __slots__ = ("attrs", "end", "error", "events", "index", "line", "name", "parent", "span_id",
+                 "start", "status", "trace_id")
+
+    def __init__(self, trace_id: str, span_id: str, parent: str | None, name: str,
+                 start: int, end: int | None, attrs: dict[str, Any], status: str,
+                 error: str | None, events: list[tuple[str, int, dict[str, Any]]],
+                 index: int, line: int | None) -> None:
+        self.trace_id, self.span_id, self.parent, self.name = trace_id, span_id, parent, name
+        self.start, self.end, self.attrs = start, end, attrs
+        self.status, self.error, self.events = status, error, events
+        self.index, self.line = index, line
+
+    def label(self) -> str:
+        return f"span {self.index} ({self.name!r}, span id {self.span_id})"
+
+
+# -- decoding ----------------------------------------------------------------------------------
+
+def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
+    """(line, decoded value) for each JSON value: one per line, one per file, or concatenated."""
+    lines = data.split(b"\n")
+    out: list[tuple[int, Any]] = []
+    try:
+        for n, raw in enumerate(lines, 1):
+            if raw.strip():
+                out.append((n, orjson.loads(raw)))
+    except orjson.JSONDecodeError:
+        out = []
+    else:
+        yield from out
+        return
+    text = data.decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    pos, length = 0, len(text)
+    while True:
+        while pos < length and text[pos].isspace():
+            pos += 1
+        if pos >= length:
+            return
+        line = text.count("\n", 0, pos) + 1
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"unparseable JSON: {exc.msg}",
+                             line=text.count("\n", 0, exc.pos) + 1) from None
+        yield line, value
+
+
+def _hex_id(raw: Any, size: int, what: str, required: bool = True) -> str | None:
+    """A trace id (16 bytes) or span id (8 bytes) as lower-case hex, from hex or base64."""
+    if raw is None or raw == "":
+        if required:
+            raise _Bad(f"missing {what}")
+        return None
+    if not isinstance(raw, str):
+        raise _Bad(f"{what} must be a string, got {type(raw).__name__}")
+    text = raw[2:] if raw.startswith("0x") else raw
+    if len(text) == size * 2:
+        try:
+            int(text, 16)
+        except ValueError:
+            pass
+        else:
+            return text.lower()
+    try:
+        decoded = base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if len(decoded) != size:
+        raise _Bad(f"{what} {raw!r} is neither {size * 2} hex digits nor base64 of {size} bytes")
+    return decoded.hex()
+
+
+def _any_value(v: Any) -> Any:
+    """An OTLP ``AnyValue`` as a plain value."""
+    if not isinstance(v, dict):
+        raise _Bad(f"attribute value must be an object, got {type(v).__name__}")
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "boolValue" in v:
+        return v["boolValue"]
+    if "intValue" in v:
+        raw = v["intValue"]
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            raise _Bad(f"intValue {raw!r} is not an integer") from None
+    if "doubleValue" in v:
+        return v["doubleValue"]
+    if "arrayValue" in v:
+        return [_any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in v:
+        return _kv_list((v["kvlistValue"] or {}).get("values", []))
+    if "bytesValue" in v:
+        return v["bytesValue"]
+    return None
+
+
+def _kv_list(items: Any) -> dict[str, Any]:
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise _Bad(f"attributes must be a list, got {type(items).__name__}")
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise _Bad("an attribute has no 'key' string")
+        out[item["key"]] = _any_value(item.get("value", {}))
+    return out
+
+
+def _nanos(raw: Any, what: str) -> int:
+    if isinstance(raw, bool):
+        raise _Bad(f"{what} must be nanoseconds, got a boolean")
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        raise _Bad(f"{what} must be nanoseconds since the epoch, got {raw!r}") from None
+
+
+def _iso_nanos(raw: Any, what: str) -> int:
+    if not isinstance(raw, str):
+        raise _Bad(f"{what} must be an ISO timestamp string, got {type(raw).__name__}")
+    try:
+        dt = datetime.fromisoformat(raw)
+    except ValueError:
+        raise _Bad(f"{what} {raw!r} is not an ISO timestamp") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+def _iso(nanos: int) -> str:
+    secs, rest = divmod(nanos, 1_000_000_000)
+    dt = datetime.fromtimestamp(secs, UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
+
+
+_STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
+                 "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR",
+                 "UNSET": "UNSET", "OK": "OK", "ERROR": "ERROR"}
+
+
+def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
+    rs_list = doc.get("resourceSpans")
+    if not isinstance(rs_list, list):
+        raise _Bad("'resourceSpans' must be a list")
+    for rs in rs_list:
+        if not isinstance(rs, dict):
+            raise _Bad("a resourceSpans entry is not an object")
+        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+            if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
+                raise _Bad("a scopeSpans entry has no 'spans' list")
+            for raw in ss.get("spans", []):
+                index = len(spans)
+                name = raw.get("name") if isinstance(raw, dict) else None
+                try:
+                    if not isinstance(raw, dict):
+                        raise _Bad(f"is {type(raw).__name__}, not an object")
+                    status = raw.get("status") or {}
+                    code = _STATUS_CODES.get(status.get("code", 0), "UNSET")
+                    events = []
+                    for ev in raw.get("events") or []:
+                        events.append((str(ev.get("name", "")),
+                                       _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
+                                       _kv_list(ev.get("attributes"))))
+                    spans.append(Span(
+                        str(_hex_id(raw.get("traceId"), 16, "traceId")),
+                        str(_hex_id(raw.get("spanId"), 8, "spanId")),
+                        _hex_id(raw.get("parentSpanId"), 8, "parentSpanId", required=False),
+                        str(name or ""),
+                        _nanos(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
+                        _nanos(raw["endTimeUnixNano"], "endTimeUnixNano")
+                        if raw.get("endTimeUnixNano") is not None else None,
+                        _kv_list(raw.get("attributes")), code,
+                        (status.get("message") or "error") if code == "ERROR" else None,
+                        events, index, line))
+                except _Bad as exc:
+                    raise _Bad(f"span {index} ({name!r}): {exc}") from None
+
+
+def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
+    index = len(spans)
+    name = raw.get("name")
+    try:
+        ctx = raw.get("context")
+        if not isinstance(ctx, dict):
+            raise _Bad("missing 'context' object")
+        attrs = raw.get("attributes") or {}
+        if not isinstance(attrs, dict):
+            raise _Bad("'attributes' must be an object")
+        status = raw.get("status") or {}
+        code = _STATUS_CODES.get(status.get("status_code", "UNSET"), "UNSET")
+        events = []
+        for ev in raw.get("events") or []:
+            events.append((str(ev.get("name", "")), _iso_nanos(ev.get("timestamp"), "timestamp"),
+                           dict(ev.get("attributes") or {})))
+        spans.append(Span(
+            str(_hex_id(ctx.get("trace_id"), 16, "trace_id")),
+            str(_hex_id(ctx.get("span_id"), 8, "span_id")),
+            _hex_id(raw.get("parent_id"), 8, "parent_id", required=False),
+            str(name or ""),
+            _iso_nanos(raw.get("start_time"), "start_time"),
+            _iso_nanos(raw["end_time"], "end_time") if raw.get("end_time") else None,
+            attrs, code, (status.get("description") or "error") if code == "ERROR" else None,
+            events, index, line))
+    except _Bad as exc:
+        raise _Bad(f"span {index} ({name!r}): {exc}") from None
+
+
+def parse_spans(data: bytes) -> list[Span]:
+    """Every span of an OTLP/JSON or SDK ``to_json`` file. Raises :class:`TraceError`."""
+    spans: list[Span] = []
+    line = None
+    try:
+        for line, doc in _documents(data):
+            items = doc if isinstance(doc, list) else [doc]
+            for item in items:
+                if isinstance(item, dict) and "resourceSpans" in item:
+                    _otlp_spans(item, line, spans)
+                elif isinstance(item, dict) and "context" in item:
+                    _sdk_span(item, line, spans)
+                else:
+                    raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
+                               "span object with 'context'")
+    except _Bad as exc:
+        raise TraceError(str(exc), line=line) from None
+    if not spans:
+        raise TraceError("no spans")
+    return spans
+
+
+# -- the mapping ----------------------------------------------------------------------------
+
+def _decoded(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError:
+            return raw  # kept as text: the call was made, whatever its arguments were
+    return {} if raw is None else raw
+
+
+def _op(span: Span) -> Any:
+    return span.attrs.get("gen_ai.operation.name")
+
+
+def spans_to_events(spans: list[Span]) -> list[Event]:
+    """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
+    by_id = {s.span_id: s for s in spans}
+
+    def agent_of(span: Span) -> str | None:
+        cur: Span | None = span
+        seen = 0
+        while cur is not None and seen < len(spans):
+            name = cur.attrs.get("gen_ai.agent.name")
+            if isinstance(name, str) and name:
+                return name
+            cur = by_id.get(cur.parent) if cur.parent else None
+            seen += 1
+        return None
+
+    def enclosing_genai(span: Span) -> Span | None:
+        cur = by_id.get(span.parent) if span.parent else None
+        seen = 0
+        while cur is not None and seen < len(spans):
+            if _op(cur) in ("execute_tool", "invoke_agent"):
+                return cur
+            cur = by_id.get(cur.parent) if cur.parent else None
+            seen += 1
+        return None
+
+    # (start, tie-breaker, kind, agent, fields, line)
+    staged: list[tuple[int, int, str, str | None, dict[str, Any], int | None]] = []
+    handed: set[tuple[str, str]] = set()
+    for span in spans:
+        op = _op(span)
+        tie = span.index * 1000
+        if op == "execute_tool":
+            tool = span.attrs.get("gen_ai.tool.name")
+            if not isinstance(tool, str) or not tool:
+                raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
+            fields: dict[str, Any] = {
+                "action_type": tool, "args": _decoded(span.attrs.get("gen_ai.tool.call.arguments"))}
+            call_id = span.attrs.get("gen_ai.tool.call.id")
+            if call_id is not None:
+                fields["call_id"] = call_id
+            if "gen_ai.tool.call.result" in span.attrs:
+                fields["result"] = _decoded(span.attrs["gen_ai.tool.call.result"])
+            if span.error is not None:
+                fields["error"] = span.error
+            fields["span_id"] = span.span_id
+            staged.append((span.start, tie, "action", agent_of(span), fields, span.line))
+        elif op == "invoke_agent":
+            to_agent = span.attrs.get("gen_ai.agent.name")
+            outer = enclosing_genai(span)
+            if (isinstance(to_agent, str) and outer is not None and _op(outer) == "execute_tool"):
+                from_agent = agent_of(outer)
+                if from_agent is not None and from_agent != to_agent and (
+                        outer.span_id, to_agent) not in handed:
+                    handed.add((outer.span_id, to_agent))
+                    args = _decoded(outer.attrs.get("gen_ai.tool.call.arguments"))
+                    payload = args if isinstance(args, dict) else {"arguments": args}
+                    staged.append((span.start, tie, "handoff", from_agent,
+                                   {"from_agent": from_agent, "to_agent": to_agent,
+                                    "payload": payload, "span_id": span.span_id}, span.line))
+        marks = [(span.start, span.attrs, tie + 1)] if "assay.checkpoint.id" in span.attrs else []
+        marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
+                  if "assay.checkpoint.id" in a]
+        for when, attrs, order in marks:
+            cid = attrs.get("assay.checkpoint.id")
+            if not isinstance(cid, str) or not cid:
+                raise _Bad(f"{span.label()}: 'assay.checkpoint.id' must be a non-empty string")
+            decision = attrs.get("assay.checkpoint.decision")
+            if decision is not None and str(decision).lower() not in _APPROVED:
+                continue  # a rejected approval is no confirmation: no checkpoint event
+            fields = {"checkpoint_id": cid, "span_id": span.span_id}
+            who = attrs.get("assay.checkpoint.confirmed_by")
+            if who is not None:
+                fields["confirmed_by"] = who
+            if decision is not None:
+                fields["decision"] = decision
+            staged.append((when, order, "checkpoint", agent_of(span), fields, span.line))
+    staged.sort(key=lambda s: (s[0], s[1]))
+    events: list[Event] = []
+    for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
+        rec: dict[str, Any] = {"seq": seq, "ts": _iso(when)}
+        if agent is not None:
+            rec["agent"] = agent
+        rec["event"] = kind
+        rec.update(fields)
+        events.append(Event(seq, kind, agent, rec["ts"], rec, line))
+    roots = [s for s in spans if not s.parent or s.parent not in by_id]
+    end = max((s.end or s.start) for s in spans)
+    seq = len(events) + 1
+    final: dict[str, Any] = {"seq": seq, "ts": _iso(end), "event": "final",
+                             "task_success": all(s.status != "ERROR" for s in roots)}
+    root_agent = next((agent_of(s) for s in roots if agent_of(s)), None)
+    if root_agent is not None:
+        final["agent"] = root_agent
+    events.append(Event(seq, "final", root_agent, final["ts"], final, None))
+    return events
+
+
+# -- the reader -------------------------------------------------------------------------------
+
+def read_otel(path: str, data: bytes) -> Iterator[Any]:
+    """One trajectory per trace id of an OTLP/JSON or SDK ``to_json`` span file."""
+    from assay.ingest import ReadFailure
+
+    try:
+        spans = parse_spans(data)
+    except TraceError as exc:
+        exc.path = path
+        yield ReadFailure(path, path, exc)
+        return
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    for trace_id, members in traces.items():
+        tid = f"{path}#{trace_id}"
+        try:
+            events = spans_to_events(members)
+        except _Bad as exc:
+            yield ReadFailure(tid, path, TraceError(f"trace {trace_id}: {exc}", path=path))
+            continue
+        meta: Mapping[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+        yield Trajectory(tid, tuple(events), path, "otel", meta)

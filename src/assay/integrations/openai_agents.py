@@ -1,0 +1,156 @@
+"""Record OpenAI Agents SDK runs for ``assay replay --input-format openai-agents``.
+
+::
+
+    recorder = AssayTracingProcessor("run.jsonl")
+    agents.set_trace_processors([recorder])      # or add_trace_processor
+    with agents.trace("weekly report"):
+        result = await Runner.run(triage, "weekly report for acme")
+        recorder.record_items(result)
+        if result.interruptions:
+            state = result.to_state()
+            for item in result.interruptions:
+                recorder.approve(state, item, by="owner")   # or recorder.reject(...)
+            result = await Runner.run(triage, state)
+            recorder.record_items(result)
+
+The SDK records who ran which tool, and the handoffs, as spans; it does not
+record who approved a tool call. :meth:`AssayTracingProcessor.approve` and
+:meth:`~AssayTracingProcessor.reject` write that decision next to the spans and
+then call ``RunState.approve`` / ``RunState.reject``. A decision taken with
+``RunState.approve`` directly is not recorded, so the trajectory has no
+checkpoint for it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime
+from os import PathLike
+from typing import Any
+
+from assay.ingest.openai_agents import read_openai_agents
+from assay.integrations import require
+
+_tracing = require("agents.tracing", "openai-agents")
+_Processor: Any = _tracing.TracingProcessor
+
+__all__ = ["AssayTracingProcessor", "read_openai_agents"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _text(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool, list, dict)):
+        return value
+    return str(value)
+
+
+class AssayTracingProcessor(_Processor):  # type: ignore[misc]
+    """A tracing processor that appends the SDK's traces and spans to a JSONL file."""
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in shutdown
+        self._trace_id: str | None = None
+        self._seen: set[tuple[str, str, Any]] = set()
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, default=str)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    # -- TracingProcessor -------------------------------------------------------------------
+    def on_trace_start(self, trace: Any) -> None:
+        self._trace_id = trace.trace_id
+        exported = trace.export()
+        if exported:
+            self._write(exported)
+
+    def on_trace_end(self, trace: Any) -> None:
+        pass
+
+    def on_span_start(self, span: Any) -> None:
+        pass
+
+    def on_span_end(self, span: Any) -> None:
+        exported = span.export()
+        if exported:
+            self._write(exported)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    def force_flush(self) -> None:
+        with self._lock:
+            self._file.flush()
+
+    # -- run items and approvals -------------------------------------------------------------
+    def _current_trace_id(self, result: Any = None) -> str | None:
+        trace = getattr(result, "trace", None) if result is not None else None
+        if trace is not None and getattr(trace, "trace_id", None):
+            return str(trace.trace_id)
+        current = _tracing.get_current_trace()
+        if current is not None and getattr(current, "trace_id", None):
+            return str(current.trace_id)
+        return self._trace_id
+
+    def record_items(self, result: Any) -> None:
+        """Append the run items of a run result (each item once across resumed runs)."""
+        trace_id = self._current_trace_id(result)
+        for item in result.new_items:
+            raw = getattr(item, "raw_item", None)
+            call_id = getattr(raw, "call_id", None)
+            if call_id is None and isinstance(raw, dict):
+                call_id = raw.get("call_id")
+            key = (str(trace_id), item.type, call_id if call_id is not None else id(item))
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            record: dict[str, Any] = {"object": "run_item", "trace_id": trace_id,
+                                      "type": item.type, "agent": item.agent.name,
+                                      "call_id": call_id, "at": _now()}
+            name = getattr(item, "tool_name", None) or getattr(raw, "name", None)
+            if name is not None:
+                record["name"] = name
+            arguments = getattr(raw, "arguments", None)
+            if arguments is not None:
+                record["arguments"] = arguments
+            if item.type == "tool_call_output_item":
+                record["output"] = _text(getattr(item, "output", None))
+            self._write(record)
+
+    def _decision(self, item: Any, decision: str, by: str | None,
+                  checkpoint_id: str | None) -> None:
+        raw = getattr(item, "raw_item", None)
+        record: dict[str, Any] = {
+            "object": "approval", "trace_id": self._current_trace_id(),
+            "tool_name": item.tool_name, "call_id": getattr(raw, "call_id", None),
+            "agent": item.agent.name, "decision": decision, "at": _now()}
+        if by is not None:
+            record["confirmed_by"] = by
+        if checkpoint_id is not None:
+            record["checkpoint_id"] = checkpoint_id
+        self._write(record)
+
+    def approve(self, state: Any, item: Any, *, by: str | None = None,
+                checkpoint_id: str | None = None, always_approve: bool = False) -> None:
+        """Record the approval of a ``tool_approval_item``, then approve it in ``state``.
+
+        ``checkpoint_id`` defaults to ``approve_<tool name>``; ``by`` is who approved.
+        """
+        self._decision(item, "approved", by, checkpoint_id)
+        state.approve(item, always_approve=always_approve)
+
+    def reject(self, state: Any, item: Any, *, by: str | None = None,
+               checkpoint_id: str | None = None, message: str | None = None) -> None:
+        """Record the rejection of a ``tool_approval_item``, then reject it in ``state``."""
+        self._decision(item, "rejected", by, checkpoint_id)
+        state.reject(item, rejection_message=message)

@@ -1,0 +1,182 @@
+"""The OpenTelemetry reader: OTLP/JSON and SDK ``to_json`` spans into events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay import replay
+from assay.events import Trajectory
+from assay.ingest import ReadFailure, detect_format, load
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
+SPEC = DATA / "spec.yaml"
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def entries(path: Path, fmt: str | None = None) -> list[Trajectory | ReadFailure]:
+    got, items = load(str(path), fmt)
+    assert got == "otel"
+    return list(items)
+
+
+def one(path: Path) -> Trajectory:
+    (traj,) = entries(path)
+    assert isinstance(traj, Trajectory), traj
+    return traj
+
+
+def sdk_span(name: str, span_id: str, parent: str | None, start: str, attrs: dict[str, Any],
+             trace: str = TRACE, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"name": name, "context": {"trace_id": "0x" + trace, "span_id": "0x" + span_id},
+            "parent_id": "0x" + parent if parent else None,
+            "start_time": f"2026-07-11T03:14:{start}Z", "end_time": f"2026-07-11T03:14:{start}Z",
+            "status": {"status_code": "UNSET"}, "attributes": attrs, "events": events or []}
+
+
+def tool(name: str, span_id: str, parent: str, start: str, trace: str = TRACE,
+         **extra: Any) -> dict[str, Any]:
+    return sdk_span(f"execute_tool {name}", span_id, parent, start,
+                    {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **extra},
+                    trace=trace)
+
+
+def agent(name: str, span_id: str, parent: str | None, start: str,
+          trace: str = TRACE) -> dict[str, Any]:
+    return sdk_span(f"invoke_agent {name}", span_id, parent, start,
+                    {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name},
+                    trace=trace)
+
+
+def write_lines(tmp_path: Path, spans: list[dict[str, Any]], indent: int | None = None) -> Path:
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s, indent=indent) + "\n" for s in spans))
+    return path
+
+
+class TestOtlpJson:
+    def test_hex_and_base64_ids_read_the_same(self) -> None:
+        """Hex ids and base64 ids give the same trajectory, trace id in hex."""
+        hex_traj = one(DATA / "otel_otlp_hex.json")
+        b64_traj = one(DATA / "otel_otlp_base64.jsonl")
+        assert hex_traj.id.endswith("#" + TRACE) and b64_traj.id.endswith("#" + TRACE)
+        assert [e.to_dict() for e in hex_traj.events] == [e.to_dict() for e in b64_traj.events]
+
+    def test_mapping(self) -> None:
+        """Tools are actions, the agent under a tool is a handoff, the span event a checkpoint."""
+        traj = one(DATA / "otel_otlp_hex.json")
+        assert [e.kind for e in traj.events] == [
+            "action", "action", "handoff", "checkpoint", "action", "final"]
+        lookup = traj.events[0]
+        assert lookup.agent == "triage" and lookup.get("args") == {"name": "acme"}
+        assert lookup.get("result") == {"account": "acme", "open_tickets": 3}
+        assert lookup.get("call_id") == "call_1"
+        handoff = traj.events[2]
+        assert handoff.data["from_agent"] == "triage" and handoff.data["to_agent"] == "reporter"
+        assert handoff.data["payload"] == {"account": "acme"}
+        cp = traj.events[3]
+        assert (cp.data["checkpoint_id"], cp.data["confirmed_by"], cp.agent) == (
+            "approve_send_report", "owner", "reporter")
+        send = traj.events[4]
+        assert send.data["error"] == "mail server refused" and send.agent == "reporter"
+        assert traj.events[0].ts == "2026-05-28T20:26:40.010000Z"
+
+    def test_detected(self) -> None:
+        for name in ("otel_otlp_hex.json", "otel_otlp_base64.jsonl"):
+            assert detect_format((DATA / name).read_bytes()) == "otel"
+
+    def test_replays(self) -> None:
+        run = replay(SPEC, [str(DATA / "otel_otlp_hex.json")])
+        assert run.results[0].verdict == "PASS"
+
+
+class TestSdkJson:
+    def spans(self) -> list[dict[str, Any]]:
+        return [
+            agent("triage", "00000000000000a1", None, "00"),
+            tool("transfer_to_reporter", "00000000000000a2", "00000000000000a1", "01",
+                 **{"gen_ai.tool.call.arguments": '{"account": "acme"}'}),
+            agent("reporter", "00000000000000a3", "00000000000000a2", "02"),
+            tool("send_report", "00000000000000a4", "00000000000000a3", "03"),
+        ]
+
+    def test_lines_and_indented_objects(self, tmp_path: Path) -> None:
+        """One span per line, or the indented objects a console exporter prints."""
+        a = one(write_lines(tmp_path, self.spans()))
+        b = one(write_lines(tmp_path, self.spans(), indent=4))
+        assert [e.to_dict() for e in a.events] == [e.to_dict() for e in b.events]
+        assert [e.kind for e in a.events] == ["action", "handoff", "action", "final"]
+
+    def test_without_approval_blocks(self, tmp_path: Path) -> None:
+        run = replay(SPEC, [str(write_lines(tmp_path, self.spans()))])
+        assert run.results[0].headline == "checkpoint-skipped"
+
+    @pytest.mark.parametrize(("decision", "kept"), [
+        ("approved", True), (None, True), ("rejected", False), ("denied", False)])
+    def test_decision(self, tmp_path: Path, decision: str | None, kept: bool) -> None:
+        """Only an approval (or an unqualified checkpoint) is a checkpoint event."""
+        attrs = {"assay.checkpoint.id": "approve_send_report",
+                 "assay.checkpoint.confirmed_by": "owner"}
+        if decision is not None:
+            attrs["assay.checkpoint.decision"] = decision
+        spans = [*self.spans()[:3], sdk_span("approval", "00000000000000b1", "00000000000000a3",
+                                             "02.5", attrs), self.spans()[3]]
+        traj = one(write_lines(tmp_path, spans))
+        cps = [e for e in traj.events if e.kind == "checkpoint"]
+        assert len(cps) == (1 if kept else 0)
+        verdict = replay(SPEC, [str(tmp_path / "spans.jsonl")]).results[0].verdict
+        assert verdict == ("PASS" if kept else "BLOCK")
+
+    def test_one_trajectory_per_trace(self, tmp_path: Path) -> None:
+        """Two traces in one file: two trajectories; a broken one does not stop the other."""
+        other = "f" * 32
+        broken = tool("send_report", "00000000000000c2", "00000000000000c1", "05", trace=other)
+        del broken["attributes"]["gen_ai.tool.name"]
+        spans = [*self.spans(), agent("triage", "00000000000000c1", None, "04", trace=other),
+                 broken]
+        got = entries(write_lines(tmp_path, spans))
+        assert isinstance(got[0], Trajectory) and got[0].id.endswith("#" + TRACE)
+        assert isinstance(got[1], ReadFailure) and got[1].id.endswith("#" + other)
+        assert "span 5 ('execute_tool send_report', span id 00000000000000c2)" in \
+            got[1].error.message
+
+
+class TestMalformed:
+    @pytest.mark.parametrize(("content", "message"), [
+        (b'{"resourceSpans": [', "unparseable JSON"),
+        (b'{"resourceSpans": {}}', "'resourceSpans' must be a list"),
+        (b'{"resourceSpans": []}', "no spans"),
+        (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x", "traceId": "zz", '
+         b'"spanId": "a000000000000001", "startTimeUnixNano": "1"}]}]}]}',
+         "span 0 ('x'): traceId 'zz' is neither 32 hex digits nor base64 of 16 bytes"),
+        (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x", "traceId": '
+         b'"5b8efff798038103d269b633813fc60c", "spanId": "a000000000000001"}]}]}]}',
+         "span 0 ('x'): startTimeUnixNano must be nanoseconds since the epoch"),
+        (b'{"name": "y", "context": {"trace_id": "0x5b8efff798038103d269b633813fc60c"}, '
+         b'"start_time": "2026-07-11T03:14:00Z"}', "span 0 ('y'): missing span_id"),
+        (b'{"name": "y", "context": 3}', "span 0 ('y'): missing 'context' object"),
+    ])
+    def test_bad_file(self, tmp_path: Path, content: bytes, message: str) -> None:
+        path = tmp_path / "bad.json"
+        path.write_bytes(content)
+        (failure,) = entries(path, "otel")
+        assert isinstance(failure, ReadFailure)
+        assert message in failure.error.message
+
+    def test_missing_tool_name_names_the_span(self) -> None:
+        (failure,) = entries(DATA / "otel_missing_tool_name.json")
+        assert isinstance(failure, ReadFailure)
+        assert failure.error.message == (
+            f"trace {TRACE}: span 4 ('execute_tool send_report', span id a000000000000005): "
+            "execute_tool span has no 'gen_ai.tool.name'")
+        run = replay(SPEC, [str(DATA / "otel_missing_tool_name.json")])
+        assert (run.results[0].verdict, run.results[0].headline) == ("ERROR", "bad-input")
+
+
+def test_a_chat_document_with_a_context_key_is_not_otel() -> None:
+    """Only a span object (``context`` with span ids) or ``resourceSpans`` is OTel."""
+    assert detect_format(b'{"context": "billing", "messages": [{"role": "user"}]}') \
+        == "openai-chat"
