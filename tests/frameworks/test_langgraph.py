@@ -39,7 +39,7 @@ def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
     return AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
 
 
-def build(needs_approval: bool) -> Any:
+def build(needs_approval: bool, late_approval: bool = False) -> Any:
     @tool
     def lookup_account(name: str) -> str:
         """Look up an account."""
@@ -71,6 +71,10 @@ def build(needs_approval: bool) -> Any:
         return Command(goto="triage_tools", update={"messages": [reply]})
 
     def reporter(state: State) -> Command[Any]:
+        last = state["messages"][-1]
+        if late_approval and isinstance(last, ToolMessage) and last.name == "send_report":
+            # Approval asked only after the tool already ran: too late to gate it.
+            interrupt({"checkpoint_id": "approve_send_report", "tool": "send_report"})
         reply = reporter_model.invoke(state["messages"])
         return Command(goto="reporter_tools" if reply.tool_calls else END,
                        update={"messages": [reply]})
@@ -86,8 +90,9 @@ def build(needs_approval: bool) -> Any:
     return graph.compile(checkpointer=InMemorySaver())
 
 
-def run(decision: dict[str, Any] | None, *, needs_approval: bool = True) -> Trajectory:
-    app = build(needs_approval)
+def run(decision: dict[str, Any] | None, *, needs_approval: bool = True,
+        late_approval: bool = False) -> Trajectory:
+    app = build(needs_approval, late_approval)
     config: Any = {"configurable": {"thread_id": "weekly-acme"}}
     app.invoke({"messages": [HumanMessage("weekly report for acme")]}, config)
     if decision is not None:
@@ -117,6 +122,16 @@ def test_approved_thread_passes() -> None:
 def test_thread_without_approval_blocks() -> None:
     result = replay(SPEC, run(None, needs_approval=False)).results[0]
     assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
+
+
+def test_approval_after_the_send_is_checkpoint_after_action() -> None:
+    """An approval asked for in a node that runs after the tool is too late."""
+    traj = run({"approved": True, "by": "owner"}, needs_approval=False, late_approval=True)
+    kinds = [(e.kind, e.get("action_type") or e.get("checkpoint_id")) for e in traj.events]
+    assert kinds.index(("action", "send_report")) < kinds.index(
+        ("checkpoint", "approve_send_report"))
+    result = replay(SPEC, traj).results[0]
+    assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-after-action")
 
 
 def test_refusal_is_no_checkpoint_and_the_call_did_not_run() -> None:
