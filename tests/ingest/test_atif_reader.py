@@ -91,17 +91,39 @@ def test_rejection_is_no_checkpoint(tmp_path: Path) -> None:
     assert verdict(path) == ("BLOCK", "checkpoint-skipped")
 
 
-def test_external_subagent_is_a_handoff_only(tmp_path: Path) -> None:
-    """A subagent referenced by path only: the handoff is kept, its steps are not read."""
+def _external(tmp_path: Path, sub: Any) -> Path:
+    """The approved run with its reporter subagent moved to its own file."""
     value = doc()
-    del value["subagent_trajectories"]
+    embedded = value.pop("subagent_trajectories")[0]
     value["steps"][3]["observation"]["results"][0]["subagent_trajectory_ref"][0][
         "trajectory_path"] = "reporter.json"
-    traj = one(write(tmp_path, value))
-    handoff = next(e for e in traj.events if e.kind == "handoff")
-    assert handoff.data["to_agent"] == "reporter-run-1"
-    assert handoff.data["trajectory_path"] == "reporter.json"
-    assert "send_report" not in [e.action_type for e in traj.events]
+    if sub is not None:
+        (tmp_path / "reporter.json").write_text(json.dumps(embedded if sub is True else sub))
+    return write(tmp_path, value)
+
+
+def test_external_subagent_file_is_read(tmp_path: Path) -> None:
+    """A subagent kept in its own file is read from beside the root document."""
+    path = _external(tmp_path, True)
+    traj = one(path)
+    kinds = [e.kind for e in traj.events]
+    assert kinds.index("handoff") < kinds.index("checkpoint")
+    assert "send_report" in [e.action_type for e in traj.events]
+    assert verdict(path) == ("PASS", "trajectory-conforms")
+
+
+@pytest.mark.parametrize(("sub", "needle"), [
+    (None, "subagent 'reporter-run-1' at 'reporter.json': cannot read"),
+    ({"schema_version": "ATIF-v1.7", "session_id": "someone-else", "steps": []},
+     "its session_id differs"),
+])
+def test_unreadable_external_subagent_is_bad_input(tmp_path: Path, sub: Any,
+                                                   needle: str) -> None:
+    """A subagent file that is missing or is another run fails closed, naming the reference."""
+    (entry,) = read(_external(tmp_path, sub))
+    assert isinstance(entry, ReadFailure)
+    assert needle in entry.error.message
+    assert verdict(tmp_path / "trajectory.json")[0] == "ERROR"
 
 
 def test_list_of_documents(tmp_path: Path) -> None:

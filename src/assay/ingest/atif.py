@@ -13,8 +13,9 @@ readers (docs/transcripts.md), so the same ``derive`` rules work on it:
   whose ``source_call_id`` names the call);
 - a result with ``subagent_trajectory_ref`` is a ``handoff`` from this agent to
   the subagent, with the tool call's arguments as payload; when the subagent's
-  trajectory is embedded in ``subagent_trajectories`` its events follow the
-  handoff, as that agent's;
+  trajectory is embedded in ``subagent_trajectories`` (or kept in its own file,
+  named by ``trajectory_path`` relative to the document's directory) its events
+  follow the handoff, as that agent's;
 - ATIF has no approval field: a step's ``extra.checkpoint``
   (``{"id", "confirmed_by", "decision"}``) is a ``checkpoint`` when the
   decision is absent or ``approved``; a rejection gives no checkpoint event;
@@ -28,7 +29,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
@@ -53,9 +57,11 @@ def is_atif(data: bytes) -> bool:
 
 
 class _Builder:
-    def __init__(self, subagents: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, subagents: dict[str, dict[str, Any]],
+                 base_dir: Path | None = None) -> None:
         self.events: list[Event] = []
         self.subagents = subagents
+        self.base_dir = base_dir
         self.active: set[str] = set()
 
     def add(self, kind: str, agent: str | None, ts: str | None, **fields: Any) -> dict[str, Any]:
@@ -176,6 +182,8 @@ class _Builder:
         if not isinstance(sid, str) or not sid:
             raise _Bad(f"observation result {i}: a subagent_trajectory_ref has no 'session_id'")
         sub = self.subagents.get(sid)
+        if sub is None and isinstance(ref.get("trajectory_path"), str):
+            sub = self.load_subagent(sid, ref["trajectory_path"], i)
         to_agent = sid
         if sub is not None:
             sub_agent = sub.get("agent")
@@ -191,6 +199,30 @@ class _Builder:
             self.active.add(sid)
             self.trajectory(sub, f"subagent trajectory {sid!r}: ")
             self.active.discard(sid)
+
+    def load_subagent(self, sid: str, rel: str, i: int) -> dict[str, Any] | None:
+        """Read a subagent trajectory kept in its own file, next to the root document.
+
+        A reference that cannot be followed fails the whole trajectory: a
+        subagent's road that cannot be read cannot be judged.
+        """
+        if self.base_dir is None:
+            return None
+        where = f"observation result {i}: subagent {sid!r} at {rel!r}"
+        try:
+            data = (self.base_dir / rel).read_bytes()
+        except OSError as exc:
+            raise _Bad(f"{where}: cannot read: {exc.strerror or exc}") from None
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise _Bad(f"{where}: invalid JSON: {exc.msg}") from None
+        if not isinstance(doc, dict) or doc.get("session_id") != sid:
+            raise _Bad(f"{where}: the file is not that subagent's trajectory "
+                       "(its session_id differs)")
+        _subagents(doc, self.subagents)
+        self.subagents[sid] = doc
+        return doc
 
     def checkpoint(self, cp: Any, agent: str | None, ts: str | None, step_id: Any) -> None:
         if not isinstance(cp, dict):
@@ -238,8 +270,13 @@ def _final(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def atif_events(doc: Any) -> list[Event]:
-    """Map one ATIF document to events. Raises :class:`TraceError` naming the step."""
+def atif_events(doc: Any, base_dir: Path | None = None) -> list[Event]:
+    """Map one ATIF document to events. Raises :class:`TraceError` naming the step.
+
+    ``base_dir`` is where subagent trajectories referenced by ``trajectory_path``
+    are read from (the directory of the file being read); without it such a
+    reference is a handoff only.
+    """
     try:
         if not isinstance(doc, dict):
             raise _Bad(f"expected a JSON object, got {type(doc).__name__}")
@@ -247,7 +284,7 @@ def atif_events(doc: Any) -> list[Event]:
             raise _Bad("missing required key 'schema_version'")
         subs: dict[str, dict[str, Any]] = {}
         _subagents(doc, subs)
-        builder = _Builder(subs)
+        builder = _Builder(subs, base_dir)
         root = builder.trajectory(doc, "")
     except _Bad as exc:
         raise TraceError(str(exc)) from None
@@ -270,7 +307,7 @@ def read_atif(path: str, data: bytes) -> Iterator[Any]:
         tid = path if not isinstance(doc, list) else (
             f"{path}#{sid}" if isinstance(sid, str) else f"{path}#trajectory{n}")
         try:
-            events = atif_events(item)
+            events = atif_events(item, Path(path).parent)
         except TraceError as exc:
             msg = exc.message if not isinstance(doc, list) else f"trajectory {n}: {exc.message}"
             yield ReadFailure(tid, path, TraceError(msg, path=path))
