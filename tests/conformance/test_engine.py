@@ -272,3 +272,18 @@ class TestDeterminism:
         """The same inputs give equal results, reason for reason."""
         paths = [EXAMPLES / n for n in sorted(FIXTURES)]
         assert replay(SPEC, paths).results == replay(SPEC, paths).results
+
+
+class TestNothingJudged:
+    @pytest.mark.parametrize("content", ['{"simulations": []}', "[]", '{"messages": []}'])
+    def test_a_file_with_no_trajectory_is_error(self, tmp_path: Path, content: str) -> None:
+        """A results file holding no run is ERROR bad-input, never an empty pass."""
+        path = tmp_path / "empty.json"
+        path.write_text(content)
+        run = replay(SPEC, [path])
+        assert [r.verdict for r in run.results] == ["ERROR"]
+        assert run.exit == 2
+
+    def test_a_run_over_nothing_exits_2(self) -> None:
+        """Replaying no trajectory at all judged nothing: exit 2, not 0."""
+        assert replay(SPEC, []).exit == 2

@@ -173,3 +173,24 @@ class TestArbitraryBytes:
             return
         assert events[-1].kind == "final"
         assert all(b.seq > a.seq for a, b in itertools.pairwise(events))
+
+
+class TestArbitraryFiles:
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(st.binary(max_size=300),
+                     st.binary(max_size=300).map(lambda b: b"[" + b),
+                     st.binary(max_size=300).map(lambda b: b"{" + b),
+                     st.text(max_size=200).map(lambda t: ("{" + t).encode())))
+    def test_any_file_through_detection_is_error_never_pass(self, data: bytes) -> None:
+        """Arbitrary bytes in a file, detected like any input, replay to ERROR bad-input."""
+        import tempfile
+        from pathlib import Path
+
+        spec = load_spec(EXAMPLES / "spec.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "fuzz.json"
+            path.write_bytes(data)
+            run = replay(spec, [path])
+        assert run.results, "every file yields at least one result"
+        for result in run.results:
+            assert (result.verdict, result.headline, result.exit) == ("ERROR", "bad-input", 2)

@@ -110,12 +110,18 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
     fmt, entries = load(path, input_format)
     if formats is not None:
         formats.append((path, fmt))
+    judged = 0
     for entry in entries:
+        judged += 1
         if isinstance(entry, ReadFailure):
             yield error_result(entry.id, entry.path, _strip_path(entry.error), source=fmt)
         else:
             yield replay_events(compiled, entry.events, entry.id, entry.path, source=entry.source,
                                 meta=dict(entry.meta))
+    if not judged:
+        # An empty results file judged nothing; nothing judged is never a pass.
+        yield error_result(path, path, f"the {fmt} file holds no trajectory to judge",
+                           source=fmt)
 
 
 def iter_replay(spec: Spec | CompiledSpec,

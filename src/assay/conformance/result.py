@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from assay.errors import worst_exit
+from assay.errors import EXIT_ERROR, worst_exit
 
 __all__ = ["Finding", "ReplayResult", "ReplayRun", "TrajectoryStats"]
 
@@ -104,7 +104,12 @@ class ReplayRun:
 
     @property
     def exit(self) -> int:
-        """The worst verdict's exit code: BLOCK (1) over ERROR (2) over PASS (0)."""
+        """The worst verdict's exit code: BLOCK (1) over ERROR (2) over PASS (0).
+
+        A run that judged nothing exits 2: no evidence is never a pass.
+        """
+        if not self.results:
+            return EXIT_ERROR
         return worst_exit(r.exit for r in self.results)
 
     def counts(self) -> dict[str, int]:
