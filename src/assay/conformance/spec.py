@@ -12,11 +12,16 @@ importing pydantic alone costs more than the whole start-up budget of the gate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
 
+from assay._validate import Invalid as _Invalid
+from assay._validate import Loc, raise_first
+from assay._validate import Reader as _Reader
+from assay._validate import flag as _flag
+from assay._validate import text as _text
+from assay._validate import texts as _texts
 from assay.errors import SpecError
 from assay.selectors import Selector, compile_selector
 
@@ -28,70 +33,6 @@ __all__ = [
     "load_spec",
     "parse_spec",
 ]
-
-Loc = tuple[str | int, ...]
-
-
-class _Invalid(Exception):
-    """One problem at one place in the document; collected, never shown raw."""
-
-    def __init__(self, loc: Loc, message: str) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.message = message
-
-
-def _where(loc: Loc) -> str:
-    return ".".join(str(p) for p in loc)
-
-
-class _Reader:
-    """Checks one mapping of the document key by key, collecting every problem."""
-
-    def __init__(self, doc: Any, loc: Loc, allowed: tuple[str, ...], errors: list[_Invalid]):
-        self.loc = loc
-        self.errors = errors
-        self.ok = isinstance(doc, Mapping)
-        self.doc: Mapping[str, Any] = doc if self.ok else {}
-        if not self.ok:
-            errors.append(_Invalid(loc, f"must be an object, got {type(doc).__name__}"))
-            return
-        for key in doc:
-            if key not in allowed:
-                errors.append(_Invalid((*loc, key), "unknown key"))
-
-    def get(self, key: str, check: Callable[[Any, Loc], Any], default: Any = ...) -> Any:
-        loc = (*self.loc, key)
-        if key not in self.doc or self.doc[key] is None:
-            if default is ...:
-                if self.ok:
-                    self.errors.append(_Invalid(loc, "required"))
-                return None
-            return default
-        try:
-            return check(self.doc[key], loc)
-        except _Invalid as exc:
-            self.errors.append(exc)
-            return None
-
-
-def _text(value: Any, loc: Loc) -> str:
-    if not isinstance(value, str) or not value:
-        raise _Invalid(loc, "must be a non-empty string")
-    return value
-
-
-def _flag(value: Any, loc: Loc) -> bool:
-    if not isinstance(value, bool):
-        raise _Invalid(loc, "must be true or false")
-    return value
-
-
-def _texts(value: Any, loc: Loc) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise _Invalid(loc, "must be a list of strings")
-    return tuple(_text(v, (*loc, i)) for i, v in enumerate(value))
-
 
 def _one_or_more(value: Any, loc: Loc) -> tuple[str, ...]:
     if isinstance(value, str):
@@ -285,17 +226,7 @@ def parse_spec(doc: Any, source: str | None = None) -> Spec:
     """Validate a decoded spec document; every problem is reported, on one line."""
     errors: list[_Invalid] = []
     spec = _spec(doc, errors)
-    if errors:
-        shown = "; ".join(f"{_where(e.loc)}: {e.message}" if e.loc else e.message
-                          for e in errors[:3])
-        if len(errors) > 3:
-            shown += f" (+{len(errors) - 3} more)"
-        line = None
-        if source is not None and errors[0].loc:
-            from assay._docs import line_of
-
-            line = line_of(source, errors[0].loc)
-        raise SpecError(f"unusable spec: {shown}", path=source, line=line)
+    raise_first(errors, "spec", source, SpecError)
     return Spec(spec.mandatory_checkpoints, spec.handoff_contracts, spec.derive, source)
 
 

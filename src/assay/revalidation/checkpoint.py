@@ -16,6 +16,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from assay._validate import Invalid as _Invalid
+from assay._validate import Loc, raise_first
+from assay._validate import Reader as _Reader
+from assay._validate import flag as _flag
+from assay._validate import text as _text
 from assay.errors import SpecError
 
 __all__ = [
@@ -43,19 +48,7 @@ EFFECT_STATES = ("attempted", "confirmed", "unknown")
 RETRY_CLASSES = ("safe_to_retry", "unsafe_to_retry", "reconcile_first")
 FORMATS = ("json", "jsonl", "yaml")
 
-Loc = tuple[str | int, ...]
 Argv = tuple[str, ...]
-
-
-class _Invalid(Exception):
-    def __init__(self, loc: Loc, message: str) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.message = message
-
-
-def _where(loc: Loc) -> str:
-    return ".".join(str(p) for p in loc)
 
 
 def parse_ts(value: Any) -> datetime:
@@ -240,51 +233,6 @@ class Checkpoint:
     remaining: tuple[Step, ...]
     next_action: str | None
     raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
-
-
-class _Reader:
-    """One mapping of the document, read key by key with every problem collected."""
-
-    def __init__(self, doc: Any, loc: Loc, allowed: tuple[str, ...], errors: list[_Invalid]):
-        self.loc = loc
-        self.errors = errors
-        self.ok = isinstance(doc, Mapping)
-        self.doc: Mapping[str, Any] = doc if self.ok else {}
-        if not self.ok:
-            errors.append(_Invalid(loc, f"must be an object, got {type(doc).__name__}"))
-            return
-        for key in doc:
-            if key not in allowed:
-                errors.append(_Invalid((*loc, str(key)), "unknown key"))
-
-    def has(self, key: str) -> bool:
-        return self.doc.get(key) is not None
-
-    def get(self, key: str, check: Callable[[Any, Loc], Any], default: Any = ...) -> Any:
-        loc = (*self.loc, key)
-        if key not in self.doc or self.doc[key] is None:
-            if default is ...:
-                if self.ok:
-                    self.errors.append(_Invalid(loc, "required"))
-                return None
-            return default
-        try:
-            return check(self.doc[key], loc)
-        except _Invalid as exc:
-            self.errors.append(exc)
-            return None
-
-
-def _text(value: Any, loc: Loc) -> str:
-    if not isinstance(value, str) or not value:
-        raise _Invalid(loc, "must be a non-empty string")
-    return value
-
-
-def _flag(value: Any, loc: Loc) -> bool:
-    if not isinstance(value, bool):
-        raise _Invalid(loc, "must be true or false")
-    return value
 
 
 def _ts(value: Any, loc: Loc) -> datetime:
@@ -508,14 +456,7 @@ def parse_checkpoint(doc: Any, source: str, base: str | PathLike[str] | None = N
         if step.effect is not None and step.effect not in names:
             p.errors.append(_Invalid(("remaining", i, "effect"),
                                      f"names no entry of external_effects: {step.effect!r}"))
-    if p.errors:
-        from assay._docs import line_of
-
-        first = p.errors[0]
-        more = f" (and {len(p.errors) - 1} more)" if len(p.errors) > 1 else ""
-        where = _where(first.loc) or "document"
-        raise SpecError(f"unusable checkpoint: {where}: {first.message}{more}", path=source,
-                        line=line_of(source, first.loc) if Path(source).is_file() else None)
+    raise_first(p.errors, "checkpoint", source, SpecError)
     return cp
 
 
