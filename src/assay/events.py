@@ -66,8 +66,14 @@ class Event(NamedTuple):
         return cls(data["seq"], data["event"], data.get("agent"), data.get("ts"), data, line)
 
     @classmethod
-    def make(cls, seq: int, kind: str, agent: str | None = None, **fields: Any) -> Event:
-        """Build an event in code: ``Event.make(3, "action", "bot", action_type="send")``."""
+    def make(cls, seq: int, kind: str, agent: str | None = None, *, line: int | None = None,
+             **fields: Any) -> Event:
+        """Build an event and its record: ``Event.make(3, "action", "bot", action_type="x")``.
+
+        Readers of other formats build their events here too, so every record
+        has the same shape: ``seq``, ``ts`` (when not None), ``agent`` (when not
+        None), ``event``, then the fields. ``line`` is where the event came from.
+        """
         data: dict[str, Any] = {"seq": seq}
         if fields.get("ts") is not None:
             data["ts"] = fields["ts"]
@@ -75,7 +81,7 @@ class Event(NamedTuple):
             data["agent"] = agent
         data["event"] = kind
         data.update((k, v) for k, v in fields.items() if k != "ts")
-        return cls(seq, kind, agent, data.get("ts"), data, None)
+        return cls(seq, kind, agent, data.get("ts"), data, line)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the native record of this event (a copy)."""

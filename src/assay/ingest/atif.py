@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -65,16 +65,10 @@ class _Builder:
         self.active: set[str] = set()
 
     def add(self, kind: str, agent: str | None, ts: str | None, **fields: Any) -> dict[str, Any]:
-        seq = len(self.events) + 1
-        rec: dict[str, Any] = {"seq": seq}
-        if ts is not None:
-            rec["ts"] = ts
-        if agent is not None:
-            rec["agent"] = agent
-        rec["event"] = kind
-        rec.update(fields)
-        self.events.append(Event(seq, kind, agent, ts, rec, None))
-        return rec
+        """Append the next event; returns its record, which a later result fills in."""
+        event = Event.make(len(self.events) + 1, kind, agent, ts=ts, **fields)
+        self.events.append(event)
+        return cast(dict[str, Any], event.data)  # make() builds a plain dict
 
     def trajectory(self, doc: Any, where: str) -> str:
         """Map one (root or subagent) trajectory; returns its agent name."""

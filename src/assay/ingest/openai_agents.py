@@ -231,20 +231,11 @@ def trace_events(trace: _Trace) -> list[Event]:
         except _Bad as exc:
             raise _Bad(f"{_span_label(line, rec)}: {exc}") from None
     staged.sort(key=lambda s: (s[0], s[1]))
-    events: list[Event] = []
-    for seq, (at, _, kind, agent, fields, line) in enumerate(staged, 1):
-        rec2: dict[str, Any] = {"seq": seq, "ts": at.isoformat()}
-        if agent is not None:
-            rec2["agent"] = agent
-        rec2["event"] = kind
-        rec2.update(fields)
-        events.append(Event(seq, kind, agent, rec2["ts"], rec2, line))
+    events = [Event.make(seq, kind, agent, line=line, ts=at.isoformat(), **fields)
+              for seq, (at, _, kind, agent, fields, line) in enumerate(staged, 1)]
     errors = [r for _, r in trace.spans if r.get("parent_id") is None and r.get("error")]
-    seq = len(events) + 1
-    final: dict[str, Any] = {"seq": seq, "event": "final", "task_success": not errors}
-    if trace.workflow is not None:
-        final["workflow"] = trace.workflow
-    events.append(Event(seq, "final", None, None, final, None))
+    workflow: dict[str, Any] = {} if trace.workflow is None else {"workflow": trace.workflow}
+    events.append(Event.make(len(events) + 1, "final", task_success=not errors, **workflow))
     return events
 
 

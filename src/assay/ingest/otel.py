@@ -383,23 +383,13 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
                 fields["decision"] = decision
             staged.append((when, order, "checkpoint", agent_of(span), fields, span.line))
     staged.sort(key=lambda s: (s[0], s[1]))
-    events: list[Event] = []
-    for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
-        rec: dict[str, Any] = {"seq": seq, "ts": _iso(when)}
-        if agent is not None:
-            rec["agent"] = agent
-        rec["event"] = kind
-        rec.update(fields)
-        events.append(Event(seq, kind, agent, rec["ts"], rec, line))
+    events = [Event.make(seq, kind, agent, line=line, ts=_iso(when), **fields)
+              for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1)]
     roots = [s for s in spans if not s.parent or s.parent not in by_id]
     end = max((s.end or s.start) for s in spans)
-    seq = len(events) + 1
-    final: dict[str, Any] = {"seq": seq, "ts": _iso(end), "event": "final",
-                             "task_success": all(s.status != "ERROR" for s in roots)}
     root_agent = next((agent_of(s) for s in roots if agent_of(s)), None)
-    if root_agent is not None:
-        final["agent"] = root_agent
-    events.append(Event(seq, "final", root_agent, final["ts"], final, None))
+    events.append(Event.make(len(events) + 1, "final", root_agent, ts=_iso(end),
+                             task_success=all(s.status != "ERROR" for s in roots)))
     return events
 
 

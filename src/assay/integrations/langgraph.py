@@ -105,17 +105,8 @@ def read_langgraph(graph: Any, config: Mapping[str, Any], *,
     events: list[Event] = []
     pending: dict[str, dict[str, Any]] = {}
 
-    def add(kind: str, agent: str | None, ts: str | None, **fields: Any) -> dict[str, Any]:
-        seq = len(events) + 1
-        rec: dict[str, Any] = {"seq": seq}
-        if ts is not None:
-            rec["ts"] = ts
-        if agent is not None:
-            rec["agent"] = agent
-        rec["event"] = kind
-        rec.update(fields)
-        events.append(Event(seq, kind, agent, ts, rec, None))
-        return rec
+    def add(kind: str, agent: str | None, ts: str | None, **fields: Any) -> None:
+        events.append(Event.make(len(events) + 1, kind, agent, ts=ts, **fields))
 
     current: str | None = None
     calls: list[tuple[str, Any]] = []  # the current agent's tool calls: (name, args)
