@@ -22,10 +22,11 @@ from typing import Any
 
 import orjson
 
+from assay._commands import run_command
 from assay.errors import InputError, StoreError
 from assay.evidence.store import JsonlStore, SqliteStore, StoreKind, check_run_id, open_store
 from assay.harness.feedback import producer_env, write_feedback
-from assay.harness.gates import GateContext, GateOutcome, evaluate, run_command
+from assay.harness.gates import GateContext, GateOutcome, evaluate
 from assay.harness.model import Phase, WorkflowSpec
 from assay.harness.result import PhaseState, RunResult, RunStatus
 from assay.harness.resume import (

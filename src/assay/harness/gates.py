@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay._commands import OUTPUT_LIMIT, run_command, tail_output
 from assay.harness.model import (
     AcceptGate,
     CallableGate,
@@ -28,8 +28,6 @@ from assay.harness.model import (
 
 __all__ = ["OUTPUT_LIMIT", "GateContext", "GateOutcome", "evaluate", "run_command"]
 
-#: Gate output kept in a record: the tail, where the failure usually is.
-OUTPUT_LIMIT = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,53 +59,11 @@ class GateContext:
     phase: str = ""
 
 
-def _tail(text: str) -> str:
-    return text if len(text) <= OUTPUT_LIMIT else "...\n" + text[-OUTPUT_LIMIT:]
-
-
-def _decode(data: bytes | str | None) -> str:
-    if data is None:
-        return ""
-    if isinstance(data, bytes):
-        return data.decode("utf-8", "replace")
-    return data
-
-
 def _last_line(text: str, default: str) -> str:
     for line in reversed(text.strip().splitlines()):
         if line.strip():
             return line.strip()[:300]
     return default
-
-
-@dataclass(frozen=True, slots=True)
-class CommandRun:
-    """A finished subprocess: exit code (``None`` when it never ran to the end) and output."""
-
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    error: str | None = None
-
-    @property
-    def output(self) -> str:
-        """stdout then stderr, trimmed to the record limit."""
-        both = self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr
-        return _tail(both)
-
-
-def run_command(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
-                timeout: float) -> CommandRun:
-    """Run ``argv`` without a shell; a missing program or a timeout is reported, not raised."""
-    try:
-        proc = subprocess.run(list(argv), cwd=cwd, env=dict(env), capture_output=True,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        return CommandRun(None, _decode(exc.stdout), _decode(exc.stderr),
-                          f"timed out after {timeout:g}s")
-    except OSError as exc:
-        return CommandRun(None, "", "", f"could not start {argv[0]!r}: {exc.strerror or exc}")
-    return CommandRun(proc.returncode, _decode(proc.stdout), _decode(proc.stderr))
 
 
 def _render(args: Sequence[str], values: Mapping[str, str]) -> list[str]:
@@ -152,7 +108,7 @@ def _schema(gate: SchemaGate, ctx: GateContext) -> GateOutcome:
     lines = [f"/{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors]
     return GateOutcome(False, "schema",
                        f"artifact violates {schema_path.name}: {len(errors)} error(s)",
-                       lines[0], None, _tail("\n".join(lines)))
+                       lines[0], None, tail_output("\n".join(lines)))
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import orjson
 
+from assay._commands import run_command
 from assay.errors import EXIT_BLOCK, EXIT_PASS, InputError
 from assay.reasons import Reason
 from assay.revalidation.checkpoint import (
@@ -109,15 +110,11 @@ def _tree_digest(root: Path) -> str:
 
 
 def _run(argv: Sequence[str], cwd: Path, timeout: float) -> tuple[int | None, str]:
-    """Run a read-only command without a shell: (exit code or None, stdout)."""
-    try:
-        proc = subprocess.run(list(argv), cwd=cwd, capture_output=True, timeout=timeout,
-                              check=False, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return None, f"timed out after {timeout:g}s"
-    except OSError as exc:
-        return None, f"could not start {argv[0]!r}: {exc.strerror or exc}"
-    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+    """Run a read-only command without a shell: (exit code or None, stdout or the failure)."""
+    run = run_command(argv, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
+    if run.error is not None:
+        return None, run.error
+    return run.exit_code, run.stdout
 
 
 def _rel(path: Path, base: Path) -> str:
