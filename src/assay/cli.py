@@ -159,9 +159,11 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
     Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input,
     3 paused waiting for another role (continue with --resume RUN_ID).
     """
+    from assay._files import check_writable_dir
     from assay.harness import Workflow
     from assay.report.harness import run_report
 
+    check_writable_dir(runs_dir)
     result = Workflow.load(workflow).run(
         role=role, identity=identity, run_id=run_id, resume=resume, runs_dir=runs_dir,
         store=store, params=_params(params))  # type: ignore[arg-type]
@@ -244,8 +246,9 @@ def audit(run_id: str, runs_dir: str, html_out: str | None) -> None:
 
     trail = load_trail(runs_dir, run_id)
     if html_out is not None:
-        with open(html_out, "w", encoding="utf-8") as fh:
-            fh.write(audit_html(trail))
+        from assay._files import write_output
+
+        write_output(html_out, audit_html(trail))
     _emit(audit_text(trail))
     sys.exit(trail.exit)
 
