@@ -45,16 +45,20 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def write_output(path: str | PathLike[str], data: str | bytes) -> None:
-    """Write ``data`` (text is UTF-8) to ``path`` atomically, or raise :class:`InputError`."""
+def write_output(path: str | PathLike[str], data: str | bytes, *, what: str = "") -> None:
+    """Write ``data`` (text is UTF-8) to ``path`` atomically, or raise :class:`InputError`.
+
+    ``what`` names the file in the message (``cannot write the HTML page: ...``).
+    """
     name = os.fspath(path)
     target = Path(name)
     parent = target.parent
+    cannot = f"cannot write {what}" if what else "cannot write"
     if target.is_dir():
-        raise InputError("cannot write: it is a directory", path=name)
+        raise InputError(f"{cannot}: it is a directory", path=name)
     if not parent.is_dir():
-        what = "does not exist" if not parent.exists() else "is not a directory"
-        raise InputError(f"cannot write: the directory {str(parent)!r} {what}", path=name)
+        state = "does not exist" if not parent.exists() else "is not a directory"
+        raise InputError(f"{cannot}: the directory {str(parent)!r} {state}", path=name)
     body = data.encode("utf-8") if isinstance(data, str) else data
     tmp: str | None = None
     try:
@@ -67,7 +71,7 @@ def write_output(path: str | PathLike[str], data: str | bytes) -> None:
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
-        raise InputError(f"cannot write: {_reason(exc)}", path=name) from None
+        raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):

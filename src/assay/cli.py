@@ -248,7 +248,7 @@ def audit(run_id: str, runs_dir: str, html_out: str | None) -> None:
     if html_out is not None:
         from assay._files import write_output
 
-        write_output(html_out, audit_html(trail))
+        write_output(html_out, audit_html(trail), what="the HTML page")
     _emit(audit_text(trail))
     sys.exit(trail.exit)
 

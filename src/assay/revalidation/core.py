@@ -733,7 +733,7 @@ def _write(doc: dict[str, Any], target: Path) -> None:
         data = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100).encode()
     from assay._files import write_output
 
-    write_output(target, data)
+    write_output(target, data, what="the next checkpoint")
 
 
 # ---------------------------------------------------------------- entry point
