@@ -33,6 +33,8 @@ from pathlib import Path
 
 #: The fake provider: ``publish`` appends one ledger line (never deduplicated) and
 #: writes a receipt; ``lookup`` is the read-only reconcile; ``check`` is the gate.
+#: With ``CRASH_AFTER_PUBLISH`` set, ``publish`` kills the run and itself right after
+#: the ledger line is durable: a crash after the remote commit, before the receipt.
 PROVIDER = '''
 import json, os, sys, time
 cmd, ledger, key = sys.argv[1:4]
@@ -45,8 +47,11 @@ if cmd == "publish":
     os.fsync(fd)
     os.close(fd)
     if os.environ.get("CRASH_AFTER_PUBLISH"):
+        # The local side crashes after the remote commit: the run and this
+        # producer die together, so no receipt is ever written.
         import signal
         os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
     time.sleep(0.005)
     with open(out + ".tmp", "w") as fh:
         fh.write(json.dumps(rec))
@@ -196,9 +201,15 @@ def run_trials(base: Path, count: int, seed: int, max_delay: float = 0.5,
     """``count`` seeded trials, a few at a time, each in its own directory."""
     rnd = random.Random(seed)
     delays = [rnd.uniform(0.0, max_delay) for _ in range(count)]
+    return run_delays(base, delays, workers=workers, declare=declare)
+
+
+def run_delays(base: Path, delays: list[float], workers: int = 4,
+               declare: bool = True) -> list[Trial]:
+    """One trial per kill delay, a few at a time, each in its own directory."""
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda i: trial(base / f"t{i:03d}", delays[i], declare=declare),
-                             range(count)))
+                             range(len(delays))))
 
 
 def summary(label: str, trials: list[Trial], took: float) -> list[str]:

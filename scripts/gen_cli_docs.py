@@ -23,7 +23,8 @@ fails when this page and the commands disagree.
 Exit codes, for every command: 0 pass, 1 the evidence says no, 2 could not
 judge (bad input, never a pass), 3 paused (waiting for another identity or an
 operator). Across many inputs the worst verdict wins: 1 over 2 over 3 over 0.
-An internal bug exits 70.
+An internal bug exits 70. Ctrl-C exits 130 (`replay` first prints the results
+it judged and says after how many of its files it stopped).
 """
 
 

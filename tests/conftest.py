@@ -13,18 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 DATA = Path(__file__).resolve().parent / "data"
 GOLDEN = Path(__file__).resolve().parent / "golden"
-SHARED = ROOT.parent / "shared"
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Stop at once, with the reason, when the shared recorded runs are not beside the repo.
-
-    Tests over real runs must fail rather than skip without them; one clear
-    line beats ten file-not-found tracebacks.
-    """
-    if not (SHARED / "data").is_dir():
-        raise pytest.UsageError(f"the recorded runs in {SHARED / 'data'} are missing: the "
-                                "repository must sit beside shared/ (as it does in CI)")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -9,12 +9,12 @@ code the result carries. Library imports sit inside the commands so that
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from assay._version import __version__
-from assay.errors import EXIT_INTERNAL, AssayError
+from assay.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, AssayError
 from assay.ingest import FORMATS
 
 __all__ = ["cli", "main"]
@@ -26,7 +26,11 @@ FORMAT_OPTION = click.option(
 
 
 class _Group(click.Group):
-    """Turns an :class:`AssayError` into ``error[<reason>]: message`` and its exit code."""
+    """Turns an :class:`AssayError` into ``error[<reason>]: message`` and its exit code.
+
+    Ctrl-C exits 130 with one ``error[interrupted]`` line (click alone would
+    print "Aborted!" and exit 1, the BLOCK code).
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -34,6 +38,14 @@ class _Group(click.Group):
         except AssayError as exc:
             click.echo(f"error[{exc.reason}]: {exc.location_message()}", err=True)
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            _interrupted()
+
+
+def _interrupted(detail: str = "") -> NoReturn:
+    """Say the command was interrupted (one line on stderr) and exit 130."""
+    click.echo(f"error[interrupted]: interrupted{detail}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def _emit(text: str) -> None:
@@ -69,11 +81,16 @@ def replay(spec: str, trajectories: tuple[str, ...], fmt: str, input_format: str
     contrast and never consulted. Exit 0 PASS, 1 BLOCK, 2 ERROR; across many
     files the worst verdict wins (BLOCK over ERROR over PASS).
     """
-    from assay.conformance import load_spec, replay_files
+    from assay.conformance import ReplayInterrupted, load_spec, replay_files
     from assay.report import replay_report
 
     loaded = load_spec(spec)
-    run = replay_files(loaded, trajectories, input_format=input_format)
+    try:
+        run = replay_files(loaded, trajectories, input_format=input_format)
+    except ReplayInterrupted as stop:
+        _emit(replay_report(stop.run, loaded, fmt=fmt, summary_only=summary_only,
+                            by_field=by_field))
+        _interrupted(f" after {stop.done} of {stop.total} files; the report covers those only")
     _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field))
     sys.exit(run.exit)
 
@@ -142,9 +159,11 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
     Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input,
     3 paused waiting for another role (continue with --resume RUN_ID).
     """
+    from assay._files import check_writable_dir
     from assay.harness import Workflow
     from assay.report.harness import run_report
 
+    check_writable_dir(runs_dir)
     result = Workflow.load(workflow).run(
         role=role, identity=identity, run_id=run_id, resume=resume, runs_dir=runs_dir,
         store=store, params=_params(params))  # type: ignore[arg-type]
@@ -227,8 +246,9 @@ def audit(run_id: str, runs_dir: str, html_out: str | None) -> None:
 
     trail = load_trail(runs_dir, run_id)
     if html_out is not None:
-        with open(html_out, "w", encoding="utf-8") as fh:
-            fh.write(audit_html(trail))
+        from assay._files import write_output
+
+        write_output(html_out, audit_html(trail), what="the HTML page")
     _emit(audit_text(trail))
     sys.exit(trail.exit)
 
@@ -241,7 +261,6 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except BaseException as exc:  # fail closed on any bug
         if isinstance(exc, KeyboardInterrupt):
-            click.echo("error[interrupted]: interrupted", err=True)
-            sys.exit(130)
+            _interrupted()
         click.echo(f"error[internal]: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_INTERNAL)

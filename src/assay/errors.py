@@ -20,6 +20,7 @@ __all__ = [
     "EXIT_BLOCK",
     "EXIT_ERROR",
     "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
     "EXIT_PASS",
     "EXIT_PAUSED",
     "AssayError",
@@ -36,6 +37,8 @@ EXIT_ERROR = 2
 EXIT_PAUSED = 3
 #: An internal bug: never 0, and distinct from every verdict.
 EXIT_INTERNAL = 70
+#: Stopped by Ctrl-C (SIGINT), as shells report it: nothing was decided.
+EXIT_INTERRUPTED = 130
 
 # BLOCK outranks ERROR outranks PAUSED outranks PASS when many verdicts fold into one exit.
 _RANK = {EXIT_PASS: 0, EXIT_PAUSED: 1, EXIT_ERROR: 2, EXIT_BLOCK: 3}

@@ -17,7 +17,7 @@ def _bench() -> ModuleType:
 
 @pytest.mark.benchmark
 class TestTranscriptsReplayBenchmark:
-    """Replay of both shared airline files against plain JSON decoding."""
+    """Replay of both recorded airline files against plain JSON decoding."""
 
     def test_benchmark_runs_and_judges_every_run(self) -> None:
         """The benchmark measures both sides and judges all 250 runs without an ERROR.

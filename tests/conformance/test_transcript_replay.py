@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data" / "transcripts"
 AIRLINE = ROOT / "examples" / "tau" / "airline.yaml"
 RETAIL = ROOT / "examples" / "tau" / "retail.yaml"
-SHARED = ROOT.parent / "shared" / "data"
-TAU_BENCH = SHARED / "taubench" / "gpt-4o-airline.json"
-TAU2 = SHARED / "tau2" / "gpt-4o-airline-50.json"
+RUNS = ROOT / "tests" / "data" / "tau"
+TAU_BENCH = RUNS / "taubench" / "gpt-4o-airline.json.gz"
+TAU2 = RUNS / "tau2" / "gpt-4o-airline-50.json.gz"
 
 
 def judge(name: str, spec: Path = AIRLINE) -> list[ReplayResult]:

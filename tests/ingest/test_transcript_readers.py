@@ -8,13 +8,14 @@ import pytest
 
 from assay.events import Trajectory
 from assay.ingest import ReadFailure, detect_format, load
+from assay.ingest.native import read_bytes
 from assay.ingest.transcripts import detect_json_document, transcript_events
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data" / "transcripts"
-SHARED = ROOT.parent / "shared" / "data"
-TAU_BENCH = SHARED / "taubench" / "gpt-4o-airline.json"
-TAU2 = SHARED / "tau2" / "gpt-4o-airline-50.json"
+RUNS = ROOT / "tests" / "data" / "tau"
+TAU_BENCH = RUNS / "taubench" / "gpt-4o-airline.json.gz"
+TAU2 = RUNS / "tau2" / "gpt-4o-airline-50.json.gz"
 
 
 def read(name: str, input_format: str | None = None) -> tuple[str, list[Trajectory | ReadFailure]]:
@@ -79,9 +80,9 @@ class TestDetectJsonDocument:
         assert detect_json_document(doc) is None
 
     @pytest.mark.parametrize(("path", "expected"), [(TAU_BENCH, "tau-bench"), (TAU2, "tau2")])
-    def test_shared_files(self, path: Path, expected: str) -> None:
-        """The real recorded runs are detected."""
-        assert detect_json_document(path.read_bytes()) == expected
+    def test_recorded_runs(self, path: Path, expected: str) -> None:
+        """The real recorded runs are detected (inside their compression)."""
+        assert detect_json_document(read_bytes(str(path))) == expected
 
 
 class TestOpenAIChat:
@@ -313,7 +314,7 @@ class TestTau2:
         assert "'simulations' list" in entry.error.message
 
 
-class TestSharedRuns:
+class TestRecordedRuns:
     """The real recorded runs read without a failure."""
 
     @pytest.mark.parametrize(("path", "fmt", "runs", "rewarded"), [

@@ -104,6 +104,28 @@ class TestEffects:
         receipt = json.loads((tmp_path / "runs" / "r1" / "receipt.json").read_text())
         assert receipt["idempotency_key"] == "r1/publish"
 
+    def test_crash_takes_the_provider_down_with_its_parent(self, tmp_path: Path) -> None:
+        """The simulated crash leaves the remote record and nothing local: no late receipt.
+
+        The provider runs under a stand-in parent and shares this test's stdout
+        pipe, so reading the pipe to its end waits until the provider itself
+        has exited, however slow the machine.
+        """
+        kit.setup(tmp_path)
+        receipt = tmp_path / "receipt.json"
+        parent = ("import subprocess, sys; subprocess.run(sys.argv[1:]); "
+                  "print('parent survived')")
+        proc = subprocess.run(
+            [sys.executable, "-c", parent, sys.executable, str(tmp_path / "provider.py"),
+             "publish", str(tmp_path / "ledger.jsonl"), "r1/publish", str(receipt)],
+            capture_output=True, text=True, check=False, timeout=60,
+            env={**__import__("os").environ, "CRASH_AFTER_PUBLISH": "1"})
+        assert proc.returncode == -9
+        assert "parent survived" not in proc.stdout
+        assert _publishes(tmp_path) == 1
+        assert not receipt.exists()
+        assert not (tmp_path / "receipt.json.tmp").exists()
+
     def test_unknown_unsafe_effect_stops(self, tmp_path: Path) -> None:
         """An unsafe effect whose owner gives no answer stops the run with exit 1."""
         kit.setup(tmp_path)
@@ -148,8 +170,20 @@ class TestEffects:
 
 
 class TestCrashResume:
-    """SIGKILL at seeded random instants, then resume: the effect happens exactly once."""
+    """SIGKILL at chosen or seeded random instants, then resume: the effect happens once."""
 
+    def test_five_kills(self, tmp_path: Path) -> None:
+        """5 kills spread over a run's first quarter second, where its phases run.
+
+        The first three land while any machine is still starting the run, so at
+        least three are kills mid-run; the later ones reach the phases.
+        """
+        trials = kit.run_delays(tmp_path, [0.02, 0.06, 0.10, 0.15, 0.25])
+        bad = [t for t in trials if not t.clean]
+        assert not bad, bad
+        assert sum(t.killed for t in trials) >= 3
+
+    @pytest.mark.stress
     def test_fifty_kills(self, tmp_path: Path) -> None:
         """50 kills: one publish each, every advance backed by evidence, chain verifies."""
         trials = kit.run_trials(tmp_path, 50, seed=20260810)

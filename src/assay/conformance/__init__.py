@@ -13,7 +13,13 @@ from os import PathLike
 from typing import Any
 
 from assay.conformance.engine import CompiledSpec, Replayer, error_result
-from assay.conformance.result import Finding, ReplayResult, ReplayRun, TrajectoryStats
+from assay.conformance.result import (
+    Finding,
+    ReplayInterrupted,
+    ReplayResult,
+    ReplayRun,
+    TrajectoryStats,
+)
 from assay.conformance.spec import (
     DeriveRule,
     HandoffContract,
@@ -31,6 +37,7 @@ __all__ = [
     "Finding",
     "HandoffContract",
     "MandatoryCheckpoint",
+    "ReplayInterrupted",
     "ReplayResult",
     "ReplayRun",
     "Replayer",
@@ -154,5 +161,22 @@ def replay(spec: Spec | str | PathLike[str],
 
 
 def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None) -> ReplayRun:
-    """Replay trajectory files; the CLI's one library call."""
-    return replay(spec, list(paths), input_format=input_format)
+    """Replay trajectory files; the CLI's one library call.
+
+    Ctrl-C raises :class:`ReplayInterrupted` carrying the results judged so far.
+    """
+    paths = list(paths)
+    compiled = CompiledSpec(spec)
+    results: list[ReplayResult] = []
+    formats: list[tuple[str, str]] = []
+    done = 0
+    try:
+        for path in paths:
+            for result in iter_replay(compiled, [path], input_format=input_format,
+                                      formats=formats):
+                results.append(result)
+            done += 1
+    except KeyboardInterrupt:
+        partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True)
+        raise ReplayInterrupted(partial, done, len(paths)) from None
+    return ReplayRun(spec.source, results, tuple(formats))

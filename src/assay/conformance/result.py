@@ -6,9 +6,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from assay.errors import EXIT_ERROR, worst_exit
+from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 
-__all__ = ["Finding", "ReplayResult", "ReplayRun", "TrajectoryStats"]
+__all__ = ["Finding", "ReplayInterrupted", "ReplayResult", "ReplayRun", "TrajectoryStats"]
 
 Verdict = Literal["PASS", "BLOCK", "ERROR"]
 VERDICT_EXIT: dict[str, int] = {"PASS": 0, "BLOCK": 1, "ERROR": 2}
@@ -95,6 +95,8 @@ class ReplayRun:
     results: Sequence[ReplayResult]
     #: The trajectory files, in the order given, with the input format each was read as.
     files: Sequence[tuple[str, str]] = ()
+    #: Ctrl-C stopped the run: the results are partial and the exit is 130, never a verdict.
+    interrupted: bool = False
 
     def __iter__(self) -> Iterator[ReplayResult]:
         return iter(self.results)
@@ -106,8 +108,11 @@ class ReplayRun:
     def exit(self) -> int:
         """The worst verdict's exit code: BLOCK (1) over ERROR (2) over PASS (0).
 
-        A run that judged nothing exits 2: no evidence is never a pass.
+        A run that judged nothing exits 2: no evidence is never a pass. An
+        interrupted run exits 130 whatever it judged before the interrupt.
         """
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         if not self.results:
             return EXIT_ERROR
         return worst_exit(r.exit for r in self.results)
@@ -121,3 +126,19 @@ class ReplayRun:
                 c["warn"] += 1
         c["exit"] = self.exit
         return c
+
+
+class ReplayInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a replay of many files, carrying what was judged before it.
+
+    A :class:`KeyboardInterrupt`, so code that does not know it still stops;
+    ``run`` holds the results judged so far (a file cut off mid-way keeps the
+    trajectories it had finished), ``done`` the files judged to the end and
+    ``total`` the files given.
+    """
+
+    def __init__(self, run: ReplayRun, done: int, total: int) -> None:
+        super().__init__(f"interrupted after {done} of {total} files")
+        self.run = run
+        self.done = done
+        self.total = total

@@ -172,9 +172,58 @@ def read_native(path: str, data: bytes | None = None) -> Trajectory:
 
 
 def read_bytes(path: str) -> bytes:
-    """Read a file, turning OS errors into a one-line :class:`TraceError`."""
+    """Read a file, decompressing gzip and zstd; OS errors become a one-line :class:`TraceError`.
+
+    Compression is recognised by the file's magic bytes, never its name, so
+    every reader and format detection see the decompressed document. No JSON
+    document starts with either magic.
+    """
     try:
         with open(path, "rb") as fh:
-            return fh.read()
+            data = fh.read()
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    if data.startswith(_GZIP_MAGIC):
+        return _gunzip(data, path)
+    if data.startswith(_ZSTD_MAGIC):
+        return _unzstd(data, path)
+    return data
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _gunzip(data: bytes, path: str) -> bytes:
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(f"cannot decompress gzip: {_one_line(exc)}", path=path) from None
+
+
+def _unzstd(data: bytes, path: str) -> bytes:
+    try:
+        import zstandard
+    except ImportError:
+        raise TraceError("cannot read zstd-compressed input without the zstandard module: "
+                         "pip install 'assay[zstd]'", path=path) from None
+    dctx = zstandard.ZstdDecompressor()
+    out: list[bytes] = []
+    rest = data
+    try:
+        while rest:  # a file may hold several frames, as concatenating .zst files makes
+            frame = dctx.decompressobj()
+            out.append(frame.decompress(rest))
+            if not frame.eof:
+                raise TraceError("cannot decompress zstd: the stream is truncated", path=path)
+            rest = frame.unused_data
+    except zstandard.ZstdError as exc:
+        raise TraceError(f"cannot decompress zstd: {_one_line(exc)}", path=path) from None
+    return b"".join(out)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -731,16 +731,9 @@ def _write(doc: dict[str, Any], target: Path) -> None:
         import yaml
 
         data = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100).encode()
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InputError(f"cannot write the next checkpoint: {exc.strerror or exc}",
-                         path=str(target)) from None
+    from assay._files import write_output
+
+    write_output(target, data, what="the next checkpoint")
 
 
 # ---------------------------------------------------------------- entry point
