@@ -80,7 +80,7 @@ class TestResumeRefusesBrokenEvidence:
     def test_missing_attempt_file_is_refused(self, tmp_path: Path, phase: Build,
                                              workflow_file: WriteWorkflow) -> None:
         """A per-attempt file that vanished is broken evidence."""
-        path, runs, marker = self._failed_run(tmp_path, phase, workflow_file)
+        path, runs, _ = self._failed_run(tmp_path, phase, workflow_file)
         (runs / "r" / "phases" / "first.attempt1.fail.json").unlink()
         result = _run(path, runs, "--resume", "r")
         assert result.exit_code == 2
