@@ -193,6 +193,64 @@ class TestParamsAreData:
         assert "doc</td><td>&lt;corpus&gt;" in out.read_text()
 
 
+@pytest.fixture
+def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
+    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
+
+
+@pytest.mark.usefixtures("_no_env_key")
+class TestKeyFile:
+    """``--key-file`` on run, evidence verify and audit."""
+
+    def test_keyed_run_end_to_end(self, tmp_path: Path, phase: Build,
+                                  workflow_file: WriteWorkflow) -> None:
+        """Created with a key file; verify needs it; resume without it exits 2."""
+        keyfile = tmp_path / "secret.key"
+        keyfile.write_bytes(b"s" * 32)
+        path = workflow_file(phase("make"), phase("review", role="qa", reviews="make"))
+        runs = str(tmp_path / "runs")
+        runner = CliRunner()
+        base = ["run", str(path), "--runs-dir", runs]
+        first = runner.invoke(cli, [*base, "--as", "writer", "--identity", "a", "--run-id", "r",
+                                    "--key-file", str(keyfile)])
+        assert first.exit_code == 3, first.output
+        ok = runner.invoke(cli, ["evidence", "verify", "r", "--runs-dir", runs,
+                                 "--key-file", str(keyfile)])
+        assert ok.exit_code == 0 and "authenticated (hmac-sha256" in ok.stdout
+        nokey = runner.invoke(cli, ["evidence", "verify", "r", "--runs-dir", runs])
+        assert nokey.exit_code == 2 and "give its key" in nokey.stderr
+        resumed = runner.invoke(cli, [*base, "--as", "qa", "--identity", "b", "--resume", "r"])
+        assert resumed.exit_code == 2 and "give its key" in resumed.stderr
+        audit = runner.invoke(cli, ["audit", "r", "--runs-dir", runs, "--key-file",
+                                    str(keyfile)])
+        assert audit.exit_code == 0 and "authenticated" in audit.stdout
+        done = runner.invoke(cli, [*base, "--as", "qa", "--identity", "b", "--resume", "r",
+                                   "--key-file", str(keyfile)])
+        assert done.exit_code == 0, done.output
+
+    def test_key_file_inside_runs_is_refused(self, tmp_path: Path, phase: Build,
+                                             workflow_file: WriteWorkflow) -> None:
+        """A key any writer of the runs could read is no key: exit 2."""
+        (tmp_path / "runs").mkdir()
+        keyfile = tmp_path / "runs" / "k"
+        keyfile.write_bytes(b"s" * 32)
+        result = CliRunner().invoke(cli, ["run", str(workflow_file(phase("make"))), "--as",
+                                          "writer", "--runs-dir", str(tmp_path / "runs"),
+                                          "--key-file", str(keyfile)])
+        assert result.exit_code == 2
+        assert "inside the runs directory" in result.stderr
+
+    def test_unkeyed_verify_prints_its_limits(self, tmp_path: Path, phase: Build,
+                                              workflow_file: WriteWorkflow) -> None:
+        """Text output says plainly what an unkeyed check cannot detect."""
+        runs = tmp_path / "runs"
+        assert _run(workflow_file(phase("make")), runs, "--run-id", "r").exit_code == 0
+        result = CliRunner().invoke(cli, ["evidence", "verify", "r", "--runs-dir", str(runs)])
+        assert result.exit_code == 0
+        assert "scope: no key: a writer of the run directory could re-hash" in result.stdout
+
+
 class TestExclusiveCreation:
     """Two new runs with the same id: exactly one is created."""
 
