@@ -86,36 +86,39 @@ class TestDowngrade:
 
 
 class TestCrashBetweenRecordAndHead:
-    """A record the head names as pending is a crash, not an append."""
+    """One last record the head does not count never committed: resume sets it aside."""
 
     @pytest.mark.parametrize("key", [None, KEY])
-    def test_pending_record_is_counted_on_recover(self, tmp_path: Path,
-                                                  key: EvidenceKey | None) -> None:
-        """Head one behind but naming the last record as pending: OK, and recover counts it."""
+    def test_uncounted_record_is_set_aside(self, tmp_path: Path,
+                                           key: EvidenceKey | None) -> None:
+        """Verify calls it appended; recover moves it and its attempt file aside."""
         runs = build(tmp_path, "jsonl", key)
         store = JsonlStore(runs / "r", "r", key)
         path = runs / "r" / "head.json"
         head = Head.from_dict(orjson.loads(path.read_bytes()))
         records = store.records()
-        lag = dataclasses.replace(head, records=4, last_hash=records[3]["hash"],
-                                  pending=records[4]["hash"]).sealed(key)
+        lag = dataclasses.replace(head, records=4, last_hash=records[3]["hash"]).sealed(key)
         path.write_bytes(orjson.dumps(lag.to_dict()))
-        (runs / "r" / "phases" / "p5.attempt1.pass.json").unlink()
         check = store.verify()
-        assert check.ok and "resume counts it" in check.notes[0]
+        assert (check.problem, check.position) == ("appended", 5)
+        assert "resume sets it aside" in check.message
         notes, after = store.recover()
-        assert after.ok and after.head_records == 5 and "now counts it" in notes[0]
-        assert (runs / "r" / "phases" / "p5.attempt1.pass.json").exists()
+        assert after.ok and after.records == 4, after.message
+        assert "set aside as evidence.torn.1" in notes[0]
+        assert orjson.loads((runs / "r" / "evidence.torn.1").read_bytes()) == records[4]
+        assert (runs / "r" / "evidence.torn.1.attempt.json").exists()
 
-    def test_unnamed_extra_record_is_an_append(self, tmp_path: Path) -> None:
-        """Head one behind with nothing pending: the last record was appended."""
+    def test_two_uncounted_records_are_refused(self, tmp_path: Path) -> None:
+        """Only one record can be in flight: two uncounted ones stay broken."""
         runs = build(tmp_path, "jsonl", None)
         path = runs / "r" / "head.json"
+        store = JsonlStore(runs / "r", "r")
         head = Head.from_dict(orjson.loads(path.read_bytes()))
-        records = JsonlStore(runs / "r", "r").records()
-        lag = dataclasses.replace(head, records=4, last_hash=records[3]["hash"])
+        records = store.records()
+        lag = dataclasses.replace(head, records=3, last_hash=records[2]["hash"])
         path.write_bytes(orjson.dumps(lag.to_dict()))
-        assert verify_run(runs, "r").problem == "appended"
+        notes, after = store.recover()
+        assert (notes, after.problem, after.position) == ([], "appended", 4)
 
 
 class TestSqliteIntegrity:

@@ -132,7 +132,7 @@ def rehash(records: list[dict[str, Any]], start: int = 0) -> None:
 def matching_head(head: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
     """The head a writer without the key would write: counts fit, the MAC is a guess."""
     out = dict(head, records=len(records),
-               last_hash=records[-1]["hash"] if records else GENESIS, pending=None)
+               last_hash=records[-1]["hash"] if records else GENESIS)
     if out.get("auth") == "hmac-sha256":
         forged = Head.from_dict({**out, "mac": None})
         out["mac"] = ATTACKER_KEY.mac(forged.body())

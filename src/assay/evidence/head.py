@@ -2,11 +2,10 @@
 
 The chain alone cannot tell a cut tail from a shorter run, nor an appended
 record (with a correct hash) from a real one. The head can: it is rewritten
-atomically with every record, and verification compares the chain with it.
-``pending`` is the hash of a record about to be appended (flat-file store), so a
-crash between the record and its head is told apart from an append. With a key,
-``mac`` authenticates every other field; without one a writer of the run
-directory can rewrite the head as easily as the records.
+atomically with every record, and verification compares the chain with it. A
+record counts as committed once its head counts it; the engine acts on a record
+only after that. With a key, ``mac`` authenticates every other field; without
+one a writer of the run directory can rewrite the head as easily as the records.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ class Head:
     records: int
     last_hash: str
     manifest_sha256: str | None = None
-    pending: str | None = None
     auth: str = AUTH_NONE
     key_id: str | None = None
     mac: str | None = None
@@ -76,7 +74,7 @@ class Head:
         for name in ("run_id", "auth"):
             if not isinstance(doc.get(name), str):
                 raise HeadError(f"the head's {name!r} is not text")
-        for name in ("manifest_sha256", "pending", "key_id", "mac"):
+        for name in ("manifest_sha256", "key_id", "mac"):
             if doc.get(name) is not None and not isinstance(doc.get(name), str):
                 raise HeadError(f"the head's {name!r} is not text")
         return cls(**{k: doc[k] for k in names if k in doc})

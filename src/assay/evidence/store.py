@@ -9,12 +9,13 @@ Two stores keep identical fields:
   record and one head row, both committed (``synchronous=FULL``) in one transaction
   before :meth:`append` returns.
 
-The flat-file head is written twice per record, each time through a temporary
-file, fsync and rename: first naming the record about to be appended
-(``pending``), then, once the record and its attempt file are durable, counting
-it. A crash leaves a head that either counts the last complete record or names
-it as pending; anything else (a record the head neither counts nor expects, a
-head counting records that are not there) is tampering.
+The flat-file head is rewritten through a temporary file, fsync and rename once
+the record and its attempt file are durable; only then does :meth:`append`
+return, so the engine never acts on a record its head does not count. A crash
+between the record and its head leaves one uncounted last record (complete, or
+torn mid-line); resume sets it aside (``evidence.torn.<n>``) as never committed.
+Anything else (more than one uncounted record, a head counting records that are
+not there, a chain that does not end at the head's hash) is tampering.
 """
 
 from __future__ import annotations
@@ -105,8 +106,8 @@ class EvidenceStore(Protocol):
 
 def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str | None,
            key: EvidenceKey | None, manifest: Mapping[str, Any] | None, *,
-           torn: int = 0) -> tuple[ChainCheck, bool]:
-    """Compare the chain with its head; return the check and whether the head lags by one.
+           torn: int = 0) -> tuple[ChainCheck, int]:
+    """Compare the chain with its head; return the check and the uncounted records it may set aside.
 
     ``head`` is the head, an error message when it is unreadable, or ``None`` when
     absent. ``torn`` is the length of an unterminated last line (flat files).
@@ -122,9 +123,9 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
 
     if head is None:
         return broken("unanchored", None, f"the store has no head: nothing anchors its {n} "
-                      "records (a cut tail or an appended record could not be seen)"), False
+                      "records (a cut tail or an appended record could not be seen)"), 0
     if isinstance(head, str):
-        return broken("unanchored", None, f"the head is unusable: {head}"), False
+        return broken("unanchored", None, f"the head is unusable: {head}"), 0
     info: dict[str, Any] = {"auth": head.auth, "key_id": head.key_id,
                             "head_records": head.records, "head_hash": head.last_hash}
     chain = dataclasses.replace(chain, **info)
@@ -132,7 +133,7 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
         if key is not None:
             return broken("unauthenticated", None,
                           "the run carries no MAC but a key was given: an unkeyed run cannot be "
-                          "told from a keyed one downgraded by its writer"), False
+                          "told from a keyed one downgraded by its writer"), 0
     elif head.auth == AUTH_HMAC:
         if key is None:
             raise InputError(f"run {run_id!r} is authenticated ({head.auth}, key id "
@@ -143,44 +144,42 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
                              f"run {run_id!r} (key id {head.key_id})")
         if not key.check(head.sealed(key).body(), head.mac):
             return broken("forged", None, "the head's MAC does not verify: the head was written "
-                          "without the run's key"), False
+                          "without the run's key"), 0
         chain = dataclasses.replace(chain, authenticated=True)
     else:
         return broken("unanchored", None, f"the head names an unknown auth mode {head.auth!r}"
-                      ), False
+                      ), 0
     if head.run_id != run_id:
-        return broken("unanchored", None, f"the head belongs to run {head.run_id!r}"), False
+        return broken("unanchored", None, f"the head belongs to run {head.run_id!r}"), 0
     if manifest is not None and head.manifest_sha256 != manifest_digest(manifest):
         return broken("manifest", None, f"{MANIFEST} was changed after the run was created: its "
-                      "digest no longer matches the one its head recorded"), False
+                      "digest no longer matches the one its head recorded"), 0
     if not chain.ok:
-        return chain, False
-    lagging = (n == head.records + 1 and head.pending is not None
-               and records[-1].get("hash") == head.pending)
+        return chain, 0
     if torn and head.records > n:
         return broken("torn", n + 1, f"record {n + 1} is torn (no end of line), yet the head "
-                      "counts it as committed"), False
-    if n > head.records and not lagging:
-        return broken("appended", head.records + 1,
-                      f"record {head.records + 1} and after ({n - head.records} record(s)) are not "
-                      f"counted by the head ({head.short()})"), False
+                      "counts it as committed"), 0
     if n < head.records:
         return broken("cut", n + 1, f"the head counts {head.records} records but the store holds "
-                      f"{n}: the tail from record {n + 1} was cut"), False
+                      f"{n}: the tail from record {n + 1} was cut"), 0
     counted = head.records
     last = records[counted - 1].get("hash") if counted else GENESIS
     if last != head.last_hash:
         return broken("rehashed", None, f"the chain no longer ends where its head says (record "
                       f"{counted} is {str(last)[:12]}, the head says {head.last_hash[:12]}): "
-                      "records were re-hashed or replaced"), False
+                      "records were re-hashed or replaced"), 0
+    if n > counted:
+        if n == counted + 1 and not torn:
+            return broken("appended", n, f"record {n} is not counted by the head "
+                          f"({head.short()}): it never committed (a crash between the record "
+                          "and its head) or it was appended; resume sets it aside"), 1
+        return broken("appended", counted + 1, f"record {counted + 1} and after "
+                      f"({n - counted} records) are not counted by the head ({head.short()})"), 0
     notes = []
-    if lagging:
-        notes.append(f"record {n} is durable but its head still names it as pending (a crash "
-                     "between the record and its head); resume counts it")
     if torn:
         notes.append(f"an unterminated last line ({torn} bytes) follows record {n}; it never "
                      "committed and resume sets it aside")
-    return dataclasses.replace(chain, notes=tuple(notes)), lagging
+    return dataclasses.replace(chain, notes=tuple(notes)), 0
 
 
 class JsonlStore:
@@ -245,18 +244,17 @@ class JsonlStore:
         return self._head
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Name the record in the head, append and fsync it, write its attempt file, count it."""
+        """Append and fsync the record, write its attempt file, then count it in the head."""
         head = self._current()
         fd = self._open()
         sealed = seal(record, head.last_hash)
         line = orjson.dumps(sealed) + b"\n"
         try:
-            self._write_head(dataclasses.replace(head, pending=sealed["hash"]))
             os.write(fd, line)
             os.fsync(fd)
             self._write_attempt(sealed)
             self._write_head(dataclasses.replace(head, records=head.records + 1,
-                                                 last_hash=sealed["hash"], pending=None))
+                                                 last_hash=sealed["hash"]))
         except OSError as exc:
             raise StoreError(f"cannot write evidence: {exc.strerror or exc}",
                              path=str(self.path)) from None
@@ -354,7 +352,8 @@ class JsonlStore:
                     "that is missing from the chain")
         return None
 
-    def _check(self, manifest: Mapping[str, Any] | None) -> tuple[ChainCheck, bool, int, int]:
+    def _check(self, manifest: Mapping[str, Any] | None) -> tuple[ChainCheck, int, int, int]:
+        """``(check, uncounted records resume may set aside, committed bytes, torn bytes)``."""
         records, end, torn, bad = self._scan()
         head = self._read_head()
         if bad is not None:
@@ -362,52 +361,53 @@ class JsonlStore:
             pos = len(records) + 1
             return (dataclasses.replace(check, problem="edited", position=pos,
                                         message=f"record {pos} (line {bad}) is not a readable "
-                                        "record"), False, end, torn)
-        check, lagging = _judge(self.run_id, records, head, self.key, manifest, torn=torn)
-        if check.ok and isinstance(head, Head):
+                                        "record"), 0, end, torn)
+        check, extra = _judge(self.run_id, records, head, self.key, manifest, torn=torn)
+        if (check.ok or extra) and isinstance(head, Head):
             found = self._attempt_problem(records, head.records)
             if found is not None:
                 problem, pos, message = found
                 check = dataclasses.replace(check, problem=problem, position=pos,  # type: ignore[arg-type]
                                             message=message)
+                extra = 0
         if check.ok:
             check = dataclasses.replace(check, message=f"{check.message}, head matches")
-        return check, lagging, end, torn
+        return check, extra, end, torn
 
     def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
         """Check the chain, the head (and its MAC), and every per-attempt file."""
         return self._check(manifest)[0]
 
     def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
-        """Set aside a torn line that never committed and count a pending record, then verify.
+        """Set aside a last record that never committed, then verify.
 
-        A torn last line is moved to ``evidence.torn.<n>`` and the store cut back to
-        its last complete record, only when the head does not count it. A complete
-        record the authenticated (or, without a key, unchanged) head names as
-        pending is counted. Returns the notes and the check after repair.
+        A torn last line the head does not count, or one complete last record the
+        head does not count (a crash between the record and its head), is moved to
+        ``evidence.torn.<n>`` (its attempt file beside it) and the store is cut back
+        to its last committed record. Returns the notes and the check after repair.
         """
         notes: list[str] = []
-        check, lagging, end, torn = self._check(manifest)
+        check, extra, end, torn = self._check(manifest)
         if torn and check.ok:
             aside = self._set_aside(end)
             notes.append(f"a torn last line ({torn} bytes, never committed) was set aside as "
                          f"{aside}")
-            check, lagging, end, torn = self._check(manifest)
-        if check.ok and lagging:
-            records = self.records()
-            head = self._read_head()
-            assert isinstance(head, Head)
+            check = self._check(manifest)[0]
+        elif extra == 1:
+            last = self.records()[-1]
+            data = self.path.read_bytes()
+            aside = self._set_aside(data.rfind(b"\n", 0, end - 1) + 1)
+            attempt = self.phases_dir / self._attempt_name(last)
             try:
-                if not (self.phases_dir / self._attempt_name(records[-1])).exists():
-                    self._write_attempt(records[-1])
-                self._write_head(dataclasses.replace(head, records=len(records),
-                                                     last_hash=str(records[-1]["hash"]),
-                                                     pending=None))
+                if attempt.exists():
+                    os.replace(attempt, self.run_dir / f"{aside}.attempt.json")
+                    fsync_dir(self.phases_dir)
             except OSError as exc:
-                raise StoreError(f"cannot write evidence: {exc.strerror or exc}",
-                                 path=str(self.head_path)) from None
-            notes.append(f"record {len(records)} was durable but not yet counted by its head "
-                         "(a crash between the two); the head now counts it")
+                raise StoreError(f"cannot set the record aside: {exc.strerror or exc}",
+                                 path=str(attempt)) from None
+            notes.append(f"record {check.position} was never counted by its head (a crash "
+                         f"between the record and its head, or an append) and was set aside "
+                         f"as {aside}")
             check = self._check(manifest)[0]
         return notes, check
 
@@ -535,7 +535,7 @@ class SqliteStore:
             conn.execute(f"INSERT INTO evidence ({_COLUMNS}) VALUES "
                          f"({', '.join('?' * len(FIELDS))})", values)
             self._put_head(conn, dataclasses.replace(head, records=head.records + 1,
-                                                     last_hash=sealed["hash"], pending=None))
+                                                     last_hash=sealed["hash"]))
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:

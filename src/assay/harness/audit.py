@@ -26,7 +26,7 @@ class RunTrail:
     records: list[dict[str, Any]]
     check: ChainCheck
     manifest: dict[str, Any]
-    #: ``evidence.torn.<n>`` files: torn, never-committed lines set aside on resume.
+    #: ``evidence.torn.<n>`` files: last records that never committed, set aside on resume.
     set_aside: tuple[str, ...] = ()
 
     @property
@@ -66,6 +66,7 @@ def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
         store.close()
     manifest = manifest or {}
     workflow = str(manifest.get("workflow") or (records[0].get("workflow") if records else ""))
-    aside = tuple(sorted((p.name for p in run_dir.glob("evidence.torn.*")),
+    aside = tuple(sorted((p.name for p in run_dir.glob("evidence.torn.*")
+                          if p.name.rpartition(".")[2].isdigit()),
                          key=lambda name: (len(name), name)))
     return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside)

@@ -70,7 +70,7 @@ def audit_text(trail: RunTrail) -> str:
              _params_line(trail.params),
              f"chain: {'OK' if trail.check.ok else 'BROKEN'}: {trail.check.message}",
              *_check_lines(trail.check)]
-    lines.extend(f"set aside: {name} (a torn last line that never committed)"
+    lines.extend(f"set aside: {name} (a last record that never committed)"
                  for name in trail.set_aside)
     for r in trail.records:
         gate = r.get("gate") or {}
@@ -138,7 +138,7 @@ def audit_html(trail: RunTrail) -> str:
         f"{'intact' if ok else 'BROKEN'}: {esc(trail.check.message)}</div>",
         f"<p class=\"meta\">{esc(trail.check.scope)}</p>",
         *(f"<p class=\"meta\">note: {esc(n)}</p>" for n in trail.check.notes),
-        *(f"<p class=\"meta\">set aside: <code>{esc(name)}</code> (a torn last line that "
+        *(f"<p class=\"meta\">set aside: <code>{esc(name)}</code> (a last record that "
           "never committed)</p>" for name in trail.set_aside),
         "<h2>Params</h2><p class=\"meta\">Fixed when the run was created; every record "
         "carries their sha256.</p><table><tr><th>param</th><th>value</th></tr>"
