@@ -98,10 +98,15 @@ def create_run(runs_dir: Path, run_id: str, manifest: Mapping[str, Any],
         raise StoreError(f"cannot create the run: {exc.strerror or exc}",
                          path=str(runs_dir)) from None
     try:
-        write_durable(stage / MANIFEST, orjson.dumps(dict(manifest), option=orjson.OPT_INDENT_2))
-        if init is not None:
-            init(stage)
-        fsync_dir(stage)
+        try:
+            write_durable(stage / MANIFEST,
+                          orjson.dumps(dict(manifest), option=orjson.OPT_INDENT_2))
+            if init is not None:
+                init(stage)
+            fsync_dir(stage)
+        except OSError as exc:
+            raise StoreError(f"cannot create the run: {exc.strerror or exc}",
+                             path=str(stage)) from None
         try:
             # a rename onto an existing, non-empty directory fails: the loser of a race lands here
             os.rename(stage, run_dir)
