@@ -19,6 +19,12 @@ from assay.ingest import FORMATS
 
 __all__ = ["cli", "main"]
 
+KEY_FILE_OPTION = click.option(
+    "--key-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+    help="Evidence key (HMAC-SHA256 secret) kept outside the runs directory "
+         "(default: $ASSAY_EVIDENCE_KEY_FILE, else $ASSAY_EVIDENCE_KEY).",
+)
+
 FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="Report format: a human-readable report or one JSON document.",
@@ -150,10 +156,12 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
 @click.option("--store", type=click.Choice(["jsonl", "sqlite"]), default="jsonl",
               show_default=True, help="Evidence store of a new run.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="Set a workflow param (repeatable).")
+              help="Set a param the workflow declares, when the run is created (repeatable).")
+@KEY_FILE_OPTION
 @FORMAT_OPTION
 def run(workflow: str, role: str, identity: str | None, run_id: str | None, resume: str | None,
-        runs_dir: str, store: str, params: tuple[str, ...], fmt: str) -> None:
+        runs_dir: str, store: str, params: tuple[str, ...], key_file: str | None,
+        fmt: str) -> None:
     """Run WORKFLOW, advancing each phase only on a passing, durable gate.
 
     Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input,
@@ -166,7 +174,7 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
     check_writable_dir(runs_dir)
     result = Workflow.load(workflow).run(
         role=role, identity=identity, run_id=run_id, resume=resume, runs_dir=runs_dir,
-        store=store, params=_params(params))  # type: ignore[arg-type]
+        store=store, params=_params(params), key_file=key_file)  # type: ignore[arg-type]
     _emit(run_report(result, fmt=fmt))
     sys.exit(result.exit)
 
@@ -222,13 +230,19 @@ def evidence() -> None:
 @click.argument("run_id", metavar="RUN")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Directory holding one directory per run.")
+@KEY_FILE_OPTION
 @FORMAT_OPTION
-def evidence_verify(run_id: str, runs_dir: str, fmt: str) -> None:
-    """Recompute RUN's hash chain: exit 0 OK, 1 a record was edited, dropped or reordered."""
-    from assay.evidence import verify_run
+def evidence_verify(run_id: str, runs_dir: str, key_file: str | None, fmt: str) -> None:
+    """Verify RUN's evidence: exit 0 OK, 1 broken, 2 unreadable or its key is missing.
+
+    Recomputes the hash chain, compares it with the store's anchored head and
+    checks the head's MAC when the run has a key. Without a key it says what
+    it cannot detect.
+    """
+    from assay.evidence import load_key, verify_run
     from assay.report.harness import verify_report
 
-    check = verify_run(runs_dir, run_id)
+    check = verify_run(runs_dir, run_id, load_key(key_file))
     _emit(verify_report(check, fmt=fmt))
     sys.exit(check.exit)
 
@@ -239,12 +253,14 @@ def evidence_verify(run_id: str, runs_dir: str, fmt: str) -> None:
               help="Directory holding one directory per run.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML page of the trail to this file.")
-def audit(run_id: str, runs_dir: str, html_out: str | None) -> None:
-    """Print RUN's evidence trail; exit 1 when its hash chain is broken."""
+@KEY_FILE_OPTION
+def audit(run_id: str, runs_dir: str, html_out: str | None, key_file: str | None) -> None:
+    """Print RUN's evidence trail; exit 1 when its evidence is broken."""
+    from assay.evidence import load_key
     from assay.harness.audit import load_trail
     from assay.report.harness import audit_html, audit_text
 
-    trail = load_trail(runs_dir, run_id)
+    trail = load_trail(runs_dir, run_id, load_key(key_file))
     if html_out is not None:
         from assay._files import write_output
 

@@ -8,6 +8,7 @@ An exception means assay could not judge at all::
     |   +-- SpecError                   the spec / contract / workflow document
     |   +-- TraceError                  a trajectory or trace
     +-- StoreError              exit 2  an evidence store cannot be read or written
+        +-- EvidenceError               evidence-broken: the stored evidence fails verification
 
 Every message is one line and names the file and, where there is one, the line.
 """
@@ -24,6 +25,7 @@ __all__ = [
     "EXIT_PASS",
     "EXIT_PAUSED",
     "AssayError",
+    "EvidenceError",
     "InputError",
     "SpecError",
     "StoreError",
@@ -97,3 +99,9 @@ class TraceError(InputError):
 
 class StoreError(AssayError):
     """An evidence store cannot be read or written."""
+
+
+class EvidenceError(StoreError):
+    """Stored evidence fails verification, so nothing may act on it (``evidence-broken``)."""
+
+    reason = "evidence-broken"

@@ -64,6 +64,8 @@ class Reason(StrEnum):
     # run: effects on resume
     ARTIFACT_CHANGED = "artifact-changed"
     EFFECT_UNKNOWN_STOP = "effect-unknown-stop"
+    # run and evidence: the stored evidence fails verification
+    EVIDENCE_BROKEN = "evidence-broken"
     # shared
     BAD_INPUT = "bad-input"
 

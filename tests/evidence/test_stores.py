@@ -141,7 +141,7 @@ def _tamper_jsonl(run_dir: Path, how: str) -> None:
         del lines[1]
     elif how == "reordered":
         lines[1], lines[2] = lines[2], lines[1]
-    elif how == "dropped-tail":
+    elif how == "cut-tail":
         del lines[-1]
     path.write_text("\n".join(lines) + "\n")
 
@@ -157,7 +157,7 @@ def _tamper_sqlite(run_dir: Path, how: str) -> None:
             conn.execute("UPDATE evidence SET seq = 100 WHERE seq = 2")
             conn.execute("UPDATE evidence SET seq = 2 WHERE seq = 3")
             conn.execute("UPDATE evidence SET seq = 3 WHERE seq = 100")
-        elif how == "dropped-tail":
+        elif how == "cut-tail":
             conn.execute("DELETE FROM evidence WHERE seq = 4")
         conn.commit()
     finally:
@@ -168,7 +168,7 @@ class TestVerifyChain:
     """Chain verification catches the first edited, dropped or reordered record."""
 
     @pytest.mark.parametrize(("how", "position"), [("edited", 2), ("dropped", 2),
-                                                   ("reordered", 2), ("dropped-tail", 4)])
+                                                   ("reordered", 2), ("cut-tail", 4)])
     def test_tampering_is_caught(self, store: JsonlStore | SqliteStore, tmp_path: Path,
                                  how: str, position: int) -> None:
         """Each kind of tampering is named with the position of the first bad record."""

@@ -7,9 +7,13 @@ True
 
 from __future__ import annotations
 
-from assay.evidence.chain import ChainCheck, verify_chain
+from assay.evidence.chain import NO_KEY_SCOPE, ChainCheck, verify_chain
+from assay.evidence.head import Head
+from assay.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey, load_key
+from assay.evidence.manifest import MANIFEST, manifest_digest, params_digest, read_manifest
 from assay.evidence.record import FIELDS, GENESIS, record_hash, seal
 from assay.evidence.store import (
+    HEAD,
     STORE_KINDS,
     EvidenceStore,
     JsonlStore,
@@ -21,16 +25,27 @@ from assay.evidence.store import (
 )
 
 __all__ = [
+    "AUTH_HMAC",
+    "AUTH_NONE",
     "FIELDS",
     "GENESIS",
+    "HEAD",
+    "MANIFEST",
+    "NO_KEY_SCOPE",
     "STORE_KINDS",
     "ChainCheck",
+    "EvidenceKey",
     "EvidenceStore",
+    "Head",
     "JsonlStore",
     "SqliteStore",
     "check_run_id",
     "detect_store",
+    "load_key",
+    "manifest_digest",
     "open_store",
+    "params_digest",
+    "read_manifest",
     "record_hash",
     "seal",
     "verify_chain",

@@ -8,9 +8,20 @@ from typing import Any, Literal
 
 from assay.evidence.record import GENESIS, record_hash
 
-__all__ = ["ChainCheck", "verify_chain"]
+__all__ = ["NO_KEY_SCOPE", "ChainCheck", "Problem", "verify_chain"]
 
-Problem = Literal["edited", "dropped", "reordered"]
+#: What the check found wrong. ``edited``, ``dropped``, ``reordered``: a record.
+#: ``appended``, ``cut``, ``rehashed``, ``torn``: the chain disagrees with its head.
+#: ``unanchored``: no usable head. ``forged``: the head's MAC does not verify.
+#: ``unauthenticated``: a key was given but the run carries no MAC (a possible downgrade).
+#: ``manifest``: ``run.json`` or the params no longer match what the evidence recorded.
+#: ``corrupt``: the SQLite file fails ``PRAGMA integrity_check``.
+Problem = Literal["edited", "dropped", "reordered", "appended", "cut", "rehashed", "torn",
+                  "unanchored", "forged", "unauthenticated", "manifest", "corrupt"]
+
+#: What a check without a key cannot vouch for; printed with every unkeyed result.
+NO_KEY_SCOPE = ("no key: a writer of the run directory could re-hash the chain, append or cut "
+                "records and rewrite the head to match; verified: internal consistency only")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +33,16 @@ class ChainCheck:
     problem: Problem | None = None
     position: int | None = None
     message: str = ""
+    #: ``none`` or ``hmac-sha256``: how the run's head is authenticated.
+    auth: str = "none"
+    #: True when a key verified the head's MAC.
+    authenticated: bool = False
+    key_id: str | None = None
+    #: The head's record count and last hash, when a head was read.
+    head_records: int | None = None
+    head_hash: str | None = None
+    #: Facts that do not break the evidence (a head one record behind, a torn uncommitted line).
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -33,11 +54,23 @@ class ChainCheck:
         """0 when the chain holds, 1 when the evidence was tampered with."""
         return 0 if self.ok else 1
 
+    @property
+    def scope(self) -> str:
+        """One line saying what this check can and cannot vouch for."""
+        if self.authenticated:
+            return (f"authenticated ({self.auth}, key id {self.key_id}): edited, re-hashed, "
+                    "appended and cut records are detected; restoring an earlier head together "
+                    "with its records (a rollback) is not")
+        return NO_KEY_SCOPE
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``assay evidence verify --format json``."""
+        head = (None if self.head_records is None
+                else {"records": self.head_records, "last_hash": self.head_hash})
         return {"run_id": self.run_id, "ok": self.ok, "records": self.records,
                 "problem": self.problem, "position": self.position, "message": self.message,
-                "exit": self.exit}
+                "auth": self.auth, "authenticated": self.authenticated, "key_id": self.key_id,
+                "head": head, "scope": self.scope, "notes": list(self.notes), "exit": self.exit}
 
 
 def _where(record: Mapping[str, Any]) -> str:
@@ -46,11 +79,13 @@ def _where(record: Mapping[str, Any]) -> str:
 
 
 def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
-                 known_hashes: Sequence[str] = ()) -> ChainCheck:
+                 known_hashes: Sequence[str] = (), params_sha256: str | None = None,
+                 ) -> ChainCheck:
     """Recompute every hash and link; report the first edited, dropped or reordered record.
 
     ``known_hashes`` are hashes the store saw elsewhere (per-attempt files, the
     highest row id); one that is missing from the chain means a record was dropped.
+    ``params_sha256``, when given, must be the params digest of every record.
     """
     hashes = [str(r.get("hash")) for r in records]
     expected = GENESIS
@@ -69,6 +104,10 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
             return ChainCheck(run_id, len(records), "dropped", pos,
                               f"a record before record {pos} ({_where(rec)}) was dropped: the "
                               "record it follows is missing")
+        if params_sha256 is not None and rec.get("params_sha256") != params_sha256:
+            return ChainCheck(run_id, len(records), "manifest", pos,
+                              f"record {pos} ({_where(rec)}) was made under other params than "
+                              "run.json holds now")
         expected = str(rec["hash"])
     present = set(hashes)
     for h in known_hashes:

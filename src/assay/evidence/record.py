@@ -4,6 +4,9 @@ A record is a plain mapping with the fields below, in this order. ``hash`` is th
 sha256 of the record's canonical JSON (sorted keys, no ``hash`` field), and
 ``prev_hash`` is the ``hash`` of the record before it in the run (:data:`GENESIS`
 for the first), so an edited, dropped or reordered record breaks the chain.
+``params_sha256`` is the sha256 of the run's params (see
+:func:`assay.evidence.manifest.params_digest`), so every record states the params
+it was made under.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ __all__ = ["FIELDS", "GATE_FIELDS", "GENESIS", "record_hash", "seal"]
 
 #: The fields of every record, in the order they are written.
 FIELDS = ("run_id", "workflow", "phase", "attempt", "iteration", "verdict", "gate", "artifact",
-          "role", "identity", "started_at", "finished_at", "prev_hash", "hash")
+          "role", "identity", "started_at", "finished_at", "params_sha256", "prev_hash", "hash")
 #: The fields of a record's ``gate`` object.
 GATE_FIELDS = ("kind", "summary", "detail", "exit_code", "output")
 #: The ``prev_hash`` of the first record of a run.

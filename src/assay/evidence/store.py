@@ -3,28 +3,50 @@
 Two stores keep identical fields:
 
 * :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``, append-only,
-  fsynced per record, plus ``phases/<phase>.attempt<N>.<pass|fail>.json``.
+  fsynced per record, plus ``phases/<phase>.attempt<N>.<pass|fail>.json`` and the
+  anchored head ``head.json``.
 * :class:`SqliteStore`: ``<runs>/<run-id>/evidence.sqlite`` in WAL mode, one row per
-  record, committed (``synchronous=FULL``) before :meth:`append` returns.
+  record and one head row, both committed (``synchronous=FULL``) in one transaction
+  before :meth:`append` returns.
+
+The flat-file head is rewritten through a temporary file, fsync and rename once
+the record and its attempt file are durable; only then does :meth:`append`
+return, so the engine never acts on a record its head does not count. A crash
+between the record and its head leaves one uncounted last record (complete, or
+torn mid-line); resume sets it aside (``evidence.torn.<n>``) as never committed.
+Anything else (more than one uncounted record, a head counting records that are
+not there, a chain that does not end at the head's hash) is tampering.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import orjson
 
-from assay.errors import InputError, StoreError
+from assay.errors import EvidenceError, InputError, StoreError
 from assay.evidence.chain import ChainCheck, verify_chain
+from assay.evidence.head import Head, HeadError
+from assay.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey, load_key
+from assay.evidence.manifest import (
+    MANIFEST,
+    fsync_dir,
+    manifest_digest,
+    params_digest,
+    read_manifest,
+    write_durable,
+)
 from assay.evidence.record import FIELDS, GENESIS, seal
 
 __all__ = [
+    "HEAD",
     "STORE_KINDS",
     "EvidenceStore",
     "JsonlStore",
@@ -37,6 +59,7 @@ __all__ = [
 
 StoreKind = Literal["jsonl", "sqlite"]
 STORE_KINDS: tuple[StoreKind, ...] = ("jsonl", "sqlite")
+HEAD = "head.json"
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _JSON_COLUMNS = ("gate", "artifact")
 
@@ -56,6 +79,10 @@ class EvidenceStore(Protocol):
     run_id: str
     run_dir: Path
 
+    def create(self, manifest_sha256: str | None) -> None:
+        """Start an empty store whose head names the run's manifest."""
+        ...
+
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Chain, persist and make durable one record; return it sealed."""
         ...
@@ -64,8 +91,12 @@ class EvidenceStore(Protocol):
         """Every record of the run, in the order written."""
         ...
 
-    def verify(self) -> ChainCheck:
-        """Recompute the hash chain."""
+    def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
+        """Recompute the hash chain and compare it with the head."""
+        ...
+
+    def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
+        """Repair what a crash provably left half-done, then verify."""
         ...
 
     def close(self) -> None:
@@ -73,26 +104,101 @@ class EvidenceStore(Protocol):
         ...
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str | None,
+           key: EvidenceKey | None, manifest: Mapping[str, Any] | None, *,
+           torn: int = 0) -> tuple[ChainCheck, int]:
+    """Compare the chain with its head; return the check and the uncounted records it may set aside.
+
+    ``head`` is the head, an error message when it is unreadable, or ``None`` when
+    absent. ``torn`` is the length of an unterminated last line (flat files).
+    """
+    params = manifest.get("params") if manifest is not None else None
+    chain = verify_chain(run_id, records,
+                         params_sha256=params_digest(params) if isinstance(params, dict) else None)
+    n = len(records)
+
+    def broken(problem: Any, position: int | None, message: str, **kw: Any) -> ChainCheck:
+        return dataclasses.replace(chain, problem=problem, position=position, message=message,
+                                   **kw)
+
+    if head is None:
+        return broken("unanchored", None, f"the store has no head: nothing anchors its {n} "
+                      "records (a cut tail or an appended record could not be seen)"), 0
+    if isinstance(head, str):
+        return broken("unanchored", None, f"the head is unusable: {head}"), 0
+    info: dict[str, Any] = {"auth": head.auth, "key_id": head.key_id,
+                            "head_records": head.records, "head_hash": head.last_hash}
+    chain = dataclasses.replace(chain, **info)
+    if head.auth == AUTH_NONE:
+        if key is not None:
+            return broken("unauthenticated", None,
+                          "the run carries no MAC but a key was given: an unkeyed run cannot be "
+                          "told from a keyed one downgraded by its writer"), 0
+    elif head.auth == AUTH_HMAC:
+        if key is None:
+            raise InputError(f"run {run_id!r} is authenticated ({head.auth}, key id "
+                             f"{head.key_id}); give its key (--key-file, ASSAY_EVIDENCE_KEY_FILE "
+                             "or ASSAY_EVIDENCE_KEY) to verify or resume it")
+        if key.key_id != head.key_id:
+            raise InputError(f"the evidence key given (key id {key.key_id}) is not the key of "
+                             f"run {run_id!r} (key id {head.key_id})")
+        if not key.check(head.sealed(key).body(), head.mac):
+            return broken("forged", None, "the head's MAC does not verify: the head was written "
+                          "without the run's key"), 0
+        chain = dataclasses.replace(chain, authenticated=True)
+    else:
+        return broken("unanchored", None, f"the head names an unknown auth mode {head.auth!r}"
+                      ), 0
+    if head.run_id != run_id:
+        return broken("unanchored", None, f"the head belongs to run {head.run_id!r}"), 0
+    if manifest is not None and head.manifest_sha256 != manifest_digest(manifest):
+        return broken("manifest", None, f"{MANIFEST} was changed after the run was created: its "
+                      "digest no longer matches the one its head recorded"), 0
+    if not chain.ok:
+        return chain, 0
+    if torn and head.records > n:
+        return broken("torn", n + 1, f"record {n + 1} is torn (no end of line), yet the head "
+                      "counts it as committed"), 0
+    if n < head.records:
+        return broken("cut", n + 1, f"the head counts {head.records} records but the store holds "
+                      f"{n}: the tail from record {n + 1} was cut"), 0
+    counted = head.records
+    last = records[counted - 1].get("hash") if counted else GENESIS
+    if last != head.last_hash:
+        return broken("rehashed", None, f"the chain no longer ends where its head says (record "
+                      f"{counted} is {str(last)[:12]}, the head says {head.last_hash[:12]}): "
+                      "records were re-hashed or replaced"), 0
+    if n > counted:
+        if n == counted + 1 and not torn:
+            return broken("appended", n, f"record {n} is not counted by the head "
+                          f"({head.short()}): it never committed (a crash between the record "
+                          "and its head) or it was appended; resume sets it aside"), 1
+        return broken("appended", counted + 1, f"record {counted + 1} and after "
+                      f"({n - counted} records) are not counted by the head ({head.short()})"), 0
+    notes = []
+    if torn:
+        notes.append(f"an unterminated last line ({torn} bytes) follows record {n}; it never "
+                     "committed and resume sets it aside")
+    return dataclasses.replace(chain, notes=tuple(notes)), 0
 
 
 class JsonlStore:
-    """Flat files: an append-only ``evidence.jsonl`` and one file per attempt."""
+    """Flat files: an append-only ``evidence.jsonl``, one file per attempt, ``head.json``."""
 
     kind: StoreKind = "jsonl"
 
-    def __init__(self, run_dir: str | os.PathLike[str], run_id: str) -> None:
+    def __init__(self, run_dir: str | os.PathLike[str], run_id: str,
+                 key: EvidenceKey | None = None) -> None:
         self.run_id = run_id
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / "evidence.jsonl"
+        self.head_path = self.run_dir / HEAD
         self.phases_dir = self.run_dir / "phases"
+        self.key = key
         self._fd: int | None = None
-        self._last: str | None = None
+        self._head: Head | None = None
+
+    # -- writing ---------------------------------------------------------------------------
 
     def _open(self) -> int:
         if self._fd is None:
@@ -102,71 +208,233 @@ class JsonlStore:
             except OSError as exc:
                 raise StoreError(f"cannot open evidence store: {exc.strerror or exc}",
                                  path=str(self.path)) from None
-            _fsync_dir(self.run_dir)
+            fsync_dir(self.run_dir)
         return self._fd
 
+    def _write_head(self, head: Head) -> Head:
+        head = head.sealed(self.key)
+        write_durable(self.head_path, orjson.dumps(head.to_dict()) + b"\n")
+        self._head = head
+        return head
+
+    def create(self, manifest_sha256: str | None) -> None:
+        """Write an empty store and its head (0 records)."""
+        try:
+            self._open()
+            self._write_head(Head(self.run_id, 0, GENESIS, manifest_sha256))
+        except OSError as exc:
+            raise StoreError(f"cannot create evidence store: {exc.strerror or exc}",
+                             path=str(self.path)) from None
+
+    def _current(self) -> Head:
+        if self._head is None:
+            head = self._read_head()
+            if head is None and not self.path.exists():
+                self.create(None)  # a store used on its own, outside a run
+                assert self._head is not None
+                return self._head
+            _, check = self.recover()
+            if not check.ok:
+                raise EvidenceError(f"refusing to append: {check.message}", path=str(self.path))
+            head = self._read_head()
+            if not isinstance(head, Head):
+                raise EvidenceError("refusing to append: the store has no usable head",
+                                    path=str(self.head_path))
+            self._head = head
+        return self._head
+
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Append one record and fsync it, then write and fsync its per-attempt file."""
+        """Append and fsync the record, write its attempt file, then count it in the head."""
+        head = self._current()
         fd = self._open()
-        if self._last is None:
-            previous = self.records()
-            self._last = previous[-1]["hash"] if previous else GENESIS
-        sealed = seal(record, self._last)
+        sealed = seal(record, head.last_hash)
         line = orjson.dumps(sealed) + b"\n"
         try:
             os.write(fd, line)
             os.fsync(fd)
-            name = f"{sealed['phase']}.attempt{sealed['attempt']}.{sealed['verdict']}.json"
-            tmp = self.phases_dir / f".{name}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(orjson.dumps(sealed, option=orjson.OPT_INDENT_2) + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.phases_dir / name)
-            _fsync_dir(self.phases_dir)
+            self._write_attempt(sealed)
+            self._write_head(dataclasses.replace(head, records=head.records + 1,
+                                                 last_hash=sealed["hash"]))
         except OSError as exc:
             raise StoreError(f"cannot write evidence: {exc.strerror or exc}",
                              path=str(self.path)) from None
-        self._last = sealed["hash"]
         return sealed
 
-    def records(self) -> list[dict[str, Any]]:
-        """Read every record back; a line that is not a JSON object is a store error."""
+    def _attempt_name(self, record: Mapping[str, Any]) -> str:
+        return f"{record.get('phase')}.attempt{record.get('attempt')}.{record.get('verdict')}.json"
+
+    def _write_attempt(self, record: Mapping[str, Any]) -> None:
+        name = self._attempt_name(record)
+        tmp = self.phases_dir / f".{name}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(orjson.dumps(dict(record), option=orjson.OPT_INDENT_2) + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.phases_dir / name)
+        fsync_dir(self.phases_dir)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _scan(self) -> tuple[list[dict[str, Any]], int, int, int | None]:
+        """``(records, committed bytes, torn bytes, first unreadable line)``."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return []
+            return [], 0, 0, None
         except OSError as exc:
             raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
                              path=str(self.path)) from None
-        out = []
-        for n, raw in enumerate(data.split(b"\n"), 1):
+        end = data.rfind(b"\n") + 1
+        out: list[dict[str, Any]] = []
+        for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
             if not raw.strip():
                 continue
             try:
                 rec = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise StoreError(f"unreadable record: {exc.msg}", path=str(self.path),
-                                 line=n) from None
+            except orjson.JSONDecodeError:
+                return out, end, len(data) - end, n
             if not isinstance(rec, dict):
-                raise StoreError("a record must be a JSON object", path=str(self.path), line=n)
+                return out, end, len(data) - end, n
             out.append(rec)
-        return out
+        return out, end, len(data) - end, None
 
-    def _attempt_hashes(self) -> list[str]:
-        out = []
-        for path in sorted(self.phases_dir.glob("*.json")):
+    def records(self) -> list[dict[str, Any]]:
+        """Every complete record; a complete line that is not a JSON object is a store error."""
+        recs, _, _, bad = self._scan()
+        if bad is not None:
+            raise StoreError("unreadable record: not a JSON object", path=str(self.path),
+                             line=bad)
+        return recs
+
+    def _read_head(self) -> Head | str | None:
+        try:
+            raw = self.head_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot read {HEAD}: {exc.strerror or exc}"
+        try:
+            return Head.from_dict(orjson.loads(raw))
+        except (orjson.JSONDecodeError, HeadError) as exc:
+            return f"{HEAD}: {exc}"
+
+    def _attempt_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
+                         ) -> tuple[str, int, str] | None:
+        """The first per-attempt file that is missing, different, renamed or without record."""
+        files = {p.name: p for p in self.phases_dir.glob("*.json")} if self.phases_dir.exists() \
+            else {}
+        by_hash = {str(r.get("hash")): i + 1 for i, r in enumerate(records)}
+        for i, rec in enumerate(records):
+            name = self._attempt_name(rec)
+            path = files.pop(name, None)
+            if path is None:
+                if i < counted:
+                    return ("dropped", i + 1, f"the attempt file phases/{name} of record {i + 1} "
+                            "is missing")
+                continue
             try:
                 doc = orjson.loads(path.read_bytes())
             except (OSError, orjson.JSONDecodeError):
-                continue
-            if isinstance(doc, dict) and isinstance(doc.get("hash"), str):
-                out.append(doc["hash"])
-        return out
+                doc = None
+            if doc != rec:
+                return ("edited", i + 1, f"the attempt file phases/{name} differs from record "
+                        f"{i + 1}")
+        for name, path in sorted(files.items()):
+            try:
+                doc = orjson.loads(path.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                doc = None
+            h = str(doc.get("hash")) if isinstance(doc, dict) else ""
+            if h in by_hash:
+                return ("edited", by_hash[h], f"the attempt file phases/{name} holds record "
+                        f"{by_hash[h]} under another name")
+            return ("dropped", len(records) + 1, f"the attempt file phases/{name} holds a record "
+                    "that is missing from the chain")
+        return None
 
-    def verify(self) -> ChainCheck:
-        """Check the chain, then that every per-attempt file's record is in it."""
-        return verify_chain(self.run_id, self.records(), self._attempt_hashes())
+    def _check(self, manifest: Mapping[str, Any] | None) -> tuple[ChainCheck, int, int, int]:
+        """``(check, uncounted records resume may set aside, committed bytes, torn bytes)``."""
+        records, end, torn, bad = self._scan()
+        head = self._read_head()
+        if bad is not None:
+            check = verify_chain(self.run_id, records)
+            pos = len(records) + 1
+            return (dataclasses.replace(check, problem="edited", position=pos,
+                                        message=f"record {pos} (line {bad}) is not a readable "
+                                        "record"), 0, end, torn)
+        check, extra = _judge(self.run_id, records, head, self.key, manifest, torn=torn)
+        if (check.ok or extra) and isinstance(head, Head):
+            found = self._attempt_problem(records, head.records)
+            if found is not None:
+                problem, pos, message = found
+                check = dataclasses.replace(check, problem=problem, position=pos,  # type: ignore[arg-type]
+                                            message=message)
+                extra = 0
+        if check.ok:
+            check = dataclasses.replace(check, message=f"{check.message}, head matches")
+        return check, extra, end, torn
+
+    def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
+        """Check the chain, the head (and its MAC), and every per-attempt file."""
+        return self._check(manifest)[0]
+
+    def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
+        """Set aside a last record that never committed, then verify.
+
+        A torn last line the head does not count, or one complete last record the
+        head does not count (a crash between the record and its head), is moved to
+        ``evidence.torn.<n>`` (its attempt file beside it) and the store is cut back
+        to its last committed record. Returns the notes and the check after repair.
+        """
+        notes: list[str] = []
+        check, extra, end, torn = self._check(manifest)
+        if torn and check.ok:
+            aside = self._set_aside(end)
+            notes.append(f"a torn last line ({torn} bytes, never committed) was set aside as "
+                         f"{aside}")
+            check = self._check(manifest)[0]
+        elif extra == 1:
+            last = self.records()[-1]
+            data = self.path.read_bytes()
+            aside = self._set_aside(data.rfind(b"\n", 0, end - 1) + 1)
+            attempt = self.phases_dir / self._attempt_name(last)
+            try:
+                if attempt.exists():
+                    os.replace(attempt, self.run_dir / f"{aside}.attempt.json")
+                    fsync_dir(self.phases_dir)
+            except OSError as exc:
+                raise StoreError(f"cannot set the record aside: {exc.strerror or exc}",
+                                 path=str(attempt)) from None
+            notes.append(f"record {check.position} was never counted by its head (a crash "
+                         f"between the record and its head, or an append) and was set aside "
+                         f"as {aside}")
+            check = self._check(manifest)[0]
+        return notes, check
+
+    def _set_aside(self, end: int) -> str:
+        n = 1
+        while (self.run_dir / f"evidence.torn.{n}").exists():
+            n += 1
+        name = f"evidence.torn.{n}"
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(end)
+                tail = fh.read()
+            fd = os.open(self.run_dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, tail)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with open(self.path, "r+b") as fh:
+                fh.truncate(end)
+                fh.flush()
+                os.fsync(fh.fileno())
+            fsync_dir(self.run_dir)
+        except OSError as exc:
+            raise StoreError(f"cannot set the torn line aside: {exc.strerror or exc}",
+                             path=str(self.path)) from None
+        return name
 
     def close(self) -> None:
         """Close the append handle."""
@@ -182,22 +450,25 @@ _SCHEMA = (
     "phase TEXT NOT NULL, attempt INTEGER NOT NULL, iteration INTEGER NOT NULL, "
     "verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail')), gate TEXT NOT NULL, "
     "artifact TEXT NOT NULL, role TEXT NOT NULL, identity TEXT NOT NULL, "
-    "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, prev_hash TEXT NOT NULL, "
-    "hash TEXT NOT NULL UNIQUE)"
+    "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, params_sha256 TEXT, "
+    "prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE)"
 )
+_HEAD_SCHEMA = ("CREATE TABLE IF NOT EXISTS head (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                "doc TEXT NOT NULL)")
 
 
 class SqliteStore:
-    """One SQLite database per run, WAL mode, one committed row per record."""
+    """One SQLite database per run, WAL mode, one committed row per record plus its head row."""
 
     kind: StoreKind = "sqlite"
 
-    def __init__(self, run_dir: str | os.PathLike[str], run_id: str) -> None:
+    def __init__(self, run_dir: str | os.PathLike[str], run_id: str,
+                 key: EvidenceKey | None = None) -> None:
         self.run_id = run_id
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / "evidence.sqlite"
+        self.key = key
         self._conn: sqlite3.Connection | None = None
-        self._last: str | None = None
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -211,31 +482,69 @@ class SqliteStore:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute(_SCHEMA)
+                conn.execute(_HEAD_SCHEMA)
             except sqlite3.Error as exc:
                 conn.close()
                 raise StoreError(f"unusable evidence store: {exc}", path=str(self.path)) from None
             self._conn = conn
         return self._conn
 
-    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Insert one record in its own transaction; it is committed when this returns."""
+    def _put_head(self, conn: sqlite3.Connection, head: Head) -> None:
+        doc = orjson.dumps(head.sealed(self.key).to_dict()).decode()
+        conn.execute("INSERT INTO head (id, doc) VALUES (1, ?) "
+                     "ON CONFLICT (id) DO UPDATE SET doc = excluded.doc", (doc,))
+
+    def _head_in(self, conn: sqlite3.Connection) -> Head | str | None:
+        row = conn.execute("SELECT doc FROM head WHERE id = 1").fetchone()
+        if row is None:
+            return None
+        try:
+            return Head.from_dict(orjson.loads(row[0]))
+        except (orjson.JSONDecodeError, HeadError, TypeError) as exc:
+            return f"head row: {exc}"
+
+    def create(self, manifest_sha256: str | None) -> None:
+        """Write the head row of an empty store."""
         conn = self._db()
-        if self._last is None:
-            previous = self.records()
-            self._last = previous[-1]["hash"] if previous else GENESIS
-        sealed = seal(record, self._last)
-        values = [orjson.dumps(sealed[k]).decode() if k in _JSON_COLUMNS else sealed[k]
-                  for k in FIELDS]
         try:
             conn.execute("BEGIN IMMEDIATE")
+            self._put_head(conn, Head(self.run_id, 0, GENESIS, manifest_sha256))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StoreError(f"cannot create evidence store: {exc}", path=str(self.path)) from None
+
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Insert one record and its new head in one transaction, committed when this returns."""
+        conn = self._db()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            head = self._head_in(conn)
+            if head is None:
+                (count,) = conn.execute("SELECT count(*) FROM evidence").fetchone()
+                if count:
+                    raise EvidenceError("refusing to append: the store has records but no head",
+                                        path=str(self.path))
+                head = Head(self.run_id, 0, GENESIS)  # a store used on its own, outside a run
+            elif isinstance(head, str):
+                raise EvidenceError(f"refusing to append: {head}", path=str(self.path))
+            sealed = seal(record, head.last_hash)
+            values = [orjson.dumps(sealed[k]).decode() if k in _JSON_COLUMNS else sealed[k]
+                      for k in FIELDS]
             conn.execute(f"INSERT INTO evidence ({_COLUMNS}) VALUES "
                          f"({', '.join('?' * len(FIELDS))})", values)
+            self._put_head(conn, dataclasses.replace(head, records=head.records + 1,
+                                                     last_hash=sealed["hash"]))
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise StoreError(f"cannot write evidence: {exc}", path=str(self.path)) from None
-        self._last = sealed["hash"]
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
         return sealed
 
     def records(self) -> list[dict[str, Any]]:
@@ -256,20 +565,36 @@ class SqliteStore:
             out.append(rec)
         return out
 
-    def verify(self) -> ChainCheck:
-        """Check the chain, and that no row past the last one was deleted."""
-        records = self.records()
-        check = verify_chain(self.run_id, records)
-        if not check.ok:
-            return check
-        conn = self._db()
-        (count,) = conn.execute("SELECT count(*) FROM evidence").fetchone()
-        top = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'evidence'").fetchone()
-        (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM evidence").fetchone()
-        if top is not None and top[0] > last:
-            return ChainCheck(self.run_id, count, "dropped", count + 1,
-                              f"{top[0] - last} record(s) after record {count} were dropped")
+    def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
+        """``PRAGMA integrity_check``, the chain, the head (and its MAC), deleted last rows."""
+        if self._conn is None and not self.path.exists():
+            return ChainCheck(self.run_id, 0, "unanchored", None, "the store file is missing")
+        try:
+            conn = self._db()
+            found = [row[0] for row in conn.execute("PRAGMA integrity_check").fetchall()]
+            if found != ["ok"]:
+                return ChainCheck(self.run_id, 0, "corrupt", None, "the SQLite file fails "
+                                  f"its integrity check: {'; '.join(map(str, found[:3]))}")
+            records = self.records()
+            head = self._head_in(conn)
+            top = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'evidence'"
+                               ).fetchone()
+            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM evidence").fetchone()
+        except (sqlite3.Error, StoreError) as exc:
+            return ChainCheck(self.run_id, 0, "corrupt", None, f"unreadable SQLite file: {exc}")
+        check, _ = _judge(self.run_id, records, head, self.key, manifest)
+        if check.ok and top is not None and top[0] > last:
+            count = len(records)
+            check = dataclasses.replace(check, problem="dropped", position=count + 1,
+                                        message=f"{top[0] - last} record(s) after record "
+                                        f"{count} were dropped")
+        if check.ok:
+            check = dataclasses.replace(check, message=f"{check.message}, head matches")
         return check
+
+    def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
+        """Nothing to repair (each record and its head commit together); verify."""
+        return [], self.verify(manifest)
 
     def close(self) -> None:
         """Close the connection."""
@@ -287,8 +612,8 @@ def detect_store(run_dir: Path) -> StoreKind | None:
     return None
 
 
-def open_store(runs_dir: str | os.PathLike[str], run_id: str,
-               kind: StoreKind | None = None) -> JsonlStore | SqliteStore:
+def open_store(runs_dir: str | os.PathLike[str], run_id: str, kind: StoreKind | None = None,
+               key: EvidenceKey | None = None) -> JsonlStore | SqliteStore:
     """Open a run's store; ``kind=None`` finds an existing one and fails if there is none."""
     run_dir = Path(runs_dir) / check_run_id(run_id)
     if kind is None:
@@ -296,16 +621,28 @@ def open_store(runs_dir: str | os.PathLike[str], run_id: str,
         if kind is None:
             raise StoreError(f"no evidence for run {run_id!r}", path=str(run_dir))
     if kind == "sqlite":
-        return SqliteStore(run_dir, run_id)
+        return SqliteStore(run_dir, run_id, key)
     if kind == "jsonl":
-        return JsonlStore(run_dir, run_id)
+        return JsonlStore(run_dir, run_id, key)
     raise InputError(f"unknown store {kind!r}; choose one of {', '.join(STORE_KINDS)}")
 
 
-def verify_run(runs_dir: str | os.PathLike[str], run_id: str) -> ChainCheck:
-    """Recompute the hash chain of a stored run."""
-    store = open_store(runs_dir, run_id)
+def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
+               key: EvidenceKey | None = None) -> ChainCheck:
+    """Verify a stored run: chain, head, MAC, attempt files and ``run.json``.
+
+    ``key=None`` takes the key from the environment, if one is set there.
+    """
+    run_dir = Path(runs_dir) / check_run_id(run_id)
+    manifest = read_manifest(run_dir) if (run_dir / MANIFEST).exists() else None
+    if manifest is None and detect_store(run_dir) is None:
+        raise StoreError(f"no evidence for run {run_id!r}", path=str(run_dir))
+    if manifest is not None and manifest.get("gated") is False:
+        raise StoreError(f"run {run_id!r} ran ungated: it has no evidence", path=str(run_dir))
+    kind = manifest.get("store") if manifest is not None else None
+    store = open_store(runs_dir, run_id, kind if kind in STORE_KINDS else None,
+                       key if key is not None else load_key())
     try:
-        return store.verify()
+        return store.verify(manifest)
     finally:
         store.close()

@@ -1,4 +1,4 @@
-"""Reading a stored run back for audit: its manifest, records and chain check."""
+"""Reading a stored run back for audit: its manifest, records, chain check and set-aside lines."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any
 
 from assay.errors import StoreError
 from assay.evidence.chain import ChainCheck
-from assay.evidence.store import check_run_id, open_store
+from assay.evidence.keys import EvidenceKey, load_key
+from assay.evidence.manifest import MANIFEST, read_manifest
+from assay.evidence.store import STORE_KINDS, check_run_id, detect_store, open_store
 
 __all__ = ["RunTrail", "load_trail"]
 
@@ -24,30 +26,47 @@ class RunTrail:
     records: list[dict[str, Any]]
     check: ChainCheck
     manifest: dict[str, Any]
+    #: ``evidence.torn.<n>`` files: last records that never committed, set aside on resume.
+    set_aside: tuple[str, ...] = ()
 
     @property
     def exit(self) -> int:
         """0 when the chain holds, 1 when it was tampered with."""
         return self.check.exit
 
+    @property
+    def params(self) -> dict[str, Any]:
+        """The params the run was created with (fixed for its whole life)."""
+        params = self.manifest.get("params")
+        return dict(params) if isinstance(params, dict) else {}
 
-def load_trail(runs_dir: str | os.PathLike[str], run_id: str) -> RunTrail:
-    """Read a run's records and verify its chain; a missing run is a :class:`StoreError`."""
-    from assay.harness.engine import MANIFEST
 
+def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
+               key: EvidenceKey | None = None) -> RunTrail:
+    """Read a run's records and verify them; a missing run is a :class:`StoreError`.
+
+    ``key=None`` takes the evidence key from the environment, if one is set there.
+    """
     run_dir = Path(runs_dir) / check_run_id(run_id)
-    manifest: dict[str, Any] = {}
+    manifest: dict[str, Any] | None = None
     if (run_dir / MANIFEST).exists():
-        from assay.harness.engine import read_manifest
-
         manifest = read_manifest(run_dir)
-    store = open_store(runs_dir, run_id)
+    if detect_store(run_dir) is None and manifest is None:
+        raise StoreError(f"no evidence for run {run_id!r}", path=str(run_dir))
+    kind = manifest.get("store") if manifest is not None else None
+    store = open_store(runs_dir, run_id, kind if kind in STORE_KINDS else None,
+                       key if key is not None else load_key())
     try:
-        records = store.records()
-        check = store.verify()
+        try:
+            records = store.records()
+        except StoreError:
+            records = []  # the check below names the unreadable record
+        check = store.verify(manifest)
     finally:
         store.close()
-    if not records and not manifest:
-        raise StoreError(f"no evidence for run {run_id!r}", path=str(run_dir))
+    manifest = manifest or {}
     workflow = str(manifest.get("workflow") or (records[0].get("workflow") if records else ""))
-    return RunTrail(run_id, workflow, store.kind, records, check, manifest)
+    aside = tuple(sorted((p.name for p in run_dir.glob("evidence.torn.*")
+                          if p.name.rpartition(".")[2].isdigit()),
+                         key=lambda name: (len(name), name)))
+    return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside)

@@ -20,14 +20,34 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from assay._commands import run_command
-from assay.errors import InputError, StoreError
-from assay.evidence.store import JsonlStore, SqliteStore, StoreKind, check_run_id, open_store
+from assay.errors import EvidenceError, InputError
+from assay.evidence.keys import (
+    AUTH_HMAC,
+    AUTH_NONE,
+    ENV_KEY_FILE,
+    EvidenceKey,
+    key_inside,
+    load_key,
+)
+from assay.evidence.manifest import (
+    MANIFEST,
+    create_run,
+    manifest_digest,
+    params_digest,
+    read_manifest,
+)
+from assay.evidence.store import (
+    STORE_KINDS,
+    JsonlStore,
+    SqliteStore,
+    StoreKind,
+    check_run_id,
+    open_store,
+)
 from assay.harness.feedback import producer_env, write_feedback
 from assay.harness.gates import GateContext, GateOutcome, evaluate
-from assay.harness.model import Phase, WorkflowSpec
+from assay.harness.model import PLACEHOLDERS, Phase, WorkflowSpec
 from assay.harness.result import PhaseState, RunResult, RunStatus
 from assay.harness.resume import (
     Revalidator,
@@ -42,9 +62,6 @@ from assay.reasons import Reason
 
 __all__ = ["MANIFEST", "execute", "new_run_id", "read_manifest"]
 
-MANIFEST = "run.json"
-
-
 def now() -> str:
     """The current UTC time, ISO 8601 with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -53,20 +70,6 @@ def now() -> str:
 def new_run_id() -> str:
     """A fresh run id: UTC time plus random hex, sortable and unguessable."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
-
-
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """The run's manifest (workflow, store, params); a run without one does not exist."""
-    path = run_dir / MANIFEST
-    try:
-        doc = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise InputError(f"no run {run_dir.name!r} in {run_dir.parent}", path=str(path)) from None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise StoreError(f"unreadable run manifest: {exc}", path=str(path)) from None
-    if not isinstance(doc, dict):
-        raise StoreError("the run manifest must be an object", path=str(path))
-    return doc
 
 
 def _digest(path: Path) -> dict[str, Any]:
@@ -113,8 +116,10 @@ class _Run:
         self.role = role
         self.identity = identity
         self.store = store
-        self.base = {"run_dir": str(run_dir), "run_id": run_id, "python": sys.executable,
-                     "spec_dir": str(spec_dir), **params}
+        # params never shadow a built-in value (they are checked when the run is created)
+        self.base = {**params, "run_dir": str(run_dir), "run_id": run_id,
+                     "python": sys.executable, "spec_dir": str(spec_dir)}
+        self.params_sha256 = params_digest(params)
         self.spec_dir = spec_dir
         self.artifacts = {p.name: self._artifact_path(p) for p in spec.phases}
         self.trajectory = TrajectoryLog(run_dir / "trajectory.jsonl")
@@ -228,10 +233,48 @@ class _Run:
         return evaluate(phase.gate, ctx)
 
 
+def _check_new_params(spec: WorkflowSpec, params: Mapping[str, str]) -> None:
+    """Refuse a param that names a built-in value, or one the workflow does not declare."""
+    for name in sorted(params):
+        if name in PLACEHOLDERS:
+            raise InputError(f"param {name!r} is built in and cannot be set (built in: "
+                             f"{', '.join(sorted(PLACEHOLDERS))})")
+    declared = set(spec.params)
+    for name in sorted(params):
+        if name not in declared:
+            raise InputError(f"param {name!r} is not declared by workflow {spec.workflow!r} "
+                             f"(declared: {', '.join(sorted(declared)) or 'none'})")
+
+
+def _stored_params(manifest: Mapping[str, Any], path: Path) -> dict[str, str]:
+    """The params fixed in ``run.json``; anything a workflow could not have produced is broken."""
+    params = manifest.get("params", {})
+    if not isinstance(params, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in params.items()):
+        raise EvidenceError("the run's params are not a map of text to text", path=str(path))
+    builtin = sorted(set(params) & PLACEHOLDERS)
+    if builtin:
+        raise EvidenceError(f"the run's params set built-in value(s) {', '.join(builtin)}",
+                            path=str(path))
+    return params
+
+
+def _resolve_key(key: EvidenceKey | None, key_file: str | os.PathLike[str] | None,
+                 runs_dir: Path) -> EvidenceKey | None:
+    """The key to use; a key file any writer of the runs could read is refused."""
+    named = key_file if key_file is not None else os.environ.get(ENV_KEY_FILE) or None
+    if key is None and key_inside(named, runs_dir):
+        raise InputError("the evidence key file lies inside the runs directory, where a writer "
+                         "of the run could read it; keep the key outside", path=str(named))
+    return key if key is not None else load_key(key_file)
+
+
 def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], runs_dir: Path,
             role: str, identity: str, run_id: str | None = None, resume: str | None = None,
             store_kind: StoreKind = "jsonl", spec_source: str | None = None,
-            revalidate: Revalidator | None = None, gated: bool = True) -> RunResult:
+            revalidate: Revalidator | None = None, gated: bool = True,
+            key: EvidenceKey | None = None,
+            key_file: str | os.PathLike[str] | None = None) -> RunResult:
     """Run (or resume) a workflow as one role and identity; see :class:`assay.Workflow`."""
     if run_id is not None and resume is not None:
         raise InputError("give either a new run id or a run to resume, not both")
@@ -239,31 +282,59 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
         raise InputError("no role: every invocation acts as one role (--as ROLE)")
     if not identity:
         raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
+    key = _resolve_key(key, key_file, runs_dir)
     if resume is not None:
         run_id = check_run_id(resume)
         run_dir = runs_dir / run_id
+        if params:
+            raise InputError(f"params are fixed when the run was created; resume run {run_id!r} "
+                             "without --param")
         manifest = read_manifest(run_dir)
         if manifest.get("workflow") != spec.workflow:
             raise InputError(f"run {run_id!r} belongs to workflow {manifest.get('workflow')!r}, "
                              f"not {spec.workflow!r}")
         store_kind = manifest.get("store", store_kind)
-        params = {**manifest.get("params", {}), **params}
+        if store_kind not in STORE_KINDS:
+            raise EvidenceError(f"the run names an unknown store {store_kind!r}",
+                                path=str(run_dir / MANIFEST))
+        params = _stored_params(manifest, run_dir / MANIFEST)
         gated = bool(manifest.get("gated", True))
     else:
         run_id = check_run_id(run_id or new_run_id())
-        run_dir = runs_dir / run_id
-        if (run_dir / MANIFEST).exists():
-            raise InputError(f"run {run_id!r} already exists; continue it with --resume")
-        run_dir.mkdir(parents=True, exist_ok=True)
+        if store_kind not in STORE_KINDS:
+            raise InputError(f"unknown store {store_kind!r}; choose one of "
+                             f"{', '.join(STORE_KINDS)}")
+        _check_new_params(spec, params)
         params = {**spec.params, **params}
         manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": spec_source,
-                    "store": store_kind, "params": params, "gated": gated, "created_at": now()}
-        (run_dir / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+                    "store": store_kind, "params": params, "gated": gated, "created_at": now(),
+                    "auth": AUTH_HMAC if key is not None else AUTH_NONE,
+                    "key_id": key.key_id if key is not None else None}
+        digest = manifest_digest(manifest)
+        new_id, kind = run_id, store_kind
+
+        def init(stage: Path) -> None:
+            if gated:
+                fresh = (SqliteStore if kind == "sqlite" else JsonlStore)(stage, new_id, key)
+                try:
+                    fresh.create(digest)
+                finally:
+                    fresh.close()
+
+        run_dir = create_run(runs_dir, run_id, manifest, init)
     with _locked(run_dir):
-        store = open_store(runs_dir, run_id, store_kind) if gated else None
+        store = open_store(runs_dir, run_id, store_kind, key) if gated else None
         try:
+            notes: list[str] = []
+            if store is not None and resume is not None:
+                # nothing acts on evidence that does not verify
+                notes, check = store.recover(manifest)
+                if not check.ok:
+                    raise EvidenceError(f"run {run_id!r}: {check.message}; resume refused "
+                                        f"(see assay evidence verify {run_id})",
+                                        path=str(store.path))
             run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store)
-            result = _loop(run, revalidate or artifact_unchanged, gated)
+            result = _loop(run, revalidate or artifact_unchanged, gated, notes)
         finally:
             if store is not None:
                 store.close()
@@ -272,7 +343,7 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
     return result
 
 
-def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
+def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> RunResult:
     spec = run.spec
     records = run.store.records() if run.store is not None else []
     passed = dict(passed_records(records))
@@ -286,7 +357,6 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
             if rec.get("verdict") == "fail":
                 last_fail[state.name] = rec
     iteration = max((int(r.get("iteration", 0)) for r in records), default=0)
-    notes: list[str] = []
 
     def finish(status: RunStatus, message: str, reason: str | None = None,
                waiting: str | None = None, output: str = "") -> RunResult:
@@ -358,7 +428,8 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool) -> RunResult:
                 "attempt": attempt, "iteration": iteration,
                 "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
                 "artifact": run.record_artifact(Path(values["artifact"])), "role": run.role,
-                "identity": run.identity, "started_at": started, "finished_at": now()})
+                "identity": run.identity, "started_at": started, "finished_at": now(),
+                "params_sha256": run.params_sha256})
             # the record is durable here; only now may the run transition
             state.attempts, state.iteration = attempt, iteration
             run.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"gate:{phase.name}",

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from assay.evidence.keys import EvidenceKey
 from assay.evidence.store import StoreKind
 from assay.harness.engine import execute
 from assay.harness.model import WorkflowSpec, load_workflow_spec, parse_workflow_spec
@@ -52,17 +53,21 @@ class Workflow:
     def run(self, *, role: str, identity: str | None = None, run_id: str | None = None,
             resume: str | None = None, runs_dir: str | os.PathLike[str] = "runs",
             store: StoreKind = "jsonl", params: Mapping[str, str] | None = None,
-            revalidate: Revalidator | None = None, gated: bool = True) -> RunResult:
+            revalidate: Revalidator | None = None, gated: bool = True,
+            key: EvidenceKey | None = None,
+            key_file: str | os.PathLike[str] | None = None) -> RunResult:
         """Run the workflow, or resume run ``resume``, acting as ``role`` and ``identity``.
 
         Returns a :class:`RunResult` whose ``exit`` is 0 completed, 1 hard-stop or
         refused, 3 paused. ``identity`` defaults to ``ASSAY_IDENTITY``, else the OS
         user. ``gated=False`` runs the same producers with every gate, record and
         role check skipped: a baseline for measuring what the gates stop, never a
-        way to ship work.
+        way to ship work. ``key`` (or ``key_file``; by default ``ASSAY_EVIDENCE_KEY_FILE``
+        or ``ASSAY_EVIDENCE_KEY``) authenticates the run's evidence; a run created with a
+        key is only resumed with it.
         """
         return execute(self.spec, spec_dir=self.spec_dir, params=dict(params or {}),
                        runs_dir=Path(runs_dir), role=role,
                        identity=identity or default_identity(), run_id=run_id, resume=resume,
                        store_kind=store, spec_source=self.source, revalidate=revalidate,
-                       gated=gated)
+                       gated=gated, key=key, key_file=key_file)

@@ -41,18 +41,37 @@ def run_report(result: RunResult, *, fmt: str = "text") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _check_lines(check: ChainCheck) -> list[str]:
+    lines = []
+    if check.head_records is not None:
+        lines.append(f"head : {check.head_records} records, last {str(check.head_hash)[:16]}")
+    lines.append(f"scope: {check.scope}")
+    lines.extend(f"note : {n}" for n in check.notes)
+    return lines
+
+
+def _params_line(params: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+    return f"params: {shown or '(none)'} (fixed when the run was created)"
+
+
 def verify_report(check: ChainCheck, *, fmt: str = "text") -> str:
-    """Render a chain verification."""
+    """Render a chain verification: the verdict, the head, and what the check cannot see."""
     if fmt == "json":
         return dump_json(check.to_dict())
     word = "OK" if check.ok else f"BROKEN ({check.problem})"
-    return f"evidence {check.run_id}: {word}: {check.message}\n"
+    lines = [f"evidence {check.run_id}: {word}: {check.message}", *_check_lines(check)]
+    return "\n".join(lines) + "\n"
 
 
 def audit_text(trail: RunTrail) -> str:
     """The evidence trail as plain text, one line per record."""
     lines = [f"audit: run {trail.run_id} of workflow {trail.workflow} ({trail.store} store)",
-             f"chain: {'OK' if trail.check.ok else 'BROKEN'}: {trail.check.message}"]
+             _params_line(trail.params),
+             f"chain: {'OK' if trail.check.ok else 'BROKEN'}: {trail.check.message}",
+             *_check_lines(trail.check)]
+    lines.extend(f"set aside: {name} (a last record that never committed)"
+                 for name in trail.set_aside)
     for r in trail.records:
         gate = r.get("gate") or {}
         art = r.get("artifact") or {}
@@ -101,6 +120,13 @@ def _phase_rows(trail: RunTrail) -> str:
     return "".join(rows)
 
 
+def _param_rows(params: dict[str, Any]) -> str:
+    if not params:
+        return "<tr><td colspan=\"2\">(none)</td></tr>"
+    return "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>"
+                   for k, v in sorted(params.items()))
+
+
 def audit_html(trail: RunTrail) -> str:
     """One self-contained page of a run's evidence trail, safe to email."""
     ok = trail.check.ok
@@ -110,6 +136,13 @@ def audit_html(trail: RunTrail) -> str:
         f"store &middot; {esc(len(trail.records))} records</p>",
         f"<div class=\"banner {'ok' if ok else 'bad'}\">hash chain "
         f"{'intact' if ok else 'BROKEN'}: {esc(trail.check.message)}</div>",
+        f"<p class=\"meta\">{esc(trail.check.scope)}</p>",
+        *(f"<p class=\"meta\">note: {esc(n)}</p>" for n in trail.check.notes),
+        *(f"<p class=\"meta\">set aside: <code>{esc(name)}</code> (a last record that "
+          "never committed)</p>" for name in trail.set_aside),
+        "<h2>Params</h2><p class=\"meta\">Fixed when the run was created; every record "
+        "carries their sha256.</p><table><tr><th>param</th><th>value</th></tr>"
+        f"{_param_rows(trail.params)}</table>",
         "<h2>Phases</h2><table><tr><th>phase</th><th>latest verdict</th><th>attempts</th>"
         f"<th>role / identity</th></tr>{_phase_rows(trail)}</table>",
         "<h2>Records</h2><p class=\"meta\">One row per gate evaluation, each written and made "
