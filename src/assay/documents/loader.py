@@ -451,6 +451,8 @@ def _meta_message(t: Any) -> str | None:
 
 def _reason(message: str, t: Any) -> str:
     custom = _meta_message(t) if t is not None else None
+    if custom:
+        return custom
     expected = re.match(r"Expected `(.+?)`, got `(.+?)`\Z", message)
     if expected:
         return f"must be {_names(expected.group(1))}, got {_names(expected.group(2))}"
@@ -459,8 +461,6 @@ def _reason(message: str, t: Any) -> str:
         options = _alternatives(t) if t is not None else None
         return (f"must be {options}, got {enum.group(1)}" if options
                 else f"invalid value {enum.group(1)}")
-    if custom:
-        return custom
     length = re.match(r"Expected `(.+?)` of length (>=|<=) (\d+)\Z", message)
     if length:
         kind, op, n = length.groups()
