@@ -61,7 +61,7 @@ class TestCheckpointDocument:
         with pytest.raises(SpecError, match="observed_at: required"):
             revalidate(path, now=NOW)
         path = site.write(remaning=[])
-        with pytest.raises(SpecError, match="unknown key 'remaning'; did you mean 'remaining'?"):
+        with pytest.raises(SpecError, match=r"unknown key 'remaning'; did you mean 'remaining'\?"):
             revalidate(path, now=NOW)
 
     def test_bad_retry_class_and_shell_string(self, site: Site) -> None:
