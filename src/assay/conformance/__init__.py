@@ -150,7 +150,7 @@ def replay(spec: Spec | str | PathLike[str],
         items = [items]
     formats: list[tuple[str, str]] = []
     results = list(iter_replay(loaded, items, input_format=input_format, formats=formats))
-    return ReplayRun(loaded.source, results, tuple(formats))
+    return ReplayRun(loaded.source, results, tuple(formats), loaded.sha256)
 
 
 def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None) -> ReplayRun:

@@ -95,6 +95,8 @@ class ReplayRun:
     results: Sequence[ReplayResult]
     #: The trajectory files, in the order given, with the input format each was read as.
     files: Sequence[tuple[str, str]] = ()
+    #: The sha256 (hex) of the spec's bytes; None for a spec built in memory.
+    spec_sha256: str | None = None
 
     def __iter__(self) -> Iterator[ReplayResult]:
         return iter(self.results)
