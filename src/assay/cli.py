@@ -254,6 +254,21 @@ def audit(run_id: str, runs_dir: str, html_out: str | None) -> None:
     sys.exit(trail.exit)
 
 
+@cli.command()
+@click.argument("kind", type=click.Choice(["spec", "contract", "workflow", "checkpoint", "event",
+                                           "evidence"]))
+def schema(kind: str) -> None:
+    """Print the JSON Schema of a document KIND, generated from the structs assay reads.
+
+    Give it to an editor to complete and check specs, contracts, workflows and
+    checkpoints as they are written. The output is deterministic (sorted keys,
+    2-space indent).
+    """
+    from assay.documents.schema import render_schema
+
+    _emit(render_schema(kind))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: any error that escapes as a bug exits 70, never 0."""
     try:
