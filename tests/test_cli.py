@@ -107,7 +107,7 @@ class TestExitCodesAndErrors:
         ("mandatory_checkpoints:\n  - checkpoint_id: c\n    must_precede: s\n    scope: all\n",
          "spec.yaml", "spec.yaml:4: unusable spec"),
         ("handoff_contracts:\n  - from_agent: a\n    to_agent: b\n    require_verifed: true\n",
-         "spec.yaml", "require_verifed: unknown key"),
+         "spec.yaml", "unknown key 'require_verifed'; did you mean 'require_verified'?"),
         ("mandatory_checkpoints: [{checkpoint_id: c, must_precede: s, voided_by: [{text: "
          "{regex: '('}}]}]\n", "spec.yaml", "bad regex"),
         ("mandatory_checkpoints:\n  - [unclosed\n", "spec.yaml", "invalid YAML"),

@@ -9,6 +9,7 @@ code the result carries. Library imports sit inside the commands so that
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
@@ -54,6 +55,22 @@ def _interrupted(detail: str = "") -> NoReturn:
     sys.exit(EXIT_INTERRUPTED)
 
 
+def _sha256_option(name: str, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from assay.documents.loader import normalize_sha256
+
+        try:
+            return normalize_sha256(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option(name, metavar="HEX", default=None, callback=check,
+                        help=f"Refuse (exit 2) a {what} whose bytes do not have this sha256, "
+                             f"as printed in the report's {what}-sha256 line.")
+
+
 def _emit(text: str) -> None:
     """Write a rendered report to stdout exactly as rendered (no added newline)."""
     sys.stdout.write(text)
@@ -79,8 +96,9 @@ def cli() -> None:
               help="Print the per-file summary and totals, no per-trajectory blocks.")
 @click.option("--by", "by_field", metavar="FIELD", default=None,
               help="Break verdicts down by a field of each trajectory's final event.")
+@_sha256_option("--expect-spec-sha256", "spec")
 def replay(spec: str, trajectories: tuple[str, ...], fmt: str, input_format: str | None,
-           summary_only: bool, by_field: str | None) -> None:
+           summary_only: bool, by_field: str | None, expect_spec_sha256: str | None) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     The verdict comes from the road alone: task_success is printed for
@@ -90,7 +108,7 @@ def replay(spec: str, trajectories: tuple[str, ...], fmt: str, input_format: str
     from assay.conformance import ReplayInterrupted, load_spec, replay_files
     from assay.report import replay_report
 
-    loaded = load_spec(spec)
+    loaded = load_spec(spec, expect_sha256=expect_spec_sha256)
     try:
         run = replay_files(loaded, trajectories, input_format=input_format)
     except ReplayInterrupted as stop:
@@ -186,8 +204,10 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
                    "--now give the same report.")
 @click.option("--write-next", "write_next", type=click.Path(dir_okay=False), default=None,
               help="Write the next checkpoint (what was just observed) to this file.")
+@_sha256_option("--expect-checkpoint-sha256", "checkpoint")
 @FORMAT_OPTION
-def revalidate(checkpoint: str, now: str | None, write_next: str | None, fmt: str) -> None:
+def revalidate(checkpoint: str, now: str | None, write_next: str | None,
+               expect_checkpoint_sha256: str | None, fmt: str) -> None:
     """Revalidate CHECKPOINT before a resumed task may touch the world again.
 
     Re-reads the task, checks every artifact's size, digest and format,
@@ -198,7 +218,7 @@ def revalidate(checkpoint: str, now: str | None, write_next: str | None, fmt: st
     """
     from assay.report.revalidate import revalidate_report
     from assay.revalidation import revalidate as run_revalidation
-    from assay.revalidation.checkpoint import parse_ts
+    from assay.revalidation.checkpoint import load_checkpoint, parse_ts
 
     at = None
     if now is not None:
@@ -206,7 +226,8 @@ def revalidate(checkpoint: str, now: str | None, write_next: str | None, fmt: st
             at = parse_ts(now)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--now") from None
-    result = run_revalidation(checkpoint, now=at, write_next=write_next)
+    cp = load_checkpoint(checkpoint, expect_sha256=expect_checkpoint_sha256)
+    result = run_revalidation(cp, now=at, write_next=write_next)
     _emit(revalidate_report(result, fmt=fmt))
     sys.exit(result.exit)
 
@@ -267,6 +288,21 @@ def audit(run_id: str, runs_dir: str, html_out: str | None, key_file: str | None
         write_output(html_out, audit_html(trail), what="the HTML page")
     _emit(audit_text(trail))
     sys.exit(trail.exit)
+
+
+@cli.command()
+@click.argument("kind", type=click.Choice(["spec", "contract", "workflow", "checkpoint", "event",
+                                           "evidence"]))
+def schema(kind: str) -> None:
+    """Print the JSON Schema of a document KIND, generated from the structs assay reads.
+
+    Give it to an editor to complete and check specs, contracts, workflows and
+    checkpoints as they are written. The output is deterministic (sorted keys,
+    2-space indent).
+    """
+    from assay.documents.schema import render_schema
+
+    _emit(render_schema(kind))
 
 
 def main(argv: list[str] | None = None) -> None:

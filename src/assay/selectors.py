@@ -6,8 +6,12 @@ A selector is a mapping of event fields to conditions, all of which must hold::
     {event: action, action_type: {in: [book_reservation, cancel_reservation]}}
 
 A condition is a plain value (equality), ``{regex: PATTERN}`` (a search in a
-string field) or ``{in: [values]}`` (membership). ``event`` names the event
+text field) or ``{in: [values]}`` (membership). ``event`` names the event
 type; every other key is a field of the record. A missing field never matches.
+The fields and their types are a closed list (:data:`SELECTOR_FIELDS`, declared
+in :mod:`assay.documents.selector`): an unknown field, a value of the wrong
+type or a regex on a field that is not text is refused with the closest valid
+name, never compiled into a selector that silently matches nothing.
 Derive rules, ``voided_by`` and later capabilities all use this one language.
 """
 
@@ -17,54 +21,64 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from assay.documents.loader import Problem, convert, where
+from assay.documents.selector import SELECTOR_FIELDS, SelectorDoc, TextCondition
 from assay.events import Event
 
-__all__ = ["Selector", "compile_selector"]
+__all__ = ["SELECTOR_FIELDS", "Selector", "check_selector", "compile_selector"]
 
 Selector = Callable[[Event], bool]
 _MISSING = object()
 
 
-def _condition(key: str, cond: Any) -> Callable[[Any], bool]:
-    if isinstance(cond, Mapping):
-        if set(cond) == {"regex"}:
-            pattern = cond["regex"]
-            if not isinstance(pattern, str):
-                raise ValueError(f"selector '{key}': regex must be a string")
+def check_selector(spec: Any) -> SelectorDoc:
+    """Validate a selector mapping; a problem raises :class:`Problem` located inside it."""
+    if not isinstance(spec, Mapping) or not spec:
+        raise Problem((), "a selector is a non-empty mapping of event fields to conditions")
+    doc = convert(dict(spec), SelectorDoc)
+    for name in SELECTOR_FIELDS:
+        cond = getattr(doc, name)
+        if not isinstance(cond, TextCondition):
+            continue
+        if (cond.regex is None) == (cond.in_ is None):
+            raise Problem((name,), "a condition is a value, {regex: ...} or {in: [...]}, "
+                                   "one at a time")
+        if cond.regex is not None:
             try:
-                search = re.compile(pattern).search
+                re.compile(cond.regex)
             except re.error as exc:
-                raise ValueError(f"selector '{key}': bad regex {pattern!r}: {exc}") from None
+                raise Problem((name, "regex"),
+                              f"bad regex {cond.regex!r}: {exc}") from None
+    return doc
+
+
+def _condition(cond: Any) -> Callable[[Any], bool]:
+    if isinstance(cond, Mapping):
+        if "regex" in cond:
+            search = re.compile(cond["regex"]).search
             return lambda v: isinstance(v, str) and search(v) is not None
-        if set(cond) == {"in"}:
-            options = cond["in"]
-            if not isinstance(options, list) or not options:
-                raise ValueError(f"selector '{key}': 'in' must be a non-empty list")
-            keyed = [(type(o), o) for o in options]
-            return lambda v: (type(v), v) in keyed
-        raise ValueError(
-            f"selector '{key}': a condition is a value, {{regex: ...}} or {{in: [...]}}")
-    if isinstance(cond, list):
-        raise ValueError(f"selector '{key}': use {{in: [...]}} to match one of several values")
+        keyed = [(type(o), o) for o in cond["in"]]
+        return lambda v: (type(v), v) in keyed
     want = (type(cond), cond)
     return lambda v: (type(v), v) == want
 
 
 def compile_selector(spec: Any) -> Selector:
     """Compile a selector mapping into a predicate on events (``ValueError`` if unusable)."""
-    if not isinstance(spec, Mapping) or not spec:
-        raise ValueError("a selector is a non-empty mapping of event fields to conditions")
+    try:
+        check_selector(spec)
+    except Problem as p:
+        at = f" '{where(p.loc)}'" if p.loc else ""
+        raise ValueError(f"selector{at}: {p.message}") from None
     kind_check: Callable[[Any], bool] | None = None
     # Plain values are compared inline and first: they are cheap and usually decide.
     equal: list[tuple[str, Any, type]] = []
     checks: list[tuple[str, Callable[[Any], bool]]] = []
     for key, cond in spec.items():
-        if not isinstance(key, str):
-            raise ValueError(f"selector key {key!r} is not a string")
-        check = _condition(key, cond)
+        check = _condition(cond)
         if key == "event":
             kind_check = check
-        elif isinstance(cond, (Mapping, list)):
+        elif isinstance(cond, Mapping):
             checks.append((key, check))
         else:
             equal.append((key, cond, type(cond)))

@@ -86,10 +86,12 @@ class TestLoadContract:
         assert c.claims["sent"] == Claim("send_invoice", args={"customer_id": "target_id"})
 
     @pytest.mark.parametrize(("name", "line", "fragment"), [
-        ("unknown_type.yaml", 3, "unknown type name 'strng'"),
+        ("unknown_type.yaml", 3, "required.target_id: must be 'string', 'integer', "
+                                 "'number', 'boolean', 'array', 'object' or 'null', got 'strng'"),
         ("enum_not_list.json", 2, "enums.status: must be a list"),
         ("claim_unknown_key.yaml", 3, "unknown key 'argz'"),
-        ("unknown_key.yaml", 1, "unknown contract key 'requird'"),
+        ("unknown_key.yaml", 1, "unknown key 'requird'; did you mean 'required'?"),
+        ("claim_unknown_key.yaml", 3, "claims.sent: unknown key 'argz'; did you mean 'args'?"),
         ("broken.yaml", 3, "invalid YAML"),
         ("broken.json", 2, "invalid JSON"),
         ("empty_contract.json", None, "declares nothing to check"),
@@ -130,3 +132,23 @@ class TestJsonSchemaSection:
         c = Contract(json_schema={"$schema": "http://json-schema.org/draft-07/schema#",
                                   "type": "object"})
         assert type(c.validator).__name__ == "Draft7Validator"
+
+
+class TestStrictDocument:
+    """A contract file is read as strictly as every other document."""
+
+    @pytest.mark.parametrize(("text", "fragment"), [
+        ("required: {status: string}\nclaims:\n", "claims: is null"),
+        ("required: {status: string}\nclaims: {sent: }\n", "claims.sent: must be"),
+        ("required: {status: string}\nrequired: {id: string}\n", "duplicate key 'required'"),
+        ("required: {status: string}\nclaims: {sent: {tool: send, args: {id: 3}}}\n",
+         "claims.sent.args.id: must be a string, got an integer"),
+        ("required: {status: []}\n", "required.status: must not be empty"),
+    ])
+    def test_refused(self, tmp_path: Path, text: str, fragment: str) -> None:
+        """Nulls, duplicate keys and mistyped entries are one located error."""
+        path = tmp_path / "c.yaml"
+        path.write_text(text)
+        with pytest.raises(SpecError) as info:
+            load_contract(path)
+        assert fragment in info.value.message and info.value.line is not None

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from assay.cli import cli
 from assay.conformance import ReplayResult, load_spec, parse_spec, replay, replay_events
+from assay.errors import SpecError
 from assay.events import Event
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -156,11 +157,10 @@ class TestDeriveAndVoid:
         r = replay_events(_spec(), _events(ASKS, _act("lookup")))
         assert r.verdict == "PASS"
 
-    def test_selectors_compare_types(self) -> None:
-        """A selector value true does not match 1, and a missing field never matches."""
-        spec = _spec(voided_by=[{"event": "message", "yields_turn": 1}])
-        r = replay_events(spec, _events(YES, ASKS, _act()))
-        assert r.verdict == "PASS"
+    def test_selector_values_are_typed(self) -> None:
+        """A selector value 1 for a true/false field is refused, not a voider that never fires."""
+        with pytest.raises(SpecError, match="yields_turn: must be true or false"):
+            _spec(voided_by=[{"event": "message", "yields_turn": 1}])
 
 
 class TestSpecs:

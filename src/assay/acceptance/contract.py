@@ -12,10 +12,13 @@ document (:func:`load_contract`)::
       sent: {tool: send_invoice, args: {id: target_id}}
     json_schema: {...}          # optional, checked with jsonschema
 
-Validation is hand-written rather than a pydantic model so that importing the
-gate stays cheap: ``from assay import verify`` loads no pydantic, no YAML and no
-jsonschema. Everything the gate needs on its hot path (type tests, allow-list
-keys, claim patterns) is computed once here, when the contract is built.
+A contract file is declared by the structs of :mod:`assay.documents.contract`
+and read by the one document loader (unknown keys refused with the closest
+valid name, duplicate keys and defaulting nulls refused, errors with file,
+line and field). Importing the gate stays cheap: ``from assay import verify``
+loads no YAML and no jsonschema. Everything the gate needs on its hot path
+(type tests, allow-list keys, claim patterns) is computed once here, when the
+contract is built.
 """
 
 from __future__ import annotations
@@ -57,8 +60,6 @@ _PY_TYPES: dict[Any, str] = {
     str: "string", int: "integer", float: "number", bool: "boolean",
     list: "array", tuple: "array", dict: "object", type(None): "null", None: "null",
 }
-
-_DOC_KEYS = ("required", "enums", "claims", "claim_requires_action", "json_schema")
 
 
 def json_type(value: Any) -> str:
@@ -310,82 +311,43 @@ def _compile_schema(schema: Any) -> Any:
 def parse_contract(doc: Any, source: str | None = None, data: bytes | None = None) -> Contract:
     """Build a :class:`Contract` from a decoded JSON/YAML document.
 
-    ``data`` is the document's text; when given, errors carry the line they are about.
+    ``source`` names the file; when it exists, errors carry the line they are about.
+    (``data`` is accepted for compatibility and no longer needed.)
     """
+    from assay.documents.contract import ContractDoc
+    from assay.documents.loader import Problem, convert, located, problems
+
     if not isinstance(doc, dict):
         raise SpecError(f"the contract must be an object, got {json_type(doc)}", path=source)
-    unknown = [k for k in doc if k not in _DOC_KEYS]
-    if unknown:
-        raise SpecError(f"unknown contract key {unknown[0]!r} (known: {', '.join(_DOC_KEYS)})",
-                        path=source, line=_line_of(data, str(unknown[0])))
-    if not any(doc.get(k) for k in _DOC_KEYS):
-        raise SpecError("the contract declares nothing to check; it would accept any object",
-                        path=source)
+    with problems("contract", source, SpecError):
+        d = convert(doc, ContractDoc)
+        if not (d.required or d.enums or d.claims or d.claim_requires_action or d.json_schema):
+            raise Problem((), "the contract declares nothing to check; it would accept any "
+                              "object")
     try:
         return Contract(
-            required=_or_empty(doc.get("required")),
-            enums=_or_empty(doc.get("enums")),
-            claims=_or_empty(doc.get("claims")),
-            json_schema=doc.get("json_schema"),
-            claim_requires_action=doc.get("claim_requires_action"),
+            required={k: v if isinstance(v, str) else list(v) for k, v in d.required.items()},
+            enums=d.enums,
+            claims={k: _from_doc(v) for k, v in d.claims.items()},
+            json_schema=d.json_schema,
+            claim_requires_action={k: _from_doc(v) for k, v in d.claim_requires_action.items()},
             source=source,
         )
     except SpecError as exc:
-        raise SpecError(exc.message, path=source, line=_line_for_error(data, exc.message)) from None
+        # the message starts with the section it is about: point at that section's line
+        section = re.split(r"[.:/ ]", exc.message, maxsplit=1)[0]
+        raise located(Problem((), exc.message, (section,)), "contract", source,
+                      SpecError) from None
 
 
-def _or_empty(value: Any) -> Any:
-    return {} if value is None else value
+def _from_doc(rule: Any) -> str | Claim:
+    return rule if isinstance(rule, str) else Claim(rule.tool, dict(rule.args))
 
 
 def load_contract(path: str | PathLike[str]) -> Contract:
     """Read a JSON (``.json``) or YAML contract file; an unusable one raises :class:`SpecError`."""
-    from assay._docs import parse_document
+    from assay.documents.loader import decode, read_document
 
     source = str(path)
-    try:
-        with open(source, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise SpecError(f"cannot read contract: {exc.strerror or exc}", path=source) from None
-    return parse_contract(parse_document(data, source, SpecError), source, data)
-
-
-# Documents are decoded into plain values, which have lost their line numbers. To
-# still point at a line, find the offending key (and value) in the text: the first
-# line holding both, else the first line holding the key. A miss gives no line.
-_LOCATED = re.compile(r"^([\w./-]+?)(?:\.([^:]+))?: (?:unknown type name '([^']*)')?")
-
-
-def _line_for_error(data: bytes | None, message: str) -> int | None:
-    m = _LOCATED.match(message)
-    if m is None or data is None:
-        return None
-    section, name, bad = re.split(r"[./]", m.group(1))[0], m.group(2), m.group(3)
-    top = _line_of(data, section)
-    if name is None:
-        return top
-    start = top or 1
-    if bad is not None:
-        return _line_of(data, name, bad, start) or _line_of(data, name, None, start) or top
-    return _line_of(data, name, None, start) or top
-
-
-def _line_of(data: bytes | None, key: str, value: str | None = None,
-             start: int = 1) -> int | None:
-    """The first line from ``start`` holding ``key`` (followed by ``value``, when given)."""
-    if data is None:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    key_re = re.compile(rf"(?<![\w-]){re.escape(key)}(?![\w-])")
-    val_re = re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])") if value else None
-    for number, line in enumerate(text.splitlines(), 1):
-        if number < start:
-            continue
-        found = key_re.search(line)
-        if found and (val_re is None or val_re.search(line, found.end())):
-            return number
-    return None
+    data, _ = read_document(source, "contract", SpecError)
+    return parse_contract(decode(data, source, "contract", SpecError), source)

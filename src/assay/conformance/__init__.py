@@ -157,7 +157,7 @@ def replay(spec: Spec | str | PathLike[str],
         items = [items]
     formats: list[tuple[str, str]] = []
     results = list(iter_replay(loaded, items, input_format=input_format, formats=formats))
-    return ReplayRun(loaded.source, results, tuple(formats))
+    return ReplayRun(loaded.source, results, tuple(formats), spec_sha256=loaded.sha256)
 
 
 def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None) -> ReplayRun:
@@ -177,6 +177,7 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                 results.append(result)
             done += 1
     except KeyboardInterrupt:
-        partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True)
+        partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
+                            spec_sha256=spec.sha256)
         raise ReplayInterrupted(partial, done, len(paths)) from None
-    return ReplayRun(spec.source, results, tuple(formats))
+    return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)

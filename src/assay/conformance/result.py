@@ -97,6 +97,8 @@ class ReplayRun:
     files: Sequence[tuple[str, str]] = ()
     #: Ctrl-C stopped the run: the results are partial and the exit is 130, never a verdict.
     interrupted: bool = False
+    #: The sha256 (hex) of the spec's bytes; None for a spec built in memory.
+    spec_sha256: str | None = None
 
     def __iter__(self) -> Iterator[ReplayResult]:
         return iter(self.results)

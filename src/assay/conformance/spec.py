@@ -1,13 +1,16 @@
 """The replay spec: which checkpoints are mandatory, and what each handoff must carry.
 
-A spec is a JSON or YAML document. Unknown keys are refused (a misspelt
-``require_verifed`` must not silently turn a check off), every error is
-collected and reported on one line with the file and line of the first, and a
-spec with nothing to check is unusable: it would pass everything.
+A spec is a JSON or YAML document declared by the structs of
+:mod:`assay.documents.spec` and read by the one document loader: unknown keys
+are refused at every depth (a misspelt ``require_verifed`` must not silently
+turn a check off, and the error suggests the right name), selectors name known
+event fields with their types, a null never stands for a default, and the
+first problem is reported on one line with the file, line and field. A spec
+with nothing to check is unusable: it would pass everything.
 
-The models are frozen dataclasses checked by the small validator below rather
-than pydantic models: the spec is read on every ``assay replay`` start, and
-importing pydantic alone costs more than the whole start-up budget of the gate.
+The classes below are the spec as the engine reads it, built once from the
+document; :attr:`Spec.sha256` is the sha256 of the bytes it was read from, which
+every report prints and ``--expect-spec-sha256`` pins.
 """
 
 from __future__ import annotations
@@ -16,14 +19,9 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
 
-from assay._validate import Invalid as _Invalid
-from assay._validate import Loc, raise_first
-from assay._validate import Reader as _Reader
-from assay._validate import flag as _flag
-from assay._validate import text as _text
-from assay._validate import texts as _texts
+from assay.documents.loader import Problem, convert, problems
 from assay.errors import SpecError
-from assay.selectors import Selector, compile_selector
+from assay.selectors import Selector, check_selector, compile_selector
 
 __all__ = [
     "DeriveRule",
@@ -33,40 +31,6 @@ __all__ = [
     "load_spec",
     "parse_spec",
 ]
-
-def _one_or_more(value: Any, loc: Loc) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (_text(value, loc),)
-    names = _texts(value, loc)
-    if not names:
-        raise _Invalid(loc, "must name at least one action type")
-    return names
-
-
-def _scope(value: Any, loc: Loc) -> str:
-    if value not in ("first", "each"):
-        raise _Invalid(loc, f"must be 'first' or 'each', got {value!r}")
-    return str(value)
-
-
-def _selector(value: Any, loc: Loc) -> dict[str, Any]:
-    try:
-        compile_selector(value)
-    except ValueError as exc:
-        raise _Invalid(loc, str(exc)) from None
-    return dict(value)
-
-
-def _selectors(value: Any, loc: Loc) -> tuple[dict[str, Any], ...]:
-    if not isinstance(value, list):
-        raise _Invalid(loc, "must be a list of event selectors")
-    return tuple(_selector(v, (*loc, i)) for i, v in enumerate(value))
-
-
-def _items(value: Any, loc: Loc) -> list[tuple[Any, Loc]]:
-    if not isinstance(value, list):
-        raise _Invalid(loc, "must be a list")
-    return [(v, (*loc, i)) for i, v in enumerate(value)]
 
 
 @dataclass(frozen=True)
@@ -152,6 +116,8 @@ class Spec:
     derive: tuple[DeriveRule, ...] = ()
     #: Where the spec was read from; not part of the document.
     source: str | None = field(default=None, compare=False)
+    #: The sha256 (hex) of the bytes the spec was read from; None when built in memory.
+    sha256: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a document that :func:`parse_spec` reads back to an equal spec."""
@@ -164,75 +130,66 @@ class Spec:
         return out
 
 
-def _checkpoint(doc: Any, loc: Loc, errors: list[_Invalid]) -> MandatoryCheckpoint | None:
-    r = _Reader(doc, loc, ("checkpoint_id", "must_precede", "scope", "consume", "confirmed_by",
-                           "voided_by"), errors)
-    cid = r.get("checkpoint_id", _text)
-    guarded = r.get("must_precede", _one_or_more)
-    scope = r.get("scope", _scope, "first")
-    consume = r.get("consume", _flag, False)
-    confirmed_by = r.get("confirmed_by", _texts, None)
-    voided_by = r.get("voided_by", _selectors, ())
-    if cid is None or guarded is None or scope is None or consume is None or voided_by is None:
-        return None
-    return MandatoryCheckpoint(cid, guarded, scope, consume, confirmed_by, voided_by)
+def _selectors(raw: list[Any], loc: tuple[str | int, ...]) -> tuple[dict[str, Any], ...]:
+    import msgspec
+
+    out = []
+    for i, sel in enumerate(raw):
+        plain = msgspec.to_builtins(sel)
+        try:
+            check_selector(plain)
+        except Problem as p:
+            raise Problem((*loc, i, *p.loc), p.message) from None
+        out.append(plain)
+    return tuple(out)
 
 
-def _contract(doc: Any, loc: Loc, errors: list[_Invalid]) -> HandoffContract | None:
-    r = _Reader(doc, loc, ("from_agent", "to_agent", "required_fields", "require_verified"),
-                errors)
-    src = r.get("from_agent", _text)
-    dst = r.get("to_agent", _text)
-    fields = r.get("required_fields", _texts, ())
-    verified = r.get("require_verified", _flag, False)
-    if src is None or dst is None or fields is None or verified is None:
-        return None
-    return HandoffContract(src, dst, fields, verified)
+def _build(doc: Any) -> Spec:
+    """The engine's spec from a converted document; a problem raises :class:`Problem`."""
+    from assay.documents.spec import SpecDoc
 
-
-def _derive(doc: Any, loc: Loc, errors: list[_Invalid]) -> DeriveRule | None:
-    r = _Reader(doc, loc, ("checkpoint_id", "when"), errors)
-    cid = r.get("checkpoint_id", _text)
-    when = r.get("when", _selector)
-    if cid is None or when is None:
-        return None
-    return DeriveRule(cid, when)
-
-
-def _spec(doc: Any, errors: list[_Invalid]) -> Spec:
-    r = _Reader(doc, (), ("mandatory_checkpoints", "handoff_contracts", "derive"), errors)
-    built: dict[str, list[Any]] = {}
-    for key, make in (("mandatory_checkpoints", _checkpoint), ("handoff_contracts", _contract),
-                      ("derive", _derive)):
-        entries = r.get(key, _items, [])
-        built[key] = [m for m in (make(v, loc, errors) for v, loc in entries or []) if m]
-    spec = Spec(tuple(built["mandatory_checkpoints"]), tuple(built["handoff_contracts"]),
-                tuple(built["derive"]))
-    if r.ok and not errors and not spec.mandatory_checkpoints and not spec.handoff_contracts:
-        errors.append(_Invalid((), "the spec declares no mandatory checkpoint and no handoff "
-                               "contract; it would pass everything"))
+    d = convert(doc, SpecDoc)
+    rules = []
+    for i, r in enumerate(d.mandatory_checkpoints):
+        guarded = (r.must_precede,) if isinstance(r.must_precede, str) else tuple(r.must_precede)
+        rules.append(MandatoryCheckpoint(
+            r.checkpoint_id, guarded, r.scope, r.consume,
+            None if r.confirmed_by is None else tuple(r.confirmed_by),
+            _selectors(r.voided_by, ("mandatory_checkpoints", i, "voided_by"))))
+    contracts = tuple(HandoffContract(c.from_agent, c.to_agent, tuple(c.required_fields),
+                                      c.require_verified) for c in d.handoff_contracts)
+    derive = tuple(DeriveRule(r.checkpoint_id, _selectors([r.when], ("derive", i, "when"))[0])
+                   for i, r in enumerate(d.derive))
+    if not rules and not contracts:
+        raise Problem((), "the spec declares no mandatory checkpoint and no handoff contract; "
+                          "it would pass everything")
     seen: dict[tuple[str, str], int] = {}
-    for i, c in enumerate(spec.handoff_contracts):
+    for i, c in enumerate(contracts):
         pair = (c.from_agent, c.to_agent)
         if pair in seen:
-            errors.append(_Invalid(("handoff_contracts", i),
-                                   f"a second contract for {pair[0]}->{pair[1]} "
-                                   f"(the first is handoff_contracts.{seen[pair]})"))
-        seen.setdefault(pair, i)
-    return spec
+            raise Problem(("handoff_contracts", i),
+                          f"a second contract for {pair[0]}->{pair[1]} "
+                          f"(the first is handoff_contracts.{seen[pair]})")
+        seen[pair] = i
+    return Spec(tuple(rules), contracts, derive)
 
 
-def parse_spec(doc: Any, source: str | None = None) -> Spec:
-    """Validate a decoded spec document; every problem is reported, on one line."""
-    errors: list[_Invalid] = []
-    spec = _spec(doc, errors)
-    raise_first(errors, "spec", source, SpecError)
-    return Spec(spec.mandatory_checkpoints, spec.handoff_contracts, spec.derive, source)
+def parse_spec(doc: Any, source: str | None = None, sha256: str | None = None) -> Spec:
+    """Validate a decoded spec document; the first problem is reported, on one line."""
+    with problems("spec", source, SpecError):
+        spec = _build(doc)
+    return Spec(spec.mandatory_checkpoints, spec.handoff_contracts, spec.derive, source, sha256)
 
 
-def load_spec(path: str | PathLike[str]) -> Spec:
-    """Read a JSON or YAML spec file."""
-    from assay._docs import load_document
+def load_spec(path: str | PathLike[str], *, expect_sha256: str | None = None) -> Spec:
+    """Read a JSON or YAML spec file.
+
+    With ``expect_sha256`` (hex, ``sha256:`` prefix allowed) a file whose bytes
+    hash differently is refused: a spec cut at a rule boundary is still a valid
+    spec, and only the pin tells it from the whole.
+    """
+    from assay.documents.loader import decode, read_document
 
     source = str(path)
-    return parse_spec(load_document(source, error=SpecError), source)
+    data, digest = read_document(source, "spec", SpecError, expect_sha256)
+    return parse_spec(decode(data, source, "spec", SpecError), source, digest)

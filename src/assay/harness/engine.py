@@ -239,11 +239,15 @@ def _check_new_params(spec: WorkflowSpec, params: Mapping[str, str]) -> None:
         if name in PLACEHOLDERS:
             raise InputError(f"param {name!r} is built in and cannot be set (built in: "
                              f"{', '.join(sorted(PLACEHOLDERS))})")
-    declared = set(spec.params)
+    declared = spec.declared_params
     for name in sorted(params):
         if name not in declared:
             raise InputError(f"param {name!r} is not declared by workflow {spec.workflow!r} "
                              f"(declared: {', '.join(sorted(declared)) or 'none'})")
+    missing = sorted(spec.required_params - set(params))
+    if missing:
+        raise InputError(f"workflow {spec.workflow!r} needs param(s) {', '.join(missing)}: "
+                         "pass " + " ".join(f"--param {m}=VALUE" for m in missing))
 
 
 def _stored_params(manifest: Mapping[str, Any], path: Path) -> dict[str, str]:

@@ -37,6 +37,10 @@ def _spec_line(run: ReplayRun, spec: Any) -> str:
     return f"spec : {run.spec_source or '<in memory>'} ({', '.join(parts)})"
 
 
+def _sha_line(run: ReplayRun) -> list[str]:
+    return [] if run.spec_sha256 is None else [f"spec-sha256: {run.spec_sha256}"]
+
+
 def _files_lines(run: ReplayRun) -> list[str]:
     per_file = Counter(r.path for r in run.results)
     lines = [f"files: {len(run.files) or len(per_file)}"]
@@ -111,6 +115,7 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
     if fmt == "json":
         doc: dict[str, Any] = {
             "spec": run.spec_source,
+            "spec_sha256": run.spec_sha256,
             "files": [{"path": p, "format": f} for p, f in run.files],
             "results": [] if summary_only else [r.to_dict() for r in run.results],
             "summary": counts,
@@ -118,7 +123,7 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
         if by_field is not None:
             doc["by"] = {"field": by_field, "groups": _by(run, by_field)}
         return dump_json(doc)
-    lines = [HEADER, _spec_line(run, spec), *_files_lines(run)]
+    lines = [HEADER, _spec_line(run, spec), *_sha_line(run), *_files_lines(run)]
     if summary_only:
         lines.extend(_per_file(run))
     else:

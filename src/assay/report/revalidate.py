@@ -18,6 +18,8 @@ def revalidate_report(result: Revalidation, *, fmt: str = "text") -> str:
     if fmt == "json":
         return dump_json(result.to_dict())
     lines = [HEADER, f"checkpoint: {result.source}  now: {format_ts(result.now)}"]
+    if result.checkpoint_sha256 is not None:
+        lines.append(f"checkpoint-sha256: {result.checkpoint_sha256}")
     for question in QUESTIONS:
         found = [f for f in result.findings if f.question == question]
         if not found:

@@ -1,26 +1,25 @@
 """The resume checkpoint document: what a task believed when it last looked.
 
-A checkpoint is JSON or YAML. Unknown keys are refused, every problem is
-collected, and the first one is reported on one line with the file, the line
-and the field. Paths inside the document are relative to its directory.
-Timestamps may be written as ISO 8601 text or as YAML timestamps.
+A checkpoint is JSON or YAML, declared by the structs of
+:mod:`assay.documents.checkpoint` and read by the one document loader: unknown
+keys are refused at every depth, a null never stands for a default, and the
+first problem is reported on one line with the file, the line and the field.
+``remaining`` is required, so a checkpoint cut short before its steps is
+unusable. Paths inside the document are relative to its directory.
+Timestamps are ISO 8601 text (YAML timestamps are read as text).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from assay._validate import Invalid as _Invalid
-from assay._validate import Loc, raise_first
-from assay._validate import Reader as _Reader
-from assay._validate import flag as _flag
-from assay._validate import text as _text
+from assay.documents.loader import Loc, Problem, convert, problems
 from assay.errors import SpecError
 
 __all__ = [
@@ -233,236 +232,137 @@ class Checkpoint:
     remaining: tuple[Step, ...]
     next_action: str | None
     raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
+    #: The sha256 (hex) of the bytes the checkpoint was read from; None when built in memory.
+    sha256: str | None = None
 
 
-def _ts(value: Any, loc: Loc) -> datetime:
+def _ts(value: str | None, loc: Loc) -> datetime | None:
+    if value is None:
+        return None
     try:
         return parse_ts(value)
-    except ValueError as exc:
-        raise _Invalid(loc, str(exc)) from None
+    except (ValueError, OverflowError) as exc:
+        raise Problem(loc, str(exc) if isinstance(exc, ValueError) else "is out of range"
+                      ) from None
 
 
-def _duration(value: Any, loc: Loc) -> timedelta:
+def _duration(value: str | float | None, loc: Loc) -> timedelta | None:
+    if value is None:
+        return None
     try:
         return parse_duration(value)
-    except ValueError as exc:
-        raise _Invalid(loc, str(exc)) from None
+    except (ValueError, OverflowError) as exc:
+        raise Problem(loc, str(exc) if isinstance(exc, ValueError) else "is too long") from None
 
 
-def _number(value: Any, loc: Loc) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise _Invalid(loc, "must be a number >= 0")
-    return float(value)
+def _argv(value: list[str] | None) -> Argv | None:
+    return None if value is None else tuple(value)
 
 
-def _count(value: Any, loc: Loc) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _Invalid(loc, "must be a whole number >= 0")
-    return value
+class _Builder:
+    """Builds the checkpoint the checks read from its converted document."""
 
-
-def _timeout(value: Any, loc: Loc) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise _Invalid(loc, "must be a number of seconds > 0")
-    return float(value)
-
-
-def _argv(value: Any, loc: Loc) -> Argv:
-    if isinstance(value, str):
-        raise _Invalid(loc, "must be a list of arguments (a command is never run in a shell)")
-    if not isinstance(value, list) or not value:
-        raise _Invalid(loc, "must be a non-empty list of arguments")
-    return tuple(_text(v, (*loc, i)) for i, v in enumerate(value))
-
-
-def _digest(value: Any, loc: Loc) -> str:
-    text = _text(value, loc)
-    if not re.fullmatch(r"sha256:[0-9a-f]{64}", text):
-        raise _Invalid(loc, "must be 'sha256:' followed by 64 lowercase hex digits")
-    return text
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[Any, Loc], str]:
-    def check(value: Any, loc: Loc) -> str:
-        if value not in options:
-            raise _Invalid(loc, f"must be one of {', '.join(options)}, got {value!r}")
-        return str(value)
-    return check
-
-
-def _named(value: Any, loc: Loc) -> list[tuple[str, Any, Loc]]:
-    if not isinstance(value, Mapping):
-        raise _Invalid(loc, "must be an object of named entries")
-    return [(str(k), v, (*loc, str(k))) for k, v in value.items()]
-
-
-def _items(value: Any, loc: Loc) -> list[tuple[Any, Loc]]:
-    if not isinstance(value, list):
-        raise _Invalid(loc, "must be a list")
-    return [(v, (*loc, i)) for i, v in enumerate(value)]
-
-
-class _Parser:
     def __init__(self, base: Path) -> None:
         self.base = base
-        self.errors: list[_Invalid] = []
 
-    def path(self, value: Any, loc: Loc) -> Path:
-        text = _text(value, loc)
-        p = Path(text)
+    def path(self, value: str) -> Path:
+        p = Path(value)
         return p if p.is_absolute() else self.base / p
 
-    def paths(self, value: Any, loc: Loc) -> tuple[Path, ...]:
-        if isinstance(value, str):
-            return (self.path(value, loc),)
-        return tuple(self.path(v, at) for v, at in _items(value, loc))
+    def opt_path(self, value: str | None) -> Path | None:
+        return None if value is None else self.path(value)
 
-    def reader(self, doc: Any, loc: Loc, allowed: tuple[str, ...]) -> _Reader:
-        return _Reader(doc, loc, allowed, self.errors)
+    def paths(self, value: str | list[str]) -> tuple[Path, ...]:
+        return tuple(self.path(v) for v in ([value] if isinstance(value, str) else value))
 
-    def task(self, value: Any, loc: Loc) -> TaskRef:
-        r = self.reader(value, loc, ("path", "state"))
-        return TaskRef(r.get("path", self.path), r.get("state", _text, None))
+    def expect(self, d: Any) -> Expect:
+        if d is None:
+            return Expect()
+        members = None if d.members is None else Members(d.members.glob, d.members.count)
+        return Expect(d.min_bytes, d.format, members, self.paths(d.newer_than))
 
-    def members(self, value: Any, loc: Loc) -> Members:
-        r = self.reader(value, loc, ("glob", "count"))
-        return Members(r.get("glob", _text) or "", r.get("count", _count) or 0)
-
-    def expect(self, value: Any, loc: Loc) -> Expect:
-        r = self.reader(value, loc, ("min_bytes", "format", "members", "newer_than"))
-        return Expect(r.get("min_bytes", _count, None), r.get("format", _choice(FORMATS), None),
-                      r.get("members", self.members, None), r.get("newer_than", self.paths, ()))
-
-    def artifacts(self, value: Any, loc: Loc) -> tuple[Artifact, ...]:
-        out = []
-        for name, doc, at in _named(value, loc):
-            r = self.reader(doc, at, ("path", "state", "digest", "expect"))
-            out.append(Artifact(name, r.get("path", self.path), r.get("state", _text, None),
-                                r.get("digest", _digest, None),
-                                r.get("expect", self.expect, Expect())))
-        return tuple(out)
-
-    def effects(self, value: Any, loc: Loc) -> tuple[Effect, ...]:
-        out = []
-        for name, doc, at in _named(value, loc):
-            r = self.reader(doc, at, ("state", "remote_id", "idempotency_key", "ledger",
-                                      "reconcile", "timeout", "confirmed", "attempted"))
-            for key in ("confirmed", "attempted"):
-                if r.has(key):
-                    self.errors.append(_Invalid(
-                        (*at, key), "an effect has one 'state' field; attempted is an event, "
-                        "confirmed a conclusion, and they never share a field"))
-            out.append(Effect(name, r.get("state", _choice(EFFECT_STATES)) or "unknown",
-                              r.get("remote_id", _text, None),
-                              r.get("idempotency_key", _text, None),
-                              r.get("ledger", self.path, None), r.get("reconcile", _argv, None),
-                              r.get("timeout", _timeout, 10.0)))
-        return tuple(out)
-
-    def capabilities(self, value: Any, loc: Loc) -> tuple[Capability, ...]:
-        out = []
-        for name, doc, at in _named(value, loc):
-            r = self.reader(doc, at, ("state", "checked_at", "max_age", "check", "timeout"))
-            if r.ok and not r.has("state") and not r.has("check"):
-                self.errors.append(_Invalid(at, "needs a recorded 'state' or a 'check' command"))
-            out.append(Capability(name, r.get("state", _choice(("allowed", "denied")), None),
-                                  r.get("checked_at", _ts, None),
-                                  r.get("max_age", _duration, None),
-                                  r.get("check", _argv, None), r.get("timeout", _timeout, 10.0)))
-        return tuple(out)
-
-    def budgets(self, value: Any, loc: Loc) -> tuple[Budget, ...]:
-        out = []
-        for name, doc, at in _named(value, loc):
-            r = self.reader(doc, at, ("limit", "spent", "spent_file", "spent_command",
-                                      "timeout"))
-            given = [k for k in ("spent", "spent_file", "spent_command") if r.has(k)]
-            if r.ok and len(given) != 1:
-                self.errors.append(_Invalid(
-                    at, "needs exactly one of spent, spent_file or spent_command"))
-            out.append(Budget(name, r.get("limit", _number) or 0.0,
-                              r.get("spent", _number, None), r.get("spent_file", self.path, None),
-                              r.get("spent_command", _argv, None),
-                              r.get("timeout", _timeout, 10.0)))
-        return tuple(out)
-
-    def blockers(self, value: Any, loc: Loc) -> tuple[Blocker, ...]:
-        out = []
-        for doc, at in _items(value, loc):
-            r = self.reader(doc, at, ("name", "active", "until", "file"))
-            out.append(Blocker(r.get("name", _text) or "", r.get("active", _flag, True),
-                               r.get("until", _ts, None), r.get("file", self.path, None)))
-        return tuple(out)
-
-    def date_gates(self, value: Any, loc: Loc) -> tuple[DateGate, ...]:
-        out = []
-        for doc, at in _items(value, loc):
-            r = self.reader(doc, at, ("name", "not_before", "not_after"))
-            out.append(DateGate(r.get("name", _text) or "", r.get("not_before", _ts, None),
-                                r.get("not_after", _ts, None)))
-        return tuple(out)
-
-    def cadence(self, value: Any, loc: Loc) -> Cadence:
-        r = self.reader(value, loc, ("every", "last_output_at", "command", "timeout"))
-        if r.ok and not r.has("last_output_at") and not r.has("command"):
-            self.errors.append(_Invalid(loc, "needs 'last_output_at' or a 'command' that "
-                                             "prints it"))
-        return Cadence(r.get("every", _duration) or timedelta(days=1),
-                       r.get("last_output_at", _ts, None), r.get("command", _argv, None),
-                       r.get("timeout", _timeout, 10.0))
-
-    def remaining(self, value: Any, loc: Loc) -> tuple[Step, ...]:
-        out = []
-        for doc, at in _items(value, loc):
-            r = self.reader(doc, at, ("step", "retry_class", "effect", "idempotency_key"))
-            out.append(Step(r.get("step", _text) or "",
-                            r.get("retry_class", _choice(RETRY_CLASSES)) or "reconcile_first",
-                            r.get("effect", _text, None), r.get("idempotency_key", _text, None)))
-        return tuple(out)
-
-
-TOP_KEYS = ("observed_at", "task", "inputs", "inputs_digest", "artifacts", "external_effects",
-            "capabilities", "budgets", "blockers", "date_gates", "cadence", "remaining",
-            "next_action", "decision", "findings")
+    def build(self, d: Any, source: str, raw: Mapping[str, Any],
+              sha256: str | None) -> Checkpoint:
+        at = _ts
+        artifacts = tuple(
+            Artifact(name, self.path(a.path), a.state, a.digest, self.expect(a.expect))
+            for name, a in d.artifacts.items())
+        effects = tuple(
+            Effect(name, e.state, e.remote_id, e.idempotency_key, self.opt_path(e.ledger),
+                   _argv(e.reconcile), e.timeout)
+            for name, e in d.external_effects.items())
+        capabilities = []
+        for name, c in d.capabilities.items():
+            if c.state is None and c.check is None:
+                raise Problem(("capabilities", name),
+                              "needs a recorded 'state' or a 'check' command")
+            capabilities.append(Capability(
+                name, c.state, at(c.checked_at, ("capabilities", name, "checked_at")),
+                _duration(c.max_age, ("capabilities", name, "max_age")), _argv(c.check),
+                c.timeout))
+        budgets = []
+        for name, b in d.budgets.items():
+            if sum(x is not None for x in (b.spent, b.spent_file, b.spent_command)) != 1:
+                raise Problem(("budgets", name),
+                              "needs exactly one of spent, spent_file or spent_command")
+            budgets.append(Budget(name, b.limit, b.spent, self.opt_path(b.spent_file),
+                                  _argv(b.spent_command), b.timeout))
+        blockers = tuple(
+            Blocker(b.name, b.active, at(b.until, ("blockers", i, "until")),
+                    self.opt_path(b.file))
+            for i, b in enumerate(d.blockers))
+        gates = tuple(
+            DateGate(g.name, at(g.not_before, ("date_gates", i, "not_before")),
+                     at(g.not_after, ("date_gates", i, "not_after")))
+            for i, g in enumerate(d.date_gates))
+        cadence = None
+        if d.cadence is not None:
+            c = d.cadence
+            if c.last_output_at is None and c.command is None:
+                raise Problem(("cadence",), "needs 'last_output_at' or a 'command' that "
+                                            "prints it")
+            every = _duration(c.every, ("cadence", "every"))
+            assert every is not None  # a required field
+            cadence = Cadence(every, at(c.last_output_at, ("cadence", "last_output_at")),
+                              _argv(c.command), c.timeout)
+        names = {e.name for e in effects}
+        for i, step in enumerate(d.remaining):
+            if step.effect is not None and step.effect not in names:
+                raise Problem(("remaining", i, "effect"),
+                              f"names no entry of external_effects: {step.effect!r}")
+        observed = at(d.observed_at, ("observed_at",))
+        assert observed is not None  # a required field
+        return Checkpoint(
+            source=source, base=self.base, observed_at=observed,
+            task=None if d.task is None else TaskRef(self.path(d.task.path), d.task.state),
+            inputs=self.paths(d.inputs), inputs_digest=d.inputs_digest, artifacts=artifacts,
+            effects=effects, capabilities=tuple(capabilities), budgets=tuple(budgets),
+            blockers=blockers, date_gates=gates, cadence=cadence,
+            remaining=tuple(Step(s.step, s.retry_class, s.effect, s.idempotency_key)
+                            for s in d.remaining),
+            next_action=d.next_action, raw=dict(raw), sha256=sha256)
 
 
 def parse_checkpoint(doc: Any, source: str, base: str | PathLike[str] | None = None,
-                     ) -> Checkpoint:
+                     sha256: str | None = None) -> Checkpoint:
     """Validate a decoded checkpoint; the first problem raises :class:`SpecError`."""
+    from assay.documents.checkpoint import CheckpointDoc
+
     base_dir = Path(base) if base is not None else Path(source).parent
     if not isinstance(doc, Mapping):
         raise SpecError(f"a checkpoint must be an object, got {type(doc).__name__}", path=source)
-    p = _Parser(base_dir)
-    r = p.reader(doc, (), TOP_KEYS)
-    cp = Checkpoint(
-        source=source, base=base_dir,
-        observed_at=r.get("observed_at", _ts) or datetime(1970, 1, 1, tzinfo=UTC),
-        task=r.get("task", p.task, None),
-        inputs=r.get("inputs", p.paths, ()),
-        inputs_digest=r.get("inputs_digest", _digest, None),
-        artifacts=r.get("artifacts", p.artifacts, ()),
-        effects=r.get("external_effects", p.effects, ()),
-        capabilities=r.get("capabilities", p.capabilities, ()),
-        budgets=r.get("budgets", p.budgets, ()),
-        blockers=r.get("blockers", p.blockers, ()),
-        date_gates=r.get("date_gates", p.date_gates, ()),
-        cadence=r.get("cadence", p.cadence, None),
-        remaining=r.get("remaining", p.remaining, ()),
-        next_action=r.get("next_action", _text, None),
-        raw=dict(doc),
-    )
-    names = {e.name for e in cp.effects}
-    for i, step in enumerate(cp.remaining):
-        if step.effect is not None and step.effect not in names:
-            p.errors.append(_Invalid(("remaining", i, "effect"),
-                                     f"names no entry of external_effects: {step.effect!r}"))
-    raise_first(p.errors, "checkpoint", source, SpecError)
-    return cp
+    with problems("checkpoint", source, SpecError):
+        return _Builder(base_dir).build(convert(dict(doc), CheckpointDoc), source, doc, sha256)
 
 
-def load_checkpoint(path: str | PathLike[str]) -> Checkpoint:
-    """Read a JSON or YAML checkpoint file; paths in it resolve against its directory."""
-    from assay._docs import load_document
+def load_checkpoint(path: str | PathLike[str], *, expect_sha256: str | None = None,
+                    ) -> Checkpoint:
+    """Read a JSON or YAML checkpoint file; paths in it resolve against its directory.
+
+    With ``expect_sha256`` a file whose bytes hash differently is refused.
+    """
+    from assay.documents.loader import decode, read_document
 
     source = str(path)
-    return parse_checkpoint(load_document(source, error=SpecError), source)
+    data, digest = read_document(source, "checkpoint", SpecError, expect_sha256)
+    return parse_checkpoint(decode(data, source, "checkpoint", SpecError), source, sha256=digest)

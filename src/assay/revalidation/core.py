@@ -80,6 +80,7 @@ class Revalidation:
     next_action: str
     next_checkpoint: str | None = None
     document: dict[str, Any] = field(default_factory=dict, repr=False)
+    checkpoint_sha256: str | None = None
 
     @property
     def exit(self) -> int:
@@ -91,7 +92,8 @@ class Revalidation:
         return {"decision": self.decision, "exit": self.exit,
                 "findings": [f.to_dict() for f in self.findings],
                 "remaining": [s.to_dict() for s in self.remaining],
-                "next_checkpoint": self.next_checkpoint}
+                "next_checkpoint": self.next_checkpoint,
+                "checkpoint_sha256": self.checkpoint_sha256}
 
 
 # ---------------------------------------------------------------- helpers
@@ -760,7 +762,8 @@ def revalidate(checkpoint: str | PathLike[str] | Checkpoint, *,
     findings.extend(classified)
     decision = _decide(findings, remaining)
     action = _next_action(cp, decision, findings, remaining, seen)
-    rv = Revalidation(cp.source, at, decision, findings, remaining, action)
+    rv = Revalidation(cp.source, at, decision, findings, remaining, action,
+                      checkpoint_sha256=cp.sha256)
     if write_next is not None:
         target = Path(write_next)
         rv.next_checkpoint = str(write_next)

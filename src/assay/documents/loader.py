@@ -1,0 +1,481 @@
+"""The one document loader: bytes -> JSON/YAML -> strict structs, or one located error.
+
+* Every document is read once; its sha256 is kept so reports can print it and
+  a caller can pin it (``expect_sha256``): a document cut at a rule boundary
+  is still a valid document, and only the pin tells it from the whole.
+* JSON and YAML (the libyaml loader when built) refuse duplicate keys, naming
+  the key and its line. YAML timestamps stay text: each field decides what a
+  timestamp is.
+* A key given as null is refused unless the field is required and its type
+  allows null: a null never stands for "use the default".
+* Conversion is :func:`msgspec.convert` with ``strict=True``; its error path
+  (``$.mandatory_checkpoints[0].scope``) becomes the field as people write it
+  (``mandatory_checkpoints.0.scope``) and the line it is on, and an unknown
+  key comes with the closest valid name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
+
+import msgspec
+
+from assay.errors import InputError, SpecError
+
+__all__ = [
+    "Loaded",
+    "Loc",
+    "Problem",
+    "convert",
+    "decode",
+    "load",
+    "located",
+    "normalize_sha256",
+    "problems",
+    "read_document",
+    "suggest",
+    "where",
+]
+
+T = TypeVar("T")
+Loc = tuple[str | int, ...]
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class Problem(Exception):
+    """One problem at one place of a document; ``at`` is where its line is looked up."""
+
+    def __init__(self, loc: Loc, message: str, at: Loc | None = None) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+        self.at = loc if at is None else at
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded(Generic[T]):
+    """A converted document, the sha256 of its bytes and the decoded plain value."""
+
+    value: T
+    sha256: str
+    raw: Any
+
+
+def where(loc: Loc) -> str:
+    """``mandatory_checkpoints.0.scope``: a location as people write it."""
+    return ".".join(str(p) for p in loc)
+
+
+def located(problem: Problem, what: str, source: str | None,
+            error: type[InputError] = SpecError) -> InputError:
+    """The one-line error for a problem: ``FILE:LINE: unusable WHAT: FIELD: message``."""
+    line = None
+    if source is not None:
+        import os
+
+        if os.path.isfile(source):
+            from assay._docs import line_of
+
+            line = line_of(source, problem.at)
+    text = f"{where(problem.loc)}: {problem.message}" if problem.loc else problem.message
+    return error(f"unusable {what}: {text}", path=source, line=line)
+
+
+@contextmanager
+def problems(what: str, source: str | None,
+             error: type[InputError] = SpecError) -> Iterator[None]:
+    """Turn a :class:`Problem` raised inside the block into the located one-line error."""
+    try:
+        yield
+    except Problem as p:
+        raise located(p, what, source, error) from None
+
+
+# ---------------------------------------------------------------- bytes
+
+def normalize_sha256(text: str) -> str:
+    """Lowercase hex of a pinned sha256 (``sha256:`` prefix allowed); ValueError if malformed."""
+    value = text.strip().lower().removeprefix("sha256:")
+    if not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise ValueError(f"{text!r} is not a sha256 (64 hex digits)")
+    return value
+
+
+def read_document(path: str, what: str, error: type[InputError] = SpecError,
+                  expect_sha256: str | None = None) -> tuple[bytes, str]:
+    """The bytes of a document and their sha256; a pinned sha256 that differs is an error."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror or exc}", path=path) from None
+    digest = hashlib.sha256(data).hexdigest()
+    if expect_sha256 is not None:
+        try:
+            want = normalize_sha256(expect_sha256)
+        except ValueError as exc:
+            raise error(str(exc), path=path) from None
+        if digest != want:
+            raise error(f"the {what} is not the pinned one: its sha256 is {digest}, "
+                        f"expected {want}", path=path)
+    return data, digest
+
+
+# ---------------------------------------------------------------- decoding
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int | None = None, first: int | None = None) -> None:
+        super().__init__(key)
+        self.key = key
+        self.line = line
+        self.first = first
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def decode(data: bytes, path: str, what: str, error: type[InputError] = SpecError) -> Any:
+    """Decode a JSON (``.json``) or YAML document, refusing duplicate keys."""
+    if not data.strip():
+        raise error("empty document", path=path)
+    if path.endswith(".json"):
+        import json
+
+        try:
+            return json.loads(data, object_pairs_hook=_pairs, parse_constant=_not_json)
+        except _DuplicateKey as dup:
+            line, first = _duplicate_lines(data, dup.key)
+            raise error(f"unusable {what}: duplicate key {dup.key!r}"
+                        + (f" (first at line {first})" if first else ""),
+                        path=path, line=line) from None
+        except json.JSONDecodeError as exc:
+            raise error(f"invalid JSON: {exc.msg} at column {exc.colno}", path=path,
+                        line=exc.lineno) from None
+        except (ValueError, RecursionError) as exc:
+            raise error(f"invalid JSON: {exc}", path=path) from None
+    return _decode_yaml(data, path, what, error)
+
+
+def _decode_yaml(data: bytes, path: str, what: str, error: type[InputError]) -> Any:
+    import yaml
+
+    try:
+        return yaml.load(data, Loader=_yaml_loader())  # a safe loader, see _yaml_loader
+    except _DuplicateKey as dup:
+        raise error(f"unusable {what}: duplicate key {dup.key!r} (first at line {dup.first})",
+                    path=path, line=dup.line) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise error(f"invalid YAML: {exc.problem}", path=path,
+                    line=None if mark is None else mark.line + 1) from None
+    except yaml.YAMLError as exc:
+        raise error(f"invalid YAML: {exc}", path=path) from None
+    except (ValueError, RecursionError) as exc:
+        raise error(f"invalid YAML: {exc}", path=path) from None
+
+
+@cache
+def _yaml_loader() -> type:
+    """The safe loader (libyaml's when built) that refuses duplicate keys, timestamps as text."""
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class DocumentLoader(base):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == _MERGE:
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        first = seen.get(key)
+                    except TypeError:  # unhashable: the base class says so
+                        continue
+                    line = key_node.start_mark.line + 1
+                    if first is not None:
+                        raise _DuplicateKey(key, line, first)
+                    seen[key] = line
+            return super().construct_mapping(node, deep)
+
+    DocumentLoader.yaml_implicit_resolvers = {
+        ch: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+        for ch, resolvers in base.yaml_implicit_resolvers.items()}
+    return DocumentLoader
+
+
+def _duplicate_lines(data: bytes, key: Any) -> tuple[int | None, int | None]:
+    """The lines of a JSON object's repeated key (second, first), found by composing it."""
+    import yaml
+
+    try:
+        root = yaml.compose(data, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return None, None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            lines = [k.start_mark.line + 1 for k, _ in node.value if k.value == key]
+            if len(lines) > 1:
+                return lines[1], lines[0]
+            stack.extend(v for _, v in reversed(node.value))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    return None, None
+
+
+# ---------------------------------------------------------------- types
+
+def _unwrap(t: Any) -> Any:
+    while get_origin(t) is Annotated:
+        t = get_args(t)[0]
+    return t
+
+
+def _members(t: Any) -> list[Any]:
+    t = _unwrap(t)
+    if get_origin(t) in (Union, types.UnionType):
+        return [a for a in get_args(t)]
+    return [t]
+
+
+def _is_struct(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, msgspec.Struct)
+
+
+@cache
+def _fields(cls: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    return msgspec.structs.fields(cls)
+
+
+def _pick(t: Any, value: Any) -> Any:
+    """The member of ``t`` (a union or not) that a plain value would convert into."""
+    for m in _members(t):
+        base = _unwrap(m)
+        if isinstance(value, dict):
+            if _is_struct(base):
+                cfg = base.__struct_config__
+                if cfg.tag_field is None or value.get(cfg.tag_field) == cfg.tag:
+                    return m
+            elif base is dict or get_origin(base) is dict:
+                return m
+        elif isinstance(value, list):
+            if get_origin(base) in (list, tuple, set, frozenset) or base in (list, tuple):
+                return m
+        elif not (base is type(None) or _is_struct(base) or base in (dict, list, tuple)
+                  or get_origin(base) in (dict, list, tuple, set, frozenset)):
+            return m
+    return None
+
+
+def _child(t: Any, value: Any, part: str | int) -> tuple[Any, Any]:
+    """The value and declared type one step down, or (None, None)."""
+    m = _pick(t, value)
+    base = _unwrap(m)
+    if m is None:
+        return None, None
+    if _is_struct(base) and isinstance(value, dict):
+        for f in _fields(base):
+            if f.encode_name == part:
+                return value.get(part), f.type
+        return None, None
+    if isinstance(value, dict):
+        args = get_args(base)
+        return value.get(part), (args[1] if len(args) == 2 else Any)
+    if isinstance(value, list) and isinstance(part, int) and part < len(value):
+        args = get_args(base)
+        return value[part], (args[0] if args else Any)
+    return None, None
+
+
+def _refuse_nulls(value: Any, t: Any, loc: Loc) -> None:
+    """A key given as null where the field has a default: the null would mean the default."""
+    m = _pick(t, value)
+    if m is None:
+        return
+    base = _unwrap(m)
+    if _is_struct(base) and isinstance(value, dict):
+        for f in _fields(base):
+            if f.encode_name in value:
+                v = value[f.encode_name]
+                at = (*loc, f.encode_name)
+                if v is None and not f.required:
+                    raise Problem(at, "is null: write a value, or leave the key out for its "
+                                      "default")
+                _refuse_nulls(v, f.type, at)
+    elif isinstance(value, dict):
+        args = get_args(base)
+        if len(args) == 2:
+            for k, v in value.items():
+                _refuse_nulls(v, args[1], (*loc, k))
+    elif isinstance(value, list):
+        args = get_args(base)
+        if args:
+            for i, v in enumerate(value):
+                _refuse_nulls(v, args[0], (*loc, i))
+
+
+# ---------------------------------------------------------------- conversion
+
+def convert(doc: Any, typ: type[T]) -> T:
+    """Convert a decoded document into ``typ``, strictly; raises :class:`Problem`."""
+    _refuse_nulls(doc, typ, ())
+    try:
+        return msgspec.convert(doc, typ, strict=True)
+    except msgspec.ValidationError as exc:
+        raise _explain(doc, typ, str(exc)) from None
+
+
+def load(path: str, typ: type[T], *, what: str, error: type[InputError] = SpecError,
+         expect_sha256: str | None = None) -> Loaded[T]:
+    """Read, decode and convert a document file; every problem is one located error."""
+    data, digest = read_document(path, what, error, expect_sha256)
+    raw = decode(data, path, what, error)
+    with problems(what, path, error):
+        value = convert(raw, typ)
+    return Loaded(value, digest, raw)
+
+
+_AT = re.compile(r"(?s)(.*) - at `(.+)`\Z")
+_AT_KEY = re.compile(r"(?s)(.*) - at `key` in `(.+)`\Z")
+_PART = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_NAMES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+          "array": "a list", "object": "an object", "null": "null"}
+
+
+def _path(text: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for name, index in _PART.findall(text.removeprefix("$")):
+        parts.append(name if name else (int(index) if index.isdigit() else "..."))
+    return parts
+
+
+def _explain(doc: Any, typ: Any, text: str) -> Problem:
+    """Turn msgspec's message into a located problem, resolving ``[...]`` map entries."""
+    key_error = _AT_KEY.match(text)
+    m = key_error or _AT.match(text)
+    message, path = (text, []) if m is None else (m.group(1), _path(m.group(2)))
+    loc: list[str | int] = []
+    value, t = doc, typ
+    for part in path:
+        if part == "...":
+            # msgspec does not say which entry of a map failed: find it by converting each.
+            vt = get_args(_unwrap(_pick(t, value)))[1] if isinstance(value, dict) else Any
+            for k, v in value.items() if isinstance(value, dict) else ():
+                try:
+                    msgspec.convert(v, vt, strict=True)
+                except msgspec.ValidationError as exc:
+                    inner = _explain(v, vt, str(exc))
+                    return Problem((*loc, k, *inner.loc), inner.message, (*loc, k, *inner.at))
+            return Problem(tuple(loc), _sentence(message))
+        loc.append(part)
+        value, t = _child(t, value, part)
+    here = tuple(loc)
+    if key_error:
+        return Problem(here, "every key " + _reason(message, None))
+    unknown = re.match(r"Object contains unknown field `(.+)`", message)
+    if unknown:
+        name = unknown.group(1)
+        return Problem(here, f"unknown key {name!r}{_hint(name, t, value)}", (*here, name))
+    missing = re.match(r"Object missing required field `(.+)`", message)
+    if missing:
+        return Problem((*here, missing.group(1)), "required", here)
+    return Problem(here, _reason(message, t))
+
+
+def _hint(name: str, t: Any, value: Any) -> str:
+    struct = _unwrap(_pick(t, value)) if t is not None else None
+    if not _is_struct(struct):
+        return ""
+    hints = getattr(struct, "key_hints", {})
+    if name in hints:
+        return f" ({hints[name]})"
+    close = suggest(name, [f.encode_name for f in _fields(struct)])
+    return f"; did you mean {close!r}?" if close else ""
+
+
+def suggest(name: str, names: list[str]) -> str | None:
+    """The valid name closest to a misspelt one, or None."""
+    lowered = {n.lower(): n for n in names}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    import difflib
+
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _names(spec: str) -> str:
+    parts = [_NAMES.get(p.strip(), p.strip()) for p in spec.split("|")]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def _alternatives(t: Any) -> str | None:
+    for m in _members(t):
+        base = _unwrap(m)
+        if get_origin(base) is Literal:
+            values = [repr(v) for v in get_args(base)]
+            return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+    return None
+
+
+def _meta_message(t: Any) -> str | None:
+    for m in [t, *_members(t)]:
+        if get_origin(m) is Annotated:
+            for meta in get_args(m)[1:]:
+                extra = getattr(meta, "extra", None)
+                if extra and "message" in extra:
+                    return str(extra["message"])
+    return None
+
+
+def _reason(message: str, t: Any) -> str:
+    custom = _meta_message(t) if t is not None else None
+    if custom:
+        return custom
+    expected = re.match(r"Expected `(.+?)`, got `(.+?)`\Z", message)
+    if expected:
+        return f"must be {_names(expected.group(1))}, got {_names(expected.group(2))}"
+    enum = re.match(r"Invalid enum value (.+)\Z", message)
+    if enum:
+        options = _alternatives(t) if t is not None else None
+        return (f"must be {options}, got {enum.group(1)}" if options
+                else f"invalid value {enum.group(1)}")
+    length = re.match(r"Expected `(.+?)` of length (>=|<=) (\d+)\Z", message)
+    if length:
+        kind, op, n = length.groups()
+        if op == ">=" and n == "1":
+            return "must be a non-empty string" if kind == "str" else "must not be empty"
+        return f"must have a length {op} {n}"
+    bound = re.match(r"Expected `(.+?)` (>=|>|<=|<) (\S+)\Z", message)
+    if bound:
+        return f"must be {_names(bound.group(1))} {bound.group(2)} {bound.group(3)}"
+    pattern = re.match(r"Expected `str` matching regex (.+)\Z", message)
+    if pattern:
+        return f"must match {pattern.group(1)}"
+    return _sentence(message)
+
+
+def _sentence(text: str) -> str:
+    return text[:1].lower() + text[1:] if text else text
+
