@@ -121,7 +121,7 @@ class TestRevalidateWriteNext:
         (tmp_path / "task.json").write_text(json.dumps({"state": "active"}))
         cp.write_text(json.dumps({"observed_at": "2026-08-10T14:20:00Z",
                                   "task": {"path": "task.json", "state": "active"},
-                                  "next_action": "go on"}))
+                                  "remaining": [], "next_action": "go on"}))
         before = _files(tmp_path)
         target = tmp_path / "later" / "next.yaml"
         code, _, err = _main(capsys, "revalidate", str(cp), "--now", "2026-08-10T15:00:00Z",

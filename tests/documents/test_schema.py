@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from assay.cli import cli
 from assay.documents.loader import decode
 from assay.documents.schema import KINDS, render_schema
+from assay.evidence.manifest import params_digest
 from assay.evidence.record import FIELDS, GATE_FIELDS, GENESIS, seal
 
 from ..conftest import DATA, EXAMPLES
@@ -29,7 +30,8 @@ def _record() -> dict[str, Any]:
                           "exit_code": 0, "output": ""},
                  "artifact": {"path": "a.txt", "sha256": "0" * 64, "bytes": 3},
                  "role": "writer", "identity": "alice", "started_at": "2026-08-10T00:00:00Z",
-                 "finished_at": "2026-08-10T00:00:01Z"}, GENESIS)
+                 "finished_at": "2026-08-10T00:00:01Z",
+                 "params_sha256": params_digest({"doc": "a.txt"})}, GENESIS)
 
 
 EXAMPLE_DOCS: dict[str, list[Any]] = {
