@@ -319,3 +319,36 @@ class TestTornTail:
         assert result.exit_code == 2
         assert "error[evidence-broken]" in result.stderr
         assert not (runs / "r" / "evidence.torn.1").exists()
+
+
+class TestRecordShape:
+    """A record that chains and is counted by the head must still have the record's shape."""
+
+    # a list does not fit a SQLite column, and its CHECK constraint refuses another verdict
+    @pytest.mark.parametrize(("store", "field", "value"), [
+        ("jsonl", "attempt", "one"), ("sqlite", "attempt", "one"), ("jsonl", "iteration", [1]),
+        ("sqlite", "iteration", 1.5), ("jsonl", "verdict", "maybe"), ("jsonl", "gate", "ok"),
+        ("sqlite", "gate", "ok"), ("jsonl", "run_id", "another-run"),
+        ("sqlite", "run_id", "another-run")])
+    def test_mistyped_rehashed_record_is_refused(self, tmp_path: Path, phase: Build,
+                                                 workflow_file: WriteWorkflow, store: str,
+                                                 field: str, value: Any) -> None:
+        """Without a key a writer can re-hash a mistyped record: resume refuses it, exit 2."""
+        from ..evidence.test_tamper_matrix import matching_head, read_state, rehash, write_state
+
+        marker = tmp_path / "second-ran"
+        second = f"import sys\nopen({str(marker)!r}, 'w').write('x')\n" \
+                 "open(sys.argv[1], 'w').write('good')\n"
+        path = workflow_file(phase("first", producer=BAD_THEN_MARK, max_attempts=1),
+                             phase("second", producer=second))
+        runs = tmp_path / "runs"
+        assert _run(path, runs, "--run-id", "r", "--store", store).exit_code == 1
+        records, head = read_state(runs / "r", store)
+        records[0][field] = value
+        rehash(records)
+        write_state(runs / "r", store, records, matching_head(head, records))
+        result = _run(path, runs, "--resume", "r")
+        assert result.exit_code == 2, (result.output, result.stderr)
+        assert "error[evidence-broken]" in result.stderr
+        assert field in result.stderr
+        assert not marker.exists()

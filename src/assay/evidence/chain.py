@@ -117,3 +117,26 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
                               f"record {len(records)}")
     return ChainCheck(run_id, len(records), None, None,
                       f"{len(records)} records, hash chain intact")
+
+
+def record_problem(records: Sequence[Mapping[str, Any]], run_id: str,
+                   workflow: str) -> str | None:
+    """The first record that does not have the evidence record's shape, or None.
+
+    A chain can be intact and still hold a record no engine wrote (without a key,
+    a writer of the run directory can re-hash anything): before anything acts on
+    the records, each must be a well-typed record of this run and workflow.
+    """
+    from assay.documents.evidence import EvidenceRecord
+    from assay.documents.loader import Problem, convert
+
+    for pos, rec in enumerate(records, 1):
+        try:
+            convert(dict(rec), EvidenceRecord)
+        except Problem as exc:
+            field = ".".join(str(p) for p in exc.loc)
+            return f"record {pos} is not an evidence record: {field}: {exc.message}"
+        for key, want in (("run_id", run_id), ("workflow", workflow)):
+            if rec.get(key) != want:
+                return (f"record {pos} belongs to {key} {rec.get(key)!r}, not {want!r}")
+    return None

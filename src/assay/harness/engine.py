@@ -22,6 +22,7 @@ from typing import Any
 
 from assay._commands import run_command
 from assay.errors import EvidenceError, InputError
+from assay.evidence.chain import record_problem
 from assay.evidence.keys import (
     AUTH_HMAC,
     AUTH_NONE,
@@ -336,6 +337,10 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
                 if not check.ok:
                     raise EvidenceError(f"run {run_id!r}: {check.message}; resume refused "
                                         f"(see assay evidence verify {run_id})",
+                                        path=str(store.path))
+                shape = record_problem(store.records(), run_id, spec.workflow)
+                if shape is not None:
+                    raise EvidenceError(f"run {run_id!r}: {shape}; resume refused",
                                         path=str(store.path))
             run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store)
             result = _loop(run, revalidate or artifact_unchanged, gated, notes)
