@@ -24,6 +24,7 @@ __all__ = [
     "FileRefused",
     "NotRegularFile",
     "OutsideRoots",
+    "describe",
     "digest_regular",
     "inside",
     "open_regular",
@@ -39,8 +40,9 @@ class FileRefused(OSError):
     """A path that cannot be evidence; ``why`` says so in a few words."""
 
     def __init__(self, path: str | os.PathLike[str], why: str) -> None:
+        self.path = os.fspath(path)
         self.why = why
-        super().__init__(f"{os.fspath(path)} {why}")
+        super().__init__(f"{self.path} {why}")
 
 
 class NotRegularFile(FileRefused):
@@ -51,7 +53,8 @@ class OutsideRoots(FileRefused):
     """The path resolves outside every directory it is allowed in."""
 
 
-def _kind(mode: int) -> str:
+def describe(mode: int) -> str:
+    """What a file of ``mode`` is, in words: ``a named pipe (FIFO)``, ``a character device``."""
     if stat.S_ISFIFO(mode):
         return "a named pipe (FIFO)"
     if stat.S_ISCHR(mode):
@@ -95,7 +98,7 @@ def open_regular(path: str | os.PathLike[str],
             with contextlib.suppress(OSError):
                 mode = os.stat(target).st_mode
             if not stat.S_ISREG(mode):  # a device or FIFO is named as such first
-                raise NotRegularFile(path, f"is {_kind(mode)}{shown}, not a regular file")
+                raise NotRegularFile(path, f"is {describe(mode)}{shown}, not a regular file")
             raise OutsideRoots(path, f"resolves outside the directories it may be read "
                                      f"from{shown}")
         flags |= _NOFOLLOW
@@ -110,7 +113,7 @@ def open_regular(path: str | os.PathLike[str],
         except OSError:
             mode = stat.S_IFREG
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(path, f"is {_kind(mode)}, not a regular file") from None
+            raise NotRegularFile(path, f"is {describe(mode)}, not a regular file") from None
         raise
     try:
         mode = os.fstat(fd).st_mode
@@ -119,7 +122,7 @@ def open_regular(path: str | os.PathLike[str],
         raise
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise NotRegularFile(path, f"is {_kind(mode)}, not a regular file")
+        raise NotRegularFile(path, f"is {describe(mode)}, not a regular file")
     return fd
 
 
@@ -164,6 +167,6 @@ def regular_under(root: Path) -> list[Path]:
             except FileNotFoundError:
                 continue  # a dangling link or a file removed meanwhile is not a member
             if not stat.S_ISREG(mode):
-                raise NotRegularFile(member, f"is {_kind(mode)}, not a regular file")
+                raise NotRegularFile(member, f"is {describe(mode)}, not a regular file")
             found.append(member)
     return sorted(found)
