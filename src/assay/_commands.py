@@ -51,6 +51,8 @@ KILL_WAIT = 5.0
 _CHUNK = 65_536
 _POLL = 0.02  # only where the kernel offers no pidfd to wait on
 _EXITED = object()
+#: poll(2) where there is one: a handful of descriptors, no epoll instance to create per command
+_Selector = getattr(selectors, "PollSelector", selectors.DefaultSelector)
 
 
 def tail_output(text: str) -> str:
@@ -150,10 +152,12 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
-def _exited(pid: int) -> bool:
-    """Whether ``pid`` has exited, without reaping it (its group id stays ours)."""
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the command has exited, without reaping it where the platform allows."""
+    if not hasattr(os, "waitid"):  # pragma: no cover - reaps: the group id may then be reused
+        return proc.poll() is not None
     try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:  # pragma: no cover - already reaped
         return True
 
@@ -179,7 +183,7 @@ def _collect(proc: subprocess.Popen[bytes], captures: Mapping[object, _Capture],
     drain_until: float | None = None  # set once the leader exited
     timed_out = False
     pidfd = _pidfd(proc.pid)
-    with selectors.DefaultSelector() as sel:
+    with _Selector() as sel:
         for pipe, cap in captures.items():
             sel.register(pipe, selectors.EVENT_READ, cap)  # type: ignore[arg-type]
         if pidfd is not None:
@@ -216,7 +220,7 @@ def _collect(proc: subprocess.Popen[bytes], captures: Mapping[object, _Capture],
                         key.data.add(data)
                     else:
                         sel.unregister(key.fileobj)
-                if drain_until is None and (leader_done or (pidfd is None and _exited(proc.pid))):
+                if drain_until is None and (leader_done or (pidfd is None and _exited(proc))):
                     # whatever the command left behind in its group goes with it
                     _signal_group(proc, signal.SIGKILL)
                     drain_until = time.monotonic() + DRAIN_GRACE
