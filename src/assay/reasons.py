@@ -43,6 +43,8 @@ class Reason(StrEnum):
     ARTIFACT_UNPARSEABLE = "artifact-unparseable"
     ARTIFACT_MEMBERS_MISMATCH = "artifact-members-mismatch"
     ARTIFACT_STALE = "artifact-stale"
+    ARTIFACT_NOT_REGULAR = "artifact-not-regular"
+    ARTIFACT_OUTSIDE_ROOT = "artifact-outside-root"
     EFFECT_CONFIRMED = "effect-confirmed"
     EFFECT_NOT_FOUND = "effect-not-found"
     EFFECT_UNKNOWN = "effect-unknown"

@@ -8,12 +8,15 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from assay import verify
 from assay.acceptance import Contract
 from assay.acceptance.probes import CommandProbe, ProbeError, UrlProbe
+
+from ..processes import gone
 
 CONTRACT = Contract(required={"status": "string"})
 PY = sys.executable
@@ -85,6 +88,15 @@ class TestCommandProbe:
         """A program that does not exist is named in the failing reason."""
         r = verify({"status": "x"}, CONTRACT, probe=CommandProbe(["/nonexistent/probe-tool"]))
         assert "could not complete: ProbeError: cannot run" in r.reasons[-1].message
+
+    def test_background_child_does_not_outlive_the_probe(self, tmp_path: Path) -> None:
+        """A probe that leaves a child behind holding its output returns, and the child dies."""
+        pidfile = tmp_path / "pid"
+        script = f"sleep 300 & echo $! > {pidfile}; exit 0"
+        started = time.monotonic()
+        assert CommandProbe(["sh", "-c", script], timeout=15)()
+        assert time.monotonic() - started < 10
+        assert gone(int(pidfile.read_text()))
 
     def test_shell_words_are_split_not_run(self) -> None:
         """The CLI's split keeps a quoted argument whole."""

@@ -8,7 +8,9 @@ The gate takes any callable as a probe; these two cover the common cases:
   there". It follows a redirect only to the same scheme, host and port.
 
 Both are bounded by a timeout; running out of time is a probe that could not
-complete, which the gate reports as a failure.
+complete, which the gate reports as a failure. A probe command runs like every
+other command assay starts (:func:`assay._commands.run_command`): in its own
+process group, killed whole when it ends, its output bounded.
 """
 
 from __future__ import annotations
@@ -48,17 +50,17 @@ class CommandProbe:
     def __call__(self) -> ProbeAnswer:
         import subprocess
 
-        try:
-            done = subprocess.run(self.argv, shell=False, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  timeout=self.timeout, check=False)
-        except subprocess.TimeoutExpired:
-            raise ProbeError(f"timed out after {self.timeout:g}s") from None
-        except OSError as exc:
-            raise ProbeError(f"cannot run: {exc.strerror or exc}") from None
-        if done.returncode == 0:
+        from assay._commands import run_command
+
+        # its own process group, killed whole at the end; output read through a bounded buffer
+        run = run_command(self.argv, cwd=None, timeout=self.timeout, stdin=subprocess.DEVNULL)
+        if run.timed_out:
+            raise ProbeError(f"timed out after {self.timeout:g}s")
+        if run.exit_code is None:
+            raise ProbeError(f"cannot run: {run.error}")
+        if run.exit_code == 0:
             return ProbeAnswer(True)
-        return ProbeAnswer(False, f"exit {done.returncode}")
+        return ProbeAnswer(False, f"exit {run.exit_code}")
 
 
 class UrlProbe:

@@ -157,6 +157,9 @@ class WorkflowSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_o
     #: declared without a default is required.
     declarations: dict[NonEmpty, str | Param] = msgspec.field(default={}, name="params")
     phases: Annotated[list[Phase], msgspec.Meta(min_length=1)]
+    #: Directories besides the run directory where artifacts may live (relative ones
+    #: are taken from the workflow's folder).
+    allowed_roots: tuple[NonEmpty, ...] = ()
 
     @property
     def params(self) -> dict[str, str]:

@@ -11,7 +11,6 @@ another role, to be resumed by whoever holds it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import secrets
 import sys
@@ -21,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from assay._commands import run_command
-from assay.errors import EvidenceError, InputError
+from assay._files import FileRefused, digest_regular, inside, open_regular
+from assay.errors import EvidenceError, InputError, SpecError
 from assay.evidence.chain import record_problem
 from assay.evidence.keys import (
     AUTH_HMAC,
@@ -73,17 +73,52 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-def _digest(path: Path) -> dict[str, Any]:
-    h = hashlib.sha256()
-    size = 0
+def _digest(path: Path, roots: tuple[Path, ...] | None = None) -> dict[str, Any]:
+    """sha256 and size of a regular file inside ``roots``; nulls when it is not one."""
     try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-                size += len(chunk)
+        sha, size = digest_regular(path, roots)
     except OSError:
         return {"sha256": None, "bytes": None}
-    return {"sha256": h.hexdigest(), "bytes": size}
+    return {"sha256": sha, "bytes": size}
+
+
+def artifact_roots(spec: WorkflowSpec, spec_dir: Path, run_dir: Path) -> tuple[Path, ...]:
+    """Where artifacts may live: the run directory, then the workflow's ``allowed_roots``.
+
+    A relative allowed root is taken from the workflow's folder.
+    """
+    extra = [Path(os.path.expanduser(str(r))) for r in spec.allowed_roots]
+    return (run_dir, *(r if r.is_absolute() else spec_dir / r for r in extra))
+
+
+def artifact_path(spec: WorkflowSpec, index: int, base: Mapping[str, str], run_dir: Path,
+                  roots: tuple[Path, ...]) -> Path:
+    """The artifact path of the phase at ``index``; one outside ``roots`` is a spec error.
+
+    Relative paths are taken from the run directory. The check is lexical; a
+    symlink that leads elsewhere is refused when the artifact is read.
+    """
+    phase = spec.phases[index]
+    raw = phase.artifact.format_map({**base, "phase": phase.name, "artifact": "", "input": ""})
+    path = Path(os.path.normpath(run_dir / raw))
+    if not inside(path, roots):
+        where = "the run directory" + (" and the workflow's allowed_roots" if roots[1:] else "")
+        raise InputError(f"phases[{index}].artifact: {phase.artifact!r} is {path}, outside "
+                         f"{where}; artifacts are written inside the run")
+    return path
+
+
+def _check_artifact_paths(spec: WorkflowSpec, spec_dir: Path, params: Mapping[str, str],
+                          run_dir: Path, run_id: str, source: str | None) -> None:
+    """Refuse an artifact outside the allowed roots before the run exists."""
+    base = {**params, "run_dir": str(run_dir), "run_id": run_id, "python": sys.executable,
+            "spec_dir": str(spec_dir)}
+    roots = artifact_roots(spec, spec_dir, run_dir)
+    for index in range(len(spec.phases)):
+        try:
+            artifact_path(spec, index, base, run_dir, roots)
+        except InputError as exc:
+            raise SpecError(exc.message, path=source) from None
 
 
 @contextlib.contextmanager
@@ -122,14 +157,11 @@ class _Run:
                      "python": sys.executable, "spec_dir": str(spec_dir)}
         self.params_sha256 = params_digest(params)
         self.spec_dir = spec_dir
-        self.artifacts = {p.name: self._artifact_path(p) for p in spec.phases}
+        self.roots = artifact_roots(spec, spec_dir, run_dir)
+        self.artifacts = {p.name: artifact_path(spec, i, self.base, run_dir, self.roots)
+                          for i, p in enumerate(spec.phases)}
         self.trajectory = TrajectoryLog(run_dir / "trajectory.jsonl")
         self.env = dict(os.environ)
-
-    def _artifact_path(self, phase: Phase) -> Path:
-        path = Path(phase.artifact.format_map({**self.base, "phase": phase.name, "artifact": "",
-                                               "input": ""}))
-        return path if path.is_absolute() else self.run_dir / path
 
     def values(self, index: int) -> dict[str, str]:
         """The template values of the phase at ``index``."""
@@ -152,7 +184,23 @@ class _Run:
             shown = str(path.relative_to(self.run_dir))
         except ValueError:
             shown = str(path)
-        return {"path": shown, **_digest(path)}
+        return {"path": shown, **_digest(path, self.roots)}
+
+    def refuse_artifact(self, path: Path, output: str = "",
+                        exit_code: int | None = None) -> GateOutcome | None:
+        """A failed outcome when ``path`` is not a regular file inside the roots, else None."""
+        try:
+            os.close(open_regular(path, self.roots))
+        except FileNotFoundError:
+            return GateOutcome(False, "artifact", "producer exited 0 but wrote no artifact",
+                               f"expected a file at {path}", exit_code, output)
+        except FileRefused as exc:
+            return GateOutcome(False, "artifact", f"artifact refused: it {exc.why}", str(exc),
+                               exit_code, output)
+        except OSError as exc:
+            return GateOutcome(False, "artifact", "artifact is unreadable",
+                               f"{path}: {exc.strerror or exc}", exit_code, output)
+        return None
 
     def produce(self, phase: Phase, values: Mapping[str, str], attempt: int, iteration: int,
                 last: Mapping[str, Any] | None) -> GateOutcome | None:
@@ -164,7 +212,10 @@ class _Run:
         env = producer_env(self.env, attempt=attempt, iteration=iteration, feedback=feedback,
                            last=last, extra=self.assay_env(phase, values))
         argv = [a.format_map(values) for a in phase.producer]
-        run = run_command(argv, cwd=None, env=env, timeout=phase.timeout)
+        # a producer with a side effect dies with the engine, so it cannot finish the effect
+        # behind the back of the resume that reconciles it
+        run = run_command(argv, cwd=None, env=env, timeout=phase.timeout,
+                          die_with_parent=phase.effect is not None)
         self.trajectory.add("action", phase.role, now(), action_type=f"produce:{phase.name}",
                             phase=phase.name, attempt=attempt, iteration=iteration,
                             identity=self.identity, exit_code=run.exit_code)
@@ -174,11 +225,7 @@ class _Run:
             lines = run.stderr.strip().splitlines() or run.stdout.strip().splitlines()
             return GateOutcome(False, "producer", f"producer exited {run.exit_code}",
                                lines[-1][:300] if lines else "", run.exit_code, run.output)
-        artifact = Path(values["artifact"])
-        if not artifact.is_file():
-            return GateOutcome(False, "artifact", "producer exited 0 but wrote no artifact",
-                               f"expected a file at {artifact}", 0, run.output)
-        return None
+        return self.refuse_artifact(Path(values["artifact"]), run.output, 0)
 
     def assay_env(self, phase: Phase, values: Mapping[str, str]) -> dict[str, str]:
         """The ``ASSAY_*`` facts every producer and gate sees."""
@@ -227,10 +274,13 @@ class _Run:
         os.replace(tmp, artifact)
 
     def judge(self, phase: Phase, values: Mapping[str, str]) -> GateOutcome:
-        """Evaluate the phase's gate on its artifact."""
+        """Evaluate the phase's gate on its artifact, once it is known to be a regular file."""
+        refused = self.refuse_artifact(Path(values["artifact"]))
+        if refused is not None:
+            return refused
         env = {**self.env, **self.assay_env(phase, values)}
         ctx = GateContext(Path(values["artifact"]), self.run_dir, self.spec_dir, values, env,
-                          phase.name)
+                          phase.name, self.roots)
         return evaluate(phase.gate, ctx)
 
 
@@ -311,6 +361,8 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
                              f"{', '.join(STORE_KINDS)}")
         _check_new_params(spec, params)
         params = {**spec.params, **params}
+        _check_artifact_paths(spec, spec_dir, params, (runs_dir / run_id).resolve(), run_id,
+                              spec_source)
         manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": spec_source,
                     "store": store_kind, "params": params, "gated": gated, "created_at": now(),
                     "auth": AUTH_HMAC if key is not None else AUTH_NONE,

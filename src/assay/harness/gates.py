@@ -2,7 +2,9 @@
 
 Each kind turns an artifact into a :class:`GateOutcome`. A gate that cannot run
 (a missing command, a crashing callable, unreadable output) is a failed gate with
-the reason in its summary, never a pass.
+the reason in its summary, never a pass. Gates that read the artifact themselves
+read it as a regular file inside ``GateContext.roots`` (see :mod:`assay._files`);
+command and score gates run through :func:`assay._commands.run_command`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._commands import OUTPUT_LIMIT, run_command, tail_output
+from assay._files import read_regular
 from assay.harness.model import (
     AcceptGate,
     CallableGate,
@@ -49,7 +52,7 @@ class GateOutcome:
 
 @dataclass(frozen=True, slots=True)
 class GateContext:
-    """What a gate is evaluated against."""
+    """What a gate is evaluated against; ``roots`` are where the artifact may be read from."""
 
     artifact: Path
     run_dir: Path
@@ -57,6 +60,11 @@ class GateContext:
     values: Mapping[str, str]
     env: Mapping[str, str]
     phase: str = ""
+    roots: tuple[Path, ...] = ()
+
+    def read_artifact(self) -> bytes:
+        """The artifact's bytes; an ``OSError`` when it is not a regular file inside the roots."""
+        return read_regular(self.artifact, self.roots or None)
 
 
 def _last_line(text: str, default: str) -> str:
@@ -90,14 +98,14 @@ def _schema(gate: SchemaGate, ctx: GateContext) -> GateOutcome:
     if not schema_path.is_absolute():
         schema_path = ctx.spec_dir / schema_path
     try:
-        schema = orjson.loads(schema_path.read_bytes())
+        schema = orjson.loads(read_regular(schema_path))
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
     except (OSError, orjson.JSONDecodeError, jsonschema.SchemaError) as exc:
         return GateOutcome(False, "schema", f"schema {schema_path} is unusable",
                            str(exc).splitlines()[0])
     try:
-        doc = orjson.loads(ctx.artifact.read_bytes())
+        doc = orjson.loads(ctx.read_artifact())
     except OSError as exc:
         return GateOutcome(False, "schema", "artifact is unreadable", str(exc))
     except orjson.JSONDecodeError as exc:
@@ -183,7 +191,7 @@ def _accept(gate: AcceptGate, ctx: GateContext) -> GateOutcome:
     if not contract.is_absolute():
         contract = ctx.spec_dir / contract
     try:
-        text = ctx.artifact.read_text(encoding="utf-8")
+        text = ctx.read_artifact().decode("utf-8")
         result = verify(text, load_contract(contract))
     except (OSError, UnicodeDecodeError, AssayError) as exc:  # cannot judge: fail closed
         return GateOutcome(False, "accept", "accept gate could not judge the artifact", str(exc))

@@ -16,7 +16,6 @@ runs, ``confirmed`` when the gate passes or reconciling finds the effect,
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from assay._files import FileRefused, digest_regular
 from assay.harness.model import Phase
 
 __all__ = [
@@ -57,18 +57,26 @@ def passed_records(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[st
 
 
 def artifact_unchanged(phase: Phase, record: Mapping[str, Any], run_dir: Path) -> str | None:
-    """Withdraw a pass whose artifact no longer has the sha256 of its evidence record."""
+    """Withdraw a pass whose artifact no longer has the sha256 of its evidence record.
+
+    The artifact is read as a regular file; a relative path must stay inside the
+    run directory (symlinks resolved). A FIFO, a device or a path that leaves the
+    run withdraws the pass like a changed file does.
+    """
     artifact = record.get("artifact") or {}
     recorded = artifact.get("sha256")
     raw = artifact.get("path")
     if not recorded or not raw:
         return None
     path = Path(raw)
+    roots = None
     if not path.is_absolute():
         path = run_dir / path
+        roots = (run_dir,)
     try:
-        with open(path, "rb") as fh:
-            now = hashlib.file_digest(fh, "sha256").hexdigest()
+        now, _ = digest_regular(path, roots)
+    except FileRefused as exc:
+        return f"artifact-changed: {raw} {exc.why}; its evidence record cannot be trusted"
     except OSError:
         return f"artifact-changed: {raw} is gone; its evidence record cannot be trusted"
     if now != recorded:

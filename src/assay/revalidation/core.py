@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,16 @@ from typing import Any, Literal
 import orjson
 
 from assay._commands import run_command
+from assay._files import (
+    FileRefused,
+    NotRegularFile,
+    OutsideRoots,
+    describe,
+    digest_regular,
+    inside,
+    read_regular,
+    regular_under,
+)
 from assay.errors import EXIT_BLOCK, EXIT_PASS, InputError
 from assay.reasons import Reason
 from assay.revalidation.checkpoint import (
@@ -99,16 +110,44 @@ class Revalidation:
 # ---------------------------------------------------------------- helpers
 
 def sha256_file(path: Path) -> str:
-    """``sha256:<hex>`` of a file, read in large chunks."""
-    with open(path, "rb") as fh:
-        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+    """``sha256:<hex>`` of a regular file, read in large chunks.
+
+    A FIFO, a device or a socket raises :class:`assay._files.NotRegularFile`
+    (an ``OSError``) instead of blocking or reading forever.
+    """
+    return "sha256:" + digest_regular(path)[0]
 
 
 def _tree_digest(root: Path) -> str:
+    """The digest of every regular file under ``root``; anything else raises ``FileRefused``."""
     h = hashlib.sha256()
-    for p in sorted(q for q in root.rglob("*") if q.is_file()):
-        h.update(f"{p.relative_to(root).as_posix()}\0{sha256_file(p)}\n".encode())
+    real = os.path.realpath(root)
+    for p in regular_under(root):
+        digest = "sha256:" + digest_regular(p, (real,))[0]
+        h.update(f"{p.relative_to(root).as_posix()}\0{digest}\n".encode())
     return "sha256:" + h.hexdigest()
+
+
+def _written_relative(path: Path, base: Path) -> str | None:
+    """The path as written relative to the checkpoint's folder, or None if written absolute.
+
+    The parser joins a relative path onto ``base``; a path that does not start
+    with ``base`` was written absolute and may name any file.
+    """
+    try:
+        return os.path.normpath(path.relative_to(base))
+    except ValueError:
+        return None
+
+
+def _leaves(path: Path, base: Path) -> bool:
+    """Whether a relative path leaves the folder, through ``..`` or through a symlink."""
+    rel = _written_relative(path, base)
+    if rel is None:
+        return False
+    if rel.split(os.sep, 1)[0] == os.pardir:
+        return True
+    return not inside(os.path.realpath(path), [os.path.realpath(base)])
 
 
 def _run(argv: Sequence[str], cwd: Path, timeout: float) -> tuple[int | None, str]:
@@ -121,6 +160,11 @@ def _run(argv: Sequence[str], cwd: Path, timeout: float) -> tuple[int | None, st
 
 def _rel(path: Path, base: Path) -> str:
     return os.path.relpath(path, base)
+
+
+def _rel_msg(exc: FileRefused, base: Path) -> str:
+    """A refusal as ``<path relative to the checkpoint> <why>``."""
+    return f"{_rel(Path(exc.path), base)} {exc.why}"
 
 
 def _ago(delta: timedelta) -> str:
@@ -207,7 +251,7 @@ def _check_task(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Iterator
 
 def _parses(path: Path, fmt: str) -> str | None:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         return f"cannot read: {exc.strerror or exc}"
     if fmt == "json":
@@ -234,13 +278,25 @@ def _parses(path: Path, fmt: str) -> str | None:
     return None
 
 
-def _artifact_problem(a: Artifact, seen: dict[str, Any]) -> tuple[str, str] | None:
+def _artifact_problem(a: Artifact, base: Path,
+                      seen: dict[str, Any]) -> tuple[str, str] | None:
     path = a.path
+    outside = (Reason.ARTIFACT_OUTSIDE_ROOT,
+               f"{a.name}: {_rel(path, base)} leaves the checkpoint's folder; write an "
+               "absolute path if that file is meant")
+    rel = _written_relative(path, base)
+    if rel is not None and rel.split(os.sep, 1)[0] == os.pardir:
+        return outside
     try:
         st = path.stat()
     except OSError:
         return Reason.ARTIFACT_MISSING, f"{a.name}: nothing at {path.name}"
-    is_dir = path.is_dir()
+    if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+        return (Reason.ARTIFACT_NOT_REGULAR,
+                f"{a.name}: {_rel(path, base)} is {describe(st.st_mode)}, not a regular file")
+    if _leaves(path, base):  # a symlink out of the folder
+        return outside
+    is_dir = stat.S_ISDIR(st.st_mode)
     ex = a.expect
     if ex.min_bytes is not None and not is_dir and st.st_size < ex.min_bytes:
         return (Reason.ARTIFACT_TOO_SMALL,
@@ -262,6 +318,10 @@ def _artifact_problem(a: Artifact, seen: dict[str, Any]) -> tuple[str, str] | No
                     f"expected {ex.members.count}")
     try:
         digest = _tree_digest(path) if is_dir else sha256_file(path)
+    except OutsideRoots as exc:
+        return Reason.ARTIFACT_OUTSIDE_ROOT, f"{a.name}: {_rel_msg(exc, base)}"
+    except NotRegularFile as exc:
+        return Reason.ARTIFACT_NOT_REGULAR, f"{a.name}: {_rel_msg(exc, base)}"
     except OSError as exc:
         return Reason.ARTIFACT_MISSING, f"{a.name}: cannot read: {exc.strerror or exc}"
     seen["digest"] = digest
@@ -277,24 +337,27 @@ def _artifact_problem(a: Artifact, seen: dict[str, Any]) -> tuple[str, str] | No
     return None
 
 
-def _inputs_digest(paths: Sequence[Path], base: Path) -> str | None:
+def _inputs_digest(paths: Sequence[Path], base: Path) -> tuple[str | None, str]:
+    """The digest of the inputs, or ``None`` and why one cannot be read."""
     h = hashlib.sha256()
     for p in paths:
         try:
             h.update(f"{_rel(p, base)}\0{sha256_file(p)}\n".encode())
+        except FileRefused as exc:
+            return None, _rel_msg(exc, base)
         except OSError:
-            return None
-    return "sha256:" + h.hexdigest()
+            return None, f"{_rel(p, base)} is missing"
+    return "sha256:" + h.hexdigest(), ""
 
 
 def _check_artifacts(cp: Checkpoint, seen: dict[str, Any]) -> Iterator[Finding]:
     q = "artifacts"
     if cp.inputs:
-        digest = _inputs_digest(cp.inputs, cp.base)
+        digest, why = _inputs_digest(cp.inputs, cp.base)
         seen["inputs_digest"] = digest
         if digest is None:
-            yield Finding(q, Reason.INPUTS_CHANGED, "an input listed in 'inputs' is missing",
-                          "invalid")
+            yield Finding(q, Reason.INPUTS_CHANGED, f"an input listed in 'inputs' cannot be "
+                          f"read: {why}", "invalid")
         elif cp.inputs_digest is not None and digest != cp.inputs_digest:
             yield Finding(q, Reason.INPUTS_CHANGED,
                           "the inputs no longer match inputs_digest; outputs built from them "
@@ -304,7 +367,7 @@ def _check_artifacts(cp: Checkpoint, seen: dict[str, Any]) -> Iterator[Finding]:
     for a in cp.artifacts:
         obs: dict[str, Any] = {}
         by_name[a.name] = obs
-        problem = _artifact_problem(a, obs)
+        problem = _artifact_problem(a, cp.base, obs)
         if problem is None:
             obs["valid"] = True
             checks = ["present"]
@@ -321,7 +384,10 @@ def _check_artifacts(cp: Checkpoint, seen: dict[str, Any]) -> Iterator[Finding]:
         else:
             obs["valid"] = False
             obs["problem"] = problem[1]
-            yield Finding(q, problem[0], problem[1], "invalid")
+            # a device, a FIFO or a path out of the folder is no artifact to rebuild: a person
+            # must look at what is there before anything goes on
+            refused = problem[0] in (Reason.ARTIFACT_NOT_REGULAR, Reason.ARTIFACT_OUTSIDE_ROOT)
+            yield Finding(q, problem[0], problem[1], "escalate" if refused else "invalid")
 
 
 # ---------------------------------------------------------------- 3. effects
@@ -335,7 +401,9 @@ def _ask_ledger(e: Effect, ledger: Path) -> tuple[Answer, str, dict[str, Any] | 
     if not keys:
         return "no_answer", "no remote_id or idempotency_key to look up", None
     try:
-        data = ledger.read_bytes()
+        data = read_regular(ledger)
+    except FileRefused as exc:
+        return "no_answer", f"ledger {ledger.name} unreadable: it {exc.why}", None
     except OSError as exc:
         return "no_answer", f"ledger {ledger.name} unreadable: {exc.strerror or exc}", None
     for n, line in enumerate(data.splitlines(), 1):
@@ -476,7 +544,7 @@ def _check_allowed(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Itera
         if b.spent_file is not None:
             source = b.spent_file.name
             try:
-                spent = _read_number(b.spent_file.read_text(encoding="utf-8"))
+                spent = _read_number(read_regular(b.spent_file).decode("utf-8"))
             except (OSError, UnicodeDecodeError):
                 spent = None
         elif b.spent_command is not None:
@@ -618,7 +686,9 @@ def _next_document(cp: Checkpoint, now: datetime, target: Path, seen: dict[str, 
     base = target.resolve().parent
 
     def rel(p: Path) -> str:
-        return _rel(p.resolve(), base)
+        # a relative path never leaves the checkpoint's folder; outside it, name it absolute
+        real = p.resolve()
+        return _rel(real, base) if inside(real, [base]) else str(real)
 
     doc: dict[str, Any] = {"observed_at": format_ts(now)}
     if cp.task is not None:
