@@ -22,6 +22,7 @@ was not lenient), each distinct failure signature once with an example, then
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import multiprocessing
 import random
@@ -65,13 +66,14 @@ class Failure:
 
     surface: str
     seed: str
-    kind: str  # internal | false_pass
+    kind: str  # internal | false_pass | instrument
     signature: str
     op: str
     detail: str
     invalid: str | None
     exits: dict[str, Any]
     data: bytes
+    case: str = ""  # "<surface>#<index>": the case, rebuilt by one_case(seed, surface, index)
 
 
 _WS: Workspace | None = None
@@ -119,12 +121,18 @@ def _work(args: tuple[int, list[tuple[str, int]]]) -> list[tuple[str, bool, Fail
     assert _WS is not None
     results = []
     for surface, k in batch:
-        out, data = one_case(seed, surface, k, _WS)
+        try:
+            out, data = one_case(seed, surface, k, _WS)
+        except Exception as exc:  # a bug of the instrument itself: shown, never hidden
+            results.append((surface, False, Failure(
+                surface, "?", "instrument", f"{type(exc).__name__}: {exc}"[:200], "?",
+                f"case {k}", None, {}, b"", f"{surface}#{k}")))
+            continue
         sig = signature(out)
         fail = None
         if sig is not None:
             fail = Failure(out.surface, out.seed, sig[0], sig[1], out.op, out.detail,
-                           out.invalid, dict(out.exits), data)
+                           out.invalid, dict(out.exits), data, f"{surface}#{k}")
         results.append((surface, out.invalid is not None, fail))
     return results
 
@@ -137,6 +145,7 @@ class Tally:
     invalid: int = 0
     internal: int = 0
     false_pass: int = 0
+    instrument: int = 0
     smallest: dict[str, Failure] = field(default_factory=dict)
     count: Counter[str] = field(default_factory=Counter)
 
@@ -166,6 +175,8 @@ def run(cases: int, seed: int = 0, workers: int = 2, batch: int = 25,
                     continue
                 if fail.kind == "internal":
                     t.internal += 1
+                elif fail.kind == "instrument":
+                    t.instrument += 1
                 else:
                     t.false_pass += 1
                 t.count[fail.signature] += 1
@@ -203,6 +214,9 @@ def report(tallies: dict[str, Tally], seconds: float | None = None) -> str:
     cases = sum(t.cases for t in tallies.values())
     took = f" in {seconds:.0f} s" if seconds is not None else ""
     lines.append(f"\n{cases} cases{took}")
+    broken = sum(t.instrument for t in tallies.values())
+    if broken:
+        lines.append(f"instrument errors (bugs of the fuzz code itself): {broken}")
     lines.append(f"internal errors: {internal}, false passes: {false}")
     return "\n".join(lines) + "\n"
 
@@ -219,18 +233,19 @@ def save(tallies: dict[str, Tally], out: Path) -> int:
     added = 0
     for surface, t in tallies.items():
         for sig, f in sorted(t.smallest.items()):
-            if (surface, sig) in known:
+            if (surface, sig) in known or f.kind == "instrument":
                 continue
             from tests.fuzz.surfaces import SURFACES as S
 
             seed = next(s for s in S[surface] if s.name == f.seed)
             suffix = Path(str(seed.path)).suffix or ".doc"
-            name = f"{f.kind}-{_slug(sig)}{suffix}"
+            digest = hashlib.sha1(sig.encode()).hexdigest()[:8]
+            name = f"{f.kind}-{_slug(sig)[:50]}-{digest}{suffix}"
             (out / surface).mkdir(parents=True, exist_ok=True)
             (out / surface / name).write_bytes(f.data)
             manifest.append({"surface": surface, "seed": f.seed, "file": f"{surface}/{name}",
                              "kind": f.kind, "signature": sig, "op": f.op,
-                             "detail": f.detail[:200], "invalid": f.invalid,
+                             "detail": f.detail[:200], "invalid": f.invalid, "case": f.case,
                              "exits": f.exits})
             added += 1
     manifest.sort(key=lambda e: (e["surface"], e["file"]))
@@ -254,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(report(tallies, took))
     if args.save is not None:
         print(f"saved {save(tallies, args.save)} new regression inputs to {args.save}")
-    failed = sum(t.internal + t.false_pass for t in tallies.values())
+    failed = sum(t.internal + t.false_pass + t.instrument for t in tallies.values())
     return 1 if failed else 0
 
 

@@ -420,9 +420,9 @@ EXTERNAL: dict[str, dict[str, frozenset[str]]] = {
         "nullable": frozenset({"tool_calls", "content", "info"}),
     },
     "otel": {
+        # attributes, events and an attribute's value may be absent in OTLP: not required
         "required": frozenset({"resourceSpans", "scopeSpans", "spans", "traceId", "spanId",
-                               "name", "key", "value", "attributes", "events", "context",
-                               "span_id", "trace_id"}),
+                               "name", "key", "context", "span_id", "trace_id"}),
         "typed": frozenset({"traceId", "spanId", "parentSpanId", "name", "key", "stringValue",
                             "startTimeUnixNano", "endTimeUnixNano", "timeUnixNano",
                             "span_id", "trace_id", "parent_id", "start_time", "end_time",
@@ -501,6 +501,10 @@ def _message_lists(v: Any) -> list[list[Any]]:
     return found
 
 
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def check_transcript_calls(doc: Any, w: str = "transcript") -> None:
     """A tool message must answer a call an earlier assistant message made."""
     for messages in _message_lists(doc):
@@ -508,7 +512,7 @@ def check_transcript_calls(doc: Any, w: str = "transcript") -> None:
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
                 continue
-            for call in m.get("tool_calls") or []:
+            for call in _list(m.get("tool_calls")):
                 if isinstance(call, dict) and isinstance(call.get("id"), str):
                     made.add(call["id"])
             if m.get("role") == "tool":
@@ -521,15 +525,15 @@ def check_atif_calls(doc: Any, w: str = "atif") -> None:
     """An observation result must name a call of its own step."""
     docs = doc if isinstance(doc, list) else [doc]
     for d in docs:
-        for i, step in enumerate(d.get("steps") or [] if isinstance(d, dict) else []):
+        for i, step in enumerate(_list(d.get("steps") if isinstance(d, dict) else None)):
             if not isinstance(step, dict):
                 continue
-            calls = {c.get("tool_call_id") for c in step.get("tool_calls") or []
+            calls = {str(c.get("tool_call_id")) for c in _list(step.get("tool_calls"))
                      if isinstance(c, dict)}
             obs = step.get("observation")
-            for r in (obs.get("results") or []) if isinstance(obs, dict) else []:
+            for r in _list(obs.get("results") if isinstance(obs, dict) else None):
                 if isinstance(r, dict) and "source_call_id" in r \
-                        and r["source_call_id"] not in calls:
+                        and str(r["source_call_id"]) not in calls:
                     _fail(f"{w}.steps.{i}", "a result for a call the step did not make")
 
 

@@ -47,3 +47,19 @@ def test_manifest_files_exist() -> None:
         assert (REGRESSIONS / entry["file"]).is_file()
         assert entry["file"].startswith(entry["surface"] + "/")
         assert entry["surface"] in SURFACES
+
+
+@pytest.mark.xfail(strict=True, reason="fails on the current code: duplicate JSON keys in an "
+                   "evidence record are read last-wins, so verify says OK")
+def test_duplicate_hash_key_in_an_evidence_record_is_not_ok(workspace: Workspace) -> None:
+    """A record carrying ``hash`` twice is not the record that was written: verify is not OK.
+
+    Built from this session's seed run (its hashes differ from run to run), so it
+    cannot be a saved file.
+    """
+    seed = next(s for s in SURFACES["store"] if s.name == "jsonl evidence.jsonl")
+    lines = workspace.seed_bytes(seed).decode().splitlines(keepends=True)
+    lines[1] = lines[1].replace('"hash":', '"hash": "' + "0" * 64 + '", "hash":', 1)
+    data = "".join(lines).encode()
+    out = workspace.judge(Case(seed, Mutation(data, "duplicate_key", "duplicated 1.hash")))
+    assert out.invalid is not None and out.exits["verify"] != 0
