@@ -229,6 +229,8 @@ class Workspace:
         from click.testing import CliRunner
 
         self.root = root
+        self.cwd = root / "cwd"
+        self.cwd.mkdir(exist_ok=True)
         self.runner = CliRunner()
         for name in ("chain", "video"):
             shutil.copytree(EXAMPLES / "resume" / name, root / name, dirs_exist_ok=True)
@@ -251,7 +253,8 @@ class Workspace:
         from assay.cli import cli
 
         try:
-            with _deadline(CASE_TIMEOUT):
+            # a mutated producer may write relative paths: keep them in the scratch directory
+            with _deadline(CASE_TIMEOUT), contextlib.chdir(self.cwd):
                 result = self.runner.invoke(cli, list(args), catch_exceptions=True)
         except _Hang:
             return None, f"hang over {CASE_TIMEOUT}s in {args[0]}"
