@@ -1,0 +1,68 @@
+"""Property tests over every input surface: no internal error, no pass on an invalid input.
+
+Each example is one mutation of one valid seed document (``surfaces.py``),
+run in-process through the CLI. Hypothesis draws the case number; the
+mutation is a pure function of it, and ``derandomize=True`` makes every run
+judge the same cases. About a minute in all.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ..conftest import ROOT, load_script
+from .surfaces import SURFACES, Workspace
+
+#: Examples per surface: the cheap in-process ones get more than those that start processes.
+EXAMPLES = {"workflow": 60, "store": 60}
+DEFAULT_EXAMPLES = 300
+
+pytestmark = pytest.mark.fuzz
+
+
+def _judge(workspace: Workspace, surface: str, k: int) -> None:
+    seeds = SURFACES[surface]
+    case = workspace.case(seeds[k % len(seeds)], random.Random(k))
+    out = workspace.judge(case)
+    what = f"{out.seed}: {case.mutation.op}: {case.mutation.detail}"
+    assert out.internal is None, f"internal error {out.internal} on {what}"
+    assert out.false_pass is None, (
+        f"{out.false_pass} passed (exit 0) on an invalid document ({out.invalid}): {what}")
+
+
+def _property(surface: str):  # type: ignore[no-untyped-def]
+    @settings(max_examples=EXAMPLES.get(surface, DEFAULT_EXAMPLES), deadline=None,
+              derandomize=True, database=None)
+    @given(k=st.integers(min_value=0, max_value=2**32 - 1))
+    def check(workspace: Workspace, k: int) -> None:
+        _judge(workspace, surface, k)
+
+    check.__doc__ = f"No traceback and no false pass on mutated {surface} documents."
+    return check
+
+
+test_spec = _property("spec")
+test_native = _property("native")
+test_transcript = _property("transcript")
+test_otel = _property("otel")
+test_atif = _property("atif")
+test_openai_agents = _property("openai-agents")
+test_contract = _property("contract")
+test_result = _property("result")
+test_trace = _property("trace")
+test_workflow = _property("workflow")
+test_checkpoint = _property("checkpoint")
+test_store = _property("store")
+
+
+def test_campaign_small_run_counts_zero_and_zero() -> None:
+    """A 300-case campaign (one process) finds no internal error and no false pass."""
+    campaign = load_script(ROOT / "benchmarks" / "fuzz_campaign.py")
+    tallies = campaign.run(300, seed=0, workers=1)
+    text = campaign.report(tallies)
+    assert sum(t.cases for t in tallies.values()) == 300
+    assert text.rstrip().endswith("internal errors: 0, false passes: 0"), text
