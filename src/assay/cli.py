@@ -32,7 +32,10 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AssayError as exc:
-            click.echo(f"error[{exc.reason}]: {exc.location_message()}", err=True)
+            from assay.report._text import escape_controls
+
+            click.echo(escape_controls(f"error[{exc.reason}]: {exc.location_message()}"),
+                       err=True)
             ctx.exit(exc.exit_code)
 
 
@@ -243,5 +246,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, KeyboardInterrupt):
             click.echo("error[interrupted]: interrupted", err=True)
             sys.exit(130)
-        click.echo(f"error[internal]: {type(exc).__name__}: {exc}", err=True)
+        from assay.report._text import escape_controls
+
+        click.echo(escape_controls(f"error[internal]: {type(exc).__name__}: {exc}"), err=True)
         sys.exit(EXIT_INTERNAL)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.acceptance.gate import GateResult
-from assay.report._text import dump_json
+from assay.report._text import dump_json, text_lines
 
 __all__ = ["accept_report", "self_test_report", "verdict_block"]
 
@@ -25,7 +25,7 @@ def accept_report(label: str, result: GateResult, *, fmt: str = "text") -> str:
     """Render one gate result as the text block or the JSON document."""
     if fmt == "json":
         return dump_json(result.to_dict())
-    return "\n".join(verdict_block(label, result)) + "\n"
+    return text_lines(verdict_block(label, result))
 
 
 def self_test_report(cases: Sequence[Any], *, fmt: str = "text") -> str:
@@ -45,4 +45,4 @@ def self_test_report(cases: Sequence[Any], *, fmt: str = "text") -> str:
         lines.extend(verdict_block(c.fixture.label, c.result))
         lines.append("")
     lines.append(f"self-test: {good} of {len(cases)} fixtures gave the expected verdict")
-    return "\n".join(lines) + "\n"
+    return text_lines(lines)
