@@ -202,3 +202,105 @@ class TestAtifSubagents:
         verdict, code, message, _ = _atif_verdict(tmp_path, doc)
         assert (verdict, code) == ("ERROR", "bad-input")
         assert "'tool_call'" in message
+
+
+class TestDuplicateKeys:
+    """A key given twice in one object is bad-input naming the key and the line."""
+
+    FINAL = b'{"seq": 2, "agent": "r", "event": "final", "task_success": true}'
+
+    @pytest.mark.parametrize(("line", "key"), [
+        # the same key at the top level, the later value wins in orjson
+        (b'{"seq": 1, "agent": "r", "event": "action", "action_type": "send_report", '
+         b'"action_type": "read"}', "action_type"),
+        # whitespace before the colon, tabs, no spaces at all
+        (b'{"seq":1,"agent":"r","event":"action","action_type"\t:"send_report",'
+         b'"action_type" :"read"}', "action_type"),
+        # nested in a payload
+        (b'{"seq": 1, "agent": "r", "event": "handoff", "from_agent": "a", "to_agent": "b", '
+         b'"payload": {"n": {"value": 1, "verified": false, "verified": true}}}', "verified"),
+        # a value written with a colon escape, which decodes to the same text
+        (b'{"seq": 1, "agent": "r", "event": "action", "action_type": "send_report", '
+         b'"x": "\\u003a", "x": ":"}', "x"),
+        # escaped quotes and colons inside strings, and a key repeated after them
+        (b'{"seq": 1, "agent": "r", "event": "action", "action_type": "send_report", '
+         b'"note": "\\"a\\": 1", "note": "b"}', "note"),
+    ])
+    def test_native(self, line: bytes, key: str) -> None:
+        """The native reader refuses a repeated key, wherever and however it is written."""
+        from assay.errors import TraceError
+        from assay.ingest.native import iter_events
+
+        data = b"\n".join([line, self.FINAL])
+        with pytest.raises(TraceError, match=f"duplicate key '{key}'") as info:
+            list(iter_events(data, "t.jsonl"))
+        assert info.value.line == 1
+
+    @pytest.mark.parametrize("line", [
+        b'{"seq": 1, "agent": "r", "event": "action", "action_type": "send_report", '
+        b'"args": {"q": "a\\": b", "t": "03:14:05", "x": ":"}}',
+        b'{"seq": 1, "agent": "r", "event": "action", "action_type": "send_report", '
+        b'"args": {"q": "\\u003a", "r": {"q": 1}}}',
+        b'{"seq": 1, "agent": "r", "event": "action", "action_type": "send_report", '
+        b'"args": [{"a": 1}, {"a": 2}]}',
+    ])
+    def test_native_without_repeats_is_read(self, line: bytes) -> None:
+        """Colons and quotes in strings, and the same key in two objects, are not repeats."""
+        from assay.ingest.native import iter_events
+
+        assert len(list(iter_events(b"\n".join([line, self.FINAL]), "t.jsonl"))) == 2
+
+    @pytest.mark.parametrize("fmt", FORMATS)
+    def test_transcripts(self, tmp_path: Path, fmt: str) -> None:
+        """The transcript readers refuse a repeated key, naming it and its line."""
+        path = write(tmp_path, fmt, MESSAGES)
+        text = path.read_text(encoding="utf-8")
+        text = text.replace('"role": "user", ', '"role": "user", "role": "assistant", ', 1)
+        path.write_text(text, encoding="utf-8")
+        [(verdict, code, message)] = verdicts(TAU_SPEC, path)
+        assert (verdict, code) == ("ERROR", "bad-input")
+        assert message.startswith("line 1: duplicate key 'role'")
+
+    def test_atif(self, tmp_path: Path) -> None:
+        """The ATIF reader refuses a repeated key."""
+        text = (FW / "atif_no_approval.json").read_text(encoding="utf-8")
+        text = text.replace('"function_name": "send_report",',
+                            '"function_name": "send_report", "function_name": "read",', 1)
+        path = tmp_path / "atif.json"
+        path.write_text(text, encoding="utf-8")
+        [r] = replay(load_spec(FW_SPEC), [path]).results
+        assert (r.verdict, r.headline) == ("ERROR", "bad-input")
+        assert "duplicate key 'function_name'" in r.reasons[0].message
+
+    @pytest.mark.parametrize("name", ["otel_otlp_hex.json", "otel_otlp_base64.jsonl"])
+    def test_otel(self, tmp_path: Path, name: str) -> None:
+        """The OpenTelemetry reader refuses a repeated key, in either layout."""
+        text = (FW / name).read_text(encoding="utf-8")
+        assert '"name": "' in text
+        text = text.replace('"name": "', '"name": "x", "name": "', 1)
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        results = replay(load_spec(FW_SPEC), [path]).results
+        assert [(r.verdict, r.headline) for r in results] == [("ERROR", "bad-input")]
+        assert "duplicate key 'name'" in results[0].reasons[0].message
+
+    def test_openai_agents(self, tmp_path: Path) -> None:
+        """The Agents SDK reader refuses a repeated key."""
+        text = (FW / "openai_agents_approved.jsonl").read_text(encoding="utf-8")
+        text = text.replace('"object": "', '"object": "run_item", "object": "', 1)
+        path = tmp_path / "agents.jsonl"
+        path.write_text(text, encoding="utf-8")
+        results = replay(load_spec(FW_SPEC), [path]).results
+        assert [(r.verdict, r.headline) for r in results] == [("ERROR", "bad-input")]
+        assert "line 1: duplicate key 'object'" in results[0].reasons[0].message
+
+    def test_accept_call_list(self, tmp_path: Path) -> None:
+        """An accept trace given as a JSON list refuses a repeated key."""
+        from assay.acceptance import load_trace
+        from assay.errors import TraceError
+
+        path = tmp_path / "trace.json"
+        path.write_text('[{"tool": "send_invoice",\n "tool": "read_record"}]', encoding="utf-8")
+        with pytest.raises(TraceError, match="duplicate key 'tool'") as info:
+            load_trace(path)
+        assert info.value.line == 2

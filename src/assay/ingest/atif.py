@@ -36,6 +36,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import check_document
 from assay.ingest.transcripts import _Bad as _BadText
 from assay.ingest.transcripts import _decode, _text
 
@@ -251,8 +252,11 @@ class _Builder:
             raise _Bad(f"{where}: cannot read: {exc.strerror or exc}") from None
         try:
             doc = orjson.loads(data)
+            check_document(data, doc)
         except orjson.JSONDecodeError as exc:
             raise _Bad(f"{where}: invalid JSON: {exc.msg}") from None
+        except TraceError as exc:
+            raise _Bad(f"{where}: {exc.location_message()}") from None
         if not isinstance(doc, dict) or doc.get("session_id") != sid:
             raise _Bad(f"{where}: the file is not that subagent's trajectory "
                        "(its session_id differs)")

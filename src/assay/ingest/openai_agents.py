@@ -39,6 +39,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import check_line, no_duplicate_keys
 
 __all__ = ["detect_openai_agents", "read_openai_agents"]
 
@@ -85,13 +86,18 @@ class _Trace:
 
 def _records(data: bytes) -> dict[str, _Trace]:
     traces: dict[str, _Trace] = {}
+    lines: list[tuple[int, bytes, Any]] = []
     for line, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
         try:
-            rec = orjson.loads(raw)
+            lines.append((line, raw, orjson.loads(raw)))
         except orjson.JSONDecodeError as exc:
             raise TraceError(f"unparseable JSON: {exc}", line=line) from None
+    if not no_duplicate_keys(data, [rec for _, _, rec in lines]):
+        for line, raw, rec in lines:
+            check_line(raw, rec, line, None)
+    for line, _raw, rec in lines:
         if not isinstance(rec, dict):
             raise TraceError(f"expected a JSON object, got {type(rec).__name__}", line=line)
         kind = rec.get("object")

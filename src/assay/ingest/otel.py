@@ -42,6 +42,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import DuplicateKey, check_line, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "read_otel", "spans_to_events"]
 
@@ -87,23 +88,45 @@ def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
     except orjson.JSONDecodeError:
         out = []
     else:
+        if not no_duplicate_keys(data, [value for _, value in out]):
+            for n, value in out:
+                check_line(lines[n - 1], value, n, None)
         yield from out
         return
-    text = data.decode("utf-8", errors="replace")
-    decoder = json.JSONDecoder()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"not UTF-8 text (byte {exc.start})",
+                         line=data.count(b"\n", 0, exc.start) + 1) from None
+    # The standard library's parser, with a hook that refuses a repeated key.
+    decoder = json.JSONDecoder(object_pairs_hook=pairs_hook, parse_constant=_no_constant)
     pos, length = 0, len(text)
+    values: list[tuple[int, Any]] = []
     while True:
         while pos < length and text[pos].isspace():
             pos += 1
         if pos >= length:
-            return
+            break
         line = text.count("\n", 0, pos) + 1
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise TraceError(f"unparseable JSON: {exc.msg}",
                              line=text.count("\n", 0, exc.pos) + 1) from None
-        yield line, value
+        except DuplicateKey as exc:
+            raise TraceError(str(exc), line=line) from None
+        except (ValueError, RecursionError) as exc:
+            raise TraceError(f"unparseable JSON: {exc}", line=line) from None
+        values.append((line, value))
+    try:  # what orjson would refuse (numbers out of range, lone surrogates) is refused here too
+        orjson.dumps([value for _, value in values])
+    except orjson.JSONEncodeError as exc:
+        raise TraceError(f"unusable JSON value: {exc}") from None
+    yield from values
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _hex_id(raw: Any, size: int, what: str, required: bool = True) -> str | None:

@@ -29,6 +29,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import check_document
 
 __all__ = [
     "detect_json_document",
@@ -313,11 +314,14 @@ def _final(reward: float | None, claimed: Any = None, **extra: Any) -> dict[str,
 
 
 def _decode(path: str, data: bytes) -> Any:
+    """Decode a whole JSON document; a repeated key is refused like broken JSON."""
     try:
-        return orjson.loads(data)
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         line = data.count(b"\n", 0, exc.pos) + 1
         raise TraceError(f"unparseable JSON: {exc.msg}", path=path, line=line) from None
+    check_document(data, doc, path)
+    return doc
 
 
 # -- the readers ------------------------------------------------------------------------------
