@@ -236,7 +236,8 @@ class Replayer:
             return
         for rule in rules:
             st = self.states[rule.index]
-            if rule.confirmed_by is not None and confirmed_by not in rule.confirmed_by:
+            if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
+                                                  or confirmed_by not in rule.confirmed_by):
                 allowed = _quote(sorted(rule.confirmed_by))
                 st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
