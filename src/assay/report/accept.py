@@ -12,11 +12,17 @@ __all__ = ["accept_report", "self_test_report", "verdict_block"]
 
 _OK = "       ok - "
 _FAIL = "    FAIL - "
+_UNCHECKED = "UNCHECKED - "
 
 
 def verdict_block(label: str, result: GateResult) -> list[str]:
     """``[VERDICT] label`` and one indented line per reason, in the order the checks ran."""
     lines = [f"[{result.verdict}] {label}"]
+    if not result.claims_checked:  # first, so nobody reads the verdict without it
+        claimed = ", ".join(f"'{v}'" for v in result.unchecked_claims)
+        what = f"the result claims {claimed}: NOT checked" if claimed else \
+            "claims were NOT checked"
+        lines.append(f"{_UNCHECKED}{what}, no trace was given (--claims-unchecked)")
     lines.extend(f"{_OK if r.ok else _FAIL}{r.message}" for r in result.reasons)
     return lines
 
