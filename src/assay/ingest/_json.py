@@ -18,7 +18,6 @@ the key and, through :func:`check_line` or :func:`check_document`, the line.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -56,6 +55,8 @@ def find_duplicate(data: bytes | str) -> str | None:
     ``data`` must already have been decoded once (by orjson): this is a second
     reading for duplicates only.
     """
+    import json  # the exact reading is the rare path; the hot path needs no json module
+
     try:
         json.loads(data, object_pairs_hook=pairs_hook)
     except DuplicateKey as dup:
@@ -106,6 +107,8 @@ _COLON = re.compile(rb"\s*:")
 
 def _line_of(data: bytes, key: str) -> int | None:
     """The line where ``key`` appears for the second time in one object."""
+    import json
+
     stack: list[set[str] | None] = []
     for m in _TOKEN.finditer(data):
         tok = m.group()
