@@ -43,7 +43,10 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AssayError as exc:
-            click.echo(f"error[{exc.reason}]: {exc.location_message()}", err=True)
+            from assay.report._text import escape_controls
+
+            click.echo(escape_controls(f"error[{exc.reason}]: {exc.location_message()}"),
+                       err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             _interrupted()
@@ -132,10 +135,14 @@ def replay(spec: str, trajectories: tuple[str, ...], fmt: str, input_format: str
               help="Read-only GET; a 2xx answer confirms the effect.")
 @click.option("--probe-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
               help="How long a probe may take before it counts as failed.")
+@click.option("--claims-unchecked", is_flag=True,
+              help="Judge a contract that checks claims without a trace: the claims are "
+                   "not checked, and the report says so (without this, no trace is exit 2).")
 @FORMAT_OPTION
 @click.option("--self-test", is_flag=True, help="Judge the four built-in fixtures and exit.")
 def accept(contract: str | None, result: str | None, trace: str | None, probe_cmd: str | None,
-           probe_url: str | None, probe_timeout: float, fmt: str, self_test: bool) -> None:
+           probe_url: str | None, probe_timeout: float, claims_unchecked: bool, fmt: str,
+           self_test: bool) -> None:
     """Accept an agent's claimed result only when the evidence backs it.
 
     Checks the result against the contract, each claimed verb against the
@@ -155,7 +162,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
     from assay.acceptance import accept_files
 
     run = accept_files(contract, result, trace, probe_cmd=probe_cmd, probe_url=probe_url,
-                       probe_timeout=probe_timeout)
+                       probe_timeout=probe_timeout, claims_unchecked=claims_unchecked)
     _emit(accept_report(run.label, run.result, fmt=fmt))
     sys.exit(run.exit)
 
@@ -314,5 +321,7 @@ def main(argv: list[str] | None = None) -> None:
     except BaseException as exc:  # fail closed on any bug
         if isinstance(exc, KeyboardInterrupt):
             _interrupted()
-        click.echo(f"error[internal]: {type(exc).__name__}: {exc}", err=True)
+        from assay.report._text import escape_controls
+
+        click.echo(escape_controls(f"error[internal]: {type(exc).__name__}: {exc}"), err=True)
         sys.exit(EXIT_INTERNAL)

@@ -22,6 +22,8 @@ class Reason(StrEnum):
     #: A template: ``N`` is the length of the longest chain, see :func:`propagated`.
     UNVERIFIED_CLAIM_PROPAGATED = "unverified-claim-propagated-N-hops"
     UNCONTRACTED_HANDOFF = "uncontracted-handoff"
+    CONTRACTED_HANDOFF_ABSENT = "contracted-handoff-absent"
+    NO_ACTIONS_RECORDED = "no-actions-recorded"
     # run (gated workflow harness)
     RUN_COMPLETED = "run-completed"
     GATE_FAILED = "gate-failed"

@@ -63,23 +63,45 @@ class TestAcceptCommand:
     ])
     def test_rejections_from_files(self, result: str, trace: str | None, line: str) -> None:
         """A non-object result and a claim with no call are REJECTED with their reason."""
-        r = accept(result, trace)
+        r = accept(result, trace, "contract.json",
+                   *(["--claims-unchecked"] if trace is None else []))
         assert r.exit_code == 1
         assert r.stdout.splitlines()[-1] == line
 
     def test_result_from_stdin(self) -> None:
         """'-' reads the result from standard input."""
-        r = CliRunner().invoke(cli, ["accept", "-c", str(DATA / "contract.json"), "-r", "-"],
-                               input='{"status": "updated", "target_id": "cust_1001", '
+        r = CliRunner().invoke(cli, ["accept", "-c", str(DATA / "contract.json"), "-r", "-",
+                                     "-t", str(DATA / "trace_sent.jsonl")],
+                               input='{"status": "sent", "target_id": "cust_1002", '
                                      '"amount": null}')
         assert r.exit_code == 0, r.output
+
+    def test_claims_without_a_trace_cannot_be_judged(self) -> None:
+        """A claimed 'sent' with no trace is exit 2 with one line, never ACCEPTED."""
+        r = accept("result_sent.json")
+        assert r.exit_code == 2
+        assert r.stdout == ""
+        assert r.stderr.startswith("error[bad-input]: the contract checks claims")
+        assert "--claims-unchecked" in r.stderr and r.stderr.count("\n") == 1
+
+    def test_claims_unchecked_is_said_in_text_and_json(self) -> None:
+        """With --claims-unchecked the claims go unchecked, and both reports say so."""
+        r = accept("result_sent.json", None, "contract.json", "--claims-unchecked")
+        assert r.exit_code == 0, r.output
+        assert r.stdout.splitlines()[:2] == [
+            f"[ACCEPTED] {DATA / 'result_sent.json'}",
+            "UNCHECKED - the result claims 'sent': NOT checked, no trace was given "
+            "(--claims-unchecked)"]
+        doc = json.loads(accept("result_sent.json", None, "contract.json", "--claims-unchecked",
+                                "--format", "json").stdout)
+        assert (doc["claims_checked"], doc["unchecked_claims"]) == (False, ["sent"])
 
     def test_json_format(self) -> None:
         """--format json prints the public shape: verdict, exit, reasons."""
         r = accept("result_sent.json", "trace_errored.json", "contract.json", "--format", "json")
         doc = json.loads(r.stdout)
         assert r.exit_code == 1
-        assert list(doc) == ["verdict", "exit", "reasons"]
+        assert list(doc) == ["verdict", "exit", "reasons", "claims_checked"]
         assert doc["verdict"] == "REJECTED"
         assert doc["exit"] == 1
         assert [(x["ok"], x["check"]) for x in doc["reasons"]] == [(True, "contract"),

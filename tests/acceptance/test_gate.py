@@ -39,7 +39,8 @@ class TestContractCheck:
         """A JSON string (or bytes) is parsed before it is checked."""
         assert verify('{"status": "created", "target_id": "cust_1001"}', SELF_TEST_CONTRACT,
                       trace=CREATED).accepted
-        assert verify(b'{"status": "sent", "target_id": "cust_1003"}', SELF_TEST_CONTRACT).accepted
+        assert verify(b'{"status": "sent", "target_id": "cust_1003"}', SELF_TEST_CONTRACT,
+                      claims_unchecked=True).accepted
 
     def test_invalid_json_gives_the_parser_message_and_skips_the_rest(self) -> None:
         """Broken JSON is REJECTED with the parser's message; claims and probe are not run."""
@@ -57,12 +58,12 @@ class TestContractCheck:
     ])
     def test_non_object_is_rejected(self, value: Any, kind: str) -> None:
         """A result that is not an object is REJECTED naming what it is."""
-        assert fails(verify(value, SELF_TEST_CONTRACT)) == [
+        assert fails(verify(value, SELF_TEST_CONTRACT, claims_unchecked=True)) == [
             ("contract", f"result is {kind}, expected a JSON object")]
 
     def test_missing_and_mistyped_fields(self) -> None:
         """Each missing field and each wrong type is its own FAIL."""
-        r = verify({"status": 3}, SELF_TEST_CONTRACT)
+        r = verify({"status": 3}, SELF_TEST_CONTRACT, claims_unchecked=True)
         assert fails(r) == [
             ("contract", "field 'status' is integer, expected string"),
             ("contract", "required field 'target_id' is missing"),
@@ -73,35 +74,36 @@ class TestContractCheck:
     def test_bool_is_not_an_integer(self) -> None:
         """true does not satisfy integer or number, and 1.5 does not satisfy integer."""
         c = Contract(required={"n": "integer", "x": "number"})
-        assert fails(verify({"n": True, "x": False}, c)) == [
+        assert fails(verify({"n": True, "x": False}, c, claims_unchecked=True)) == [
             ("contract", "field 'n' is boolean, expected integer"),
             ("contract", "field 'x' is boolean, expected number")]
-        assert not verify({"n": 1.5, "x": 1}, c).accepted
-        assert verify({"n": 1, "x": 1.5}, c).accepted
+        assert not verify({"n": 1.5, "x": 1}, c, claims_unchecked=True).accepted
+        assert verify({"n": 1, "x": 1.5}, c, claims_unchecked=True).accepted
 
     def test_union_type(self) -> None:
         """A union accepts any of its types and names them all when it fails."""
         c = Contract(required={"amount": ["integer", "null"]})
-        assert verify({"amount": None}, c).accepted
-        assert fails(verify({"amount": "7"}, c)) == [
+        assert verify({"amount": None}, c, claims_unchecked=True).accepted
+        assert fails(verify({"amount": "7"}, c, claims_unchecked=True)) == [
             ("contract", "field 'amount' is string, expected integer or null")]
 
     def test_allow_list_off_list(self) -> None:
         """A value off the allow-list is REJECTED, naming the value and the list."""
-        r = verify({"status": "sent", "target_id": "cust_9999"}, SELF_TEST_CONTRACT)
+        r = verify({"status": "sent", "target_id": "cust_9999"}, SELF_TEST_CONTRACT,
+                   claims_unchecked=True)
         assert fails(r) == [("contract", "field 'target_id' = 'cust_9999' is not on its "
                                          "allow-list ['cust_1001', 'cust_1002', 'cust_1003']")]
 
     def test_allow_list_compares_like_json(self) -> None:
         """true is not 1, 1 is 1.0, and an array is never on an allow-list."""
         c = Contract(enums={"n": [1]})
-        assert not verify({"n": True}, c).accepted
-        assert verify({"n": 1.0}, c).accepted
-        assert not verify({"n": [1]}, c).accepted
+        assert not verify({"n": True}, c, claims_unchecked=True).accepted
+        assert verify({"n": 1.0}, c, claims_unchecked=True).accepted
+        assert not verify({"n": [1]}, c, claims_unchecked=True).accepted
 
     def test_allow_list_ignores_absent_fields(self) -> None:
         """An allow-list only judges a field that is there; presence is required's job."""
-        assert verify({}, Contract(enums={"status": ["sent"]})).accepted
+        assert verify({}, Contract(enums={"status": ["sent"]}), claims_unchecked=True).accepted
 
 
 class TestSchemaCheck:
@@ -110,9 +112,10 @@ class TestSchemaCheck:
     def test_schema_pass_and_fail(self) -> None:
         """Each schema violation is a 'schema' FAIL located by path; a pass is one ok."""
         c = load_contract(DATA / "contract_schema.yaml")
-        ok = verify({"status": "sent", "target_id": "cust_1002", "amount": 3}, c)
+        ok = verify({"status": "sent", "target_id": "cust_1002", "amount": 3}, c,
+                    claims_unchecked=True)
         assert [(r.ok, r.check) for r in ok.reasons] == [(True, "contract"), (True, "schema")]
-        bad = verify({"status": "sent", "target_id": "c-2", "amount": -1}, c)
+        bad = verify({"status": "sent", "target_id": "c-2", "amount": -1}, c, claims_unchecked=True)
         assert fails(bad) == [
             ("schema", "at $.amount: -1 is less than the minimum of 0"),
             ("schema", "at $.target_id: 'c-2' does not match '^cust_[0-9]{4}$'"),
@@ -121,7 +124,8 @@ class TestSchemaCheck:
     def test_schema_runs_beside_the_contract(self) -> None:
         """Contract and schema reasons are all kept."""
         c = Contract(required={"a": "string"}, json_schema={"required": ["b"]})
-        assert fails(verify({}, c)) == [("contract", "required field 'a' is missing"),
+        assert fails(verify({}, c, claims_unchecked=True)) == [
+            ("contract", "required field 'a' is missing"),
                                         ("schema", "at $: 'b' is a required property")]
 
 
@@ -157,10 +161,28 @@ class TestClaimCheck:
                    trace=[{"tool": "create_record"}])
         assert [(x.ok, x.check) for x in r.reasons[1:]] == [(True, "claim"), (False, "claim")]
 
-    def test_no_trace_no_claim_check(self) -> None:
-        """Without a trace the claim check does not run."""
-        r = verify({"status": "created", "target_id": "cust_1001"}, SELF_TEST_CONTRACT)
+    def test_no_trace_cannot_judge_claims(self) -> None:
+        """A contract that checks claims, given no trace, cannot judge: never an ACCEPTED."""
+        from assay.errors import InputError
+
+        with pytest.raises(InputError, match="no trace was given") as info:
+            verify({"status": "sent", "target_id": "cust_1001"}, SELF_TEST_CONTRACT)
+        assert info.value.exit_code == 2
+
+    def test_claims_unchecked_says_so(self) -> None:
+        """With claims_unchecked the claim check does not run, and the result says so."""
+        r = verify({"status": "sent", "target_id": "cust_1001"}, SELF_TEST_CONTRACT,
+                   claims_unchecked=True)
         assert [x.check for x in r.reasons] == ["contract"]
+        assert r.accepted
+        assert (r.claims_checked, r.unchecked_claims) == (False, ("sent",))
+        d = r.to_dict()
+        assert (d["claims_checked"], d["unchecked_claims"]) == (False, ["sent"])
+
+    def test_contract_without_claims_needs_no_trace(self) -> None:
+        """A contract that checks no claim is judged without a trace, claims_checked true."""
+        r = verify({"status": "sent"}, Contract(enums={"status": ["sent"]}))
+        assert r.accepted and r.claims_checked
 
     def test_native_trajectory_as_evidence(self) -> None:
         """A native trajectory's action events are evidence, located by seq."""
@@ -254,19 +276,19 @@ class TestProbeCheck:
 
     def test_truthy_probe_confirms(self) -> None:
         """A truthy probe adds an ok 'probe' reason."""
-        r = verify(GOOD, SELF_TEST_CONTRACT, probe=lambda: {"id": 1})
+        r = verify(GOOD, SELF_TEST_CONTRACT, probe=lambda: {"id": 1}, claims_unchecked=True)
         assert r.reasons[-1] == GateReason(True, "probe", "probe confirmed the effect on read-back")
 
     def test_falsy_probe_is_wrong_effect(self) -> None:
         """A falsy probe REJECTS with wrong-effect."""
-        r = verify(GOOD, SELF_TEST_CONTRACT, probe=lambda: None)
+        r = verify(GOOD, SELF_TEST_CONTRACT, probe=lambda: None, claims_unchecked=True)
         assert fails(r) == [("probe", "probe found no effect on read-back (wrong-effect)")]
 
     def test_raising_probe_is_named(self) -> None:
         """A probe that raises REJECTS naming the exception."""
         def probe() -> bool:
             raise ConnectionError("crm is down")
-        assert fails(verify(GOOD, SELF_TEST_CONTRACT, probe=probe)) == [
+        assert fails(verify(GOOD, SELF_TEST_CONTRACT, probe=probe, claims_unchecked=True)) == [
             ("probe", "probe could not complete: ConnectionError: crm is down")]
 
     def test_probe_label_is_used(self) -> None:
@@ -276,13 +298,14 @@ class TestProbeCheck:
 
             def __call__(self) -> bool:
                 return True
-        assert verify(GOOD, SELF_TEST_CONTRACT, probe=Probe()).reasons[-1].message.startswith(
+        assert verify(GOOD, SELF_TEST_CONTRACT, probe=Probe(),
+                      claims_unchecked=True).reasons[-1].message.startswith(
             "invoice lookup confirmed")
 
     def test_probe_runs_after_contract_failures(self) -> None:
         """Every applicable check runs: a contract FAIL does not skip the probe."""
         r = verify({"status": "sent", "target_id": "cust_9999"}, SELF_TEST_CONTRACT,
-                   probe=lambda: False)
+                   probe=lambda: False, claims_unchecked=True)
         assert [x.check for x in r.failures] == ["contract", "probe"]
 
 
@@ -291,8 +314,9 @@ class TestGateResult:
 
     def test_to_dict_shape(self) -> None:
         """to_dict gives verdict, exit and reasons with ok, check and message."""
-        d = verify({"status": "x"}, Contract(enums={"status": ["y"]})).to_dict()
-        assert list(d) == ["verdict", "exit", "reasons"]
+        d = verify({"status": "x"}, Contract(enums={"status": ["y"]}),
+                   claims_unchecked=True).to_dict()
+        assert list(d) == ["verdict", "exit", "reasons", "claims_checked"]
         assert d["verdict"] == "REJECTED"
         assert d["exit"] == 1
         assert list(d["reasons"][0]) == ["ok", "check", "message"]
@@ -300,9 +324,10 @@ class TestGateResult:
     def test_contract_as_dict_or_path(self) -> None:
         """verify also takes a contract document or a contract path."""
         doc = {"required": {"status": "string"}}
-        assert verify({"status": "a"}, doc).accepted
+        assert verify({"status": "a"}, doc, claims_unchecked=True).accepted
         assert verify({"status": "sent", "target_id": "cust_1002"},
-                      str(DATA / "contract.yaml")).accepted is False  # summary is required
+                      str(DATA / "contract.yaml"),
+      claims_unchecked=True).accepted is False  # summary is required
 
     def test_bad_contract_document_raises(self) -> None:
         """An unusable contract is a SpecError, not a verdict."""

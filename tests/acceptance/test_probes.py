@@ -70,7 +70,7 @@ class TestCommandProbe:
     def test_nonzero_exit_is_wrong_effect(self) -> None:
         """A non-zero exit is a falsy answer carrying the exit code."""
         r = verify({"status": "x"}, CONTRACT,
-                   probe=CommandProbe([PY, "-c", "import sys; sys.exit(3)"]))
+                   probe=CommandProbe([PY, "-c", "import sys; sys.exit(3)"]), claims_unchecked=True)
         assert r.reasons[-1].message.endswith("(wrong-effect); exit 3")
 
     def test_no_shell_sees_the_arguments(self) -> None:
@@ -86,7 +86,8 @@ class TestCommandProbe:
 
     def test_missing_program(self) -> None:
         """A program that does not exist is named in the failing reason."""
-        r = verify({"status": "x"}, CONTRACT, probe=CommandProbe(["/nonexistent/probe-tool"]))
+        r = verify({"status": "x"}, CONTRACT, probe=CommandProbe(["/nonexistent/probe-tool"]),
+                   claims_unchecked=True)
         assert "could not complete: ProbeError: cannot run" in r.reasons[-1].message
 
     def test_background_child_does_not_outlive_the_probe(self, tmp_path: Path) -> None:
@@ -166,6 +167,7 @@ class TestProbeOptions:
         data = Path(__file__).resolve().parent.parent / "data" / "accept"
         r = CliRunner().invoke(cli, ["accept", "-c", str(data / "contract.json"),
                                      "-r", str(data / "result_sent.json"),
-                                     "--probe-url", f"{server}{path}", "--probe-timeout", "2"])
+                                     "--probe-url", f"{server}{path}", "--probe-timeout", "2",
+                                     "--claims-unchecked"])
         assert r.exit_code == code, r.output
         assert r.stdout.splitlines()[-1].startswith(line)

@@ -264,7 +264,9 @@ class TestHandoffs:
         """A border no contract covers is a warning on a PASS."""
         result = replay_events(self.CONTRACTS, _events(_hand("x", "y", q=1)))
         assert result.verdict == "PASS"
-        assert [w.code for w in result.warnings] == ["uncontracted-handoff"]
+        # then one warning per contracted border this run never crossed
+        assert [w.code for w in result.warnings] == ["uncontracted-handoff"] + [
+            "contracted-handoff-absent"] * 3
 
 
 class TestDeterminism:

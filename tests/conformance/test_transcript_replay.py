@@ -228,7 +228,9 @@ class TestRealRuns:
         assert f"file : {TAU_BENCH}: 172 PASS, 28 BLOCK, 0 ERROR" in lines
         assert "by task_success=false: 116 PASS, 27 BLOCK, 0 ERROR" in lines
         assert "by task_success=true: 103 PASS, 4 BLOCK, 0 ERROR" in lines
-        assert "summary: 219 PASS, 31 BLOCK, 0 ERROR -> overall exit 1" in lines
+        # 20 runs hold no tool call at all: PASS, with a no-actions-recorded warning
+        assert "summary: 219 PASS (20 with warnings), 31 BLOCK, 0 ERROR -> overall exit 1" \
+            in lines
         assert not any(line.startswith("[") for line in lines)
 
     def test_report_names_messages(self) -> None:

@@ -162,11 +162,12 @@ class TestOpenAIChat:
         assert events[0].get("args") == "{oops"
 
     def test_orphan_tool_result(self) -> None:
-        """A tool result that answers no recorded call is kept as a tool message."""
-        events = transcript_events([{"role": "tool", "tool_call_id": "x", "content": "ok"}],
-                                   {"task_success": False})
-        assert (events[0].kind, events[0].get("role"), events[0].get("text")) \
-            == ("message", "tool", "ok")
+        """A tool result that answers no recorded call is malformed: its call was lost."""
+        from assay.errors import TraceError
+
+        with pytest.raises(TraceError, match=r"^message 0: tool result answers call id 'x'"):
+            transcript_events([{"role": "tool", "tool_call_id": "x", "content": "ok"}],
+                              {"task_success": False})
 
     def test_legacy_function_call(self) -> None:
         """The older function_call shape and its function-role result are read too."""

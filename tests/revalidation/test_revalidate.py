@@ -328,6 +328,42 @@ class TestClassification:
         assert codes(rv, "classification") == ["step-needs-operator"]
         assert rv.decision == "escalate"
 
+    def test_unknown_effect_outranks_a_missing_step_key(self, site: Site) -> None:
+        """An unknown effect means reconcile first, even when its unsafe step has no key.
+
+        The step is named like the effect, so it is that effect's step; the
+        effect's own idempotency key counts for it.
+        """
+        effs = {"upload": {"state": "attempted", "idempotency_key": "job/upload",
+                           "reconcile": py("import sys; sys.exit(9)")}}
+        steps = [{"step": "upload", "retry_class": "unsafe_to_retry"}]
+        rv = revalidate(site.write(external_effects=effs, remaining=steps), now=NOW)
+        assert codes(rv, "effects") == ["effect-unknown"]
+        assert codes(rv, "classification") == ["step-classified"]
+        assert [s.to_dict() for s in rv.remaining] == [
+            {"step": "upload", "retry_class": "reconcile_first"}]
+        assert rv.decision == "reconcile_first" and rv.exit == 1
+        assert rv.next_action.startswith("reconcile upload")
+
+    def test_effect_key_counts_for_its_step(self, site: Site) -> None:
+        """A confirmed effect's idempotency key makes its unsafe step retryable by key."""
+        effs = {"upload": {"state": "attempted", "idempotency_key": "job/upload",
+                           "ledger": "ledger.jsonl"}}
+        steps = [{"step": "upload", "retry_class": "unsafe_to_retry"}]
+        rv = revalidate(site.write(external_effects=effs, remaining=steps), now=NOW)
+        assert codes(rv, "classification") == ["step-classified"]
+        assert rv.decision == "continue"
+
+    def test_a_step_can_name_another_effect(self, site: Site) -> None:
+        """A step named like one effect but naming another in 'effect' belongs to that one."""
+        effs = {"upload": {"state": "attempted", "idempotency_key": "job/upload",
+                           "reconcile": py("import sys; sys.exit(9)")},
+                "post": {"state": "attempted", "reconcile": py("import sys; sys.exit(1)")}}
+        steps = [{"step": "upload", "retry_class": "unsafe_to_retry", "effect": "post"}]
+        rv = revalidate(site.write(external_effects=effs, remaining=steps), now=NOW)
+        assert codes(rv, "classification") == ["step-needs-operator"]
+        assert rv.decision == "escalate"
+
     def test_unsafe_with_key_is_kept(self, site: Site) -> None:
         """An unsafe step with an idempotency key keeps its class."""
         steps = [{"step": "tweet", "retry_class": "unsafe_to_retry", "idempotency_key": "t1"}]

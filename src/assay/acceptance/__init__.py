@@ -113,14 +113,18 @@ def make_probe(command: str | None = None, url: str | None = None,
 
 def accept_files(contract: str | PathLike[str], result: str | PathLike[str],
                  trace: str | PathLike[str] | None = None, *, probe_cmd: str | None = None,
-                 probe_url: str | None = None, probe_timeout: float = 10.0) -> AcceptRun:
+                 probe_url: str | None = None, probe_timeout: float = 10.0,
+                 claims_unchecked: bool = False) -> AcceptRun:
     """Judge a result file against a contract file and a trace file: the CLI's one call.
 
-    Unusable inputs raise :class:`~assay.errors.InputError` (exit 2); a result
-    that does not parse is judged (REJECTED), not an input error.
+    Unusable inputs raise :class:`~assay.errors.InputError` (exit 2), and so
+    does a contract that checks claims with no trace, unless
+    ``claims_unchecked``; a result that does not parse is judged (REJECTED),
+    not an input error.
     """
     loaded = load_contract(contract)
     probe = make_probe(probe_cmd, probe_url, probe_timeout)
     calls = load_trace(trace) if trace is not None else None
     text = read_result(result)
-    return AcceptRun(str(result), loaded, verify(text, loaded, trace=calls, probe=probe))
+    return AcceptRun(str(result), loaded, verify(text, loaded, trace=calls, probe=probe,
+                                                 claims_unchecked=claims_unchecked))

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from assay.acceptance.contract import Contract, json_type, load_contract, parse_contract, value_key
 from assay.acceptance.trace import Call, calls_of
+from assay.errors import InputError
 
 __all__ = ["CHECKS", "GateReason", "GateResult", "verify"]
 
@@ -55,6 +56,11 @@ class GateResult:
     """The gate's verdict on one result, with every reason in the order the checks ran."""
 
     reasons: tuple[GateReason, ...]
+    #: False when the contract checks claims and none was checked (no trace, accepted
+    #: on purpose with ``claims_unchecked``); the report then says so.
+    claims_checked: bool = True
+    #: The verbs the result claims that went unchecked for want of a trace.
+    unchecked_claims: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -80,9 +86,17 @@ class GateResult:
         return tuple(r for r in self.reasons if not r.ok)
 
     def to_dict(self) -> dict[str, Any]:
-        """The public JSON shape: ``{"verdict", "exit", "reasons": [...]}``."""
-        return {"verdict": self.verdict, "exit": self.exit,
-                "reasons": [r.to_dict() for r in self.reasons]}
+        """The public JSON shape: ``{"verdict", "exit", "reasons": [...], "claims_checked"}``.
+
+        ``unchecked_claims`` (the verbs claimed and not checked) appears when
+        ``claims_checked`` is false.
+        """
+        out: dict[str, Any] = {"verdict": self.verdict, "exit": self.exit,
+                               "reasons": [r.to_dict() for r in self.reasons],
+                               "claims_checked": self.claims_checked}
+        if not self.claims_checked:
+            out["unchecked_claims"] = list(self.unchecked_claims)
+        return out
 
 
 def _contract_of(contract: Contract | Mapping[str, Any] | str | PathLike[str]) -> Contract:
@@ -264,29 +278,47 @@ def _check_probe(probe: Callable[[], Any], out: list[GateReason]) -> None:
 
 
 def verify(result: Any, contract: Contract | Mapping[str, Any] | str | PathLike[str],
-           trace: Any = None, probe: Callable[[], Any] | None = None) -> GateResult:
+           trace: Any = None, probe: Callable[[], Any] | None = None, *,
+           claims_unchecked: bool = False) -> GateResult:
     """Accept an agent's claimed result only when every applicable check passes.
 
     Args:
         result: what the agent returned: an object, or JSON text (parsed first).
         contract: a :class:`Contract`, a contract document as a dict, or a path to one.
         trace: the calls the agent made (see :func:`assay.acceptance.calls_of`).
-            Without a trace, claims are not checked.
         probe: an optional read-only callable; truthy means the effect is there.
+        claims_unchecked: accept a contract that checks claims without a trace. The
+            claims are then not checked, and the result says so
+            (``claims_checked`` false, ``unchecked_claims``).
 
     Returns:
-        A :class:`GateResult`; rejecting is never an exception. Only an unusable
-        contract (given as a dict or path) raises :class:`~assay.errors.SpecError`.
+        A :class:`GateResult`; rejecting is never an exception.
+
+    Raises:
+        InputError: the contract checks claims, no trace was given, and
+            ``claims_unchecked`` is false: a claim nobody checked is no evidence,
+            so the gate cannot judge (exit 2). An unusable contract (given as a
+            dict or path) raises :class:`~assay.errors.SpecError`.
     """
     c = _contract_of(contract)
+    if trace is None and c._claims and not claims_unchecked:
+        verbs = ", ".join(f"'{verb}'" for verb, _, _ in c._claims)
+        raise InputError(f"the contract checks claims ({verbs}) against a trace, and no trace "
+                         "was given: a claim nobody checked is no evidence; give the trace "
+                         "(--trace), or --claims-unchecked to judge without checking claims")
     out: list[GateReason] = []
     obj = _parse(result, out)
+    unchecked: tuple[str, ...] = ()
     if obj is not None:
         _check_contract(obj, c, out)
         if c._validator is not None:
             _check_schema(obj, c, out)
         if trace is not None and c._claims:
             _check_claims(obj, c, trace, out)
+        elif c._claims:
+            text = _claim_text(obj)
+            unchecked = tuple(verb for verb, _, search in c._claims if search(text) is not None)
         if probe is not None:
             _check_probe(probe, out)
-    return GateResult(tuple(out))
+    return GateResult(tuple(out), claims_checked=not c._claims or trace is not None,
+                      unchecked_claims=unchecked)

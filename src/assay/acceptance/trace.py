@@ -103,6 +103,9 @@ def _read_call_list(path: str, data: bytes) -> list[Call]:
     except orjson.JSONDecodeError as exc:
         line = data.count(b"\n", 0, exc.pos) + 1
         raise TraceError(f"invalid JSON: {exc.msg}", path=path, line=line) from None
+    from assay.ingest._json import check_document
+
+    check_document(data, doc, path)
     calls: list[Call] = []
     for index, item in enumerate(doc, 1):
         if not isinstance(item, dict):

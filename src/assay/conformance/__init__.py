@@ -94,6 +94,39 @@ def replay_trajectory(spec: Spec | CompiledSpec, trajectory: Trajectory) -> Repl
                          meta=dict(trajectory.meta))
 
 
+def _crash(where: str, exc: BaseException) -> str:
+    """One line for an exception nobody expected: the file (or trajectory) and its type."""
+    lines = str(exc).splitlines()
+    detail = lines[0] if lines else ""
+    if len(detail) > 200:
+        detail = detail[:197] + "..."
+    return (f"{where}: could not be judged: unexpected {type(exc).__name__}"
+            f"{': ' + detail if detail else ''} (an internal error of assay; the file "
+            "is not judged, never passed)")
+
+
+def _judge(compiled: CompiledSpec, entry: Trajectory) -> ReplayResult:
+    """Judge one trajectory read from a file; an engine bug is its ERROR, not the batch's."""
+    try:
+        return replay_events(compiled, entry.events, entry.id, entry.path,
+                             source=entry.source, meta=dict(entry.meta))
+    except Exception as exc:  # an internal bug: fail closed for this trajectory only
+        return error_result(entry.id, entry.path, _crash(entry.id, exc), source=entry.source,
+                            meta=dict(entry.meta))
+
+
+def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
+              formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
+    """The results of one file; an unexpected exception is that file's ERROR, and no more."""
+    known = len(formats) if formats is not None else 0
+    try:
+        yield from _iter_path(compiled, path, input_format, formats)
+    except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
+        if formats is not None and len(formats) == known:
+            formats.append((path, input_format or "native"))
+        yield error_result(path, path, _crash(path, exc))
+
+
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
     from assay.ingest import ReadFailure, detect_format, load
@@ -123,8 +156,7 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         if isinstance(entry, ReadFailure):
             yield error_result(entry.id, entry.path, _strip_path(entry.error), source=fmt)
         else:
-            yield replay_events(compiled, entry.events, entry.id, entry.path, source=entry.source,
-                                meta=dict(entry.meta))
+            yield _judge(compiled, entry)
     if not judged:
         # An empty results file judged nothing; nothing judged is never a pass.
         yield error_result(path, path, f"the {fmt} file holds no trajectory to judge",
@@ -135,13 +167,21 @@ def iter_replay(spec: Spec | CompiledSpec,
                 items: Iterable[str | PathLike[str] | Trajectory], *,
                 input_format: str | None = None,
                 formats: list[tuple[str, str]] | None = None) -> Iterator[ReplayResult]:
-    """Yield one result per trajectory, reading files lazily (memory stays flat)."""
+    """Yield one result per trajectory, reading files lazily (memory stays flat).
+
+    Fails closed one file at a time: an exception nobody expected while one file
+    (or one in-memory trajectory) is read or judged becomes that file's ERROR
+    ``bad-input`` naming the file and the exception type, and the batch goes on.
+    """
     compiled = _compiled(spec)
     for item in items:
         if isinstance(item, Trajectory):
-            yield replay_trajectory(compiled, item)
+            try:
+                yield replay_trajectory(compiled, item)
+            except Exception as exc:  # an internal bug: fail closed for this trajectory
+                yield error_result(item.id, item.path, _crash(item.id, exc), source=item.source)
         else:
-            yield from _iter_path(compiled, str(item), input_format, formats)
+            yield from _isolated(compiled, str(item), input_format, formats)
 
 
 def replay(spec: Spec | str | PathLike[str],

@@ -79,6 +79,13 @@ class CompiledSpec:
                 self.by_action.setdefault(action, []).append(rule)
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
+        # Per receiving agent, the contracted borders that must have been crossed before it
+        # runs a guarded action.
+        self.contracts_to: dict[str, list[tuple[str, str]]] = {}
+        for border in self.contracts:
+            self.contracts_to.setdefault(border[1], []).append(border)
+        #: The guarded action names, for messages.
+        self.guard_text = _quote(sorted(self.by_action))
         derive = [(d.selector(), d.checkpoint_id, _pinned_kind(d.when)) for d in spec.derive]
         # Per event type, the voiding selectors and derive rules that can match it: most
         # selectors pin ``event``, and the hot path should not call them on other events.
@@ -140,6 +147,9 @@ class Replayer:
         # last seq, last border, value)
         self.longest: dict[tuple[str, bytes], tuple[int, int, str, int, str, Any]] = {}
         self.locate_messages = locate_messages
+        # Contracted borders crossed so far, and those already reported absent.
+        self.crossed: set[tuple[str, str]] = set()
+        self.absent: set[tuple[str, str]] = set()
 
     # -- the forward pass --------------------------------------------------------------
 
@@ -181,6 +191,8 @@ class Replayer:
                         irreversible += 1
                     rules = by_action.get(data["action_type"])
                     if rules:
+                        if agent in c.contracts_to:
+                            self._contracted_before(event)
                         for rule in rules:
                             self._guarded(states[rule.index], event)
                 elif kind == "handoff":
@@ -236,7 +248,8 @@ class Replayer:
             return
         for rule in rules:
             st = self.states[rule.index]
-            if rule.confirmed_by is not None and confirmed_by not in rule.confirmed_by:
+            if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
+                                                  or confirmed_by not in rule.confirmed_by):
                 allowed = _quote(sorted(rule.confirmed_by))
                 st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
@@ -269,11 +282,23 @@ class Replayer:
             why = f"{why}; {since}" if why else since
         st.pending.append((event.seq, event.data["action_type"], self.where(event), why))
 
+    def _contracted_before(self, event: Event) -> None:
+        """Warn when a guarded action's agent never received a handoff its contract promises."""
+        for border in self.c.contracts_to[event.agent or ""]:
+            if border not in self.crossed and border not in self.absent:
+                self.absent.add(border)
+                self.warnings.append(Finding(
+                    Reason.CONTRACTED_HANDOFF_ABSENT,
+                    f"guarded action '{event.data['action_type']}' ran at {self.where(event)} "
+                    f"but the contracted handoff {border[0]}->{border[1]} never happened "
+                    "before it; what the contract checks was never delivered", event.seq))
+
     def _handoff(self, event: Event) -> None:
         data = event.data
         src, dst, payload = data["from_agent"], data["to_agent"], data["payload"]
         border = f"{src}->{dst}"
         where = self.where(event)
+        self.crossed.add((src, dst))
         contract = self.c.contracts.get((src, dst))
         if contract is None:
             self.warnings.append(Finding(
@@ -359,13 +384,26 @@ class Replayer:
         stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
                                 self.checkpoints + self.derived, self.derived, self.irreversible,
                                 self.actions)
+        warnings = list(self.warnings)
+        if self.states and not self.actions:
+            warnings.append(Finding(
+                Reason.NO_ACTIONS_RECORDED,
+                f"the trajectory (read as {source}) records no tool call at all, yet the spec "
+                f"guards {self.c.guard_text}; a reader that found no call is no evidence that "
+                "none was made"))
+        for border in self.c.contracts:
+            if border not in self.crossed and border not in self.absent:
+                warnings.append(Finding(
+                    Reason.CONTRACTED_HANDOFF_ABSENT,
+                    f"the contracted handoff {border[0]}->{border[1]} never happened in this "
+                    "trajectory; its contract was never checked"))
         verdict: Verdict
         if reasons:
             verdict = "BLOCK"
         else:
             verdict = "PASS"
             reasons.append(Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL))
-        return ReplayResult(traj_id, path, verdict, tuple(reasons), tuple(self.warnings),
+        return ReplayResult(traj_id, path, verdict, tuple(reasons), tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {})
 
 

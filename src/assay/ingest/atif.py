@@ -36,6 +36,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import check_document
 from assay.ingest.transcripts import _Bad as _BadText
 from assay.ingest.transcripts import _decode, _text
 
@@ -63,6 +64,8 @@ class _Builder:
         self.subagents = subagents
         self.base_dir = base_dir
         self.active: set[str] = set()
+        #: Session ids of the subagent trajectories mapped so far.
+        self.visited: set[str] = set()
 
     def add(self, kind: str, agent: str | None, ts: str | None, **fields: Any) -> dict[str, Any]:
         """Append the next event; returns its record, which a later result fills in."""
@@ -103,14 +106,23 @@ class _Builder:
             raise _Bad(f"unknown source {source!r}" if source is not None
                        else "missing required key 'source'")
         ts = step.get("timestamp")
-        ts = ts if isinstance(ts, str) else None
+        if ts is not None and not isinstance(ts, str):
+            raise _Bad(f"'timestamp' must be a string, got {type(ts).__name__}")
+        for key in step:
+            if key != "tool_calls" and "call" in key.lower():
+                raise _Bad(f"unknown key {key!r}: tool calls are read from 'tool_calls'; a "
+                           "misspelt key would hide the call")
         step_id = step.get("step_id")
+        if step_id is not None and not isinstance(step_id, (str, int)):
+            raise _Bad(f"'step_id' must be an integer or a string, got {type(step_id).__name__}")
         try:
             text = _text(step.get("message"))
         except _BadText as exc:
             raise _Bad(f"'message': {exc}") from None
-        calls = step.get("tool_calls") or []
-        if not isinstance(calls, list):
+        calls = step.get("tool_calls")
+        if calls is None:
+            calls = []
+        elif not isinstance(calls, list):
             raise _Bad(f"'tool_calls' must be a list, got {type(calls).__name__}")
         obs = step.get("observation")
         results: list[Any] = []
@@ -121,7 +133,9 @@ class _Builder:
             results = raw
         agent = agent_name if role == "assistant" else role
         extra = step.get("extra")
-        checkpoint = extra.get("checkpoint") if isinstance(extra, dict) else None
+        if extra is not None and not isinstance(extra, dict):
+            raise _Bad(f"'extra' must be an object, got {type(extra).__name__}")
+        checkpoint = extra.get("checkpoint") if extra is not None else None
         if role != "assistant" or text or not calls:
             fields: dict[str, Any] = {"role": role, "text": text, "step_id": step_id}
             if role == "assistant":
@@ -143,15 +157,23 @@ class _Builder:
                 raise _Bad(f"tool call {i}: 'arguments' must be an object, got "
                            f"{type(args).__name__}")
             fields = {"action_type": fn, "args": args, "step_id": step_id}
-            call_id = tc.get("tool_call_id")
+            call_id = _call_id(tc.get("tool_call_id"), f"tool call {i}: 'tool_call_id'")
             if call_id is not None:
                 fields["call_id"] = call_id
             by_call[call_id] = {"args": args, "rec": self.add("action", agent, ts, **fields)}
         for i, res in enumerate(results):
             if not isinstance(res, dict):
                 raise _Bad(f"observation result {i} is {type(res).__name__}, not an object")
-            call = by_call.get(res.get("source_call_id")) if res.get(
-                "source_call_id") is not None else None
+            source = _call_id(res.get("source_call_id"),
+                              f"observation result {i}: 'source_call_id'")
+            call = None
+            if source is not None:
+                call = by_call.get(source)
+                if call is None:
+                    # The call it answers was made, and was lost (a misspelt or mistyped
+                    # tool call): judging the rest would judge a road with a call missing.
+                    raise _Bad(f"observation result {i}: 'source_call_id' {source!r} names "
+                               "no tool call of this step")
             content = res.get("content")
             if content is not None and call is not None:
                 try:
@@ -178,20 +200,41 @@ class _Builder:
         sub = self.subagents.get(sid)
         if sub is None and isinstance(ref.get("trajectory_path"), str):
             sub = self.load_subagent(sid, ref["trajectory_path"], i)
+        if sub is None:
+            # A subagent's road that the file neither holds nor points to cannot be judged.
+            raise _Bad(f"observation result {i}: subagent_trajectory_ref names session {sid!r}, "
+                       "but no embedded subagent trajectory has that session_id and no "
+                       "'trajectory_path' names its file")
         to_agent = sid
-        if sub is not None:
-            sub_agent = sub.get("agent")
-            if isinstance(sub_agent, dict) and isinstance(sub_agent.get("name"), str):
-                to_agent = sub_agent["name"]
+        sub_agent = sub.get("agent")
+        if isinstance(sub_agent, dict) and isinstance(sub_agent.get("name"), str):
+            to_agent = sub_agent["name"]
         fields: dict[str, Any] = {"from_agent": from_agent, "to_agent": to_agent,
                                   "payload": dict(payload), "session_id": sid,
                                   "step_id": step_id}
         if isinstance(ref.get("trajectory_path"), str):
             fields["trajectory_path"] = ref["trajectory_path"]
         self.add("handoff", from_agent, ts, **fields)
-        if sub is not None and sid not in self.active:
+        if sid not in self.active:
             self.active.add(sid)
+            self.visited.add(sid)
             self.trajectory(sub, f"subagent trajectory {sid!r}: ")
+            self.active.discard(sid)
+
+    def unreferenced(self) -> None:
+        """Map the embedded subagent trajectories no reference led to, after the root's steps.
+
+        A subagent whose reference is missing still ran: its road is judged (with
+        no handoff before it, since none was recorded), never dropped.
+        """
+        while True:
+            left = [(sid, sub) for sid, sub in self.subagents.items() if sid not in self.visited]
+            if not left:
+                return
+            sid, sub = left[0]
+            self.visited.add(sid)
+            self.active.add(sid)
+            self.trajectory(sub, f"unreferenced subagent trajectory {sid!r}: ")
             self.active.discard(sid)
 
     def load_subagent(self, sid: str, rel: str, i: int) -> dict[str, Any] | None:
@@ -209,8 +252,11 @@ class _Builder:
             raise _Bad(f"{where}: cannot read: {exc.strerror or exc}") from None
         try:
             doc = orjson.loads(data)
+            check_document(data, doc)
         except orjson.JSONDecodeError as exc:
             raise _Bad(f"{where}: invalid JSON: {exc.msg}") from None
+        except TraceError as exc:
+            raise _Bad(f"{where}: {exc.location_message()}") from None
         if not isinstance(doc, dict) or doc.get("session_id") != sid:
             raise _Bad(f"{where}: the file is not that subagent's trajectory "
                        "(its session_id differs)")
@@ -235,6 +281,14 @@ class _Builder:
         self.add("checkpoint", agent, ts, **fields)
 
 
+def _call_id(raw: Any, what: str) -> str | int | None:
+    """A tool call id: a string or an integer, or None when absent."""
+    if raw is None or isinstance(raw, str) or (isinstance(raw, int)
+                                               and not isinstance(raw, bool)):
+        return raw
+    raise _Bad(f"{what} must be a string, got {type(raw).__name__}")
+
+
 def _subagents(doc: dict[str, Any], out: dict[str, dict[str, Any]]) -> None:
     subs = doc.get("subagent_trajectories")
     if subs is None:
@@ -244,7 +298,10 @@ def _subagents(doc: dict[str, Any], out: dict[str, dict[str, Any]]) -> None:
     for n, sub in enumerate(subs):
         if not isinstance(sub, dict) or not isinstance(sub.get("session_id"), str):
             raise _Bad(f"subagent trajectory {n} has no 'session_id'")
-        out.setdefault(sub["session_id"], sub)
+        if sub["session_id"] in out:
+            raise _Bad(f"subagent trajectory {n}: session_id {sub['session_id']!r} is used by "
+                       "another subagent trajectory; a reference could not tell them apart")
+        out[sub["session_id"]] = sub
         _subagents(sub, out)
 
 
@@ -280,6 +337,7 @@ def atif_events(doc: Any, base_dir: Path | None = None) -> list[Event]:
         _subagents(doc, subs)
         builder = _Builder(subs, base_dir)
         root = builder.trajectory(doc, "")
+        builder.unreferenced()
     except _Bad as exc:
         raise TraceError(str(exc)) from None
     builder.add("final", root, None, **_final(doc))

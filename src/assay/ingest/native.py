@@ -15,6 +15,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import check_line, no_duplicate_keys
 
 __all__ = ["iter_events", "parse_record", "read_native", "validate_events"]
 
@@ -101,6 +102,8 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
     loads = orjson.loads
     new = tuple.__new__
     fast = _FAST
+    records: list[Any] = []  # every decoded line, for the duplicate-key check at the end
+    keep = records.append
     for raw in data.split(b"\n"):
         line += 1
         try:
@@ -113,6 +116,7 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
         if final_line:
             raise TraceError(f"event after final (final is at line {final_line})", path=path,
                              line=line)
+        keep(rec)
         seq: Any
         if type(rec) is dict:
             seq = rec.get("seq")
@@ -146,6 +150,10 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
         raise TraceError("empty trajectory: no events", path=path)
     if not final_line:
         raise TraceError("no final event: the trajectory is incomplete", path=path)
+    if not no_duplicate_keys(data, records):  # see ingest._json: rare, then exact per line
+        for line, raw in enumerate(data.split(b"\n"), 1):
+            if raw.strip():
+                check_line(raw, loads(raw), line, path)
 
 
 def validate_events(events: list[Event], path: str | None = None) -> None:

@@ -39,6 +39,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import check_line, no_duplicate_keys
 
 __all__ = ["detect_openai_agents", "read_openai_agents"]
 
@@ -54,6 +55,20 @@ def detect_openai_agents(data: bytes) -> bool:
     first = data.lstrip().split(b"\n", 1)[0]
     return b'"object"' in first and (b'"trace.span"' in first or b'"trace"' in first
                                      or b'"run_item"' in first)
+
+
+def _short(raw: Any) -> str:
+    """A value for a message: its repr, cut short."""
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text_or_none(rec: dict[str, Any], key: str) -> str | None:
+    """An optional string field; any other type is malformed."""
+    value = rec.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _Bad(f"'{key}' must be a string, got {type(value).__name__}")
+    return value
 
 
 def _when(raw: Any, what: str) -> datetime:
@@ -85,24 +100,32 @@ class _Trace:
 
 def _records(data: bytes) -> dict[str, _Trace]:
     traces: dict[str, _Trace] = {}
+    lines: list[tuple[int, bytes, Any]] = []
     for line, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
         try:
-            rec = orjson.loads(raw)
+            lines.append((line, raw, orjson.loads(raw)))
         except orjson.JSONDecodeError as exc:
             raise TraceError(f"unparseable JSON: {exc}", line=line) from None
+    if not no_duplicate_keys(data, [rec for _, _, rec in lines]):
+        for line, raw, rec in lines:
+            check_line(raw, rec, line, None)
+    for line, _raw, rec in lines:
         if not isinstance(rec, dict):
             raise TraceError(f"expected a JSON object, got {type(rec).__name__}", line=line)
         kind = rec.get("object")
-        if kind not in _OBJECTS:
-            raise TraceError(f"unknown record object {kind!r}", line=line)
+        if not isinstance(kind, str) or kind not in _OBJECTS:
+            raise TraceError(f"unknown record object {_short(kind)}", line=line)
         tid = rec.get("id") if kind == "trace" else rec.get("trace_id")
         if not isinstance(tid, str) or not tid:
             raise TraceError(f"{kind} record has no trace id", line=line)
         trace = traces.setdefault(tid, _Trace())
         if kind == "trace":
-            trace.workflow = rec.get("workflow_name")
+            workflow = rec.get("workflow_name")
+            if workflow is not None and not isinstance(workflow, str):
+                raise TraceError("'workflow_name' must be a string", line=line)
+            trace.workflow = workflow
         elif kind == "trace.span":
             trace.spans.append((line, rec))
         elif kind == "run_item":
@@ -146,6 +169,12 @@ def trace_events(trace: _Trace) -> list[Event]:
             parent = prec.get("parent_id")
         return None
 
+    for line, item in trace.items:
+        try:
+            for key in ("type", "name", "agent", "call_id"):
+                _text_or_none(item, key)
+        except _Bad as exc:
+            raise _Bad(f"line {line}: run_item record {exc}") from None
     # Approval requests and decisions, per tool name.
     requested = {str(r.get("name")) for _, r in trace.items
                  if r.get("type") == "tool_approval_item"}
@@ -159,7 +188,9 @@ def trace_events(trace: _Trace) -> list[Event]:
                 raise _Bad("has no 'tool_name'")
             decision = dec.get("decision")
             if decision not in ("approved", "rejected"):
-                raise _Bad(f"'decision' must be 'approved' or 'rejected', got {decision!r}")
+                raise _Bad(f"'decision' must be 'approved' or 'rejected', got {_short(decision)}")
+            for key in ("checkpoint_id", "confirmed_by", "call_id", "agent"):
+                _text_or_none(dec, key)
         except _Bad as exc:
             raise _Bad(f"line {line}: approval record {exc}") from None
         decisions.setdefault(tool, []).append((at, dec))
@@ -170,7 +201,7 @@ def trace_events(trace: _Trace) -> list[Event]:
             for key in ("confirmed_by", "call_id"):
                 if dec.get(key) is not None:
                     fields[key] = dec[key]
-            agent = dec.get("agent") if isinstance(dec.get("agent"), str) else None
+            agent = dec.get("agent")
             staged.append((at, line, "checkpoint", agent, fields, line))
     for items in decisions.values():
         items.sort(key=lambda d: d[0])

@@ -35,13 +35,14 @@ import base64
 import binascii
 import json
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import DuplicateKey, check_line, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "read_otel", "spans_to_events"]
 
@@ -87,23 +88,45 @@ def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
     except orjson.JSONDecodeError:
         out = []
     else:
+        if not no_duplicate_keys(data, [value for _, value in out]):
+            for n, value in out:
+                check_line(lines[n - 1], value, n, None)
         yield from out
         return
-    text = data.decode("utf-8", errors="replace")
-    decoder = json.JSONDecoder()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"not UTF-8 text (byte {exc.start})",
+                         line=data.count(b"\n", 0, exc.start) + 1) from None
+    # The standard library's parser, with a hook that refuses a repeated key.
+    decoder = json.JSONDecoder(object_pairs_hook=pairs_hook, parse_constant=_no_constant)
     pos, length = 0, len(text)
+    values: list[tuple[int, Any]] = []
     while True:
         while pos < length and text[pos].isspace():
             pos += 1
         if pos >= length:
-            return
+            break
         line = text.count("\n", 0, pos) + 1
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise TraceError(f"unparseable JSON: {exc.msg}",
                              line=text.count("\n", 0, exc.pos) + 1) from None
-        yield line, value
+        except DuplicateKey as exc:
+            raise TraceError(str(exc), line=line) from None
+        except (ValueError, RecursionError) as exc:
+            raise TraceError(f"unparseable JSON: {exc}", line=line) from None
+        values.append((line, value))
+    try:  # what orjson would refuse (numbers out of range, lone surrogates) is refused here too
+        orjson.dumps([value for _, value in values])
+    except orjson.JSONEncodeError as exc:
+        raise TraceError(f"unusable JSON value: {exc}") from None
+    yield from values
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _hex_id(raw: Any, size: int, what: str, required: bool = True) -> str | None:
@@ -131,28 +154,57 @@ def _hex_id(raw: Any, size: int, what: str, required: bool = True) -> str | None
     return decoded.hex()
 
 
+def _short(raw: Any) -> str:
+    """A value for a message: its repr, cut short."""
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _obj(raw: Any, what: str) -> dict[str, Any]:
+    """An object that may be absent (null means absent); anything else is malformed."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _Bad(f"{what} must be an object, got {type(raw).__name__}")
+    return raw
+
+
+def _items(raw: Any, what: str) -> list[Any]:
+    """A list that may be absent (null means absent); anything else is malformed."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _Bad(f"{what} must be a list, got {type(raw).__name__}")
+    return raw
+
+
+_SCALARS: dict[str, type | tuple[type, ...]] = {
+    "stringValue": str, "boolValue": bool, "doubleValue": (int, float), "bytesValue": str}
+
+
 def _any_value(v: Any) -> Any:
     """An OTLP ``AnyValue`` as a plain value."""
     if not isinstance(v, dict):
         raise _Bad(f"attribute value must be an object, got {type(v).__name__}")
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "boolValue" in v:
-        return v["boolValue"]
+    for key, kind in _SCALARS.items():
+        if key in v:
+            value = v[key]
+            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                raise _Bad(f"{key} {_short(value)} has the wrong type")
+            return value
     if "intValue" in v:
         raw = v["intValue"]
+        if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+            raise _Bad(f"intValue {_short(raw)} is not an integer")
         try:
             return int(raw)
-        except (TypeError, ValueError):
-            raise _Bad(f"intValue {raw!r} is not an integer") from None
-    if "doubleValue" in v:
-        return v["doubleValue"]
+        except ValueError:
+            raise _Bad(f"intValue {_short(raw)} is not an integer") from None
     if "arrayValue" in v:
-        return [_any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+        values = _obj(v["arrayValue"], "arrayValue").get("values")
+        return [_any_value(x) for x in _items(values, "arrayValue.values")]
     if "kvlistValue" in v:
-        return _kv_list((v["kvlistValue"] or {}).get("values", []))
-    if "bytesValue" in v:
-        return v["bytesValue"]
+        return _kv_list(_obj(v["kvlistValue"], "kvlistValue").get("values"))
     return None
 
 
@@ -169,13 +221,23 @@ def _kv_list(items: Any) -> dict[str, Any]:
     return out
 
 
+#: Timestamps are kept between the epoch and the end of year 9999 (what ``_iso`` can print).
+_MAX_NANOS = 253_402_300_799_999_999_999
+
+
+def _in_range(nanos: int, what: str) -> int:
+    if not 0 <= nanos <= _MAX_NANOS:
+        raise _Bad(f"{what} {nanos} is out of range (1970 to 9999)")
+    return nanos
+
+
 def _nanos(raw: Any, what: str) -> int:
-    if isinstance(raw, bool):
-        raise _Bad(f"{what} must be nanoseconds, got a boolean")
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise _Bad(f"{what} must be nanoseconds since the epoch, got {type(raw).__name__}")
     try:
-        return int(raw)
-    except (TypeError, ValueError):
-        raise _Bad(f"{what} must be nanoseconds since the epoch, got {raw!r}") from None
+        return _in_range(int(raw), what)
+    except ValueError:
+        raise _Bad(f"{what} must be nanoseconds since the epoch, got {_short(raw)}") from None
 
 
 def _iso_nanos(raw: Any, what: str) -> int:
@@ -188,18 +250,33 @@ def _iso_nanos(raw: Any, what: str) -> int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+    return _in_range((delta.days * 86400 + delta.seconds) * 1_000_000_000
+                     + delta.microseconds * 1000, what)
 
 
 def _iso(nanos: int) -> str:
     secs, rest = divmod(nanos, 1_000_000_000)
-    dt = datetime.fromtimestamp(secs, UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
+    dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=secs)
+    return f"{dt.year:04d}" + dt.strftime("-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
+
+
+def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
+    """(status code name, message) of a span status object."""
+    status = _obj(raw, "'status'")
+    code = status.get(key, default)
+    if isinstance(code, bool) or not isinstance(code, (int, str)) or code not in _STATUS_CODES:
+        raise _Bad(f"'status.{key}' {_short(code)} is not a status code")
+    return _STATUS_CODES[code], status
 
 
 _STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
                  "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR",
                  "UNSET": "UNSET", "OK": "OK", "ERROR": "ERROR"}
+
+
+def _message_of(status: dict[str, Any], key: str) -> str:
+    text = status.get(key)
+    return text if isinstance(text, str) and text else "error"
 
 
 def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
@@ -209,7 +286,10 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
     for rs in rs_list:
         if not isinstance(rs, dict):
             raise _Bad("a resourceSpans entry is not an object")
-        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+        scopes = rs.get("scopeSpans")
+        if scopes is None:
+            scopes = rs.get("instrumentationLibrarySpans")
+        for ss in _items(scopes, "'scopeSpans'"):
             if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
                 raise _Bad("a scopeSpans entry has no 'spans' list")
             for raw in ss.get("spans", []):
@@ -218,55 +298,62 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
                 try:
                     if not isinstance(raw, dict):
                         raise _Bad(f"is {type(raw).__name__}, not an object")
-                    status = raw.get("status") or {}
-                    code = _STATUS_CODES.get(status.get("code", 0), "UNSET")
+                    if name is not None and not isinstance(name, str):
+                        raise _Bad(f"'name' must be a string, got {type(name).__name__}")
+                    code, status = _status(raw.get("status"), "code", 0)
                     events = []
-                    for ev in raw.get("events") or []:
-                        events.append((str(ev.get("name", "")),
+                    for ev in _items(raw.get("events"), "'events'"):
+                        if not isinstance(ev, dict):
+                            raise _Bad("a span event is not an object")
+                        ev_name = ev.get("name", "")
+                        events.append((ev_name if isinstance(ev_name, str) else "",
                                        _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
                                        _kv_list(ev.get("attributes"))))
                     spans.append(Span(
                         str(_hex_id(raw.get("traceId"), 16, "traceId")),
                         str(_hex_id(raw.get("spanId"), 8, "spanId")),
                         _hex_id(raw.get("parentSpanId"), 8, "parentSpanId", required=False),
-                        str(name or ""),
+                        name or "",
                         _nanos(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
                         _nanos(raw["endTimeUnixNano"], "endTimeUnixNano")
                         if raw.get("endTimeUnixNano") is not None else None,
                         _kv_list(raw.get("attributes")), code,
-                        (status.get("message") or "error") if code == "ERROR" else None,
+                        _message_of(status, "message") if code == "ERROR" else None,
                         events, index, line))
                 except _Bad as exc:
-                    raise _Bad(f"span {index} ({name!r}): {exc}") from None
+                    raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
 def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
     index = len(spans)
     name = raw.get("name")
     try:
+        if name is not None and not isinstance(name, str):
+            raise _Bad(f"'name' must be a string, got {type(name).__name__}")
         ctx = raw.get("context")
         if not isinstance(ctx, dict):
             raise _Bad("missing 'context' object")
-        attrs = raw.get("attributes") or {}
-        if not isinstance(attrs, dict):
-            raise _Bad("'attributes' must be an object")
-        status = raw.get("status") or {}
-        code = _STATUS_CODES.get(status.get("status_code", "UNSET"), "UNSET")
+        attrs = _obj(raw.get("attributes"), "'attributes'")
+        code, status = _status(raw.get("status"), "status_code", "UNSET")
         events = []
-        for ev in raw.get("events") or []:
-            events.append((str(ev.get("name", "")), _iso_nanos(ev.get("timestamp"), "timestamp"),
-                           dict(ev.get("attributes") or {})))
+        for ev in _items(raw.get("events"), "'events'"):
+            if not isinstance(ev, dict):
+                raise _Bad("a span event is not an object")
+            ev_name = ev.get("name", "")
+            events.append((ev_name if isinstance(ev_name, str) else "",
+                           _iso_nanos(ev.get("timestamp"), "timestamp"),
+                           dict(_obj(ev.get("attributes"), "event 'attributes'"))))
         spans.append(Span(
             str(_hex_id(ctx.get("trace_id"), 16, "trace_id")),
             str(_hex_id(ctx.get("span_id"), 8, "span_id")),
             _hex_id(raw.get("parent_id"), 8, "parent_id", required=False),
-            str(name or ""),
+            name or "",
             _iso_nanos(raw.get("start_time"), "start_time"),
             _iso_nanos(raw["end_time"], "end_time") if raw.get("end_time") else None,
-            attrs, code, (status.get("description") or "error") if code == "ERROR" else None,
+            attrs, code, _message_of(status, "description") if code == "ERROR" else None,
             events, index, line))
     except _Bad as exc:
-        raise _Bad(f"span {index} ({name!r}): {exc}") from None
+        raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
 def parse_spans(data: bytes) -> list[Span]:

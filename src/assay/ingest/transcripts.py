@@ -29,6 +29,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import check_document
 
 __all__ = [
     "detect_json_document",
@@ -138,10 +139,32 @@ def _text(content: Any) -> str:
                f"{type(content).__name__}")
 
 
+#: Keys that name tool calls or their results; any other key containing "call" is a
+#: misspelling of one of them, and a misspelt call key would hide the call.
+_CALL_KEYS = frozenset({"tool_calls", "function_call", "tool_call_id"})
+
+
+def _check_keys(msg: dict[str, Any]) -> None:
+    """Refuse a key that looks like a tool-call key but is not one (``tool_call``...)."""
+    for key in msg:
+        if key not in _CALL_KEYS and "call" in key.lower():
+            raise _Bad(f"unknown key {key!r}: tool calls are read from 'tool_calls' (or the "
+                       "older 'function_call'); a misspelt key would hide the call")
+
+
+def _call_id(raw: Any, what: str) -> str | int | None:
+    """A call id: a string or an integer, or None when absent."""
+    if raw is None or isinstance(raw, str) or (isinstance(raw, int)
+                                               and not isinstance(raw, bool)):
+        return raw
+    raise _Bad(f"{what} must be a string, got {type(raw).__name__}")
+
+
 def _call(tc: Any, i: int) -> tuple[str, Any, Any, str | None]:
     """(name, args, call id, requestor) of one tool call, in either dialect."""
     if not isinstance(tc, dict):
         raise _Bad(f"tool call {i} is {type(tc).__name__}, not an object")
+    call_id = _call_id(tc.get("id"), f"tool call {i}: 'id'")
     fn = tc.get("function")
     if isinstance(fn, dict):  # OpenAI: {id, type, function: {name, arguments: "json"}}
         name, args = fn.get("name"), fn.get("arguments")
@@ -157,7 +180,10 @@ def _call(tc: Any, i: int) -> tuple[str, Any, Any, str | None]:
     elif args is None:
         args = {}
     requestor = tc.get("requestor")
-    return name, args, tc.get("id"), requestor if isinstance(requestor, str) else None
+    if requestor is not None and not isinstance(requestor, str):
+        raise _Bad(f"tool call {i}: 'requestor' must be a string, got "
+                   f"{type(requestor).__name__}")
+    return name, args, call_id, requestor
 
 
 def transcript_events(messages: Sequence[Any], final: Mapping[str, Any]) -> list[Event]:
@@ -177,10 +203,10 @@ def transcript_events(messages: Sequence[Any], final: Mapping[str, Any]) -> list
             role = msg.get("role")
             ts = msg.get("timestamp")
             if ts is not None and not isinstance(ts, str):
-                ts = None
+                raise _Bad(f"'timestamp' must be a string, got {type(ts).__name__}")
+            _check_keys(msg)
             if role == "tool" or role == "function":
-                if _result(msg, index, role, pending, by_name, events, seq + 1, ts):
-                    seq += 1
+                _result(msg, role, pending, by_name)
                 continue
             kind = _ROLES.get(role) if isinstance(role, str) else None
             if kind is None:
@@ -232,32 +258,38 @@ def transcript_events(messages: Sequence[Any], final: Mapping[str, Any]) -> list
     return events
 
 
-def _result(msg: dict[str, Any], index: int, role: str, pending: dict[Any, dict[str, Any]],
-            by_name: dict[str, list[dict[str, Any]]], events: list[Event], seq: int,
-            ts: str | None) -> bool:
-    """Attach a tool result to its call; a result with no call is kept as a message.
+def _result(msg: dict[str, Any], role: str, pending: dict[Any, dict[str, Any]],
+            by_name: dict[str, list[dict[str, Any]]]) -> None:
+    """Attach a tool result to its call.
 
-    Returns True when it added an event (the orphan result).
+    A result that answers no recorded call is malformed: the call it answers was
+    made, and the reader lost it (a misspelt or mistyped ``tool_calls``), so
+    judging the rest would judge a road with a guarded call missing.
     """
     content = msg.get("content")
     result = content if isinstance(content, str) else _text(content)
-    # OpenAI names the call in ``tool_call_id``; tau2 puts it in the message ``id``.
-    call_id = msg.get("tool_call_id", msg.get("id")) if role == "tool" else None
-    target = pending.pop(call_id, None) if call_id is not None else None
-    if target is None and role == "function":
-        waiting = by_name.get(msg.get("name") or "")
-        target = waiting.pop(0) if waiting else None
-    if target is not None:
-        target["result"] = result
-        if msg.get("error") is True:
-            target["result_error"] = True
-        return False
-    rec: dict[str, Any] = {"seq": seq, "agent": "tool", "event": "message", "role": "tool",
-                           "text": result}
-    if ts is not None:
-        rec["ts"] = ts
-    events.append(Event(seq, "message", "tool", ts, rec, index))
-    return True
+    if role == "tool":
+        # OpenAI names the call in ``tool_call_id``; tau2 puts it in the message ``id``.
+        key = "tool_call_id" if "tool_call_id" in msg else "id"
+        call_id = _call_id(msg.get(key), f"'{key}'")
+        if call_id is None:
+            raise _Bad("tool result names no call (no 'tool_call_id' or 'id'); the call it "
+                       "answers cannot be found")
+        target = pending.pop(call_id, None)
+        if target is None:
+            raise _Bad(f"tool result answers call id {call_id!r}, which no earlier tool call "
+                       "made (a call the reader could not read, or a result given twice)")
+    else:
+        name = msg.get("name")
+        if not isinstance(name, str) or not name:
+            raise _Bad("function result has no 'name' string")
+        waiting = by_name.get(name)
+        if not waiting:
+            raise _Bad(f"function result {name!r} answers no earlier function_call")
+        target = waiting.pop(0)
+    target["result"] = result
+    if msg.get("error") is True:
+        target["result_error"] = True
 
 
 def _reward(value: Any, where: str) -> float | None:
@@ -282,11 +314,14 @@ def _final(reward: float | None, claimed: Any = None, **extra: Any) -> dict[str,
 
 
 def _decode(path: str, data: bytes) -> Any:
+    """Decode a whole JSON document; a repeated key is refused like broken JSON."""
     try:
-        return orjson.loads(data)
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         line = data.count(b"\n", 0, exc.pos) + 1
         raise TraceError(f"unparseable JSON: {exc.msg}", path=path, line=line) from None
+    check_document(data, doc, path)
+    return doc
 
 
 # -- the readers ------------------------------------------------------------------------------

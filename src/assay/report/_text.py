@@ -3,11 +3,43 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
-__all__ = ["dump_json", "plural", "sha256_footer"]
+__all__ = ["dump_json", "escape_controls", "plural", "sha256_footer", "text_lines"]
+
+# C0 and C1 controls (tab, newline, CR, ESC and NUL included), DEL, the bidi embedding,
+# override, isolate and mark characters, and the Unicode line and paragraph separators.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control and bidi character shown as ``repr`` shows it.
+
+    ``"a\\nb"`` becomes ``a\\nb`` (a backslash and an ``n``), ESC becomes ``\\x1b``,
+    a right-to-left override ``\\u202e``. Nothing a recorded run carries can then
+    start a line, move the cursor or reorder what a terminal shows. Printable
+    text is returned unchanged (the same object).
+    """
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_escape, text)
+
+
+def text_lines(lines: Iterable[str]) -> str:
+    """Join report lines, each escaped, with a newline after every line.
+
+    Every text renderer ends here, so no value can add a line of its own.
+    """
+    return "".join(escape_controls(line) + "\n" for line in lines)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:

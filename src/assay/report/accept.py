@@ -6,17 +6,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.acceptance.gate import GateResult
-from assay.report._text import dump_json
+from assay.report._text import dump_json, text_lines
 
 __all__ = ["accept_report", "self_test_report", "verdict_block"]
 
 _OK = "       ok - "
 _FAIL = "    FAIL - "
+_UNCHECKED = "UNCHECKED - "
 
 
 def verdict_block(label: str, result: GateResult) -> list[str]:
     """``[VERDICT] label`` and one indented line per reason, in the order the checks ran."""
     lines = [f"[{result.verdict}] {label}"]
+    if not result.claims_checked:  # first, so nobody reads the verdict without it
+        claimed = ", ".join(f"'{v}'" for v in result.unchecked_claims)
+        what = f"the result claims {claimed}: NOT checked" if claimed else \
+            "claims were NOT checked"
+        lines.append(f"{_UNCHECKED}{what}, no trace was given (--claims-unchecked)")
     lines.extend(f"{_OK if r.ok else _FAIL}{r.message}" for r in result.reasons)
     return lines
 
@@ -25,7 +31,7 @@ def accept_report(label: str, result: GateResult, *, fmt: str = "text") -> str:
     """Render one gate result as the text block or the JSON document."""
     if fmt == "json":
         return dump_json(result.to_dict())
-    return "\n".join(verdict_block(label, result)) + "\n"
+    return text_lines(verdict_block(label, result))
 
 
 def self_test_report(cases: Sequence[Any], *, fmt: str = "text") -> str:
@@ -45,4 +51,4 @@ def self_test_report(cases: Sequence[Any], *, fmt: str = "text") -> str:
         lines.extend(verdict_block(c.fixture.label, c.result))
         lines.append("")
     lines.append(f"self-test: {good} of {len(cases)} fixtures gave the expected verdict")
-    return "\n".join(lines) + "\n"
+    return text_lines(lines)

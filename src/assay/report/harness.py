@@ -8,7 +8,7 @@ from assay.evidence.chain import ChainCheck
 from assay.harness.audit import RunTrail
 from assay.harness.result import RunResult
 from assay.report._html import esc, page
-from assay.report._text import dump_json, plural
+from assay.report._text import dump_json, plural, text_lines
 
 __all__ = ["audit_html", "audit_text", "run_report", "verify_report"]
 
@@ -38,7 +38,7 @@ def run_report(result: RunResult, *, fmt: str = "text") -> str:
     if result.last_output.strip():
         lines.append("last gate output:")
         lines.extend(_indent(result.last_output))
-    return "\n".join(lines) + "\n"
+    return text_lines(lines)
 
 
 def _check_lines(check: ChainCheck) -> list[str]:
@@ -60,8 +60,8 @@ def verify_report(check: ChainCheck, *, fmt: str = "text") -> str:
     if fmt == "json":
         return dump_json(check.to_dict())
     word = "OK" if check.ok else f"BROKEN ({check.problem})"
-    lines = [f"evidence {check.run_id}: {word}: {check.message}", *_check_lines(check)]
-    return "\n".join(lines) + "\n"
+    return text_lines([f"evidence {check.run_id}: {word}: {check.message}",
+                       *_check_lines(check)])
 
 
 def audit_text(trail: RunTrail) -> str:
@@ -79,7 +79,7 @@ def audit_text(trail: RunTrail) -> str:
                      f"{str(r.get('verdict')).upper()} [{gate.get('kind')}] {gate.get('summary')}"
                      f" | {r.get('role')}/{r.get('identity')} | sha256 "
                      f"{str(art.get('sha256'))[:16]}")
-    return "\n".join(lines) + "\n"
+    return text_lines(lines)
 
 
 def _record_row(r: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from assay.conformance.result import ReplayResult, ReplayRun
-from assay.report._text import dump_json, plural, sha256_footer
+from assay.report._text import dump_json, plural, sha256_footer, text_lines
 
 __all__ = ["replay_report"]
 
@@ -134,4 +134,4 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
             lines.append(f"by {by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
                          f"{g['error']} ERROR")
     lines.append(_summary_line(counts))
-    return sha256_footer("\n".join(lines) + "\n")
+    return sha256_footer(text_lines(lines))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.report._text import dump_json
+from assay.report._text import dump_json, text_lines
 from assay.revalidation.checkpoint import format_ts
 from assay.revalidation.core import QUESTIONS, Revalidation
 
@@ -31,4 +31,4 @@ def revalidate_report(result: Revalidation, *, fmt: str = "text") -> str:
         lines.extend(f"  {s.step}: {s.retry_class}" for s in result.remaining)
     lines.append(f"next action: {result.next_action}")
     lines.append(f"decision: {result.decision} (exit {result.exit})")
-    return "\n".join(lines) + "\n"
+    return text_lines(lines)

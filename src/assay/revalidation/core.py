@@ -628,14 +628,19 @@ def _classify(cp: Checkpoint, seen: dict[str, Any]) -> tuple[list[StepClass], li
         cls = s.retry_class
         why = "as recorded"
         key = s.idempotency_key
-        if s.effect is not None:
-            eff = effects[s.effect]
-            key = key or eff.idempotency_key
-            state = states.get(s.effect, {}).get("state", "unknown")
+        # A step belongs to the effect it names; a step named like an effect is that
+        # effect's step unless it names another one.
+        link = s.effect if s.effect is not None else (s.step if s.step in effects else None)
+        if link is not None:
+            eff = effects[link]
+            key = key or eff.idempotency_key  # the effect's own key counts for its step
+            state = states.get(link, {}).get("state", "unknown")
             if state == "unknown":
-                cls, why = "reconcile_first", f"effect {s.effect} is unknown"
+                # Unknown means reconcile first: it outranks the retry class, so an
+                # unsafe step waits for its owner's answer instead of an operator.
+                cls, why = "reconcile_first", f"effect {link} is unknown"
             elif state == "confirmed":
-                why = f"effect {s.effect} is confirmed by its owner; do not repeat it"
+                why = f"effect {link} is confirmed by its owner; do not repeat it"
         out.append(StepClass(s.step, cls))
         if cls == "unsafe_to_retry" and not key:
             findings.append(Finding(q, Reason.STEP_NEEDS_OPERATOR,
