@@ -266,15 +266,15 @@ class TestDuplicates:
         assert ids(result) == ["a.jsonl", "runs/b.jsonl"]
         assert orjson.loads(result.stdout)["summary"]["pass"] == 1
         assert result.stderr == (
-            "note: ./a.jsonl is a.jsonl again; judged once\n"
-            "note: link.jsonl is a.jsonl again; judged once\n"
-            "note: runs/b.jsonl is runs/b.jsonl again; judged once\n")
+            "note: ./a.jsonl is the same file as a.jsonl; judged once\n"
+            "note: link.jsonl is the same file as a.jsonl; judged once\n"
+            "note: runs/b.jsonl is given more than once; judged once\n")
 
     def test_stdin_twice(self, here: Path) -> None:
         """'-' given twice reads standard input once."""
         result = replay("spec.json", "-", "-", "--format", "json", input=CONFORMS.read_bytes())
         assert ids(result) == ["<stdin>"]
-        assert "note: - is - again; judged once" in result.stderr
+        assert "note: - is given more than once; judged once" in result.stderr
 
 
 class TestByField:

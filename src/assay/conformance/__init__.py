@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from os import PathLike
 from typing import Any
 
+from assay._inputs import STDIN, STDIN_ID
 from assay.conformance.engine import CompiledSpec, Replayer, error_result
 from assay.conformance.result import (
     Finding,
@@ -99,10 +100,21 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
     from assay.ingest import ReadFailure, detect_format, load
     from assay.ingest.native import iter_events, read_bytes
 
+    data = None
+    if path == STDIN:
+        path = STDIN_ID
+        try:
+            data = _read_stdin()
+        except TraceError as exc:
+            if formats is not None:
+                formats.append((path, input_format or "native"))
+            yield error_result(path, path, _strip_path(exc))
+            return
     if input_format in (None, "native"):
         # The hot path: a native file streams from the reader straight into the engine.
         try:
-            data = read_bytes(path)
+            if data is None:
+                data = read_bytes(path)
         except TraceError as exc:
             if formats is not None:
                 formats.append((path, input_format or "native"))
@@ -114,7 +126,7 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                 formats.append((path, fmt))
             yield replay_events(compiled, iter_events(data, path), path, path)
             return
-    fmt, entries = load(path, input_format)
+    fmt, entries = load(path, input_format, data=data)
     if formats is not None:
         formats.append((path, fmt))
     judged = 0
@@ -129,6 +141,18 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         # An empty results file judged nothing; nothing judged is never a pass.
         yield error_result(path, path, f"the {fmt} file holds no trajectory to judge",
                            source=fmt)
+
+
+def _read_stdin() -> bytes:
+    import sys
+
+    from assay.ingest.native import unpack_bytes
+
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, AttributeError, ValueError) as exc:
+        raise TraceError(f"cannot read standard input: {exc}", path=STDIN_ID) from None
+    return unpack_bytes(data, STDIN_ID)
 
 
 def iter_replay(spec: Spec | CompiledSpec,
