@@ -88,6 +88,22 @@ class TestDirectories:
                                  "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst; "
                                  "-r reads subdirectories)\n")
 
+    def test_unreadable_directory_is_exit_2(self, here: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        """A directory that cannot be listed is one line and exit 2, not an internal error."""
+        (here / "runs" / "sub").mkdir(parents=True)
+        shutil.copy(CONFORMS, here / "runs" / "a.jsonl")
+
+        def refuse(path: str) -> object:
+            raise PermissionError(13, "Permission denied", path)
+
+        monkeypatch.setattr(os, "scandir", refuse)
+        for args in (["runs"], ["runs", "-r"]):
+            result = replay("spec.json", *args)
+            assert result.exit_code == 2, args
+            assert result.stderr.startswith("error[bad-input]: runs")
+            assert result.stderr.endswith(": cannot read directory: Permission denied\n")
+
     def test_spec_inside_the_directory_is_not_judged(self, here: Path) -> None:
         """The spec found in a trajectory directory is left out, and the note says so."""
         (here / "runs").mkdir()
@@ -220,6 +236,13 @@ class TestJsonDocuments:
         assert ("detail : line 1: a JSON array that does not hold native events: the native "
                 "format is one JSON event per line (or a JSON array of events); "
                 "--input-format names the other formats") in result.stdout
+
+    def test_deeply_nested_document_is_an_error_verdict(self, here: Path) -> None:
+        """A JSON document nested beyond the parser's depth is ERROR, not an internal error."""
+        Path("a.json").write_text("[" * 100_000)
+        result = replay("spec.json", "a.json")
+        assert result.exit_code == 2
+        assert "detail : line 1: unparseable JSON document: nested too deeply" in result.stdout
 
     def test_jsonl_with_a_truncated_line_keeps_its_message(self) -> None:
         """A broken line in a JSONL file is still reported as before (line and column)."""

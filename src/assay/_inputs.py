@@ -63,8 +63,27 @@ def is_trajectory_name(name: str) -> bool:
 def _directory(path: str, recursive: bool) -> list[str]:
     """The trajectory files in ``path``, hidden files and directories skipped, sorted."""
     found: list[tuple[str, ...]] = []
+    try:
+        _list(path, recursive, found)
+    except OSError as exc:
+        raise InputError(f"cannot read directory: {exc.strerror or exc}",
+                         path=exc.filename if isinstance(exc.filename, str) else path) from None
+    if not found:
+        what = ("no trajectory files in this directory or below" if recursive else
+                "no trajectory files in this directory")
+        hint = "" if recursive else "; -r reads subdirectories"
+        raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst{hint})",
+                         path=path)
+    return [os.path.join(path, *parts) for parts in sorted(found)]
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def _list(path: str, recursive: bool, found: list[tuple[str, ...]]) -> None:
     if recursive:
-        for top, dirs, files in os.walk(path):
+        for top, dirs, files in os.walk(path, onerror=_raise):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             rel = os.path.relpath(top, path)
             parts = () if rel == os.curdir else tuple(rel.split(os.sep))
@@ -76,13 +95,6 @@ def _directory(path: str, recursive: bool) -> list[str]:
             found.extend((e.name,) for e in entries
                          if not e.name.startswith(".") and is_trajectory_name(e.name)
                          and e.is_file())
-    if not found:
-        what = ("no trajectory files in this directory or below" if recursive else
-                "no trajectory files in this directory")
-        hint = "" if recursive else "; -r reads subdirectories"
-        raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst{hint})",
-                         path=path)
-    return [os.path.join(path, *parts) for parts in sorted(found)]
 
 
 def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
@@ -106,22 +118,32 @@ def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
                 yield match, True
 
 
+def _identity(path: str) -> object:
+    """What makes two spellings one file: its device and inode (links, ``./``, ``..``
+    resolved by the OS at the cost of one stat), else its normalised absolute path."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.normcase(os.path.abspath(path))
+    return (st.st_dev, st.st_ino)
+
+
 def expand_inputs(args: Iterable[str], *, recursive: bool = False,
                   spec: str | None = None) -> Inputs:
     """Expand TRAJECTORY arguments into the files to read, each once.
 
     Raises :class:`InputError` for a directory without trajectory files and
-    for a glob that matches nothing. Files are compared by their real path, so
-    ``a.jsonl``, ``./a.jsonl`` and a link to it are one file; ``spec`` is left
+    for a glob that matches nothing. Files are compared by identity (device and
+    inode), so ``a.jsonl``, ``./a.jsonl`` and a link to it are one file; ``spec`` is left
     out where a directory or glob would have added it.
     """
-    spec_key = None if spec is None else os.path.realpath(spec)
-    seen: dict[str, str] = {}
+    spec_key = None if spec is None else _identity(spec)
+    seen: dict[object, str] = {}
     paths: list[str] = []
     notes: list[str] = []
     for arg in args:
         for path, expanded in _expand(arg, recursive):
-            key = STDIN if path == STDIN else os.path.realpath(path)
+            key = STDIN if path == STDIN else _identity(path)
             if expanded and key == spec_key:
                 notes.append(f"{path} is the spec, not read as a trajectory")
                 continue

@@ -200,6 +200,9 @@ def _document_items(data: bytes, path: str | None) -> tuple[str, list[tuple[int,
     except json.JSONDecodeError as exc:
         raise TraceError(f"unparseable JSON document: {exc.msg} at column {exc.colno}",
                          path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise TraceError("unparseable JSON document: nested too deeply",
+                         path=path, line=text.count("\n", 0, pos) + 1) from None
     return ("array" if array else "object"), items
 
 
