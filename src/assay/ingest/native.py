@@ -168,6 +168,11 @@ def _opens_document(raw: bytes) -> bool:
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+def _skip_ws(text: str, pos: int) -> int:
+    match = _WS.match(text, pos)
+    return pos if match is None else match.end()
+
+
 def _document_items(data: bytes, path: str | None) -> tuple[str, list[tuple[int, Any]]]:
     """Decode a JSON array, or JSON values one after another, with the line each starts on."""
     import json
@@ -176,27 +181,34 @@ def _document_items(data: bytes, path: str | None) -> tuple[str, list[tuple[int,
     text = data.decode("utf-8")
     decode = json.JSONDecoder().raw_decode
     items: list[tuple[int, Any]] = []
-    pos = _WS.match(text).end()  # type: ignore[union-attr]  # matches the empty string
+    counted = [0, 1]  # newlines are counted once, up to the last item's start
+
+    def line_at(at: int) -> int:
+        counted[1] += text.count("\n", counted[0], at)
+        counted[0] = at
+        return counted[1]
+
+    pos = _skip_ws(text, 0)
     array = text.startswith("[", pos)
     try:
         if array:
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+            pos = _skip_ws(text, pos + 1)
             while not text.startswith("]", pos):
                 if items:
                     if not text.startswith(",", pos):
                         raise json.JSONDecodeError("Expecting ',' or ']'", text, pos)
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+                    pos = _skip_ws(text, pos + 1)
                 value, end = decode(text, pos)
-                items.append((text.count("\n", 0, pos) + 1, value))
-                pos = _WS.match(text, end).end()  # type: ignore[union-attr]
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+                items.append((line_at(pos), value))
+                pos = _skip_ws(text, end)
+            pos = _skip_ws(text, pos + 1)
             if pos < len(text):
                 raise json.JSONDecodeError("Extra data after the array", text, pos)
         else:
             while pos < len(text):
                 value, end = decode(text, pos)
-                items.append((text.count("\n", 0, pos) + 1, value))
-                pos = _WS.match(text, end).end()  # type: ignore[union-attr]
+                items.append((line_at(pos), value))
+                pos = _skip_ws(text, end)
     except json.JSONDecodeError as exc:
         raise TraceError(f"unparseable JSON document: {exc.msg} at column {exc.colno}",
                          path=path, line=exc.lineno) from None
