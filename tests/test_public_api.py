@@ -10,9 +10,10 @@ import assay
 from .conftest import ROOT
 
 EXPECTED = {
-    "AssayError", "Event", "InputError", "ReplayResult", "ReplayRun", "Spec", "SpecError",
-    "StoreError", "TraceError", "Trajectory", "__version__", "load_spec", "load_trajectories",
-    "parse_spec", "read_trajectory", "replay",
+    "AssayError", "Contract", "Event", "GateResult", "InputError", "ReplayResult", "ReplayRun",
+    "Revalidation", "RunResult", "Spec", "SpecError", "StoreError", "TraceError", "Trajectory",
+    "Workflow", "__version__", "load_contract", "load_spec", "load_trajectories", "parse_spec",
+    "read_trajectory", "replay", "revalidate", "verify",
 }
 
 
@@ -25,6 +26,16 @@ class TestExports:
         """Every name in __all__ can be fetched from the package."""
         for name in assay.__all__:
             assert getattr(assay, name) is not None, name
+
+    def test_dir_lists_every_public_name_before_it_loads(self) -> None:
+        """dir(assay) shows the lazily loaded names in a fresh interpreter, loading nothing."""
+        code = ("import sys, assay\n"
+                "names = set(dir(assay))\n"
+                "sys.stdout.write(repr((sorted(set(assay.__all__) - names), "
+                "'assay.harness' in sys.modules)))\n")
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                             text=True, check=True)
+        assert out.stdout == "([], False)"
 
     def test_replay_function_survives_submodule_import(self) -> None:
         """assay.replay stays the function even after the conformance package is imported."""

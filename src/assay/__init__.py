@@ -1,14 +1,32 @@
 """assay: gate AI-agent work on evidence instead of the agent's word.
 
-The public API is re-exported here and listed in ``__all__``; heavy modules
-load on first use so that ``import assay`` stays cheap.
+Exit codes everywhere: 0 pass, 1 the evidence says no, 2 could not judge
+(never a pass), 3 paused. The public API (``__all__``), by capability:
+
+replay -- did the recorded run take the mandatory road?
+    ``replay`` (spec, trajectories) -> ``ReplayRun`` of ``ReplayResult``;
+    ``load_spec``, ``parse_spec`` -> ``Spec``;
+    ``read_trajectory``, ``load_trajectories`` -> ``Trajectory`` of ``Event``.
+    In memory: ``replay({"mandatory_checkpoints": [...]}, [{"seq": 1, ...}, ...])``.
+accept -- is a claimed success real?
+    ``verify`` (result, contract, trace, probe) -> ``GateResult``;
+    ``load_contract`` -> ``Contract``.
+run -- advance a workflow only on proven work:
+    ``Workflow`` (``Workflow.load(path).run(...)``) -> ``RunResult``.
+revalidate -- may a resumed task touch the world again?
+    ``revalidate`` (checkpoint) -> ``Revalidation``.
+errors -- ``AssayError`` (exit 2) and its subclasses ``InputError``,
+    ``SpecError``, ``TraceError``, ``StoreError``; judged failures are data.
+
+``__version__`` is the package version. Heavy modules load on first use, so
+``import assay`` stays cheap; ``dir(assay)`` and ``help(assay)`` list them all.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assay._lazy import lazy_getattr
+from assay._lazy import lazy_dir, lazy_getattr
 from assay._version import __version__
 from assay.errors import AssayError, InputError, SpecError, StoreError, TraceError
 from assay.events import Event, Trajectory
@@ -95,3 +113,4 @@ def load_trajectories(path: str, input_format: str | None = None) -> list[Trajec
 
 
 __getattr__ = lazy_getattr("assay", globals(), _LAZY)
+__dir__ = lazy_dir(globals(), _LAZY)

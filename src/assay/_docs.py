@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay._text_check import check_utf8
 from assay.errors import InputError
 
 __all__ = ["line_of", "load_document", "parse_document"]
@@ -21,6 +22,7 @@ def load_document(path: str, error: type[InputError] = InputError) -> Any:
 
 def parse_document(data: bytes, path: str, error: type[InputError] = InputError) -> Any:
     """Decode a JSON or YAML document; JSON is tried first when the name says so."""
+    check_utf8(data, path, error)
     if not data.strip():
         raise error("empty document", path=path)
     if path.endswith(".json"):

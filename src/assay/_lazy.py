@@ -1,4 +1,6 @@
-"""Module-level ``__getattr__`` that imports a public name's home module on first use."""
+"""Module-level ``__getattr__`` that imports a public name's home module on first use,
+and the ``__dir__`` that lists those names before they are loaded (for ``dir()``,
+``help()`` and completion)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_getattr"]
+__all__ = ["lazy_dir", "lazy_getattr"]
 
 
 def lazy_getattr(package: str, namespace: dict[str, Any],
@@ -22,3 +24,12 @@ def lazy_getattr(package: str, namespace: dict[str, Any],
         return value
 
     return __getattr__
+
+
+def lazy_dir(namespace: dict[str, Any], table: Mapping[str, str]) -> Callable[[], list[str]]:
+    """Build a ``__dir__`` listing the module's names and the lazy ones not yet loaded."""
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(table))
+
+    return __dir__

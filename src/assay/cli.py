@@ -91,7 +91,9 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.argument("trajectories", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("trajectories", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("-r", "--recursive", is_flag=True,
+              help="Also read the trajectory files in subdirectories of a directory given.")
 @FORMAT_OPTION
 @click.option("--input-format", type=click.Choice(list(FORMATS)),
               default=None, help="Format of the trajectory files (default: detected per file).")
@@ -100,25 +102,36 @@ def cli() -> None:
 @click.option("--by", "by_field", metavar="FIELD", default=None,
               help="Break verdicts down by a field of each trajectory's final event.")
 @_sha256_option("--expect-spec-sha256", "spec")
-def replay(spec: str, trajectories: tuple[str, ...], fmt: str, input_format: str | None,
-           summary_only: bool, by_field: str | None, expect_spec_sha256: str | None) -> None:
+def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
+           input_format: str | None, summary_only: bool, by_field: str | None,
+           expect_spec_sha256: str | None) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
-    The verdict comes from the road alone: task_success is printed for
-    contrast and never consulted. Exit 0 PASS, 1 BLOCK, 2 ERROR; across many
-    files the worst verdict wins (BLOCK over ERROR over PASS).
+    A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
+    files, also compressed), a quoted glob, or - for standard input; a file
+    named twice is judged once. The verdict comes from the road alone:
+    task_success is printed for contrast and never consulted. Exit 0 PASS,
+    1 BLOCK, 2 ERROR; across many files the worst verdict wins (BLOCK over
+    ERROR over PASS).
     """
-    from assay.conformance import ReplayInterrupted, load_spec, replay_files
+    from assay._inputs import expand_inputs, load_replay_spec
+    from assay.conformance import ReplayInterrupted, replay_files
     from assay.report import replay_report
 
-    loaded = load_spec(spec, expect_sha256=expect_spec_sha256)
+    loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
+    inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
+    for note in inputs.notes:
+        click.echo(f"note: {note}", err=True)
     try:
-        run = replay_files(loaded, trajectories, input_format=input_format)
+        run = replay_files(loaded, inputs.paths, input_format=input_format)
     except ReplayInterrupted as stop:
         _emit(replay_report(stop.run, loaded, fmt=fmt, summary_only=summary_only,
                             by_field=by_field))
         _interrupted(f" after {stop.done} of {stop.total} files; the report covers those only")
     _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field))
+    if by_field is not None and not run.carries(by_field):
+        click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
+                   "every result is grouped under (absent)", err=True)
     sys.exit(run.exit)
 
 

@@ -8,11 +8,12 @@ into these; replay, accept, the harness and revalidation all consume them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 __all__ = [
+    "DEFAULT_ID",
     "EVENT_KINDS",
     "Event",
     "Trajectory",
@@ -100,13 +101,53 @@ def field_verified(raw: Any) -> bool:
     return isinstance(raw, dict) and raw.get("verified") is True and "value" in raw
 
 
-@dataclass(frozen=True)
+#: The id of a trajectory built in code without one.
+DEFAULT_ID = "<events>"
+
+_FIELDS = ("id", "events", "path", "source", "meta")
+
+
+def _as_events(events: Iterable[Event | Mapping[str, Any]]) -> Sequence[Event]:
+    """The events as given when they are all :class:`Event`; native dicts validated."""
+    if isinstance(events, Sequence) and all(type(e) is Event for e in events):
+        return events
+    out: list[Event] = []
+    for i, item in enumerate(events, 1):
+        if isinstance(item, Event):
+            out.append(item)
+            continue
+        from assay.errors import TraceError
+        from assay.ingest.native import parse_record
+
+        rec = dict(item) if isinstance(item, Mapping) else item
+        try:
+            out.append(parse_record(rec, i)._replace(line=None))
+        except TraceError as exc:
+            raise TraceError(f"event {i}: {exc.message}") from None
+    return tuple(out)
+
+
+@dataclass(frozen=True, init=False)
 class Trajectory:
     """One recorded run: its events in order, where it came from, and reader facts.
 
     ``id`` is the path for a one-run file and ``<path>#<run id>`` for a file that
     holds many runs. ``meta`` carries reader facts printed for contrast (for
     example a benchmark's reward); the verdict never reads it.
+
+    Built in code, the events come first and the rest by keyword::
+
+        Trajectory(events)                       # id "<events>"
+        Trajectory(events, id="run-7", path="run-7.jsonl")
+        Trajectory.from_events(events, id="run-7")
+
+    and the readers' spelling, ``Trajectory(id, events, path, source, meta)``
+    (positional or by keyword), still holds. Events are :class:`Event` objects
+    or native event dicts; a dict is checked like a line of a native file and a
+    malformed one raises :class:`~assay.errors.TraceError` naming its position
+    (``event 3: ...``). The whole-run rules (``seq`` increasing, one ``final``,
+    last) are checked when the trajectory is replayed, where a breach is an
+    ERROR verdict.
     """
 
     id: str
@@ -114,6 +155,53 @@ class Trajectory:
     path: str | None = None
     source: str = "native"
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @overload
+    def __init__(self, id: str, events: Iterable[Event | Mapping[str, Any]],
+                 path: str | None = None, source: str = "native",
+                 meta: Mapping[str, Any] | None = None) -> None: ...
+
+    @overload
+    def __init__(self, events: Iterable[Event | Mapping[str, Any]], *, id: str = DEFAULT_ID,
+                 path: str | None = None, source: str = "native",
+                 meta: Mapping[str, Any] | None = None) -> None: ...
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        first = args[0] if args else None
+        if isinstance(first, Iterable) and not isinstance(first, (str, bytes)) \
+                and "events" not in kwargs:  # Trajectory(events, id=...)
+            if len(args) > 1:
+                raise TypeError("Trajectory(events, ...) takes its other fields by keyword: "
+                                "id=, path=, source=, meta=")
+            kwargs["events"] = args[0]
+            args = ()
+        if len(args) > len(_FIELDS):
+            raise TypeError(f"Trajectory takes at most {len(_FIELDS)} positional arguments")
+        values = dict(zip(_FIELDS, args, strict=False))
+        for key, value in kwargs.items():
+            if key not in _FIELDS:
+                raise TypeError(f"Trajectory got an unexpected keyword argument {key!r}")
+            if key in values:
+                raise TypeError(f"Trajectory got multiple values for argument {key!r}")
+            values[key] = value
+        if "events" not in values:
+            raise TypeError("Trajectory needs its events")
+        tid = values.get("id", DEFAULT_ID)
+        if not isinstance(tid, str):
+            raise TypeError(f"Trajectory 'id' must be a string, got {type(tid).__name__}")
+        meta = values.get("meta")
+        object.__setattr__(self, "id", tid)
+        object.__setattr__(self, "events", _as_events(values["events"]))
+        object.__setattr__(self, "path", values.get("path"))
+        object.__setattr__(self, "source", values.get("source", "native"))
+        object.__setattr__(self, "meta", {} if meta is None else meta)
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event | Mapping[str, Any]], *, id: str = DEFAULT_ID,
+                    path: str | None = None, source: str = "native",
+                    meta: Mapping[str, Any] | None = None) -> Trajectory:
+        """Build a trajectory from events or native event dicts (validated, see the class)."""
+        return cls(events, id=id, path=path, source=source, meta=meta)
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self.events)

@@ -70,7 +70,8 @@ BAD_INPUTS = [
     ("seq-bool", _doc([{"seq": True, "event": "final", "task_success": True}]), 1, "integer"),
     ("unknown-type", _doc([{"seq": 1, "event": "thought"}, GOOD[1]]), 1, "unknown event type"),
     ("event-missing", _doc([{"seq": 1}, GOOD[1]]), 1, "'event'"),
-    ("not-an-object", b"[1, 2]\n", 1, "expected a JSON object"),
+    ("not-an-object", b"[1, 2]\n", 1, "does not hold native events"),
+    ("not-an-object-later", _doc([GOOD[0]]) + b"[1, 2]\n", 2, "expected a JSON object"),
     ("action-no-type", _doc([{"seq": 1, "event": "action"}, GOOD[1]]), 1, "'action_type'"),
     ("checkpoint-no-id", _doc([{"seq": 1, "event": "checkpoint"}, GOOD[1]]), 1,
      "'checkpoint_id'"),
@@ -86,7 +87,8 @@ BAD_INPUTS = [
     ("message-bad-role", _doc([{"seq": 1, "event": "message", "role": "robot"}, GOOD[1]]), 1,
      "unknown message role"),
     ("agent-not-string", _doc([dict(GOOD[0], agent=7), GOOD[1]]), 1, "'agent'"),
-    ("not-utf8", b'{"seq": 1, "event": "action", "action_type": "\xff"}\n', 1, "unparseable"),
+    ("not-utf8", b'{"seq": 1, "event": "action", "action_type": "\xff"}\n', 1,
+     "not UTF-8 text (byte 0xff at column 47)"),
 ]
 
 

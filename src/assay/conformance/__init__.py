@@ -8,10 +8,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, TypeGuard, cast
 
+from assay._inputs import STDIN, STDIN_ID
 from assay.conformance.engine import CompiledSpec, Replayer, error_result
 from assay.conformance.result import (
     Finding,
@@ -29,7 +30,7 @@ from assay.conformance.spec import (
     parse_spec,
 )
 from assay.errors import TraceError
-from assay.events import Event, Trajectory
+from assay.events import DEFAULT_ID, Event, Trajectory
 
 __all__ = [
     "CompiledSpec",
@@ -42,6 +43,7 @@ __all__ = [
     "ReplayRun",
     "Replayer",
     "Spec",
+    "TrajectoryItem",
     "TrajectoryStats",
     "iter_replay",
     "load_spec",
@@ -132,10 +134,21 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
     from assay.ingest import ReadFailure, detect_format, load
     from assay.ingest.native import iter_events, read_bytes
 
+    data = None
+    if path == STDIN:
+        path = STDIN_ID
+        try:
+            data = _read_stdin()
+        except TraceError as exc:
+            if formats is not None:
+                formats.append((path, input_format or "native"))
+            yield error_result(path, path, _strip_path(exc))
+            return
     if input_format in (None, "native"):
         # The hot path: a native file streams from the reader straight into the engine.
         try:
-            data = read_bytes(path)
+            if data is None:
+                data = read_bytes(path)
         except TraceError as exc:
             if formats is not None:
                 formats.append((path, input_format or "native"))
@@ -147,7 +160,7 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                 formats.append((path, fmt))
             yield replay_events(compiled, iter_events(data, path), path, path)
             return
-    fmt, entries = load(path, input_format)
+    fmt, entries = load(path, input_format, data=data)
     if formats is not None:
         formats.append((path, fmt))
     judged = 0
@@ -163,8 +176,39 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                            source=fmt)
 
 
-def iter_replay(spec: Spec | CompiledSpec,
-                items: Iterable[str | PathLike[str] | Trajectory], *,
+def _read_stdin() -> bytes:
+    import sys
+
+    from assay.ingest.native import unpack_bytes
+
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, AttributeError, ValueError) as exc:
+        raise TraceError(f"cannot read standard input: {exc}", path=STDIN_ID) from None
+    return unpack_bytes(data, STDIN_ID)
+
+
+#: What :func:`replay` and :func:`iter_replay` judge: a path, a :class:`Trajectory`, or the
+#: events of one run (:class:`Event` objects or native event dicts).
+TrajectoryItem = str | PathLike[str] | Trajectory | Sequence[Event | Mapping[str, Any]]
+
+
+def _is_events(value: object) -> TypeGuard[Sequence[Event | Mapping[str, Any]]]:
+    """True for a non-empty list of events (Event objects or dicts), not a list of paths."""
+    return (isinstance(value, Sequence) and not isinstance(value, (str, bytes, Event))
+            and len(value) > 0 and isinstance(value[0], (Mapping, Event)))
+
+
+def _replay_event_list(compiled: CompiledSpec, events: Sequence[Event | Mapping[str, Any]],
+                       traj_id: str) -> ReplayResult:
+    try:
+        trajectory = Trajectory(events, id=traj_id)
+    except TraceError as exc:
+        return error_result(traj_id, None, exc.message)
+    return replay_trajectory(compiled, trajectory)
+
+
+def iter_replay(spec: Spec | CompiledSpec, items: Iterable[TrajectoryItem], *,
                 input_format: str | None = None,
                 formats: list[tuple[str, str]] | None = None) -> Iterator[ReplayResult]:
     """Yield one result per trajectory, reading files lazily (memory stays flat).
@@ -172,31 +216,67 @@ def iter_replay(spec: Spec | CompiledSpec,
     Fails closed one file at a time: an exception nobody expected while one file
     (or one in-memory trajectory) is read or judged becomes that file's ERROR
     ``bad-input`` naming the file and the exception type, and the batch goes on.
+
+    A list of events at position N gets the id ``<events N>``.
     """
     compiled = _compiled(spec)
-    for item in items:
+    for index, item in enumerate(items, 1):
         if isinstance(item, Trajectory):
             try:
                 yield replay_trajectory(compiled, item)
             except Exception as exc:  # an internal bug: fail closed for this trajectory
                 yield error_result(item.id, item.path, _crash(item.id, exc), source=item.source)
-        else:
+        elif isinstance(item, (str, PathLike)):
             yield from _isolated(compiled, str(item), input_format, formats)
+        elif _is_events(item):
+            name = f"<events {index}>"
+            try:
+                yield _replay_event_list(compiled, item, name)
+            except Exception as exc:  # an internal bug: fail closed for this trajectory
+                yield error_result(name, None, _crash(name, exc))
+        else:
+            raise TypeError("each trajectory must be a path, a Trajectory or a list of events, "
+                            f"got {type(item).__name__}")
 
 
-def replay(spec: Spec | str | PathLike[str],
-           items: Iterable[str | PathLike[str] | Trajectory] | str | PathLike[str] | Trajectory,
-           *, input_format: str | None = None) -> ReplayRun:
-    """Replay trajectories (paths or :class:`Trajectory` objects) against a spec.
+def _spec_of(spec: Spec | Mapping[str, Any] | str | PathLike[str]) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, Mapping):
+        return parse_spec(dict(spec))
+    if isinstance(spec, (str, PathLike)):
+        from assay._inputs import load_replay_spec
 
-    ``spec`` is a :class:`Spec` or the path of a JSON/YAML spec. Returns a
-    :class:`ReplayRun`; its ``exit`` is the CI exit code.
+        return load_replay_spec(spec)
+    raise TypeError(f"spec must be a Spec, a dict or a path, got {type(spec).__name__}")
+
+
+def replay(spec: Spec | Mapping[str, Any] | str | PathLike[str],
+           items: Iterable[TrajectoryItem] | TrajectoryItem, *,
+           input_format: str | None = None) -> ReplayRun:
+    """Replay trajectories against a spec; returns a :class:`ReplayRun` (``exit``: the CI code).
+
+    ``spec`` is a :class:`Spec`, a spec document as a dict (checked like a
+    file, see :func:`parse_spec`) or the path of a JSON/YAML spec. ``items`` is
+    one trajectory or a list of them, each a path (``"-"`` reads standard
+    input), a :class:`Trajectory`, or the events of one run as a list of
+    :class:`Event` objects or native event dicts::
+
+        assay.replay({"mandatory_checkpoints": [...]}, [{"seq": 1, ...}, ...])
+
+    A malformed trajectory is an ERROR result, never an exception; an
+    unusable spec raises :class:`~assay.errors.SpecError`.
     """
-    loaded = spec if isinstance(spec, Spec) else load_spec(spec)
+    loaded = _spec_of(spec)
+    if _is_events(items):
+        result = _replay_event_list(CompiledSpec(loaded), items, DEFAULT_ID)
+        return ReplayRun(loaded.source, [result])
     if isinstance(items, (str, PathLike, Trajectory)):
         items = [items]
     formats: list[tuple[str, str]] = []
-    results = list(iter_replay(loaded, items, input_format=input_format, formats=formats))
+    # not a list of events (above): a list of items, each judged on its own
+    many = cast(Iterable[TrajectoryItem], items)
+    results = list(iter_replay(loaded, many, input_format=input_format, formats=formats))
     return ReplayRun(loaded.source, results, tuple(formats), spec_sha256=loaded.sha256)
 
 

@@ -14,6 +14,24 @@ Verdict = Literal["PASS", "BLOCK", "ERROR"]
 VERDICT_EXIT: dict[str, int] = {"PASS": 0, "BLOCK": 1, "ERROR": 2}
 
 
+_MISSING = object()
+
+
+def scalar_text(value: Any) -> str:
+    """A field value as the report prints it: JSON, except that a string is bare."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    import orjson
+
+    return str(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One reason, warning or note: a reason code and a one-line message."""
@@ -118,6 +136,43 @@ class ReplayRun:
         if not self.results:
             return EXIT_ERROR
         return worst_exit(r.exit for r in self.results)
+
+    def carries(self, field: str) -> bool:
+        """True when some trajectory's final event (or its reader facts) has ``field``."""
+        return any(field in r.final or field in r.meta for r in self.results)
+
+    def by(self, field: str) -> dict[str, dict[str, int]]:
+        """Verdict counts per value of ``field`` in each final event (``--by``), sorted.
+
+        A reader fact such as a benchmark's reward counts when the final event
+        lacks the field; a trajectory with neither is counted under ``(absent)``.
+        """
+        groups: dict[str, dict[str, int]] = {}
+        for r in self.results:
+            value = r.final.get(field, _MISSING)
+            if value is _MISSING:
+                value = r.meta.get(field, _MISSING)
+            key = "(absent)" if value is _MISSING else scalar_text(value)
+            g = groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
+            g[r.verdict.lower()] += 1
+        return dict(sorted(groups.items()))
+
+    def to_dict(self, *, summary_only: bool = False,
+                by_field: str | None = None) -> dict[str, Any]:
+        """The public JSON shape, the document ``--format json`` prints (docs/formats.md).
+
+        ``summary_only`` leaves ``results`` empty; ``by_field`` adds ``by``.
+        """
+        doc: dict[str, Any] = {
+            "spec": self.spec_source,
+            "spec_sha256": self.spec_sha256,
+            "files": [{"path": p, "format": f} for p, f in self.files],
+            "results": [] if summary_only else [r.to_dict() for r in self.results],
+            "summary": self.counts(),
+        }
+        if by_field is not None:
+            doc["by"] = {"field": by_field, "groups": self.by(by_field)}
+        return doc
 
     def counts(self) -> dict[str, int]:
         """Counts of each verdict, warnings, and the overall exit (the JSON ``summary``)."""

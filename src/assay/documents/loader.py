@@ -154,6 +154,9 @@ def _not_json(name: str) -> Any:
 
 def decode(data: bytes, path: str, what: str, error: type[InputError] = SpecError) -> Any:
     """Decode a JSON (``.json``) or YAML document, refusing duplicate keys."""
+    from assay._text_check import check_utf8
+
+    check_utf8(data, path, error)
     if not data.strip():
         raise error("empty document", path=path)
     if path.endswith(".json"):

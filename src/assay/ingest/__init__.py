@@ -109,11 +109,14 @@ def detect_format(data: bytes) -> str:
     return "native"
 
 
-def load(path: str, input_format: str | None = None) -> tuple[str, Iterator[Entry]]:
+def load(path: str, input_format: str | None = None, *,
+         data: bytes | None = None) -> tuple[str, Iterator[Entry]]:
     """Read ``path`` and return ``(format name, entries)``.
 
     An unreadable file gives one :class:`ReadFailure`; it never raises for the
     file's content. An unknown ``input_format`` raises :class:`InputError`.
+    ``data``, when given, is the file's content already read (standard input),
+    and ``path`` only names it.
     """
     from assay.ingest.native import read_bytes
 
@@ -121,7 +124,8 @@ def load(path: str, input_format: str | None = None) -> tuple[str, Iterator[Entr
         raise InputError(f"unknown input format {input_format!r}; choose one of "
                          + ", ".join(FORMATS))
     try:
-        data = read_bytes(path)
+        if data is None:
+            data = read_bytes(path)
     except TraceError as exc:
         return input_format or "native", iter([ReadFailure(path, path, exc)])
     fmt = input_format or detect_format(data)

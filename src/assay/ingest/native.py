@@ -8,11 +8,13 @@ with the line number, never a guess.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
+from assay._text_check import check_utf8, utf8_problem
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
 from assay.ingest._json import check_line, no_duplicate_keys
@@ -111,6 +113,12 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
         except orjson.JSONDecodeError as exc:
             if not raw or raw.isspace():
                 continue  # blank lines are allowed; checked here, off the common path
+            bad = utf8_problem(raw)
+            if bad is not None:
+                raise TraceError(bad[1], path=path, line=line) from None
+            if not count and _opens_document(raw):
+                yield from _document_events(data, path)  # pretty-printed JSON
+                return
             raise TraceError(f"unparseable JSON: {exc.msg} at column {exc.colno}", path=path,
                              line=line) from None
         if final_line:
@@ -132,6 +140,9 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
                         ok = False
                         break
         else:
+            if type(rec) is list and not count:
+                yield from _document_events(data, path)  # a JSON array on one line
+                return
             ok = False
         if ok:
             event = new(Event, (seq, kind, agent, ts, rec, line))
@@ -154,6 +165,92 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
         for line, raw in enumerate(data.split(b"\n"), 1):
             if raw.strip():
                 check_line(raw, loads(raw), line, path)
+
+
+def _opens_document(raw: bytes) -> bool:
+    """True for a first line that opens a multi-line JSON document: ``[...`` or a lone ``{``."""
+    head = raw.strip()
+    return head.startswith(b"[") or head == b"{"
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    match = _WS.match(text, pos)
+    return pos if match is None else match.end()
+
+
+def _document_items(data: bytes, path: str | None) -> tuple[str, list[tuple[int, Any]]]:
+    """Decode a JSON array, or JSON values one after another, with the line each starts on."""
+    import json
+
+    check_utf8(data, path, TraceError)
+    text = data.decode("utf-8")
+    decode = json.JSONDecoder().raw_decode
+    items: list[tuple[int, Any]] = []
+    counted = [0, 1]  # newlines are counted once, up to the last item's start
+
+    def line_at(at: int) -> int:
+        counted[1] += text.count("\n", counted[0], at)
+        counted[0] = at
+        return counted[1]
+
+    pos = _skip_ws(text, 0)
+    array = text.startswith("[", pos)
+    try:
+        if array:
+            pos = _skip_ws(text, pos + 1)
+            while not text.startswith("]", pos):
+                if items:
+                    if not text.startswith(",", pos):
+                        raise json.JSONDecodeError("Expecting ',' or ']'", text, pos)
+                    pos = _skip_ws(text, pos + 1)
+                value, end = decode(text, pos)
+                items.append((line_at(pos), value))
+                pos = _skip_ws(text, end)
+            pos = _skip_ws(text, pos + 1)
+            if pos < len(text):
+                raise json.JSONDecodeError("Extra data after the array", text, pos)
+        else:
+            while pos < len(text):
+                value, end = decode(text, pos)
+                items.append((line_at(pos), value))
+                pos = _skip_ws(text, end)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"unparseable JSON document: {exc.msg} at column {exc.colno}",
+                         path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise TraceError("unparseable JSON document: nested too deeply",
+                         path=path, line=text.count("\n", 0, pos) + 1) from None
+    return ("array" if array else "object"), items
+
+
+def _document_events(data: bytes, path: str | None) -> Iterator[Event]:
+    """The events of a pretty-printed JSON array of native events (or of objects one after
+    another), checked by the same rules as the JSONL lines; ``line`` is where each starts."""
+    kind, items = _document_items(data, path)
+    if items and not (isinstance(items[0][1], dict)
+                      and ("event" in items[0][1] or "seq" in items[0][1])):
+        start = data.count(b"\n", 0, len(data) - len(data.lstrip())) + 1
+        raise TraceError(f"a JSON {kind} that does not hold native events: the native format "
+                         "is one JSON event per line (or a JSON array of events); "
+                         "--input-format names the other formats", path=path, line=start)
+    last: Event | None = None
+    for line, rec in items:
+        if last is not None and last.kind == "final":
+            raise TraceError(f"event after final (final is at line {last.line})", path=path,
+                             line=line)
+        event = parse_record(rec, line, path)
+        if last is not None and event.seq <= last.seq:
+            raise TraceError(f"seq {event.seq} does not increase (previous seq {last.seq})",
+                             path=path, line=line)
+        last = event
+        yield event
+    if last is None:
+        raise TraceError("empty trajectory: no events", path=path)
+    if last.kind != "final":
+        raise TraceError("no final event: the trajectory is incomplete", path=path)
 
 
 def validate_events(events: list[Event], path: str | None = None) -> None:
@@ -191,10 +288,16 @@ def read_bytes(path: str) -> bytes:
             data = fh.read()
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    return unpack_bytes(data, path)
+
+
+def unpack_bytes(data: bytes, path: str) -> bytes:
+    """Decompress gzip or zstd ``data`` and check that what is left is UTF-8 text."""
     if data.startswith(_GZIP_MAGIC):
-        return _gunzip(data, path)
-    if data.startswith(_ZSTD_MAGIC):
-        return _unzstd(data, path)
+        data = _gunzip(data, path)
+    elif data.startswith(_ZSTD_MAGIC):
+        data = _unzstd(data, path)
+    check_utf8(data, path, TraceError)
     return data
 
 

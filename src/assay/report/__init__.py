@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assay._lazy import lazy_getattr
+from assay._lazy import lazy_dir, lazy_getattr
 from assay.report._text import plural, sha256_footer
 
 if TYPE_CHECKING:
@@ -34,3 +34,4 @@ _LAZY = {
 
 
 __getattr__ = lazy_getattr("assay.report", globals(), _LAZY)
+__dir__ = lazy_dir(globals(), _LAZY)

@@ -6,27 +6,13 @@ from collections import Counter
 from typing import Any
 
 from assay.conformance.result import ReplayResult, ReplayRun
+from assay.conformance.result import scalar_text as _json_scalar
 from assay.report._text import dump_json, plural, sha256_footer, text_lines
 
 __all__ = ["replay_report"]
 
 HEADER = "assay replay: the final metric says the run arrived; the recorded road decides"
-_MISSING = object()
 _TRANSCRIPTS = frozenset({"openai-chat", "tau-bench", "tau2"})
-
-
-def _json_scalar(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return value
-    import orjson
-
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _spec_line(run: ReplayRun, spec: Any) -> str:
@@ -88,18 +74,6 @@ def _summary_line(c: dict[str, int]) -> str:
             f"-> overall exit {c['exit']}")
 
 
-def _by(run: ReplayRun, field: str) -> dict[str, dict[str, int]]:
-    groups: dict[str, dict[str, int]] = {}
-    for r in run.results:
-        value = r.final.get(field, _MISSING)
-        if value is _MISSING:  # reader facts such as a benchmark's reward
-            value = r.meta.get(field, _MISSING)
-        key = "(absent)" if value is _MISSING else _json_scalar(value)
-        g = groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
-        g[r.verdict.lower()] += 1
-    return dict(sorted(groups.items()))
-
-
 def _per_file(run: ReplayRun) -> list[str]:
     lines = []
     for path, _fmt in run.files:
@@ -111,18 +85,9 @@ def _per_file(run: ReplayRun) -> list[str]:
 def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only: bool = False,
                   by_field: str | None = None) -> str:
     """Render a replay run as the text report or the JSON document."""
-    counts = run.counts()
     if fmt == "json":
-        doc: dict[str, Any] = {
-            "spec": run.spec_source,
-            "spec_sha256": run.spec_sha256,
-            "files": [{"path": p, "format": f} for p, f in run.files],
-            "results": [] if summary_only else [r.to_dict() for r in run.results],
-            "summary": counts,
-        }
-        if by_field is not None:
-            doc["by"] = {"field": by_field, "groups": _by(run, by_field)}
-        return dump_json(doc)
+        return dump_json(run.to_dict(summary_only=summary_only, by_field=by_field))
+    counts = run.counts()
     lines = [HEADER, _spec_line(run, spec), *_sha_line(run), *_files_lines(run)]
     if summary_only:
         lines.extend(_per_file(run))
@@ -130,7 +95,7 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
         for i, r in enumerate(run.results, 1):
             lines.extend(_block(i, r))
     if by_field is not None:
-        for key, g in _by(run, by_field).items():
+        for key, g in run.by(by_field).items():
             lines.append(f"by {by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
                          f"{g['error']} ERROR")
     lines.append(_summary_line(counts))

@@ -1,0 +1,186 @@
+"""From the arguments of ``assay replay`` to the spec and the trajectory files to read.
+
+A TRAJECTORY argument may be a file, ``-`` (standard input), a directory (its
+trajectory files, sorted by name; with ``recursive`` also those below), or a
+glob that reached assay unexpanded (quoted, or from a shell that does not
+expand globs). A file named twice, under any spelling, is read once. Nothing
+here prints: the notes are returned for the caller to show.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from os import PathLike
+from typing import TYPE_CHECKING
+
+from assay.errors import InputError, SpecError, TraceError
+
+if TYPE_CHECKING:
+    from assay.conformance.spec import Spec
+
+__all__ = [
+    "STDIN",
+    "STDIN_ID",
+    "TRAJECTORY_SUFFIXES",
+    "Inputs",
+    "expand_inputs",
+    "is_trajectory_name",
+    "load_replay_spec",
+    "looks_like_trajectory",
+]
+
+#: The argument that means standard input, and the id of what it holds.
+STDIN = "-"
+STDIN_ID = "<stdin>"
+#: The names a directory's trajectory files end with (each optionally + ``.gz`` / ``.zst``).
+TRAJECTORY_SUFFIXES = (".jsonl", ".ndjson", ".json")
+_COMPRESSED = (".gz", ".zst")
+_GLOB_CHARS = frozenset("*?[")
+
+SWAPPED = ("this looks like a trajectory, not a spec: the spec comes first "
+           "(assay replay SPEC TRAJECTORY...)")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The files to read, in order, and what was noticed on the way (one line each)."""
+
+    paths: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+def is_trajectory_name(name: str) -> bool:
+    """True for ``*.jsonl``, ``*.ndjson`` and ``*.json``, each optionally compressed."""
+    for suffix in _COMPRESSED:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name.endswith(TRAJECTORY_SUFFIXES)
+
+
+def _directory(path: str, recursive: bool) -> list[str]:
+    """The trajectory files in ``path``, hidden files and directories skipped, sorted."""
+    found: list[tuple[str, ...]] = []
+    try:
+        _list(path, recursive, found)
+    except OSError as exc:
+        raise InputError(f"cannot read directory: {exc.strerror or exc}",
+                         path=exc.filename if isinstance(exc.filename, str) else path) from None
+    if not found:
+        what = ("no trajectory files in this directory or below" if recursive else
+                "no trajectory files in this directory")
+        hint = "" if recursive else "; -r reads subdirectories"
+        raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst{hint})",
+                         path=path)
+    return [os.path.join(path, *parts) for parts in sorted(found)]
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def _list(path: str, recursive: bool, found: list[tuple[str, ...]]) -> None:
+    if recursive:
+        for top, dirs, files in os.walk(path, onerror=_raise):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            rel = os.path.relpath(top, path)
+            parts = () if rel == os.curdir else tuple(rel.split(os.sep))
+            found.extend((*parts, f) for f in files
+                         if not f.startswith(".") and is_trajectory_name(f)
+                         and os.path.isfile(os.path.join(top, f)))
+    else:
+        with os.scandir(path) as entries:
+            found.extend((e.name,) for e in entries
+                         if not e.name.startswith(".") and is_trajectory_name(e.name)
+                         and e.is_file())
+
+
+def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
+    """``(path, expanded)`` for one argument; ``expanded`` when assay chose the file."""
+    if arg == STDIN:
+        yield arg, False
+    elif os.path.isdir(arg):
+        yield from ((p, True) for p in _directory(arg, recursive))
+    elif os.path.lexists(arg) or not _GLOB_CHARS.intersection(arg):
+        yield arg, False  # a missing plain file is judged ERROR, naming it
+    else:
+        import glob
+
+        matches = sorted(glob.glob(arg, recursive=True))
+        if not matches:
+            raise InputError(f"no file matches {arg!r}")
+        for match in matches:
+            if os.path.isdir(match):
+                yield from ((p, True) for p in _directory(match, recursive))
+            else:
+                yield match, True
+
+
+def _identity(path: str) -> object:
+    """What makes two spellings one file: its device and inode (links, ``./``, ``..``
+    resolved by the OS at the cost of one stat), else its normalised absolute path."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.normcase(os.path.abspath(path))
+    return (st.st_dev, st.st_ino)
+
+
+def expand_inputs(args: Iterable[str], *, recursive: bool = False,
+                  spec: str | None = None) -> Inputs:
+    """Expand TRAJECTORY arguments into the files to read, each once.
+
+    Raises :class:`InputError` for a directory without trajectory files and
+    for a glob that matches nothing. Files are compared by identity (device and
+    inode), so ``a.jsonl``, ``./a.jsonl`` and a link to it are one file; ``spec`` is left
+    out where a directory or glob would have added it.
+    """
+    spec_key = None if spec is None else _identity(spec)
+    seen: dict[object, str] = {}
+    paths: list[str] = []
+    notes: list[str] = []
+    for arg in args:
+        for path, expanded in _expand(arg, recursive):
+            key = STDIN if path == STDIN else _identity(path)
+            if expanded and key == spec_key:
+                notes.append(f"{path} is the spec, not read as a trajectory")
+                continue
+            first = seen.get(key)
+            if first is None:
+                seen[key] = path
+                paths.append(path)
+            elif first == path:
+                notes.append(f"{path} is given more than once; judged once")
+            else:
+                notes.append(f"{path} is the same file as {first}; judged once")
+    return Inputs(tuple(paths), tuple(notes))
+
+
+def looks_like_trajectory(path: str) -> bool:
+    """True when ``path`` holds a recorded run: its first event reads as one, or its
+    format is one of the recorded-run formats. Used on the error path only."""
+    from assay.ingest import detect_format
+    from assay.ingest.native import iter_events, read_bytes
+
+    try:
+        data = read_bytes(path)
+        if detect_format(data) != "native":
+            return True
+        next(iter_events(data, path))
+    except (TraceError, StopIteration):
+        return False
+    return True
+
+
+def load_replay_spec(path: str | PathLike[str], *, expect_sha256: str | None = None) -> Spec:
+    """Load a replay spec; a trajectory given in its place says so and names the order."""
+    from assay.conformance.spec import load_spec
+
+    try:
+        return load_spec(path, expect_sha256=expect_sha256)
+    except SpecError:
+        if looks_like_trajectory(str(path)):
+            raise SpecError(SWAPPED, path=str(path)) from None
+        raise

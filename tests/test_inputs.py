@@ -1,0 +1,351 @@
+"""What `assay replay` accepts as input: directories, globs, stdin, JSON documents,
+swapped arguments, repeated files, an absent --by field and bytes that are not UTF-8."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner, Result
+
+from assay.cli import cli
+
+from .conftest import EXAMPLES, ROOT
+
+CONFORMS = EXAMPLES / "fixture_conforms.jsonl"
+SKIPPED = EXAMPLES / "fixture_skipped.jsonl"
+SPEC = EXAMPLES / "spec.json"
+
+
+def _events(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Work in a scratch directory holding the spec, so report paths are short and stable."""
+    shutil.copy(SPEC, tmp_path / "spec.json")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def replay(*args: str, input: bytes | None = None) -> Result:
+    return CliRunner().invoke(cli, ["replay", *args], input=input, catch_exceptions=False)
+
+
+def ids(result: Result) -> list[str]:
+    return [r["id"] for r in orjson.loads(result.stdout)["results"]]
+
+
+class TestDirectories:
+    def _tree(self, root: Path) -> None:
+        (root / "runs" / "nested").mkdir(parents=True)
+        shutil.copy(CONFORMS, root / "runs" / "b.jsonl")
+        shutil.copy(SKIPPED, root / "runs" / "a.jsonl")
+        shutil.copy(CONFORMS, root / "runs" / ".hidden.jsonl")
+        (root / "runs" / "notes.txt").write_text("not a trajectory\n")
+        shutil.copy(CONFORMS, root / "runs" / "nested" / "c.jsonl")
+
+    def test_directory_reads_the_files_directly_inside_sorted(self, here: Path) -> None:
+        """A directory is read: files directly inside, by name, hidden ones skipped."""
+        self._tree(here)
+        result = replay("spec.json", "runs", "--format", "json")
+        assert result.exit_code == 1
+        assert ids(result) == ["runs/a.jsonl", "runs/b.jsonl"]
+
+    def test_recursive_reads_subdirectories(self, here: Path) -> None:
+        """-r also reads the files below, in path order."""
+        self._tree(here)
+        (here / "runs" / ".git").mkdir()
+        shutil.copy(CONFORMS, here / "runs" / ".git" / "x.jsonl")
+        for flag in ("-r", "--recursive"):
+            result = replay("spec.json", "runs", flag, "--format", "json")
+            assert ids(result) == ["runs/a.jsonl", "runs/b.jsonl", "runs/nested/c.jsonl"]
+
+    def test_compressed_and_json_files_count(self, here: Path) -> None:
+        """A directory's .json, .jsonl.gz and .zst files are trajectory files too."""
+        import gzip
+
+        (here / "runs").mkdir()
+        (here / "runs" / "a.jsonl.gz").write_bytes(gzip.compress(CONFORMS.read_bytes()))
+        result = replay("spec.json", "runs", "--format", "json")
+        assert result.exit_code == 0 and ids(result) == ["runs/a.jsonl.gz"]
+
+    def test_directory_without_trajectories_is_exit_2(self, here: Path) -> None:
+        """A directory holding no trajectory file is an error, never an empty pass."""
+        (here / "empty").mkdir()
+        (here / "empty" / "README.md").write_text("x")
+        result = replay("spec.json", "empty")
+        assert result.exit_code == 2
+        assert result.stdout == ""
+        assert result.stderr == ("error[bad-input]: empty: no trajectory files in this directory "
+                                 "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst; "
+                                 "-r reads subdirectories)\n")
+
+    def test_unreadable_directory_is_exit_2(self, here: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        """A directory that cannot be listed is one line and exit 2, not an internal error."""
+        (here / "runs" / "sub").mkdir(parents=True)
+        shutil.copy(CONFORMS, here / "runs" / "a.jsonl")
+
+        def refuse(path: str) -> object:
+            raise PermissionError(13, "Permission denied", path)
+
+        monkeypatch.setattr(os, "scandir", refuse)
+        for args in (["runs"], ["runs", "-r"]):
+            result = replay("spec.json", *args)
+            assert result.exit_code == 2, args
+            assert result.stderr.startswith("error[bad-input]: runs")
+            assert result.stderr.endswith(": cannot read directory: Permission denied\n")
+
+    def test_spec_inside_the_directory_is_not_judged(self, here: Path) -> None:
+        """The spec found in a trajectory directory is left out, and the note says so."""
+        (here / "runs").mkdir()
+        shutil.copy(SPEC, here / "runs" / "spec.json")
+        shutil.copy(CONFORMS, here / "runs" / "a.jsonl")
+        result = replay("runs/spec.json", "runs", "--format", "json")
+        assert result.exit_code == 0 and ids(result) == ["runs/a.jsonl"]
+        assert "note: runs/spec.json is the spec, not read as a trajectory" in result.stderr
+
+
+class TestGlobs:
+    def test_glob_matching_nothing_says_so(self, here: Path) -> None:
+        """A glob the shell passed on unexpanded is reported as matching nothing, exit 2."""
+        (here / "runs").mkdir()
+        result = replay("spec.json", "runs/*.jsonl")
+        assert result.exit_code == 2
+        assert result.stdout == ""
+        assert result.stderr == "error[bad-input]: no file matches 'runs/*.jsonl'\n"
+
+    def test_quoted_glob_is_expanded(self, here: Path) -> None:
+        """A glob that reaches assay unexpanded (quoted, or on Windows) is expanded, sorted."""
+        (here / "runs").mkdir()
+        shutil.copy(CONFORMS, here / "runs" / "b.jsonl")
+        shutil.copy(SKIPPED, here / "runs" / "a.jsonl")
+        result = replay("spec.json", "runs/*.jsonl", "--format", "json")
+        assert result.exit_code == 1
+        assert ids(result) == ["runs/a.jsonl", "runs/b.jsonl"]
+
+    def test_existing_file_with_glob_characters_is_read_literally(self, here: Path) -> None:
+        """A file whose name holds glob characters is read as named, not expanded."""
+        shutil.copy(CONFORMS, here / "run[1].jsonl")
+        result = replay("spec.json", "run[1].jsonl", "--format", "json")
+        assert result.exit_code == 0 and ids(result) == ["run[1].jsonl"]
+
+    def test_missing_plain_file_stays_an_error_verdict(self, here: Path) -> None:
+        """A missing file without glob characters is still an ERROR verdict naming it."""
+        result = replay("spec.json", "nope.jsonl")
+        assert result.exit_code == 2
+        assert "verdict : ERROR (bad-input) exit 2" in result.stdout
+        assert "cannot read: No such file or directory" in result.stdout
+
+
+class TestStdin:
+    def test_dash_reads_standard_input(self, here: Path) -> None:
+        """'-' reads one trajectory file from standard input, with id <stdin>."""
+        result = replay("spec.json", "-", "--format", "json", input=SKIPPED.read_bytes())
+        assert result.exit_code == 1
+        doc = orjson.loads(result.stdout)
+        assert [(r["id"], r["path"]) for r in doc["results"]] == [("<stdin>", "<stdin>")]
+        assert doc["files"] == [{"path": "<stdin>", "format": "native"}]
+
+    def test_stdin_format_is_detected(self, here: Path) -> None:
+        """Standard input may hold any format the reader detects (here gzip + ATIF)."""
+        import gzip
+
+        data = (ROOT / "tests" / "data" / "frameworks" / "atif_no_approval.json").read_bytes()
+        shutil.copy(ROOT / "tests" / "data" / "frameworks" / "spec.yaml", here / "fw.yaml")
+        result = replay("fw.yaml", "-", "--format", "json", input=gzip.compress(data))
+        doc = orjson.loads(result.stdout)
+        assert doc["files"] == [{"path": "<stdin>", "format": "atif"}]
+        assert result.exit_code == 1
+
+    def test_stdin_in_a_real_process(self) -> None:
+        """python -m assay replay SPEC - < FILE judges the file."""
+        with open(CONFORMS, "rb") as fh:
+            out = subprocess.run([sys.executable, "-m", "assay", "replay", str(SPEC), "-"],
+                                 stdin=fh, capture_output=True, check=False)
+        assert out.returncode == 0, out.stderr
+        assert b"[1] <stdin>" in out.stdout
+
+    def test_empty_stdin_is_an_error_verdict(self, here: Path) -> None:
+        """Nothing on standard input is ERROR, never a pass."""
+        result = replay("spec.json", "-", input=b"")
+        assert result.exit_code == 2
+        assert "empty trajectory" in result.stdout
+
+
+class TestJsonDocuments:
+    def test_pretty_printed_array_of_native_events_is_read(self, here: Path) -> None:
+        """A JSON array of native events, pretty-printed, is read as the same trajectory."""
+        Path("a.json").write_text(json.dumps(_events(SKIPPED), indent=2))
+        result = replay("spec.json", "a.json", "--format", "json")
+        doc = orjson.loads(result.stdout)
+        line = replay("spec.json", str(SKIPPED), "--format", "json")
+        want = orjson.loads(line.stdout)["results"][0]
+        got = doc["results"][0]
+        assert result.exit_code == 1
+        assert got["reasons"] == want["reasons"] and got["verdict"] == "BLOCK"
+        assert doc["files"] == [{"path": "a.json", "format": "native"}]
+
+    def test_one_line_array_is_read(self, here: Path) -> None:
+        """A JSON array on one line is read too."""
+        Path("a.json").write_text(json.dumps(_events(CONFORMS)))
+        assert replay("spec.json", "a.json").exit_code == 0
+
+    def test_pretty_printed_objects_one_after_another_are_read(self, here: Path) -> None:
+        """Native events pretty-printed one after another (jq's output) are read."""
+        Path("a.json").write_text("\n".join(json.dumps(e, indent=2) for e in _events(CONFORMS)))
+        assert replay("spec.json", "a.json").exit_code == 0
+
+    def test_array_errors_name_the_line_of_the_item(self, here: Path) -> None:
+        """A bad event inside a pretty-printed array is reported at the line it starts on."""
+        events = _events(CONFORMS)
+        del events[2]["action_type"]
+        text = json.dumps(events, indent=2)
+        Path("a.json").write_text(text)
+        third = [i for i, ln in enumerate(text.splitlines(), 1) if ln == "  {"][2]
+        result = replay("spec.json", "a.json")
+        assert result.exit_code == 2
+        assert (f"detail : line {third}: action event is missing required key 'action_type'"
+                in result.stdout)
+
+    def test_broken_pretty_printed_json_names_its_line(self, here: Path) -> None:
+        """A syntax error in a JSON document is reported at its own line, not at column 2."""
+        text = json.dumps(_events(CONFORMS), indent=2)
+        lines = text.splitlines()
+        lines[4] = lines[4].rstrip(",")  # drop the comma after "agent": "scanner"
+        Path("a.json").write_text("\n".join(lines))
+        result = replay("spec.json", "a.json")
+        assert result.exit_code == 2
+        assert ("detail : line 6: unparseable JSON document: Expecting ',' delimiter at "
+                "column 5") in result.stdout
+        assert "column 2" not in result.stdout
+
+    def test_array_of_something_else_says_what_native_is(self, here: Path) -> None:
+        """A JSON array that does not hold native events says what the native format is."""
+        Path("a.json").write_text('[\n  {"name": "x"}\n]\n')
+        result = replay("spec.json", "a.json")
+        assert result.exit_code == 2
+        assert ("detail : line 1: a JSON array that does not hold native events: the native "
+                "format is one JSON event per line (or a JSON array of events); "
+                "--input-format names the other formats") in result.stdout
+
+    def test_deeply_nested_document_is_an_error_verdict(self, here: Path) -> None:
+        """A JSON document nested beyond the parser's depth is ERROR, not an internal error."""
+        Path("a.json").write_text("[" * 100_000)
+        result = replay("spec.json", "a.json")
+        assert result.exit_code == 2
+        assert "detail : line 1: unparseable JSON document: nested too deeply" in result.stdout
+
+    def test_jsonl_with_a_truncated_line_keeps_its_message(self) -> None:
+        """A broken line in a JSONL file is still reported as before (line and column)."""
+        result = replay(str(SPEC), str(EXAMPLES / "fixture_bad_input.jsonl"))
+        assert "detail : line 2: unparseable JSON: unexpected end of data at column 91" \
+            in result.stdout
+
+
+class TestSwappedArguments:
+    @pytest.mark.parametrize("name", ["t.jsonl", "t.json"])
+    def test_trajectory_given_as_spec(self, here: Path, name: str) -> None:
+        """A trajectory in the SPEC place is recognised, with the order to use."""
+        shutil.copy(CONFORMS, here / name)
+        result = replay(name, "spec.json")
+        assert result.exit_code == 2
+        assert result.stdout == ""
+        assert result.stderr == (f"error[bad-input]: {name}: this looks like a trajectory, not a "
+                                 "spec: the spec comes first (assay replay SPEC "
+                                 "TRAJECTORY...)\n")
+
+    def test_other_trajectory_formats_as_spec(self, here: Path) -> None:
+        """A recorded run in another format given as the spec is recognised too."""
+        atif = ROOT / "tests" / "data" / "frameworks" / "atif_no_approval.json"
+        result = replay(str(atif), "spec.json")
+        assert result.exit_code == 2
+        assert "this looks like a trajectory, not a spec" in result.stderr
+
+    def test_a_bad_spec_keeps_its_own_error(self, here: Path) -> None:
+        """A spec with a mistake is not mistaken for a trajectory."""
+        Path("s.yaml").write_text("mandatory_checkpoints:\n  - [unclosed\n")
+        result = replay("s.yaml", str(CONFORMS))
+        assert result.exit_code == 2 and "invalid YAML" in result.stderr
+
+
+class TestDuplicates:
+    def test_same_file_twice_is_judged_once(self, here: Path) -> None:
+        """A file named twice, under different spellings, is judged once, with a note."""
+        shutil.copy(CONFORMS, here / "a.jsonl")
+        os.symlink(here / "a.jsonl", here / "link.jsonl")
+        (here / "runs").mkdir()
+        shutil.copy(SKIPPED, here / "runs" / "b.jsonl")
+        result = replay("spec.json", "a.jsonl", "./a.jsonl", "link.jsonl", "runs",
+                        "runs/b.jsonl", "--format", "json")
+        assert ids(result) == ["a.jsonl", "runs/b.jsonl"]
+        assert orjson.loads(result.stdout)["summary"]["pass"] == 1
+        assert result.stderr == (
+            "note: ./a.jsonl is the same file as a.jsonl; judged once\n"
+            "note: link.jsonl is the same file as a.jsonl; judged once\n"
+            "note: runs/b.jsonl is given more than once; judged once\n")
+
+    def test_stdin_twice(self, here: Path) -> None:
+        """'-' given twice reads standard input once."""
+        result = replay("spec.json", "-", "-", "--format", "json", input=CONFORMS.read_bytes())
+        assert ids(result) == ["<stdin>"]
+        assert "note: - is given more than once; judged once" in result.stderr
+
+
+class TestByField:
+    def test_absent_field_warns(self, here: Path) -> None:
+        """--by a field no trajectory carries warns on stderr; the report stays as it is."""
+        result = replay("spec.json", str(CONFORMS), "--by", "tsak_success")
+        assert result.exit_code == 0
+        assert "by tsak_success=(absent): 1 PASS, 0 BLOCK, 0 ERROR" in result.stdout
+        assert result.stderr == ("warning: no trajectory carries 'tsak_success' in its final "
+                                 "event; every result is grouped under (absent)\n")
+
+    def test_present_field_is_quiet(self, here: Path) -> None:
+        """A field some trajectory carries gives no warning."""
+        result = replay("spec.json", str(CONFORMS), "--by", "task_success")
+        assert result.stderr == ""
+
+
+class TestNotUtf8:
+    def test_spec_not_utf8(self, here: Path) -> None:
+        """A YAML spec with a Latin-1 byte is one line: file, line, byte and column."""
+        Path("s.yaml").write_bytes(b"mandatory_checkpoints:\n  - checkpoint_id: caf\xe9\n")
+        result = replay("s.yaml", str(CONFORMS))
+        assert result.exit_code == 2
+        assert result.stderr == ("error[bad-input]: s.yaml:2: not UTF-8 text (byte 0xe9 at "
+                                 "column 23)\n")
+
+    def test_json_spec_not_utf8(self, here: Path) -> None:
+        """The same for a JSON spec; the column counts characters, not bytes."""
+        Path("s.json").write_bytes('{"x": "é", "y": "?"}'.encode().replace(b"?", b"\xff"))
+        result = replay("s.json", str(CONFORMS))
+        assert result.stderr == ("error[bad-input]: s.json:1: not UTF-8 text (byte 0xff at "
+                                 "column 18)\n")
+
+    def test_trajectory_not_utf8(self, here: Path) -> None:
+        """A trajectory with a bad byte is ERROR with the line and the column of the byte."""
+        data = CONFORMS.read_bytes().replace(b"billing_db", b"billing_d\x96")
+        Path("t.jsonl").write_bytes(data)
+        result = replay("spec.json", "t.jsonl")
+        assert result.exit_code == 2
+        col = CONFORMS.read_text().splitlines()[1].index("billing_db") + 10
+        assert f"detail : line 2: not UTF-8 text (byte 0x96 at column {col})" in result.stdout
+
+    def test_other_documents_not_utf8(self, tmp_path: Path) -> None:
+        """Contracts, workflows and checkpoints share the same check."""
+        from assay import load_contract
+        from assay.errors import SpecError
+
+        path = tmp_path / "c.yaml"
+        path.write_bytes(b"\xfe\n")
+        with pytest.raises(SpecError, match=r"c.yaml:1: not UTF-8 text \(byte 0xfe at column 1\)"):
+            load_contract(path)
