@@ -47,10 +47,11 @@ import difflib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +61,8 @@ SHELL_LANGS = frozenset({"", "console", "shell", "sh", "bash", "zsh", "shell-ses
 ELLIPSIS = "..."
 PROMPT = "$ "
 DISPLAY_ROOT = "/path/to/assay"
-TIMEOUT = 120
+TIMEOUT = 120             # seconds for one block
+NO_EXIT = -1              # the exit code of a command that never finished
 REFRESH_HINT = ("if the change is intended, run "
                 "`.venv/bin/python scripts/refresh_docs_output.py` and review the diff")
 
@@ -234,11 +236,11 @@ def _commands(block: Block, body: list[str], problems: list[str]) -> list[Comman
 
 
 _SKIP_ANYWHERE = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-                            ".hypothesis"})
+                            ".hypothesis", ".corpus"})
 _SKIP_AT_TOP = frozenset({".git", ".venv", "venv", "runs", "build", "dist"})
 
 
-def _ignore_for(root: Path):  # type: ignore[no-untyped-def]
+def _ignore_for(root: Path) -> Callable[[str, list[str]], set[str]]:
     """A copytree filter: caches anywhere; the checkout's own state at the top only."""
     top = root.resolve()
 
@@ -313,11 +315,14 @@ def execute(block: Block, sandbox: Sandbox) -> tuple[list[list[str]], list[int]]
             script.append(f"{{ {cmd.text}\n}} >'{out}/{n}.out' 2>&1 </dev/null")
             script.append(f"__rc=$?; echo $__rc >'{out}/{n}.rc'; (exit $__rc)")
         (out / "block.sh").write_text("\n".join(script) + "\n", encoding="utf-8")
+        shell = subprocess.Popen(["bash", "--noprofile", "--norc", str(out / "block.sh")],
+                                 cwd=work, env=_environment(), start_new_session=True)
         try:
-            subprocess.run(["bash", "--noprofile", "--norc", str(out / "block.sh")],
-                           cwd=work, env=_environment(), timeout=TIMEOUT, check=False)
+            shell.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
-            pass
+            # the commands still running get no exit code, which compare() reports
+            os.killpg(shell.pid, signal.SIGKILL)
+            shell.wait()
         outputs: list[list[str]] = []
         exits: list[int] = []
         for n in range(len(block.commands)):
@@ -326,7 +331,7 @@ def execute(block: Block, sandbox: Sandbox) -> tuple[list[list[str]], list[int]]
                 text = text.replace(path, DISPLAY_ROOT)
             outputs.append(_lines(text))
             rc = _read(out / f"{n}.rc").strip()
-            exits.append(int(rc) if rc.lstrip("-").isdigit() else -1)
+            exits.append(int(rc) if rc.isdigit() else NO_EXIT)
     return outputs, exits
 
 
@@ -397,7 +402,7 @@ def project(pattern: Sequence[str], actual: Sequence[str]) -> list[str] | None:
         return list(actual)
     head, *middle, tail = segments
     norm = [normalise(a) for a in actual]
-    shown: list[str] = list(actual[:len(head)]) + [ELLIPSIS]
+    shown: list[str] = [*actual[:len(head)], ELLIPSIS]
     pos, end = len(head), len(actual) - len(tail)
     for seg in middle:
         if not seg:
@@ -405,7 +410,7 @@ def project(pattern: Sequence[str], actual: Sequence[str]) -> list[str] | None:
         found = _find(norm, [normalise(seg[0])], pos, end)
         if found is None:
             return None
-        shown += list(actual[found:found + len(seg)]) + [ELLIPSIS]
+        shown += [*actual[found:found + len(seg)], ELLIPSIS]
         pos = found + len(seg)
     if tail:
         shown += list(actual[max(end, pos):])
@@ -418,7 +423,9 @@ def compare(block: Block, outputs: list[list[str]], exits: list[int]) -> list[st
     want = _expected_exits(block)
     for n, (cmd, got, rc) in enumerate(zip(block.commands, outputs, exits, strict=True)):
         label = f"{_rel(block.path)}:{cmd.first + 1}: $ {cmd.text.splitlines()[0]}"
-        if rc != want[n]:
+        if rc == NO_EXIT:
+            problems.append(f"{label}\n  did not finish within {TIMEOUT} s")
+        elif rc != want[n]:
             problems.append(f"{label}\n  exit code {rc}, the block says {want[n]}")
         if not matches(cmd.expected, got):
             shown = project(cmd.expected, got) or got

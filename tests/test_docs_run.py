@@ -55,7 +55,8 @@ class TestDocsRun:
     def test_block_prints_what_it_shows(self, block: object, sandbox: object) -> None:
         """The block's commands exit as marked and print the output shown under them."""
         outcome = docrun.check_block(block, sandbox)
-        assert outcome.ok, "\n".join(outcome.problems) + "\n" + docrun.REFRESH_HINT
+        assert outcome.ok, (f"the block at {block.where} drifted\n"
+                            + "\n".join(outcome.problems) + "\n" + docrun.REFRESH_HINT)
 
 
 class TestMarkers:
@@ -136,9 +137,9 @@ class TestRunning:
     def test_commands_run_in_a_copy_that_is_fresh_for_each_block(self, tmp_path: Path) -> None:
         """Files written by a block stay in its copy; the next block starts clean."""
         (tmp_path / "seed.txt").write_text("seed\n")
-        page = _doc(tmp_path, "<!-- run -->\n```console\n$ echo hi > new.txt\n$ cat new.txt seed.txt\n"
-                              "hi\nseed\n```\n\n<!-- run: exit=1 -->\n```console\n$ test -e new.txt\n"
-                              "```\n")
+        page = _doc(tmp_path, "<!-- run -->\n```console\n$ echo hi > new.txt\n"
+                              "$ cat new.txt seed.txt\nhi\nseed\n```\n\n"
+                              "<!-- run: exit=1 -->\n```console\n$ test -e new.txt\n```\n")
         first, second = docrun.parse(page)[0]
         with docrun.Sandbox(tmp_path) as box:
             assert docrun.check_block(first, box).ok
@@ -156,6 +157,18 @@ class TestRunning:
         assert outcome.outputs == [[], ["3"]]
         (problem,) = outcome.problems
         assert "exit code 3, the block says 0" in problem
+
+    def test_a_block_that_hangs_is_stopped_and_reported(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A command still running at the timeout is killed and named, not waited for."""
+        monkeypatch.setattr(docrun, "TIMEOUT", 1)
+        page = _doc(tmp_path, "<!-- run -->\n```console\n$ echo a\na\n$ sleep 30\n```\n")
+        (block,) = docrun.parse(page)[0]
+        with docrun.Sandbox(tmp_path) as box:
+            outcome = docrun.check_block(block, box)
+        assert outcome.exits == [0, docrun.NO_EXIT]
+        (problem,) = outcome.problems
+        assert "$ sleep 30\n  did not finish within 1 s" in problem
 
     def test_assay_is_this_interpreters_script(self, tmp_path: Path) -> None:
         """'assay' resolves to the script beside sys.executable, not to whatever PATH has."""
