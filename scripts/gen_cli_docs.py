@@ -49,7 +49,8 @@ def render() -> str:
         if result.exit_code != 0:
             raise SystemExit(f"assay {' '.join(path)} --help failed: {result.output}")
         title = " ".join(["assay", *path])
-        parts.append(f"\n## `{title}`\n\n```\n{result.output.rstrip()}\n```\n")
+        # help text is output, not a command to run: a text block, not a shell block
+        parts.append(f"\n## `{title}`\n\n```text\n{result.output.rstrip()}\n```\n")
     return "".join(parts)
 
 

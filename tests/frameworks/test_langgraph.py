@@ -157,3 +157,21 @@ def test_written_as_native_jsonl_the_cli_gates_it(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     path.write_text(run(None, needs_approval=False).to_jsonl())
     assert CliRunner().invoke(cli, ["replay", str(SPEC), str(path)]).exit_code == 1
+
+
+def test_the_example_recording_is_what_its_script_writes(tmp_path: Path) -> None:
+    """examples/frameworks/langgraph/run.jsonl is record.py's output (times and ids aside)."""
+    from ..conftest import EXAMPLES, load_script
+
+    folder = EXAMPLES / "frameworks" / "langgraph"
+    out = tmp_path / "run.jsonl"
+    script = load_script(folder / "record.py")
+    script.sys.argv = ["record.py", str(out)]  # type: ignore[attr-defined]
+    script.main()
+
+    def events(path: Path) -> list[dict[str, Any]]:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        return [{k: v for k, v in row.items() if k not in ("ts", "interrupt_id")}
+                for row in rows]
+
+    assert events(out) == events(folder / "run.jsonl")

@@ -14,9 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def _sessions() -> list[tuple[str, str]]:
     text = (ROOT / "docs" / "revalidate.md").read_text()
     out = []
-    for block in re.findall(r"```\n(\$ assay revalidate .*?)```", text, flags=re.S):
+    for block in re.findall(r"```(?:console)?\n(\$ assay revalidate .*?)```", text, flags=re.S):
         command, _, output = block.partition("\n")
-        out.append((command[2:], output))
+        if "--format json" not in command:  # the JSON example is shown elided
+            out.append((command[2:], output))
     return out
 
 
