@@ -225,8 +225,10 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
         fmt: str) -> None:
     """Run WORKFLOW, advancing each phase only on a passing, durable gate.
 
-    Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input,
-    3 paused waiting for another role (continue with --resume RUN_ID).
+    Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input
+    (a required param missing: nothing runs), 3 paused waiting for another
+    role. Paused or refused, the report's `next` line is the whole command
+    that continues the run.
     """
     from assay._files import check_writable_dir
     from assay.harness import Workflow
