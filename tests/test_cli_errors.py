@@ -40,6 +40,14 @@ class TestUsageErrors:
          "error[usage]: replay: no such option '--summary' (did you mean '--summary-only'?); "
          "see 'assay replay --help'"),
         (["bogus"], "error[usage]: no such command 'bogus'; see 'assay --help'"),
+        (["replay", "examples/spec.json", "examples/fixture_conforms.jsonl", "--by"],
+         "error[usage]: replay: option '--by' requires an argument; "
+         "see 'assay replay --help'"),
+        (["evidence", "verify", "r", "--runs-dir"],
+         "error[usage]: evidence verify: option '--runs-dir' requires an argument; "
+         "see 'assay evidence verify --help'"),
+        (["run", "examples/doc_pipeline/workflow.yaml"],
+         "error[usage]: run: missing option '--as'; see 'assay run --help'"),
         (["run", "examples", "--as", "writer"],
          "error[usage]: run: invalid value for 'WORKFLOW': file 'examples' is a directory; "
          "see 'assay run --help'"),

@@ -60,7 +60,27 @@ def _usage_text(message: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-class _Group(click.Group):
+class _Located:
+    """Gives a usage error raised while parsing a command's arguments that command's context.
+
+    Some of click's parser errors (an option missing its value) carry no
+    context, and the line would otherwise name the wrong command.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc, no-any-return]
+        except click.UsageError as exc:
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
+
+class _Command(_Located, click.Command):
+    """A command whose usage errors name it."""
+
+
+class _Group(_Located, click.Group):
     """Turns an :class:`AssayError` into ``error[<reason>]: message`` and its exit code.
 
     A usage error (a missing argument, a bad option value, an unknown option or
@@ -68,6 +88,9 @@ class _Group(click.Group):
     exit 2. Ctrl-C exits 130 with one ``error[interrupted]`` line (click alone
     would print "Aborted!" and exit 1, the BLOCK code).
     """
+
+    command_class = _Command
+    group_class = type  # subgroups (``assay evidence``) are _Group too
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
