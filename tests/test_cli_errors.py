@@ -115,8 +115,8 @@ class TestCompletion:
     def test_completion_script_is_produced(self, shell: str, needle: str) -> None:
         """``_ASSAY_COMPLETE=<shell>_source assay`` prints the shell's completion script."""
         env = {**os.environ, "_ASSAY_COMPLETE": f"{shell}_source"}
-        out = subprocess.run([str(Path(sys.executable).parent / "assay")], cwd=ROOT,
-                             capture_output=True, text=True, check=False, env=env)
+        out = subprocess.run([sys.executable, "-m", "assay"], cwd=ROOT, capture_output=True,
+                             text=True, check=False, env=env)
         assert out.returncode == 0
         assert needle in out.stdout
 
@@ -124,8 +124,8 @@ class TestCompletion:
         """Asked to complete ``assay re``, the script's backend offers the matching commands."""
         env = {**os.environ, "_ASSAY_COMPLETE": "bash_complete", "COMP_WORDS": "assay re",
                "COMP_CWORD": "1"}
-        out = subprocess.run([str(Path(sys.executable).parent / "assay")], cwd=ROOT,
-                             capture_output=True, text=True, check=False, env=env)
+        out = subprocess.run([sys.executable, "-m", "assay"], cwd=ROOT, capture_output=True,
+                             text=True, check=False, env=env)
         assert out.returncode == 0
         assert out.stdout.split() == ["plain,replay", "plain,revalidate"]
 
