@@ -25,6 +25,27 @@ judge (bad input, never a pass), 3 paused (waiting for another identity or an
 operator). Across many inputs the worst verdict wins: 1 over 2 over 3 over 0.
 An internal bug exits 70. Ctrl-C exits 130 (`replay` first prints the results
 it judged and says after how many of its files it stopped).
+
+Every error is one line on stderr, `error[CODE]: WHERE: message`, with the
+file, line and field when they are known. A usage error (a missing argument,
+an unknown option, a bad option value) names the command and exits 2:
+
+```text
+error[usage]: replay: missing argument 'TRAJECTORIES...'; see 'assay replay --help'
+```
+
+## Shell completion
+
+assay completes its commands, options and choices in bash (4.4 or later), zsh
+and fish. Turn it on for the current shell, or add the line to its start-up
+file (`~/.bashrc`, `~/.zshrc`, `~/.config/fish/completions/assay.fish`):
+
+<!-- norun: it changes the completion of the shell it runs in -->
+```console
+eval "$(_ASSAY_COMPLETE=bash_source assay)"      # bash
+eval "$(_ASSAY_COMPLETE=zsh_source assay)"       # zsh
+_ASSAY_COMPLETE=fish_source assay | source       # fish
+```
 """
 
 

@@ -8,6 +8,7 @@ code the result carries. Library imports sit inside the commands so that
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -15,7 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from assay._version import __version__
-from assay.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, AssayError
+from assay.errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, AssayError
 from assay.ingest import FORMATS
 
 __all__ = ["cli", "main"]
@@ -32,12 +33,73 @@ FORMAT_OPTION = click.option(
 )
 
 
-class _Group(click.Group):
+class _UsageLine(click.ClickException):
+    """A click usage error, shown as one ``error[usage]`` line (never click's three lines)."""
+
+    exit_code = EXIT_ERROR
+
+    def __init__(self, exc: click.UsageError) -> None:
+        ctx = exc.ctx or click.get_current_context(silent=True)
+        text = _usage_text(exc.format_message())
+        if ctx is not None:
+            root = ctx.find_root().info_name or "assay"
+            where = ctx.command_path.removeprefix(root).strip()
+            text = f"{where + ': ' if where else ''}{text}; see '{ctx.command_path} --help'"
+        super().__init__(text)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error[usage]: {self.message}", err=True)
+
+
+def _usage_text(message: str) -> str:
+    """click's sentence as a clause: ``missing argument 'RUN'``, hints in parentheses."""
+    text = " ".join(message.split()).rstrip(".")
+    text = re.sub(r"\. (Did you mean .+\?)$", lambda m: f" ({m.group(1).lower()})", text)
+    text = re.sub(r"^(Invalid value for .+?: )([A-Z])(?=[a-z])",
+                  lambda m: m.group(1) + m.group(2).lower(), text)
+    return text[:1].lower() + text[1:]
+
+
+class _Located:
+    """Gives a usage error raised while parsing a command's arguments that command's context.
+
+    Some of click's parser errors (an option missing its value) carry no
+    context, and the line would otherwise name the wrong command.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc, no-any-return]
+        except click.UsageError as exc:
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
+
+class _Command(_Located, click.Command):
+    """A command whose usage errors name it."""
+
+
+class _Group(_Located, click.Group):
     """Turns an :class:`AssayError` into ``error[<reason>]: message`` and its exit code.
 
-    Ctrl-C exits 130 with one ``error[interrupted]`` line (click alone would
-    print "Aborted!" and exit 1, the BLOCK code).
+    A usage error (a missing argument, a bad option value, an unknown option or
+    command) is one ``error[usage]: COMMAND: message; see '... --help'`` line,
+    exit 2. Ctrl-C exits 130 with one ``error[interrupted]`` line (click alone
+    would print "Aborted!" and exit 1, the BLOCK code).
     """
+
+    command_class = _Command
+    group_class = type  # subgroups (``assay evidence``) are _Group too
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _UsageLine(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -48,6 +110,10 @@ class _Group(click.Group):
             click.echo(escape_controls(f"error[{exc.reason}]: {exc.location_message()}"),
                        err=True)
             ctx.exit(exc.exit_code)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _UsageLine(exc) from None
         except KeyboardInterrupt:
             _interrupted()
 
@@ -80,7 +146,7 @@ def _emit(text: str) -> None:
     sys.stdout.flush()
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("assay", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="assay")
 def cli() -> None:
     """Gate AI-agent work on evidence instead of the agent's word.
@@ -89,7 +155,7 @@ def cli() -> None:
     """
 
 
-@cli.command()
+@cli.command(short_help="Check recorded runs against a spec.")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.argument("trajectories", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("-r", "--recursive", is_flag=True,
@@ -135,7 +201,7 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     sys.exit(run.exit)
 
 
-@cli.command()
+@cli.command(short_help="Accept a claimed result only on evidence.")
 @click.option("--contract", "-c", "contract", type=click.Path(dir_okay=False), default=None,
               help="The contract file (JSON or YAML).")
 @click.option("--result", "-r", "result", type=click.Path(dir_okay=False, allow_dash=True),
@@ -180,7 +246,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
     sys.exit(run.exit)
 
 
-@cli.command()
+@cli.command(short_help="Run a workflow; advance only on passing gates.")
 @click.argument("workflow", type=click.Path(dir_okay=False))
 @click.option("--as", "role", envvar="ASSAY_ROLE", required=True, metavar="ROLE",
               help="The role this invocation acts as; it runs that role's phases only.")
@@ -202,8 +268,10 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
         fmt: str) -> None:
     """Run WORKFLOW, advancing each phase only on a passing, durable gate.
 
-    Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input,
-    3 paused waiting for another role (continue with --resume RUN_ID).
+    Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input
+    (a required param missing: nothing runs), 3 paused waiting for another
+    role. Paused or refused, the report's `next` line is the whole command
+    that continues the run.
     """
     from assay._files import check_writable_dir
     from assay.harness import Workflow
@@ -217,7 +285,7 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
     sys.exit(result.exit)
 
 
-@cli.command()
+@cli.command(short_help="Re-check a checkpoint before a task resumes.")
 @click.argument("checkpoint", type=click.Path(dir_okay=False))
 @click.option("--now", "now", metavar="TS", default=None,
               help="Judge as of this ISO 8601 time (default: the clock); same inputs and "
@@ -267,7 +335,7 @@ def evidence() -> None:
     """Inspect stored evidence records."""
 
 
-@evidence.command("verify")
+@evidence.command("verify", short_help="Verify a run's evidence chain and head.")
 @click.argument("run_id", metavar="RUN")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Directory holding one directory per run.")
@@ -288,7 +356,7 @@ def evidence_verify(run_id: str, runs_dir: str, key_file: str | None, fmt: str) 
     sys.exit(check.exit)
 
 
-@cli.command()
+@cli.command(short_help="Print a run's evidence trail.")
 @click.argument("run_id", metavar="RUN")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Directory holding one directory per run.")
@@ -310,7 +378,7 @@ def audit(run_id: str, runs_dir: str, html_out: str | None, key_file: str | None
     sys.exit(trail.exit)
 
 
-@cli.command()
+@cli.command(short_help="Print the JSON Schema of a document kind.")
 @click.argument("kind", type=click.Choice(["spec", "contract", "workflow", "checkpoint", "event",
                                            "evidence"]))
 def schema(kind: str) -> None:

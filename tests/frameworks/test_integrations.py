@@ -27,3 +27,51 @@ def test_importing_assay_imports_no_framework() -> None:
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def _without(module: str, code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter where ``module`` cannot be imported."""
+    prelude = f"import sys\nsys.modules[{module!r}] = None\n"
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
+                          text=True, check=False)
+
+
+def test_missing_extra_is_one_line_without_traceback() -> None:
+    """Importing an integration without its extra prints one line, not a traceback."""
+    out = _without("agents", "from assay.integrations.openai_agents import "
+                             "AssayTracingProcessor\n")
+    assert out.stderr == ("error[missing-extra]: agents.tracing is not installed: "
+                          "pip install 'assay[openai-agents]'\n")
+    assert out.returncode == 1  # the interpreter's status for any uncaught error
+
+
+def test_missing_extra_can_still_be_caught_as_import_error() -> None:
+    """Code that tries an optional integration keeps working: it is an ImportError."""
+    out = _without("langgraph", "try:\n    import assay.integrations.langgraph\n"
+                                "except ImportError as exc:\n    print('caught', exc)\n")
+    assert out.returncode == 0
+    assert out.stdout == "caught langgraph is not installed: pip install 'assay[langgraph]'\n"
+    assert out.stderr == ""
+
+
+def test_missing_extra_under_a_command_exits_2() -> None:
+    """Under an ``assay`` command the missing extra is one error line and exit 2."""
+    code = ("import assay.conformance as c\n"
+            "from assay.integrations import require\n"
+            "c.replay_files = lambda *a, **k: require('agents', 'openai-agents')\n"
+            "from assay.cli import main\n"
+            "main(['replay', 'examples/spec.json', 'examples/fixture_conforms.jsonl'])\n")
+    out = _without("agents", code)
+    assert out.returncode == 2
+    assert out.stderr == ("error[missing-extra]: agents is not installed: "
+                          "pip install 'assay[openai-agents]'\n")
+
+
+def test_missing_extra_is_an_assay_input_error() -> None:
+    """The error is both an ImportError and an InputError (reason missing-extra, exit 2)."""
+    from assay.errors import InputError
+
+    with pytest.raises(MissingExtraError) as info:
+        require("assay_no_such_framework", "langgraph")
+    assert isinstance(info.value, ImportError) and isinstance(info.value, InputError)
+    assert info.value.reason == "missing-extra" and info.value.exit_code == 2

@@ -279,7 +279,9 @@ class TestRoleGuard:
         result = _run(path, tmp_path, resume="r", role="qa", identity="alice")
         assert (result.status, result.exit, result.reason) == ("refused", 1,
                                                                "role-guard-refused")
-        assert len(_records(tmp_path, "r")) == 1
+        # the refusal itself is evidence; nothing was produced or gated
+        assert [r["verdict"] for r in _records(tmp_path, "r")] == ["pass", "refused"]
+        assert not (tmp_path / "runs" / "r" / "review.txt").exists()
 
     def test_other_identity_review_runs(self, tmp_path: Path, phase: Build,
                                         workflow_file: WriteWorkflow) -> None:

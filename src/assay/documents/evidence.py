@@ -1,4 +1,4 @@
-"""The evidence record: one per gate evaluation, chained by ``prev_hash`` / ``hash``.
+"""The evidence record: one per gate evaluation or refusal, chained by ``prev_hash`` / ``hash``.
 
 Declared here for its JSON Schema and documentation; the stores in
 :mod:`assay.evidence` write and verify records (field order and hashing live
@@ -37,14 +37,19 @@ class ArtifactRef(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 
 class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """One gate evaluation, pass or fail, durable before the transition it justifies."""
+    """One gate evaluation, pass or fail, durable before the transition it justifies.
+
+    A review refused by the role guard (the acting identity produced what it
+    would review) is a record too: verdict ``refused``, gate kind ``role-guard``,
+    the reviewed artifact.
+    """
 
     run_id: str
     workflow: str
     phase: str
     attempt: Annotated[int, msgspec.Meta(ge=1)]
     iteration: Annotated[int, msgspec.Meta(ge=0)]
-    verdict: Literal["pass", "fail"]
+    verdict: Literal["pass", "fail", "refused"]
     gate: GateReport
     artifact: ArtifactRef | None
     role: str

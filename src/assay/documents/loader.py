@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -35,6 +35,7 @@ __all__ = [
     "Problem",
     "convert",
     "decode",
+    "first_problem",
     "load",
     "located",
     "normalize_sha256",
@@ -311,42 +312,85 @@ def _child(t: Any, value: Any, part: str | int) -> tuple[Any, Any]:
     return None, None
 
 
-def _refuse_nulls(value: Any, t: Any, loc: Loc) -> None:
-    """A key given as null where the field has a default: the null would mean the default."""
+def _walk(value: Any, t: Any, loc: Loc) -> Iterator[Problem]:
+    """Nulls standing for a default, and missing required keys, in document order.
+
+    A missing key is reported at its object (which comes before the object's
+    own keys), a null at its key. An object with an unknown key reports that
+    key, not the missing one: it is most often the missing one misspelt.
+    """
     m = _pick(t, value)
     if m is None:
         return
     base = _unwrap(m)
     if _is_struct(base) and isinstance(value, dict):
-        for f in _fields(base):
-            if f.encode_name in value:
-                v = value[f.encode_name]
-                at = (*loc, f.encode_name)
-                if v is None and not f.required:
-                    raise Problem(at, "is null: write a value, or leave the key out for its "
-                                      "default")
-                _refuse_nulls(v, f.type, at)
+        fields = {f.encode_name: f for f in _fields(base)}
+        tag = base.__struct_config__.tag_field
+        missing = [name for name, f in fields.items() if f.required and name not in value]
+        if missing and all(k in fields or k == tag for k in value):
+            yield Problem((*loc, missing[0]), "required", loc)
+        for key, v in value.items():
+            f = fields.get(key)
+            if f is None:
+                continue
+            at = (*loc, key)
+            if v is None and not f.required:
+                yield Problem(at, "is null: write a value, or leave the key out for its "
+                                  "default")
+            else:
+                yield from _walk(v, f.type, at)
     elif isinstance(value, dict):
         args = get_args(base)
         if len(args) == 2:
             for k, v in value.items():
-                _refuse_nulls(v, args[1], (*loc, k))
+                yield from _walk(v, args[1], (*loc, k))
     elif isinstance(value, list):
         args = get_args(base)
         if args:
             for i, v in enumerate(value):
-                _refuse_nulls(v, args[0], (*loc, i))
+                yield from _walk(v, args[0], (*loc, i))
+
+
+def _position(doc: Any, at: Loc) -> tuple[int, ...]:
+    """Where ``at`` is in the document, as key and item indexes: document order is line order."""
+    out: list[int] = []
+    node = doc
+    for part in at:
+        if isinstance(node, dict) and part in node:
+            out.append(list(node).index(part))
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        else:
+            break
+    return tuple(out)
+
+
+def first_problem(doc: Any, found: Sequence[Problem]) -> Problem:
+    """The problem that comes first in the document (an object before its keys; ties: the
+    earliest in ``found``)."""
+    return min(found, key=lambda p: _position(doc, p.at))
 
 
 # ---------------------------------------------------------------- conversion
 
-def convert(doc: Any, typ: type[T]) -> T:
-    """Convert a decoded document into ``typ``, strictly; raises :class:`Problem`."""
-    _refuse_nulls(doc, typ, ())
+def convert(doc: Any, typ: type[T], found: Sequence[Problem] = ()) -> T:
+    """Convert a decoded document into ``typ``, strictly; raises :class:`Problem`.
+
+    With several problems (``found`` adds the caller's own, located in the same
+    document) the one that comes first by line is raised.
+    """
+    walked = list(_walk(doc, typ, ()))
     try:
-        return msgspec.convert(doc, typ, strict=True)
+        value = msgspec.convert(doc, typ, strict=True)
     except msgspec.ValidationError as exc:
-        raise _explain(doc, typ, str(exc)) from None
+        raise first_problem(doc, [*found, *walked, _explain(doc, typ, str(exc))]) from None
+    # every missing key would have failed the conversion: what is left are nulls
+    nulls = [p for p in walked if p.at == p.loc]
+    if found or nulls:
+        raise first_problem(doc, [*found, *nulls])
+    return value
 
 
 def load(path: str, typ: type[T], *, what: str, error: type[InputError] = SpecError,

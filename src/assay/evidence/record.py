@@ -1,5 +1,7 @@
 """The evidence record: one per gate evaluation, chained by ``prev_hash`` / ``hash``.
 
+A review the role guard refuses is recorded the same way (verdict ``refused``).
+
 A record is a plain mapping with the fields below, in this order. ``hash`` is the
 sha256 of the record's canonical JSON (sorted keys, no ``hash`` field), and
 ``prev_hash`` is the ``hash`` of the record before it in the run (:data:`GENESIS`

@@ -3,7 +3,7 @@
 Two stores keep identical fields:
 
 * :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``, append-only,
-  fsynced per record, plus ``phases/<phase>.attempt<N>.<pass|fail>.json`` and the
+  fsynced per record, plus ``phases/<phase>.attempt<N>.<verdict>.json`` and the
   anchored head ``head.json``.
 * :class:`SqliteStore`: ``<runs>/<run-id>/evidence.sqlite`` in WAL mode, one row per
   record and one head row, both committed (``synchronous=FULL``) in one transaction
@@ -448,7 +448,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS evidence ("
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, workflow TEXT NOT NULL, "
     "phase TEXT NOT NULL, attempt INTEGER NOT NULL, iteration INTEGER NOT NULL, "
-    "verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail')), gate TEXT NOT NULL, "
+    "verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail', 'refused')), "
+    "gate TEXT NOT NULL, "
     "artifact TEXT NOT NULL, role TEXT NOT NULL, identity TEXT NOT NULL, "
     "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, params_sha256 TEXT, "
     "prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE)"

@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shlex
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -145,8 +146,11 @@ class _Run:
 
     def __init__(self, spec: WorkflowSpec, spec_dir: Path, params: Mapping[str, str],
                  run_dir: Path, run_id: str, role: str, identity: str,
-                 store: JsonlStore | SqliteStore | None) -> None:
+                 store: JsonlStore | SqliteStore | None,
+                 resume_with: Callable[[str, str | None], str]) -> None:
         self.spec = spec
+        #: ``(role, identity that may not act) -> the command that continues this run``
+        self.resume_with = resume_with
         self.run_dir = run_dir
         self.run_id = run_id
         self.role = role
@@ -273,6 +277,34 @@ class _Run:
         tmp.write_text(receipt, encoding="utf-8")
         os.replace(tmp, artifact)
 
+    def refuse(self, phase: Phase, state: PhaseState, iteration: int, why: str) -> int:
+        """Record the role guard's refusal of this invocation's identity; return the iteration.
+
+        The refusal is a record like a gate evaluation (verdict ``refused``, gate kind
+        ``role-guard``, the reviewed artifact), durable before the run stops, so the
+        chain shows who tried to review what. It takes the phase's next attempt
+        number; it is never feedback to a producer.
+        """
+        assert self.store is not None
+        assert phase.reviews is not None
+        attempt, iteration = state.attempts + 1, iteration + 1
+        started = now()
+        record = self.store.append({
+            "run_id": self.run_id, "workflow": self.spec.workflow, "phase": phase.name,
+            "attempt": attempt, "iteration": iteration, "verdict": "refused",
+            "gate": {"kind": "role-guard", "summary": f"refused: {why}",
+                     "detail": "a review is run by an identity other than the one that "
+                               "produced what it reviews",
+                     "exit_code": None, "output": ""},
+            "artifact": self.record_artifact(self.artifacts[phase.reviews]),
+            "role": self.role, "identity": self.identity, "started_at": started,
+            "finished_at": now(), "params_sha256": self.params_sha256})
+        state.status, state.attempts, state.iteration = "refused", attempt, iteration
+        self.trajectory.add("action", HARNESS_AGENT, now(), action_type="role-guard",
+                            phase=phase.name, identity=self.identity, refused=True,
+                            evidence=record["hash"])
+        return iteration
+
     def judge(self, phase: Phase, values: Mapping[str, str]) -> GateOutcome:
         """Evaluate the phase's gate on its artifact, once it is known to be a regular file."""
         refused = self.refuse_artifact(Path(values["artifact"]))
@@ -282,6 +314,23 @@ class _Run:
         ctx = GateContext(Path(values["artifact"]), self.run_dir, self.spec_dir, values, env,
                           phase.name, self.roots)
         return evaluate(phase.gate, ctx)
+
+
+def next_command(source: str | None, run_id: str, role: str, *, runs_dir: Path,
+                 key_file: str | os.PathLike[str] | None, other_than: str | None) -> str:
+    """The shell line that continues run ``run_id`` as ``role``.
+
+    ``other_than`` names the identity the role guard will refuse (the producer of
+    what the next phase reviews); the ``--identity`` slot then says so.
+    """
+    argv = ["assay", "run", source or "WORKFLOW", "--resume", run_id, "--as", role]
+    if other_than is not None:
+        argv += ["--identity", f"SOMEONE_OTHER_THAN_{other_than}"]
+    if runs_dir != Path("runs"):
+        argv += ["--runs-dir", str(runs_dir)]
+    if key_file is not None:
+        argv += ["--key-file", os.fspath(key_file)]
+    return shlex.join(argv)
 
 
 def _check_new_params(spec: WorkflowSpec, params: Mapping[str, str]) -> None:
@@ -394,7 +443,13 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
                 if shape is not None:
                     raise EvidenceError(f"run {run_id!r}: {shape}; resume refused",
                                         path=str(store.path))
-            run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store)
+
+            def resume_with(role: str, other_than: str | None) -> str:
+                return next_command(spec_source, run_id, role, runs_dir=runs_dir,
+                                    key_file=key_file, other_than=other_than)
+
+            run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store,
+                       resume_with)
             result = _loop(run, revalidate or artifact_unchanged, gated, notes)
         finally:
             if store is not None:
@@ -420,9 +475,11 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
     iteration = max((int(r.get("iteration", 0)) for r in records), default=0)
 
     def finish(status: RunStatus, message: str, reason: str | None = None,
-               waiting: str | None = None, output: str = "") -> RunResult:
+               waiting: str | None = None, output: str = "",
+               next_command: str | None = None) -> RunResult:
         return RunResult(run.run_id, spec.workflow, status, list(states.values()),
-                         str(run.run_dir), message, reason, waiting, output, notes=notes)
+                         str(run.run_dir), message, reason, waiting, output, notes=notes,
+                         next_command=next_command)
 
     for index, phase in enumerate(spec.phases):
         state = states[phase.name]
@@ -433,19 +490,23 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
                 continue
             notes.append(f"phase {phase.name!r} runs again: {why}")
             del passed[phase.name]
+        reviewed = passed.get(phase.reviews) if phase.reviews is not None else None
+        producer = None if reviewed is None else str(reviewed.get("identity"))
         if gated and phase.role != run.role:
             state.status = "waiting"
+            other = (f", to be run by an identity other than {producer!r} (who produced "
+                     f"{phase.reviews!r})" if producer is not None else "")
             return finish("paused", f"paused: waiting for role {phase.role!r} at phase "
-                          f"{phase.name!r}; continue with --resume {run.run_id}",
-                          Reason.WAITING_FOR_ROLE, phase.role)
+                          f"{phase.name!r}{other}", Reason.WAITING_FOR_ROLE, phase.role,
+                          next_command=run.resume_with(phase.role, producer))
         if gated and phase.reviews is not None:
-            refusal = review_refusal(phase.name, phase.reviews, passed.get(phase.reviews),
-                                     run.identity)
+            refusal = review_refusal(phase.name, phase.reviews, reviewed, run.identity)
             if refusal is not None:
-                state.status = "refused"
-                run.trajectory.add("action", HARNESS_AGENT, now(), action_type="role-guard",
-                                   phase=phase.name, identity=run.identity, refused=True)
-                return finish("refused", f"refused: {refusal}", Reason.ROLE_GUARD_REFUSED)
+                iteration = run.refuse(phase, state, iteration, refusal)
+                return finish("refused", f"refused: {refusal}; the refusal is recorded in the "
+                              "run's evidence", Reason.ROLE_GUARD_REFUSED,
+                              next_command=None if reviewed is None
+                              else run.resume_with(phase.role, producer))
         values = run.values(index)
         if not gated:
             run.produce(phase, values, 1, iteration + 1, None)

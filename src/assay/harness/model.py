@@ -73,31 +73,39 @@ def _placeholders(args: list[str]) -> set[str]:
     return names
 
 
-def _tag_gates(doc: Any) -> Any:
-    """A copy of the document whose gates carry their kind as the union's tag."""
+def _tag_gates(doc: Any) -> tuple[Any, list[Problem]]:
+    """A copy of the document whose gates carry their kind as the union's tag.
+
+    A gate that cannot be tagged is left as written and its problem returned, so
+    the converter can report whichever problem of the document comes first.
+    """
     if not isinstance(doc, Mapping) or not isinstance(doc.get("phases"), list):
-        return doc
+        return doc, []
     phases = []
+    found: list[Problem] = []
     for i, phase in enumerate(doc["phases"]):
         gate = phase.get("gate") if isinstance(phase, Mapping) else None
         at = ("phases", i, "gate")
         if isinstance(gate, str):
-            raise Problem(at, "a gate is an object (command, schema, callable, score or "
-                              "accept), not text: a natural-language check is not a gate")
-        if isinstance(gate, Mapping):
-            if "kind" in gate:
-                raise Problem(at, "unknown key 'kind' (the gate's one kind key names it)",
-                              (*at, "kind"))
+            found.append(Problem(at, "a gate is an object (command, schema, callable, score "
+                                     "or accept), not text: a natural-language check is not "
+                                     "a gate"))
+        elif isinstance(gate, Mapping):
             kinds = [k for k in GATE_KINDS if k in gate]
-            if not kinds:
+            if "kind" in gate:
+                found.append(Problem(at, "unknown key 'kind' (the gate's one kind key names "
+                                         "it)", (*at, "kind")))
+            elif not kinds:
                 keys = ", ".join(repr(k) for k in gate) or "nothing"
-                raise Problem(at, f"unknown gate kind ({keys}); a gate is one of "
-                                  f"{', '.join(GATE_KINDS)}: code, never a request to check")
-            if len(kinds) > 1:
-                raise Problem(at, f"a gate has one kind, got {', '.join(kinds)}")
-            phase = {**phase, "gate": {"kind": kinds[0], **gate}}
+                found.append(Problem(at, f"unknown gate kind ({keys}); a gate is one of "
+                                         f"{', '.join(GATE_KINDS)}: code, never a request to "
+                                         "check"))
+            elif len(kinds) > 1:
+                found.append(Problem(at, f"a gate has one kind, got {', '.join(kinds)}"))
+            else:
+                phase = {**phase, "gate": {"kind": kinds[0], **gate}}
         phases.append(phase)
-    return {**doc, "phases": phases}
+    return {**doc, "phases": phases}, found
 
 
 def _coherent(spec: WorkflowSpec) -> None:
@@ -143,7 +151,8 @@ def parse_workflow_spec(doc: Any, source: str | None = None) -> WorkflowSpec:
     if not isinstance(doc, dict):
         raise SpecError(f"a workflow must be an object, got {type(doc).__name__}", path=source)
     with problems("workflow", source, SpecError):
-        spec = convert(_tag_gates(doc), WorkflowSpec)
+        tagged, found = _tag_gates(doc)
+        spec = convert(tagged, WorkflowSpec, found)
         _coherent(spec)
     return spec
 

@@ -54,6 +54,9 @@ class RunResult:
     last_output: str = ""
     store: str = "jsonl"
     notes: list[str] = field(default_factory=list)
+    #: The whole command that continues a paused or refused run, as a shell line; an
+    #: identity the guard requires to differ is the slot ``SOMEONE_OTHER_THAN_<identity>``.
+    next_command: str | None = None
 
     @property
     def exit(self) -> int:
@@ -64,4 +67,5 @@ class RunResult:
         """The public JSON shape of ``assay run --format json``."""
         return {"run_id": self.run_id, "workflow": self.workflow, "status": self.status,
                 "exit": self.exit, "phases": [p.to_dict() for p in self.phases],
-                "reason": self.reason, "message": self.message, "waiting_for": self.waiting_for}
+                "reason": self.reason, "message": self.message, "waiting_for": self.waiting_for,
+                "next_command": self.next_command}

@@ -35,6 +35,8 @@ def run_report(result: RunResult, *, fmt: str = "text") -> str:
     lines.extend(f"note : {n}" for n in result.notes)
     lines.append(f"status : {result.status} (exit {result.exit})")
     lines.append(result.message)
+    if result.next_command is not None:
+        lines.append(f"next   : {result.next_command}")
     if result.last_output.strip():
         lines.append("last gate output:")
         lines.extend(_indent(result.last_output))
