@@ -17,8 +17,8 @@ offers two functions, named by its :class:`Format` line:
   run of the file. :func:`read_runs` does the part every multi-run reader
   shares: decode once or fail once, then build each run on its own.
 
-Detection asks every registered reader (:func:`detect_format`); the single
-most confident one reads the file. When none claims it, or two claim it
+Detection asks every registered reader in turn (:func:`detect_format`), until
+one is certain; the single most confident one reads the file. When none claims it, or two claim it
 equally, the file is not guessed at: it is one :class:`ReadFailure` that asks
 for ``--input-format``.
 """
@@ -59,6 +59,9 @@ CERTAIN, LIKELY, FALLBACK = 1.0, 0.5, 0.1
 UNKNOWN = "unknown"
 
 
+_DETECTORS: dict[str, Detector] = {}
+
+
 @dataclass(frozen=True)
 class Format:
     """One input format: its name and where its reader lives (imported only when used)."""
@@ -69,7 +72,9 @@ class Format:
     read: str
 
     def detector(self) -> Detector:
-        fn: Detector = getattr(import_module(self.module), self.detect)
+        fn = _DETECTORS.get(self.name)
+        if fn is None:
+            fn = _DETECTORS[self.name] = getattr(import_module(self.module), self.detect)
         return fn
 
     def reader(self) -> Reader:
@@ -107,8 +112,18 @@ def _score(raw: float | bool) -> float:
 
 
 def detection_scores(data: bytes) -> dict[str, float]:
-    """What every registered reader says about ``data`` (format name -> confidence)."""
-    return {f.name: _score(f.detector()(data)) for f in REGISTRY}
+    """What the registered readers say about ``data`` (format name -> confidence).
+
+    They are asked in registry order; a :data:`CERTAIN` answer ends the asking (a
+    certain marker is one only that format writes), so a native file, the common
+    case, costs one look at its first line and imports no other reader.
+    """
+    scores: dict[str, float] = {}
+    for f in REGISTRY:
+        scores[f.name] = score = _score(f.detector()(data))
+        if score >= CERTAIN:
+            break
+    return scores
 
 
 def _decide(scores: dict[str, float]) -> tuple[str, list[str]]:

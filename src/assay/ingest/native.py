@@ -274,14 +274,13 @@ _NATIVE_KEYS = frozenset({b"event", b"seq"})
 #: A first record with ``event`` or ``seq`` but not both on its line: a native run, or a
 #: malformed one the native reader names best; weaker than any other format's shape.
 _NATIVE_SHAPE = 0.3
+CERTAIN, FALLBACK = 1.0, 0.1  # the registry's levels (assay.ingest), without importing it
 
 
 def detect_native(data: bytes) -> float:
     """How sure the content is native: both ``event`` and ``seq`` on the first line is
     certain; either key in the first record is its shape; text that is no JSON object
     or array at all falls back here, so the reader says exactly what is wrong."""
-    from assay.ingest import CERTAIN, FALLBACK
-
     text = data.lstrip()
     head = text[:1]
     if head != b"{" and head != b"[":
