@@ -161,12 +161,12 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
 def looks_like_trajectory(path: str) -> bool:
     """True when ``path`` holds a recorded run: its first event reads as one, or its
     format is one of the recorded-run formats. Used on the error path only."""
-    from assay.ingest import detect_format
+    from assay.ingest import UNKNOWN, detect_format
     from assay.ingest.native import iter_events, read_bytes
 
     try:
         data = read_bytes(path)
-        if detect_format(data) != "native":
+        if detect_format(data) not in ("native", UNKNOWN):
             return True
         next(iter_events(data, path))
     except (TraceError, StopIteration):

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from assay.conformance import CompiledSpec, load_spec, replay_events
 from assay.events import Trajectory
-from assay.ingest import FORMATS, ReadFailure, _readers
+from assay.ingest import FORMATS, ReadFailure, reader
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data"
@@ -111,11 +111,7 @@ def _mutated(fmt: str, data: st.DataObject) -> tuple[str, bytes]:
 
 def _read_and_judge(fmt: str, path: str, raw: bytes) -> None:
     """Read with the format's reader and judge every trajectory; nothing may raise."""
-    if fmt == "native":
-        from assay.ingest import _native as reader
-    else:
-        reader = _readers()[fmt]
-    for entry in reader(path, raw):
+    for entry in reader(fmt)(path, raw):
         assert isinstance(entry, (Trajectory, ReadFailure))
         if isinstance(entry, Trajectory):
             for spec in SPECS:

@@ -4,17 +4,38 @@
 :class:`~assay.events.Trajectory`, or a :class:`ReadFailure` when that
 trajectory (or the whole file) cannot be read. A file with many runs keeps
 going past a malformed one.
+
+Every format is one reader module and one line of :data:`REGISTRY`. The module
+offers two functions, named by its :class:`Format` line:
+
+- ``detect(data: bytes) -> float | bool``: how sure it is, from the content
+  alone and cheaply, that the bytes are its format: :data:`CERTAIN` (a marker
+  only this format writes), :data:`LIKELY` (its shape), :data:`FALLBACK` (it
+  will at least say clearly what is wrong), ``0``/``False`` (not its format).
+  ``True`` counts as :data:`LIKELY`;
+- ``read(path: str, data: bytes) -> Iterator[Trajectory | ReadFailure]``: every
+  run of the file. :func:`read_runs` does the part every multi-run reader
+  shares: decode once or fail once, then build each run on its own.
+
+Detection asks every registered reader in turn (:func:`detect_format`), until
+one is certain; the single most confident one reads the file. When none claims it, or two claim it
+equally, the file is not guessed at: it is one :class:`ReadFailure` that asks
+for ``--input-format``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from importlib import import_module
+from typing import TypeVar
 
 from assay.errors import InputError, TraceError
 from assay.events import Trajectory
 
-__all__ = ["FORMATS", "ReadFailure", "detect_format", "load"]
+__all__ = ["CERTAIN", "FALLBACK", "FORMATS", "LIKELY", "REGISTRY", "UNKNOWN", "BadRun",
+           "Format", "ReadFailure", "detect_format", "detection_scores", "load", "read_runs",
+           "reader"]
 
 
 @dataclass(frozen=True)
@@ -28,85 +49,143 @@ class ReadFailure:
 
 Entry = Trajectory | ReadFailure
 Reader = Callable[[str, bytes], Iterator[Entry]]
+Detector = Callable[[bytes], "float | bool"]
+
+#: Detection confidences: a marker only that format writes; its shape; "not mine, but I
+#: can say clearly what is wrong" (the native reader for text that is no JSON at all).
+CERTAIN, LIKELY, FALLBACK = 1.0, 0.5, 0.1
+
+#: The format name :func:`detect_format` gives when it cannot tell.
+UNKNOWN = "unknown"
 
 
-def _native(path: str, data: bytes) -> Iterator[Entry]:
-    from assay.ingest.native import read_native
-
-    try:
-        yield read_native(path, data)
-    except TraceError as exc:
-        yield ReadFailure(path, path, exc)
+_DETECTORS: dict[str, Detector] = {}
 
 
-def _readers() -> dict[str, Reader]:
-    from assay.ingest import transcripts
+@dataclass(frozen=True)
+class Format:
+    """One input format: its name and where its reader lives (imported only when used)."""
 
-    return {
-        "native": _native,
-        "openai-chat": transcripts.read_openai_chat,
-        "tau-bench": transcripts.read_tau_bench,
-        "tau2": transcripts.read_tau2,
-        "otel": _otel,
-        "atif": _atif,
-        "openai-agents": _openai_agents,
-    }
+    name: str
+    module: str
+    detect: str
+    read: str
 
+    def detector(self) -> Detector:
+        fn = _DETECTORS.get(self.name)
+        if fn is None:
+            fn = _DETECTORS[self.name] = getattr(import_module(self.module), self.detect)
+        return fn
 
-def _otel(path: str, data: bytes) -> Iterator[Entry]:
-    from assay.ingest.otel import read_otel
-
-    return read_otel(path, data)
-
-
-def _atif(path: str, data: bytes) -> Iterator[Entry]:
-    from assay.ingest.atif import read_atif
-
-    return read_atif(path, data)
+    def reader(self) -> Reader:
+        fn: Reader = getattr(import_module(self.module), self.read)
+        return fn
 
 
-def _openai_agents(path: str, data: bytes) -> Iterator[Entry]:
-    from assay.ingest.openai_agents import read_openai_agents
+#: Every input format: a new format is one reader module and one line here.
+REGISTRY: tuple[Format, ...] = (
+    Format("native", "assay.ingest.native", "detect_native", "read_entries"),
+    Format("openai-chat", "assay.ingest.transcripts", "detect_openai_chat", "read_openai_chat"),
+    Format("tau-bench", "assay.ingest.transcripts", "detect_tau_bench", "read_tau_bench"),
+    Format("tau2", "assay.ingest.transcripts", "detect_tau2", "read_tau2"),
+    Format("otel", "assay.ingest.otel", "detect_otel", "read_otel"),
+    Format("atif", "assay.ingest.atif", "is_atif", "read_atif"),
+    Format("openai-agents", "assay.ingest.openai_agents", "detect_openai_agents",
+           "read_openai_agents"),
+)
 
-    return read_openai_agents(path, data)
+_BY_NAME = {f.name: f for f in REGISTRY}
+
+#: Input formats ``--input-format`` accepts (the registry's names, in its order).
+FORMATS = tuple(_BY_NAME)
 
 
-#: Input formats ``--input-format`` accepts, in the order detection tries them.
-FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents")
+def reader(name: str) -> Reader:
+    """The read function of the format ``name`` (imported now). Raises :class:`KeyError`."""
+    return _BY_NAME[name].reader()
 
-_SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
+
+def _score(raw: float | bool) -> float:
+    if raw is True:
+        return LIKELY
+    return float(raw or 0.0)
+
+
+def detection_scores(data: bytes) -> dict[str, float]:
+    """What the registered readers say about ``data`` (format name -> confidence).
+
+    They are asked in registry order; a :data:`CERTAIN` answer ends the asking (a
+    certain marker is one only that format writes), so a native file, the common
+    case, costs one look at its first line and imports no other reader.
+    """
+    scores: dict[str, float] = {}
+    for f in REGISTRY:
+        scores[f.name] = score = _score(f.detector()(data))
+        if score >= CERTAIN:
+            break
+    return scores
+
+
+def _decide(scores: dict[str, float]) -> tuple[str, list[str]]:
+    """(the chosen format or UNKNOWN, the formats tied at the top when ambiguous)."""
+    best = max(scores.values(), default=0.0)
+    if best <= 0.0:
+        return UNKNOWN, []
+    top = [name for name, score in scores.items() if score == best]
+    return (top[0], []) if len(top) == 1 else (UNKNOWN, top)
 
 
 def detect_format(data: bytes) -> str:
-    """Name the format of a document from its content (cheap: looks at the start)."""
-    head = data.lstrip()[:1]
-    if head == b"[":
-        from assay.ingest.atif import is_atif
-        from assay.ingest.transcripts import detect_json_document
+    """Name the format of a document from its content, or :data:`UNKNOWN`.
 
-        if is_atif(data):
-            return "atif"
-        return detect_json_document(data) or "native"
-    if head == b"{":
-        first = data.lstrip().split(b"\n", 1)[0]
-        if b'"event"' in first and b'"seq"' in first:
-            return "native"
-        if b'"object"' in first:
-            from assay.ingest.openai_agents import detect_openai_agents
+    Every registered reader is asked; the one most sure wins. Nobody sure, or
+    two equally sure, is :data:`UNKNOWN`.
+    """
+    return _decide(detection_scores(data))[0]
 
-            if detect_openai_agents(data):
-                return "openai-agents"
-        from assay.ingest.transcripts import _keys_at, detect_json_document
 
-        key = _keys_at(data, 1, _SPAN_KEYS)
-        if key == b"resourceSpans" or (key == b"context" and b'"span_id"' in data[:4096]):
-            return "otel"
-        from assay.ingest.atif import is_atif
+def _undetected(path: str, data: bytes) -> ReadFailure:
+    tied = _decide(detection_scores(data))[1]
+    why = (f"it reads as {' and as '.join(tied)}" if tied
+           else "no reader recognises its content")
+    return ReadFailure(path, path, TraceError(
+        f"could not tell the format of {path} ({why}); pass --input-format "
+        f"(one of {', '.join(FORMATS)})"))
 
-        if is_atif(data):
-            return "atif"
-        return detect_json_document(data) or "native"
-    return "native"
+
+class BadRun(Exception):
+    """One run of a multi-run file is malformed: :func:`read_runs` reports it and goes on."""
+
+    def __init__(self, run_id: str, message: str) -> None:
+        super().__init__(message)
+        self.run_id, self.message = run_id, message
+
+
+R = TypeVar("R")
+
+
+def read_runs(path: str, data: bytes, runs: Callable[[str, bytes], Iterable[R]],
+              build: Callable[[R], Trajectory]) -> Iterator[Entry]:
+    """The shared shape of a reader: decode once or fail once; isolate each run.
+
+    ``runs(path, data)`` decodes the file and lists its runs; a :class:`TraceError`
+    there is one :class:`ReadFailure` for the whole file. ``build(run)`` makes one
+    trajectory; a :class:`BadRun` (or :class:`TraceError`) there fails that run only.
+    """
+    try:
+        items = list(runs(path, data))
+    except TraceError as exc:
+        exc.path = path
+        yield ReadFailure(path, path, exc)
+        return
+    for item in items:
+        try:
+            yield build(item)
+        except BadRun as exc:
+            yield ReadFailure(exc.run_id, path, TraceError(exc.message, path=path))
+        except TraceError as exc:
+            exc.path = path
+            yield ReadFailure(path, path, exc)
 
 
 def load(path: str, input_format: str | None = None, *,
@@ -116,11 +195,12 @@ def load(path: str, input_format: str | None = None, *,
     An unreadable file gives one :class:`ReadFailure`; it never raises for the
     file's content. An unknown ``input_format`` raises :class:`InputError`.
     ``data``, when given, is the file's content already read (standard input),
-    and ``path`` only names it.
+    and ``path`` only names it. A file whose format cannot be told is one
+    :class:`ReadFailure` under the format name :data:`UNKNOWN`.
     """
     from assay.ingest.native import read_bytes
 
-    if input_format is not None and input_format not in FORMATS:
+    if input_format is not None and input_format not in _BY_NAME:
         raise InputError(f"unknown input format {input_format!r}; choose one of "
                          + ", ".join(FORMATS))
     try:
@@ -129,6 +209,6 @@ def load(path: str, input_format: str | None = None, *,
     except TraceError as exc:
         return input_format or "native", iter([ReadFailure(path, path, exc)])
     fmt = input_format or detect_format(data)
-    if fmt == "native":
-        return fmt, _native(path, data)
-    return fmt, _readers()[fmt](path, data)
+    if fmt == UNKNOWN:
+        return fmt, iter([_undetected(path, data)])
+    return fmt, reader(fmt)(path, data)

@@ -269,6 +269,49 @@ def validate_events(events: list[Event], path: str | None = None) -> None:
         raise TraceError("no final event: the trajectory is incomplete", path=path)
 
 
+_NATIVE_KEYS = frozenset({b"event", b"seq"})
+
+#: A first record with ``event`` or ``seq`` but not both on its line: a native run, or a
+#: malformed one the native reader names best; weaker than any other format's shape.
+_NATIVE_SHAPE = 0.3
+CERTAIN, FALLBACK = 1.0, 0.1  # the registry's levels (assay.ingest), without importing it
+
+
+def detect_native(data: bytes) -> float:
+    """How sure the content is native: both ``event`` and ``seq`` on the first line is
+    certain; either key in the first record is its shape; text that is no JSON object
+    or array at all falls back here, so the reader says exactly what is wrong."""
+    text = data.lstrip()
+    head = text[:1]
+    if head != b"{" and head != b"[":
+        return FALLBACK
+    end = text.find(b"\n")
+    first = text if end < 0 else text[:end]
+    if head == b"{" and b'"event"' in first and b'"seq"' in first:
+        return CERTAIN
+    from assay.ingest.transcripts import _keys_at
+
+    if _keys_at(text, 1 if head == b"{" else 2, _NATIVE_KEYS) is not None:
+        return _NATIVE_SHAPE
+    if head == b"[":
+        return FALLBACK
+    try:
+        orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return FALLBACK  # a broken or pretty-printed first record: the reader names it
+    return 0.0
+
+
+def read_entries(path: str, data: bytes) -> Iterator[Any]:
+    """The native reader as a registry reader: one trajectory, or one failure."""
+    from assay.ingest import ReadFailure
+
+    try:
+        yield read_native(path, data)
+    except TraceError as exc:
+        yield ReadFailure(path, path, exc)
+
+
 def read_native(path: str, data: bytes | None = None) -> Trajectory:
     """Read and validate a native JSONL trajectory file."""
     if data is None:

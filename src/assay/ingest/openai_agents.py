@@ -31,6 +31,7 @@ See docs/frameworks/openai-agents.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -50,11 +51,14 @@ class _Bad(Exception):
     """A malformed record; the reader turns it into a TraceError naming it."""
 
 
+#: A recorder record: one JSON object per line whose first key names the record kind.
+_RECORD = re.compile(rb'^[ \t]*\{\s*"object"\s*:\s*"(?:trace|trace\.span|run_item|approval)"',
+                     re.MULTILINE)
+
+
 def detect_openai_agents(data: bytes) -> bool:
-    """True when the first line is a record of the Agents SDK recorder."""
-    first = data.lstrip().split(b"\n", 1)[0]
-    return b'"object"' in first and (b'"trace.span"' in first or b'"trace"' in first
-                                     or b'"run_item"' in first)
+    """True when a line near the start (any line, in any order) is a recorder record."""
+    return _RECORD.search(data, 0, 65536) is not None
 
 
 def _short(raw: Any) -> str:

@@ -44,7 +44,7 @@ from assay.errors import TraceError
 from assay.events import Event, Trajectory
 from assay.ingest._json import DuplicateKey, check_line, no_duplicate_keys, pairs_hook
 
-__all__ = ["CHECKPOINT_ATTRS", "read_otel", "spans_to_events"]
+__all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
 
 #: The attributes an application sets on a span or span event to record an approval.
 CHECKPOINT_ATTRS = ("assay.checkpoint.id", "assay.checkpoint.confirmed_by",
@@ -73,6 +73,25 @@ class Span:
 
     def label(self) -> str:
         return f"span {self.index} ({self.name!r}, span id {self.span_id})"
+
+
+_SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
+
+
+def detect_otel(data: bytes) -> float:
+    """Certain for an OTLP/JSON ``resourceSpans`` document; likely for SDK span objects
+    (a ``context`` key with a ``span_id`` near the start)."""
+    from assay.ingest import CERTAIN, LIKELY
+    from assay.ingest.transcripts import _keys_at
+
+    if data.lstrip()[:1] != b"{":
+        return 0.0
+    key = _keys_at(data, 1, _SPAN_KEYS)
+    if key == b"resourceSpans":
+        return CERTAIN
+    if key == b"context" and b'"span_id"' in data[:4096]:
+        return LIKELY
+    return 0.0
 
 
 # -- decoding ----------------------------------------------------------------------------------
@@ -393,6 +412,100 @@ def _op(span: Span) -> Any:
     return span.attrs.get("gen_ai.operation.name")
 
 
+#: The span conventions read besides GenAI, by the attribute that marks their spans.
+OPENINFERENCE, OPENLLMETRY = "OpenInference", "OpenLLMetry"
+_OI_KIND, _TL_KIND = "openinference.span.kind", "traceloop.span.kind"
+
+
+def convention(span: Span) -> str | None:
+    """The non-GenAI convention a span follows (OpenInference, OpenLLMetry), or None."""
+    if _OI_KIND in span.attrs:
+        return OPENINFERENCE
+    if _TL_KIND in span.attrs:
+        return OPENLLMETRY
+    return None
+
+
+def _kind(span: Span) -> str | None:
+    """``tool`` or ``agent`` for a span any convention marks so, else None."""
+    op = _op(span)
+    if op == "execute_tool":
+        return "tool"
+    if op == "invoke_agent":
+        return "agent"
+    oi = span.attrs.get(_OI_KIND)
+    if isinstance(oi, str) and oi.upper() in ("TOOL", "AGENT"):
+        return oi.lower()
+    tl = span.attrs.get(_TL_KIND)
+    if isinstance(tl, str) and tl.lower() in ("tool", "agent"):
+        return tl.lower()
+    return None
+
+
+def _own_agent(span: Span) -> str | None:
+    """The agent a span names itself: ``gen_ai.agent.name``, OpenInference ``agent.name``
+    (or the name of an AGENT span), or an OpenLLMetry agent span's entity name."""
+    keys = ("gen_ai.agent.name", "agent.name") if _OI_KIND in span.attrs else (
+        "gen_ai.agent.name",)
+    for key in keys:
+        name = span.attrs.get(key)
+        if isinstance(name, str) and name:
+            return name
+    if _op(span) is None and _kind(span) == "agent":
+        if _TL_KIND in span.attrs:
+            name = span.attrs.get("traceloop.entity.name")
+            return name if isinstance(name, str) and name else None
+        return span.name or None
+    return None
+
+
+def _entity_args(raw: Any) -> Any:
+    """OpenLLMetry records a call's input as ``{"args": [...], "kwargs": {...}}``: keyword
+    arguments alone read as the arguments object."""
+    value = _decoded(raw)
+    if isinstance(value, dict) and set(value) <= {"args", "kwargs"} and not value.get("args"):
+        kwargs = value.get("kwargs")
+        return kwargs if isinstance(kwargs, dict) else {}
+    return value
+
+
+def _tool_call(span: Span) -> dict[str, Any]:
+    """The action fields of a tool span of any convention. Raises :class:`_Bad`."""
+    a = span.attrs
+    if _op(span) == "execute_tool":
+        tool = a.get("gen_ai.tool.name")
+        if not isinstance(tool, str) or not tool:
+            raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
+        fields: dict[str, Any] = {"action_type": tool,
+                                  "args": _decoded(a.get("gen_ai.tool.call.arguments"))}
+        call_id = a.get("gen_ai.tool.call.id")
+        result_key = "gen_ai.tool.call.result"
+    elif _OI_KIND in a:
+        tool = a.get("tool.name") or span.name
+        if not isinstance(tool, str) or not tool:
+            raise _Bad(f"{span.label()}: TOOL span has neither 'tool.name' nor a span name")
+        fields = {"action_type": tool, "args": _decoded(a.get("input.value"))}
+        call_id = a.get("tool_call.id", a.get("tool.id"))
+        result_key = "output.value"
+    else:
+        tool = a.get("traceloop.entity.name") or span.name
+        if not isinstance(tool, str) or not tool:
+            raise _Bad(f"{span.label()}: tool span has neither 'traceloop.entity.name' "
+                       "nor a span name")
+        fields = {"action_type": tool, "args": _entity_args(a.get("traceloop.entity.input"))}
+        call_id = None
+        result_key = "traceloop.entity.output"
+    if call_id is not None:
+        fields["call_id"] = call_id
+    if result_key in a and (span.error is None or _op(span) == "execute_tool"):
+        # an errored call's output is no result: the call failed
+        fields["result"] = _decoded(a[result_key])
+    if span.error is not None:
+        fields["error"] = span.error
+    fields["span_id"] = span.span_id
+    return fields
+
+
 def spans_to_events(spans: list[Span]) -> list[Event]:
     """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
     by_id = {s.span_id: s for s in spans}
@@ -401,8 +514,8 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
         cur: Span | None = span
         seen = 0
         while cur is not None and seen < len(spans):
-            name = cur.attrs.get("gen_ai.agent.name")
-            if isinstance(name, str) and name:
+            name = _own_agent(cur)
+            if name:
                 return name
             cur = by_id.get(cur.parent) if cur.parent else None
             seen += 1
@@ -412,7 +525,7 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
         cur = by_id.get(span.parent) if span.parent else None
         seen = 0
         while cur is not None and seen < len(spans):
-            if _op(cur) in ("execute_tool", "invoke_agent"):
+            if _kind(cur) is not None:
                 return cur
             cur = by_id.get(cur.parent) if cur.parent else None
             seen += 1
@@ -422,32 +535,20 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
     staged: list[tuple[int, int, str, str | None, dict[str, Any], int | None]] = []
     handed: set[tuple[str, str]] = set()
     for span in spans:
-        op = _op(span)
+        kind = _kind(span)
         tie = span.index * 1000
-        if op == "execute_tool":
-            tool = span.attrs.get("gen_ai.tool.name")
-            if not isinstance(tool, str) or not tool:
-                raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
-            fields: dict[str, Any] = {
-                "action_type": tool, "args": _decoded(span.attrs.get("gen_ai.tool.call.arguments"))}
-            call_id = span.attrs.get("gen_ai.tool.call.id")
-            if call_id is not None:
-                fields["call_id"] = call_id
-            if "gen_ai.tool.call.result" in span.attrs:
-                fields["result"] = _decoded(span.attrs["gen_ai.tool.call.result"])
-            if span.error is not None:
-                fields["error"] = span.error
-            fields["span_id"] = span.span_id
-            staged.append((span.start, tie, "action", agent_of(span), fields, span.line))
-        elif op == "invoke_agent":
-            to_agent = span.attrs.get("gen_ai.agent.name")
+        if kind == "tool":
+            staged.append((span.start, tie, "action", agent_of(span), _tool_call(span),
+                           span.line))
+        elif kind == "agent":
+            to_agent = _own_agent(span)
             outer = enclosing_genai(span)
-            if (isinstance(to_agent, str) and outer is not None and _op(outer) == "execute_tool"):
+            if (isinstance(to_agent, str) and outer is not None and _kind(outer) == "tool"):
                 from_agent = agent_of(outer)
                 if from_agent is not None and from_agent != to_agent and (
                         outer.span_id, to_agent) not in handed:
                     handed.add((outer.span_id, to_agent))
-                    args = _decoded(outer.attrs.get("gen_ai.tool.call.arguments"))
+                    args = _tool_call(outer)["args"]
                     payload = args if isinstance(args, dict) else {"arguments": args}
                     staged.append((span.start, tie, "handoff", from_agent,
                                    {"from_agent": from_agent, "to_agent": to_agent,
@@ -503,4 +604,10 @@ def read_otel(path: str, data: bytes) -> Iterator[Any]:
             yield ReadFailure(tid, path, TraceError(f"trace {trace_id}: {exc}", path=path))
             continue
         meta: Mapping[str, Any] = {"trace_id": trace_id, "spans": len(members)}
-        yield Trajectory(tid, tuple(events), path, "otel", meta)
+        yield Trajectory(tid, tuple(events), path, _source(members), meta)
+
+
+def _source(spans: list[Span]) -> str:
+    """``otel``, naming the other conventions the spans follow (a report then says which)."""
+    names = sorted({c for c in map(convention, spans) if c is not None})
+    return f"otel ({' and '.join(names)} spans)" if names else "otel"

@@ -33,6 +33,9 @@ from assay.ingest._json import check_document
 
 __all__ = [
     "detect_json_document",
+    "detect_openai_chat",
+    "detect_tau2",
+    "detect_tau_bench",
     "read_openai_chat",
     "read_tau2",
     "read_tau_bench",
@@ -112,6 +115,21 @@ def detect_json_document(data: bytes) -> str | None:
             return "openai-chat"
     return None
 
+
+
+def detect_openai_chat(data: bytes) -> bool:
+    """A ``messages`` document, or a list whose first element has a ``role``."""
+    return detect_json_document(data) == "openai-chat"
+
+
+def detect_tau_bench(data: bytes) -> bool:
+    """A list whose first element has a ``traj``."""
+    return detect_json_document(data) == "tau-bench"
+
+
+def detect_tau2(data: bytes) -> bool:
+    """A results object with ``simulations``."""
+    return detect_json_document(data) == "tau2"
 
 # -- the mapping ----------------------------------------------------------------------------
 
@@ -326,6 +344,33 @@ def _decode(path: str, data: bytes) -> Any:
 
 # -- the readers ------------------------------------------------------------------------------
 
+def _chat_run(path: str, data: bytes) -> list[tuple[str, list[Any], dict[str, Any]]]:
+    doc = _decode(path, data)
+    if isinstance(doc, dict):
+        messages = doc.get("messages")
+        if not isinstance(messages, list):
+            raise TraceError("expected a 'messages' list", path=path)
+        try:
+            reward = _reward(doc.get("reward"), "'reward'")
+        except _Bad as exc:
+            raise TraceError(str(exc), path=path) from None
+        final = _final(reward, doc.get("task_success"))
+    elif isinstance(doc, list):
+        messages, final = doc, _final(None)
+    else:
+        raise TraceError(f"expected a JSON object or list, got {type(doc).__name__}", path=path)
+    if not messages:
+        raise TraceError("empty transcript: no messages", path=path)
+    return [(path, messages, final)]
+
+
+def _chat_trajectory(run: tuple[str, list[Any], dict[str, Any]]) -> Trajectory:
+    path, messages, final = run
+    events = transcript_events(messages, final)
+    meta = {"reward": final["reward"]} if "reward" in final else {}
+    return Trajectory(path, tuple(events), path, "openai-chat", meta)
+
+
 def read_openai_chat(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory: ``{"messages": [...]}`` or a bare list of messages.
 
@@ -333,107 +378,87 @@ def read_openai_chat(path: str, data: bytes) -> Iterator[Any]:
     document says so: a top-level boolean ``task_success``, or a numeric
     ``reward`` of at least 1. Silence is not success.
     """
-    from assay.ingest import ReadFailure
+    from assay.ingest import read_runs
 
+    return read_runs(path, data, _chat_run, _chat_trajectory)
+
+
+def _tau_bench_runs(path: str, data: bytes) -> list[tuple[str, int, Any]]:
+    doc = _decode(path, data)
+    if not isinstance(doc, list):
+        raise TraceError(f"expected a JSON list of run records, got {type(doc).__name__}",
+                         path=path)
+    return [(path, n, record) for n, record in enumerate(doc)]
+
+
+def _tau_bench_trajectory(run: tuple[str, int, Any]) -> Trajectory:
+    from assay.ingest import BadRun
+
+    path, n, record = run
+    name = f"record{n}"
     try:
-        doc = _decode(path, data)
-        if isinstance(doc, dict):
-            messages = doc.get("messages")
-            if not isinstance(messages, list):
-                raise TraceError("expected a 'messages' list", path=path)
-            try:
-                reward = _reward(doc.get("reward"), "'reward'")
-            except _Bad as exc:
-                raise TraceError(str(exc), path=path) from None
-            final = _final(reward, doc.get("task_success"))
-        elif isinstance(doc, list):
-            messages, final = doc, _final(None)
-        else:
-            raise TraceError(f"expected a JSON object or list, got {type(doc).__name__}",
-                             path=path)
-        if not messages:
-            raise TraceError("empty transcript: no messages", path=path)
-        events = transcript_events(messages, final)
-    except TraceError as exc:
-        exc.path = path
-        yield ReadFailure(path, path, exc)
-        return
-    meta = {"reward": final["reward"]} if "reward" in final else {}
-    yield Trajectory(path, tuple(events), path, "openai-chat", meta)
+        if not isinstance(record, dict):
+            raise _Bad(f"is {type(record).__name__}, not an object")
+        task_id, trial = record.get("task_id"), record.get("trial")
+        if task_id is not None:
+            name = f"task{task_id}/trial{trial if trial is not None else 0}"
+        traj = record.get("traj")
+        if not isinstance(traj, list) or not traj:
+            raise _Bad("'traj' must be a non-empty list of messages")
+        reward = _reward(record.get("reward"), "'reward'")
+        events = transcript_events(traj, _final(reward, task_id=task_id, trial=trial))
+    except (_Bad, TraceError) as exc:
+        msg = exc.message if isinstance(exc, TraceError) else str(exc)
+        raise BadRun(f"{path}#{name}", f"record {n}: {msg}") from None
+    return Trajectory(f"{path}#{name}", tuple(events), path, "tau-bench", {"reward": reward})
 
 
 def read_tau_bench(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory per run record of a tau-bench results list."""
-    from assay.ingest import ReadFailure
+    from assay.ingest import read_runs
 
+    return read_runs(path, data, _tau_bench_runs, _tau_bench_trajectory)
+
+
+def _tau2_runs(path: str, data: bytes) -> list[tuple[str, int, Any]]:
+    doc = _decode(path, data)
+    sims = doc.get("simulations") if isinstance(doc, dict) else None
+    if not isinstance(sims, list):
+        raise TraceError("expected a results object with a 'simulations' list", path=path)
+    return [(path, n, sim) for n, sim in enumerate(sims)]
+
+
+def _tau2_trajectory(run: tuple[str, int, Any]) -> Trajectory:
+    from assay.ingest import BadRun
+
+    path, n, sim = run
+    name = f"simulation{n}"
     try:
-        doc = _decode(path, data)
-    except TraceError as exc:
-        yield ReadFailure(path, path, exc)
-        return
-    if not isinstance(doc, list):
-        yield ReadFailure(path, path, TraceError(
-            f"expected a JSON list of run records, got {type(doc).__name__}", path=path))
-        return
-    for n, record in enumerate(doc):
-        name = f"record{n}"
-        try:
-            if not isinstance(record, dict):
-                raise _Bad(f"is {type(record).__name__}, not an object")
-            task_id, trial = record.get("task_id"), record.get("trial")
-            if task_id is not None:
-                name = f"task{task_id}/trial{trial if trial is not None else 0}"
-            traj = record.get("traj")
-            if not isinstance(traj, list) or not traj:
-                raise _Bad("'traj' must be a non-empty list of messages")
-            reward = _reward(record.get("reward"), "'reward'")
-            events = transcript_events(traj, _final(reward, task_id=task_id, trial=trial))
-        except (_Bad, TraceError) as exc:
-            msg = exc.message if isinstance(exc, TraceError) else str(exc)
-            yield ReadFailure(f"{path}#{name}", path,
-                              TraceError(f"record {n}: {msg}", path=path))
-            continue
-        yield Trajectory(f"{path}#{name}", tuple(events), path, "tau-bench",
-                         {"reward": reward})
+        if not isinstance(sim, dict):
+            raise _Bad(f"is {type(sim).__name__}, not an object")
+        sim_id = sim.get("id")
+        if isinstance(sim_id, (str, int)) and not isinstance(sim_id, bool):
+            name = str(sim_id)
+        messages = sim.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise _Bad("'messages' must be a non-empty list")
+        info = sim.get("reward_info")
+        if info is not None and not isinstance(info, dict):
+            raise _Bad("'reward_info' must be an object")
+        reward = _reward(info.get("reward") if info else None, "'reward_info.reward'")
+        final = _final(reward, task_id=sim.get("task_id"), trial=sim.get("trial"),
+                       termination_reason=sim.get("termination_reason"))
+        events = transcript_events(messages, final)
+    except (_Bad, TraceError) as exc:
+        msg = exc.message if isinstance(exc, TraceError) else str(exc)
+        raise BadRun(f"{path}#{name}", f"simulation {n}: {msg}") from None
+    # A simulation id is a UUID: the task and trial say which run it was.
+    meta = {"reward": reward, "task_id": sim.get("task_id"), "trial": sim.get("trial")}
+    return Trajectory(f"{path}#{name}", tuple(events), path, "tau2", meta)
 
 
 def read_tau2(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory per simulation of a tau2-bench results file."""
-    from assay.ingest import ReadFailure
+    from assay.ingest import read_runs
 
-    try:
-        doc = _decode(path, data)
-    except TraceError as exc:
-        yield ReadFailure(path, path, exc)
-        return
-    sims = doc.get("simulations") if isinstance(doc, dict) else None
-    if not isinstance(sims, list):
-        yield ReadFailure(path, path, TraceError(
-            "expected a results object with a 'simulations' list", path=path))
-        return
-    for n, sim in enumerate(sims):
-        name = f"simulation{n}"
-        try:
-            if not isinstance(sim, dict):
-                raise _Bad(f"is {type(sim).__name__}, not an object")
-            sim_id = sim.get("id")
-            if isinstance(sim_id, (str, int)) and not isinstance(sim_id, bool):
-                name = str(sim_id)
-            messages = sim.get("messages")
-            if not isinstance(messages, list) or not messages:
-                raise _Bad("'messages' must be a non-empty list")
-            info = sim.get("reward_info")
-            if info is not None and not isinstance(info, dict):
-                raise _Bad("'reward_info' must be an object")
-            reward = _reward(info.get("reward") if info else None, "'reward_info.reward'")
-            final = _final(reward, task_id=sim.get("task_id"), trial=sim.get("trial"),
-                           termination_reason=sim.get("termination_reason"))
-            events = transcript_events(messages, final)
-        except (_Bad, TraceError) as exc:
-            msg = exc.message if isinstance(exc, TraceError) else str(exc)
-            yield ReadFailure(f"{path}#{name}", path,
-                              TraceError(f"simulation {n}: {msg}", path=path))
-            continue
-        # A simulation id is a UUID: the task and trial say which run it was.
-        meta = {"reward": reward, "task_id": sim.get("task_id"), "trial": sim.get("trial")}
-        yield Trajectory(f"{path}#{name}", tuple(events), path, "tau2", meta)
+    return read_runs(path, data, _tau2_runs, _tau2_trajectory)
