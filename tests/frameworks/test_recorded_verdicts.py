@@ -1,0 +1,38 @@
+"""Verdicts on traces recorded from the real frameworks (kept in tests/data/frameworks).
+
+Each file was written by the framework itself, run offline with scripted
+models; the scenario is in the test's docstring.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay import replay
+from assay.events import Trajectory
+from assay.ingest import load
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
+SPEC = DATA / "spec.yaml"
+
+
+def trajectories(name: str) -> list[Trajectory]:
+    _, entries = load(str(DATA / name))
+    out = list(entries)
+    assert all(isinstance(t, Trajectory) for t in out), out
+    return out  # type: ignore[return-value]
+
+
+def test_one_recorded_approval_matched_by_derive_is_one_checkpoint() -> None:
+    """Agents SDK: one approval with always_approve, then two sends.
+
+    The derive rule matches the recorded approval itself; it must not become a
+    second checkpoint, so under ``consume`` the second send has no approval.
+    """
+    (traj,) = trajectories("openai_agents_always_approve.jsonl")
+    kinds = [(e.kind, e.get("action_type") or e.get("checkpoint_id")) for e in traj.events]
+    assert kinds == [("checkpoint", "approve_send_report"), ("action", "send_report"),
+                     ("action", "send_report"), ("final", None)]
+    result = replay(DATA / "spec_consume_derive.yaml",
+                    [str(DATA / "openai_agents_always_approve.jsonl")]).results[0]
+    assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
