@@ -36,3 +36,16 @@ def test_one_recorded_approval_matched_by_derive_is_one_checkpoint() -> None:
     result = replay(DATA / "spec_consume_derive.yaml",
                     [str(DATA / "openai_agents_always_approve.jsonl")]).results[0]
     assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
+
+
+def test_a_span_with_output_ran_whatever_the_recorded_decision() -> None:
+    """Agents SDK: rejected through the recorder, then approved directly on the run state.
+
+    The send's function span carries output: the tool ran. The recorded
+    rejection does not hide it, and the missing approval blocks.
+    """
+    (traj,) = trajectories("openai_agents_rejected_then_approved.jsonl")
+    (send,) = [e for e in traj.events if e.kind == "action"]
+    assert (send.action_type, send.get("result")) == ("send_report", "sent report on acme")
+    result = replay(SPEC, [str(DATA / "openai_agents_rejected_then_approved.jsonl")]).results[0]
+    assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
