@@ -49,3 +49,20 @@ def test_a_span_with_output_ran_whatever_the_recorded_decision() -> None:
     assert (send.action_type, send.get("result")) == ("send_report", "sent report on acme")
     result = replay(SPEC, [str(DATA / "openai_agents_rejected_then_approved.jsonl")]).results[0]
     assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
+
+
+def test_atif_subagent_referenced_by_trajectory_id() -> None:
+    """ATIF v1.7+ (written to the shape of the format's own models): a reference by ``trajectory_id`` alone (no ``session_id``) resolves.
+
+    The subagents share the run's ``session_id``, which the format allows; the
+    reporter's approval and send follow the handoff, and the run PASSes.
+    """
+    (traj,) = trajectories("atif_v1_8_trajectory_id.json")
+    handoff = next(e for e in traj.events if e.kind == "handoff")
+    assert (handoff.get("to_agent"), handoff.get("trajectory_id")) == ("reporter",
+                                                                        "reporter-traj")
+    send = next(e for e in traj.events if e.action_type == "send_report")
+    assert send.agent == "reporter" and send.seq > handoff.seq
+    assert "notes" in {e.agent for e in traj.events}
+    result = replay(SPEC, [str(DATA / "atif_v1_8_trajectory_id.json")]).results[0]
+    assert result.verdict == "PASS", result.reasons
