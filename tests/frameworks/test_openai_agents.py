@@ -228,7 +228,7 @@ def test_a_decision_without_its_run_is_refused(tmp_path: Path) -> None:
         tool_name = "send_report"
         raw_item = None
 
-        class agent:  # noqa: N801 - mimics the SDK's item.agent
+        class agent:
             name = "reporter"
 
     recorder = AssayTracingProcessor(tmp_path / "x.jsonl")

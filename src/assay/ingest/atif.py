@@ -257,7 +257,7 @@ class _Builder:
                     if id(sub) not in self.visited]
             if not left:
                 return
-            key, sub = left[0]
+            _, sub = left[0]
             label = sub.get("trajectory_id") or sub.get("session_id")
             self.visited.add(id(sub))
             self.active.add(id(sub))
