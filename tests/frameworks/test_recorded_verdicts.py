@@ -54,7 +54,8 @@ def test_a_span_with_output_ran_whatever_the_recorded_decision() -> None:
 def test_atif_subagent_referenced_by_trajectory_id() -> None:
     """ATIF v1.7+: a reference by ``trajectory_id`` alone (no ``session_id``) resolves.
 
-    Written by hand to the shape of the format's v1.7 models. The subagents share the run's ``session_id``, which the format allows; the
+    Written by hand to the shape of the format's v1.7 models. The subagents
+    share the run's ``session_id``, which the format allows; the
     reporter's approval and send follow the handoff, and the run PASSes.
     """
     (traj,) = trajectories("atif_v1_8_trajectory_id.json")
