@@ -150,3 +150,89 @@ def test_sample_file_and_malformed_records() -> None:
     assert fmt == "openai-agents" and isinstance(failure, ReadFailure)
     assert "function span" in failure.error.message and "has no tool name" in \
         failure.error.message
+
+
+def run_two_concurrently(out: Path) -> None:
+    """Two runs at once, each in its own trace; decisions given later, outside both.
+
+    ``acme`` is approved, ``globex`` rejected; then both resume.
+    """
+    recorder = AssayTracingProcessor(out)
+    set_trace_processors([recorder])
+
+    @function_tool(needs_approval=True)
+    def send_report(account: str, summary: str) -> str:
+        return f"sent report on {account}"
+
+    def reporter(account: str) -> Agent[Any]:
+        return Agent(name="reporter", tools=[send_report], model=ScriptedModel([
+            [function_call("send_report", {"account": account, "summary": "3 open"},
+                           call_id=f"c-{account}")],
+            [assistant_message("done")]]))
+
+    agents_by_account = {a: reporter(a) for a in ("acme", "globex")}
+
+    async def first(account: str) -> Any:
+        with sdk_trace(f"report {account}"):
+            result = await Runner.run(agents_by_account[account], f"report for {account}")
+            recorder.record_items(result)
+            return result
+
+    async def main() -> None:
+        results = await asyncio.gather(first("acme"), first("globex"))
+        # Later, outside both traces: the owner decides each run's pending call.
+        for account, result in zip(("acme", "globex"), results, strict=True):
+            state = result.to_state()
+            for item in result.interruptions:
+                if account == "acme":
+                    recorder.approve(state, item, by="owner")
+                else:
+                    recorder.reject(state, item, by="owner")
+            resumed = await Runner.run(agents_by_account[account], state)
+            recorder.record_items(resumed, resumed_from=state)
+
+    asyncio.run(main())
+    recorder.shutdown()
+
+
+def test_concurrent_runs_keep_their_own_approvals(tmp_path: Path) -> None:
+    """Each decision is filed under its run's trace, not the trace started last."""
+    out = tmp_path / "two.jsonl"
+    run_two_concurrently(out)
+    _, entries = load(str(out))
+    by_workflow = {}
+    for traj in entries:
+        assert isinstance(traj, Trajectory), traj
+        by_workflow[traj.events[-1].get("workflow")] = traj
+    acme, globex = by_workflow["report acme"], by_workflow["report globex"]
+    assert [(e.kind, e.get("action_type") or e.get("checkpoint_id")) for e in acme.events] == [
+        ("checkpoint", "approve_send_report"), ("action", "send_report"), ("final", None)]
+    assert acme.events[1].get("args") == {"account": "acme", "summary": "3 open"}
+    assert [e.kind for e in globex.events] == ["final"]
+
+
+def test_recorded_concurrent_runs_file() -> None:
+    """The same scenario, as recorded once and kept: acme PASSes, globex sent nothing."""
+    path = DATA / "openai_agents_two_concurrent_runs.jsonl"
+    _, entries = load(str(path))
+    checkpoints = sorted(sum(e.kind == "checkpoint" for e in t.events)
+                         for t in entries if isinstance(t, Trajectory))
+    assert checkpoints == [0, 1]
+    assert [r.verdict for r in replay(SPEC, [str(path)]).results] == ["PASS", "PASS"]
+
+
+def test_a_decision_without_its_run_is_refused(tmp_path: Path) -> None:
+    """With no run state and no trace id there is no telling which run was decided."""
+
+    class Item:
+        tool_name = "send_report"
+        raw_item = None
+
+        class agent:
+            name = "reporter"
+
+    recorder = AssayTracingProcessor(tmp_path / "x.jsonl")
+    with pytest.raises(ValueError, match="which run"):
+        recorder.approve(object(), Item(), by="owner")
+    recorder.shutdown()
+    assert (tmp_path / "x.jsonl").read_text() == ""

@@ -156,7 +156,8 @@ def test_task_success_only_when_claimed(tmp_path: Path) -> None:
     (lambda d: d["steps"][2].update(observation={"results": 3}),
      "step 2 (step_id 3): 'observation.results' must be a list"),
     (lambda d: d["steps"][3]["observation"]["results"][0].update(subagent_trajectory_ref=[{}]),
-     "step 3 (step_id 4): observation result 0: a subagent_trajectory_ref has no 'session_id'"),
+     "step 3 (step_id 4): observation result 0: a subagent_trajectory_ref has no "
+     "'trajectory_id', 'trajectory_path' or 'session_id'"),
     (lambda d: d["steps"][1].update(extra={"checkpoint": {"id": ""}}),
      "step 1 (step_id 2): 'extra.checkpoint.id' must be a non-empty string"),
 ])

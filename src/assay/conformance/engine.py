@@ -219,8 +219,12 @@ class Replayer:
                 if sel(event):
                     self._void(self.states[index], event)
                     break
+        # One event is at most one checkpoint per id: a recorded checkpoint that a derive
+        # rule also matches, or two derive rules naming the same id, license once.
+        licensed = {event.data["checkpoint_id"]} if kind == "checkpoint" else set()
         for sel, cid in derive:
-            if sel(event):
+            if cid not in licensed and sel(event):
+                licensed.add(cid)
                 self.derived += 1
                 who = event.data.get("role") if kind == "message" else event.agent
                 self._checkpoint(cid, who, event)

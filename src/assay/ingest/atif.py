@@ -63,9 +63,11 @@ class _Builder:
         self.events: list[Event] = []
         self.subagents = subagents
         self.base_dir = base_dir
-        self.active: set[str] = set()
-        #: Session ids of the subagent trajectories mapped so far.
-        self.visited: set[str] = set()
+        #: Session-id keys that several embedded subagents share (no reference by them).
+        self.shared: set[str] = set()
+        self.active: set[int] = set()
+        #: The subagent trajectories (by object id) mapped so far.
+        self.visited: set[int] = set()
 
     def add(self, kind: str, agent: str | None, ts: str | None, **fields: Any) -> dict[str, Any]:
         """Append the next event; returns its record, which a later result fills in."""
@@ -194,32 +196,55 @@ class _Builder:
 
     def subagent(self, ref: Any, i: int, from_agent: str, ts: str | None,
                  payload: dict[str, Any], step_id: Any) -> None:
-        sid = ref.get("session_id") if isinstance(ref, dict) else None
-        if not isinstance(sid, str) or not sid:
-            raise _Bad(f"observation result {i}: a subagent_trajectory_ref has no 'session_id'")
-        sub = self.subagents.get(sid)
-        if sub is None and isinstance(ref.get("trajectory_path"), str):
-            sub = self.load_subagent(sid, ref["trajectory_path"], i)
+        if not isinstance(ref, dict):
+            raise _Bad(f"observation result {i}: a subagent_trajectory_ref must be an object")
+        keys: dict[str, str] = {}
+        for key in ("trajectory_id", "session_id", "trajectory_path"):
+            value = ref.get(key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise _Bad(f"observation result {i}: subagent_trajectory_ref '{key}' must be "
+                           "a non-empty string")
+            if value is not None:
+                keys[key] = value
+        tid, sid, rel = keys.get("trajectory_id"), keys.get("session_id"), keys.get(
+            "trajectory_path")
+        if tid is None and sid is None and rel is None:
+            raise _Bad(f"observation result {i}: a subagent_trajectory_ref has no "
+                       "'trajectory_id', 'trajectory_path' or 'session_id'")
+        # v1.7+ resolves by trajectory_id (session_id is informational and may be shared
+        # by siblings); v1.6 and earlier by session_id.
+        label = tid or sid or rel
+        name = f"trajectory {tid!r}" if tid is not None else f"session {sid!r}"
+        sub: dict[str, Any] | None = None
+        if tid is not None:
+            sub = self.subagents.get("t:" + tid)
+        elif sid is not None:
+            if "s:" + sid in self.shared:
+                raise _Bad(f"observation result {i}: subagent_trajectory_ref names session "
+                           f"{sid!r}, which several embedded subagent trajectories share; name "
+                           "its 'trajectory_id'")
+            sub = self.subagents.get("s:" + sid)
+        if sub is None and rel is not None:
+            sub = self.load_subagent(tid, sid, rel, i)
         if sub is None:
             # A subagent's road that the file neither holds nor points to cannot be judged.
-            raise _Bad(f"observation result {i}: subagent_trajectory_ref names session {sid!r}, "
-                       "but no embedded subagent trajectory has that session_id and no "
+            raise _Bad(f"observation result {i}: subagent_trajectory_ref names {name}, "
+                       "but no embedded subagent trajectory has that id and no "
                        "'trajectory_path' names its file")
-        to_agent = sid
+        to_agent = tid or sid or rel or ""
         sub_agent = sub.get("agent")
         if isinstance(sub_agent, dict) and isinstance(sub_agent.get("name"), str):
             to_agent = sub_agent["name"]
         fields: dict[str, Any] = {"from_agent": from_agent, "to_agent": to_agent,
-                                  "payload": dict(payload), "session_id": sid,
-                                  "step_id": step_id}
-        if isinstance(ref.get("trajectory_path"), str):
-            fields["trajectory_path"] = ref["trajectory_path"]
+                                  "payload": dict(payload)}
+        fields.update(keys)
+        fields["step_id"] = step_id
         self.add("handoff", from_agent, ts, **fields)
-        if sid not in self.active:
-            self.active.add(sid)
-            self.visited.add(sid)
-            self.trajectory(sub, f"subagent trajectory {sid!r}: ")
-            self.active.discard(sid)
+        if id(sub) not in self.active:
+            self.active.add(id(sub))
+            self.visited.add(id(sub))
+            self.trajectory(sub, f"subagent trajectory {label!r}: ")
+            self.active.discard(id(sub))
 
     def unreferenced(self) -> None:
         """Map the embedded subagent trajectories no reference led to, after the root's steps.
@@ -228,16 +253,19 @@ class _Builder:
         no handoff before it, since none was recorded), never dropped.
         """
         while True:
-            left = [(sid, sub) for sid, sub in self.subagents.items() if sid not in self.visited]
+            left = [(key, sub) for key, sub in self.subagents.items()
+                    if id(sub) not in self.visited]
             if not left:
                 return
-            sid, sub = left[0]
-            self.visited.add(sid)
-            self.active.add(sid)
-            self.trajectory(sub, f"unreferenced subagent trajectory {sid!r}: ")
-            self.active.discard(sid)
+            _, sub = left[0]
+            label = sub.get("trajectory_id") or sub.get("session_id")
+            self.visited.add(id(sub))
+            self.active.add(id(sub))
+            self.trajectory(sub, f"unreferenced subagent trajectory {label!r}: ")
+            self.active.discard(id(sub))
 
-    def load_subagent(self, sid: str, rel: str, i: int) -> dict[str, Any] | None:
+    def load_subagent(self, tid: str | None, sid: str | None, rel: str,
+                      i: int) -> dict[str, Any] | None:
         """Read a subagent trajectory kept in its own file, next to the root document.
 
         A reference that cannot be followed fails the whole trajectory: a
@@ -245,7 +273,7 @@ class _Builder:
         """
         if self.base_dir is None:
             return None
-        where = f"observation result {i}: subagent {sid!r} at {rel!r}"
+        where = f"observation result {i}: subagent {tid or sid or rel!r} at {rel!r}"
         try:
             data = (self.base_dir / rel).read_bytes()
         except OSError as exc:
@@ -257,11 +285,16 @@ class _Builder:
             raise _Bad(f"{where}: invalid JSON: {exc.msg}") from None
         except TraceError as exc:
             raise _Bad(f"{where}: {exc.location_message()}") from None
-        if not isinstance(doc, dict) or doc.get("session_id") != sid:
+        if not isinstance(doc, dict):
+            raise _Bad(f"{where}: the file is not a trajectory object")
+        if tid is not None and doc.get("trajectory_id") != tid:
+            raise _Bad(f"{where}: the file is not that subagent's trajectory "
+                       "(its trajectory_id differs)")
+        if tid is None and sid is not None and doc.get("session_id") != sid:
             raise _Bad(f"{where}: the file is not that subagent's trajectory "
                        "(its session_id differs)")
-        _subagents(doc, self.subagents)
-        self.subagents[sid] = doc
+        _subagents(doc, self.subagents, self.shared)
+        self.subagents["p:" + rel] = doc
         return doc
 
     def checkpoint(self, cp: Any, agent: str | None, ts: str | None, step_id: Any) -> None:
@@ -289,20 +322,45 @@ def _call_id(raw: Any, what: str) -> str | int | None:
     raise _Bad(f"{what} must be a string, got {type(raw).__name__}")
 
 
-def _subagents(doc: dict[str, Any], out: dict[str, dict[str, Any]]) -> None:
+def _subagents(doc: dict[str, Any], out: dict[str, dict[str, Any]],
+               shared: set[str]) -> None:
+    """Index embedded subagent trajectories by ``t:<trajectory_id>`` and ``s:<session_id>``.
+
+    From v1.7 ``trajectory_id`` is the key and sibling subagents may share a
+    ``session_id``: a shared session id is kept in ``shared`` (a reference by it
+    alone is ambiguous), never an error.
+    """
     subs = doc.get("subagent_trajectories")
     if subs is None:
         return
     if not isinstance(subs, list):
         raise _Bad("'subagent_trajectories' must be a list")
     for n, sub in enumerate(subs):
-        if not isinstance(sub, dict) or not isinstance(sub.get("session_id"), str):
-            raise _Bad(f"subagent trajectory {n} has no 'session_id'")
-        if sub["session_id"] in out:
-            raise _Bad(f"subagent trajectory {n}: session_id {sub['session_id']!r} is used by "
-                       "another subagent trajectory; a reference could not tell them apart")
-        out[sub["session_id"]] = sub
-        _subagents(sub, out)
+        if not isinstance(sub, dict):
+            raise _Bad(f"subagent trajectory {n} is not an object")
+        tid, sid = sub.get("trajectory_id"), sub.get("session_id")
+        if not (isinstance(tid, str) and tid) and not (isinstance(sid, str) and sid):
+            raise _Bad(f"subagent trajectory {n} has no 'trajectory_id' or 'session_id'")
+        if tid is not None and not (isinstance(tid, str) and tid):
+            raise _Bad(f"subagent trajectory {n}: 'trajectory_id' must be a non-empty string")
+        if isinstance(tid, str) and tid:
+            if "t:" + tid in out:
+                raise _Bad(f"subagent trajectory {n}: trajectory_id {tid!r} is used by "
+                           "another subagent trajectory; a reference could not tell them apart")
+            out["t:" + tid] = sub
+        if isinstance(sid, str) and sid:
+            if "s:" + sid in out:
+                if not (isinstance(tid, str) and tid):
+                    other = out["s:" + sid]
+                    if not isinstance(other.get("trajectory_id"), str):
+                        raise _Bad(f"subagent trajectory {n}: session_id {sid!r} is used by "
+                                   "another subagent trajectory and neither has a "
+                                   "'trajectory_id'; a reference could not tell them apart")
+                    out["u:" + str(len(out))] = sub  # still judged, reached by no reference
+                shared.add("s:" + sid)
+            else:
+                out["s:" + sid] = sub
+        _subagents(sub, out, shared)
 
 
 def _final(doc: dict[str, Any]) -> dict[str, Any]:
@@ -334,8 +392,10 @@ def atif_events(doc: Any, base_dir: Path | None = None) -> list[Event]:
         if not isinstance(doc.get("schema_version"), str):
             raise _Bad("missing required key 'schema_version'")
         subs: dict[str, dict[str, Any]] = {}
-        _subagents(doc, subs)
+        shared: set[str] = set()
+        _subagents(doc, subs, shared)
         builder = _Builder(subs, base_dir)
+        builder.shared = shared
         root = builder.trajectory(doc, "")
         builder.unreferenced()
     except _Bad as exc:

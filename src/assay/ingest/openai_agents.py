@@ -18,7 +18,9 @@ Every trace id is one trajectory (id ``<path>#<trace id>``), ordered by time:
   = its decoded input, ``result`` = its output, ``error`` = the span error),
   of the agent whose ``agent`` span encloses it; the span the SDK opens for a
   call that waits for approval (no output, before the decision) and the span of
-  a call whose approval was rejected (the tool never ran) are no actions;
+  a call whose approval was rejected (no output: the tool never ran) are no
+  actions; a span with output is always an action, whatever decision was
+  recorded (evidence that the tool ran outranks a decision record);
 - a ``handoff`` span is a ``handoff`` (``from_agent``, ``to_agent``; the
   ``payload`` is the matching ``handoff_call_item``'s arguments, ``{}`` when
   the run items were not recorded);
@@ -239,8 +241,10 @@ def trace_events(trace: _Trace) -> list[Event]:
                 n = used.get(name, 0)
                 if n < len(earlier):
                     used[name] = n + 1
-                    if earlier[n][1].get("decision") == "rejected":
+                    if earlier[n][1].get("decision") == "rejected" and output is None:
                         continue  # rejected: the SDK answered the model, the tool never ran
+                # A span with output ran, whatever decision was recorded before it (a
+                # decision changed on the run state directly is not in the recording).
                 fields = {"action_type": name, "args": _decoded(data.get("input"))}
                 if output is not None:
                     fields["result"] = _decoded(output) if isinstance(output, str) else output

@@ -41,22 +41,98 @@ require("langgraph", "langgraph")
 
 __all__ = ["read_langgraph"]
 
-_APPROVED = frozenset({"approved", "approve", "yes", "accepted", "confirmed"})
+_APPROVED = frozenset({"approved", "approve", "yes", "accepted", "confirmed", "accept"})
+#: Decision types of LangChain's ``HumanInTheLoopMiddleware`` and of agent-inbox
+#: responses that confirm the call (``edit`` runs the call as the human edited it).
+_CONFIRMING = frozenset({"approve", "edit", "accept"})
+
+
+def _who(resume: Any) -> Any:
+    return resume.get("confirmed_by", resume.get("by")) if isinstance(resume, Mapping) else None
 
 
 def _approval(resume: Any) -> tuple[bool, Any]:
-    """(approved?, who) for a resume value."""
+    """(approved?, who) for a plain resume value."""
     if resume is True:
         return True, None
     if isinstance(resume, str):
         return resume.strip().lower() in _APPROVED, None
     if isinstance(resume, Mapping):
-        who = resume.get("confirmed_by", resume.get("by"))
+        who = _who(resume)
         if resume.get("approved") is True:
             return True, who
         decision = resume.get("decision")
         return isinstance(decision, str) and decision.lower() in _APPROVED, who
     return False, None
+
+
+def _requested(value: Any) -> list[str | None] | None:
+    """The tool names a structured approval request asks about, in order, else None.
+
+    ``HumanInTheLoopMiddleware``: ``{"action_requests": [{"name": ...}]}``;
+    agent-inbox: ``[{"action_request": {"action": ...}}]`` (or one such mapping).
+    """
+    if isinstance(value, Mapping) and isinstance(value.get("action_requests"), list):
+        return [r.get("name") if isinstance(r, Mapping) else None
+                for r in value["action_requests"]]
+    items = value if isinstance(value, list) else [value]
+    if items and all(isinstance(i, Mapping) and isinstance(i.get("action_request"), Mapping)
+                     for i in items):
+        return [i["action_request"].get("action") for i in items]
+    return None
+
+
+def _named(value: Any) -> str | None:
+    """The tool a plain interrupt value names (``tool``, ``tool_name`` or ``name``)."""
+    if isinstance(value, Mapping):
+        for key in ("tool", "tool_name", "name"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return None
+
+
+def _decisions(value: Any, resume: Any) -> list[tuple[str | None, bool, Any, str | None]]:
+    """Per tool the interrupt asked about: (tool, confirmed?, who, decision type).
+
+    Structured requests (``HumanInTheLoopMiddleware`` decisions, agent-inbox
+    responses) give one entry per request, matched by position; a plain
+    interrupt gives one entry for the tool its value names (or ``None``).
+    """
+    names = _requested(value)
+    if names is not None:
+        if isinstance(resume, Mapping) and isinstance(resume.get("decisions"), list):
+            answers: list[Any] = list(resume["decisions"])
+        elif isinstance(resume, list):
+            answers = list(resume)
+        else:
+            answers = [resume]
+        out: list[tuple[str | None, bool, Any, str | None]] = []
+        for i, name in enumerate(names):
+            answer = answers[i] if i < len(answers) else None
+            kind = answer.get("type") if isinstance(answer, Mapping) else None
+            ok = isinstance(kind, str) and kind.lower() in _CONFIRMING
+            out.append((name, ok, _who(answer) or _who(resume),
+                        kind if isinstance(kind, str) else None))
+        return out
+    ok, who = _approval(resume)
+    return [(_named(value), ok, who, None)]
+
+
+#: Node kinds: an ``agent`` (its own events), a ``tool`` node (runs the current
+#: agent's calls) or ``other`` (approval, routing, middleware: its work belongs to
+#: the current agent and it never starts a handoff).
+NodeKind = str
+
+
+def _default_kind(name: str) -> NodeKind:
+    if name == "tools" or name.endswith("_tools"):
+        return "tool"
+    # LangChain middleware nodes are named "<Middleware>.<hook>" (before_model,
+    # after_model, before_agent, after_agent); approval nodes by their job.
+    if "." in name or name in ("human_review", "human_approval", "approval", "approve",
+                               "review", "router", "route"):
+        return "other"
+    return "agent"
 
 
 def _resumes(graph: Any, config: Mapping[str, Any]) -> dict[str, list[Any]]:
@@ -86,18 +162,46 @@ def _messages(result: Any) -> list[Any]:
 
 def read_langgraph(graph: Any, config: Mapping[str, Any], *,
                    tool_nodes: Collection[str] | None = None,
+                   other_nodes: Collection[str] | None = None,
+                   agents: Mapping[str, str] | None = None,
                    trajectory_id: str | None = None) -> Trajectory:
     """The trajectory of one thread of a compiled graph (``config`` names the thread).
 
-    Tool nodes (``tool_nodes``; by default a node named ``tools`` or ending in
-    ``_tools``) are not agents: what they write belongs to the agent that ran
-    before them.
-    """
+    Each node is an agent, a tool node or neither:
 
-    def is_tool_node(name: str) -> bool:
-        if tool_nodes is not None:
-            return name in tool_nodes
-        return name == "tools" or name.endswith("_tools")
+    - ``tool_nodes`` (by default a node named ``tools`` or ending in ``_tools``)
+      run the calls of the agent that ran before them;
+    - ``other_nodes`` (by default LangChain middleware nodes, named
+      ``<Middleware>.<hook>``, and nodes named ``human_review``,
+      ``human_approval``, ``approval``, ``approve``, ``review``, ``router``,
+      ``route``) are neither: their interrupts are the current agent's
+      checkpoints, they start no handoff, and a tool answer they write (a
+      refusal) means the call did not run;
+    - every other node is an agent, named by ``agents`` (node -> agent name;
+      by default the node's name, and for ``create_agent``'s ``model`` node the
+      graph's name when it has one).
+    """
+    graph_name = getattr(graph, "name", None)
+
+    def kind_of(name: str) -> NodeKind:
+        if tool_nodes is not None and name in tool_nodes:
+            return "tool"
+        if other_nodes is not None and name in other_nodes:
+            return "other"
+        if agents is not None and name in agents:
+            return "agent"
+        kind = _default_kind(name)
+        if tool_nodes is not None and kind == "tool":
+            return "agent"
+        return kind
+
+    def agent_name(name: str) -> str:
+        if agents is not None and name in agents:
+            return agents[name]
+        if name == "model" and isinstance(graph_name, str) and graph_name not in (
+                "", "LangGraph"):
+            return graph_name
+        return name
 
     history = list(graph.get_state_history(config))
     history.reverse()
@@ -119,7 +223,8 @@ def read_langgraph(graph: Any, config: Mapping[str, Any], *,
                 continue
             if getattr(task, "error", None) is not None:
                 failed = True
-            agent = current if is_tool_node(name) and current is not None else name
+            kind = kind_of(name)
+            agent = current if kind != "agent" and current is not None else agent_name(name)
             if agent != current:
                 if current is not None:
                     wanted = f"transfer_to_{agent}"
@@ -130,44 +235,64 @@ def read_langgraph(graph: Any, config: Mapping[str, Any], *,
                         step=step)
                 current, calls = agent, []
             values = resumes.get(task.id, [])
-            rejected = False
+            refused: set[str | None] = set()  # tools whose approval this task's human refused
             for i, intr in enumerate(getattr(task, "interrupts", ())):
                 if i >= len(values):
                     break  # not resumed (yet): nobody decided
-                ok, who = _approval(values[i])
-                if not ok:
-                    rejected = True  # a rejection is no confirmation
-                    continue
                 value = getattr(intr, "value", None)
-                cid = value.get("checkpoint_id") if isinstance(value, Mapping) else None
-                fields: dict[str, Any] = {"checkpoint_id": cid if isinstance(cid, str) and cid
-                                          else f"{name}_interrupt", "step": step}
-                if who is not None:
-                    fields["confirmed_by"] = who
-                fields["interrupt_id"] = getattr(intr, "id", None)
-                add("checkpoint", agent, ts, **fields)
+                for tool, ok, who, decision in _decisions(value, values[i]):
+                    if not ok:
+                        refused.add(tool)  # a rejection is no confirmation
+                        continue
+                    cid = value.get("checkpoint_id") if isinstance(value, Mapping) else None
+                    if not (isinstance(cid, str) and cid):
+                        cid = f"approve_{tool}" if _requested(value) is not None and tool \
+                            else f"{name}_interrupt"
+                    fields: dict[str, Any] = {"checkpoint_id": cid, "step": step}
+                    if who is not None:
+                        fields["confirmed_by"] = who
+                    if tool is not None:
+                        fields["tool_name"] = tool
+                    if decision is not None:
+                        fields["decision"] = decision
+                    fields["interrupt_id"] = getattr(intr, "id", None)
+                    add("checkpoint", agent, ts, **fields)
+            answered = [m for m in _messages(getattr(task, "result", None))
+                        if getattr(m, "tool_call_id", None) in pending]
             for msg in _messages(getattr(task, "result", None)):
                 for tc in getattr(msg, "tool_calls", None) or []:
                     args = tc.get("args") or {}
+                    cid = tc.get("id") or f"#{len(pending)}"
+                    if kind == "other" and cid in pending:
+                        pending[cid]["args"] = args  # the call as the reviewer left it
+                        continue
+                    if kind == "other":
+                        continue  # a middleware node repeats the model's message
                     calls.append((tc.get("name"), args))
-                    pending[tc.get("id") or f"#{len(pending)}"] = {
+                    pending[cid] = {
                         "agent": agent, "action_type": tc.get("name"), "args": args,
                         "call_id": tc.get("id"), "step": step, "ts": ts}
                 call_id = getattr(msg, "tool_call_id", None)
                 if call_id is None or call_id not in pending:
                     continue
                 call = pending.pop(call_id)
-                if rejected:
-                    continue  # answered by a task whose approval was refused: it did not run
+                if kind == "other":
+                    continue  # answered by an approval node instead of running the tool
+                tool = call["action_type"]
+                if tool in refused or (None in refused and len(answered) == 1):
+                    # The refusal named this tool (or the task answered this call only):
+                    # the tool returned without doing what it guards.
+                    continue
                 extra = {"error": True} if getattr(msg, "status", None) == "error" else {}
-                add("action", call["agent"], ts, action_type=call["action_type"],
+                add("action", call["agent"], ts, action_type=tool,
                     args=call["args"], call_id=call_id, result=getattr(msg, "content", None),
                     step=step, **extra)
-    for call in pending.values():  # never answered: kept, the call may have run
-        add("action", call["agent"], call["ts"], action_type=call["action_type"],
-            args=call["args"], call_id=call["call_id"], step=call["step"], answered=False)
     last = history[-1] if history else None
     done = last is not None and not getattr(last, "next", ())
+    if not done:
+        for call in pending.values():  # waiting: kept, the call may still run
+            add("action", call["agent"], call["ts"], action_type=call["action_type"],
+                args=call["args"], call_id=call["call_id"], step=call["step"], answered=False)
     thread = config.get("configurable", {}).get("thread_id")
     add("final", current, getattr(last, "created_at", None),
         task_success=done and not failed, thread_id=thread)

@@ -17,7 +17,10 @@
 The SDK records who ran which tool, and the handoffs, as spans; it does not
 record who approved a tool call. :meth:`AssayTracingProcessor.approve` and
 :meth:`~AssayTracingProcessor.reject` write that decision next to the spans and
-then call ``RunState.approve`` / ``RunState.reject``. A decision taken with
+then call ``RunState.approve`` / ``RunState.reject``. Each record is filed
+under the trace of the run it belongs to (the one the SDK stores in the run
+result and state), so runs at the same time, and decisions given later outside
+the run's ``trace()`` block, keep to their own run. A decision taken with
 ``RunState.approve`` directly is not recorded, so the trajectory has no
 checkpoint for it.
 """
@@ -56,7 +59,6 @@ class AssayTracingProcessor(_Processor):  # type: ignore[misc]
         self.path = path
         self._lock = threading.Lock()
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in shutdown
-        self._trace_id: str | None = None
         self._seen: set[tuple[str, str, Any]] = set()
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -67,7 +69,6 @@ class AssayTracingProcessor(_Processor):  # type: ignore[misc]
 
     # -- TracingProcessor -------------------------------------------------------------------
     def on_trace_start(self, trace: Any) -> None:
-        self._trace_id = trace.trace_id
         exported = trace.export()
         if exported:
             self._write(exported)
@@ -93,18 +94,46 @@ class AssayTracingProcessor(_Processor):  # type: ignore[misc]
             self._file.flush()
 
     # -- run items and approvals -------------------------------------------------------------
-    def _current_trace_id(self, result: Any = None) -> str | None:
-        trace = getattr(result, "trace", None) if result is not None else None
-        if trace is not None and getattr(trace, "trace_id", None):
-            return str(trace.trace_id)
-        current = _tracing.get_current_trace()
-        if current is not None and getattr(current, "trace_id", None):
-            return str(current.trace_id)
-        return self._trace_id
+    @staticmethod
+    def _trace_of(run: Any, trace_id: str | None) -> str:
+        """The trace id a run result or run state belongs to.
 
-    def record_items(self, result: Any) -> None:
-        """Append the run items of a run result (each item once across resumed runs)."""
-        trace_id = self._current_trace_id(result)
+        An explicit ``trace_id`` wins; else the trace the SDK stored with the run
+        (``RunResult`` / ``RunState`` keep it, so a run resumed later, or decided
+        outside its ``trace()`` block, is still filed under its own trace); else
+        the trace current in this task. Never "the trace started last": with
+        runs at the same time that files a decision under another run.
+        """
+        if trace_id is not None:
+            return trace_id
+        stored = getattr(run, "_trace_state", None)
+        tid = getattr(stored, "trace_id", None)
+        if isinstance(tid, str) and tid:
+            return tid
+        trace = getattr(run, "trace", None)
+        tid = getattr(trace, "trace_id", None)
+        if isinstance(tid, str) and tid:
+            return tid
+        current = _tracing.get_current_trace()
+        tid = getattr(current, "trace_id", None)
+        if isinstance(tid, str) and tid:
+            return tid
+        raise ValueError(
+            f"cannot tell which run {type(run).__name__} belongs to: it carries no trace and "
+            "no trace is current; pass the run's result or state, or trace_id=")
+
+    def record_items(self, result: Any, *, resumed_from: Any = None,
+                     trace_id: str | None = None) -> None:
+        """Append the run items of a run result (each item once across resumed runs).
+
+        The items are filed under the result's own trace. A run resumed from a
+        ``RunState`` outside any ``trace()`` block does not carry it (the SDK
+        keeps it only on interrupted results): pass ``resumed_from=state``.
+        """
+        if trace_id is None and resumed_from is not None and getattr(
+                getattr(result, "_trace_state", None), "trace_id", None) is None:
+            trace_id = self._trace_of(resumed_from, None)
+        trace_id = self._trace_of(result, trace_id)
         for item in result.new_items:
             raw = getattr(item, "raw_item", None)
             call_id = getattr(raw, "call_id", None)
@@ -127,11 +156,11 @@ class AssayTracingProcessor(_Processor):  # type: ignore[misc]
                 record["output"] = _text(getattr(item, "output", None))
             self._write(record)
 
-    def _decision(self, item: Any, decision: str, by: str | None,
-                  checkpoint_id: str | None) -> None:
+    def _decision(self, state: Any, item: Any, decision: str, by: str | None,
+                  checkpoint_id: str | None, trace_id: str | None) -> None:
         raw = getattr(item, "raw_item", None)
         record: dict[str, Any] = {
-            "object": "approval", "trace_id": self._current_trace_id(),
+            "object": "approval", "trace_id": self._trace_of(state, trace_id),
             "tool_name": item.tool_name, "call_id": getattr(raw, "call_id", None),
             "agent": item.agent.name, "decision": decision, "at": _now()}
         if by is not None:
@@ -141,16 +170,24 @@ class AssayTracingProcessor(_Processor):  # type: ignore[misc]
         self._write(record)
 
     def approve(self, state: Any, item: Any, *, by: str | None = None,
-                checkpoint_id: str | None = None, always_approve: bool = False) -> None:
+                checkpoint_id: str | None = None, always_approve: bool = False,
+                trace_id: str | None = None) -> None:
         """Record the approval of a ``tool_approval_item``, then approve it in ``state``.
 
+        The decision is filed under the run ``state`` belongs to (the trace the
+        SDK stored in it), or under ``trace_id`` when given; with neither, and no
+        current trace, it is a ``ValueError`` and nothing is written.
         ``checkpoint_id`` defaults to ``approve_<tool name>``; ``by`` is who approved.
         """
-        self._decision(item, "approved", by, checkpoint_id)
+        self._decision(state, item, "approved", by, checkpoint_id, trace_id)
         state.approve(item, always_approve=always_approve)
 
     def reject(self, state: Any, item: Any, *, by: str | None = None,
-               checkpoint_id: str | None = None, message: str | None = None) -> None:
-        """Record the rejection of a ``tool_approval_item``, then reject it in ``state``."""
-        self._decision(item, "rejected", by, checkpoint_id)
+               checkpoint_id: str | None = None, message: str | None = None,
+               trace_id: str | None = None) -> None:
+        """Record the rejection of a ``tool_approval_item``, then reject it in ``state``.
+
+        Filed under the run like :meth:`approve`.
+        """
+        self._decision(state, item, "rejected", by, checkpoint_id, trace_id)
         state.reject(item, rejection_message=message)

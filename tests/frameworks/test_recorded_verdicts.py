@@ -1,0 +1,69 @@
+"""Verdicts on traces recorded from the real frameworks (kept in tests/data/frameworks).
+
+Each file was written by the framework itself, run offline with scripted
+models; the scenario is in the test's docstring.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay import replay
+from assay.events import Trajectory
+from assay.ingest import load
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
+SPEC = DATA / "spec.yaml"
+
+
+def trajectories(name: str) -> list[Trajectory]:
+    _, entries = load(str(DATA / name))
+    out = list(entries)
+    assert all(isinstance(t, Trajectory) for t in out), out
+    return out  # type: ignore[return-value]
+
+
+def test_one_recorded_approval_matched_by_derive_is_one_checkpoint() -> None:
+    """Agents SDK: one approval with always_approve, then two sends.
+
+    The derive rule matches the recorded approval itself; it must not become a
+    second checkpoint, so under ``consume`` the second send has no approval.
+    """
+    (traj,) = trajectories("openai_agents_always_approve.jsonl")
+    kinds = [(e.kind, e.get("action_type") or e.get("checkpoint_id")) for e in traj.events]
+    assert kinds == [("checkpoint", "approve_send_report"), ("action", "send_report"),
+                     ("action", "send_report"), ("final", None)]
+    result = replay(DATA / "spec_consume_derive.yaml",
+                    [str(DATA / "openai_agents_always_approve.jsonl")]).results[0]
+    assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
+
+
+def test_a_span_with_output_ran_whatever_the_recorded_decision() -> None:
+    """Agents SDK: rejected through the recorder, then approved directly on the run state.
+
+    The send's function span carries output: the tool ran. The recorded
+    rejection does not hide it, and the missing approval blocks.
+    """
+    (traj,) = trajectories("openai_agents_rejected_then_approved.jsonl")
+    (send,) = [e for e in traj.events if e.kind == "action"]
+    assert (send.action_type, send.get("result")) == ("send_report", "sent report on acme")
+    result = replay(SPEC, [str(DATA / "openai_agents_rejected_then_approved.jsonl")]).results[0]
+    assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
+
+
+def test_atif_subagent_referenced_by_trajectory_id() -> None:
+    """ATIF v1.7+: a reference by ``trajectory_id`` alone (no ``session_id``) resolves.
+
+    Written by hand to the shape of the format's v1.7 models. The subagents
+    share the run's ``session_id``, which the format allows; the
+    reporter's approval and send follow the handoff, and the run PASSes.
+    """
+    (traj,) = trajectories("atif_v1_8_trajectory_id.json")
+    handoff = next(e for e in traj.events if e.kind == "handoff")
+    assert (handoff.get("to_agent"), handoff.get("trajectory_id")) == ("reporter",
+                                                                        "reporter-traj")
+    send = next(e for e in traj.events if e.action_type == "send_report")
+    assert send.agent == "reporter" and send.seq > handoff.seq
+    assert "notes" in {e.agent for e in traj.events}
+    result = replay(SPEC, [str(DATA / "atif_v1_8_trajectory_id.json")]).results[0]
+    assert result.verdict == "PASS", result.reasons
