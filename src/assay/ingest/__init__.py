@@ -50,6 +50,8 @@ def _readers() -> dict[str, Reader]:
         "otel": _otel,
         "atif": _atif,
         "openai-agents": _openai_agents,
+        "claude-code": _claude_code,
+        "codex": _codex,
     }
 
 
@@ -71,8 +73,21 @@ def _openai_agents(path: str, data: bytes) -> Iterator[Entry]:
     return read_openai_agents(path, data)
 
 
+def _claude_code(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.claude_code import read_claude_code
+
+    return read_claude_code(path, data)
+
+
+def _codex(path: str, data: bytes) -> Iterator[Entry]:
+    from assay.ingest.codex import read_codex
+
+    return read_codex(path, data)
+
+
 #: Input formats ``--input-format`` accepts, in the order detection tries them.
-FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents")
+FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents",
+           "claude-code", "codex")
 
 _SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
 
@@ -91,6 +106,13 @@ def detect_format(data: bytes) -> str:
         first = data.lstrip().split(b"\n", 1)[0]
         if b'"event"' in first and b'"seq"' in first:
             return "native"
+        from assay.ingest.claude_code import detect_claude_code
+        from assay.ingest.codex import detect_codex
+
+        if detect_claude_code(data):
+            return "claude-code"
+        if detect_codex(data):
+            return "codex"
         if b'"object"' in first:
             from assay.ingest.openai_agents import detect_openai_agents
 
