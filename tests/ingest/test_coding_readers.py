@@ -239,7 +239,8 @@ def _shell(call_id, cmd, **extra):
 
 
 def test_codex_escalation_under_never_policy_is_no_approval(tmp_path):
-    fmt, entries = _codex(tmp_path, _shell("c1", "git push", sandbox_permissions="require_escalated"),
+    fmt, entries = _codex(tmp_path,
+                          _shell("c1", "git push", sandbox_permissions="require_escalated"),
                           {"type": "function_call_output", "call_id": "c1", "output": "ok"},
                           policy="never")
     assert fmt == "codex"
@@ -250,7 +251,8 @@ def test_codex_declined_call_never_ran_and_failed_call_is_marked(tmp_path):
     _, entries = _codex(
         tmp_path,
         _shell("c1", "git push", sandbox_permissions="require_escalated"),
-        {"type": "function_call_output", "call_id": "c1", "output": "exec command rejected by user"},
+        {"type": "function_call_output", "call_id": "c1",
+         "output": "exec command rejected by user"},
         _shell("c2", "make test"),
         {"type": "function_call_output", "call_id": "c2",
          "output": json.dumps({"output": "boom", "metadata": {"exit_code": 2}})})

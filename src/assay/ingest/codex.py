@@ -70,7 +70,7 @@ def detect_codex(data: bytes) -> bool:
         obj = orjson.loads(first)
     except orjson.JSONDecodeError:
         return False
-    return (isinstance(obj, dict) and obj.get("type") in _TYPES
+    return (isinstance(obj, dict) and isinstance(obj.get("type"), str) and obj["type"] in _TYPES
             and isinstance(obj.get("payload"), dict))
 
 
@@ -122,7 +122,7 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
         if not isinstance(obj, dict):
             raise _Bad(n, f"a line is a JSON object, got {type(obj).__name__}")
         kind, payload, ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
-        if kind not in _TYPES:
+        if not isinstance(kind, str) or kind not in _TYPES:
             raise _Bad(n, f"unknown line type {kind!r}; expected one of "
                           + ", ".join(sorted(_TYPES)))
         if not isinstance(payload, dict):
@@ -143,6 +143,8 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
         if kind != "response_item":
             continue
         ptype = payload.get("type")
+        if not isinstance(ptype, str):
+            raise _Bad(n, "a response_item payload has no 'type' string")
         if ptype == "message":
             role = payload.get("role")
             if role not in ("user", "assistant", "developer", "system"):
