@@ -12,6 +12,8 @@ The fields and their types are a closed list (:data:`SELECTOR_FIELDS`, declared
 in :mod:`assay.documents.selector`): an unknown field, a value of the wrong
 type or a regex on a field that is not text is refused with the closest valid
 name, never compiled into a selector that silently matches nothing.
+``command`` takes ``{words: [git, push]}`` (a simple command of the shell line
+an action ran, see :mod:`assay.shellcmd`) or ``{regex: PATTERN}``.
 Derive rules, ``voided_by`` and later capabilities all use this one language.
 """
 
@@ -22,7 +24,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from assay.documents.loader import Problem, convert, where
-from assay.documents.selector import SELECTOR_FIELDS, SelectorDoc, TextCondition
+from assay.documents.selector import (
+    SELECTOR_FIELDS,
+    CommandCondition,
+    SelectorDoc,
+    TextCondition,
+)
 from assay.events import Event
 
 __all__ = ["SELECTOR_FIELDS", "Selector", "check_selector", "compile_selector"]
@@ -38,6 +45,17 @@ def check_selector(spec: Any) -> SelectorDoc:
     doc = convert(dict(spec), SelectorDoc)
     for name in SELECTOR_FIELDS:
         cond = getattr(doc, name)
+        if isinstance(cond, CommandCondition):
+            if (cond.words is None) == (cond.regex is None):
+                raise Problem((name,), "a command condition is {words: [...]} or "
+                                       "{regex: ...}, one at a time")
+            if cond.regex is not None:
+                try:
+                    re.compile(cond.regex)
+                except re.error as exc:
+                    raise Problem((name, "regex"),
+                                  f"bad regex {cond.regex!r}: {exc}") from None
+            continue
         if not isinstance(cond, TextCondition):
             continue
         if (cond.regex is None) == (cond.in_ is None):
@@ -50,6 +68,17 @@ def check_selector(spec: Any) -> SelectorDoc:
                 raise Problem((name, "regex"),
                               f"bad regex {cond.regex!r}: {exc}") from None
     return doc
+
+
+def _command(cond: Mapping[str, Any]) -> Callable[[Any], bool]:
+    """A ``command`` condition: on the command line an action ran (see :mod:`assay.shellcmd`)."""
+    from assay.shellcmd import matches_words
+
+    if "words" in cond:
+        words = list(cond["words"])
+        return lambda v: isinstance(v, str) and matches_words(v, words)
+    search = re.compile(cond["regex"]).search
+    return lambda v: isinstance(v, str) and search(v) is not None
 
 
 def _condition(cond: Any) -> Callable[[Any], bool]:
@@ -75,7 +104,7 @@ def compile_selector(spec: Any) -> Selector:
     equal: list[tuple[str, Any, type]] = []
     checks: list[tuple[str, Callable[[Any], bool]]] = []
     for key, cond in spec.items():
-        check = _condition(cond)
+        check = _command(cond) if key == "command" else _condition(cond)
         if key == "event":
             kind_check = check
         elif isinstance(cond, Mapping):

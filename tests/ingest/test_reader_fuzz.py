@@ -38,6 +38,10 @@ SOURCES: dict[str, list[Path]] = {
     "atif": [FW / n for n in ("atif_approved.json", "atif_approved_late.json",
                               "atif_no_approval.json", "atif_rejected.json")],
     "openai-agents": [FW / "openai_agents_approved.jsonl"],
+    "claude-code": [ROOT / "examples" / "frameworks" / "claude-code" / "approved.jsonl",
+                    DATA / "coding" / "claude-code" / "claude_forked_session.jsonl"],
+    "codex": [ROOT / "examples" / "frameworks" / "codex" / "approved.jsonl",
+              DATA / "coding" / "codex" / "codex_with_escalation.jsonl"],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -171,6 +175,20 @@ def test_atif(data: st.DataObject) -> None:
 def test_openai_agents(data: st.DataObject) -> None:
     """The OpenAI Agents SDK reader."""
     _read_and_judge("openai-agents", *_mutated("openai-agents", data))
+
+
+@FUZZ
+@given(st.data())
+def test_claude_code(data: st.DataObject) -> None:
+    """The Claude Code transcript reader."""
+    _read_and_judge("claude-code", *_mutated("claude-code", data))
+
+
+@FUZZ
+@given(st.data())
+def test_codex(data: st.DataObject) -> None:
+    """The Codex rollout reader."""
+    _read_and_judge("codex", *_mutated("codex", data))
 
 
 def test_every_format_is_fuzzed() -> None:

@@ -62,8 +62,8 @@ class _Rule:
         self.voiders = list(zip(rule.void_selectors(), map(_pinned_kind, rule.voided_by),
                                 strict=True))
 
-        self.guard_text = (f"'{self.guarded[0]}'" if len(self.guarded) == 1
-                           else _quote(self.guarded))
+        shown = [g if isinstance(g, str) else _show(g) for g in self.guarded]
+        self.guard_text = f"'{shown[0]}'" if len(shown) == 1 else _quote(shown)
 
 
 class CompiledSpec:
@@ -74,9 +74,12 @@ class CompiledSpec:
         self.rules = [_Rule(i, r) for i, r in enumerate(spec.mandatory_checkpoints)]
         self.by_action: dict[str, list[_Rule]] = {}
         self.by_checkpoint: dict[str, list[_Rule]] = {}
-        for rule in self.rules:
-            for action in rule.guarded:
+        #: Rules that guard actions through a selector (``must_precede: {command: ...}``).
+        self.by_selector: list[tuple[Selector, _Rule]] = []
+        for rule, source in zip(self.rules, spec.mandatory_checkpoints, strict=True):
+            for action in source.guard_names():
                 self.by_action.setdefault(action, []).append(rule)
+            self.by_selector.extend((sel, rule) for sel in source.guard_selectors())
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
         # Per receiving agent, the contracted borders that must have been crossed before it
@@ -85,7 +88,9 @@ class CompiledSpec:
         for border in self.contracts:
             self.contracts_to.setdefault(border[1], []).append(border)
         #: The guarded action names, for messages.
-        self.guard_text = _quote(sorted(self.by_action))
+        self.guard_text = _quote(sorted(self.by_action) + sorted(
+            {_show(g) for r in spec.mandatory_checkpoints for g in r.guarded
+             if not isinstance(g, str)}))
         derive = [(d.selector(), d.checkpoint_id, _pinned_kind(d.when)) for d in spec.derive]
         # Per event type, the voiding selectors and derive rules that can match it: most
         # selectors pin ``event``, and the hot path should not call them on other events.
@@ -172,6 +177,7 @@ class Replayer:
         c = self.c
         agents = self.agents
         by_action = c.by_action
+        by_selector = c.by_selector
         selects = c.selects
         states = self.states
         n = actions = irreversible = handoffs = checkpoints = 0
@@ -190,6 +196,11 @@ class Replayer:
                     if data.get("irreversible") is True:
                         irreversible += 1
                     rules = by_action.get(data["action_type"])
+                    if by_selector:
+                        picked = [r for sel, r in by_selector if sel(event)]
+                        if picked:
+                            rules = [*(rules or ()), *(r for r in picked
+                                                       if r not in (rules or ()))]
                     if rules:
                         if agent in c.contracts_to:
                             self._contracted_before(event)

@@ -38,8 +38,9 @@ class MandatoryCheckpoint:
     """A checkpoint that must be recorded before a guarded action runs."""
 
     checkpoint_id: str
-    #: The action types the checkpoint guards (``must_precede``: one name or a list).
-    guarded: tuple[str, ...]
+    #: What the checkpoint guards (``must_precede``: one entry or a list): action types,
+    #: and action selectors (``{action_type: Bash, command: {words: [git, push]}}``).
+    guarded: tuple[str | dict[str, Any], ...]
     #: ``first``: one checkpoint before the first guarded action satisfies the rule.
     #: ``each``: every occurrence of a guarded action needs a checkpoint before it.
     scope: str = "first"
@@ -51,8 +52,8 @@ class MandatoryCheckpoint:
     voided_by: tuple[dict[str, Any], ...] = ()
 
     @property
-    def must_precede(self) -> str | list[str]:
-        """The guarded action types as written: one name, or a list."""
+    def must_precede(self) -> str | dict[str, Any] | list[str | dict[str, Any]]:
+        """The guarded actions as written: one entry, or a list."""
         return self.guarded[0] if len(self.guarded) == 1 else list(self.guarded)
 
     def void_selectors(self) -> list[Selector]:
@@ -72,6 +73,14 @@ class MandatoryCheckpoint:
         if self.voided_by:
             out["voided_by"] = [dict(s) for s in self.voided_by]
         return out
+
+    def guard_names(self) -> tuple[str, ...]:
+        """The guarded action types named directly (not through a selector)."""
+        return tuple(g for g in self.guarded if isinstance(g, str))
+
+    def guard_selectors(self) -> list[Selector]:
+        """The compiled action selectors of ``must_precede``."""
+        return [compile_selector(g) for g in self.guarded if not isinstance(g, str)]
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,22 @@ def _selectors(raw: list[Any], loc: tuple[str | int, ...]) -> tuple[dict[str, An
     return tuple(out)
 
 
+def _guard(sel: Any, loc: tuple[str | int, ...]) -> dict[str, Any]:
+    """An action selector in ``must_precede``: it must select actions only."""
+    import msgspec
+
+    plain: dict[str, Any] = msgspec.to_builtins(sel)
+    try:
+        check_selector(plain)
+    except Problem as p:
+        raise Problem((*loc, *p.loc), p.message) from None
+    kind = plain.get("event", "action")
+    if kind != "action":
+        raise Problem((*loc, "event"), "a guarded action selector selects actions: leave "
+                                       f"'event' out or write 'action', not {kind!r}")
+    return plain
+
+
 def _build(doc: Any) -> Spec:
     """The engine's spec from a converted document; a problem raises :class:`Problem`."""
     from assay.documents.spec import SpecDoc
@@ -151,7 +176,11 @@ def _build(doc: Any) -> Spec:
     d = convert(doc, SpecDoc)
     rules = []
     for i, r in enumerate(d.mandatory_checkpoints):
-        guarded = (r.must_precede,) if isinstance(r.must_precede, str) else tuple(r.must_precede)
+        raw = r.must_precede if isinstance(r.must_precede, list) else [r.must_precede]
+        loc = ("mandatory_checkpoints", i, "must_precede")
+        listed = isinstance(r.must_precede, list)
+        guarded = tuple(g if isinstance(g, str) else _guard(g, (*loc, j) if listed else loc)
+                        for j, g in enumerate(raw))
         rules.append(MandatoryCheckpoint(
             r.checkpoint_id, guarded, r.scope, r.consume,
             None if r.confirmed_by is None else tuple(r.confirmed_by),

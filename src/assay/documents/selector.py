@@ -17,6 +17,7 @@ __all__ = [
     "EVENT_KINDS",
     "ROLES",
     "SELECTOR_FIELDS",
+    "CommandCondition",
     "CountCondition",
     "FlagCondition",
     "KindCondition",
@@ -75,6 +76,18 @@ class RoleCondition(_Condition, frozen=True):
     in_: Annotated[list[Role], msgspec.Meta(min_length=1)] = msgspec.field(name="in")
 
 
+class CommandCondition(_Condition, frozen=True):
+    """A condition on a shell command line: ``{words: [git, push]}`` or ``{regex: PATTERN}``.
+
+    ``words``: one of the line's simple commands is the program ``words[0]`` with
+    the other words among its arguments, in order (see :mod:`assay.shellcmd`).
+    """
+
+    words: Annotated[list[Annotated[str, msgspec.Meta(min_length=1)]],
+                     msgspec.Meta(min_length=1)] | None = None
+    regex: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+
+
 Text = str | TextCondition
 Flag = bool | FlagCondition
 Count = int | CountCondition
@@ -97,6 +110,7 @@ class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_
     to_agent: Text | None = None
     role: Role | RoleCondition | None = None
     text: Text | None = None
+    command: CommandCondition | None = None
     yields_turn: Flag | None = None
     task_success: Flag | None = None
 

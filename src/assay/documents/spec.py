@@ -12,6 +12,9 @@ __all__ = ["CheckpointRuleDoc", "DeriveDoc", "HandoffContractDoc", "SpecDoc"]
 
 Name = Annotated[str, msgspec.Meta(min_length=1)]
 Names = Annotated[list[Name], msgspec.Meta(min_length=1)]
+#: A guarded action: its type, or an action selector (``{action_type: Bash, command: ...}``).
+Guard = Name | SelectorDoc
+Guards = Annotated[list[Guard], msgspec.Meta(min_length=1)]
 
 
 class _Doc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -22,8 +25,8 @@ class CheckpointRuleDoc(_Doc, frozen=True):
     """A checkpoint that must be recorded before a guarded action runs."""
 
     checkpoint_id: Name
-    #: The guarded action type, or a list of them.
-    must_precede: Name | Names
+    #: The guarded action type or action selector, or a list of them.
+    must_precede: Guard | Guards
     #: ``first``: one checkpoint before the first guarded action satisfies the rule;
     #: ``each``: every occurrence needs a valid checkpoint before it.
     scope: Literal["first", "each"] = "first"

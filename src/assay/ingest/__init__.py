@@ -92,6 +92,8 @@ REGISTRY: tuple[Format, ...] = (
     Format("atif", "assay.ingest.atif", "is_atif", "read_atif"),
     Format("openai-agents", "assay.ingest.openai_agents", "detect_openai_agents",
            "read_openai_agents"),
+    Format("claude-code", "assay.ingest.claude_code", "detect_claude_code", "read_claude_code"),
+    Format("codex", "assay.ingest.codex", "detect_codex", "read_codex"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}

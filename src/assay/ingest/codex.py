@@ -1,0 +1,247 @@
+"""The Codex reader: rollout files into the shared event model.
+
+Codex writes one JSON object per line to
+``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``: ``{"timestamp", "type",
+"payload"}`` with ``type`` ``session_meta``, ``turn_context``,
+``response_item``, ``event_msg`` or ``compacted``. The format is not specified;
+this reader follows the files Codex writes:
+
+- a ``response_item`` ``message`` is a ``message`` event (role ``user`` /
+  ``assistant``; ``developer`` / ``system`` and the context Codex injects,
+  ``<environment_context>`` and the like, are role ``system``);
+- a ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` is an
+  ``action`` (``action_type`` = the tool name, ``local_shell`` for a
+  ``local_shell_call``; ``args``; ``call_id``), answered by its
+  ``*_output`` (``result``; ``error`` when the output says the command failed
+  to run). A shell call (``shell``, ``container.exec``, ``shell_command``,
+  ``exec_command``, ``local_shell``) carries its command line as ``command``;
+- a shell call that asked for escalated permissions
+  (``sandbox_permissions: require_escalated``) and then ran, under an
+  ``approval_policy`` that asks the user (``on-request``, ``untrusted``), was
+  approved by the user: a ``checkpoint`` ``codex-approval`` (``confirmed_by:
+  user``) just before the action. An escalated call the user declined never
+  ran and is no action. Codex writes no other approval record;
+- the end of the file is the ``final`` event (``task_success`` false: a
+  rollout records no outcome).
+
+Structure the reader does not understand is the file's ERROR, one line naming
+the file and line. See docs/frameworks/codex.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from assay.errors import TraceError
+from assay.events import Event, Trajectory
+from assay.shellcmd import command_text
+
+__all__ = ["detect_codex", "read_codex"]
+
+AGENT = "codex"
+_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
+                      "local_shell_call_output"})
+_SHELL_TOOLS = frozenset({"shell", "container.exec", "shell_command", "exec_command",
+                          "local_shell"})
+_ASKING = frozenset({"on-request", "untrusted", "unless-trusted"})
+_INJECTED = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
+             "# AGENTS.md instructions", "<user_shell_command>")
+_DECLINED = ("rejected by user", "declined by user", "denied by user")
+
+
+class _Bad(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def detect_codex(data: bytes) -> bool:
+    """True when the first line is a Codex rollout line."""
+    first = data.lstrip().split(b"\n", 1)[0]
+    if b'"payload"' not in first:
+        return False
+    try:
+        obj = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return (isinstance(obj, dict) and isinstance(obj.get("type"), str) and obj["type"] in _TYPES
+            and isinstance(obj.get("payload"), dict))
+
+
+def _text(content: Any, line: int) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise _Bad(line, f"'content' must be a list, got {type(content).__name__}")
+    parts = []
+    for i, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise _Bad(line, f"content part {i} is {type(part).__name__}, not an object")
+        if part.get("type") in ("input_text", "output_text", "text"):
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise _Bad(line, f"content part {i} has no 'text' string")
+            parts.append(text)
+    return "\n".join(parts)
+
+
+def _output(raw: Any) -> tuple[Any, bool]:
+    """The output of a call and whether it says the call failed to run."""
+    if isinstance(raw, str):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            decoded = orjson.loads(raw)
+            if isinstance(decoded, dict) and "output" in decoded:
+                raw = decoded
+    if isinstance(raw, dict):
+        meta = raw.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        failed = raw.get("success") is False or (isinstance(code, int) and code != 0)
+        return raw.get("output", raw.get("content", raw)), failed
+    return raw, False
+
+
+def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
+    staged: list[tuple[str, str | None, dict[str, Any], int]] = []
+    calls: dict[str, tuple[dict[str, Any], int]] = {}
+    policy: str | None = None
+    meta: dict[str, Any] = {}
+    seen = False
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
+        if not isinstance(obj, dict):
+            raise _Bad(n, f"a line is a JSON object, got {type(obj).__name__}")
+        kind, payload, ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
+        if not isinstance(kind, str) or kind not in _TYPES:
+            raise _Bad(n, f"unknown line type {kind!r}; expected one of "
+                          + ", ".join(sorted(_TYPES)))
+        if not isinstance(payload, dict):
+            raise _Bad(n, "missing required key 'payload' (an object)")
+        if ts is not None and not isinstance(ts, str):
+            raise _Bad(n, f"'timestamp' must be a string, got {type(ts).__name__}")
+        seen = True
+        if kind == "session_meta":
+            sid = payload.get("id", (payload.get("meta") or {}).get("id")
+                              if isinstance(payload.get("meta"), dict) else None)
+            if isinstance(sid, str):
+                meta["session_id"] = sid
+            continue
+        if kind == "turn_context":
+            ap = payload.get("approval_policy")
+            policy = ap if isinstance(ap, str) else None
+            continue
+        if kind != "response_item":
+            continue
+        ptype = payload.get("type")
+        if not isinstance(ptype, str):
+            raise _Bad(n, "a response_item payload has no 'type' string")
+        if ptype == "message":
+            role = payload.get("role")
+            if role not in ("user", "assistant", "developer", "system"):
+                raise _Bad(n, f"unknown message role {role!r}")
+            text = _text(payload.get("content"), n)
+            if role == "user" and text.lstrip().startswith(_INJECTED):
+                role = "system"
+            if role in ("developer", "system"):
+                staged.append(("message", "system", {"ts": ts, "role": "system",
+                                                     "text": text}, n))
+            elif role == "user":
+                if staged and staged[-1][0] == "message" and staged[-1][2]["role"] == "assistant":
+                    staged[-1][2]["yields_turn"] = True
+                staged.append(("message", "user", {"ts": ts, "role": "user", "text": text}, n))
+            else:
+                staged.append(("message", AGENT, {"ts": ts, "role": "assistant", "text": text,
+                                                  "yields_turn": False}, n))
+        elif ptype in _CALLS:
+            call_id = payload.get("call_id", payload.get("id"))
+            if not isinstance(call_id, str) or not call_id:
+                raise _Bad(n, f"a {ptype} has no 'call_id'")
+            if call_id in calls:
+                raise _Bad(n, f"call id {call_id!r} is used twice (first at line "
+                              f"{calls[call_id][1]})")
+            if ptype == "local_shell_call":
+                name = "local_shell"
+                action = payload.get("action")
+                if not isinstance(action, dict):
+                    raise _Bad(n, "a local_shell_call has no 'action' object")
+                args: Any = action
+            else:
+                raw_name = payload.get("name")
+                if not isinstance(raw_name, str) or not raw_name:
+                    raise _Bad(n, f"a {ptype} has no 'name'")
+                name = raw_name
+                args = payload.get("arguments", payload.get("input"))
+                if isinstance(args, str):
+                    with contextlib.suppress(orjson.JSONDecodeError):
+                        args = orjson.loads(args) if args.strip() else {}
+            fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args,
+                                      "call_id": call_id}
+            if name in _SHELL_TOOLS:
+                raw_cmd = args.get("command", args.get("cmd")) if isinstance(args, dict) else args
+                command = command_text(raw_cmd)
+                if command is None:
+                    raise _Bad(n, f"a {name} call has no command (a string or a list of "
+                                  "strings)")
+                fields["command"] = command
+            escalated = isinstance(args, dict) and (
+                args.get("sandbox_permissions") == "require_escalated"
+                or args.get("with_escalated_permissions") is True)
+            fields["_approved"] = escalated and policy in _ASKING
+            calls[call_id] = (fields, n)
+            staged.append(("action", AGENT, fields, n))
+        elif ptype in _OUTPUTS:
+            call_id = payload.get("call_id")
+            if not isinstance(call_id, str) or call_id not in calls:
+                raise _Bad(n, f"a {ptype} answers call id {call_id!r}, which no earlier call "
+                              "made")
+            target = calls[call_id][0]
+            if "result" in target or "error" in target or target.get("_declined"):
+                raise _Bad(n, f"call {call_id!r} is answered twice")
+            out, failed = _output(payload.get("output"))
+            text = out if isinstance(out, str) else ""
+            if any(d in text.lower() for d in _DECLINED):
+                target["_declined"] = True
+                continue
+            target["error" if failed else "result"] = out
+    if not seen:
+        raise _Bad(1, "empty rollout: no lines")
+    events: list[Event] = []
+    seq = 0
+    for kind, who, fields, n in staged:
+        ts = fields.pop("ts", None)
+        if kind == "action":
+            if fields.pop("_declined", False):
+                continue
+            approved = fields.pop("_approved", False)
+            if approved and ("result" in fields or "error" in fields):
+                seq += 1
+                events.append(Event.make(seq, "checkpoint", "user", line=n, ts=ts,
+                                         checkpoint_id="codex-approval", confirmed_by="user",
+                                         decision="approved", call_id=fields["call_id"]))
+        seq += 1
+        events.append(Event.make(seq, kind, who, line=n, ts=ts, **fields))
+    seq += 1
+    events.append(Event.make(seq, "final", None, task_success=False))
+    return events, meta
+
+
+def read_codex(path: str, data: bytes) -> Iterator[Any]:
+    """One trajectory per rollout file."""
+    from assay.ingest import ReadFailure
+
+    try:
+        events, meta = _events(data)
+    except _Bad as exc:
+        yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
+        return
+    yield Trajectory(path, tuple(events), path, "codex", meta)

@@ -1,0 +1,349 @@
+"""Claude Code transcripts and Codex rollouts: the readers, the command selector, real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.ingest import ReadFailure, detect_format, load
+from assay.selectors import compile_selector
+from assay.shellcmd import command_text, matches_words
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "coding"
+EXAMPLES = ROOT / "examples" / "frameworks"
+
+PUSH_SPEC = {
+    "mandatory_checkpoints": [{
+        "checkpoint_id": "push_ok",
+        "must_precede": {"action_type": "Bash", "command": {"words": ["git", "push"]}}}],
+    "derive": [{"checkpoint_id": "push_ok",
+                "when": {"event": "message", "role": "user", "text": {"regex": "(?i)yes"}}}],
+}
+
+
+def _entry(uuid, parent, typ, content, **extra):
+    rec = {"parentUuid": parent, "isSidechain": False, "sessionId": "s1", "type": typ,
+           "message": {"role": typ, "content": content}, "uuid": uuid,
+           "timestamp": "2026-03-02T10:00:00.000Z"}
+    rec.update(extra)
+    return json.dumps(rec)
+
+
+def _bash(call_id, command):
+    return [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}]
+
+
+def _result(call_id, text, error=False):
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": text}
+    if error:
+        block["is_error"] = True
+    return [block]
+
+
+def _read(tmp_path, lines, name="s.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    fmt, entries = load(str(path))
+    return fmt, list(entries)
+
+
+def _verdict(entries, spec=PUSH_SPEC):
+    (traj,) = entries
+    assert not isinstance(traj, ReadFailure), traj
+    return assay.replay(spec, [e.to_dict() for e in traj.events]).results[0].verdict
+
+
+# -- Claude Code ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "verdict", "code"), [("approved", "PASS", 0),
+                                                     ("missing", "BLOCK", 1)])
+def test_claude_code_example_push_needs_approval(name, verdict, code):
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+
+    d = EXAMPLES / "claude-code"
+    res = CliRunner().invoke(cli, ["replay", str(d / "spec.yaml"), str(d / f"{name}.jsonl")])
+    assert res.exit_code == code, res.output
+    assert f"verdict : {verdict}" in res.output
+
+
+def test_bash_call_becomes_an_action_with_its_command_and_result(tmp_path):
+    fmt, entries = _read(tmp_path, [
+        _entry("u1", None, "user", "push please"),
+        _entry("a1", "u1", "assistant", _bash("t1", "cd x && git push")),
+        _entry("r1", "a1", "user", _result("t1", "pushed")),
+    ])
+    assert fmt == "claude-code"
+    actions = [e for e in entries[0].events if e.kind == "action"]
+    assert [(a.agent, a.get("action_type"), a.get("command"), a.get("call_id"), a.get("result"))
+            for a in actions] == [("claude", "Bash", "cd x && git push", "t1", "pushed")]
+
+
+def test_abandoned_branch_approval_does_not_count(tmp_path):
+    # The user said "yes" on a branch, then rewound and re-prompted without approving.
+    lines = [
+        _entry("u1", None, "user", "commit"),
+        _entry("a1", "u1", "assistant", [{"type": "text", "text": "Push now?"}]),
+        _entry("u2", "a1", "user", "yes"),
+        _entry("u3", "a1", "user", "just push"),
+        _entry("a2", "u3", "assistant", _bash("t1", "git push")),
+        _entry("r1", "a2", "user", _result("t1", "ok")),
+    ]
+    _, entries = _read(tmp_path, lines)
+    texts = [e.get("text") for e in entries[0].events if e.kind == "message"]
+    assert "yes" not in texts and "just push" in texts
+    assert _verdict(entries) == "BLOCK"
+    # The same transcript with the approval on the live chain passes.
+    lines[3] = _entry("u3", "u2", "user", "just push")
+    _, entries = _read(tmp_path, lines)
+    assert _verdict(entries) == "PASS"
+
+
+def test_a_call_that_ran_on_an_abandoned_branch_is_still_an_action(tmp_path):
+    _, entries = _read(tmp_path, [
+        _entry("u1", None, "user", "go"),
+        _entry("a1", "u1", "assistant", _bash("t1", "git push")),
+        _entry("r1", "a1", "user", _result("t1", "pushed")),
+        _entry("u2", None, "user", "start over"),
+        _entry("a2", "u2", "assistant", _bash("t2", "git status")),
+    ])
+    cmds = [e.get("command") for e in entries[0].events if e.kind == "action"]
+    assert cmds == ["git push", "git status"]
+    assert _verdict(entries) == "BLOCK"
+
+
+def test_parallel_calls_answered_off_the_chain_keep_their_results():
+    _, entries = load(str(DATA / "claude-code" / "tool_heavy.jsonl"))
+    (traj,) = list(entries)
+    actions = [e for e in traj.events if e.kind == "action"]
+    assert len(actions) == 6
+    assert all("result" in a.data or "error" in a.data for a in actions)
+
+
+def test_errored_tool_is_marked_and_a_refused_tool_never_ran(tmp_path):
+    _, entries = _read(tmp_path, [
+        _entry("u1", None, "user", "yes, push"),
+        _entry("a1", "u1", "assistant", _bash("t1", "git push")),
+        _entry("r1", "a1", "user", _result("t1", "fatal: no remote", error=True)),
+        _entry("a2", "r1", "assistant", _bash("t2", "rm -rf build")),
+        _entry("r2", "a2", "user", _result(
+            "t2", "The user doesn't want to proceed with this tool use. The tool use was "
+                  "rejected.", error=True)),
+    ])
+    actions = [e for e in entries[0].events if e.kind == "action"]
+    assert [(a.get("command"), a.get("error"), "result" in a.data) for a in actions] == [
+        ("git push", "fatal: no remote", False)]
+
+
+def test_errored_push_still_needs_its_approval(tmp_path):
+    _, entries = _read(tmp_path, [
+        _entry("u1", None, "user", "push"),
+        _entry("a1", "u1", "assistant", _bash("t1", "git push")),
+        _entry("r1", "a1", "user", _result("t1", "fatal: no remote", error=True)),
+    ])
+    assert _verdict(entries) == "BLOCK"
+
+
+def test_real_rejections_drop_the_refused_calls():
+    _, entries = load(str(DATA / "claude-code" / "claude_with_rejection.jsonl"))
+    (traj,) = list(entries)
+    refused = {"toolu_r002", "toolu_r004"}
+    assert not refused & {e.get("call_id") for e in traj.events if e.kind == "action"}
+
+
+def test_subagent_task_is_a_handoff_and_questions_are_checkpoints():
+    _, entries = load(str(DATA / "claude-code" / "subagent.jsonl"))
+    (traj,) = list(entries)
+    handoffs = [e for e in traj.events if e.kind == "handoff"]
+    assert [(h.get("from_agent"), h.get("to_agent")) for h in handoffs] == [("claude", "Plan")]
+    assert "prompt" in handoffs[0].get("payload")
+    cps = [(e.get("checkpoint_id"), e.get("confirmed_by")) for e in traj.events
+           if e.kind == "checkpoint"]
+    assert cps == [("AskUserQuestion", "user"), ("ExitPlanMode", "user")]
+
+
+def test_subagent_side_file_is_its_own_agent():
+    _, entries = load(str(DATA / "claude-code" / "agent-aac57f5.jsonl"))
+    (traj,) = list(entries)
+    agents = {e.agent for e in traj.events if e.kind == "action"}
+    assert agents == {"agent-aac57f5"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (DATA / "claude-code").glob("*.jsonl")))
+def test_real_claude_code_files_read(name):
+    fmt, entries = load(str(DATA / "claude-code" / name))
+    assert fmt == "claude-code"
+    (traj,) = list(entries)
+    assert not isinstance(traj, ReadFailure), traj.error
+    assert traj.events[-1].kind == "final"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("{not json", "unparseable JSON"),
+    (json.dumps({"type": "assistant", "uuid": "x", "parentUuid": "a1", "sessionId": "s1"}),
+     "has no 'message' object"),
+    (_entry("x", "a1", "user", _result("nope", "ok")), "which no earlier tool call made"),
+    (_entry("x", "a1", "assistant", [{"type": "tool_use", "name": "Bash", "input": {}}]),
+     "has no 'id'"),
+    (_entry("x", "a1", "assistant", [{"type": "tool_uze", "id": "t", "name": "Bash"}]),
+     "unknown tool block type"),
+])
+def test_malformed_line_is_an_error_naming_file_and_line(tmp_path, line, message):
+    _, entries = _read(tmp_path, [
+        _entry("u1", None, "user", "hi"),
+        _entry("a1", "u1", "assistant", [{"type": "text", "text": "hello"}]),
+        line,
+    ])
+    (failure,) = entries
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 3
+    assert message in str(failure.error)
+    assert str(failure.error).startswith(f"{tmp_path / 's.jsonl'}:3: ")
+
+
+# -- Codex ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "verdict"), [("approved", "PASS"), ("missing", "BLOCK")])
+def test_codex_example_push_needs_escalation_approval(name, verdict):
+    spec = assay.load_spec(EXAMPLES / "codex" / "spec.yaml")
+    run = assay.replay(spec, [str(EXAMPLES / "codex" / f"{name}.jsonl")])
+    assert run.results[0].verdict == verdict
+
+
+def test_codex_shell_call_carries_the_command_line():
+    _, entries = load(str(EXAMPLES / "codex" / "approved.jsonl"))
+    (traj,) = list(entries)
+    kinds = [(e.kind, e.get("command") or e.get("checkpoint_id")) for e in traj.events
+             if e.kind in ("action", "checkpoint")]
+    assert kinds == [("action", "git commit -am 'Fix typo'"),
+                     ("checkpoint", "codex-approval"), ("action", "git push origin main")]
+
+
+def _codex(tmp_path, *payloads, policy="on-request"):
+    lines = [json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "c1"}}),
+             json.dumps({"timestamp": "t", "type": "turn_context",
+                         "payload": {"approval_policy": policy}})]
+    lines += [json.dumps({"timestamp": "t", "type": "response_item", "payload": p})
+              for p in payloads]
+    return _read(tmp_path, lines, "rollout.jsonl")
+
+
+def _shell(call_id, cmd, **extra):
+    return {"type": "function_call", "name": "shell", "call_id": call_id,
+            "arguments": json.dumps({"command": ["bash", "-lc", cmd], **extra})}
+
+
+def test_codex_escalation_under_never_policy_is_no_approval(tmp_path):
+    fmt, entries = _codex(tmp_path,
+                          _shell("c1", "git push", sandbox_permissions="require_escalated"),
+                          {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+                          policy="never")
+    assert fmt == "codex"
+    assert not [e for e in entries[0].events if e.kind == "checkpoint"]
+
+
+def test_codex_declined_call_never_ran_and_failed_call_is_marked(tmp_path):
+    _, entries = _codex(
+        tmp_path,
+        _shell("c1", "git push", sandbox_permissions="require_escalated"),
+        {"type": "function_call_output", "call_id": "c1",
+         "output": "exec command rejected by user"},
+        _shell("c2", "make test"),
+        {"type": "function_call_output", "call_id": "c2",
+         "output": json.dumps({"output": "boom", "metadata": {"exit_code": 2}})})
+    actions = [(e.get("command"), e.get("error")) for e in entries[0].events if e.kind == "action"]
+    assert actions == [("make test", "boom")]
+
+
+def test_codex_unanswered_call_is_kept(tmp_path):
+    _, entries = _codex(tmp_path, _shell("c1", "git push"))
+    assert [e.get("command") for e in entries[0].events if e.kind == "action"] == ["git push"]
+
+
+def test_codex_malformed_line_is_an_error(tmp_path):
+    _, entries = _codex(tmp_path, {"type": "function_call_output", "call_id": "zz", "output": ""})
+    (failure,) = entries
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 3 and "no earlier call" in str(failure.error)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (DATA / "codex").glob("*.jsonl")))
+def test_real_codex_files_read(name):
+    fmt, entries = load(str(DATA / "codex" / name))
+    assert fmt == "codex"
+    (traj,) = list(entries)
+    assert not isinstance(traj, ReadFailure), traj.error
+    assert any(e.kind == "action" for e in traj.events)
+
+
+def test_detection_leaves_other_formats_alone():
+    assert detect_format(b'{"seq": 1, "event": "final", "task_success": true}\n') == "native"
+    assert detect_format((EXAMPLES / "claude-code" / "approved.jsonl").read_bytes()) == \
+        "claude-code"
+    assert detect_format((EXAMPLES / "codex" / "approved.jsonl").read_bytes()) == "codex"
+
+
+# -- the command selector -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "words", "hit"), [
+    ("git push", ["git", "push"], True),
+    ("cd repo && git push origin main", ["git", "push"], True),
+    ("make || git push", ["git", "push"], True),
+    ("git status; git log | head", ["git", "push"], False),
+    ("git log | git push", ["git", "push"], True),
+    ("git -C sub push --force", ["git", "push"], True),
+    ("/usr/bin/git push", ["git", "push"], True),
+    ("FOO=1 sudo -u me git push", ["git", "push"], True),
+    ("bash -lc 'terraform apply -auto-approve'", ["terraform", "apply"], True),
+    ("echo $(git push)", ["git", "push"], True),
+    ("echo 'git push'", ["git", "push"], False),
+    ("rm -rf /tmp/build", ["rm", "-rf"], True),
+    ("rm -r build", ["rm", "-rf"], False),
+    ("ls\ngit push", ["git", "push"], True),
+    ("git push 'unclosed", ["git", "push"], True),   # unparseable: matched on its text
+    ("echo 'unclosed", ["git", "push"], False),
+])
+def test_command_words(line, words, hit):
+    assert matches_words(line, words) is hit
+
+
+def test_command_text_from_argv():
+    assert command_text(["bash", "-lc", "git push"]) == "git push"
+    assert command_text(["git", "commit", "-m", "a b"]) == "git commit -m 'a b'"
+    assert command_text({"x": 1}) is None
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"command": {}}, "one at a time"),
+    ({"command": {"words": []}}, "must not be empty"),
+    ({"command": "git push"}, "must be an object"),
+    ({"command": {"words": ["git"], "regex": "x"}}, "one at a time"),
+    ({"command": {"regex": "("}}, "bad regex"),
+    ({"command": {"word": ["git"]}}, "unknown key 'word'"),
+])
+def test_command_condition_is_typed(spec, message):
+    with pytest.raises(ValueError, match=message):
+        compile_selector(spec)
+
+
+def test_must_precede_selector_must_select_actions():
+    bad = {"mandatory_checkpoints": [{"checkpoint_id": "x", "must_precede": {
+        "event": "message", "command": {"words": ["git", "push"]}}}]}
+    with pytest.raises(assay.SpecError, match=r"must_precede\.event: a guarded action selector"):
+        assay.parse_spec(bad)
+
+
+def test_must_precede_mixes_names_and_selectors():
+    spec = assay.parse_spec({"mandatory_checkpoints": [{"checkpoint_id": "ok", "must_precede": [
+        "deploy", {"command": {"words": ["terraform", "apply"]}}]}]})
+    events = [{"seq": 1, "event": "action", "action_type": "shell",
+               "command": "cd infra && terraform apply"},
+              {"seq": 2, "event": "final", "task_success": True}]
+    assert assay.replay(spec, events).results[0].verdict == "BLOCK"
+    events[0]["command"] = "terraform plan"
+    assert assay.replay(spec, events).results[0].verdict == "PASS"
