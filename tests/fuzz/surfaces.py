@@ -310,7 +310,9 @@ class Workspace:
         if seed.kind == "records":
             return None if doc == self.seed_tree(seed) else "a hash-chained record changed"
         if seed.kind == "run":
-            return _check_run_json(doc)
+            # the head holds the digest of run.json: any change of its content is tampering
+            return _check_run_json(doc) or (None if doc == self.seed_tree(seed)
+                                             else "run.json changed")
         return check_doc(seed.kind, doc, self.seed_tree(seed) if seed.kind in EXTERNAL
                          else None)
 
@@ -412,9 +414,13 @@ def _check_run_json(doc: Any) -> str | None:
     from . import reference as r
 
     try:
-        r.obj({"run_id": r.text, "workflow": r.text, "spec": r.text,
+        r.obj({"run_id": r.text, "workflow": r.text, "spec": r.either(r.text, r.null),
                "store": r.one_of("jsonl", "sqlite"), "params": r.mapof(r.anytext),
-               "gated": r.flag, "created_at": r.timestamp})(doc, "run.json")
+               "gated": r.flag, "created_at": r.timestamp,
+               "auth": r.one_of("none", "hmac-sha256"),
+               "key_id": r.either(r.text, r.null)})(doc, "run.json")
+        if (doc["auth"] == "none") != (doc["key_id"] is None):
+            return "run.json.key_id: a key id exactly when the run is keyed"
     except r._Bad as exc:
         return str(exc)
     return None

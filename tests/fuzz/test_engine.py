@@ -86,15 +86,27 @@ class TestReference:
 
     def test_a_list_cut_after_a_complete_entry_stays_valid(self) -> None:
         """A YAML spec cut after a complete list item is a valid, smaller spec."""
-        lines = AIRLINE.decode().splitlines(keepends=True)
-        cut = next(i for i, line in enumerate(lines) if "update_reservation_flights" in line)
-        assert check_doc("spec", parse("".join(lines[:cut + 1]).encode(), "yaml")) is None
+        two_rules = (b"mandatory_checkpoints:\n"
+                     b"  - checkpoint_id: a\n"
+                     b"    must_precede: x\n"
+                     b"  - checkpoint_id: b\n"
+                     b"    must_precede: y\n")
+        lines = two_rules.splitlines(keepends=True)
+        assert check_doc("spec", parse(b"".join(lines), "yaml")) is None
+        assert check_doc("spec", parse(b"".join(lines[:3]), "yaml")) is None
 
     def test_a_rule_cut_in_half_is_invalid(self) -> None:
         """A spec cut before a rule's ``must_precede`` misses a required key."""
         lines = AIRLINE.decode().splitlines(keepends=True)
-        cut = next(i for i, line in enumerate(lines) if "must_precede" in line)
+        cut = next(i for i, line in enumerate(lines) if line.lstrip().startswith("must_precede"))
         assert "required" in str(check_doc("spec", parse("".join(lines[:cut]).encode(), "yaml")))
+
+    def test_a_bracketed_list_cut_in_half_does_not_parse(self) -> None:
+        """The airline spec's guarded actions are one bracketed value: a cut inside is refused."""
+        lines = AIRLINE.decode().splitlines(keepends=True)
+        cut = next(i for i, line in enumerate(lines) if "update_reservation_baggages" in line)
+        with pytest.raises(Unparseable):
+            parse("".join(lines[:cut]).encode(), "yaml")
 
     @pytest.mark.parametrize(("selector", "why"), [
         ({"event": "message", "rol": "assistant"}, "not an event field"),
