@@ -86,6 +86,16 @@ BAD_INPUTS = [
     ("message-bad-role", _doc([{"seq": 1, "event": "message", "role": "robot"}, GOOD[1]]), 1,
      "unknown message role"),
     ("agent-not-string", _doc([dict(GOOD[0], agent=7), GOOD[1]]), 1, "'agent'"),
+    ("action-type-empty", _doc([dict(GOOD[0], action_type=""), GOOD[1]]), 1,
+     "'action_type' must be a non-empty string"),
+    ("checkpoint-id-empty", _doc([{"seq": 1, "event": "checkpoint", "checkpoint_id": ""},
+                                  GOOD[1]]), 1, "'checkpoint_id' must be a non-empty string"),
+    ("handoff-from-empty", _doc([{"seq": 1, "event": "handoff", "from_agent": "",
+                                  "to_agent": "b", "payload": {}}, GOOD[1]]), 1,
+     "'from_agent' must be a non-empty string"),
+    ("handoff-to-empty", _doc([{"seq": 1, "event": "handoff", "from_agent": "a",
+                                "to_agent": "", "payload": {}}, GOOD[1]]), 1,
+     "'to_agent' must be a non-empty string"),
     ("not-utf8", b'{"seq": 1, "event": "action", "action_type": "\xff"}\n', 1, "unparseable"),
 ]
 

@@ -393,6 +393,17 @@ def _op(span: Span) -> Any:
     return span.attrs.get("gen_ai.operation.name")
 
 
+#: Attributes only an ``execute_tool`` span carries.
+_TOOL_ATTRS = ("gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
+               "gen_ai.tool.call.result")
+
+
+def _looks_like_a_call(span: Span) -> bool:
+    """True when a span carries a tool call's attributes or its conventional name."""
+    return span.name.split(" ", 1)[0] == "execute_tool" or any(
+        key in span.attrs for key in _TOOL_ATTRS)
+
+
 def spans_to_events(spans: list[Span]) -> list[Event]:
     """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
     by_id = {s.span_id: s for s in spans}
@@ -439,6 +450,10 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
                 fields["error"] = span.error
             fields["span_id"] = span.span_id
             staged.append((span.start, tie, "action", agent_of(span), fields, span.line))
+        elif _looks_like_a_call(span):
+            # skipping it would drop the call (a misspelt or missing operation name)
+            raise _Bad(f"{span.label()}: records a tool call but its 'gen_ai.operation.name' is "
+                       f"{_short(op)}, not 'execute_tool'")
         elif op == "invoke_agent":
             to_agent = span.attrs.get("gen_ai.agent.name")
             outer = enclosing_genai(span)
