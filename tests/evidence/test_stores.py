@@ -225,7 +225,7 @@ class TestMalformedStores:
         lines = ev.read_text().splitlines(keepends=True)
         lines[1] = lines[1].replace('"hash":', '"hash":"' + "0" * 64 + '","hash":', 1)
         ev.write_text("".join(lines))
-        with pytest.raises(StoreError, match="evidence.jsonl:2: unreadable record"):
+        with pytest.raises(StoreError, match=r"evidence\.jsonl:2: unreadable record"):
             JsonlStore(tmp_path / "runs" / "r", "r").records()
         check = verify_run(tmp_path / "runs", "r")
         assert (check.problem, check.position) == ("edited", 2)

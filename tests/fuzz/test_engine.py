@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -142,6 +143,19 @@ class TestReference:
                  {"seq": 2, "event": "final", "task_success": True}]
         assert check_doc("native", lines) is None
 
+
+
+class TestDeterminism:
+    """The same case is the same bytes in every session, so a run judges the same cases."""
+
+    def test_store_seeds_are_the_same_bytes_in_every_session(
+            self, workspace: Workspace, tmp_path: Path) -> None:
+        """Seed runs made elsewhere, later, hold byte-identical evidence files."""
+        other = Workspace(tmp_path / "a-workspace-whose-path-is-longer-than-the-first")
+        for seed in SURFACES["store"]:
+            assert other.seed_bytes(seed) == workspace.seed_bytes(seed), seed.name
+            case = [other.case(seed, random.Random(k)).mutation for k in range(20)]
+            assert case == [workspace.case(seed, random.Random(k)).mutation for k in range(20)]
 
 
 class TestCoverage:

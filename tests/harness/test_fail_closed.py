@@ -429,3 +429,9 @@ class TestGatingIsFixed:
         result = _run(path, runs, "--resume", "u")
         assert result.exit_code == 2, result.output
         assert "ungated" in result.stderr
+        # flipped to gated, it has no head to anchor anything: still refused
+        manifest = runs / "u" / "run.json"
+        manifest.write_text(manifest.read_text().replace('"gated": false', '"gated": true'))
+        result = _run(path, runs, "--resume", "u")
+        assert result.exit_code == 2, result.output
+        assert "error[evidence-broken]" in result.stderr
