@@ -28,6 +28,8 @@ class TestStressMarker:
         addopts = options["addopts"]
         assert addopts[addopts.index("-m") + 1] == "not stress"
         assert any(m.startswith("stress:") for m in options["markers"])
+        # the fuzz properties are part of the default run, not deselected with stress
+        assert any(m.startswith("fuzz:") for m in options["markers"])
 
         def marks(test: object) -> set[str]:
             return {m.name for m in getattr(test, "pytestmark", [])}

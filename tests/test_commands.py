@@ -99,6 +99,13 @@ class TestProcessGroup:
             parent.wait(timeout=LIMIT)
         assert gone(int(pidfile.read_text()))
 
+    @pytest.mark.parametrize("timeout", [1e30, float("inf"), 2.0**64])
+    def test_huge_timeout_is_no_limit(self, timeout: float) -> None:
+        """A timeout beyond what poll(2) can wait for means no practical limit, not a crash."""
+        r = run_command([PY, "-c", "import time; time.sleep(0.2); print('done')"], cwd=None,
+                        timeout=timeout)
+        assert (r.exit_code, r.error, r.stdout.strip()) == (0, None, "done")
+
     def test_runs_in_its_own_session(self) -> None:
         """The command leads its own session, so its group can be killed without ours."""
         r = run_command([PY, "-c", "import os; print(os.getsid(0) == os.getpid())"], cwd=None,

@@ -23,7 +23,9 @@ SPEC = ROOT / "examples" / "spec.json"
 
 #: Every kind of character that must never reach a terminal raw.
 HOSTILE = ["\n", "\r", "\x00", "\x1b[2J", "\x07", "\t", "\x7f", "\x85", "\x9b", "\u202e",
-           "\u202a", "\u2066", "\u2069", "\u200e", "\u200f", "\u061c", "\u2028", "\u2029"]
+           "\u202a", "\u2066", "\u2069", "\u200e", "\u200f", "\u061c", "\u2028", "\u2029",
+           # a lone surrogate is no character: printed raw, it cannot even be encoded
+           "\ud800", "\udfff"]
 
 
 def raw_controls(text: str) -> list[str]:

@@ -50,6 +50,8 @@ DRAIN_GRACE = 1.0
 KILL_WAIT = 5.0
 _CHUNK = 65_536
 _POLL = 0.02  # only where the kernel offers no pidfd to wait on
+#: The longest single wait: poll(2) takes an int of milliseconds, and the loop waits again.
+_MAX_WAIT = 3600.0
 _EXITED = object()
 #: poll(2) where there is one: a handful of descriptors, no epoll instance to create per command
 _Selector = getattr(selectors, "PollSelector", selectors.DefaultSelector)
@@ -206,7 +208,7 @@ def _collect(proc: subprocess.Popen[bytes], captures: Mapping[object, _Capture],
                     wake = give_up or kill_at or deadline
                 else:
                     wake = drain_until
-                wait = max(0.0, wake - now)
+                wait = min(max(0.0, wake - now), _MAX_WAIT)
                 if pidfd is None and drain_until is None:
                     wait = min(wait, _POLL)
                 leader_done = False

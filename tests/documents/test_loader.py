@@ -66,6 +66,25 @@ class TestDecoding:
         err = _error(tmp_path, "t.yaml", "rules: []\nnullable: 2026-08-10T00:00:00Z\n")
         assert "nullable: must be an integer or null, got a string" in err.message
 
+    @pytest.mark.parametrize("name", ["s.json", "s.yaml"])
+    def test_bytes_that_are_not_utf8_are_refused(self, tmp_path: Path, name: str) -> None:
+        """An encoded surrogate (bytes ED A0 80) is not UTF-8, in either syntax."""
+        path = tmp_path / name
+        path.write_bytes(b'{"rules": [{"name": "a\xed\xa0\x80"}],\n "nullable": 1}')
+        with pytest.raises(SpecError) as info:
+            load(str(path), Outer, what="thing")
+        assert "UTF-8" in info.value.message or "YAML" in info.value.message
+
+    @pytest.mark.parametrize(("name", "text"), [
+        ("s.json", '{"rules": [{"name": "a\\ud800"}],\n "nullable": 1}'),
+        ("s.yaml", 'rules: [{name: "a\\udc00"}]\nnullable: 1\n'),
+        ("s.yaml", '"\\ud800": 1\nrules: []\nnullable: 1\n'),
+    ])
+    def test_a_lone_surrogate_is_not_text(self, tmp_path: Path, name: str, text: str) -> None:
+        """An escaped lone surrogate decodes to no character: refused (libyaml refuses it too)."""
+        err = _error(tmp_path, name, text)
+        assert "lone surrogate" in err.message or "invalid Unicode" in err.message
+
     def test_nan_is_not_json(self, tmp_path: Path) -> None:
         """NaN is refused in JSON documents."""
         assert "invalid JSON" in _error(tmp_path, "n.json",

@@ -31,7 +31,7 @@ def _record(phase: str, attempt: int, iteration: int, verdict: str = "pass") -> 
                      "exit_code": 0, "output": ""},
             "artifact": {"path": f"{phase}.txt", "sha256": "ab" * 32, "bytes": 4},
             "role": "writer", "identity": "alice", "started_at": "2026-01-01T00:00:00.000Z",
-            "finished_at": "2026-01-01T00:00:01.000Z"}
+            "finished_at": "2026-01-01T00:00:01.000Z", "params_sha256": "cd" * 32}
 
 
 def _fill(store: JsonlStore | SqliteStore) -> list[dict[str, Any]]:
@@ -213,3 +213,45 @@ class TestVerifyChain:
         """A run id that could leave the runs directory is refused."""
         with pytest.raises(InputError):
             verify_run(tmp_path, "../etc")
+
+
+class TestMalformedStores:
+    """A store file that is not what was written is broken evidence, never a crash."""
+
+    def test_duplicate_key_in_a_record_line_is_broken(self, tmp_path: Path) -> None:
+        """A record carrying ``hash`` twice is read differently by different readers: broken."""
+        _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
+        ev = tmp_path / "runs" / "r" / "evidence.jsonl"
+        lines = ev.read_text().splitlines(keepends=True)
+        lines[1] = lines[1].replace('"hash":', '"hash":"' + "0" * 64 + '","hash":', 1)
+        ev.write_text("".join(lines))
+        with pytest.raises(StoreError, match=r"evidence\.jsonl:2: unreadable record"):
+            JsonlStore(tmp_path / "runs" / "r", "r").records()
+        check = verify_run(tmp_path / "runs", "r")
+        assert (check.problem, check.position) == ("edited", 2)
+
+    def test_duplicate_key_in_an_attempt_file_is_broken(self, tmp_path: Path) -> None:
+        """The per-attempt copy of a record is held to the same rule."""
+        _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
+        attempt = tmp_path / "runs" / "r" / "phases" / "b.attempt1.pass.json"
+        text = attempt.read_text()
+        attempt.write_text(text.replace('"verdict":', '"verdict": "fail", "verdict":', 1))
+        check = verify_run(tmp_path / "runs", "r")
+        assert (check.problem, check.position) == ("edited", 3)
+
+    def test_corrupt_sqlite_bytes_never_crash(self, tmp_path: Path) -> None:
+        """Bytes that are not UTF-8 anywhere in the database: verify and audit exit 0, 1 or 2."""
+        _fill(SqliteStore(tmp_path / "runs" / "r", "r"))
+        db = tmp_path / "runs" / "r" / "evidence.sqlite"
+        intact = db.read_bytes()
+        runner = CliRunner()
+        broken = 0
+        for at in range(0, len(intact), 61):
+            db.write_bytes(intact[:at] + b"\xfe\xff" + intact[at + 2:])
+            for args in (["evidence", "verify", "r"], ["audit", "r"]):
+                result = runner.invoke(cli, [*args, "--runs-dir", str(tmp_path / "runs")])
+                assert result.exit_code in (0, 1, 2), (at, args, result.output)
+                assert result.exception is None or isinstance(result.exception, SystemExit), \
+                    (at, args, repr(result.exception))
+                broken += result.exit_code != 0
+        assert broken > 0

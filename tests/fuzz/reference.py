@@ -46,6 +46,11 @@ def anytext(v: Any, w: str) -> None:
         _fail(w, "must be a string")
 
 
+def null(v: Any, w: str) -> None:
+    if v is not None:
+        _fail(w, "must be null")
+
+
 def flag(v: Any, w: str) -> None:
     if not isinstance(v, bool):
         _fail(w, "must be true or false")
@@ -161,13 +166,13 @@ def timestamp(v: Any, w: str) -> None:
         _fail(w, "not a real time")
 
 
-_DURATION = re.compile(r"\d{1,6}(\.\d+)?[smhd]?")
+_DURATION = re.compile(r"(\d{1,6}(\.\d+)?[smhd])+|\d{1,6}(\.\d+)?")
 
 
 def duration(v: Any, w: str) -> None:
-    # 90s, 30m, 24h, 7d or seconds; a six-digit count of days is already three millennia
+    # 90s, 30m, 24h, 7d, 1h30m or seconds; a six-digit count of days is already three millennia
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        if not math.isfinite(v) or v < 0 or v > 10**9:
+        if not math.isfinite(v) or v <= 0 or v > 10**9:
             _fail(w, "not a usable duration")
         return
     if not isinstance(v, str) or not _DURATION.fullmatch(v):
@@ -182,11 +187,12 @@ def digest(v: Any, w: str) -> None:
 # ---------------------------------------------------------------- replay spec
 
 _KINDS = ("action", "checkpoint", "handoff", "final", "message")
-#: Event fields a selector may name, with the type of their value.
+#: Event fields a selector may name, with the type of their value (docs/formats.md).
 _FIELD_TYPES: dict[str, Check] = {
     "event": one_of(*_KINDS), "seq": integer(), "agent": anytext, "ts": anytext,
-    "action_type": anytext, "irreversible": flag, "checkpoint_id": anytext,
-    "confirmed_by": anytext, "from_agent": anytext, "to_agent": anytext,
+    "action_type": anytext, "irreversible": flag, "call_id": anytext,
+    "checkpoint_id": anytext, "confirmed_by": anytext, "decision": anytext,
+    "from_agent": anytext, "to_agent": anytext,
     "task_success": flag, "role": one_of("user", "assistant", "system", "tool"),
     "text": anytext, "yields_turn": flag,
 }
@@ -202,8 +208,8 @@ def selector(v: Any, w: str) -> None:
         where = f"{w}.{k}"
         if isinstance(cond, dict):
             if set(cond) == {"regex"}:
-                if typed not in (anytext,) and k not in ("role", "event"):
-                    _fail(where, "regex on a field that is not a string")
+                if typed is not anytext:
+                    _fail(where, "regex on a field that is not text")
                 text(cond["regex"], f"{where}.regex")
                 try:
                     re.compile(cond["regex"])
@@ -319,11 +325,18 @@ def check_trace(doc: Any, w: str = "trace") -> None:
 # ---------------------------------------------------------------- workflow
 
 _PLACEHOLDERS = {"run_dir", "run_id", "artifact", "input", "python", "spec_dir", "phase"}
+
+
+def real(v: Any, w: str) -> None:
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+        _fail(w, "must be a finite number")
+
+
 _GATE = either(
     obj({"command": argv}, {"timeout": number(positive=True)}),
     obj({"schema": text}),
     obj({"callable": text}),
-    obj({"score": argv, "threshold": number()}, {"timeout": number(positive=True)}),
+    obj({"score": argv, "threshold": real}, {"timeout": number(positive=True)}),
     obj({"accept": text}),
 )
 _PHASE = obj(
@@ -334,7 +347,9 @@ _PHASE = obj(
                                           "reconcile_first")},
                    {"idempotency_key": text, "reconcile": argv,
                     "timeout": number(positive=True)})})
-WORKFLOW = obj({"workflow": text, "phases": listof(_PHASE, 1)}, {"params": mapof(anytext)})
+_PARAM = either(anytext, obj({}, {"default": anytext, "description": anytext}))
+WORKFLOW = obj({"workflow": text, "phases": listof(_PHASE, 1)},
+               {"params": mapof(_PARAM), "allowed_roots": listof(text)})
 
 
 def _strings(v: Any) -> list[str]:
@@ -349,6 +364,9 @@ def _strings(v: Any) -> list[str]:
 
 def check_workflow(doc: Any, w: str = "workflow") -> None:
     WORKFLOW(doc, w)
+    for name in doc.get("params", {}):
+        if name in _PLACEHOLDERS:
+            _fail(f"{w}.params.{name}", "a built-in name cannot be a param")
     known = _PLACEHOLDERS | set(doc.get("params", {}))
     names: dict[str, str] = {}
     for i, phase in enumerate(doc["phases"]):
@@ -371,15 +389,18 @@ def check_workflow(doc: Any, w: str = "workflow") -> None:
 # ---------------------------------------------------------------- checkpoint
 
 _T = {"state": text}
-CHECKPOINT = obj({"observed_at": timestamp}, {
+_PATHS = either(text, listof(text))
+CHECKPOINT = obj({"observed_at": timestamp, "remaining": listof(obj(
+    {"step": text, "retry_class": one_of("safe_to_retry", "unsafe_to_retry", "reconcile_first")},
+    {"effect": text, "idempotency_key": text}))}, {
     "task": obj({"path": text}, {"state": text}),
-    "inputs": listof(text),
+    "inputs": _PATHS,
     "inputs_digest": digest,
     "artifacts": mapof(obj({"path": text}, {
         "state": text, "digest": digest,
         "expect": obj({}, {"min_bytes": integer(0), "format": one_of("json", "jsonl", "yaml"),
                            "members": obj({"glob": text, "count": integer(0)}),
-                           "newer_than": listof(text)})})),
+                           "newer_than": _PATHS})})),
     "external_effects": mapof(obj({"state": one_of("attempted", "confirmed", "unknown")}, {
         "remote_id": text, "idempotency_key": text, "ledger": text, "reconcile": argv,
         "timeout": number(positive=True)})),
@@ -395,15 +416,17 @@ CHECKPOINT = obj({"observed_at": timestamp}, {
                                               "not_after": timestamp})),
     "cadence": obj({"every": duration}, {"last_output_at": timestamp, "command": argv,
                                          "timeout": number(positive=True)}),
-    "remaining": listof(obj({"step": text, "retry_class": one_of(
-        "safe_to_retry", "unsafe_to_retry", "reconcile_first")},
-        {"effect": text, "idempotency_key": text})),
     "next_action": text,
+    "decision": one_of("continue", "reconcile_first", "escalate"),
+    "findings": listof(obj({"question": text, "code": text, "message": anytext})),
 })
 
 
 def check_checkpoint(doc: Any, w: str = "checkpoint") -> None:
     CHECKPOINT(doc, w)
+    for name, budget in doc.get("budgets", {}).items():
+        if sum(k in budget for k in ("spent", "spent_file", "spent_command")) != 1:
+            _fail(f"{w}.budgets.{name}", "exactly one of spent, spent_file, spent_command")
 
 
 # ---------------------------------------------------------------- external formats

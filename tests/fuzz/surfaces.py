@@ -205,6 +205,23 @@ def _deadline(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+@contextlib.contextmanager
+def _fixed_clock() -> Iterator[None]:
+    """The engine's clock ticks one second per reading from a fixed instant."""
+    from unittest import mock
+
+    from assay.harness import engine
+
+    ticks = iter(range(1_000_000))
+
+    def clock() -> str:
+        n = next(ticks)
+        return f"2026-08-10T14:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
+
+    with mock.patch.object(engine, "now", clock):
+        yield
+
+
 def _signature(exc: BaseException, tb: Any) -> str:
     frames = traceback.extract_tb(tb)
     mine = [f for f in frames if f"{os.sep}assay{os.sep}" in f.filename
@@ -223,6 +240,8 @@ class Workspace:
 
     Evidence-store seeds are real runs of ``workflow_hardstop.yaml``, made once
     here (one per store): phase ``draft`` passed, ``check`` failed, a hard-stop.
+    They are made on a fixed clock with paths relative to the workspace, so their
+    files are the same bytes in every session and every case is the same case.
     """
 
     def __init__(self, root: Path) -> None:
@@ -230,7 +249,7 @@ class Workspace:
 
         self.root = root
         self.cwd = root / "cwd"
-        self.cwd.mkdir(exist_ok=True)
+        self.cwd.mkdir(parents=True, exist_ok=True)
         self.runner = CliRunner()
         for name in ("chain", "video"):
             shutil.copytree(EXAMPLES / "resume" / name, root / name, dirs_exist_ok=True)
@@ -239,9 +258,11 @@ class Workspace:
         self.runs = root / "seed-runs"
         for store in ("jsonl", "sqlite"):
             if not (self.runs / store).exists():
-                code, _ = self.cli(("run", str(self.workflow), "--as", "writer", "--identity",
-                                    "fuzz", "--runs-dir", str(self.runs), "--run-id", store,
-                                    "--store", store))
+                with _fixed_clock():
+                    # relative to self.cwd: run.json names the workflow the same way everywhere
+                    code, _ = self.cli(("run", "../workflow_hardstop.yaml", "--as", "writer",
+                                        "--identity", "fuzz", "--runs-dir", "../seed-runs",
+                                        "--run-id", store, "--store", store))
                 assert code == 1, f"the {store} seed run should end in a hard-stop, got {code}"
         self.counter = 0
         self._seed_data: dict[tuple[str, str], bytes] = {}
@@ -310,7 +331,9 @@ class Workspace:
         if seed.kind == "records":
             return None if doc == self.seed_tree(seed) else "a hash-chained record changed"
         if seed.kind == "run":
-            return _check_run_json(doc)
+            # the head holds the digest of run.json: any change of its content is tampering
+            return _check_run_json(doc) or (None if doc == self.seed_tree(seed)
+                                             else "run.json changed")
         return check_doc(seed.kind, doc, self.seed_tree(seed) if seed.kind in EXTERNAL
                          else None)
 
@@ -412,9 +435,13 @@ def _check_run_json(doc: Any) -> str | None:
     from . import reference as r
 
     try:
-        r.obj({"run_id": r.text, "workflow": r.text, "spec": r.text,
+        r.obj({"run_id": r.text, "workflow": r.text, "spec": r.either(r.text, r.null),
                "store": r.one_of("jsonl", "sqlite"), "params": r.mapof(r.anytext),
-               "gated": r.flag, "created_at": r.timestamp})(doc, "run.json")
+               "gated": r.flag, "created_at": r.timestamp,
+               "auth": r.one_of("none", "hmac-sha256"),
+               "key_id": r.either(r.text, r.null)})(doc, "run.json")
+        if (doc["auth"] == "none") != (doc["key_id"] is None):
+            return "run.json.key_id: a key id exactly when the run is keyed"
     except r._Bad as exc:
         return str(exc)
     return None

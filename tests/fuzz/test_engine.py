@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -86,15 +87,27 @@ class TestReference:
 
     def test_a_list_cut_after_a_complete_entry_stays_valid(self) -> None:
         """A YAML spec cut after a complete list item is a valid, smaller spec."""
-        lines = AIRLINE.decode().splitlines(keepends=True)
-        cut = next(i for i, line in enumerate(lines) if "update_reservation_flights" in line)
-        assert check_doc("spec", parse("".join(lines[:cut + 1]).encode(), "yaml")) is None
+        two_rules = (b"mandatory_checkpoints:\n"
+                     b"  - checkpoint_id: a\n"
+                     b"    must_precede: x\n"
+                     b"  - checkpoint_id: b\n"
+                     b"    must_precede: y\n")
+        lines = two_rules.splitlines(keepends=True)
+        assert check_doc("spec", parse(b"".join(lines), "yaml")) is None
+        assert check_doc("spec", parse(b"".join(lines[:3]), "yaml")) is None
 
     def test_a_rule_cut_in_half_is_invalid(self) -> None:
         """A spec cut before a rule's ``must_precede`` misses a required key."""
         lines = AIRLINE.decode().splitlines(keepends=True)
-        cut = next(i for i, line in enumerate(lines) if "must_precede" in line)
+        cut = next(i for i, line in enumerate(lines) if line.lstrip().startswith("must_precede"))
         assert "required" in str(check_doc("spec", parse("".join(lines[:cut]).encode(), "yaml")))
+
+    def test_a_bracketed_list_cut_in_half_does_not_parse(self) -> None:
+        """The airline spec's guarded actions are one bracketed value: a cut inside is refused."""
+        lines = AIRLINE.decode().splitlines(keepends=True)
+        cut = next(i for i, line in enumerate(lines) if "update_reservation_baggages" in line)
+        with pytest.raises(Unparseable):
+            parse("".join(lines[:cut]).encode(), "yaml")
 
     @pytest.mark.parametrize(("selector", "why"), [
         ({"event": "message", "rol": "assistant"}, "not an event field"),
@@ -130,6 +143,19 @@ class TestReference:
                  {"seq": 2, "event": "final", "task_success": True}]
         assert check_doc("native", lines) is None
 
+
+
+class TestDeterminism:
+    """The same case is the same bytes in every session, so a run judges the same cases."""
+
+    def test_store_seeds_are_the_same_bytes_in_every_session(
+            self, workspace: Workspace, tmp_path: Path) -> None:
+        """Seed runs made elsewhere, later, hold byte-identical evidence files."""
+        other = Workspace(tmp_path / "a-workspace-whose-path-is-longer-than-the-first")
+        for seed in SURFACES["store"]:
+            assert other.seed_bytes(seed) == workspace.seed_bytes(seed), seed.name
+            case = [other.case(seed, random.Random(k)).mutation for k in range(20)]
+            assert case == [workspace.case(seed, random.Random(k)).mutation for k in range(20)]
 
 
 class TestCoverage:

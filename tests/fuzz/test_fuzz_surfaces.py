@@ -18,8 +18,8 @@ from ..conftest import ROOT, load_script
 from .surfaces import SURFACES, Workspace
 
 #: Examples per surface: the cheap in-process ones get more than those that start processes.
-EXAMPLES = {"workflow": 60, "store": 60}
-DEFAULT_EXAMPLES = 300
+EXAMPLES = {"workflow": 300, "store": 300}
+DEFAULT_EXAMPLES = 1200
 
 pytestmark = pytest.mark.fuzz
 

@@ -49,8 +49,6 @@ def test_manifest_files_exist() -> None:
         assert entry["surface"] in SURFACES
 
 
-@pytest.mark.xfail(strict=True, reason="fails on the current code: duplicate JSON keys in an "
-                   "evidence record are read last-wins, so verify says OK")
 def test_duplicate_hash_key_in_an_evidence_record_is_not_ok(workspace: Workspace) -> None:
     """A record carrying ``hash`` twice is not the record that was written: verify is not OK.
 

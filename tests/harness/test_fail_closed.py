@@ -352,3 +352,86 @@ class TestRecordShape:
         assert "error[evidence-broken]" in result.stderr
         assert field in result.stderr
         assert not marker.exists()
+        # verify and audit name the same record; neither crashes on its shape
+        verify = _invoke("evidence", "verify", "r", "--runs-dir", str(runs))
+        assert verify.exit_code == 1, (verify.output, verify.exception)
+        assert "BROKEN (malformed)" in verify.stdout and field in verify.stdout
+        for fmt in ("text", "html"):
+            extra = ("--html", str(tmp_path / "audit.html")) if fmt == "html" else ()
+            audit = _invoke("audit", "r", "--runs-dir", str(runs), *extra)
+            assert audit.exit_code == 1, (audit.output, audit.exception)
+            assert "malformed" in audit.stdout
+
+
+class TestGatingIsFixed:
+    """A resume never changes gating: ``gated`` in run.json cannot switch the gates off."""
+
+    def _failed_run(self, tmp_path: Path, phase: Build, workflow_file: WriteWorkflow,
+                    store: str) -> tuple[Path, Path, Path]:
+        marker = tmp_path / "second-ran"
+        second = f"import sys\nopen({str(marker)!r}, 'w').write('x')\n" \
+                 "open(sys.argv[1], 'w').write('good')\n"
+        path = workflow_file(phase("first", producer=BAD_THEN_MARK, max_attempts=1),
+                             phase("second", producer=second))
+        runs = tmp_path / "runs"
+        assert _run(path, runs, "--run-id", "r", "--store", store).exit_code == 1
+        return path, runs, marker
+
+    @pytest.mark.parametrize("store", ["jsonl", "sqlite"])
+    @pytest.mark.parametrize("value", [False, 0, [], None, "false", {}])
+    def test_retyped_gated_is_refused(self, tmp_path: Path, phase: Build,
+                                      workflow_file: WriteWorkflow, store: str,
+                                      value: Any) -> None:
+        """``gated`` set to anything but true (false included) stops resume: exit 2."""
+        path, runs, marker = self._failed_run(tmp_path, phase, workflow_file, store)
+        manifest = runs / "r" / "run.json"
+        doc = json.loads(manifest.read_text())
+        doc["gated"] = value
+        manifest.write_text(json.dumps(doc))
+        result = _run(path, runs, "--resume", "r")
+        assert result.exit_code == 2, result.output
+        assert "gated" in result.stderr or "evidence-broken" in result.stderr
+        assert not marker.exists()
+
+    def test_gated_key_removed_is_refused(self, tmp_path: Path, phase: Build,
+                                          workflow_file: WriteWorkflow) -> None:
+        """A manifest without ``gated`` is not read as gated or ungated: exit 2."""
+        path, runs, marker = self._failed_run(tmp_path, phase, workflow_file, "jsonl")
+        manifest = runs / "r" / "run.json"
+        doc = json.loads(manifest.read_text())
+        del doc["gated"]
+        manifest.write_text(json.dumps(doc))
+        assert _run(path, runs, "--resume", "r").exit_code == 2
+        assert not marker.exists()
+
+    def test_duplicate_key_in_run_json_is_refused(self, tmp_path: Path, phase: Build,
+                                                  workflow_file: WriteWorkflow) -> None:
+        """A key twice in run.json means what the reader decides: refused, never read."""
+        path, runs, marker = self._failed_run(tmp_path, phase, workflow_file, "jsonl")
+        manifest = runs / "r" / "run.json"
+        manifest.write_text(manifest.read_text().replace('"gated": true',
+                                                         '"gated": false, "gated": true'))
+        result = _run(path, runs, "--resume", "r")
+        assert result.exit_code == 2, result.output
+        assert "duplicate key 'gated'" in result.stderr
+        assert _invoke("evidence", "verify", "r", "--runs-dir", str(runs)).exit_code == 2
+        assert not marker.exists()
+
+    def test_ungated_run_is_not_resumed(self, tmp_path: Path, phase: Build,
+                                        workflow_file: WriteWorkflow) -> None:
+        """An ungated run (a baseline without evidence) cannot be resumed into a pass."""
+        import assay
+
+        path = workflow_file(phase("first"))
+        runs = tmp_path / "runs"
+        wf = assay.Workflow.load(str(path))
+        wf.run(role="writer", identity="alice", runs_dir=runs, run_id="u", gated=False)
+        result = _run(path, runs, "--resume", "u")
+        assert result.exit_code == 2, result.output
+        assert "ungated" in result.stderr
+        # flipped to gated, it has no head to anchor anything: still refused
+        manifest = runs / "u" / "run.json"
+        manifest.write_text(manifest.read_text().replace('"gated": false', '"gated": true'))
+        result = _run(path, runs, "--resume", "u")
+        assert result.exit_code == 2, result.output
+        assert "error[evidence-broken]" in result.stderr

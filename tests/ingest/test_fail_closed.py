@@ -304,3 +304,83 @@ class TestDuplicateKeys:
         with pytest.raises(TraceError, match="duplicate key 'tool'") as info:
             load_trace(path)
         assert info.value.line == 2
+
+
+SEEDS = ROOT / "tests" / "data" / "fuzz" / "seeds"
+
+
+class TestUnknownSpanKinds:
+    """A span that records a tool call under a kind the reader does not know is malformed.
+
+    Skipping it would drop the call: a misspelt ``execute_tool`` or ``function``
+    must not turn BLOCK into PASS.
+    """
+
+    def _agents(self, tmp_path: Path, change: Any) -> list[tuple[str, str, str]]:
+        lines = [json.loads(raw) for raw in
+                 (SEEDS / "openai_agents_intern_approval.jsonl").read_text().splitlines()]
+        span = next(r for r in lines if r.get("object") == "trace.span"
+                    and r["span_data"].get("name") == "send_report")
+        change(span["span_data"])
+        path = tmp_path / "agents.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+        return verdicts(FW_SPEC, path)
+
+    def test_agents_baseline(self, tmp_path: Path) -> None:
+        """The intern-approved send_report blocks."""
+        [(verdict, code, _)] = self._agents(tmp_path, lambda d: None)
+        assert (verdict, code) == ("BLOCK", "checkpoint-skipped")
+
+    @pytest.mark.parametrize("change", [
+        lambda d: d.pop("type"), lambda d: d.update(type="fuction"), lambda d: d.update(type=7),
+        lambda d: d.update(tye=d.pop("type")), lambda d: d.update(type=None)],
+        ids=["deleted", "misspelt", "number", "key-misspelt", "null"])
+    def test_agents_function_span_of_unknown_type(self, tmp_path: Path, change: Any) -> None:
+        """A function span whose type is gone or unknown is bad-input, not a dropped call."""
+        [(verdict, code, message)] = self._agents(tmp_path, change)
+        assert (verdict, code) == ("ERROR", "bad-input"), message
+        assert "span" in message and "type" in message
+
+    def test_agents_unknown_type_without_a_call_is_skipped(self, tmp_path: Path) -> None:
+        """A span kind a later SDK may add, carrying no call, is still ignored."""
+        lines = (SEEDS / "openai_agents_intern_approval.jsonl").read_text().splitlines()
+        extra = json.loads(lines[1])
+        extra["id"] = "span_future"
+        extra["span_data"] = {"type": "future_kind", "detail": {"x": 1}}
+        path = tmp_path / "agents.jsonl"
+        path.write_text("\n".join([*lines, json.dumps(extra)]) + "\n", encoding="utf-8")
+        [(verdict, code, _)] = verdicts(FW_SPEC, path)
+        assert (verdict, code) == ("BLOCK", "checkpoint-skipped")
+
+    def _otel(self, tmp_path: Path, change: Any) -> list[tuple[str, str, str]]:
+        doc = json.loads((SEEDS / "otel_intern_approval.json").read_text())
+        spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        change(next(s for s in spans if s["name"] == "execute_tool send_report"))
+        path = tmp_path / "otel.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        return verdicts(FW_SPEC, path)
+
+    @staticmethod
+    def _set_op(value: Any) -> Any:
+        def change(span: dict[str, Any]) -> None:
+            for attr in span["attributes"]:
+                if attr["key"] == "gen_ai.operation.name":
+                    attr["value"] = value
+        return change
+
+    def test_otel_baseline(self, tmp_path: Path) -> None:
+        """The intern-approved send_report blocks."""
+        [(verdict, code, _)] = self._otel(tmp_path, lambda s: None)
+        assert (verdict, code) == ("BLOCK", "checkpoint-skipped")
+
+    @pytest.mark.parametrize("change", [
+        _set_op({"stringValue": "execute_tol"}), _set_op({"intValue": "5"}),
+        lambda s: s.update(attributes=[a for a in s["attributes"]
+                                       if a["key"] != "gen_ai.operation.name"]),
+        lambda s: s.update(attributes=None)],
+        ids=["misspelt", "number", "deleted", "attributes-null"])
+    def test_otel_tool_span_of_unknown_operation(self, tmp_path: Path, change: Any) -> None:
+        """A span that carries a tool call without the execute_tool operation is bad-input."""
+        [(verdict, code, message)] = self._otel(tmp_path, change)
+        assert (verdict, code) == ("ERROR", "bad-input"), message
+        assert "execute_tool" in message

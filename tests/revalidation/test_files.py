@@ -176,3 +176,25 @@ class TestExamples:
         codes = {f.code for f in rv.findings}
         assert not codes & {"artifact-not-regular", "artifact-outside-root"}
         assert any(f.code == "artifact-valid" for f in rv.findings)
+
+
+class TestUnusablePaths:
+    """A path the file system refuses (a name too long) is judged, never a crash."""
+
+    LONG = "x" * 5000
+
+    def test_blocker_file_that_cannot_be_checked_is_active(self, site: Site) -> None:
+        """Whether a blocker file exists cannot be told: the blocker counts as active."""
+        path = site.write(blockers=[{"name": "pause", "file": self.LONG}])
+        code, doc = _cli(path)
+        assert code == 1 and doc["decision"] == "escalate"
+        [(reason, message)] = _finding(doc, "allowed")[-1:]
+        assert reason == "blocker-active" and "cannot tell" in message
+
+    def test_member_glob_that_cannot_be_counted_is_a_mismatch(self, site: Site) -> None:
+        """A members glob the file system refuses counts nothing: the artifact is invalid."""
+        media = _media(site, "build/final.mp4")
+        media["final_media"]["expect"]["members"] = {"glob": self.LONG, "count": 1}
+        _, doc = _cli(site.write(artifacts=media))
+        [(reason, message)] = _finding(doc, "artifacts")
+        assert reason == "artifact-members-mismatch" and "cannot count" in message

@@ -10,12 +10,15 @@ whatever its recorder wrote; only the declared keys are typed and required.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 __all__ = ["ActionEvent", "CheckpointEvent", "Event", "FinalEvent", "HandoffEvent",
            "MessageEvent", "VerifiedValue"]
+
+#: A name rules match on (a tool, a checkpoint, an agent): never empty.
+Name = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="event"):
@@ -30,7 +33,7 @@ class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="event"):
 class ActionEvent(_Event, frozen=True, kw_only=True, tag="action"):
     """A tool call or action."""
 
-    action_type: str
+    action_type: Name
     #: ``true`` marks an action that cannot be taken back.
     irreversible: bool | None = None
     args: Any = None
@@ -40,7 +43,7 @@ class ActionEvent(_Event, frozen=True, kw_only=True, tag="action"):
 class CheckpointEvent(_Event, frozen=True, kw_only=True, tag="checkpoint"):
     """A confirmation or approval."""
 
-    checkpoint_id: str
+    checkpoint_id: Name
     confirmed_by: str | None = None
 
 
@@ -54,8 +57,8 @@ class VerifiedValue(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 class HandoffEvent(_Event, frozen=True, kw_only=True, tag="handoff"):
     """What crossed a border between two agents."""
 
-    from_agent: str
-    to_agent: str
+    from_agent: Name
+    to_agent: Name
     #: Field -> a bare value (unverified) or ``{"value": v, "verified": bool}``.
     payload: dict[str, Any]
 

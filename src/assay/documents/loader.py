@@ -164,7 +164,13 @@ def decode(data: bytes, path: str, what: str, error: type[InputError] = SpecErro
         import json
 
         try:
-            return json.loads(data, object_pairs_hook=_pairs, parse_constant=_not_json)
+            # strictly: the standard library would let an encoded surrogate through
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise error(f"not UTF-8 text (byte {exc.start})", path=path,
+                        line=data.count(b"\n", 0, exc.start) + 1) from None
+        try:
+            return json.loads(text, object_pairs_hook=_pairs, parse_constant=_not_json)
         except _DuplicateKey as dup:
             line, first = _duplicate_lines(data, dup.key)
             raise error(f"unusable {what}: duplicate key {dup.key!r}"
@@ -375,12 +381,32 @@ def first_problem(doc: Any, found: Sequence[Problem]) -> Problem:
 
 # ---------------------------------------------------------------- conversion
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(value: Any, loc: Loc) -> None:
+    """Text that holds a lone surrogate (an escape such as ``"\\ud800"``) is no text."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise Problem(loc, "holds a lone surrogate (an escape that is no character)")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and _SURROGATE.search(k):
+                raise Problem(loc, "has a key holding a lone surrogate (an escape that is no "
+                                   "character)")
+            _refuse_surrogates(v, (*loc, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _refuse_surrogates(v, (*loc, i))
+
+
 def convert(doc: Any, typ: type[T], found: Sequence[Problem] = ()) -> T:
     """Convert a decoded document into ``typ``, strictly; raises :class:`Problem`.
 
     With several problems (``found`` adds the caller's own, located in the same
     document) the one that comes first by line is raised.
     """
+    _refuse_surrogates(doc, ())
     walked = list(_walk(doc, typ, ()))
     try:
         value = msgspec.convert(doc, typ, strict=True)

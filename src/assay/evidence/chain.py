@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from assay.evidence.record import GENESIS, record_hash
 
-__all__ = ["NO_KEY_SCOPE", "ChainCheck", "Problem", "verify_chain"]
+__all__ = ["NO_KEY_SCOPE", "ChainCheck", "Problem", "malformed_record", "record_problem",
+           "verify_chain"]
 
 #: What the check found wrong. ``edited``, ``dropped``, ``reordered``: a record.
 #: ``appended``, ``cut``, ``rehashed``, ``torn``: the chain disagrees with its head.
@@ -16,8 +17,10 @@ __all__ = ["NO_KEY_SCOPE", "ChainCheck", "Problem", "verify_chain"]
 #: ``unauthenticated``: a key was given but the run carries no MAC (a possible downgrade).
 #: ``manifest``: ``run.json`` or the params no longer match what the evidence recorded.
 #: ``corrupt``: the SQLite file fails ``PRAGMA integrity_check``.
+#: ``malformed``: a chained, counted record does not have the evidence record's shape.
 Problem = Literal["edited", "dropped", "reordered", "appended", "cut", "rehashed", "torn",
-                  "unanchored", "forged", "unauthenticated", "manifest", "corrupt"]
+                  "unanchored", "forged", "unauthenticated", "manifest", "corrupt",
+                  "malformed"]
 
 #: What a check without a key cannot vouch for; printed with every unkeyed result.
 NO_KEY_SCOPE = ("no key: a writer of the run directory could re-hash the chain, append or cut "
@@ -120,12 +123,20 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
 
 
 def record_problem(records: Sequence[Mapping[str, Any]], run_id: str,
-                   workflow: str) -> str | None:
-    """The first record that does not have the evidence record's shape, or None.
+                   workflow: str | None) -> str | None:
+    """Why the first record without the evidence record's shape is wrong, or None."""
+    found = malformed_record(records, run_id, workflow)
+    return None if found is None else found[1]
+
+
+def malformed_record(records: Sequence[Mapping[str, Any]], run_id: str,
+                     workflow: str | None) -> tuple[int, str] | None:
+    """``(position, why)`` of the first record without the evidence record's shape, or None.
 
     A chain can be intact and still hold a record no engine wrote (without a key,
     a writer of the run directory can re-hash anything): before anything acts on
-    the records, each must be a well-typed record of this run and workflow.
+    the records, each must be a well-typed record of this run (and of ``workflow``,
+    when it is known).
     """
     from assay.documents.evidence import EvidenceRecord
     from assay.documents.loader import Problem, convert
@@ -135,8 +146,8 @@ def record_problem(records: Sequence[Mapping[str, Any]], run_id: str,
             convert(dict(rec), EvidenceRecord)
         except Problem as exc:
             field = ".".join(str(p) for p in exc.loc)
-            return f"record {pos} is not an evidence record: {field}: {exc.message}"
+            return pos, f"record {pos} is not an evidence record: {field}: {exc.message}"
         for key, want in (("run_id", run_id), ("workflow", workflow)):
-            if rec.get(key) != want:
-                return (f"record {pos} belongs to {key} {rec.get(key)!r}, not {want!r}")
+            if want is not None and rec.get(key) != want:
+                return pos, f"record {pos} belongs to {key} {rec.get(key)!r}, not {want!r}"
     return None

@@ -45,15 +45,23 @@ def manifest_digest(manifest: Mapping[str, Any]) -> str:
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:
     """The run's manifest (workflow, store, params); a run without one does not exist."""
+    from assay.ingest._json import find_duplicate, no_duplicate_keys
+
     path = run_dir / MANIFEST
     try:
-        doc = orjson.loads(path.read_bytes())
+        data = path.read_bytes()
+        doc = orjson.loads(data)
     except FileNotFoundError:
         raise InputError(f"no run {run_dir.name!r} in {run_dir.parent}", path=str(path)) from None
     except (OSError, orjson.JSONDecodeError) as exc:
         raise StoreError(f"unreadable run manifest: {exc}", path=str(path)) from None
     if not isinstance(doc, dict):
         raise StoreError("the run manifest must be an object", path=str(path))
+    if not no_duplicate_keys(data, doc):
+        dup = find_duplicate(data)
+        if dup is not None:
+            raise StoreError(f"unreadable run manifest: duplicate key {dup!r} (readers disagree "
+                             "on which value counts)", path=str(path))
     return doc
 
 

@@ -32,7 +32,7 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from assay.errors import EvidenceError, InputError, StoreError
-from assay.evidence.chain import ChainCheck, verify_chain
+from assay.evidence.chain import ChainCheck, malformed_record, verify_chain
 from assay.evidence.head import Head, HeadError
 from assay.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey, load_key
 from assay.evidence.manifest import (
@@ -168,6 +168,12 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
         return broken("rehashed", None, f"the chain no longer ends where its head says (record "
                       f"{counted} is {str(last)[:12]}, the head says {head.last_hash[:12]}): "
                       "records were re-hashed or replaced"), 0
+    # a chain can be intact and still hold a record no engine wrote (re-hashed without a key)
+    workflow = manifest.get("workflow") if manifest is not None else None
+    shape = malformed_record(records[:counted], run_id,
+                             workflow if isinstance(workflow, str) else None)
+    if shape is not None:
+        return broken("malformed", *shape), 0
     if n > counted:
         if n == counted + 1 and not torn:
             return broken("appended", n, f"record {n} is not counted by the head "
@@ -180,6 +186,23 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
         notes.append(f"an unterminated last line ({torn} bytes) follows record {n}; it never "
                      "committed and resume sets it aside")
     return dataclasses.replace(chain, notes=tuple(notes)), 0
+
+
+def _loads_exact(raw: bytes) -> Any:
+    """One JSON document as every reader reads it; ``None`` when it is not JSON or repeats a key.
+
+    A key given twice is read last-wins by orjson and first-wins by other tools:
+    such a line is not the record that was written.
+    """
+    from assay.ingest._json import find_duplicate, no_duplicate_keys
+
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not no_duplicate_keys(raw, doc) and find_duplicate(raw) is not None:
+        return None
+    return doc
 
 
 class JsonlStore:
@@ -289,10 +312,7 @@ class JsonlStore:
         for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
             if not raw.strip():
                 continue
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                return out, end, len(data) - end, n
+            rec = _loads_exact(raw)
             if not isinstance(rec, dict):
                 return out, end, len(data) - end, n
             out.append(rec)
@@ -302,8 +322,8 @@ class JsonlStore:
         """Every complete record; a complete line that is not a JSON object is a store error."""
         recs, _, _, bad = self._scan()
         if bad is not None:
-            raise StoreError("unreadable record: not a JSON object", path=str(self.path),
-                             line=bad)
+            raise StoreError("unreadable record: not one JSON object (broken JSON, or a key "
+                             "given twice)", path=str(self.path), line=bad)
         return recs
 
     def _read_head(self) -> Head | str | None:
@@ -313,9 +333,12 @@ class JsonlStore:
             return None
         except OSError as exc:
             return f"cannot read {HEAD}: {exc.strerror or exc}"
+        doc = _loads_exact(raw)
+        if doc is None:
+            return f"{HEAD}: not one JSON object (broken JSON, or a key given twice)"
         try:
-            return Head.from_dict(orjson.loads(raw))
-        except (orjson.JSONDecodeError, HeadError) as exc:
+            return Head.from_dict(doc)
+        except HeadError as exc:
             return f"{HEAD}: {exc}"
 
     def _attempt_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
@@ -333,8 +356,8 @@ class JsonlStore:
                             "is missing")
                 continue
             try:
-                doc = orjson.loads(path.read_bytes())
-            except (OSError, orjson.JSONDecodeError):
+                doc = _loads_exact(path.read_bytes())
+            except OSError:
                 doc = None
             if doc != rec:
                 return ("edited", i + 1, f"the attempt file phases/{name} differs from record "
@@ -554,7 +577,8 @@ class SqliteStore:
             return []
         try:
             rows = self._db().execute(f"SELECT {_COLUMNS} FROM evidence ORDER BY seq").fetchall()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            # a corrupted page can hold text that is not UTF-8
             raise StoreError(f"cannot read evidence: {exc}", path=str(self.path)) from None
         out = []
         for row in rows:
@@ -581,7 +605,7 @@ class SqliteStore:
             top = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'evidence'"
                                ).fetchone()
             (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM evidence").fetchone()
-        except (sqlite3.Error, StoreError) as exc:
+        except (sqlite3.Error, StoreError, UnicodeDecodeError) as exc:
             return ChainCheck(self.run_id, 0, "corrupt", None, f"unreadable SQLite file: {exc}")
         check, _ = _judge(self.run_id, records, head, self.key, manifest)
         if check.ok and top is not None and top[0] > last:

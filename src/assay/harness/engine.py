@@ -363,6 +363,22 @@ def _stored_params(manifest: Mapping[str, Any], path: Path) -> dict[str, str]:
     return params
 
 
+def _stored_gating(manifest: Mapping[str, Any], path: Path) -> bool:
+    """A resume never changes gating: only a gated run (``gated: true``) can be resumed.
+
+    An ungated run is a measurement baseline without evidence; resuming it could only
+    run producers without gates, so it is refused, and so is any other value.
+    """
+    gated = manifest.get("gated")
+    if gated is False:
+        raise InputError("the run was created ungated (a baseline without evidence); an "
+                         "ungated run cannot be resumed", path=str(path))
+    if gated is not True:
+        raise EvidenceError(f"the run's gated flag is {gated!r}, not true: a run is gated when "
+                            "created and stays so", path=str(path))
+    return True
+
+
 def _resolve_key(key: EvidenceKey | None, key_file: str | os.PathLike[str] | None,
                  runs_dir: Path) -> EvidenceKey | None:
     """The key to use; a key file any writer of the runs could read is refused."""
@@ -402,7 +418,7 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
             raise EvidenceError(f"the run names an unknown store {store_kind!r}",
                                 path=str(run_dir / MANIFEST))
         params = _stored_params(manifest, run_dir / MANIFEST)
-        gated = bool(manifest.get("gated", True))
+        gated = _stored_gating(manifest, run_dir / MANIFEST)
     else:
         run_id = check_run_id(run_id or new_run_id())
         if store_kind not in STORE_KINDS:

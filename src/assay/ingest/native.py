@@ -33,6 +33,9 @@ def _require(rec: dict[str, Any], key: str, kind: type | tuple[type, ...], what:
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         raise TraceError(f"'{key}' must be {what}, got {type(value).__name__}", path=path,
                          line=line)
+    if value == "":
+        # a name is what rules match on: an empty one names nothing
+        raise TraceError(f"'{key}' must be a non-empty string", path=path, line=line)
     return value
 
 
@@ -136,7 +139,8 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
                   and (agent is None or type(agent) is str) and (ts is None or type(ts) is str))
             if ok:
                 for key, typ in checks:  # type: ignore[union-attr]  # ok implies not None
-                    if type(rec.get(key)) is not typ:
+                    value = rec.get(key)
+                    if type(value) is not typ or value == "":
                         ok = False
                         break
         else:

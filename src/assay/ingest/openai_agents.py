@@ -47,6 +47,15 @@ from assay.ingest._json import check_line, no_duplicate_keys
 __all__ = ["detect_openai_agents", "read_openai_agents"]
 
 _OBJECTS = frozenset({"trace", "trace.span", "run_item", "approval"})
+#: The span kinds the SDK exports (``span_data.type``); task and turn spans export as custom.
+_SPAN_TYPES = frozenset({"agent", "function", "generation", "response", "handoff", "custom",
+                         "guardrail", "transcription", "speech", "speech_group", "mcp_tools"})
+
+
+def _looks_like_a_call(data: dict[str, Any]) -> bool:
+    """True when span data carries what a function or handoff span records."""
+    return ("name" in data and ("input" in data or "output" in data or "mcp_data" in data)) \
+        or "from_agent" in data or "to_agent" in data
 
 
 class _Bad(Exception):
@@ -161,6 +170,14 @@ def trace_events(trace: _Trace) -> list[Event]:
         data = rec.get("span_data")
         if not isinstance(sid, str) or not isinstance(data, dict):
             raise _Bad(f"line {line}: a span needs an 'id' and a 'span_data' object")
+        kind = data.get("type")
+        if not isinstance(kind, str) or not kind:
+            raise _Bad(f"{_span_label(line, rec)}: 'span_data.type' must be a span kind, got "
+                       f"{_short(kind)}")
+        if kind not in _SPAN_TYPES and _looks_like_a_call(data):
+            # skipping it would drop a call (a misspelt 'function' or 'handoff')
+            raise _Bad(f"{_span_label(line, rec)}: records a call under an unknown span type "
+                       f"{_short(kind)} (known: {', '.join(sorted(_SPAN_TYPES))})")
         spans[sid] = (line, rec)
 
     def agent_of(rec: dict[str, Any]) -> str | None:

@@ -506,6 +506,17 @@ def _tool_call(span: Span) -> dict[str, Any]:
     return fields
 
 
+#: Attributes only an ``execute_tool`` span carries.
+_TOOL_ATTRS = ("gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
+               "gen_ai.tool.call.result")
+
+
+def _looks_like_a_call(span: Span) -> bool:
+    """True when a span carries a tool call's attributes or its conventional name."""
+    return span.name.split(" ", 1)[0] == "execute_tool" or any(
+        key in span.attrs for key in _TOOL_ATTRS)
+
+
 def spans_to_events(spans: list[Span]) -> list[Event]:
     """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
     by_id = {s.span_id: s for s in spans}
@@ -540,6 +551,10 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
         if kind == "tool":
             staged.append((span.start, tie, "action", agent_of(span), _tool_call(span),
                            span.line))
+        elif kind is None and _looks_like_a_call(span):
+            # skipping it would drop the call (a misspelt or missing operation name)
+            raise _Bad(f"{span.label()}: records a tool call but its 'gen_ai.operation.name' is "
+                       f"{_short(_op(span))}, not 'execute_tool'")
         elif kind == "agent":
             to_agent = _own_agent(span)
             outer = enclosing_genai(span)

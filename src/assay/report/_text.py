@@ -12,9 +12,10 @@ import orjson
 __all__ = ["dump_json", "escape_controls", "plural", "sha256_footer", "text_lines"]
 
 # C0 and C1 controls (tab, newline, CR, ESC and NUL included), DEL, the bidi embedding,
-# override, isolate and mark characters, and the Unicode line and paragraph separators.
+# override, isolate and mark characters, the Unicode line and paragraph separators, and
+# lone surrogates (no character: written raw they cannot even be encoded).
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-                     "\u2066-\u2069]")
+                     "\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -70,13 +70,13 @@ def audit_text(trail: RunTrail) -> str:
     """The evidence trail as plain text, one line per record."""
     lines = [f"audit: run {trail.run_id} of workflow {trail.workflow} ({trail.store} store)",
              _params_line(trail.params),
-             f"chain: {'OK' if trail.check.ok else 'BROKEN'}: {trail.check.message}",
+             f"chain: {'OK' if trail.check.ok else f'BROKEN ({trail.check.problem})'}: "
+             f"{trail.check.message}",
              *_check_lines(trail.check)]
     lines.extend(f"set aside: {name} (a last record that never committed)"
                  for name in trail.set_aside)
     for r in trail.records:
-        gate = r.get("gate") or {}
-        art = r.get("artifact") or {}
+        gate, art = _part(r, "gate"), _part(r, "artifact")
         lines.append(f"#{r.get('iteration')} {r.get('phase')} attempt {r.get('attempt')} "
                      f"{str(r.get('verdict')).upper()} [{gate.get('kind')}] {gate.get('summary')}"
                      f" | {r.get('role')}/{r.get('identity')} | sha256 "
@@ -84,9 +84,14 @@ def audit_text(trail: RunTrail) -> str:
     return text_lines(lines)
 
 
+def _part(record: dict[str, Any], key: str) -> dict[str, Any]:
+    """A record's ``gate`` or ``artifact`` object; anything else (a broken record) shows empty."""
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _record_row(r: dict[str, Any]) -> str:
-    gate = r.get("gate") or {}
-    art = r.get("artifact") or {}
+    gate, art = _part(r, "gate"), _part(r, "artifact")
     verdict = str(r.get("verdict"))
     css = "pass" if verdict == "pass" else "fail"
     output = str(gate.get("output") or "")
@@ -137,7 +142,8 @@ def audit_html(trail: RunTrail) -> str:
         f"<p class=\"meta\">workflow <b>{esc(trail.workflow)}</b> &middot; {esc(trail.store)} "
         f"store &middot; {esc(len(trail.records))} records</p>",
         f"<div class=\"banner {'ok' if ok else 'bad'}\">hash chain "
-        f"{'intact' if ok else 'BROKEN'}: {esc(trail.check.message)}</div>",
+        f"{'intact' if ok else f'BROKEN ({esc(trail.check.problem)})'}: "
+        f"{esc(trail.check.message)}</div>",
         f"<p class=\"meta\">{esc(trail.check.scope)}</p>",
         *(f"<p class=\"meta\">note: {esc(n)}</p>" for n in trail.check.notes),
         *(f"<p class=\"meta\">set aside: <code>{esc(name)}</code> (a last record that "

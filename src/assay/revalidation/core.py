@@ -311,7 +311,13 @@ def _artifact_problem(a: Artifact, base: Path,
                     f"{a.name}: older than its input {inp.name}; it was built from older inputs")
     if ex.members is not None:
         root = path if is_dir else path.parent
-        n = sum(1 for _ in root.glob(ex.members.glob))
+        try:
+            n = sum(1 for _ in root.glob(ex.members.glob))
+        except (OSError, ValueError, NotImplementedError) as exc:
+            # a pattern the file system refuses (a name too long) counts nothing
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return (Reason.ARTIFACT_MEMBERS_MISMATCH,
+                    f"{a.name}: cannot count members matching {ex.members.glob[:60]!r}: {why}")
         if n != ex.members.count:
             return (Reason.ARTIFACT_MEMBERS_MISMATCH,
                     f"{a.name}: {n} members match {ex.members.glob!r}, "
@@ -565,8 +571,13 @@ def _check_allowed(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Itera
     seen["blockers"] = active
     for bl in cp.blockers:
         if bl.file is not None:
-            on = bl.file.exists()
-            why = f"{bl.file.name} exists"
+            try:
+                on = bl.file.exists()
+                why = f"{bl.file.name} exists"
+            except OSError as exc:
+                # what cannot be checked cannot clear the blocker
+                on = True
+                why = f"cannot tell whether {bl.file.name[:60]} exists: {exc.strerror or exc}"
         else:
             on = bl.active and (bl.until is None or now < bl.until)
             why = "recorded active" + (f" until {format_ts(bl.until)}" if bl.until else "")
