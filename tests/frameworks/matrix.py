@@ -70,6 +70,12 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
     ("openai-agents", "after-action"):
         "the SDK holds a `needs_approval` call until it is decided, and the recorder "
         "records a decision only on a pending call, so an approval cannot follow the send",
+    ("langgraph", "two-runs"):
+        "LangGraph keeps threads in its checkpointer, not in a file; `read_langgraph` reads "
+        "one thread into one trajectory, and the native JSONL it writes holds one run "
+        "(two threads are two files)",
+    ("langchain-hitl", "two-runs"):
+        "as for LangGraph: one thread is one trajectory and one native JSONL file",
     ("langchain-hitl", "rejected-but-sent"):
         "the middleware runs a call only on `approve` or `edit`; a rejected call is never "
         "executed",
@@ -84,7 +90,14 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
 }
 
 # (framework, scenario) -> the wrong verdict, described; the cell runs xfail(strict=True).
-KNOWN_BUGS: dict[tuple[str, str], str] = {}
+KNOWN_BUGS: dict[tuple[str, str], str] = {
+    ("langgraph", "rejected-but-sent"):
+        "false PASS: the tool calls `interrupt()`, is resumed with a refusal, and sends "
+        "anyway; its ToolMessage (`sent report on acme`) is in the thread, but read_langgraph "
+        "drops every call answered by a task whose interrupt was refused, so the send is no "
+        "action. The reader cannot tell this from a tool that honoured the refusal (both "
+        "answer with a ToolMessage); failing closed means keeping the call as an action",
+}
 
 SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 
@@ -132,7 +145,10 @@ def check(scenario: str, path: Path, fmt: str) -> None:
         elif scenario == "rejected-not-sent":
             assert (len(sends), len(checkpoints)) == (0, 0), traj.events
         elif scenario == "errored-tool":
-            assert [bool(e.get("error")) for e in sends] == [True], traj.events
+            # the failed call is an action: with its error, or, where the exception ended
+            # the run before any answer was written (a LangGraph thread), as unanswered
+            assert [bool(e.get("error")) or e.get("answered") is False for e in sends] == [
+                True], traj.events
         elif scenario == "handoff":
             assert [e.get("to_agent") for e in traj.events if e.kind == "handoff"] == [
                 "reporter"], traj.events
