@@ -166,7 +166,7 @@ def _cell(framework: str, scenario: Scenario) -> str:
         return "n/a¹"
     text = ", ".join(f"{v} `{code}`" for v, code in scenario.expected)
     if (framework, scenario.name) in KNOWN_BUGS:
-        text += " (known bug²)"
+        text += " expected; known bug²"
     return text
 
 
