@@ -8,6 +8,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests are part of the CI gate, so they are deterministic: the same
+# examples every run (a flaky test is a defect), no example database, and no
+# health check that trips only because a loaded machine generates slowly.
+settings.register_profile("assay", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("assay")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
