@@ -477,10 +477,11 @@ def _from_messages(sample: dict[str, Any], attachments: dict[str, Any],
                 calls[cid] = {"action_type": fn, "args": args, "call_id": cid}
                 staged.append(("action", AGENT, calls[cid], None))
         elif role == "tool":
-            cid = msg.get("tool_call_id")
-            if not isinstance(cid, str) or cid not in calls:
-                raise _Bad(f"{what}: a tool message answers call id {cid!r}, which no "
+            tid = msg.get("tool_call_id")
+            if not isinstance(tid, str) or tid not in calls:
+                raise _Bad(f"{what}: a tool message answers call id {tid!r}, which no "
                            "earlier tool call made")
+            cid = tid
             target = calls[cid]
             if "result" in target or "error" in target or cid in refused:
                 raise _Bad(f"{what}: call {cid!r} is answered twice")
@@ -503,7 +504,7 @@ def _build(run: _Run) -> Trajectory:
         raise TraceError(f"{where}sample {run_id.split('#', 1)[1]}: {exc}",
                          line=exc.line) from None
     path = run_id.split("#", 1)[0]
-    meta = {k: sample[k] for k in ("id", "epoch") if k in sample}
+    meta: dict[str, Any] = {k: sample[k] for k in ("id", "epoch") if k in sample}
     return Trajectory(run_id, tuple(events), path, "inspect", meta)
 
 
