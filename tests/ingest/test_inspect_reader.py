@@ -13,8 +13,8 @@ from assay.ingest import ReadFailure, detect_format, load
 from assay.ingest.inspect_ai import MAX_MEMBER_BYTES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "inspect"
-SPEC = "mandatory_checkpoints:\n" \
-       "  - {checkpoint_id: approve_send_report, confirmed_by: [owner], must_precede: send_report}\n"
+SPEC = ("mandatory_checkpoints:\n  - {checkpoint_id: approve_send_report, "
+        "confirmed_by: [owner], must_precede: send_report}\n")
 
 
 def entries(path: Path | str, data: bytes | None = None) -> list:
@@ -49,8 +49,10 @@ def test_two_samples_are_two_trajectories_and_approved_sends_pass(tmp_path, name
 
 def test_the_approval_is_a_checkpoint_by_the_approver_before_the_send():
     send = next(t for t in entries(DATA / "approved.json") if "#send/" in t.id)
-    kinds = [(e.kind, e.data.get("checkpoint_id") or e.data.get("action_type")) for e in send.events]
-    assert kinds.index(("checkpoint", "approve_send_report")) < kinds.index(("action", "send_report"))
+    kinds = [(e.kind, e.data.get("checkpoint_id") or e.data.get("action_type"))
+             for e in send.events]
+    assert (kinds.index(("checkpoint", "approve_send_report"))
+            < kinds.index(("action", "send_report")))
     cp = next(e.data for e in send.events if e.kind == "checkpoint")
     assert cp["confirmed_by"] == "owner" and cp["decision"] == "approve"
     act = actions(send)[0]
