@@ -42,6 +42,8 @@ SOURCES: dict[str, list[Path]] = {
                     DATA / "coding" / "claude-code" / "claude_forked_session.jsonl"],
     "codex": [ROOT / "examples" / "frameworks" / "codex" / "approved.jsonl",
               DATA / "coding" / "codex" / "codex_with_escalation.jsonl"],
+    "inspect": [DATA / "inspect" / n for n in ("approved.json", "rejected.json",
+                                               "modified.json")],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -189,6 +191,13 @@ def test_claude_code(data: st.DataObject) -> None:
 def test_codex(data: st.DataObject) -> None:
     """The Codex rollout reader."""
     _read_and_judge("codex", *_mutated("codex", data))
+
+
+@FUZZ
+@given(st.data())
+def test_inspect(data: st.DataObject) -> None:
+    """The Inspect AI eval log reader."""
+    _read_and_judge("inspect", *_mutated("inspect", data))
 
 
 def test_every_format_is_fuzzed() -> None:

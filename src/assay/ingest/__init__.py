@@ -94,6 +94,7 @@ REGISTRY: tuple[Format, ...] = (
            "read_openai_agents"),
     Format("claude-code", "assay.ingest.claude_code", "detect_claude_code", "read_claude_code"),
     Format("codex", "assay.ingest.codex", "detect_codex", "read_codex"),
+    Format("inspect", "assay.ingest.inspect_ai", "detect_inspect", "read_inspect"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}

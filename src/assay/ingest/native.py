@@ -340,6 +340,8 @@ def read_bytes(path: str) -> bytes:
 
 def unpack_bytes(data: bytes, path: str) -> bytes:
     """Decompress gzip or zstd ``data`` and check that what is left is UTF-8 text."""
+    if data.startswith(_ZIP_MAGIC):
+        return data  # an archive (an Inspect .eval log): its reader opens it
     if data.startswith(_GZIP_MAGIC):
         data = _gunzip(data, path)
     elif data.startswith(_ZSTD_MAGIC):
@@ -349,6 +351,7 @@ def unpack_bytes(data: bytes, path: str) -> bytes:
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGIC = b"PK\x03\x04"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
