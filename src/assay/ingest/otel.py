@@ -9,8 +9,10 @@ Two encodings are read, with no OpenTelemetry package installed:
   indented objects a ``ConsoleSpanExporter`` prints one after the other.
 
 Every trace id is one trajectory (id ``<path>#<trace id>``), its events ordered
-by start time. The mapping follows the GenAI semantic conventions
-(``gen_ai.operation.name``):
+by start time; traces whose spans name one and the same
+``gen_ai.conversation.id`` are one trajectory (a run stopped for approval, the
+approval and the resumed run), under the first trace's id. The mapping follows
+the GenAI semantic conventions (``gen_ai.operation.name``):
 
 - an ``execute_tool`` span is an ``action`` (``action_type`` =
   ``gen_ai.tool.name``, ``args`` from ``gen_ai.tool.call.arguments``,
@@ -34,7 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -593,18 +595,52 @@ def read_otel(path: str, data: bytes) -> Iterator[Any]:
         exc.path = path
         yield ReadFailure(path, path, exc)
         return
-    traces: dict[str, list[Span]] = {}
-    for span in spans:
-        traces.setdefault(span.trace_id, []).append(span)
-    for trace_id, members in traces.items():
+    for trace_ids, conversation, members in _group(spans):
+        trace_id = trace_ids[0]
         tid = f"{path}#{trace_id}"
         try:
             events = spans_to_events(members)
         except _Bad as exc:
             yield ReadFailure(tid, path, TraceError(f"trace {trace_id}: {exc}", path=path))
             continue
-        meta: Mapping[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+        meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+        if conversation is not None:
+            meta["conversation_id"] = conversation
+            meta["traces"] = trace_ids
         yield Trajectory(tid, tuple(events), path, _source(members), meta)
+
+
+_CONVERSATION = "gen_ai.conversation.id"
+
+
+def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
+    """The runs of a file: each trace, with the traces of one conversation joined.
+
+    A run that stops for approval and is resumed (pydantic-ai's deferred tools)
+    is two traces, and an approval recorded outside both a third, unless the
+    application wraps them in one span. What links them is the
+    ``gen_ai.conversation.id`` their spans carry: traces whose spans name exactly
+    one and the same conversation are one run, in the order they appear. A trace
+    naming none, or more than one, stays on its own.
+    """
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    groups: dict[str, tuple[list[str], str | None, list[Span]]] = {}
+    for trace_id, members in traces.items():
+        ids = {c for c in (s.attrs.get(_CONVERSATION) for s in members)
+               if isinstance(c, str) and c}
+        if len(ids) == 1:
+            (conversation,) = ids
+            key = "conversation " + conversation
+            if key in groups:
+                groups[key][0].append(trace_id)
+                groups[key][2].extend(members)
+                continue
+            groups[key] = ([trace_id], conversation, list(members))
+        else:
+            groups["trace " + trace_id] = ([trace_id], None, members)
+    return list(groups.values())
 
 
 def _source(spans: list[Span]) -> str:
