@@ -38,13 +38,14 @@ import binascii
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from sys import intern
 from typing import Any
 
 import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._json import DuplicateKey, check_line, no_duplicate_keys, pairs_hook
+from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
 
@@ -98,22 +99,35 @@ def detect_otel(data: bytes) -> float:
 
 # -- decoding ----------------------------------------------------------------------------------
 
+def _spans_by_line(data: bytes, spans: list[Span]) -> bool:
+    """Read a file of one JSON value per line, each line's spans built as it is decoded.
+
+    No decoded document outlives its line, so memory holds the file and its
+    spans, not the file's whole JSON tree. Returns False, with ``spans`` to be
+    discarded, when a line is not JSON on its own (indented or concatenated
+    documents: :func:`_documents` reads those). A repeated key anywhere is
+    refused before a malformed span, as when the whole file is decoded first.
+    """
+    bad: TraceError | None = None
+    for n, raw in lines_of(data):
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return False
+        if not no_duplicate_keys(raw, [doc]):
+            check_line(raw, doc, n, None)
+        if bad is None:
+            try:
+                _add_document(doc, n, spans)
+            except _Bad as exc:
+                bad = TraceError(str(exc), line=n)
+    if bad is not None:
+        raise bad
+    return True
+
+
 def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
-    """(line, decoded value) for each JSON value: one per line, one per file, or concatenated."""
-    lines = data.split(b"\n")
-    out: list[tuple[int, Any]] = []
-    try:
-        for n, raw in enumerate(lines, 1):
-            if raw.strip():
-                out.append((n, orjson.loads(raw)))
-    except orjson.JSONDecodeError:
-        out = []
-    else:
-        if not no_duplicate_keys(data, [value for _, value in out]):
-            for n, value in out:
-                check_line(lines[n - 1], value, n, None)
-        yield from out
-        return
+    """(line, decoded value) for each JSON value of a file of indented or concatenated values."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -207,6 +221,9 @@ def _any_value(v: Any) -> Any:
     """An OTLP ``AnyValue`` as a plain value."""
     if not isinstance(v, dict):
         raise _Bad(f"attribute value must be an object, got {type(v).__name__}")
+    text = v.get("stringValue")
+    if type(text) is str:  # the common case, first in the loop below too
+        return text
     for key, kind in _SCALARS.items():
         if key in v:
             value = v[key]
@@ -238,7 +255,7 @@ def _kv_list(items: Any) -> dict[str, Any]:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise _Bad("an attribute has no 'key' string")
-        out[item["key"]] = _any_value(item.get("value", {}))
+        out[intern(item["key"])] = _any_value(item.get("value", {}))
     return out
 
 
@@ -377,23 +394,29 @@ def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
         raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
+def _add_document(doc: Any, line: int, spans: list[Span]) -> None:
+    """Append the spans of one decoded JSON value. Raises :class:`_Bad`."""
+    for item in doc if isinstance(doc, list) else [doc]:
+        if isinstance(item, dict) and "resourceSpans" in item:
+            _otlp_spans(item, line, spans)
+        elif isinstance(item, dict) and "context" in item:
+            _sdk_span(item, line, spans)
+        else:
+            raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
+                       "span object with 'context'")
+
+
 def parse_spans(data: bytes) -> list[Span]:
     """Every span of an OTLP/JSON or SDK ``to_json`` file. Raises :class:`TraceError`."""
     spans: list[Span] = []
-    line = None
-    try:
-        for line, doc in _documents(data):
-            items = doc if isinstance(doc, list) else [doc]
-            for item in items:
-                if isinstance(item, dict) and "resourceSpans" in item:
-                    _otlp_spans(item, line, spans)
-                elif isinstance(item, dict) and "context" in item:
-                    _sdk_span(item, line, spans)
-                else:
-                    raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
-                               "span object with 'context'")
-    except _Bad as exc:
-        raise TraceError(str(exc), line=line) from None
+    if not _spans_by_line(data, spans):
+        spans = []
+        line = None
+        try:
+            for line, doc in _documents(data):
+                _add_document(doc, line, spans)
+        except _Bad as exc:
+            raise TraceError(str(exc), line=line) from None
     if not spans:
         raise TraceError("no spans")
     return spans
