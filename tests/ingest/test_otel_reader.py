@@ -180,3 +180,40 @@ def test_a_chat_document_with_a_context_key_is_not_otel() -> None:
     """Only a span object (``context`` with span ids) or ``resourceSpans`` is OTel."""
     assert detect_format(b'{"context": "billing", "messages": [{"role": "user"}]}') \
         == "openai-chat"
+
+
+class TestLineByLine:
+    """Spans are built as each line is decoded, with the errors of a whole-file reading."""
+
+    SPAN = ('{"context": {"trace_id": "0x5b8efff798038103d269b633813fc60c", '
+            '"span_id": "0x%016x"}, "name": "s", "start_time": "2026-01-01T00:00:00Z", '
+            '"attributes": {}}')
+
+    def test_a_repeated_key_later_is_refused_before_a_bad_span_earlier(self) -> None:
+        from assay.errors import TraceError
+        from assay.ingest.otel import parse_spans
+
+        bad_span = '{"context": {"trace_id": "zz", "span_id": "0x01"}, "name": "x"}'
+        dup = self.SPAN % 2
+        dup = dup[:-1] + ', "name": "again"}'
+        with pytest.raises(TraceError) as info:
+            parse_spans(f"{self.SPAN % 1}\n{bad_span}\n{dup}\n".encode())
+        assert "duplicate key 'name'" in str(info.value)
+        assert info.value.line == 3
+
+    def test_a_bad_span_names_its_line(self) -> None:
+        from assay.errors import TraceError
+        from assay.ingest.otel import parse_spans
+
+        bad_span = '{"context": {"trace_id": "zz", "span_id": "0x01"}, "name": "x"}'
+        with pytest.raises(TraceError) as info:
+            parse_spans(f"{self.SPAN % 1}\n\n{bad_span}\n".encode())
+        assert info.value.line == 3
+        assert "trace_id 'zz'" in str(info.value)
+
+    def test_an_indented_object_after_one_line_objects_is_read_whole(self) -> None:
+        from assay.ingest.otel import parse_spans
+
+        indented = json.dumps(json.loads(self.SPAN % 2), indent=2)
+        spans = parse_spans(f"{self.SPAN % 1}\n{indented}\n".encode())
+        assert [s.span_id for s in spans] == [f"{1:016x}", f"{2:016x}"]

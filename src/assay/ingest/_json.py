@@ -19,6 +19,7 @@ the key and, through :func:`check_line` or :func:`check_document`, the line.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -139,3 +140,22 @@ def check_document(data: bytes, decoded: Any, path: str | None = None) -> None:
     key = find_duplicate(data)
     if key is not None:
         raise TraceError(message(key), path=path, line=_line_of(data, key))
+
+
+def lines_of(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) for each line of ``data`` holding more than blanks.
+
+    One line is copied at a time: ``data.split`` would hold a second copy of
+    the whole file while it is read.
+    """
+    pos, n, size = 0, 0, len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = size
+        n += 1
+        raw = data[pos:end]
+        pos = end + 1
+        if raw.strip():
+            yield n, raw
+

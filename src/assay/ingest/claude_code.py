@@ -34,12 +34,14 @@ the file and line. See docs/frameworks/claude-code.md.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from sys import intern
 from typing import Any
 
 import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import lines_of
 from assay.shellcmd import command_text
 
 __all__ = ["detect_claude_code", "read_claude_code"]
@@ -97,9 +99,7 @@ def _text_of(content: Any, line: int) -> str:
 
 def _entries(path: str, data: bytes) -> list[tuple[int, dict[str, Any]]]:
     out = []
-    for n, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
+    for n, raw in lines_of(data):
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -116,7 +116,33 @@ def _entries(path: str, data: bytes) -> list[tuple[int, dict[str, Any]]]:
         side = obj.get("isSidechain")
         if side is not None and not isinstance(side, bool):
             raise _Bad(n, f"'isSidechain' must be true or false, got {type(side).__name__}")
-        out.append((n, obj))
+        out.append((n, _slim(obj)))
+    return out
+
+
+#: The keys of an entry the reader reads; the rest (usage, cwd, version, a tool's
+#: full output again in ``toolUseResult``...) is dropped as each line is decoded,
+#: so a long transcript is not held twice.
+_READ = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "agentId",
+         "sessionId", "timestamp", "isMeta")
+
+
+def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+    """The part of an entry the reader reads (an entry given twice is compared on it)."""
+    out = {key: obj[key] for key in _READ if key in obj}
+    out["type"] = intern(out["type"])
+    session = out.get("sessionId")
+    if isinstance(session, str):
+        out["sessionId"] = intern(session)
+    if "message" in obj:
+        msg = obj["message"]
+        out["message"] = ({"content": msg["content"]} if "content" in msg else {}) if isinstance(
+            msg, dict) else msg
+    extra = obj.get("toolUseResult")
+    if isinstance(extra, str):
+        out["toolUseResult"] = extra
+    elif isinstance(extra, dict) and "answers" in extra:
+        out["toolUseResult"] = {"answers": extra["answers"]}
     return out
 
 

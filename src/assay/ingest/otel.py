@@ -9,8 +9,10 @@ Two encodings are read, with no OpenTelemetry package installed:
   indented objects a ``ConsoleSpanExporter`` prints one after the other.
 
 Every trace id is one trajectory (id ``<path>#<trace id>``), its events ordered
-by start time. The mapping follows the GenAI semantic conventions
-(``gen_ai.operation.name``):
+by start time; traces whose spans name one and the same
+``gen_ai.conversation.id`` are one trajectory (a run stopped for approval, the
+approval and the resumed run), under the first trace's id. The mapping follows
+the GenAI semantic conventions (``gen_ai.operation.name``):
 
 - an ``execute_tool`` span is an ``action`` (``action_type`` =
   ``gen_ai.tool.name``, ``args`` from ``gen_ai.tool.call.arguments``,
@@ -34,15 +36,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from sys import intern
 from typing import Any
 
 import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._json import DuplicateKey, check_line, no_duplicate_keys, pairs_hook
+from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
 
@@ -96,22 +99,35 @@ def detect_otel(data: bytes) -> float:
 
 # -- decoding ----------------------------------------------------------------------------------
 
+def _spans_by_line(data: bytes, spans: list[Span]) -> bool:
+    """Read a file of one JSON value per line, each line's spans built as it is decoded.
+
+    No decoded document outlives its line, so memory holds the file and its
+    spans, not the file's whole JSON tree. Returns False, with ``spans`` to be
+    discarded, when a line is not JSON on its own (indented or concatenated
+    documents: :func:`_documents` reads those). A repeated key anywhere is
+    refused before a malformed span, as when the whole file is decoded first.
+    """
+    bad: TraceError | None = None
+    for n, raw in lines_of(data):
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return False
+        if not no_duplicate_keys(raw, [doc]):
+            check_line(raw, doc, n, None)
+        if bad is None:
+            try:
+                _add_document(doc, n, spans)
+            except _Bad as exc:
+                bad = TraceError(str(exc), line=n)
+    if bad is not None:
+        raise bad
+    return True
+
+
 def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
-    """(line, decoded value) for each JSON value: one per line, one per file, or concatenated."""
-    lines = data.split(b"\n")
-    out: list[tuple[int, Any]] = []
-    try:
-        for n, raw in enumerate(lines, 1):
-            if raw.strip():
-                out.append((n, orjson.loads(raw)))
-    except orjson.JSONDecodeError:
-        out = []
-    else:
-        if not no_duplicate_keys(data, [value for _, value in out]):
-            for n, value in out:
-                check_line(lines[n - 1], value, n, None)
-        yield from out
-        return
+    """(line, decoded value) for each JSON value of a file of indented or concatenated values."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -205,6 +221,9 @@ def _any_value(v: Any) -> Any:
     """An OTLP ``AnyValue`` as a plain value."""
     if not isinstance(v, dict):
         raise _Bad(f"attribute value must be an object, got {type(v).__name__}")
+    text = v.get("stringValue")
+    if type(text) is str:  # the common case, first in the loop below too
+        return text
     for key, kind in _SCALARS.items():
         if key in v:
             value = v[key]
@@ -236,7 +255,7 @@ def _kv_list(items: Any) -> dict[str, Any]:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise _Bad("an attribute has no 'key' string")
-        out[item["key"]] = _any_value(item.get("value", {}))
+        out[intern(item["key"])] = _any_value(item.get("value", {}))
     return out
 
 
@@ -375,23 +394,29 @@ def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
         raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
+def _add_document(doc: Any, line: int, spans: list[Span]) -> None:
+    """Append the spans of one decoded JSON value. Raises :class:`_Bad`."""
+    for item in doc if isinstance(doc, list) else [doc]:
+        if isinstance(item, dict) and "resourceSpans" in item:
+            _otlp_spans(item, line, spans)
+        elif isinstance(item, dict) and "context" in item:
+            _sdk_span(item, line, spans)
+        else:
+            raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
+                       "span object with 'context'")
+
+
 def parse_spans(data: bytes) -> list[Span]:
     """Every span of an OTLP/JSON or SDK ``to_json`` file. Raises :class:`TraceError`."""
     spans: list[Span] = []
-    line = None
-    try:
-        for line, doc in _documents(data):
-            items = doc if isinstance(doc, list) else [doc]
-            for item in items:
-                if isinstance(item, dict) and "resourceSpans" in item:
-                    _otlp_spans(item, line, spans)
-                elif isinstance(item, dict) and "context" in item:
-                    _sdk_span(item, line, spans)
-                else:
-                    raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
-                               "span object with 'context'")
-    except _Bad as exc:
-        raise TraceError(str(exc), line=line) from None
+    if not _spans_by_line(data, spans):
+        spans = []
+        line = None
+        try:
+            for line, doc in _documents(data):
+                _add_document(doc, line, spans)
+        except _Bad as exc:
+            raise TraceError(str(exc), line=line) from None
     if not spans:
         raise TraceError("no spans")
     return spans
@@ -608,18 +633,52 @@ def read_otel(path: str, data: bytes) -> Iterator[Any]:
         exc.path = path
         yield ReadFailure(path, path, exc)
         return
-    traces: dict[str, list[Span]] = {}
-    for span in spans:
-        traces.setdefault(span.trace_id, []).append(span)
-    for trace_id, members in traces.items():
+    for trace_ids, conversation, members in _group(spans):
+        trace_id = trace_ids[0]
         tid = f"{path}#{trace_id}"
         try:
             events = spans_to_events(members)
         except _Bad as exc:
             yield ReadFailure(tid, path, TraceError(f"trace {trace_id}: {exc}", path=path))
             continue
-        meta: Mapping[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+        meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+        if conversation is not None:
+            meta["conversation_id"] = conversation
+            meta["traces"] = trace_ids
         yield Trajectory(tid, tuple(events), path, _source(members), meta)
+
+
+_CONVERSATION = "gen_ai.conversation.id"
+
+
+def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
+    """The runs of a file: each trace, with the traces of one conversation joined.
+
+    A run that stops for approval and is resumed (pydantic-ai's deferred tools)
+    is two traces, and an approval recorded outside both a third, unless the
+    application wraps them in one span. What links them is the
+    ``gen_ai.conversation.id`` their spans carry: traces whose spans name exactly
+    one and the same conversation are one run, in the order they appear. A trace
+    naming none, or more than one, stays on its own.
+    """
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    groups: dict[str, tuple[list[str], str | None, list[Span]]] = {}
+    for trace_id, members in traces.items():
+        ids = {c for c in (s.attrs.get(_CONVERSATION) for s in members)
+               if isinstance(c, str) and c}
+        if len(ids) == 1:
+            (conversation,) = ids
+            key = "conversation " + conversation
+            if key in groups:
+                groups[key][0].append(trace_id)
+                groups[key][2].extend(members)
+                continue
+            groups[key] = ([trace_id], conversation, list(members))
+        else:
+            groups["trace " + trace_id] = ([trace_id], None, members)
+    return list(groups.values())
 
 
 def _source(spans: list[Span]) -> str:
