@@ -131,7 +131,7 @@ def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
-    from assay.ingest import ReadFailure, detect_format, load
+    from assay.ingest import FORMATS, ReadFailure, detect_format, load
     from assay.ingest.native import iter_events, read_bytes
 
     data = None
@@ -160,6 +160,8 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                 formats.append((path, fmt))
             yield replay_events(compiled, iter_events(data, path), path, path)
             return
+    if input_format is None and data is not None and fmt in FORMATS:
+        input_format = fmt  # detected above: the reader need not detect it again
     fmt, entries = load(path, input_format, data=data)
     if formats is not None:
         formats.append((path, fmt))

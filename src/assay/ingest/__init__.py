@@ -121,11 +121,14 @@ def detection_scores(data: bytes) -> dict[str, float]:
     certain marker is one only that format writes), so a native file, the common
     case, costs one look at its first line and imports no other reader.
     """
+    from assay.ingest._scan import scanning
+
     scores: dict[str, float] = {}
-    for f in REGISTRY:
-        scores[f.name] = score = _score(f.detector()(data))
-        if score >= CERTAIN:
-            break
+    with scanning(data):  # the detectors share one scan of a large document
+        for f in REGISTRY:
+            scores[f.name] = score = _score(f.detector()(data))
+            if score >= CERTAIN:
+                break
     return scores
 
 

@@ -293,7 +293,7 @@ def detect_native(data: bytes) -> float:
     first = text if end < 0 else text[:end]
     if head == b"{" and b'"event"' in first and b'"seq"' in first:
         return CERTAIN
-    from assay.ingest.transcripts import _keys_at
+    from assay.ingest._scan import _keys_at
 
     if _keys_at(text, 1 if head == b"{" else 2, _NATIVE_KEYS) is not None:
         return _NATIVE_SHAPE

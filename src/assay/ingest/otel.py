@@ -85,7 +85,7 @@ def detect_otel(data: bytes) -> float:
     """Certain for an OTLP/JSON ``resourceSpans`` document; likely for SDK span objects
     (a ``context`` key with a ``span_id`` near the start)."""
     from assay.ingest import CERTAIN, LIKELY
-    from assay.ingest.transcripts import _keys_at
+    from assay.ingest._scan import _keys_at
 
     if data.lstrip()[:1] != b"{":
         return 0.0

@@ -21,7 +21,6 @@ See docs/transcripts.md for the mapping table.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ import orjson
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
 from assay.ingest._json import check_document
+from assay.ingest._scan import _keys_at
 
 __all__ = [
     "detect_json_document",
@@ -52,41 +52,6 @@ class _Bad(Exception):
 # -- detection ---------------------------------------------------------------------------
 
 # One JSON string (escapes included) or one bracket: enough to follow nesting depth.
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-_COLON = re.compile(rb"\s*:")
-
-
-def _keys_at(data: bytes, depth: int, wanted: frozenset[bytes]) -> bytes | None:
-    """The first key of ``wanted`` found in the first object that opens at ``depth``.
-
-    Scans string and bracket tokens only (a C-level regex does the skipping) and
-    stops as soon as it knows: at a wanted key, or when that first object closes.
-    """
-    level = 0
-    inside = False
-    for m in _TOKEN.finditer(data):
-        tok = m.group()
-        first = tok[0]
-        if first == 0x22:  # a string: a key when it sits in the object and a colon follows
-            if inside and level == depth and _COLON.match(data, m.end()):
-                key = tok[1:-1]
-                if key in wanted:
-                    return key
-        elif first in (0x7B, 0x5B):  # { [
-            level += 1
-            if level == depth and first == 0x7B:
-                inside = True
-            elif level == depth:
-                return None  # the element at this depth is not an object
-        else:
-            if inside and level == depth:
-                return None  # the object closed without a wanted key
-            level -= 1
-            if level < 0:
-                return None
-    return None
-
-
 _DOC_KEYS = frozenset({b"simulations", b"messages", b"seq"})
 _ITEM_KEYS = frozenset({b"traj", b"role"})
 
