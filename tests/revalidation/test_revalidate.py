@@ -109,6 +109,22 @@ class TestTask:
         rv = revalidate(site.write(), now=NOW)
         assert codes(rv, "task") == ["task-unreadable"] and rv.decision == "escalate"
 
+    def test_task_with_a_repeated_key(self, site: Site) -> None:
+        """A task whose state is given twice is unreadable, not read last-wins."""
+        (site.root / "task.json").write_text('{"state": "cancelled", "state": "active"}')
+        rv = revalidate(site.write(), now=NOW)
+        assert codes(rv, "task") == ["task-unreadable"] and rv.decision == "escalate"
+        assert "duplicate key 'state'" in rv.findings[0].message
+
+    def test_task_that_is_a_fifo(self, site: Site) -> None:
+        """A named pipe as the task file escalates at once instead of waiting for a writer."""
+        import os
+
+        (site.root / "task.json").unlink()
+        os.mkfifo(site.root / "task.json")
+        rv = revalidate(site.write(), now=NOW)
+        assert codes(rv, "task") == ["task-unreadable"] and rv.decision == "escalate"
+
     def test_older_instructions_are_fine(self, site: Site) -> None:
         """Instructions older than the checkpoint do not override it."""
         (site.root / "task.json").write_text(json.dumps(

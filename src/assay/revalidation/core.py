@@ -189,10 +189,15 @@ def _check_task(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Iterator
         return
     q = "task"
     path = cp.task.path
-    from assay._docs import load_document
+    from assay._files import read_regular
+    from assay.documents.loader import decode
 
     try:
-        doc = load_document(str(path), error=InputError)
+        try:
+            data = read_regular(path)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+        doc = decode(data, str(path), "task", InputError)
     except InputError as exc:
         yield Finding(q, Reason.TASK_UNREADABLE,
                       f"the task file cannot be read ({exc.location_message()}); "
