@@ -50,11 +50,7 @@ def check_selector(spec: Any) -> SelectorDoc:
                 raise Problem((name,), "a command condition is {words: [...]} or "
                                        "{regex: ...}, one at a time")
             if cond.regex is not None:
-                try:
-                    re.compile(cond.regex)
-                except re.error as exc:
-                    raise Problem((name, "regex"),
-                                  f"bad regex {cond.regex!r}: {exc}") from None
+                _check_regex(cond.regex, (name, "regex"))
             continue
         if not isinstance(cond, TextCondition):
             continue
@@ -62,12 +58,16 @@ def check_selector(spec: Any) -> SelectorDoc:
             raise Problem((name,), "a condition is a value, {regex: ...} or {in: [...]}, "
                                    "one at a time")
         if cond.regex is not None:
-            try:
-                re.compile(cond.regex)
-            except re.error as exc:
-                raise Problem((name, "regex"),
-                              f"bad regex {cond.regex!r}: {exc}") from None
+            _check_regex(cond.regex, (name, "regex"))
     return doc
+
+
+def _check_regex(pattern: str, loc: tuple[str, ...]) -> None:
+    """A pattern that does not compile is a problem at ``loc``."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise Problem(loc, f"bad regex {pattern!r}: {exc}") from None
 
 
 def _command(cond: Mapping[str, Any]) -> Callable[[Any], bool]:
