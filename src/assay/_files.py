@@ -37,6 +37,7 @@ __all__ = [
     "check_writable_dir",
     "describe",
     "digest_regular",
+    "fsync_dir",
     "inside",
     "open_regular",
     "read_regular",
@@ -198,13 +199,13 @@ def _new_file_mode(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (a create, a rename) durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_output(path: str | PathLike[str], data: str | bytes, *, what: str = "") -> None:
@@ -238,7 +239,8 @@ def write_output(path: str | PathLike[str], data: str | bytes, *, what: str = ""
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    _fsync_dir(parent)
+    with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced
+        fsync_dir(parent)
 
 
 def check_writable_dir(path: str | PathLike[str]) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from assay._files import fsync_dir
 from assay.errors import InputError, StoreError
 
 __all__ = ["MANIFEST", "create_run", "manifest_digest", "params_digest", "read_manifest"]
@@ -63,15 +64,6 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
             raise StoreError(f"unreadable run manifest: duplicate key {dup!r} (readers disagree "
                              "on which value counts)", path=str(path))
     return doc
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (a create, a rename) durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_durable(path: Path, data: bytes) -> None:

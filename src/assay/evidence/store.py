@@ -31,13 +31,13 @@ from typing import Any, Literal, Protocol
 
 import orjson
 
+from assay._files import fsync_dir
 from assay.errors import EvidenceError, InputError, StoreError
 from assay.evidence.chain import ChainCheck, malformed_record, verify_chain
 from assay.evidence.head import Head, HeadError
 from assay.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey, load_key
 from assay.evidence.manifest import (
     MANIFEST,
-    fsync_dir,
     manifest_digest,
     params_digest,
     read_manifest,

@@ -18,13 +18,13 @@ the key and, through :func:`check_line` or :func:`check_document`, the line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
 from assay.errors import TraceError
+from assay.ingest._scan import _COLON, _TOKEN
 
 __all__ = ["DuplicateKey", "check_document", "check_line", "find_duplicate", "message",
            "no_duplicate_keys", "pairs_hook"]
@@ -101,9 +101,6 @@ def check_line(raw: bytes, rec: Any, line: int, path: str | None) -> None:
         raise TraceError(message(key), path=path, line=line)
 
 
-# One JSON string (escapes included) or one bracket: enough to follow objects.
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-_COLON = re.compile(rb"\s*:")
 
 
 def _line_of(data: bytes, key: str) -> int | None:

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 __all__ = ["_keys_at", "scanning"]
 
+# One JSON string (escapes included) or one bracket: enough to follow objects without
+# decoding them (the duplicate-key locator in _json uses the same tokens).
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 _COLON = re.compile(rb"\s*:")
 
