@@ -301,3 +301,59 @@ class TestWorkerErrors:
         assert result.exit_code == 2
         assert result.stderr.startswith("error[") and "pw" not in result.stderr
         assert len(result.stderr.splitlines()) == 1
+
+
+class TestKillStress:
+    """kill -9 of a worker at random instants, each run finished by another worker."""
+
+    @pytest.mark.stress
+    def test_fifty_kills(self, tmp_path: Path, url: str, phase: Build,
+                         script: Callable[[str, str], str], workflow_file: WriteWorkflow,
+                         workers: Callable[[Path], Workers]) -> None:
+        """50 kills: every phase recorded once, the effect happened once, every chain verifies."""
+        import random
+
+        ledger = tmp_path / "ledger"
+        quick = "import sys, time\ntime.sleep(0.05)\nopen(sys.argv[1], 'w').write('good')\n"
+        send = f"""
+import os, sys, time
+time.sleep(0.05)
+with open({str(ledger)!r}, "a") as fh:
+    fh.write(os.environ["ASSAY_RUN_ID"] + "\\n")
+time.sleep(0.05)
+open(sys.argv[1], "w").write("good")
+"""
+        reconcile = script("reconcile.py", f"""
+import os, sys
+run = os.environ["ASSAY_RUN_ID"]
+if os.path.exists({str(ledger)!r}) and run in open({str(ledger)!r}).read().split():
+    print("good", end="")
+    sys.exit(0)
+sys.exit(1)
+""")
+        wf = workflow_file(phase("a", producer=quick), phase("b", producer=quick),
+                           phase("send", producer=send,
+                                 effect={"retry_class": "unsafe_to_retry",
+                                         "reconcile": ["{python}", reconcile]}),
+                           phase("c", producer=quick))
+        pool = workers(wf)
+        rng = random.Random(20261201)
+        killed = 0
+        for n in range(50):
+            run_id = f"r{n}"
+            submit(wf, url, tmp_path, run_id)
+            first = pool.start("writer", "w1", "--lease", "1")
+            time.sleep(rng.uniform(0.1, 0.9))
+            os.killpg(first.pid, signal.SIGKILL)
+            first.communicate()
+            if sql(url, "SELECT status FROM assay_runs WHERE run_id = %s", run_id) != [
+                    ("completed",)]:
+                killed += 1
+                second = pool.start("writer", "w2", "--lease", "1")
+                wait_for(url, "status = 'completed'")
+                assert pool.stop(second)[0] == 0
+            phases = [r[0] for r in records(url, run_id)]
+            assert phases == ["a", "b", "send", "c"], (run_id, phases)
+            assert verify_pg_run(url, run_id, None).ok
+            assert ledger.read_text().split().count(run_id) == 1, run_id
+        assert killed >= 25  # the others landed after the run completed
