@@ -75,8 +75,8 @@ def overhead(url: str, phases: int, repeat: int, root: Path) -> tuple[float, flo
 
 def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> float:
     """Seconds for ``count`` worker processes to complete ``runs`` submitted runs."""
-    path = root / "shared.json"
-    path.write_text(json.dumps(doc("shared", run_phases)), encoding="utf-8")
+    path = root / "pool.json"
+    path.write_text(json.dumps(doc("pool", run_phases)), encoding="utf-8")
     wf = Workflow.load(path)
     for n in range(runs):
         res = run_on_database(wf.spec, wf.spec_dir, str(path), url,
@@ -92,7 +92,7 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
              for i in range(count)]
     with psycopg.connect(url, autocommit=True) as conn:
         while True:
-            (left,) = conn.execute("SELECT count(*) FROM assay_runs WHERE workflow = 'shared' "
+            (left,) = conn.execute("SELECT count(*) FROM assay_runs WHERE workflow = 'pool' "
                                    "AND status <> 'completed'").fetchone() or (1,)
             if not left:
                 break
@@ -106,11 +106,11 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
             p.communicate(timeout=60)
         twice = conn.execute(
             "SELECT count(*) FROM (SELECT run_id, phase FROM assay_evidence JOIN assay_runs "
-            "USING (run_id) WHERE assay_runs.workflow = 'shared' GROUP BY run_id, phase "
+            "USING (run_id) WHERE assay_runs.workflow = 'pool' GROUP BY run_id, phase "
             "HAVING count(*) > 1) t").fetchone()
         (total,) = conn.execute(
             "SELECT count(*) FROM assay_evidence JOIN assay_runs USING (run_id) "
-            "WHERE assay_runs.workflow = 'shared'").fetchone() or (0,)
+            "WHERE assay_runs.workflow = 'pool'").fetchone() or (0,)
     if twice != (0,) or total != runs * run_phases:
         raise SystemExit(f"FAIL: {total} records for {runs * run_phases} phases, "
                          f"{twice} phases recorded twice")

@@ -168,9 +168,14 @@ def cli() -> None:
 @click.option("--by", "by_field", metavar="FIELD", default=None,
               help="Break verdicts down by a field of each trajectory's final event.")
 @_sha256_option("--expect-spec-sha256", "spec")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
+              metavar="[ADDRESS]",
+              help="Judge the files on Ray: a local instance, or the cluster at ADDRESS "
+                   "(--ray=ADDRESS); the report is the local one, byte for byte. Needs "
+                   "assay[ray].")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
            input_format: str | None, summary_only: bool, by_field: str | None,
-           expect_spec_sha256: str | None) -> None:
+           expect_spec_sha256: str | None, ray_address: str | None) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
@@ -189,7 +194,13 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
     try:
-        run = replay_files(loaded, inputs.paths, input_format=input_format)
+        if ray_address is not None:
+            from assay.integrations.ray import replay_paths
+
+            run = replay_paths(loaded, inputs.paths, input_format=input_format,
+                               address=ray_address or None)
+        else:
+            run = replay_files(loaded, inputs.paths, input_format=input_format)
     except ReplayInterrupted as stop:
         _emit(replay_report(stop.run, loaded, fmt=fmt, summary_only=summary_only,
                             by_field=by_field))
@@ -366,11 +377,15 @@ def worker(workflow: str, store: str, role: str, identity: str | None, runs_dir:
     check_writable_dir(runs_dir)
     wf = Workflow.load(workflow)
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
     opts = WorkerOptions(role, identity or default_identity(), Path(runs_dir), lease=lease)
-    code = serve(wf.spec, wf.spec_dir, wf.source, store, opts=opts, stop=stop, once=once,
-                 poll=poll, key_file=key_file, report=lambda r: _emit(run_report(r, fmt=fmt)),
-                 lost=lambda exc: click.echo(f"note: {exc.message}", err=True))
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    try:
+        code = serve(wf.spec, wf.spec_dir, wf.source, store, opts=opts, stop=stop, once=once,
+                     poll=poll, key_file=key_file,
+                     report=lambda r: _emit(run_report(r, fmt=fmt)),
+                     lost=lambda exc: click.echo(f"note: {exc.message}", err=True))
+    finally:
+        signal.signal(signal.SIGTERM, before)
     sys.exit(code)
 
 
