@@ -357,3 +357,45 @@ sys.exit(1)
             assert verify_pg_run(url, run_id, None).ok
             assert ledger.read_text().split().count(run_id) == 1, run_id
         assert killed >= 25  # the others landed after the run completed
+
+    def test_run_refuses_a_store_that_is_neither(self, tmp_path: Path, phase: Build,
+                                                 workflow_file: WriteWorkflow) -> None:
+        """assay run --store takes jsonl, sqlite or a postgresql:// URL, nothing else."""
+        wf = workflow_file(phase("make"))
+        result = CliRunner().invoke(cli, ["run", str(wf), "--store", "mysql://x", "--as", "w",
+                                          "--runs-dir", str(tmp_path / "runs")])
+        assert result.exit_code == 2
+        assert "is not jsonl, sqlite or a postgresql:// URL" in result.stderr
+
+    def test_a_run_held_by_a_worker_is_reported_paused(self, tmp_path: Path, url: str,
+                                                       phase: Build,
+                                                       workflow_file: WriteWorkflow) -> None:
+        """Resuming a run another worker holds changes nothing and names the holder."""
+        wf = workflow_file(phase("make"))
+        submit(wf, url, tmp_path, "r1")
+        sql(url, "UPDATE assay_runs SET lease_token = 'x', lease_owner = 'w9', "
+                 "lease_expires = now() + interval '1 hour'")
+        result = CliRunner().invoke(cli, ["run", str(wf), "--store", url, "--as", "writer",
+                                          "--identity", "a", "--resume", "r1",
+                                          "--runs-dir", str(tmp_path / "runs")])
+        assert result.exit_code == 3
+        assert "held by worker 'w9'" in result.stdout
+        assert records(url, "r1") == []
+
+    def test_a_tampered_run_is_not_worked(self, tmp_path: Path, url: str, phase: Build,
+                                          workflow_file: WriteWorkflow) -> None:
+        """A worker verifies the chain before it acts: an edited record stops it (exit 2)."""
+        wf = workflow_file(phase("make"), phase("review", role="qa", reviews="make"))
+        runs = str(tmp_path / "runs")
+        made = CliRunner().invoke(cli, ["run", str(wf), "--store", url, "--as", "writer",
+                                        "--identity", "alice", "--run-id", "r1",
+                                        "--runs-dir", runs])
+        assert made.exit_code == 3
+        sql(url, "UPDATE assay_evidence SET identity = 'mallory'")
+        result = CliRunner().invoke(cli, ["worker", str(wf), "--store", url, "--as", "qa",
+                                          "--identity", "bob", "--once", "--runs-dir", runs])
+        assert result.exit_code == 2
+        assert "was edited" in result.stderr
+        assert [r[0] for r in records(url, "r1")] == ["make"]
+        (state,) = sql(url, "SELECT lease_owner, status FROM assay_runs")
+        assert state == (None, "open")  # given back untouched
