@@ -26,7 +26,7 @@ class TestStressMarker:
         config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
         options = config["tool"]["pytest"]["ini_options"]
         addopts = options["addopts"]
-        assert addopts[addopts.index("-m") + 1] == "not stress"
+        assert addopts[addopts.index("-m") + 1] == "not stress and not ray"
         assert any(m.startswith("stress:") for m in options["markers"])
         # the fuzz properties are part of the default run, not deselected with stress
         assert any(m.startswith("fuzz:") for m in options["markers"])

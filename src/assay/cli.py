@@ -168,9 +168,14 @@ def cli() -> None:
 @click.option("--by", "by_field", metavar="FIELD", default=None,
               help="Break verdicts down by a field of each trajectory's final event.")
 @_sha256_option("--expect-spec-sha256", "spec")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
+              metavar="[ADDRESS]",
+              help="Judge the files on Ray: a local instance, or the cluster at ADDRESS "
+                   "(--ray=ADDRESS); the report is the local one, byte for byte. Needs "
+                   "assay[ray].")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
            input_format: str | None, summary_only: bool, by_field: str | None,
-           expect_spec_sha256: str | None) -> None:
+           expect_spec_sha256: str | None, ray_address: str | None) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
@@ -189,7 +194,13 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
     try:
-        run = replay_files(loaded, inputs.paths, input_format=input_format)
+        if ray_address is not None:
+            from assay.integrations.ray import replay_paths
+
+            run = replay_paths(loaded, inputs.paths, input_format=input_format,
+                               address=ray_address or None)
+        else:
+            run = replay_files(loaded, inputs.paths, input_format=input_format)
     except ReplayInterrupted as stop:
         _emit(replay_report(stop.run, loaded, fmt=fmt, summary_only=summary_only,
                             by_field=by_field))
@@ -257,15 +268,20 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
               help="Continue a stored run after its last passed phase.")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Directory holding one directory per run.")
-@click.option("--store", type=click.Choice(["jsonl", "sqlite"]), default="jsonl",
-              show_default=True, help="Evidence store of a new run.")
+@click.option("--store", default="jsonl", show_default=True, metavar="jsonl|sqlite|URL",
+              callback=lambda ctx, param, value: _store_choice(value),
+              help="Evidence store of a new run, or a postgresql:// URL: the shared store "
+                   "that workers on many machines take the run's phases from.")
+@click.option("--lease", type=click.FloatRange(min=1.0), default=30.0, show_default=True,
+              metavar="SECONDS", help="With a postgresql:// store: how long the claim on the "
+                                     "run lives without a heartbeat.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Set a param the workflow declares, when the run is created (repeatable).")
 @KEY_FILE_OPTION
 @FORMAT_OPTION
 def run(workflow: str, role: str, identity: str | None, run_id: str | None, resume: str | None,
-        runs_dir: str, store: str, params: tuple[str, ...], key_file: str | None,
-        fmt: str) -> None:
+        runs_dir: str, store: str, lease: float, params: tuple[str, ...],
+        key_file: str | None, fmt: str) -> None:
     """Run WORKFLOW, advancing each phase only on a passing, durable gate.
 
     Exit 0 completed, 1 hard-stop or refused by the role guard, 2 bad input
@@ -278,11 +294,99 @@ def run(workflow: str, role: str, identity: str | None, run_id: str | None, resu
     from assay.report.harness import run_report
 
     check_writable_dir(runs_dir)
+    if store not in ("jsonl", "sqlite"):
+        from pathlib import Path
+
+        from assay.harness.roles import default_identity
+        from assay.harness.worker import WorkerOptions, run_on_database
+
+        wf = Workflow.load(workflow)
+        opts = WorkerOptions(role, identity or default_identity(), Path(runs_dir), lease=lease)
+        result = run_on_database(wf.spec, wf.spec_dir, wf.source, store, opts=opts,
+                                 params=_params(params), run_id=run_id, resume=resume,
+                                 key_file=key_file)
+        _emit(run_report(result, fmt=fmt))
+        sys.exit(result.exit)
     result = Workflow.load(workflow).run(
         role=role, identity=identity, run_id=run_id, resume=resume, runs_dir=runs_dir,
         store=store, params=_params(params), key_file=key_file)  # type: ignore[arg-type]
     _emit(run_report(result, fmt=fmt))
     sys.exit(result.exit)
+
+
+def _store_choice(value: str) -> str:
+    """``jsonl``, ``sqlite`` or a ``postgresql://`` URL; anything else is a usage error."""
+    from assay.evidence.postgres import is_url
+
+    if value in ("jsonl", "sqlite") or is_url(value):
+        return value
+    raise click.BadParameter(f"{value!r} is not jsonl, sqlite or a postgresql:// URL")
+
+
+def _database_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from assay.evidence.postgres import is_url
+
+    if value is not None and not is_url(value):
+        raise click.BadParameter(f"{value!r} is not a postgresql:// URL")
+    return value
+
+
+@cli.command(short_help="Take phases of one role from a shared PostgreSQL store.")
+@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.option("--store", required=True, metavar="URL", envvar="ASSAY_STORE",
+              callback=_database_url,
+              help="The postgresql:// URL of the shared store (default: $ASSAY_STORE).")
+@click.option("--as", "role", envvar="ASSAY_ROLE", required=True, metavar="ROLE",
+              help="The role this worker acts as; it takes that role's phases only.")
+@click.option("--identity", metavar="ID", default=None,
+              help="Who is acting (default: $ASSAY_IDENTITY, else the OS user); the role "
+                   "guard compares this identity, never one stored in the run.")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+              help="Where this worker writes the artifacts of the runs it works.")
+@click.option("--once", is_flag=True,
+              help="Work at most one run, then exit with its exit code (0 when none is ready).")
+@click.option("--lease", type=click.FloatRange(min=1.0), default=30.0, show_default=True,
+              metavar="SECONDS",
+              help="How long a claim lives without a heartbeat; a killed worker's run is "
+                   "taken over after this.")
+@click.option("--poll", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              metavar="SECONDS", help="How long to wait before asking again when no run is "
+                                      "ready.")
+@KEY_FILE_OPTION
+@FORMAT_OPTION
+def worker(workflow: str, store: str, role: str, identity: str | None, runs_dir: str,
+           once: bool, lease: float, poll: float, key_file: str | None, fmt: str) -> None:
+    """Claim the next phase of WORKFLOW ready for ROLE in any open run, run it, repeat.
+
+    Each claim is a lease renewed by a heartbeat: a worker killed at any point
+    leaves a claim that expires, and another worker takes the run over. SIGTERM
+    stops the worker once the run it holds is given back (exit 0). With
+    --once: exit with the worked run's code (0 completed, 1 hard-stop or
+    refused, 3 paused for another role), 0 when no run was ready.
+    """
+    import signal
+    import threading
+    from pathlib import Path
+
+    from assay._files import check_writable_dir
+    from assay.harness import Workflow
+    from assay.harness.roles import default_identity
+    from assay.harness.worker import WorkerOptions, serve
+    from assay.report.harness import run_report
+
+    check_writable_dir(runs_dir)
+    wf = Workflow.load(workflow)
+    stop = threading.Event()
+    opts = WorkerOptions(role, identity or default_identity(), Path(runs_dir), lease=lease)
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    try:
+        code = serve(wf.spec, wf.spec_dir, wf.source, store, opts=opts, stop=stop, once=once,
+                     poll=poll, key_file=key_file,
+                     report=lambda r: _emit(run_report(r, fmt=fmt)),
+                     lost=lambda exc: click.echo(f"note: {exc.message}", err=True))
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    sys.exit(code)
 
 
 @cli.command(short_help="Re-check a checkpoint before a task resumes.")
@@ -339,9 +443,12 @@ def evidence() -> None:
 @click.argument("run_id", metavar="RUN")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Directory holding one directory per run.")
+@click.option("--store", "store_url", metavar="URL", default=None, callback=_database_url,
+              help="Read the run from this postgresql:// store instead of --runs-dir.")
 @KEY_FILE_OPTION
 @FORMAT_OPTION
-def evidence_verify(run_id: str, runs_dir: str, key_file: str | None, fmt: str) -> None:
+def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file: str | None,
+                    fmt: str) -> None:
     """Verify RUN's evidence: exit 0 OK, 1 broken, 2 unreadable or its key is missing.
 
     Recomputes the hash chain, compares it with the store's anchored head and
@@ -351,7 +458,12 @@ def evidence_verify(run_id: str, runs_dir: str, key_file: str | None, fmt: str) 
     from assay.evidence import load_key, verify_run
     from assay.report.harness import verify_report
 
-    check = verify_run(runs_dir, run_id, load_key(key_file))
+    if store_url is not None:
+        from assay.evidence.postgres import verify_pg_run
+
+        check = verify_pg_run(store_url, run_id, load_key(key_file))
+    else:
+        check = verify_run(runs_dir, run_id, load_key(key_file))
     _emit(verify_report(check, fmt=fmt))
     sys.exit(check.exit)
 
@@ -362,14 +474,22 @@ def evidence_verify(run_id: str, runs_dir: str, key_file: str | None, fmt: str) 
               help="Directory holding one directory per run.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML page of the trail to this file.")
+@click.option("--store", "store_url", metavar="URL", default=None, callback=_database_url,
+              help="Read the run from this postgresql:// store instead of --runs-dir.")
 @KEY_FILE_OPTION
-def audit(run_id: str, runs_dir: str, html_out: str | None, key_file: str | None) -> None:
+def audit(run_id: str, runs_dir: str, html_out: str | None, store_url: str | None,
+          key_file: str | None) -> None:
     """Print RUN's evidence trail; exit 1 when its evidence is broken."""
     from assay.evidence import load_key
     from assay.harness.audit import load_trail
     from assay.report.harness import audit_html, audit_text
 
-    trail = load_trail(runs_dir, run_id, load_key(key_file))
+    if store_url is not None:
+        from assay.harness.audit import load_pg_trail
+
+        trail = load_pg_trail(store_url, run_id, load_key(key_file))
+    else:
+        trail = load_trail(runs_dir, run_id, load_key(key_file))
     if html_out is not None:
         from assay._files import write_output
 

@@ -57,7 +57,7 @@ __all__ = [
     "verify_run",
 ]
 
-StoreKind = Literal["jsonl", "sqlite"]
+StoreKind = Literal["jsonl", "sqlite", "postgres"]
 STORE_KINDS: tuple[StoreKind, ...] = ("jsonl", "sqlite")
 HEAD = "head.json"
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

@@ -13,7 +13,7 @@ from assay.evidence.keys import EvidenceKey, load_key
 from assay.evidence.manifest import MANIFEST, read_manifest
 from assay.evidence.store import STORE_KINDS, check_run_id, detect_store, open_store
 
-__all__ = ["RunTrail", "load_trail"]
+__all__ = ["RunTrail", "load_pg_trail", "load_trail"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +70,19 @@ def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
                           if p.name.rpartition(".")[2].isdigit()),
                          key=lambda name: (len(name), name)))
     return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside)
+
+
+def load_pg_trail(url: str, run_id: str, key: EvidenceKey | None = None) -> RunTrail:
+    """:func:`load_trail` for a run kept in a PostgreSQL store (``--store URL``)."""
+    from assay.evidence.postgres import Database, PostgresStore
+
+    db = Database(url)
+    try:
+        manifest = db.manifest(check_run_id(run_id))
+        store = PostgresStore(db, run_id, key if key is not None else load_key())
+        check = store.verify(manifest)
+        records = store.records()
+    finally:
+        db.close()
+    return RunTrail(run_id, str(manifest.get("workflow") or ""), store.kind, records, check,
+                    manifest)

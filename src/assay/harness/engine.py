@@ -41,6 +41,7 @@ from assay.evidence.manifest import (
 )
 from assay.evidence.store import (
     STORE_KINDS,
+    EvidenceStore,
     JsonlStore,
     SqliteStore,
     StoreKind,
@@ -146,7 +147,7 @@ class _Run:
 
     def __init__(self, spec: WorkflowSpec, spec_dir: Path, params: Mapping[str, str],
                  run_dir: Path, run_id: str, role: str, identity: str,
-                 store: JsonlStore | SqliteStore | None,
+                 store: EvidenceStore | None,
                  resume_with: Callable[[str, str | None], str]) -> None:
         self.spec = spec
         #: ``(role, identity that may not act) -> the command that continues this run``
@@ -247,9 +248,19 @@ class _Run:
                  "at": now()}
         if detail:
             entry["detail"] = detail
-        append_effect(self.run_dir, entry)
+        # a store that keeps effects itself (PostgreSQL) fences them like its records
+        log = getattr(self.store, "append_effect", None)
+        if log is not None:
+            log(entry)
+        else:
+            append_effect(self.run_dir, entry)
         self.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"effect:{phase.name}",
                             phase=phase.name, attempt=attempt, state=state, by=by)
+
+    def effect_states(self) -> dict[str, str]:
+        """The last recorded effect state of each phase, from the store when it keeps them."""
+        states = getattr(self.store, "effect_states", None)
+        return states() if states is not None else effect_states(self.run_dir)
 
     def reconcile(self, phase: Phase, values: Mapping[str, str]) -> tuple[str, str]:
         """Ask the effect's owner: ``(found|not_found|unknown, detail or stdout)``."""
@@ -536,7 +547,7 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
             started = now()
             produce = True
             if phase.effect is not None:
-                known = effect_states(run.run_dir).get(phase.name)
+                known = run.effect_states().get(phase.name)
                 if known in ("attempted", "unknown", "confirmed"):
                     # never re-run a side effect blindly: its owner speaks first
                     if known == "confirmed":

@@ -1,0 +1,164 @@
+"""Batch replay on a local Ray instance (``ray.init(num_cpus=2)``).
+
+Ray takes seconds to start, so one instance serves the whole module.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import ray
+from click.testing import CliRunner
+
+from assay._inputs import load_replay_spec
+from assay.cli import cli
+from assay.conformance import replay_files
+from assay.integrations.ray import replay_dataset, replay_paths
+from assay.report import replay_report
+
+from ..conftest import EXAMPLES
+
+pytestmark = [pytest.mark.ray,
+              # Ray Data warns about its own deprecated settings when it reads them
+              pytest.mark.filterwarnings("ignore::DeprecationWarning:ray"),
+              # the documented filter is a Python function; Ray suggests its own expressions
+              pytest.mark.filterwarnings("ignore:Use 'expr' instead of 'fn':UserWarning")]
+
+SPEC = EXAMPLES / "spec.json"
+FIXTURES = sorted(str(p) for p in EXAMPLES.glob("fixture_*.jsonl"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _events(path: str) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in Path(path).read_bytes().splitlines() if line.strip()]
+
+
+class TestReplayPaths:
+    """``assay replay --ray`` is the local replay, byte for byte."""
+
+    @pytest.mark.parametrize("fmt", ["text", "json"])
+    def test_report_bytes_equal_the_local_run(self, fmt: str) -> None:
+        """Same order, same report, same report-sha256, whatever the batch size."""
+        spec = load_replay_spec(SPEC)
+        local = replay_report(replay_files(spec, FIXTURES), spec, fmt=fmt)
+        for size in (1, 3, 64):
+            run = replay_paths(spec, FIXTURES, batch_size=size)
+            assert replay_report(run, spec, fmt=fmt) == local
+
+    def test_cli_output_and_exit_equal_the_local_run(self) -> None:
+        """The command's stdout and exit code do not change with --ray."""
+        args = ["replay", str(SPEC), *FIXTURES]
+        local = CliRunner().invoke(cli, args)
+        dist = CliRunner().invoke(cli, [*args, "--ray"])
+        assert dist.exit_code == local.exit_code == 1
+        assert dist.stdout == local.stdout
+
+    def test_standard_input_is_refused(self) -> None:
+        """'-' cannot be sent to a worker: exit 2 with one line."""
+        result = CliRunner().invoke(cli, ["replay", str(SPEC), "-", "--ray"], input="{}")
+        assert result.exit_code == 2
+        assert "standard input" in result.stderr and len(result.stderr.splitlines()) == 1
+
+    def test_a_killed_worker_loses_and_doubles_nothing(self, tmp_path: Path) -> None:
+        """kill -9 of a worker mid-job: Ray runs the batch again; every result comes once."""
+        spec = load_replay_spec(SPEC)
+        big = _events(FIXTURES[2])
+        final = big[-1]
+        body = [*big[:-1]]
+        seq = max(e["seq"] for e in body)
+        # long trajectories, so a batch is still running when the kill lands
+        for i in range(1, 20_000):
+            body.append({"seq": seq + i, "ts": "2026-07-11T03:14:30Z", "agent": "reporter",
+                         "event": "action", "action_type": "read_row"})
+        body.append({**final, "seq": seq + 20_000})
+        data = b"".join(orjson.dumps(e) + b"\n" for e in body)
+        paths = []
+        for n in range(16):
+            path = tmp_path / f"t{n:02d}.jsonl"
+            path.write_bytes(data)
+            paths.append(str(path))
+        paths[5] = FIXTURES[0]
+        local = replay_report(replay_files(spec, paths), spec, fmt="json")
+        killed: list[int] = []
+
+        def kill_a_busy_worker() -> None:
+            deadline = time.monotonic() + 60
+            while not killed and time.monotonic() < deadline:
+                for pid in os.listdir("/proc"):
+                    try:
+                        title = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    except OSError:
+                        continue
+                    if pid.isdigit() and title.startswith(b"ray::_judge_batch"):
+                        os.kill(int(pid), signal.SIGKILL)
+                        killed.append(int(pid))
+                        return
+                time.sleep(0.01)
+
+        killer = threading.Thread(target=kill_a_busy_worker)
+        killer.start()
+        run = replay_paths(spec, paths, batch_size=2)
+        killer.join()
+        assert killed, "no worker was busy with a batch to kill"
+        assert [r.id for r in run.results] == paths
+        assert replay_report(run, spec, fmt="json") == local
+
+
+class TestReplayDataset:
+    """Ray Data rows in, verdict rows out."""
+
+    def test_paths_events_and_bytes(self) -> None:
+        """A path, a list of events and raw bytes give the verdicts a local replay gives."""
+        spec = load_replay_spec(SPEC)
+        expected = {r.id: r.verdict for r in replay_files(spec, FIXTURES)}
+        by_path = replay_dataset(ray.data.from_items([{"path": p} for p in FIXTURES]), SPEC)
+        rows = by_path.take_all()
+        assert {r["id"]: r["verdict"] for r in rows} == expected
+        # the events of every fixture that is JSON at all (the bad-input one is not)
+        parsed = [p for p in FIXTURES if "bad_input" not in p]
+        for column, value, among in (("events", _events, parsed),
+                                     ("raw", lambda p: Path(p).read_bytes(), FIXTURES)):
+            items = [{"name": Path(p).name, column: value(p)} for p in among]
+            ds = replay_dataset(ray.data.from_items(items), SPEC, column=column,
+                                id_column="name")
+            got = {r["id"]: r["verdict"] for r in ds.take_all()}
+            assert got == {Path(k).name: expected[k] for k in among}, column
+        assert expected[FIXTURES[0]] == "ERROR"  # the raw bytes of bad input are judged too
+
+    def test_row_shape_filter_and_parquet(self, tmp_path: Path) -> None:
+        """Rows carry id, verdict, reason codes, task_success and the --by field."""
+        ds = replay_dataset(ray.data.from_items([{"path": p} for p in FIXTURES]), SPEC,
+                            by=["agent", "task_success"])
+        passing = ds.filter(lambda r: r["verdict"] == "PASS")
+        out = tmp_path / "passing"
+        passing.write_parquet(str(out))
+        back = sorted(ray.data.read_parquet(str(out)).take_all(), key=lambda r: r["id"])
+        assert back and all(r["verdict"] == "PASS" for r in back)
+        assert set(back[0]) == {"id", "verdict", "reasons", "task_success", "agent"}
+        assert back[0]["agent"] == "reporter" and back[0]["task_success"] is True
+        assert list(back[0]["reasons"]) == ["trajectory-conforms"]
+        shutil.rmtree(out)
+
+    def test_a_missing_column_is_one_error(self) -> None:
+        """A dataset without the named column fails with the columns it has."""
+        ds = replay_dataset(ray.data.from_items([{"file": FIXTURES[0]}]), SPEC)
+        with pytest.raises(Exception, match="no column 'path'"):
+            ds.take_all()
