@@ -90,14 +90,7 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
 }
 
 # (framework, scenario) -> the wrong verdict, described; the cell runs xfail(strict=True).
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("langgraph", "rejected-but-sent"):
-        "false PASS: the tool calls `interrupt()`, is resumed with a refusal, and sends "
-        "anyway; its ToolMessage (`sent report on acme`) is in the thread, but read_langgraph "
-        "drops every call answered by a task whose interrupt was refused, so the send is no "
-        "action. The reader cannot tell this from a tool that honoured the refusal (both "
-        "answer with a ToolMessage); failing closed means keeping the call as an action",
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 
