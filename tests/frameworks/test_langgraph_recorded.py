@@ -81,6 +81,15 @@ class TestToolAnswerOutranksRefusal:
         assert verdict(ANY_APPROVER, "same_task_rejected") == ("BLOCK", "checkpoint-skipped")
 
 
+def test_agent_inbox_accept_is_a_checkpoint_before_the_send() -> None:
+    traj = trajectory("agent_inbox_accepted")
+    assert steps(traj) == [("checkpoint", "reporter", "approve_send_report"),
+                           ("action", "reporter", "send_report"), ("final", "reporter", None)]
+    assert (traj.events[0].get("decision"), traj.events[0].get("confirmed_by")) == (
+        "accept", "owner")
+    assert verdict(SPEC, "agent_inbox_accepted") == ("PASS", "trajectory-conforms")
+
+
 def test_call_never_answered_in_a_finished_thread_did_not_run() -> None:
     traj = trajectory("unanswered_finished")
     assert steps(traj) == [("final", "reporter", None)]

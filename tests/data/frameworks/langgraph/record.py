@@ -16,6 +16,8 @@ Threads (one file each, ``<name>.jsonl``):
   ends the graph; the call is never answered.
 - ``same_task_rejected``: one message calls ``lookup_account`` and the gated
   ``send_report``; one ToolNode task runs both, and the owner refuses.
+- ``agent_inbox_accepted``: ``send_report`` asks with an agent-inbox request
+  (``[{"action_request": ...}]``) and the owner answers ``accept``.
 - ``unanswered_finished``: the reporter asks for ``send_report`` and the graph
   ends; nothing runs the call.
 - ``subgraph_approved``: the reporter is a subgraph (its own model node and
@@ -164,6 +166,23 @@ def same_task_rejected() -> Trajectory:
     return thread(graph.compile(checkpointer=InMemorySaver()), REFUSED)
 
 
+def agent_inbox_accepted() -> Trajectory:
+    @tool
+    def send_report(account: str, summary: str) -> str:
+        """Send the report (cannot be taken back): asks through the agent inbox."""
+        answer = interrupt([{"action_request": {"action": "send_report",
+                                                "args": {"account": account}},
+                             "config": {"allow_accept": True, "allow_ignore": True},
+                             "description": "Send the weekly report?"}])
+        if answer[0].get("type") != "accept":
+            return "not sent: ignored"
+        return f"sent report on {account}"
+
+    graph = reporter_graph(review=False, tools=[send_report])
+    return thread(graph.compile(checkpointer=InMemorySaver()),
+                  [{"type": "accept", "args": None, "by": "owner"}])
+
+
 def unanswered_finished() -> Trajectory:
     model = FakeMessagesListChatModel(responses=[call(SEND)])
 
@@ -198,8 +217,8 @@ def subgraph_rejected_not_sent() -> Trajectory:
 
 THREADS: dict[str, Callable[[], Trajectory]] = {
     f.__name__: f for f in (rejected_but_sent, rejected_not_sent, same_task_rejected,
-                            unanswered_finished, subgraph_approved, subgraph_in_a_node_approved,
-                            subgraph_rejected_not_sent)}
+                            agent_inbox_accepted, unanswered_finished, subgraph_approved,
+                            subgraph_in_a_node_approved, subgraph_rejected_not_sent)}
 
 
 def main(out: Path = HERE) -> None:
