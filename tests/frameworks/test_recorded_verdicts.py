@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from assay import replay
 from assay.events import Trajectory
 from assay.ingest import load
@@ -99,4 +101,23 @@ def test_harbor_written_atif_approval_matched_by_derive_is_one_checkpoint() -> N
         "checkpoint", "action", "action"]
     result = replay(DATA / "spec_consume_derive.yaml",
                     [str(DATA / "atif_harbor_one_approval_two_sends.json")]).results[0]
+    assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
+
+
+@pytest.mark.parametrize(("name", "agent"), [
+    ("openinference/langchain_instrumented.json", None),
+    ("openllmetry/traceloop_decorated.json", "reporter")])
+def test_spans_written_by_the_instrumentation_libraries_are_read(name: str,
+                                                                 agent: str | None) -> None:
+    """Spans written by OpenInference's LangChainInstrumentor and OpenLLMetry's decorators.
+
+    ``record_instrumented_spans.py`` let each library trace a lookup and a
+    send with no approval. Both TOOL spans are actions (with their arguments),
+    so the unapproved send blocks instead of passing with no tool call read.
+    """
+    (traj,) = trajectories(name)
+    actions = [(e.agent, e.action_type, e.get("args")) for e in traj.events if e.kind == "action"]
+    assert [(a, t) for a, t, _ in actions] == [(agent, "lookup_account"), (agent, "send_report")]
+    assert actions[1][2] == {"account": "acme", "summary": "3 open tickets"}
+    result = replay(DATA / "spec_any_approver.yaml", [str(DATA / name)]).results[0]
     assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
