@@ -116,6 +116,14 @@ class TestSubgraphs:
         ids = [e.get("call_id") for e in traj.events if e.kind == "action"]
         assert ids == ["c1", "c2", "send-1"]
 
+    def test_a_thread_waiting_inside_a_subgraph_keeps_the_unanswered_send(self) -> None:
+        traj = trajectory("subgraph_waiting")
+        (send,) = [e for e in traj.events if e.action_type == "send_report"]
+        assert (send.agent, send.get("answered")) == ("reporter", False)
+        assert [e for e in traj.events if e.kind == "checkpoint"] == []
+        assert traj.events[-1].get("task_success") is False
+        assert verdict(SPEC, "subgraph_waiting") == ("BLOCK", "checkpoint-skipped")
+
     def test_refused_in_a_subgraph_approval_node_sends_nothing(self) -> None:
         traj = trajectory("subgraph_rejected_not_sent")
         assert steps(traj) == [

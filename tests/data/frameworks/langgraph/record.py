@@ -23,6 +23,8 @@ Threads (one file each, ``<name>.jsonl``):
 - ``subgraph_approved``: the reporter is a subgraph (its own model node and
   ToolNode); the interrupt is raised and resumed inside it, and the subgraph
   returns the whole conversation, the triage calls included.
+- ``subgraph_waiting``: the same, never resumed: the thread waits on the
+  interrupt raised inside the subgraph.
 - ``subgraph_in_a_node_approved``: the same reporter subgraph, invoked from
   inside a node function instead of added as a node.
 - ``subgraph_rejected_not_sent``: the reporter subgraph has an approval node
@@ -201,6 +203,11 @@ def subgraph_approved() -> Trajectory:
     return thread(with_triage(sub.compile()), APPROVED)
 
 
+def subgraph_waiting() -> Trajectory:
+    sub = reporter_graph(review=False, tools=[gated_send(honours_refusal=True)])
+    return thread(with_triage(sub.compile()))
+
+
 def subgraph_in_a_node_approved() -> Trajectory:
     sub = reporter_graph(review=False, tools=[gated_send(honours_refusal=True)]).compile()
 
@@ -218,7 +225,8 @@ def subgraph_rejected_not_sent() -> Trajectory:
 THREADS: dict[str, Callable[[], Trajectory]] = {
     f.__name__: f for f in (rejected_but_sent, rejected_not_sent, same_task_rejected,
                             agent_inbox_accepted, unanswered_finished, subgraph_approved,
-                            subgraph_in_a_node_approved, subgraph_rejected_not_sent)}
+                            subgraph_waiting, subgraph_in_a_node_approved,
+                            subgraph_rejected_not_sent)}
 
 
 def main(out: Path = HERE) -> None:
