@@ -2,10 +2,12 @@
 
 Each ``test_matrix_<framework>.py`` records every scenario its framework can
 express from the real library (scripted models, no network) and replays it
-against the scenario's spec. A scenario a framework cannot express is a
-documented cell here (``NOT_EXPRESSIBLE``), with the reason, never a skip. A
-cell whose verdict is known to be wrong is listed in ``KNOWN_BUGS`` and runs as
-``xfail(strict=True)``.
+against the scenario's spec; Inspect's logs, recorded by Inspect with its mock
+model, are kept under tests/data/inspect/matrix/. A scenario a framework
+cannot express is a documented cell here (``NOT_EXPRESSIBLE``), with the
+reason, never a skip; one it can express but assay does not read is listed in
+``NOT_READ``. A cell whose verdict is known to be wrong is listed in
+``KNOWN_BUGS`` and runs as ``xfail(strict=True)``.
 
 ``python -m tests.frameworks.matrix`` rewrites the table in
 docs/frameworks/index.md; a test checks the page matches.
@@ -57,13 +59,15 @@ SCENARIOS: tuple[Scenario, ...] = (
              "spec_any_approver.yaml", (PASS, SKIPPED)),
 )
 
-FRAMEWORKS: tuple[str, ...] = ("pydantic-ai", "openai-agents", "langgraph", "langchain-hitl")
+FRAMEWORKS: tuple[str, ...] = ("pydantic-ai", "openai-agents", "langgraph", "langchain-hitl",
+                               "inspect")
 
 FRAMEWORK_TITLES = {
     "pydantic-ai": "pydantic-ai (OTel spans)",
     "openai-agents": "OpenAI Agents SDK (AssayTracingProcessor)",
     "langgraph": "LangGraph (read_langgraph)",
     "langchain-hitl": "LangChain create_agent + HumanInTheLoopMiddleware (read_langgraph)",
+    "inspect": "Inspect AI eval logs (approvers)",
 }
 
 NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
@@ -87,23 +91,37 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
     ("langchain-hitl", "handoff"):
         "`create_agent` builds a single agent; handoffs between agents are graph-level "
         "(the LangGraph column)",
+    ("inspect", "rejected-but-sent"):
+        "Inspect runs a call only when an approver approves or modifies it; a rejected call "
+        "is never executed",
+    ("inspect", "after-action"):
+        "Inspect asks the approvers before the tool runs; no approval can follow the call",
+    ("inspect", "two-sends-one-approval"):
+        "Inspect asks the approvers once per tool call, so one approval cannot cover two sends",
+    ("inspect", "two-runs"):
+        "every sample of an eval runs under the same approval policy, so one sample cannot "
+        "be approved while another runs ungated",
+}
+
+# (framework, scenario) -> why assay does not read it, though the framework can express it.
+NOT_READ: dict[tuple[str, str], str] = {
+    ("inspect", "handoff"):
+        "Inspect's `handoff()` is read as a handoff from `inspect`, the one agent the "
+        "reader names: a log does not say which agent ran each call, so a contract between "
+        "two named agents (`triage` to `reporter`) cannot be checked",
 }
 
 # (framework, scenario) -> the wrong verdict, described; the cell runs xfail(strict=True).
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("langgraph", "rejected-but-sent"):
-        "false PASS: the tool calls `interrupt()`, is resumed with a refusal, and sends "
-        "anyway; its ToolMessage (`sent report on acme`) is in the thread, but read_langgraph "
-        "drops every call answered by a task whose interrupt was refused, so the send is no "
-        "action. The reader cannot tell this from a tool that honoured the refusal (both "
-        "answer with a ToolMessage); failing closed means keeping the call as an action",
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 
 
 def expressible(framework: str) -> list[str]:
-    return [s.name for s in SCENARIOS if (framework, s.name) not in NOT_EXPRESSIBLE]
+    """The scenarios ``framework`` can express and assay reads."""
+    return [s.name for s in SCENARIOS
+            if (framework, s.name) not in NOT_EXPRESSIBLE
+            and (framework, s.name) not in NOT_READ]
 
 
 def params(framework: str) -> list[Any]:
@@ -164,6 +182,8 @@ def spec(scenario: str) -> Path:
 def _cell(framework: str, scenario: Scenario) -> str:
     if (framework, scenario.name) in NOT_EXPRESSIBLE:
         return "n/a¹"
+    if (framework, scenario.name) in NOT_READ:
+        return "not read³"
     text = ", ".join(f"{v} `{code}`" for v, code in scenario.expected)
     if (framework, scenario.name) in KNOWN_BUGS:
         text += " expected; known bug²"
@@ -189,6 +209,9 @@ def render() -> str:
     if KNOWN_BUGS:
         lines += ["", "² Known wrong verdicts:", ""]
         lines += [f"- {f}, {name}: {why}." for (f, name), why in KNOWN_BUGS.items()]
+    if NOT_READ:
+        lines += ["", "³ Expressible in that framework, not read by assay:", ""]
+        lines += [f"- {f}, {name}: {why}." for (f, name), why in NOT_READ.items()]
     lines += ["", END]
     return "\n".join(lines)
 

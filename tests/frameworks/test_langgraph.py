@@ -134,11 +134,13 @@ def test_approval_after_the_send_is_checkpoint_after_action() -> None:
     assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-after-action")
 
 
-def test_refusal_is_no_checkpoint_and_the_call_did_not_run() -> None:
+def test_refusal_inside_the_tool_is_no_checkpoint_and_the_answered_call_ran() -> None:
+    """The tool asked, was refused and answered: what it did is not recorded, so it ran."""
     traj = run({"approved": False, "by": "owner"})
     assert [e for e in traj.events if e.kind == "checkpoint"] == []
-    assert "send_report" not in [e.action_type for e in traj.events]
-    assert replay(SPEC, traj).results[0].verdict == "PASS"
+    (send,) = [e for e in traj.events if e.action_type == "send_report"]
+    assert (send.get("result"), send.get("refused")) == ("not sent: the owner refused", True)
+    assert replay(SPEC, traj).results[0].headline == "checkpoint-skipped"
 
 
 def test_waiting_thread_keeps_the_unanswered_call() -> None:

@@ -149,9 +149,11 @@ def toolnode_thread(resume: Any, *, inbox: bool = False) -> Trajectory:
     return read_langgraph(app, CONFIG)
 
 
-def test_rejected_gated_call_keeps_the_ungated_call_of_the_same_task() -> None:
+def test_rejected_gated_call_and_the_ungated_call_of_the_same_task_both_ran() -> None:
+    """Both calls were answered by the ToolNode: a refusal does not hide either."""
     traj = toolnode_thread({"approved": False})
-    assert [e.action_type for e in traj.events if e.kind == "action"] == ["lookup_account"]
+    assert [(e.action_type, e.get("refused")) for e in traj.events if e.kind == "action"] == [
+        ("lookup_account", None), ("send_report", True)]
     assert [e for e in traj.events if e.kind == "checkpoint"] == []
 
 
@@ -166,7 +168,8 @@ def test_agent_inbox_accept_is_a_checkpoint() -> None:
 
 def test_agent_inbox_ignore_is_no_checkpoint() -> None:
     traj = toolnode_thread([{"type": "ignore", "args": None}], inbox=True)
-    assert [e.action_type for e in traj.events if e.kind == "action"] == ["lookup_account"]
+    assert [e for e in traj.events if e.kind == "checkpoint"] == []
+    assert replay(SPEC, traj).results[0].headline == "checkpoint-skipped"
 
 
 def test_call_never_answered_in_a_finished_thread_did_not_run() -> None:

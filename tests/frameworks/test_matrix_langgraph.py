@@ -3,8 +3,11 @@
 A triage agent looks up an account through its ToolNode and hands over with
 ``Command(goto="reporter")``; the reporter's ``send_report`` asks for approval
 with ``interrupt()`` inside the tool (or, for one approval covering several
-sends, in an approval node before the ToolNode, declared with ``other_nodes``)
-and the thread resumes with ``Command(resume=...)``. Each thread is read from
+sends and for a refusal that keeps the tool from running, in an approval node
+before the ToolNode, declared with ``other_nodes``) and the thread resumes
+with ``Command(resume=...)``. A tool that asks inside itself and is refused
+still answers its call, and an answered call ran: only a refusal before the
+ToolNode leaves the send unanswered. Each thread is read from
 its checkpointer at test time and written as native JSONL, the file a user
 gates. Fake chat models, no network.
 """
@@ -46,6 +49,7 @@ class Run:
     sends_anyway: bool = False  # the tool sends whatever the decision
     approve_after: bool = False  # the reporter node asks for approval after the send
     sends: int = 1  # more than one: one approval node gates the whole ToolNode
+    gate_in_node: bool = False  # the approval node gates the ToolNode even for one send
     handoff_field: str = "account"
     send_raises: bool = False
 
@@ -55,7 +59,7 @@ def call(calls: list[tuple[str, dict[str, Any], str]]) -> AIMessage:
 
 
 def one_thread(run: Run, thread: str) -> Trajectory:
-    gate_node = run.sends > 1
+    gate_node = run.sends > 1 or run.gate_in_node
 
     @tool
     def lookup_account(name: str) -> str:
@@ -126,7 +130,7 @@ SCENARIO_RUNS: dict[str, tuple[Run, ...]] = {
     "approved": (Run(),),
     "missing": (Run(gated=False),),
     "rejected-but-sent": (Run(approved=False, sends_anyway=True),),
-    "rejected-not-sent": (Run(approved=False),),
+    "rejected-not-sent": (Run(approved=False, gate_in_node=True),),
     "after-action": (Run(gated=False, approve_after=True),),
     "two-sends-one-approval": (Run(sends=2),),
     "handoff": (Run(handoff_field="customer"),),

@@ -15,6 +15,8 @@ this reader follows the files Codex writes:
   ``*_output`` (``result``; ``error`` when the output says the command failed
   to run). A shell call (``shell``, ``container.exec``, ``shell_command``,
   ``exec_command``, ``local_shell``) carries its command line as ``command``;
+- a ``web_search_call`` (a search the model ran) is an ``action``
+  ``web_search`` (``args`` = its ``action``, ``result`` = its ``status``);
 - a shell call that asked for escalated permissions
   (``sandbox_permissions: require_escalated``) and then ran, under an
   ``approval_policy`` that asks the user (``on-request``, ``untrusted``), was
@@ -199,6 +201,15 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
             fields["_approved"] = escalated and policy in _ASKING
             calls[call_id] = (fields, n)
             staged.append(("action", AGENT, fields, n))
+        elif ptype == "web_search_call":
+            # Run by the model's host, not a tool the agent calls: no output line follows.
+            action = payload.get("action")
+            search: dict[str, Any] = {"ts": ts, "action_type": "web_search",
+                                      "args": action if isinstance(action, dict) else {},
+                                      "result": payload.get("status")}
+            if isinstance(payload.get("id"), str):
+                search["call_id"] = payload["id"]
+            staged.append(("action", AGENT, search, n))
         elif ptype in _OUTPUTS:
             call_id = payload.get("call_id")
             if not isinstance(call_id, str) or call_id not in calls:

@@ -7,9 +7,17 @@ first, and maps each node run (a task) to events:
 - a tool call (in an ``AIMessage`` a task wrote) is an ``action`` of that
   task's agent when its ``ToolMessage`` answer is written, which is when the
   tool ran (``action_type`` = tool name, ``args``, ``call_id``, ``result``;
-  ``error`` when the answer's status is error). A call answered by a task
-  whose interrupt was resumed with a refusal did not run: no action. A call
-  never answered is kept at the end (``answered: false``);
+  ``error`` when the answer's status is error). An answer from the tool
+  node means the tool ran, even when its interrupt was resumed with a refusal
+  (``refused: true``): what a refused tool did is not recorded, so evidence
+  that it ran outranks the decision. A call answered by a node that is
+  neither agent nor tool (a middleware's refusal) did not run. A call never
+  answered is kept at the end (``answered: false``) while the thread waits,
+  and is no action once the thread finished;
+- a subgraph (a node that is a compiled graph, or a node that invokes one) is
+  read from its own checkpoints, where its interrupts and resumes are; the
+  messages it returns repeat calls already read and are not read again (calls
+  are told apart by their id);
 - a task whose agent differs from the previous one is a ``handoff`` (a
   ``Command(goto=...)`` or an active-agent change); its payload is the
   arguments of the previous agent's ``transfer_to_<agent>`` call (else of its
@@ -160,6 +168,145 @@ def _messages(result: Any) -> list[Any]:
     return []
 
 
+def _subgraph(task: Any) -> Mapping[str, Any] | None:
+    """The config of the subgraph a task ran, when its own checkpoints are kept."""
+    state = getattr(task, "state", None)
+    if isinstance(state, Mapping):
+        conf = state.get("configurable")
+        if isinstance(conf, Mapping) and conf.get("checkpoint_ns"):
+            return state
+    return None
+
+
+class _Walk:
+    """The events of one thread, built while its history (and its subgraphs') is walked."""
+
+    def __init__(self, graph: Any, resumes: dict[str, list[Any]], kind_of: Any,
+                 agent_name: Any, agents: Mapping[str, str] | None) -> None:
+        self.graph = graph
+        self.resumes = resumes
+        self.kind_of = kind_of
+        self.agent_name = agent_name
+        self.agents = agents
+        self.events: list[Event] = []
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.seen: set[str] = set()  # every call id met, answered or not
+        self.current: str | None = None
+        self.calls: list[tuple[str, Any]] = []  # the current agent's tool calls: (name, args)
+        self.failed = False
+
+    def add(self, kind: str, agent: str | None, ts: str | None, **fields: Any) -> None:
+        self.events.append(Event.make(len(self.events) + 1, kind, agent, ts=ts, **fields))
+
+    def history(self, snaps: list[Any], step: int | None, outer: str | None) -> None:
+        """Walk ``snaps`` oldest first; inside a subgraph, ``step`` and ``outer`` are its node's."""
+        for i, snap in enumerate(snaps):
+            for task in getattr(snap, "tasks", ()):
+                if not task.name.startswith("__"):
+                    self.task(task, getattr(snap, "created_at", None),
+                              i if step is None else step, outer)
+
+    def switch(self, agent: str, ts: str | None, step: int) -> None:
+        if agent == self.current:
+            return
+        if self.current is not None:
+            wanted = f"transfer_to_{agent}"
+            args = next((a for n, a in reversed(self.calls) if n == wanted),
+                        self.calls[-1][1] if self.calls else {})
+            self.add("handoff", self.current, ts, from_agent=self.current, to_agent=agent,
+                     payload=dict(args) if isinstance(args, Mapping) else {"arguments": args},
+                     step=step)
+        self.current, self.calls = agent, []
+
+    def task(self, task: Any, ts: str | None, step: int, outer: str | None) -> None:
+        name = task.name
+        if getattr(task, "error", None) is not None:
+            self.failed = True
+        kind = self.kind_of(name)
+        if kind != "agent" and self.current is not None:
+            agent = self.current
+        elif outer is not None and not (self.agents is not None and name in self.agents):
+            agent = outer  # a node inside a subgraph works for the subgraph's agent
+        else:
+            agent = self.agent_name(name)
+        self.switch(agent, ts, step)
+        sub = _subgraph(task)
+        snaps = list(self.graph.get_state_history(sub)) if sub is not None else []
+        if snaps:
+            # The subgraph's own steps hold its interrupts, resumes and calls; what the
+            # node returns repeats them (and the parent's messages) and adds nothing new.
+            snaps.reverse()
+            self.history(snaps, step, agent)
+            self.messages(task, "other" if kind == "other" else "agent", agent, ts, step,
+                          set())
+            return
+        refused = self.checkpoints(task, name, agent, ts, step)
+        self.messages(task, kind, agent, ts, step, refused)
+
+    def checkpoints(self, task: Any, name: str, agent: str, ts: str | None,
+                    step: int) -> set[str | None]:
+        """A checkpoint per confirmed interrupt of ``task``; the tools refused, returned."""
+        values = self.resumes.get(task.id, [])
+        refused: set[str | None] = set()
+        for i, intr in enumerate(getattr(task, "interrupts", ())):
+            if i >= len(values):
+                break  # not resumed (yet): nobody decided
+            value = getattr(intr, "value", None)
+            for tool, ok, who, decision in _decisions(value, values[i]):
+                if not ok:
+                    refused.add(tool)  # a rejection is no confirmation
+                    continue
+                cid = value.get("checkpoint_id") if isinstance(value, Mapping) else None
+                if not (isinstance(cid, str) and cid):
+                    cid = f"approve_{tool}" if _requested(value) is not None and tool \
+                        else f"{name}_interrupt"
+                fields: dict[str, Any] = {"checkpoint_id": cid, "step": step}
+                if who is not None:
+                    fields["confirmed_by"] = who
+                if tool is not None:
+                    fields["tool_name"] = tool
+                if decision is not None:
+                    fields["decision"] = decision
+                fields["interrupt_id"] = getattr(intr, "id", None)
+                self.add("checkpoint", agent, ts, **fields)
+        return refused
+
+    def messages(self, task: Any, kind: NodeKind, agent: str, ts: str | None, step: int,
+                 refused: set[str | None]) -> None:
+        msgs = _messages(getattr(task, "result", None))
+        answered = [m for m in msgs if getattr(m, "tool_call_id", None) in self.pending]
+        for msg in msgs:
+            for tc in getattr(msg, "tool_calls", None) or []:
+                args = tc.get("args") or {}
+                cid = tc.get("id") or f"#{len(self.seen)}"
+                if kind == "other" and cid in self.pending:
+                    self.pending[cid]["args"] = args  # the call as the reviewer left it
+                    continue
+                if kind == "other" or cid in self.seen:
+                    continue  # a repeat of a call already read (middleware, subgraph output)
+                self.seen.add(cid)
+                self.calls.append((tc.get("name"), args))
+                self.pending[cid] = {
+                    "agent": agent, "action_type": tc.get("name"), "args": args,
+                    "call_id": tc.get("id"), "step": step, "ts": ts}
+            call_id = getattr(msg, "tool_call_id", None)
+            if call_id is None or call_id not in self.pending:
+                continue
+            call = self.pending.pop(call_id)
+            if kind == "other":
+                continue  # answered by an approval node instead of running the tool
+            tool = call["action_type"]
+            extra: dict[str, Any] = {}
+            if getattr(msg, "status", None) == "error":
+                extra["error"] = True
+            if tool in refused or (None in refused and len(answered) == 1):
+                # The human said no, yet the tool answered: it ran, and what it did is
+                # not recorded. Evidence that a tool ran outranks the decision.
+                extra["refused"] = True
+            self.add("action", call["agent"], ts, action_type=tool, args=call["args"],
+                     call_id=call_id, result=getattr(msg, "content", None), step=step, **extra)
+
+
 def read_langgraph(graph: Any, config: Mapping[str, Any], *,
                    tool_nodes: Collection[str] | None = None,
                    other_nodes: Collection[str] | None = None,
@@ -179,7 +326,8 @@ def read_langgraph(graph: Any, config: Mapping[str, Any], *,
       refusal) means the call did not run;
     - every other node is an agent, named by ``agents`` (node -> agent name;
       by default the node's name, and for ``create_agent``'s ``model`` node the
-      graph's name when it has one).
+      graph's name when it has one). A node inside a subgraph works for the
+      agent of the subgraph's node, unless ``agents`` names it.
     """
     graph_name = getattr(graph, "name", None)
 
@@ -205,96 +353,17 @@ def read_langgraph(graph: Any, config: Mapping[str, Any], *,
 
     history = list(graph.get_state_history(config))
     history.reverse()
-    resumes = _resumes(graph, config)
-    events: list[Event] = []
-    pending: dict[str, dict[str, Any]] = {}
-
-    def add(kind: str, agent: str | None, ts: str | None, **fields: Any) -> None:
-        events.append(Event.make(len(events) + 1, kind, agent, ts=ts, **fields))
-
-    current: str | None = None
-    calls: list[tuple[str, Any]] = []  # the current agent's tool calls: (name, args)
-    failed = False
-    for step, snap in enumerate(history):
-        ts = getattr(snap, "created_at", None)
-        for task in getattr(snap, "tasks", ()):
-            name = task.name
-            if name.startswith("__"):
-                continue
-            if getattr(task, "error", None) is not None:
-                failed = True
-            kind = kind_of(name)
-            agent = current if kind != "agent" and current is not None else agent_name(name)
-            if agent != current:
-                if current is not None:
-                    wanted = f"transfer_to_{agent}"
-                    args = next((a for n, a in reversed(calls) if n == wanted),
-                                calls[-1][1] if calls else {})
-                    add("handoff", current, ts, from_agent=current, to_agent=agent,
-                        payload=dict(args) if isinstance(args, Mapping) else {"arguments": args},
-                        step=step)
-                current, calls = agent, []
-            values = resumes.get(task.id, [])
-            refused: set[str | None] = set()  # tools whose approval this task's human refused
-            for i, intr in enumerate(getattr(task, "interrupts", ())):
-                if i >= len(values):
-                    break  # not resumed (yet): nobody decided
-                value = getattr(intr, "value", None)
-                for tool, ok, who, decision in _decisions(value, values[i]):
-                    if not ok:
-                        refused.add(tool)  # a rejection is no confirmation
-                        continue
-                    cid = value.get("checkpoint_id") if isinstance(value, Mapping) else None
-                    if not (isinstance(cid, str) and cid):
-                        cid = f"approve_{tool}" if _requested(value) is not None and tool \
-                            else f"{name}_interrupt"
-                    fields: dict[str, Any] = {"checkpoint_id": cid, "step": step}
-                    if who is not None:
-                        fields["confirmed_by"] = who
-                    if tool is not None:
-                        fields["tool_name"] = tool
-                    if decision is not None:
-                        fields["decision"] = decision
-                    fields["interrupt_id"] = getattr(intr, "id", None)
-                    add("checkpoint", agent, ts, **fields)
-            answered = [m for m in _messages(getattr(task, "result", None))
-                        if getattr(m, "tool_call_id", None) in pending]
-            for msg in _messages(getattr(task, "result", None)):
-                for tc in getattr(msg, "tool_calls", None) or []:
-                    args = tc.get("args") or {}
-                    cid = tc.get("id") or f"#{len(pending)}"
-                    if kind == "other" and cid in pending:
-                        pending[cid]["args"] = args  # the call as the reviewer left it
-                        continue
-                    if kind == "other":
-                        continue  # a middleware node repeats the model's message
-                    calls.append((tc.get("name"), args))
-                    pending[cid] = {
-                        "agent": agent, "action_type": tc.get("name"), "args": args,
-                        "call_id": tc.get("id"), "step": step, "ts": ts}
-                call_id = getattr(msg, "tool_call_id", None)
-                if call_id is None or call_id not in pending:
-                    continue
-                call = pending.pop(call_id)
-                if kind == "other":
-                    continue  # answered by an approval node instead of running the tool
-                tool = call["action_type"]
-                if tool in refused or (None in refused and len(answered) == 1):
-                    # The refusal named this tool (or the task answered this call only):
-                    # the tool returned without doing what it guards.
-                    continue
-                extra = {"error": True} if getattr(msg, "status", None) == "error" else {}
-                add("action", call["agent"], ts, action_type=tool,
-                    args=call["args"], call_id=call_id, result=getattr(msg, "content", None),
-                    step=step, **extra)
+    walk = _Walk(graph, _resumes(graph, config), kind_of, agent_name, agents)
+    walk.history(history, None, None)
     last = history[-1] if history else None
     done = last is not None and not getattr(last, "next", ())
     if not done:
-        for call in pending.values():  # waiting: kept, the call may still run
-            add("action", call["agent"], call["ts"], action_type=call["action_type"],
-                args=call["args"], call_id=call["call_id"], step=call["step"], answered=False)
+        for call in walk.pending.values():  # waiting: kept, the call may still run
+            walk.add("action", call["agent"], call["ts"], action_type=call["action_type"],
+                     args=call["args"], call_id=call["call_id"], step=call["step"],
+                     answered=False)
     thread = config.get("configurable", {}).get("thread_id")
-    add("final", current, getattr(last, "created_at", None),
-        task_success=done and not failed, thread_id=thread)
+    walk.add("final", walk.current, getattr(last, "created_at", None),
+             task_success=done and not walk.failed, thread_id=thread)
     tid = trajectory_id or f"langgraph#{thread}"
-    return Trajectory(tid, tuple(events), None, "langgraph", {"thread_id": thread})
+    return Trajectory(tid, tuple(walk.events), None, "langgraph", {"thread_id": thread})

@@ -16,6 +16,13 @@ with its own approval policy:
 - modified.json: the ``owner`` approver modifies the recipient, the send runs
   with the modified arguments;
 - auto.json: Inspect's ``auto`` approver approves (no person involved).
+
+And, under matrix/, one log per scenario of the end-to-end matrix
+(tests/frameworks/matrix.py) that Inspect can express, each with the one
+sample ``send`` (or ``send-fails``) and only ``send_report`` gated:
+approved.json (the ``owner`` approves), missing.json (no approver),
+rejected-not-sent.json (the ``owner`` rejects; the send never runs),
+errored-tool.json (no approver; the send raises).
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ def send_report() -> Any:
             to: The recipient.
             body: The report.
         """
+        if to == "down@example.com":
+            raise ToolError("mail server unreachable")
         return f"sent to {to}"
 
     return execute
@@ -67,6 +76,8 @@ def send_report() -> Any:
 
 SCRIPTS: dict[str, list[tuple[str, dict[str, Any]] | str]] = {
     "send": [("send_report", {"to": "cfo@example.com", "body": "Q3 report"}), "Report sent."],
+    "send-fails": [("send_report", {"to": "down@example.com", "body": "Q3 report"}),
+                   "The send failed."],
     "lookup-error": [("lookup_account", {"name": "missing"}),
                      ("send_report", {"to": "cfo@example.com", "body": "no account"}),
                      "Done."],
@@ -91,6 +102,15 @@ def owner() -> Any:
     """Stands in for the account owner: approves each send."""
     async def approve(message: str, call: Any, view: Any, history: Any) -> Approval:
         return Approval(decision="approve", explanation="owner approved the send")
+
+    return approve
+
+
+@approver(name="owner")
+def owner_rejects() -> Any:
+    """The owner says no."""
+    async def approve(message: str, call: Any, view: Any, history: Any) -> Approval:
+        return Approval(decision="reject", explanation="do not send it")
 
     return approve
 
@@ -124,7 +144,8 @@ def task(samples: list[str]) -> Task:
                 name="reporter")
 
 
-def run(name: str, fmt: str, samples: list[str], approval: list[ApprovalPolicy] | None) -> None:
+def run(name: str, fmt: str, samples: list[str], approval: list[ApprovalPolicy] | None,
+        folder: Path = HERE) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         model = get_model("mockllm/model", custom_outputs=script)
         logs = eval(task(samples), model=model, approval=approval, log_dir=tmp,
@@ -132,7 +153,7 @@ def run(name: str, fmt: str, samples: list[str], approval: list[ApprovalPolicy] 
         assert logs[0].status == "success", logs[0].error
         found = list(Path(tmp).glob(f"*.{fmt}"))
         assert len(found) == 1, found
-        shutil.copyfile(found[0], HERE / f"{name}.{fmt}")
+        shutil.copyfile(found[0], folder / f"{name}.{fmt}")
 
 
 def main() -> int:
@@ -144,6 +165,14 @@ def main() -> int:
                                        ApprovalPolicy(auto_approver("reject"), "send_report")])
     run("modified", "json", ["send"], [ApprovalPolicy(owner_modifies(), "send_report")])
     run("auto", "json", ["send"], [ApprovalPolicy(auto_approver(), "*")])
+    matrix = HERE / "matrix"
+    matrix.mkdir(exist_ok=True)
+    for scenario, sample, policy in (
+            ("approved", "send", [ApprovalPolicy(owner(), "send_report")]),
+            ("missing", "send", None),
+            ("rejected-not-sent", "send", [ApprovalPolicy(owner_rejects(), "send_report")]),
+            ("errored-tool", "send-fails", None)):
+        run(scenario, "json", [sample], policy, matrix)
     return 0
 
 
