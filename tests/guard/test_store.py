@@ -58,10 +58,13 @@ class TestSessions:
 
     def test_nothing_is_saved_when_the_block_raises(self, tmp_path: Path) -> None:
         """An exception inside the session leaves the stored state as it was."""
-        with pytest.raises(RuntimeError), \
-                assay.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
-            live.observe({"event": "checkpoint", "checkpoint_id": "ok"})
-            raise RuntimeError
+        def fail() -> None:
+            with assay.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
+                live.observe({"event": "checkpoint", "checkpoint_id": "ok"})
+                raise RuntimeError
+
+        with pytest.raises(RuntimeError):
+            fail()
         assert not (tmp_path / "s" / "guard.json").exists()
 
     def test_concurrent_processes_lose_no_event(self, tmp_path: Path) -> None:

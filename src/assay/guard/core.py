@@ -90,7 +90,7 @@ class Decision:
                 "approvers": list(self.approvers)}
 
 
-class GuardDenied(Exception):  # noqa: N818 - the name says what happened, as the API promises
+class GuardDenied(Exception):
     """A guarded call was not allowed to run; ``decision`` says why."""
 
     def __init__(self, decision: Decision) -> None:
@@ -217,7 +217,8 @@ class Guard:
         if not found:
             return Decision("allow", tool, digest, approvers=self._approvers(ev), seq=ev.seq,
                             call_id=call_id)
-        reasons, satisfy = [], []
+        found_reasons: list[Finding] = []
+        satisfy: list[str] = []
         verdict: Verdict = "ask"
         for rule, why in found:
             where = f"seq {ev.seq}"
@@ -226,7 +227,7 @@ class Guard:
             else:
                 msg = (f"checkpoint '{rule.cid}' is absent; the guarded action '{tool}' would "
                        f"run at {where}")
-            reasons.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, ev.seq))
+            found_reasons.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, ev.seq))
             need = f"{rule.cid}{_names(rule.confirmed_by)}"
             if rule.binds:
                 bound = {"tool": f"tool {tool}", "args": f"args_sha256 {digest}",
@@ -236,7 +237,7 @@ class Guard:
             if (self.approver is not None and rule.confirmed_by is not None
                     and self.approver not in rule.confirmed_by):
                 verdict = "deny"
-        return Decision(verdict, tool, digest, tuple(reasons), tuple(satisfy), seq=ev.seq,
+        return Decision(verdict, tool, digest, tuple(found_reasons), tuple(satisfy), seq=ev.seq,
                         call_id=call_id, missing=tuple(dict.fromkeys(r.cid for r, _ in found)))
 
     def _approvers(self, ev: Event) -> tuple[str, ...]:
