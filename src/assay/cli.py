@@ -395,7 +395,11 @@ def guard() -> None:
 @click.option("--grant", is_flag=True,
               help="Answer allow for an allowed call (skipping Claude Code's prompt); without "
                    "it an allowed call gets no decision and Claude Code's own rules apply.")
-def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool) -> None:
+@click.option("--catch-up", is_flag=True,
+              help="Start a session the guard has not seen from its transcript "
+                   "(transcript_path), so what happened before the hook counts.")
+def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
+                      catch_up: bool) -> None:
     """Read one hook event (JSON) on standard input and answer in the hook protocol.
 
     PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit
@@ -405,7 +409,8 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool) -> 
     """
     from assay.guard.claude_code import run_hook
 
-    answer = run_hook(sys.stdin.buffer.read(), spec, state_dir, approver=approver, grant=grant)
+    answer = run_hook(sys.stdin.buffer.read(), spec, state_dir, approver=approver, grant=grant,
+                      catch_up=catch_up)
     sys.stdout.write(answer.stdout)
     sys.stderr.write(answer.stderr)
     sys.exit(answer.exit)

@@ -8,12 +8,9 @@ into these; replay, accept, the harness and revalidation all consume them.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
-
-import orjson
 
 __all__ = [
     "DEFAULT_ID",
@@ -114,6 +111,12 @@ def args_digest(args: Any) -> str:
     arguments are ``null``. A checkpoint that approves one call carries this
     digest as ``args_sha256``; any other arguments digest differently.
     """
+    # imported here, not at the top: ``import assay`` stays cheap, and replay hashes
+    # arguments only when a rule binds them
+    import hashlib
+
+    import orjson
+
     try:
         text = orjson.dumps(args, option=orjson.OPT_SORT_KEYS)
     except TypeError as exc:  # a value JSON cannot hold (NaN is written as null by orjson)

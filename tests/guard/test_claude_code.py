@@ -128,3 +128,30 @@ class TestHook:
         """An event the guard does not read is answered with nothing, exit 0."""
         out = Hook(tmp_path)("Notification", {"message": "hi"})
         assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+
+
+class TestCatchUp:
+    def test_a_new_session_starts_from_its_transcript(self, tmp_path: Path) -> None:
+        """With --catch-up, the transcript's events are observed before the first check."""
+        transcript = ROOT / "tests" / "data" / "coding" / "claude-code" / "tool_heavy.jsonl"
+        hook = Hook(tmp_path, "mandatory_checkpoints:\n  - {checkpoint_id: AskUserQuestion, "
+                              "must_precede: Bash, scope: each}\n", "--catch-up")
+        out = _decision(hook("PreToolUse", {**_bash("ls", "t-new"),
+                                            "transcript_path": str(transcript)}))
+        assert out["permissionDecision"] == "ask"
+        assert "would run at seq 16" in out["permissionDecisionReason"]  # 15 events before it
+        state = json.loads((hook.state / "sess-1" / "guard.json").read_bytes())
+        assert [e["event"] for e in state["events"]][:2] == ["message", "action"]
+        assert not any(e["event"] == "final" for e in state["events"])
+
+    def test_without_catch_up_the_transcript_is_not_read(self, tmp_path: Path) -> None:
+        """By default the guard knows only what its hook events told it."""
+        hook = Hook(tmp_path)
+        assert hook("PreToolUse", _bash("ls", "t1")).returncode == 0
+        state = json.loads((hook.state / "sess-1" / "guard.json").read_bytes())
+        assert state["events"] == []
+
+    def test_an_unreadable_transcript_denies(self, tmp_path: Path) -> None:
+        """Asked to catch up from a transcript it cannot read, the hook blocks."""
+        out = Hook(tmp_path, SPEC, "--catch-up")("PreToolUse", _bash("ls", "t1"))
+        assert out.returncode == 2 and "nonexistent.jsonl" in out.stderr

@@ -89,10 +89,15 @@ def _json(doc: dict[str, Any]) -> str:
 
 
 def run_hook(data: bytes, spec: str, state_dir: str, *, approver: str = "user",
-             grant: bool = False) -> HookAnswer:
-    """Answer one Claude Code hook event; never raises, any failure denies."""
+             grant: bool = False, catch_up: bool = False) -> HookAnswer:
+    """Answer one Claude Code hook event; never raises, any failure denies.
+
+    With ``catch_up``, a session the guard has not seen before starts from its
+    transcript (``transcript_path``, read with the Claude Code reader): what
+    happened before the hook was installed counts.
+    """
     try:
-        return _answer(data, spec, state_dir, approver, grant)
+        return _answer(data, spec, state_dir, approver, grant, catch_up)
     except _BadInput as exc:
         return _deny(f"bad hook input: {exc}")
     except Exception as exc:  # fail closed: a guard that crashes must not let the call run
@@ -103,7 +108,27 @@ def run_hook(data: bytes, spec: str, state_dir: str, *, approver: str = "user",
         return _deny(f"internal error: {type(exc).__name__}: {exc}")
 
 
-def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool) -> HookAnswer:
+def _catch_up(live: Any, transcript: Any, current: str | None) -> None:
+    """Observe a transcript's events (not its final line, nor the call being asked about)."""
+    if not isinstance(transcript, str) or not transcript:
+        raise _BadInput("'transcript_path' must name the session transcript to catch up from")
+    from assay.errors import TraceError
+    from assay.ingest import ReadFailure, load
+
+    _, entries = load(transcript, "claude-code")
+    for entry in entries:
+        if isinstance(entry, ReadFailure):
+            raise TraceError(f"cannot catch up from the transcript: {entry.error.message}",
+                             path=transcript)
+        for event in entry.events:
+            if event.kind == "final" or (current is not None
+                                         and event.data.get("call_id") == current):
+                continue
+            live.observe({k: v for k, v in event.data.items() if k != "seq"})
+
+
+def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
+            catch_up: bool) -> HookAnswer:
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -119,6 +144,10 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool) 
 
     store = GuardStore(state_dir, load_replay_spec(spec), approver=approver)
     with store.session(session, create=True) as live:
+        if catch_up and not live.guard.records:
+            call_id = doc.get("tool_use_id")
+            _catch_up(live, doc.get("transcript_path"),
+                      call_id if isinstance(call_id, str) else None)
         if name == "UserPromptSubmit":
             prompt = _field(doc, "prompt", str, "a string")
             live.observe({"event": "message", "role": "user", "text": prompt})
