@@ -34,6 +34,7 @@ from assay.conformance.result import Finding
 from assay.conformance.spec import Spec
 from assay.errors import TraceError
 from assay.events import Event, args_digest, field_verified
+from assay.ingest.native import parse_record
 from assay.reasons import Reason
 
 __all__ = ["Decision", "Guard", "GuardDenied", "Verdict"]
@@ -145,8 +146,11 @@ class Guard:
 
         Raises :class:`~assay.errors.TraceError` for an event replay would refuse.
         """
-        if isinstance(event, Event):
-            rec: Any = event.data
+        if type(event) is dict:
+            # a copy: the session must not change when the caller reuses its dict
+            rec: Any = dict(event) if "seq" in event else {"seq": self._last + 1, **event}
+        elif isinstance(event, Event):
+            rec = event.data
         elif isinstance(event, Mapping):
             rec = dict(event)
             if "seq" not in rec:
@@ -154,15 +158,13 @@ class Guard:
         else:
             raise TraceError(f"an event is an Event or a native event dict, got "
                              f"{type(event).__name__}")
-        from assay.ingest.native import parse_record
-
-        parsed = parse_record(rec if isinstance(rec, dict) else dict(rec), 0)._replace(line=None)
+        parsed = parse_record(rec if type(rec) is dict else dict(rec), 0)
         if parsed.seq <= self._last:
             raise TraceError(f"seq {parsed.seq} does not follow seq {self._last}; seq must "
                              "increase")
         if self._ended:
             raise TraceError("the session ended with its final event; nothing follows it")
-        return parsed
+        return Event(parsed.seq, parsed.kind, parsed.agent, parsed.ts, parsed.data)
 
     def observe(self, event: Event | Mapping[str, Any]) -> Event:
         """Take an event that happened: a message, checkpoint, handoff, or a call that ran."""
