@@ -135,6 +135,18 @@ class TestDigest:
                                              "bfdd629ca90401205cf53a61")
 
 
+    def test_arguments_json_cannot_hold_are_never_licensed(self) -> None:
+        """An integer beyond 64 bits has no digest: replay blocks, check denies bad-input."""
+        huge = {"event": "action", "action_type": "send_report", "args": {"n": 10**30}}
+        run = assay.replay(SEND, [{"seq": 1, **_yes("cfo")}, {"seq": 2, **huge},
+                                  {"seq": 3, "event": "final", "task_success": True}])
+        assert run.results[0].verdict == "BLOCK"
+        d = Guard(SEND).check(huge)
+        assert d.verdict == "deny" and d.reasons[0].code == "bad-input"
+        with pytest.raises(ValueError, match="not JSON"):
+            args_digest({"n": 10**30})
+
+
 class TestDecorator:
     def test_denied_call_does_not_run_and_allowed_call_is_observed(self) -> None:
         """@guard.tool raises GuardDenied before the body runs, and observes a call that ran."""

@@ -459,9 +459,20 @@ def _named_call(binds: tuple[str, ...], data: Mapping[str, Any]) -> tuple[Any, .
 
 
 def _action_call(binds: tuple[str, ...], data: Mapping[str, Any]) -> tuple[Any, ...]:
-    """The same parts of an action: its ``action_type``, digest of ``args``, ``call_id``."""
-    return tuple(data.get("action_type") if b == "tool" else args_digest(data.get("args"))
+    """The same parts of an action: its ``action_type``, digest of ``args``, ``call_id``.
+
+    Arguments JSON cannot hold (an integer beyond 64 bits) have no digest: no checkpoint
+    names them.
+    """
+    return tuple(data.get("action_type") if b == "tool" else _digest(data.get("args"))
                  if b == "args" else data.get("call_id") for b in binds)
+
+
+def _digest(args: Any) -> str | None:
+    try:
+        return args_digest(args)
+    except ValueError:
+        return None
 
 
 def _call_text(binds: tuple[str, ...], data: Mapping[str, Any]) -> str:
