@@ -76,7 +76,8 @@ class TestHook:
         trail = load_trail(tmp_path / "state", "sess-1")
         assert trail.check.ok
         assert [r["gate"]["summary"] for r in trail.records] == ["allow Bash", "ask Bash",
-                                                                 "ask Bash"]
+                                                                 "allow Bash", "ask Bash"]
+        assert trail.records[2]["identity"] == "user"  # approved at the prompt
 
     def test_a_person_the_rule_does_not_accept_is_denied(self, tmp_path: Path) -> None:
         """confirmed_by names others than the prompt's approver: deny, with the reason."""

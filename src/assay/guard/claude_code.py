@@ -158,6 +158,10 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
             if asked:
                 from assay.events import args_digest
 
+                # the person at the prompt approved the call the guard asked about
+                live.record(Decision("allow", call["action_type"], args_digest(call["args"]),
+                                     approvers=(approver,), seq=live.guard.last_seq + 1,
+                                     call_id=call.get("call_id")))
                 for cid in asked:
                     live.observe({"event": "checkpoint", "agent": MAIN_AGENT,
                                   "checkpoint_id": cid, "confirmed_by": approver,

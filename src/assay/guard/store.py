@@ -198,6 +198,10 @@ class GuardSession:
         self.decisions += 1
         self.pending.append((self.decisions, decision, _now()))
 
+    def record(self, decision: Decision) -> None:
+        """Log a decision made elsewhere (a person approving a call at a prompt)."""
+        self._logged(decision)
+
     def check(self, event: Any) -> Decision:
         """Ask the guard (the decision is logged when the session closes)."""
         return self.guard.check(event)
