@@ -156,3 +156,19 @@ class TestCatchUp:
         """Asked to catch up from a transcript it cannot read, the hook blocks."""
         out = Hook(tmp_path, SPEC, "--catch-up")("PreToolUse", _bash("ls", "t1"))
         assert out.returncode == 2 and "nonexistent.jsonl" in out.stderr
+
+
+class TestKeptState:
+    def test_arguments_are_kept_only_where_a_rule_binds_them(self, tmp_path: Path) -> None:
+        """A Write's file body is not kept; a bound push's arguments are; responses never."""
+        hook = Hook(tmp_path)
+        write = {"tool_name": "Write", "tool_input": {"file_path": "/a", "content": "x" * 5000},
+                 "tool_use_id": "w1", "tool_response": {"ok": True}}
+        assert hook("PostToolUse", write).returncode == 0
+        assert hook("PostToolUse", {**_bash("git push", "p1"),
+                                    "tool_response": {"stdout": "y" * 5000}}).returncode == 0
+        state = json.loads((hook.state / "sess-1" / "guard.json").read_bytes())
+        kept = {e["call_id"]: e for e in state["events"]}
+        assert "args" not in kept["w1"] and kept["p1"]["args"] == {"command": "git push"}
+        assert kept["p1"]["command"] == "git push"
+        assert not any("result" in e for e in state["events"])

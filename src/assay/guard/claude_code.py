@@ -80,6 +80,25 @@ def _call(doc: dict[str, Any]) -> dict[str, Any]:
     return call
 
 
+def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
+    """The call as the session keeps it: its arguments only where a rule binds them.
+
+    Every hook process reads and rewrites the session, and a tool's input can be a
+    whole file (``Write``); no rule reads the arguments except a binding one (the
+    response is never kept: no rule reads it).
+    """
+    from assay.events import Event
+
+    event = Event.make(guard.last_seq + 1, "action", call.get("agent"),
+                       **{k: v for k, v in call.items() if k not in ("event", "agent")})
+    c = guard.compiled
+    rules = list(c.by_action.get(call["action_type"]) or ())
+    rules.extend(rule for sel, rule in c.by_selector if sel(event))
+    if any("args" in rule.binds for rule in rules):
+        return call
+    return {k: v for k, v in call.items() if k != "args"}
+
+
 def _deny(reason: str) -> HookAnswer:
     return HookAnswer(_EXIT_BLOCK, "", f"assay guard: denied: {reason}\n")
 
@@ -168,8 +187,7 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
                                   "tool": call["action_type"],
                                   "args_sha256": args_digest(call["args"]),
                                   **({"call_id": call["call_id"]} if "call_id" in call else {})})
-            response = doc.get("tool_response")
-            live.observe({**call, **({"result": response} if response is not None else {})})
+            live.observe(_kept(live.guard, call))
             return HookAnswer(0)
         decision = live.check(call)
         if decision.verdict == "ask" and "call_id" in call:
