@@ -139,8 +139,9 @@ def _wall(argv: list[str], stdin: bytes, runs: int, env: dict[str, str]) -> floa
     return statistics.median(times)
 
 
-def hook_latency(runs: int) -> tuple[float, float]:
-    """Wall ms p50 of the hook process on a stored 1,000-event session, and of python -c pass."""
+def hook_latency(runs: int) -> tuple[float, float, float]:
+    """Wall ms p50 of the hook process on a stored 1,000-event session, of python -c pass,
+    and of ``assay --version`` (the CLI's own start-up)."""
     with tempfile.TemporaryDirectory() as tmp:
         # As installed: bytecode compiled once (here into a private cache), not per process.
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -163,7 +164,9 @@ def hook_latency(runs: int) -> tuple[float, float]:
         hook = _wall(argv, payload, runs, env)
         _wall([sys.executable, "-c", "pass"], b"", 1, env)
         bare = _wall([sys.executable, "-c", "pass"], b"", runs, env)
-    return hook, bare
+        _wall([*cmd, "--version"], b"", 1, env)
+        cli = _wall([*cmd, "--version"], b"", runs, env)
+    return hook, bare, cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     lookup50, lookup99 = bare_lookup(args.calls)
     check50, check99 = check_latency(args.calls)
     observe50 = observe_latency(max(1, args.calls // PRIOR))
-    hook, bare = hook_latency(args.hooks)
+    hook, bare, cli = hook_latency(args.hooks)
     figures = {"check p50": check50, "check p99": check99, "observe p50": observe50}
     print(f"guard latency: {RULES}-rule spec, session of {PRIOR} prior events")
     print(f"check   p50 {check50:8.2f} us  p99 {check99:8.2f} us  (targets "
@@ -184,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"observe p50 {observe50:8.2f} us per event  (target {TARGETS_US['observe p50']:.0f} "
           f"us)  | bare dict lookup p50 {lookup50:.2f} us")
     print(f"hook process wall p50 {hook:7.1f} ms  (target {HOOK_TARGET_MS:.0f} ms, "
-          f"{args.hooks} runs)  | python -c pass p50 {bare:.1f} ms")
+          f"{args.hooks} runs)  | python -c pass p50 {bare:.1f} ms, assay --version p50 "
+          f"{cli:.1f} ms")
     missed = [k for k, v in figures.items() if v > TARGETS_US[k]]
     if hook > HOOK_TARGET_MS:
         missed.append("hook")

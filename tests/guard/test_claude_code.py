@@ -37,7 +37,7 @@ class Hook:
                  ) -> subprocess.CompletedProcess[str]:
         if isinstance(payload, dict):
             payload = json.dumps({"hook_event_name": event, "session_id": session,
-                                  "transcript_path": "/nonexistent.jsonl", **payload}).encode()
+                                  "transcript_path": "nonexistent.jsonl", **payload}).encode()
         return subprocess.run(
             [sys.executable, "-m", "assay", "guard", "claude-code", "--spec", str(self.spec),
              "--state-dir", str(self.state), *self.extra],
