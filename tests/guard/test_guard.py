@@ -57,6 +57,21 @@ class TestCheck:
         again = g.check(_send("cfo"))
         assert again.verdict == "ask" and "already used" in again.reasons[0].message
 
+    def test_approve_binds_the_yes_to_the_asked_call(self) -> None:
+        """approve(decision, by) records checkpoints naming that call, and only that call."""
+        g = Guard(SEND)
+        asked = g.check(_send("cfo"))
+        (cp,) = g.approve(asked, "owner")
+        assert cp.data["tool"] == "send_report" and cp.data["args_sha256"] == asked.args_sha256
+        assert g.check(_send("cfo")).approvers == ("owner",)
+        assert g.check(_send("everyone")).verdict == "ask"
+
+    def test_approval_by_someone_the_rule_does_not_accept_licenses_nothing(self) -> None:
+        """approve records what happened; confirmed_by still decides whether it counts."""
+        g = Guard(SEND)
+        g.approve(g.check(_send("cfo")), "intern")
+        assert g.check(_send("cfo")).verdict == "ask"
+
     def test_approver_who_cannot_confirm_is_denied(self) -> None:
         """When the person at hand is not among confirmed_by, asking them cannot help: deny."""
         assert Guard(SEND, approver="user").check(_send("cfo")).verdict == "deny"

@@ -178,15 +178,12 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
                 from assay.events import args_digest
 
                 # the person at the prompt approved the call the guard asked about
-                live.record(Decision("allow", call["action_type"], args_digest(call["args"]),
-                                     approvers=(approver,), seq=live.guard.last_seq + 1,
-                                     call_id=call.get("call_id")))
-                for cid in asked:
-                    live.observe({"event": "checkpoint", "agent": MAIN_AGENT,
-                                  "checkpoint_id": cid, "confirmed_by": approver,
-                                  "tool": call["action_type"],
-                                  "args_sha256": args_digest(call["args"]),
-                                  **({"call_id": call["call_id"]} if "call_id" in call else {})})
+                approved = Decision("allow", call["action_type"], args_digest(call["args"]),
+                                    approvers=(approver,),
+                                    seq=live.guard.last_seq + len(asked) + 1,
+                                    call_id=call.get("call_id"), missing=tuple(asked))
+                live.record(approved)
+                live.guard.approve(approved, approver, agent=MAIN_AGENT)
             live.observe(_kept(live.guard, call))
             return HookAnswer(0)
         decision = live.check(call)

@@ -180,6 +180,27 @@ class Guard:
             self._ended = True
         return ev
 
+    def approve(self, decision: Decision, by: str, *, agent: str | None = None) -> list[Event]:
+        """Observe that ``by`` approved the call ``decision`` asked about.
+
+        One checkpoint per rule the decision found missing, each naming the call
+        (``tool``, ``args_sha256``, ``call_id``), so a rule that ``binds`` it
+        counts it for that call only. Whether ``by`` may approve is the rule's
+        ``confirmed_by``, judged as for any checkpoint.
+        """
+        out = []
+        for cid in decision.missing:
+            rec: dict[str, Any] = {"event": "checkpoint", "checkpoint_id": cid,
+                                   "confirmed_by": by}
+            if agent is not None:
+                rec["agent"] = agent
+            for key, value in (("tool", decision.tool), ("args_sha256", decision.args_sha256),
+                               ("call_id", decision.call_id)):
+                if value is not None:
+                    rec[key] = value
+            out.append(self.observe(rec))
+        return out
+
     # -- the question ----------------------------------------------------------------------
 
     def check(self, event: Event | Mapping[str, Any]) -> Decision:
