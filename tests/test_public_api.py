@@ -10,7 +10,8 @@ import assay
 from .conftest import ROOT
 
 EXPECTED = {
-    "AssayError", "Contract", "Event", "GateResult", "InputError", "ReplayResult", "ReplayRun",
+    "AssayError", "Contract", "Decision", "Event", "GateResult", "Guard", "GuardDenied",
+    "GuardStore", "InputError", "ReplayResult", "ReplayRun",
     "Revalidation", "RunResult", "Spec", "SpecError", "StoreError", "TraceError", "Trajectory",
     "Workflow", "__version__", "load_contract", "load_spec", "load_trajectories", "parse_spec",
     "read_trajectory", "replay", "revalidate", "verify",

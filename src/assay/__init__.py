@@ -15,6 +15,10 @@ run -- advance a workflow only on proven work:
     ``Workflow`` (``Workflow.load(path).run(...)``) -> ``RunResult``.
 revalidate -- may a resumed task touch the world again?
     ``revalidate`` (checkpoint) -> ``Revalidation``.
+guard -- may this call run now? The replay spec, enforced live:
+    ``Guard`` (spec) with ``observe(event)`` and ``check(event)`` -> ``Decision``;
+    ``GuardStore`` (dir, spec) keeps sessions on disk; ``GuardDenied`` is raised
+    by ``@guard.tool(name)``.
 errors -- ``AssayError`` (exit 2) and its subclasses ``InputError``,
     ``SpecError``, ``TraceError``, ``StoreError``; judged failures are data.
 
@@ -41,14 +45,19 @@ if TYPE_CHECKING:
         replay,
     )
     from assay.conformance import parse_spec as parse_spec
+    from assay.guard import Decision, Guard, GuardDenied, GuardStore
     from assay.harness import RunResult, Workflow
     from assay.revalidation import Revalidation, revalidate
 
 __all__ = [
     "AssayError",
     "Contract",
+    "Decision",
     "Event",
     "GateResult",
+    "Guard",
+    "GuardDenied",
+    "GuardStore",
     "InputError",
     "ReplayResult",
     "ReplayRun",
@@ -82,6 +91,10 @@ _LAZY = {
     "load_spec": "assay.conformance",
     "parse_spec": "assay.conformance",
     "replay": "assay.conformance",
+    "Decision": "assay.guard",
+    "Guard": "assay.guard",
+    "GuardDenied": "assay.guard",
+    "GuardStore": "assay.guard",
     "RunResult": "assay.harness",
     "Workflow": "assay.harness",
     "Revalidation": "assay.revalidation",

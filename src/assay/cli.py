@@ -498,6 +498,44 @@ def audit(run_id: str, runs_dir: str, html_out: str | None, store_url: str | Non
     sys.exit(trail.exit)
 
 
+@cli.group()
+def guard() -> None:
+    """Enforce a replay spec live: check each call before it runs."""
+
+
+@guard.command("claude-code", short_help="Answer a Claude Code hook event from a spec.")
+@click.option("--spec", "spec", required=True, type=click.Path(dir_okay=False),
+              help="The replay spec to enforce (JSON or YAML).")
+@click.option("--state-dir", default=".assay/guard", show_default=True,
+              type=click.Path(file_okay=False),
+              help="Directory holding one directory per session: its state and decision log.")
+@click.option("--approver", default="user", show_default=True, metavar="NAME",
+              help="Who answers at Claude Code's permission prompt: the confirmed_by of the "
+                   "checkpoint recorded when an asked call is approved there.")
+@click.option("--grant", is_flag=True,
+              help="Answer allow for an allowed call (skipping Claude Code's prompt); without "
+                   "it an allowed call gets no decision and Claude Code's own rules apply.")
+@click.option("--catch-up", is_flag=True,
+              help="Start a session the guard has not seen from its transcript "
+                   "(transcript_path), so what happened before the hook counts.")
+def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
+                      catch_up: bool) -> None:
+    """Read one hook event (JSON) on standard input and answer in the hook protocol.
+
+    PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit
+    and PostToolUse are observed. A deny or ask is printed as
+    hookSpecificOutput JSON (exit 0). Any error (bad spec, bad input, unreadable
+    state) denies: exit 2 with the reason on standard error.
+    """
+    from assay.guard.claude_code import run_hook
+
+    answer = run_hook(sys.stdin.buffer.read(), spec, state_dir, approver=approver, grant=grant,
+                      catch_up=catch_up)
+    sys.stdout.write(answer.stdout)
+    sys.stderr.write(answer.stderr)
+    sys.exit(answer.exit)
+
+
 @cli.command(short_help="Print the JSON Schema of a document kind.")
 @click.argument("kind", type=click.Choice(["spec", "contract", "workflow", "checkpoint", "event",
                                            "evidence"]))

@@ -17,6 +17,7 @@ __all__ = [
     "EVENT_KINDS",
     "Event",
     "Trajectory",
+    "args_digest",
     "field_value",
     "field_verified",
 ]
@@ -99,6 +100,28 @@ def field_value(raw: Any) -> Any:
 def field_verified(raw: Any) -> bool:
     """True only for ``{"value": v, "verified": true}``; silence is not verification."""
     return isinstance(raw, dict) and raw.get("verified") is True and "value" in raw
+
+
+def args_digest(args: Any) -> str:
+    """The canonical digest of a call's arguments: ``sha256:`` + hex.
+
+    The sha256 of the arguments as canonical JSON: UTF-8, object keys sorted by
+    code point, no whitespace, strings unescaped except where JSON requires it,
+    integers as digits, floats in their shortest round-trip form. Absent
+    arguments are ``null``. A checkpoint that approves one call carries this
+    digest as ``args_sha256``; any other arguments digest differently.
+    """
+    # imported here, not at the top: ``import assay`` stays cheap, and replay hashes
+    # arguments only when a rule binds them
+    import hashlib
+
+    import orjson
+
+    try:
+        text = orjson.dumps(args, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:  # a value JSON cannot hold (NaN is written as null by orjson)
+        raise ValueError(f"the arguments are not JSON: {exc}") from None
+    return "sha256:" + hashlib.sha256(text).hexdigest()
 
 
 #: The id of a trajectory built in code without one.

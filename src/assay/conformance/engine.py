@@ -17,7 +17,7 @@ import orjson
 
 from assay.conformance.result import Finding, ReplayResult, TrajectoryStats, Verdict
 from assay.conformance.spec import MandatoryCheckpoint, Spec
-from assay.events import EVENT_KINDS, Event, field_verified
+from assay.events import EVENT_KINDS, Event, args_digest, field_verified
 from assay.reasons import Reason, propagated
 from assay.selectors import Selector
 
@@ -48,8 +48,8 @@ Hooks = tuple[list[tuple[int, list[Selector]]], list[tuple[Selector, str]]]
 class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
-    __slots__ = ("cid", "confirmed_by", "consume", "each", "guard_text", "guarded", "index",
-                 "voiders")
+    __slots__ = ("binds", "cid", "confirmed_by", "consume", "each", "guard_text", "guarded",
+                 "index", "voiders")
 
     def __init__(self, index: int, rule: MandatoryCheckpoint) -> None:
         self.index = index
@@ -58,6 +58,7 @@ class _Rule:
         self.each = rule.scope == "each"
         self.consume = rule.consume
         self.confirmed_by = frozenset(rule.confirmed_by) if rule.confirmed_by is not None else None
+        self.binds = rule.binds
         # (selector, the event type it pins or None), so the engine can skip by type.
         self.voiders = list(zip(rule.void_selectors(), map(_pinned_kind, rule.voided_by),
                                 strict=True))
@@ -109,8 +110,8 @@ class CompiledSpec:
 class _RuleState:
     """Per-trajectory state of one mandatory checkpoint rule."""
 
-    __slots__ = ("done", "failures", "last_void", "licences", "pending", "rule", "seen_action",
-                 "skipped", "why_not")
+    __slots__ = ("bound", "done", "failures", "last_void", "licences", "pending", "rule",
+                 "seen_action", "skipped", "why_not")
 
     def __init__(self, rule: _Rule) -> None:
         self.rule = rule
@@ -128,6 +129,8 @@ class _RuleState:
         self.seen_action = False
         # Why no licence is available right now (voided, consumed, wrong confirmer), for messages.
         self.why_not = ""
+        # A rule with ``binds``: licence seq -> the call its checkpoint names.
+        self.bound: dict[int, tuple[Any, ...]] = {}
 
 
 class Replayer:
@@ -249,6 +252,7 @@ class Replayer:
                 at = "seq " + ", ".join(str(s) for s, _ in st.licences)
             st.why_not = f"checkpoint '{st.rule.cid}' at {at} was voided by {where}"
             st.licences.clear()
+            st.bound.clear()
             st.last_void = ""
         else:
             st.last_void = where
@@ -269,6 +273,14 @@ class Replayer:
                 st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
                 continue
+            if rule.binds:
+                key = _named_call(rule.binds, event.data)
+                if key is None:
+                    st.why_not = (f"checkpoint '{cid}' at {self.where(event)} names no "
+                                  f"{'/'.join(_BIND_FIELDS[b] for b in rule.binds)} to bind "
+                                  "it to a call")
+                    continue
+                st.bound[event.seq] = key
             st.licences.append((event.seq, self.where(event)))
             for seq, action, where, _ in st.pending:
                 st.failures.append(Finding(
@@ -284,9 +296,16 @@ class Replayer:
             if st.done:
                 return
             st.done = True
-        if st.licences:
+        at = 0
+        if st.licences and rule.binds:
+            at = _bound_licence(st, event)
+            if at < 0:
+                st.why_not = (f"checkpoint '{rule.cid}' at {st.licences[-1][1]} approves "
+                              f"another call than {_call_text(rule.binds, event.data)}")
+        if st.licences and at >= 0:
             if rule.consume:
-                _, used = st.licences.pop(0)
+                seq, used = st.licences.pop(at)
+                st.bound.pop(seq, None)
                 st.why_not = (f"checkpoint '{rule.cid}' at {used} was already used by "
                               f"{self.where(event)}")
                 st.last_void = ""
@@ -427,3 +446,86 @@ def error_result(traj_id: str, path: str | None, message: str, *, source: str = 
     """An ERROR verdict: the trajectory could not be judged."""
     return ReplayResult(traj_id, path, "ERROR", (Finding(Reason.BAD_INPUT, message),),
                         source=source, meta=meta or {})
+
+
+#: The checkpoint field each bound part of a call is named by.
+_BIND_FIELDS = {"tool": "tool", "args": "args_sha256", "call": "call_id"}
+
+
+def _named_call(binds: tuple[str, ...], data: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The call a checkpoint names (its ``tool``, ``args_sha256``, ``call_id``), or None."""
+    key = tuple(data.get(_BIND_FIELDS[b]) for b in binds)
+    return None if any(not isinstance(k, str) or not k for k in key) else key
+
+
+def _action_call(binds: tuple[str, ...], data: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The same parts of an action: its ``action_type``, digest of ``args``, ``call_id``.
+
+    Arguments JSON cannot hold (an integer beyond 64 bits) have no digest: no checkpoint
+    names them.
+    """
+    return tuple(data.get("action_type") if b == "tool" else _digest(data.get("args"))
+                 if b == "args" else data.get("call_id") for b in binds)
+
+
+def _digest(args: Any) -> str | None:
+    try:
+        return args_digest(args)
+    except ValueError:
+        return None
+
+
+def _call_text(binds: tuple[str, ...], data: Mapping[str, Any]) -> str:
+    return ", ".join(f"{_BIND_FIELDS[b]} {v}" for b, v in zip(binds, _action_call(binds, data),
+                                                              strict=True))
+
+
+def _bound_licence(st: _RuleState, event: Event) -> int:
+    """The index of the first licence whose checkpoint names this call, or -1."""
+    key = _action_call(st.rule.binds, event.data)
+    for i, (seq, _) in enumerate(st.licences):
+        if st.bound.get(seq) == key:
+            return i
+    return -1
+
+
+def unlicensed(r: Replayer, event: Event) -> list[tuple[_Rule, str]]:
+    """The rules under which ``event``, fed now, would be a guarded action without a valid
+    checkpoint, each with why. Reads the state and changes nothing: the question a runtime
+    guard asks before a call, answered by the same rules :meth:`Replayer.feed` applies.
+    """
+    c = r.c
+    if event.kind != "action":
+        return []
+    rules = list(c.by_action.get(event.data["action_type"]) or ())
+    rules.extend(rule for sel, rule in c.by_selector if rule not in rules and sel(event))
+    if not rules:
+        return []
+    voided: set[int] = set()
+    derived: set[str] = set()
+    if c.selects:  # what the event itself does first: void licences, derive checkpoints
+        voiding, derive = c.hooks.get(event.kind) or c.hooks[""]
+        voided.update(i for i, sels in voiding if any(sel(event) for sel in sels))
+        derived.update(cid for sel, cid in derive if sel(event))
+    out = []
+    for rule in rules:
+        st = r.states[rule.index]
+        if not rule.each and st.done:
+            continue
+        if st.licences and rule.index not in voided and (not rule.binds
+                                                        or _bound_licence(st, event) >= 0):
+            continue
+        if rule.cid in derived and not rule.binds and (
+                rule.confirmed_by is None or event.agent in rule.confirmed_by):
+            continue
+        why = st.why_not
+        if rule.index in voided:
+            why = f"the call itself voids checkpoint '{rule.cid}'"
+        elif st.licences and rule.binds:
+            why = (f"checkpoint '{rule.cid}' at {st.licences[-1][1]} approves another call "
+                   f"than {_call_text(rule.binds, event.data)}")
+        elif st.last_void:
+            since = f"no checkpoint since the last voiding event, {st.last_void}"
+            why = f"{why}; {since}" if why else since
+        out.append((rule, why))
+    return out

@@ -50,6 +50,9 @@ class MandatoryCheckpoint:
     confirmed_by: tuple[str, ...] | None = None
     #: Event selectors after which an earlier checkpoint no longer counts.
     voided_by: tuple[dict[str, Any], ...] = ()
+    #: What of the guarded call a checkpoint must name to license it: a subset of
+    #: ``("tool", "args", "call")`` in that order; empty when checkpoints are not bound.
+    binds: tuple[str, ...] = ()
 
     @property
     def must_precede(self) -> str | dict[str, Any] | list[str | dict[str, Any]]:
@@ -72,6 +75,8 @@ class MandatoryCheckpoint:
             out["confirmed_by"] = list(self.confirmed_by)
         if self.voided_by:
             out["voided_by"] = [dict(s) for s in self.voided_by]
+        if self.binds:
+            out["binds"] = {name: True for name in self.binds}
         return out
 
     def guard_names(self) -> tuple[str, ...]:
@@ -169,6 +174,20 @@ def _guard(sel: Any, loc: tuple[str | int, ...]) -> dict[str, Any]:
     return plain
 
 
+def _binds(binds: Any, loc: tuple[str | int, ...]) -> tuple[str, ...]:
+    """The bound parts of the call, in a fixed order; binding nothing is a problem."""
+    if binds is None:
+        return ()
+    names = tuple(n for n in ("tool", "args", "call") if getattr(binds, n))
+    if not names:
+        raise Problem(loc, "binds names nothing: set tool, args or call to true, or leave "
+                           "binds out")
+    if "args" in names and "tool" not in names:
+        raise Problem((*loc, "args"), "binding the arguments needs tool: true too (the same "
+                                      "arguments mean another thing to another tool)")
+    return names
+
+
 def _build(doc: Any) -> Spec:
     """The engine's spec from a converted document; a problem raises :class:`Problem`."""
     from assay.documents.spec import SpecDoc
@@ -184,7 +203,8 @@ def _build(doc: Any) -> Spec:
         rules.append(MandatoryCheckpoint(
             r.checkpoint_id, guarded, r.scope, r.consume,
             None if r.confirmed_by is None else tuple(r.confirmed_by),
-            _selectors(r.voided_by, ("mandatory_checkpoints", i, "voided_by"))))
+            _selectors(r.voided_by, ("mandatory_checkpoints", i, "voided_by")),
+            _binds(r.binds, ("mandatory_checkpoints", i, "binds"))))
     contracts = tuple(HandoffContract(c.from_agent, c.to_agent, tuple(c.required_fields),
                                       c.require_verified) for c in d.handoff_contracts)
     derive = tuple(DeriveRule(r.checkpoint_id, _selectors([r.when], ("derive", i, "when"))[0])

@@ -45,6 +45,11 @@ class CheckpointEvent(_Event, frozen=True, kw_only=True, tag="checkpoint"):
 
     checkpoint_id: Name
     confirmed_by: str | None = None
+    #: The call an approval names, for a rule with ``binds``: its tool, the digest of
+    #: its arguments (:func:`assay.events.args_digest`) and its call id.
+    tool: str | None = None
+    args_sha256: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    call_id: str | None = None
 
 
 class VerifiedValue(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

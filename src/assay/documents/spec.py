@@ -8,7 +8,7 @@ import msgspec
 
 from assay.documents.selector import SelectorDoc
 
-__all__ = ["CheckpointRuleDoc", "DeriveDoc", "HandoffContractDoc", "SpecDoc"]
+__all__ = ["BindsDoc", "CheckpointRuleDoc", "DeriveDoc", "HandoffContractDoc", "SpecDoc"]
 
 Name = Annotated[str, msgspec.Meta(min_length=1)]
 Names = Annotated[list[Name], msgspec.Meta(min_length=1)]
@@ -19,6 +19,19 @@ Guards = Annotated[list[Guard], msgspec.Meta(min_length=1)]
 
 class _Doc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     pass
+
+
+class BindsDoc(_Doc, frozen=True):
+    """What of the guarded call a checkpoint must name to license it.
+
+    ``tool``: the checkpoint's ``tool`` is the action's ``action_type``;
+    ``args``: its ``args_sha256`` is the digest of the action's ``args``;
+    ``call``: its ``call_id`` is the action's ``call_id`` (one occurrence).
+    """
+
+    tool: bool = False
+    args: bool = False
+    call: bool = False
 
 
 class CheckpointRuleDoc(_Doc, frozen=True):
@@ -36,6 +49,8 @@ class CheckpointRuleDoc(_Doc, frozen=True):
     confirmed_by: list[Name] | None = None
     #: Event selectors after which an earlier checkpoint no longer counts.
     voided_by: list[SelectorDoc] = []
+    #: The checkpoint licenses only the call it names (tool, arguments digest, call id).
+    binds: BindsDoc | None = None
 
 
 class HandoffContractDoc(_Doc, frozen=True):

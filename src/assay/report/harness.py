@@ -66,8 +66,42 @@ def verify_report(check: ChainCheck, *, fmt: str = "text") -> str:
                        *_check_lines(check)])
 
 
+def _guard_lines(trail: RunTrail) -> list[str]:
+    """A guard session's decision log: one line per decision, its reasons indented below."""
+    import orjson
+
+    lines = [f"audit: guard session {trail.run_id} ({trail.store} store), "
+             f"{plural(len(trail.records), 'decision')}",
+             f"chain: {'OK' if trail.check.ok else f'BROKEN ({trail.check.problem})'}: "
+             f"{trail.check.message}",
+             *_check_lines(trail.check)]
+    for r in trail.records:
+        gate, art = _part(r, "gate"), _part(r, "artifact")
+        try:
+            decision = orjson.loads(str(gate.get("output")))
+        except orjson.JSONDecodeError:
+            decision = None
+        if not isinstance(decision, dict):
+            decision = {}
+        verdict = str(decision.get("verdict", gate.get("summary"))).upper()
+        digest = art.get("sha256")
+        who = f" | approved by {r.get('identity')}" if r.get("identity") else ""
+        call = f" call {decision['call_id']}" if decision.get("call_id") else ""
+        lines.append(f"#{r.get('attempt')} {r.get('finished_at')} {verdict} {r.get('phase')}"
+                     f"{call} | args sha256 {str(digest)[:16] if digest else '-'}{who}")
+        reasons = decision.get("reasons")
+        for reason in reasons if isinstance(reasons, list) else []:
+            if not isinstance(reason, dict):
+                continue
+            need = f" (needs {reason['satisfy']})" if reason.get("satisfy") else ""
+            lines.append(f"    {reason.get('code')}: {reason.get('message')}{need}")
+    return lines
+
+
 def audit_text(trail: RunTrail) -> str:
-    """The evidence trail as plain text, one line per record."""
+    """The evidence trail as plain text, one line per record (per decision for a guard)."""
+    if trail.workflow == "guard" and not trail.manifest:
+        return text_lines(_guard_lines(trail))
     lines = [f"audit: run {trail.run_id} of workflow {trail.workflow} ({trail.store} store)",
              _params_line(trail.params),
              f"chain: {'OK' if trail.check.ok else f'BROKEN ({trail.check.problem})'}: "

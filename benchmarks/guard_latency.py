@@ -1,0 +1,203 @@
+"""Guard latency: check and observe in process, and the Claude Code hook as a process.
+
+Three figures, each printed beside a baseline measured the same way in the same run:
+
+* ``check``: a 100-rule spec, a session of 1,000 prior events, one guarded call
+  asked repeatedly (p50 and p99), beside a bare dict lookup timed with the same
+  clock calls;
+* ``observe``: per event, over a 1,000-event session (p50), beside the same lookup;
+* the hook: ``assay guard claude-code`` run as a new process per PreToolUse event
+  against a stored 1,000-event session (wall p50), beside ``python -c pass``. Both
+  run with a warm bytecode cache, as an installed package does (a private cache
+  directory, so the measurement holds under ``PYTHONDONTWRITEBYTECODE``).
+
+Exits 1 when a figure misses its target. Usage:
+``python benchmarks/guard_latency.py [--calls 20000] [--hooks 21]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from assay.events import args_digest
+from assay.guard import Guard, GuardStore
+
+RULES = 100
+PRIOR = 1000
+TARGETS_US = {"check p50": 50.0, "check p99": 500.0, "observe p50": 10.0}
+HOOK_TARGET_MS = 80.0
+
+
+def spec() -> dict[str, Any]:
+    """100 rules over 100 tools, every option in use."""
+    rules = []
+    for i in range(RULES):
+        rule: dict[str, Any] = {"checkpoint_id": f"ok_{i}", "must_precede": f"tool_{i}",
+                                "scope": "each" if i % 2 else "first", "consume": i % 3 == 0}
+        if i % 4 == 0:
+            rule["confirmed_by"] = ["owner", "cfo"]
+        if i % 5 == 0:
+            rule["binds"] = {"tool": True, "args": True}
+        if i % 7 == 0:
+            rule["voided_by"] = [{"event": "message", "role": "assistant", "yields_turn": True}]
+        rules.append(rule)
+    rules.append({"checkpoint_id": "push_ok", "scope": "each",
+                  "must_precede": {"action_type": "Bash", "command": {"words": ["git", "push"]}}})
+    return {"mandatory_checkpoints": rules,
+            "derive": [{"checkpoint_id": "ok_1", "when": {"event": "message", "role": "user",
+                                                         "text": {"regex": "(?i)\\byes\\b"}}}]}
+
+
+def session(n: int = PRIOR) -> list[dict[str, Any]]:
+    """A session of ``n`` events: prompts, answers, approvals and calls of the guarded tools."""
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        tool = f"tool_{i % RULES}"
+        args = {"to": "cfo", "n": i}
+        kind = i % 4
+        if kind == 0:
+            out.append({"event": "message", "role": "user", "text": f"yes, go on {i}"})
+        elif kind == 1:
+            out.append({"event": "checkpoint", "checkpoint_id": f"ok_{(i + 1) % RULES}",
+                        "confirmed_by": "owner", "tool": f"tool_{(i + 1) % RULES}",
+                        "args_sha256": args_digest({"to": "cfo", "n": i + 1})})
+        elif kind == 2:
+            out.append({"event": "action", "action_type": tool, "args": args})
+        else:
+            out.append({"event": "message", "role": "assistant", "text": "done",
+                        "yields_turn": i % 8 == 3})
+    return [{"seq": i + 1, **e} for i, e in enumerate(out)]
+
+
+def _percentiles(samples: list[int]) -> tuple[float, float]:
+    samples.sort()
+    return (samples[len(samples) // 2] / 1000, samples[int(len(samples) * 0.99)] / 1000)
+
+
+def bare_lookup(calls: int) -> tuple[float, float]:
+    """p50, p99 (us) of a dict lookup timed with the same two clock calls."""
+    table = {f"tool_{i}": i for i in range(RULES)}
+    clock = time.perf_counter_ns
+    out = []
+    for i in range(calls):
+        key = f"tool_{i % RULES}"
+        t0 = clock()
+        table.get(key)
+        out.append(clock() - t0)
+    return _percentiles(out)
+
+
+def check_latency(calls: int) -> tuple[float, float]:
+    """p50, p99 (us) of check on a guarded call after 1,000 prior events."""
+    guard = Guard(spec())
+    for event in session():
+        guard.observe(event)
+    calls_to = [{"event": "action", "action_type": f"tool_{i % RULES}",
+                 "args": {"to": "cfo", "n": i}} for i in range(RULES)]
+    clock = time.perf_counter_ns
+    out = []
+    for i in range(calls):
+        call = calls_to[i % RULES]
+        t0 = clock()
+        guard.check(call)
+        out.append(clock() - t0)
+    return _percentiles(out)
+
+
+def observe_latency(rounds: int) -> float:
+    """p50 (us) of observe per event, over fresh 1,000-event sessions."""
+    events = session()
+    clock = time.perf_counter_ns
+    out = []
+    for _ in range(rounds):
+        guard = Guard(spec())
+        for event in events:
+            t0 = clock()
+            guard.observe(event)
+            out.append(clock() - t0)
+    return _percentiles(out)[0]
+
+
+def _wall(argv: list[str], stdin: bytes, runs: int, env: dict[str, str]) -> float:
+    """Median wall milliseconds of running ``argv`` with ``stdin``, ``runs`` times."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        done = subprocess.run(argv, input=stdin, capture_output=True, env=env)
+        times.append((time.perf_counter() - t0) * 1000)
+        if done.returncode != 0:
+            raise SystemExit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')}")
+    return statistics.median(times)
+
+
+def hook_latency(runs: int) -> tuple[float, float, float]:
+    """Wall ms p50 of the hook process on a stored 1,000-event session, of python -c pass,
+    and of ``assay --version`` (the CLI's own start-up)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        # As installed: bytecode compiled once (here into a private cache), not per process.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        spec_path = Path(tmp) / "spec.json"
+        spec_path.write_text(json.dumps(spec()))
+        store = GuardStore(Path(tmp) / "state", spec_path)
+        with store.session("bench", create=True) as live:
+            for event in session():
+                live.observe(event)
+        script = Path(sys.executable).with_name("assay")
+        cmd = [str(script)] if script.exists() else [sys.executable, "-m", "assay"]
+        argv = [*cmd, "guard", "claude-code", "--spec", str(spec_path), "--state-dir",
+                str(Path(tmp) / "state")]
+        payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench",
+                              "transcript_path": "", "tool_name": "Bash",
+                              "tool_input": {"command": "git push origin main"},
+                              "tool_use_id": "toolu_1"}).encode()
+        _wall(argv, payload, 1, env)  # warm-up: compiles the bytecode cache
+        hook = _wall(argv, payload, runs, env)
+        _wall([sys.executable, "-c", "pass"], b"", 1, env)
+        bare = _wall([sys.executable, "-c", "pass"], b"", runs, env)
+        _wall([*cmd, "--version"], b"", 1, env)
+        cli = _wall([*cmd, "--version"], b"", runs, env)
+    return hook, bare, cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print each figure beside its baseline, exit 1 on a miss."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--hooks", type=int, default=21)
+    args = parser.parse_args(argv)
+    lookup50, lookup99 = bare_lookup(args.calls)
+    check50, check99 = check_latency(args.calls)
+    observe50 = observe_latency(max(1, args.calls // PRIOR))
+    hook, bare, cli = hook_latency(args.hooks)
+    figures = {"check p50": check50, "check p99": check99, "observe p50": observe50}
+    print(f"guard latency: {RULES}-rule spec, session of {PRIOR} prior events")
+    print(f"check   p50 {check50:8.2f} us  p99 {check99:8.2f} us  (targets "
+          f"{TARGETS_US['check p50']:.0f} / {TARGETS_US['check p99']:.0f} us)  | bare dict "
+          f"lookup p50 {lookup50:.2f} us  p99 {lookup99:.2f} us")
+    print(f"observe p50 {observe50:8.2f} us per event  (target {TARGETS_US['observe p50']:.0f} "
+          f"us)  | bare dict lookup p50 {lookup50:.2f} us")
+    print(f"hook process wall p50 {hook:7.1f} ms  (target {HOOK_TARGET_MS:.0f} ms, "
+          f"{args.hooks} runs)  | python -c pass p50 {bare:.1f} ms, assay --version p50 "
+          f"{cli:.1f} ms")
+    missed = [k for k, v in figures.items() if v > TARGETS_US[k]]
+    if hook > HOOK_TARGET_MS:
+        missed.append("hook")
+    if missed:
+        print(f"MISSED: {', '.join(missed)}")
+        return 1
+    print("all targets met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

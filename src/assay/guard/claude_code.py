@@ -1,0 +1,208 @@
+"""The Claude Code hook: one short-lived process per hook event, state in a :class:`GuardStore`.
+
+Claude Code runs ``assay guard claude-code --spec SPEC`` for each hook event it
+is configured for, with the event as JSON on standard input:
+
+* ``UserPromptSubmit``: the prompt is observed as a user ``message`` (derive
+  rules can turn "yes, send it" into a checkpoint);
+* ``PreToolUse``: the call (``tool_name``, ``tool_input`` as ``args``,
+  ``tool_use_id`` as ``call_id``, and the shell line of a ``Bash`` call as
+  ``command``) is checked, and the answer is
+  ``hookSpecificOutput.permissionDecision`` ``deny`` or ``ask`` with
+  ``permissionDecisionReason``; an allowed call gets ``allow`` with ``--grant``,
+  and otherwise no decision (Claude Code's own permission rules still apply);
+* ``PermissionRequest``: the same check; a denied call is answered
+  ``decision.behavior: deny`` with the reason, anything else is left to the prompt;
+* ``PostToolUse``: the call ran and is observed. When the guard had answered
+  ``ask`` for that ``tool_use_id``, the person at the prompt approved it: the
+  missing checkpoints are observed first, ``confirmed_by`` the approver
+  (``--approver``, default ``user``) and bound to the call.
+
+Anything that goes wrong (a bad spec, bad hook input, an unreadable session
+state, a bug) denies: exit 2 with the reason on standard error, which Claude
+Code shows and which blocks the call. It never exits 0 without having decided.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from assay.guard.core import Decision
+
+__all__ = ["HookAnswer", "run_hook"]
+
+#: The hook events the guard reads; others are answered with nothing.
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "PermissionRequest")
+MAIN_AGENT = "claude"
+_EXIT_BLOCK = 2
+
+
+@dataclass(frozen=True, slots=True)
+class HookAnswer:
+    """What the hook process prints and how it exits."""
+
+    exit: int
+    stdout: str = ""
+    stderr: str = ""
+    decision: Decision | None = None
+
+
+class _BadInput(Exception):
+    pass
+
+
+def _field(doc: dict[str, Any], key: str, kind: type, what: str) -> Any:
+    value = doc.get(key)
+    if not isinstance(value, kind) or (kind is str and not value):
+        shown = "missing" if key not in doc else f"a {type(value).__name__}"
+        raise _BadInput(f"'{key}' must be {what}, got {shown}")
+    return value
+
+
+def _call(doc: dict[str, Any]) -> dict[str, Any]:
+    """The action event of a tool hook's call."""
+    from assay.shellcmd import command_text
+
+    tool = _field(doc, "tool_name", str, "a non-empty string")
+    args = _field(doc, "tool_input", dict, "an object")
+    call: dict[str, Any] = {"event": "action", "agent": MAIN_AGENT, "action_type": tool,
+                            "args": args}
+    call_id = doc.get("tool_use_id")
+    if call_id is not None:
+        call["call_id"] = _field(doc, "tool_use_id", str, "a non-empty string")
+    if tool == "Bash":
+        command = command_text(args.get("command"))
+        if command is not None:
+            call["command"] = command
+    return call
+
+
+def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
+    """The call as the session keeps it: its arguments only where a rule binds them.
+
+    Every hook process reads and rewrites the session, and a tool's input can be a
+    whole file (``Write``); no rule reads the arguments except a binding one (the
+    response is never kept: no rule reads it).
+    """
+    from assay.events import Event
+
+    event = Event.make(guard.last_seq + 1, "action", call.get("agent"),
+                       **{k: v for k, v in call.items() if k not in ("event", "agent")})
+    c = guard.compiled
+    rules = list(c.by_action.get(call["action_type"]) or ())
+    rules.extend(rule for sel, rule in c.by_selector if sel(event))
+    if any("args" in rule.binds for rule in rules):
+        return call
+    return {k: v for k, v in call.items() if k != "args"}
+
+
+def _deny(reason: str) -> HookAnswer:
+    return HookAnswer(_EXIT_BLOCK, "", f"assay guard: denied: {reason}\n")
+
+
+def _json(doc: dict[str, Any]) -> str:
+    return orjson.dumps(doc).decode() + "\n"
+
+
+def run_hook(data: bytes, spec: str, state_dir: str, *, approver: str = "user",
+             grant: bool = False, catch_up: bool = False) -> HookAnswer:
+    """Answer one Claude Code hook event; never raises, any failure denies.
+
+    With ``catch_up``, a session the guard has not seen before starts from its
+    transcript (``transcript_path``, read with the Claude Code reader): what
+    happened before the hook was installed counts.
+    """
+    try:
+        return _answer(data, spec, state_dir, approver, grant, catch_up)
+    except _BadInput as exc:
+        return _deny(f"bad hook input: {exc}")
+    except Exception as exc:  # fail closed: a guard that crashes must not let the call run
+        from assay.errors import AssayError
+
+        if isinstance(exc, AssayError):
+            return _deny(f"{exc.reason}: {exc.location_message()}")
+        return _deny(f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _catch_up(live: Any, transcript: Any, current: str | None) -> None:
+    """Observe a transcript's events (not its final line, nor the call being asked about)."""
+    if not isinstance(transcript, str) or not transcript:
+        raise _BadInput("'transcript_path' must name the session transcript to catch up from")
+    from assay.errors import TraceError
+    from assay.ingest import ReadFailure, load
+
+    _, entries = load(transcript, "claude-code")
+    for entry in entries:
+        if isinstance(entry, ReadFailure):
+            raise TraceError(f"cannot catch up from the transcript: {entry.error.message}",
+                             path=transcript)
+        for event in entry.events:
+            if event.kind == "final" or (current is not None
+                                         and event.data.get("call_id") == current):
+                continue
+            live.observe({k: v for k, v in event.data.items() if k != "seq"})
+
+
+def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
+            catch_up: bool) -> HookAnswer:
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise _BadInput(f"not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise _BadInput(f"expected a JSON object, got {type(doc).__name__}")
+    name = _field(doc, "hook_event_name", str, "a non-empty string")
+    session = _field(doc, "session_id", str, "a non-empty string")
+    if name not in HOOK_EVENTS:
+        return HookAnswer(0)
+    from assay._inputs import load_replay_spec
+    from assay.guard.store import GuardStore
+
+    store = GuardStore(state_dir, load_replay_spec(spec), approver=approver)
+    with store.session(session, create=True) as live:
+        if catch_up and not live.guard.records:
+            call_id = doc.get("tool_use_id")
+            _catch_up(live, doc.get("transcript_path"),
+                      call_id if isinstance(call_id, str) else None)
+        if name == "UserPromptSubmit":
+            prompt = _field(doc, "prompt", str, "a string")
+            live.observe({"event": "message", "role": "user", "text": prompt})
+            return HookAnswer(0)
+        call = _call(doc)
+        if name == "PostToolUse":
+            asked = live.asked.pop(call.get("call_id", ""), None)
+            if asked:
+                from assay.events import args_digest
+
+                # the person at the prompt approved the call the guard asked about
+                approved = Decision("allow", call["action_type"], args_digest(call["args"]),
+                                    approvers=(approver,),
+                                    seq=live.guard.last_seq + len(asked) + 1,
+                                    call_id=call.get("call_id"), missing=tuple(asked))
+                live.record(approved)
+                live.guard.approve(approved, approver, agent=MAIN_AGENT)
+            live.observe(_kept(live.guard, call))
+            return HookAnswer(0)
+        decision = live.check(call)
+        if decision.verdict == "ask" and "call_id" in call:
+            live.asked[call["call_id"]] = list(decision.missing)
+    return _reply(name, decision, grant)
+
+
+def _reply(name: str, decision: Decision, grant: bool) -> HookAnswer:
+    reason = f"assay guard: {decision.message}"
+    if name == "PermissionRequest":
+        if decision.verdict != "deny":
+            return HookAnswer(0, "", "", decision)
+        out = {"hookSpecificOutput": {"hookEventName": name,
+                                      "decision": {"behavior": "deny", "message": reason}}}
+        return HookAnswer(0, _json(out), "", decision)
+    if decision.verdict == "allow" and not grant:
+        return HookAnswer(0, "", "", decision)
+    out = {"hookSpecificOutput": {"hookEventName": name,
+                                  "permissionDecision": decision.verdict,
+                                  "permissionDecisionReason": reason}}
+    return HookAnswer(0, _json(out), "", decision)

@@ -1,0 +1,112 @@
+"""GuardStore: sessions on disk, one process per call, and the decision log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.errors import StoreError
+from assay.evidence import verify_run
+from assay.harness.audit import load_trail
+from assay.report.harness import audit_text
+
+from ..conftest import ROOT
+
+SPEC = {"mandatory_checkpoints": [{"checkpoint_id": "ok", "must_precede": "deploy",
+                                   "scope": "each", "consume": True}]}
+
+
+class TestSessions:
+    def test_state_survives_between_stores(self, tmp_path: Path) -> None:
+        """What one store object observed, a fresh one (another process) sees."""
+        with assay.GuardStore(tmp_path, SPEC).session("s-1", create=True) as live:
+            live.observe({"event": "checkpoint", "checkpoint_id": "ok", "confirmed_by": "ann"})
+        with assay.GuardStore(tmp_path, SPEC).session("s-1") as live:
+            d = live.check({"event": "action", "action_type": "deploy"})
+            assert d.allowed and d.approvers == ("ann",)
+            live.observe({"event": "action", "action_type": "deploy"})
+        with assay.GuardStore(tmp_path, SPEC).session("s-1") as live:
+            assert live.check({"event": "action", "action_type": "deploy"}).verdict == "ask"
+
+    def test_unknown_session_fails_closed(self, tmp_path: Path) -> None:
+        """A session that was never created is an error, not an empty past."""
+        with pytest.raises(StoreError, match="unknown guard session 'nope'"), \
+                assay.GuardStore(tmp_path, SPEC).session("nope"):
+            pass
+
+    @pytest.mark.parametrize("body", [b"{", b"[]", b'{"format": "assay-guard-state/1"}',
+                                      b'{"format": "assay-guard-state/1", "session": "s", '
+                                      b'"events": [{"seq": 1}], "asked": {}, "decisions": 0}'])
+    def test_corrupt_state_fails_closed(self, tmp_path: Path, body: bytes) -> None:
+        """A state file that is not this session's readable state is an error."""
+        (tmp_path / "s").mkdir()
+        (tmp_path / "s" / "guard.json").write_bytes(body)
+        with pytest.raises(StoreError, match="corrupt guard state"), \
+                assay.GuardStore(tmp_path, SPEC).session("s"):
+            pass
+
+    def test_bad_session_id_is_refused(self, tmp_path: Path) -> None:
+        """A session id that could name a path outside the store is refused."""
+        with pytest.raises(StoreError, match="unusable session id"), \
+                assay.GuardStore(tmp_path, SPEC).session("../x", create=True):
+            pass
+
+    def test_nothing_is_saved_when_the_block_raises(self, tmp_path: Path) -> None:
+        """An exception inside the session leaves the stored state as it was."""
+        def fail() -> None:
+            with assay.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
+                live.observe({"event": "checkpoint", "checkpoint_id": "ok"})
+                raise RuntimeError
+
+        with pytest.raises(RuntimeError):
+            fail()
+        assert not (tmp_path / "s" / "guard.json").exists()
+
+    def test_concurrent_processes_lose_no_event(self, tmp_path: Path) -> None:
+        """Processes observing into one session at once all land: the lock serialises them."""
+        code = ("import sys, assay\n"
+                f"store = assay.GuardStore(sys.argv[1], {SPEC!r})\n"
+                "for _ in range(10):\n"
+                "    with store.session('s', create=True) as live:\n"
+                "        live.observe({'event': 'checkpoint', 'checkpoint_id': 'ok'})\n")
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT)
+                 for _ in range(4)]
+        assert [p.wait(timeout=60) for p in procs] == [0] * 4
+        state = json.loads((tmp_path / "s" / "guard.json").read_bytes())
+        assert [e["seq"] for e in state["events"]] == list(range(1, 41))
+
+
+class TestDecisionLog:
+    def test_every_decision_is_a_chained_record_audit_renders(self, tmp_path: Path) -> None:
+        """Decisions land in the evidence store; the chain verifies and audit lists them."""
+        store = assay.GuardStore(tmp_path, SPEC)
+        with store.session("s", create=True) as live:
+            live.check({"event": "action", "action_type": "deploy", "args": {"env": "prod"}})
+            live.observe({"event": "checkpoint", "checkpoint_id": "ok", "confirmed_by": "ann"})
+            live.check({"event": "action", "action_type": "deploy", "args": {"env": "prod"}})
+        assert verify_run(tmp_path, "s").ok
+        trail = load_trail(tmp_path, "s")
+        assert [r["verdict"] for r in trail.records] == ["fail", "pass"]
+        assert trail.records[1]["identity"] == "ann"
+        text = audit_text(trail)
+        assert "audit: guard session s (sqlite store), 2 decisions" in text
+        assert " ASK deploy " in text and " ALLOW deploy " in text
+        assert "approved by ann" in text
+        assert "checkpoint-skipped: checkpoint 'ok' is absent" in text
+
+    def test_an_edited_decision_is_detected(self, tmp_path: Path) -> None:
+        """Rewriting a logged verdict breaks the chain."""
+        import sqlite3
+
+        with assay.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
+            live.check({"event": "action", "action_type": "deploy"})
+        conn = sqlite3.connect(tmp_path / "s" / "evidence.sqlite")
+        conn.execute("UPDATE evidence SET verdict = 'pass'")
+        conn.commit()
+        conn.close()
+        assert verify_run(tmp_path, "s").problem == "edited"
