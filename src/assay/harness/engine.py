@@ -47,6 +47,7 @@ from assay.evidence.store import (
     check_run_id,
     open_store,
 )
+from assay.harness.agent import AgentRunner, agent_of
 from assay.harness.feedback import producer_env, write_feedback
 from assay.harness.gates import GateContext, GateOutcome, evaluate
 from assay.harness.model import PLACEHOLDERS, Phase, WorkflowSpec
@@ -166,6 +167,9 @@ class _Run:
                           for i, p in enumerate(spec.phases)}
         self.trajectory = TrajectoryLog(run_dir / "trajectory.jsonl")
         self.env = dict(os.environ)
+        self.agents = AgentRunner(spec, spec_dir, run_dir, self.roots, self.env)
+        #: The ``producer`` evidence of the latest attempt when its producer is an agent.
+        self.produced: dict[str, Any] | None = None
 
     def values(self, index: int) -> dict[str, str]:
         """The template values of the phase at ``index``."""
@@ -213,9 +217,16 @@ class _Run:
         if last is not None:
             feedback = write_feedback(
                 self.run_dir / "feedback" / f"{phase.name}.attempt{attempt}.json", last)
+        if agent_of(phase) is not None:
+            failed, self.produced = self.agents.produce(phase, values, feedback, last)
+            self.trajectory.add("action", phase.role, now(), action_type=f"produce:{phase.name}",
+                                phase=phase.name, attempt=attempt, iteration=iteration,
+                                identity=self.identity, producer="agent",
+                                outcome=self.produced["outcome"])
+            return failed or self.refuse_artifact(Path(values["artifact"]))
         env = producer_env(self.env, attempt=attempt, iteration=iteration, feedback=feedback,
                            last=last, extra=self.assay_env(phase, values))
-        argv = [a.format_map(values) for a in phase.producer]
+        argv = [a.format_map(values) for a in phase.producer]  # type: ignore[union-attr]
         # a producer with a side effect dies with the engine, so it cannot finish the effect
         # behind the back of the resume that reconciles it
         run = run_command(argv, cwd=None, env=env, timeout=phase.timeout,
@@ -489,6 +500,7 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
             if rec.get("verdict") == "fail":
                 last_fail[state.name] = rec
     iteration = max((int(r.get("iteration", 0)) for r in records), default=0)
+    run.agents.count(records)
 
     def finish(status: RunStatus, message: str, reason: str | None = None,
                waiting: str | None = None, output: str = "",
@@ -532,7 +544,15 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
         last: Mapping[str, Any] | None = last_fail.get(phase.name)
         outcome: GateOutcome | None = None
         for _ in range(phase.max_attempts):
+            spent = run.agents.stop(phase)
+            if spent is not None:
+                state.status = "failed"
+                run.trajectory.add("action", HARNESS_AGENT, now(), action_type="budget",
+                                   phase=phase.name, reason=spent[0], message=spent[1])
+                return finish("hard-stop", f"hard-stop: phase {phase.name!r}: {spent[1]}; "
+                              f"the loop stopped after {state.attempts} attempt(s)", spent[0])
             attempt, iteration = state.attempts + 1, iteration + 1
+            run.produced = None
             started = now()
             produce = True
             if phase.effect is not None:
@@ -567,7 +587,8 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
                 "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
                 "artifact": run.record_artifact(Path(values["artifact"])), "role": run.role,
                 "identity": run.identity, "started_at": started, "finished_at": now(),
-                "params_sha256": run.params_sha256})
+                "params_sha256": run.params_sha256,
+                **({"producer": run.produced} if run.produced is not None else {})})
             # the record is durable here; only now may the run transition
             state.attempts, state.iteration = attempt, iteration
             run.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"gate:{phase.name}",
