@@ -140,6 +140,7 @@ def _openai_chunks(done: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall per reply
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass

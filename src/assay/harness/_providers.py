@@ -22,7 +22,7 @@ from assay.documents.workflow import AgentSpec
 from assay.errors import InputError
 
 __all__ = ["TOOL_SCHEMAS", "Conversation", "ProviderFailed", "ToolCall", "Turn",
-           "open_conversation"]
+           "conversation_class"]
 
 #: What each tool takes; the harness runs the tool itself.
 TOOL_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -96,15 +96,17 @@ class Conversation:
 
     provider = ""
 
-    def __init__(self, agent: AgentSpec, api_key: str, base_url: str | None,
-                 system: str | None, task: str) -> None:
+    def __init__(self, agent: AgentSpec, client: Any, system: str | None, task: str) -> None:
         self.agent = agent
         self.system = system
         self.messages: list[dict[str, Any]] = []
-        self.client = self._client(api_key, base_url)
+        self.client = client
+        self.errors = (_sdk(self.provider).APIError, *_READ_ERRORS)
         self._start(task)
 
-    def _client(self, api_key: str, base_url: str | None) -> Any:
+    @staticmethod
+    def make_client(agent: AgentSpec, api_key: str, base_url: str | None) -> Any:
+        """The SDK client, with the agent's timeout and retries; one serves many attempts."""
         raise NotImplementedError
 
     def _start(self, task: str) -> None:
@@ -124,11 +126,11 @@ class AnthropicConversation(Conversation):
 
     provider = "anthropic"
 
-    def _client(self, api_key: str, base_url: str | None) -> Any:
-        sdk = _sdk("anthropic")
-        self.errors = (sdk.APIError, *_READ_ERRORS)
-        return sdk.Anthropic(api_key=api_key, base_url=base_url, timeout=self.agent.timeout,
-                             max_retries=self.agent.max_retries)
+    @staticmethod
+    def make_client(agent: AgentSpec, api_key: str, base_url: str | None) -> Any:
+        """An ``anthropic.Anthropic`` client."""
+        return _sdk("anthropic").Anthropic(api_key=api_key, base_url=base_url,
+                                           timeout=agent.timeout, max_retries=agent.max_retries)
 
     def _request(self) -> dict[str, Any]:
         kw: dict[str, Any] = {"model": self.agent.model, "max_tokens": self.agent.max_tokens,
@@ -187,11 +189,11 @@ class OpenAIConversation(Conversation):
 
     provider = "openai"
 
-    def _client(self, api_key: str, base_url: str | None) -> Any:
-        sdk = _sdk("openai")
-        self.errors = (sdk.APIError, *_READ_ERRORS)
-        return sdk.OpenAI(api_key=api_key, base_url=base_url, timeout=self.agent.timeout,
-                          max_retries=self.agent.max_retries)
+    @staticmethod
+    def make_client(agent: AgentSpec, api_key: str, base_url: str | None) -> Any:
+        """An ``openai.OpenAI`` client."""
+        return _sdk("openai").OpenAI(api_key=api_key, base_url=base_url, timeout=agent.timeout,
+                                     max_retries=agent.max_retries)
 
     def _start(self, task: str) -> None:
         if self.system is not None:
@@ -269,8 +271,6 @@ class OpenAIConversation(Conversation):
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
 
 
-def open_conversation(agent: AgentSpec, api_key: str, base_url: str | None,
-                      system: str | None, task: str) -> Conversation:
-    """A conversation with the agent's provider, holding the first user message."""
-    cls = AnthropicConversation if agent.provider == "anthropic" else OpenAIConversation
-    return cls(agent, api_key, base_url, system, task)
+def conversation_class(agent: AgentSpec) -> type[Conversation]:
+    """The conversation of the agent's provider."""
+    return AnthropicConversation if agent.provider == "anthropic" else OpenAIConversation

@@ -35,7 +35,7 @@ from assay._files import FileRefused, read_regular
 from assay.documents.workflow import AgentProducer, AgentSpec, Budget, Phase, WorkflowSpec
 from assay.errors import InputError
 from assay.harness._prompts import PROMPT_ONLY, prompt_names, render_prompt
-from assay.harness._providers import ProviderFailed, ToolCall, Turn, open_conversation
+from assay.harness._providers import ProviderFailed, ToolCall, Turn, conversation_class
 from assay.harness.gates import GateOutcome
 from assay.reasons import Reason
 
@@ -149,6 +149,7 @@ class AgentRunner:
         self.env = env
         self.run_spend = Spend()
         self.phase_spend: dict[str, Spend] = {}
+        self._clients: dict[tuple[Any, ...], Any] = {}
 
     def count(self, records: Iterable[Mapping[str, Any]]) -> None:
         """Count what earlier records of the run spent (a resume keeps its budget)."""
@@ -264,7 +265,13 @@ class AgentRunner:
                   attempt: _Attempt) -> tuple[str, str, str] | None:
         """Talk until the model is done; ``(outcome, summary, detail)`` when it failed."""
         base_url = None if agent.base_url is None else agent.base_url.format_map(values)
-        chat = open_conversation(agent, self.api_key(phase, agent), base_url, system, task)
+        kind = conversation_class(agent)
+        key = self.api_key(phase, agent)
+        slot = (agent.provider, base_url, key, agent.timeout, agent.max_retries)
+        client = self._clients.get(slot)
+        if client is None:
+            client = self._clients[slot] = kind.make_client(agent, key, base_url)
+        chat = kind(agent, client, system, task)
         artifact = Path(values["artifact"])
         wrote = False
         for turn_no in range(agent.max_turns):
