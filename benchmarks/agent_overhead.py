@@ -68,7 +68,9 @@ def round_trips(url: str, n: int) -> float:
     for _ in range(n):
         client.chat.completions.create(model="bench", messages=body,  # type: ignore[arg-type]
                                        max_tokens=16)
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    client.close()
+    return took
 
 
 def agent_attempts(url: str, n: int, run_dir: Path) -> float:
@@ -83,7 +85,9 @@ def agent_attempts(url: str, n: int, run_dir: Path) -> float:
     for _ in range(n):
         failed, _ = runner.produce(phase, values, None, None)
         assert failed is None
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    runner.close()
+    return took
 
 
 def command_attempts(n: int, run_dir: Path) -> float:

@@ -151,6 +151,12 @@ class AgentRunner:
         self.phase_spend: dict[str, Spend] = {}
         self._clients: dict[tuple[Any, ...], Any] = {}
 
+    def close(self) -> None:
+        """Close the SDK clients (and their connections) the attempts opened."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()
+
     def count(self, records: Iterable[Mapping[str, Any]]) -> None:
         """Count what earlier records of the run spent (a resume keeps its budget)."""
         for rec in records:

@@ -477,7 +477,8 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
 
             run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store,
                        resume_with)
-            result = _loop(run, revalidate or artifact_unchanged, gated, notes)
+            with contextlib.closing(run.agents):
+                result = _loop(run, revalidate or artifact_unchanged, gated, notes)
         finally:
             if store is not None:
                 store.close()
