@@ -80,8 +80,19 @@ def audit_text(trail: RunTrail) -> str:
         lines.append(f"#{r.get('iteration')} {r.get('phase')} attempt {r.get('attempt')} "
                      f"{str(r.get('verdict')).upper()} [{gate.get('kind')}] {gate.get('summary')}"
                      f" | {r.get('role')}/{r.get('identity')} | sha256 "
-                     f"{str(art.get('sha256'))[:16]}")
+                     f"{str(art.get('sha256'))[:16]}{_producer(r)}")
     return text_lines(lines)
+
+
+def _producer(record: dict[str, Any]) -> str:
+    """`` | agent PROVIDER/MODEL, N tokens[, cost C]`` for a record an agent producer made."""
+    p = _part(record, "producer")
+    if not p:
+        return ""
+    usage = p.get("usage") if isinstance(p.get("usage"), dict) else {}
+    cost = p.get("cost")
+    return (f" | agent {p.get('provider')}/{p.get('model')}, {usage.get('total_tokens')} tokens"
+            + ("" if cost is None else f", cost {cost}"))
 
 
 def _part(record: dict[str, Any], key: str) -> dict[str, Any]:
