@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def _fake() -> Any:
     spec = importlib.util.spec_from_file_location(
         "fake_llm", ROOT / "examples" / "agent_producer" / "fake_llm.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

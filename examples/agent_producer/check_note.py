@@ -4,9 +4,11 @@ import json
 import sys
 
 change_path, note_path = sys.argv[1], sys.argv[2]
-change = open(change_path, encoding="utf-8").read()
+with open(change_path, encoding="utf-8") as fh:
+    change = fh.read()
 try:
-    note = json.load(open(note_path, encoding="utf-8"))
+    with open(note_path, encoding="utf-8") as fh:
+        note = json.load(fh)
 except ValueError as exc:
     sys.exit(f"the note is not JSON: {exc}")
 if not isinstance(note, dict) or set(note) != {"version", "title", "summary", "breaking"}:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
@@ -44,10 +45,9 @@ def serve() -> Serve:
 
 
 @pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    yield
 
 
 def _workflow(tmp_path: Path, url: str, provider: str = "anthropic", stream: bool = False,
@@ -204,9 +204,9 @@ class TestRobustness:
                                            monkeypatch: pytest.MonkeyPatch) -> None:
         """No key in the environment: exit 2 before any request or record."""
         monkeypatch.delenv("ANTHROPIC_API_KEY")
-        with serve([{"text": "good"}]) as f:
-            with pytest.raises(InputError, match="ANTHROPIC_API_KEY, which is not set"):
-                _run(_workflow(tmp_path, f.url), tmp_path)
+        with (serve([{"text": "good"}]) as f,
+              pytest.raises(InputError, match="ANTHROPIC_API_KEY, which is not set")):
+            _run(_workflow(tmp_path, f.url), tmp_path)
         assert f.requests == []
         assert _records(tmp_path) == []
 
@@ -344,9 +344,9 @@ class TestPrompts:
                                                         serve: Serve) -> None:
         """A prompt file naming an unknown placeholder stops before any request."""
         (tmp_path / "task.md").write_text("Use {nope}.")
-        with serve([]) as f:
-            with pytest.raises(InputError, match=r"agent.task_file: unknown placeholder"):
-                _run(_workflow(tmp_path, f.url, task=None, task_file="task.md"), tmp_path)
+        with (serve([]) as f,
+              pytest.raises(InputError, match=r"agent.task_file: unknown placeholder")):
+            _run(_workflow(tmp_path, f.url, task=None, task_file="task.md"), tmp_path)
         assert f.requests == []
 
 
@@ -397,3 +397,62 @@ class TestAgentSpec:
         doc["budget"] = {}
         with pytest.raises(SpecError, match="budget: a budget sets tokens, cost or both"):
             parse_workflow_spec(doc)
+
+
+class TestAudit:
+    """The audit names the agent and its tokens on each record it made."""
+
+    def test_audit_line(self, tmp_path: Path, serve: Serve) -> None:
+        """Each agent record's line ends with the provider, model and tokens."""
+        from click.testing import CliRunner
+
+        from assay.cli import cli
+
+        with serve([{"text": "good", "usage": [30, 12], "cost": 0.5}]) as f:
+            _run(_workflow(tmp_path, f.url, "openai"), tmp_path)
+        out = CliRunner().invoke(cli, ["audit", "r", "--runs-dir", str(tmp_path / "runs")])
+        assert out.exit_code == 0
+        assert out.stdout.splitlines()[-1].endswith(
+            "| agent openai/test-model, 42 tokens, cost 0.5")
+
+
+FAKE_CLAUDE = """#!/bin/sh
+# answers like `claude -p PROMPT --output-format text`: good once the prompt holds feedback
+echo "$@" > "$0.args"
+case "$2" in *"failed its gate"*"expected good"*) printf good ;; *) printf bad ;; esac
+"""
+FAKE_CODEX = """#!/bin/sh
+# answers like `codex exec ... -o FILE PROMPT`: the final message goes to FILE
+echo "$@" > "$0.args"
+case "$7" in *"failed its gate"*"expected good"*) printf good > "$6" ;; *) printf bad > "$6" ;; esac
+"""
+
+
+class TestCommandAgents:
+    """claude -p and codex exec as command producers get the feedback in their prompt."""
+
+    @pytest.mark.parametrize(("name", "body"), [("claude", FAKE_CLAUDE), ("codex", FAKE_CODEX)])
+    def test_feedback_reaches_the_cli_agent(self, tmp_path: Path, name: str, body: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+        """The first answer fails the gate; the retry's prompt holds the feedback and passes."""
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / name
+        fake.write_text(body)
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        check = tmp_path / "check_good.py"
+        check.write_text(CHECK_GOOD)
+        (tmp_path / "task.txt").write_text("Write the word good about {input_text}.")
+        (tmp_path / "in.txt").write_text("the input")
+        path = tmp_path / "wf.json"
+        path.write_text(json.dumps({"workflow": "wf", "phases": [{
+            "name": "write", "role": "writer", "input": str(tmp_path / "in.txt"),
+            "producer": ["{python}", str(EXAMPLES / "agent_producer" / "cli_agent.py"), name,
+                         str(tmp_path / "task.txt"), "{input}", "{artifact}"],
+            "artifact": "out.txt", "gate": {"command": ["{python}", str(check), "{artifact}"]}}]}))
+        result = _run(path, tmp_path)
+        assert (result.status, result.phases[0].attempts) == ("completed", 2)
+        args = (bin_dir / f"{name}.args").read_text()
+        assert "Write the word good about the input." in args
+        assert "Your previous answer:" in args and "bad" in args

@@ -89,7 +89,9 @@ def _producer(record: dict[str, Any]) -> str:
     p = _part(record, "producer")
     if not p:
         return ""
-    usage = p.get("usage") if isinstance(p.get("usage"), dict) else {}
+    usage = p.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     cost = p.get("cost")
     return (f" | agent {p.get('provider')}/{p.get('model')}, {usage.get('total_tokens')} tokens"
             + ("" if cost is None else f", cost {cost}"))
