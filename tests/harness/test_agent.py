@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -18,7 +16,7 @@ from assay.errors import InputError, SpecError
 from assay.evidence.store import verify_run
 from assay.harness import Workflow, parse_workflow_spec
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, ROOT, load_script
 from .conftest import CHECK_GOOD
 
 Serve = Callable[[list[dict[str, Any]]], AbstractContextManager[Any]]
@@ -26,16 +24,7 @@ KEY = "sk-test-never-recorded-0123456789"
 PROVIDERS = [("anthropic", False), ("anthropic", True), ("openai", False), ("openai", True)]
 
 
-def _fake_llm() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fake_llm", EXAMPLES / "agent_producer"
-                                                  / "fake_llm.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FAKE = _fake_llm()
+FAKE = load_script(EXAMPLES / "agent_producer" / "fake_llm.py")
 
 
 @pytest.fixture
@@ -340,6 +329,17 @@ class TestPrompts:
                                           'and {"a": 1}.')
         assert f.requests[0]["body"]["system"] == "You write artifacts."
 
+    def test_model_from_a_param(self, tmp_path: Path, serve: Serve) -> None:
+        """A {param} in the model names the model asked for and recorded."""
+        with serve([{"text": "good"}]) as f:
+            path = _workflow(tmp_path, f.url, "openai", model="{llm}")
+            doc = json.loads(path.read_text())
+            doc["params"] = {"llm": "small-model"}
+            path.write_text(json.dumps(doc))
+            _run(path, tmp_path)
+        assert f.requests[0]["body"]["model"] == "small-model"
+        assert _records(tmp_path)[0]["producer"]["model"] == "small-model"
+
     def test_unknown_placeholder_in_file_is_input_error(self, tmp_path: Path,
                                                         serve: Serve) -> None:
         """A prompt file naming an unknown placeholder stops before any request."""
@@ -456,3 +456,14 @@ class TestCommandAgents:
         args = (bin_dir / f"{name}.args").read_text()
         assert "Write the word good about the input." in args
         assert "Your previous answer:" in args and "bad" in args
+
+
+class TestOverheadScript:
+    """``benchmarks/agent_overhead.py`` keeps working (its figures are its own business)."""
+
+    def test_measures_every_figure(self) -> None:  # the autouse fixture sets the key
+        """A tiny measurement reports the round trip, the agent and the command producer."""
+        figures = load_script(ROOT / "benchmarks" / "agent_overhead.py").measure(3, 1, phases=2)
+        for key in ("round_trip_ms", "agent_attempt_ms", "command_attempt_ms"):
+            assert figures[key] > 0, key
+        assert figures["workflow_phase_ms"]["agent"] > 0

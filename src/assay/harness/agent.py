@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from assay._files import FileRefused, read_regular
@@ -242,8 +243,10 @@ class AgentRunner:
     def produce(self, phase: Phase, values: Mapping[str, str], feedback: Path | None,
                 last: Mapping[str, Any] | None) -> tuple[GateOutcome | None, dict[str, Any]]:
         """Run one attempt; ``(failure or None, the record's producer evidence)``."""
-        agent = agent_of(phase)
-        assert agent is not None
+        written = agent_of(phase)
+        assert written is not None
+        # the model may be a placeholder too ({model} from a param)
+        agent = msgspec.structs.replace(written, model=written.model.format_map(values))
         artifact = Path(values["artifact"])
         system, task = self.prompts(phase, agent, values)
         if last is not None:
