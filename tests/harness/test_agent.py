@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -197,7 +199,44 @@ class TestRobustness:
               pytest.raises(InputError, match="ANTHROPIC_API_KEY, which is not set")):
             _run(_workflow(tmp_path, f.url), tmp_path)
         assert f.requests == []
-        assert _records(tmp_path) == []
+        assert not (tmp_path / "runs" / "r").exists()
+
+    def test_missing_sdk_names_the_extra(self, tmp_path: Path, serve: Serve,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+        """Without the provider's SDK the run is refused before it exists, naming the extra."""
+        monkeypatch.setitem(sys.modules, "anthropic", None)
+        with (serve([{"text": "good"}]) as f,
+              pytest.raises(InputError, match=r"pip install 'assay\[anthropic\]'")):
+            _run(_workflow(tmp_path, f.url), tmp_path)
+        assert f.requests == []
+        assert not (tmp_path / "runs" / "r").exists()
+
+    def test_sdks_are_imported_only_when_an_agent_runs(self) -> None:
+        """Loading the harness and a workflow with agents imports neither SDK."""
+        code = ("import sys, assay.harness.engine, assay.cli; "
+                "from assay.harness import parse_workflow_spec; "
+                "parse_workflow_spec({'workflow': 'w', 'phases': [{'name': 'a', 'role': 'r', "
+                "'producer': {'agent': {'provider': 'openai', 'model': 'm', 'task': 't'}}, "
+                "'artifact': 'a', 'gate': {'command': ['true']}}]}); "
+                "print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True)
+        assert out.stdout.strip() == "[]"
+
+    def test_another_roles_agent_needs_no_key(self, tmp_path: Path, serve: Serve,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+        """Only the acting role's agent phases need their key: a writer pauses for review."""
+        monkeypatch.delenv("OPENAI_API_KEY")
+        with serve([{"text": "good"}]) as f:
+            path = _workflow(tmp_path, f.url)
+            doc = json.loads(path.read_text())
+            review = json.loads(json.dumps(doc["phases"][0]))
+            review.update(name="review", role="reviewer", reviews="write", artifact="r.txt")
+            review["producer"]["agent"]["provider"] = "openai"
+            doc["phases"].append(review)
+            path.write_text(json.dumps(doc))
+            result = _run(path, tmp_path)
+        assert (result.status, result.waiting_for) == ("paused", "reviewer")
 
     def test_key_from_named_variable(self, tmp_path: Path, serve: Serve,
                                      monkeypatch: pytest.MonkeyPatch) -> None:

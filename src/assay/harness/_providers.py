@@ -12,6 +12,7 @@ transport retry never reaches the harness; what is left after the retries is a
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from assay.documents.workflow import AgentSpec
 from assay.errors import InputError
 
 __all__ = ["TOOL_SCHEMAS", "Conversation", "ProviderFailed", "ToolCall", "Turn",
-           "conversation_class"]
+           "conversation_class", "require_sdk"]
 
 #: What each tool takes; the harness runs the tool itself.
 TOOL_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -69,6 +70,12 @@ class Turn:
     cost: float | None = None
 
 
+def require_sdk(provider: str) -> None:
+    """Refuse (``InputError``) a provider whose SDK is not installed, without importing it."""
+    if importlib.util.find_spec(provider) is None:
+        _sdk(provider)
+
+
 def _sdk(provider: str) -> Any:
     try:
         return importlib.import_module(provider)
@@ -89,6 +96,15 @@ def _cost(usage: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
     return None
+
+
+def _why(exc: BaseException) -> str:
+    """The SDK's error, and the transport error under it (a refused connection, a bad URL)."""
+    text = f"{type(exc).__name__}: {exc}"
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text += f" ({type(cause).__name__}: {cause})"
+    return text
 
 
 class Conversation:
@@ -155,7 +171,7 @@ class AnthropicConversation(Conversation):
                 message = self.client.messages.create(**self._request())
                 request_id = getattr(message, "_request_id", None)
         except self.errors as exc:
-            raise ProviderFailed(f"{type(exc).__name__}: {exc}") from None
+            raise ProviderFailed(_why(exc)) from None
         texts, calls, blocks = [], [], []
         for block in message.content or ():
             if block.type == "text":
@@ -232,7 +248,7 @@ class OpenAIConversation(Conversation):
                 completion = self.client.chat.completions.create(**self._request())
                 request_id = getattr(completion, "_request_id", None)
         except self.errors as exc:
-            raise ProviderFailed(f"{type(exc).__name__}: {exc}") from None
+            raise ProviderFailed(_why(exc)) from None
         if not completion.choices:
             raise ProviderFailed("the reply has no choices")
         choice = completion.choices[0]

@@ -36,11 +36,17 @@ from assay._files import FileRefused, read_regular
 from assay.documents.workflow import AgentProducer, AgentSpec, Budget, Phase, WorkflowSpec
 from assay.errors import InputError
 from assay.harness._prompts import PROMPT_ONLY, prompt_names, render_prompt
-from assay.harness._providers import ProviderFailed, ToolCall, Turn, conversation_class
+from assay.harness._providers import (
+    ProviderFailed,
+    ToolCall,
+    Turn,
+    conversation_class,
+    require_sdk,
+)
 from assay.harness.gates import GateOutcome
 from assay.reasons import Reason
 
-__all__ = ["DEFAULT_KEY_ENV", "AgentRunner", "Spend", "agent_of"]
+__all__ = ["DEFAULT_KEY_ENV", "AgentRunner", "Spend", "agent_of", "preflight"]
 
 #: The environment variable each provider's API key is read from by default.
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -90,6 +96,22 @@ class Spend:
                 return (Reason.BUDGET_EXHAUSTED, f"{what} cost budget is exhausted: "
                         f"{self.cost:.6g} of {budget.cost:.6g} spent")
         return None
+
+
+def _key_name(agent: AgentSpec) -> str:
+    return agent.api_key_env or DEFAULT_KEY_ENV[agent.provider]
+
+
+def preflight(spec: WorkflowSpec, role: str, env: Mapping[str, str]) -> None:
+    """Refuse (``InputError``) a run whose agent phases of ``role`` lack their SDK or API key."""
+    for phase in spec.phases:
+        agent = agent_of(phase)
+        if agent is None or phase.role != role:
+            continue
+        require_sdk(agent.provider)
+        if not env.get(_key_name(agent)):
+            raise InputError(f"phase {phase.name!r}: the agent's API key is read from the "
+                             f"environment variable {_key_name(agent)}, which is not set")
 
 
 def agent_of(phase: Phase) -> AgentSpec | None:
@@ -181,7 +203,7 @@ class AgentRunner:
 
     def api_key(self, phase: Phase, agent: AgentSpec) -> str:
         """The API key, only ever from the environment."""
-        name = agent.api_key_env or DEFAULT_KEY_ENV[agent.provider]
+        name = _key_name(agent)
         key = self.env.get(name, "")
         if not key:
             raise InputError(f"phase {phase.name!r}: the agent's API key is read from the "

@@ -47,10 +47,10 @@ from assay.evidence.store import (
     check_run_id,
     open_store,
 )
-from assay.harness.agent import AgentRunner, agent_of
+from assay.harness.agent import AgentRunner, preflight
 from assay.harness.feedback import producer_env, write_feedback
 from assay.harness.gates import GateContext, GateOutcome, evaluate
-from assay.harness.model import PLACEHOLDERS, Phase, WorkflowSpec
+from assay.harness.model import PLACEHOLDERS, AgentProducer, Phase, WorkflowSpec
 from assay.harness.result import PhaseState, RunResult, RunStatus
 from assay.harness.resume import (
     Revalidator,
@@ -217,7 +217,8 @@ class _Run:
         if last is not None:
             feedback = write_feedback(
                 self.run_dir / "feedback" / f"{phase.name}.attempt{attempt}.json", last)
-        if agent_of(phase) is not None:
+        producer = phase.producer
+        if isinstance(producer, AgentProducer):
             failed, self.produced = self.agents.produce(phase, values, feedback, last)
             self.trajectory.add("action", phase.role, now(), action_type=f"produce:{phase.name}",
                                 phase=phase.name, attempt=attempt, iteration=iteration,
@@ -226,7 +227,7 @@ class _Run:
             return failed or self.refuse_artifact(Path(values["artifact"]))
         env = producer_env(self.env, attempt=attempt, iteration=iteration, feedback=feedback,
                            last=last, extra=self.assay_env(phase, values))
-        argv = [a.format_map(values) for a in phase.producer]  # type: ignore[union-attr]
+        argv = [a.format_map(values) for a in producer]
         # a producer with a side effect dies with the engine, so it cannot finish the effect
         # behind the back of the resume that reconciles it
         run = run_command(argv, cwd=None, env=env, timeout=phase.timeout,
@@ -414,6 +415,8 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
     if not identity:
         raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
     key = _resolve_key(key, key_file, runs_dir)
+    if gated:
+        preflight(spec, role, os.environ)  # a missing SDK or API key stops before the run exists
     if resume is not None:
         run_id = check_run_id(resume)
         run_dir = runs_dir / run_id
@@ -550,8 +553,8 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
                 state.status = "failed"
                 run.trajectory.add("action", HARNESS_AGENT, now(), action_type="budget",
                                    phase=phase.name, reason=spent[0], message=spent[1])
-                return finish("hard-stop", f"hard-stop: phase {phase.name!r}: {spent[1]}; "
-                              f"the loop stopped after {state.attempts} attempt(s)", spent[0])
+                return finish("hard-stop", f"hard-stop: {spent[1]}; phase {phase.name!r} "
+                              f"stopped after {state.attempts} attempt(s)", spent[0])
             attempt, iteration = state.attempts + 1, iteration + 1
             run.produced = None
             started = now()
