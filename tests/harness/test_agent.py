@@ -307,13 +307,15 @@ class TestBudget:
 class TestTools:
     """read_file and write_artifact run in the harness, inside the run's roots."""
 
-    def test_write_artifact_tool(self, tmp_path: Path, serve: Serve) -> None:
+    @pytest.mark.parametrize(("provider", "stream"), PROVIDERS)
+    def test_write_artifact_tool(self, tmp_path: Path, serve: Serve, provider: str,
+                                 stream: bool) -> None:
         """The tool's content is the artifact; the closing text is not."""
         script = [{"tool": "write_artifact", "input": {"content": "good"}},
                   {"text": "I wrote it."}]
         with serve(script) as f:
-            result = _run(_workflow(tmp_path, f.url, "openai", tools=["write_artifact"]),
-                          tmp_path)
+            result = _run(_workflow(tmp_path, f.url, provider, stream,
+                                    tools=["write_artifact"]), tmp_path)
         assert result.status == "completed"
         assert (tmp_path / "runs" / "r" / "out.txt").read_text() == "good"
         producer = _records(tmp_path)[0]["producer"]
@@ -367,6 +369,21 @@ class TestPrompts:
         assert _prompt(f.requests[0]) == ('Tone: dry. Source: the source text. Keep {tone} '
                                           'and {"a": 1}.')
         assert f.requests[0]["body"]["system"] == "You write artifacts."
+
+    @pytest.mark.parametrize("provider", ["anthropic", "openai"])
+    def test_request_settings(self, tmp_path: Path, serve: Serve, provider: str) -> None:
+        """model, max_tokens, temperature and the system prompt reach the request as set."""
+        with serve([{"text": "good"}]) as f:
+            result = _run(_workflow(tmp_path, f.url, provider, max_tokens=321,
+                                    temperature=0.3), tmp_path)
+        assert result.status == "completed", result.message
+        body = f.requests[0]["body"]
+        assert (body["model"], body["max_tokens"], body["temperature"]) == (
+            "test-model", 321, 0.3)
+        system = (body["system"] if provider == "anthropic"
+                  else body["messages"][0]["content"])
+        assert system == "You write artifacts."
+        assert "tools" not in body
 
     def test_model_from_a_param(self, tmp_path: Path, serve: Serve) -> None:
         """A {param} in the model names the model asked for and recorded."""

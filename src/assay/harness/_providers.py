@@ -154,7 +154,8 @@ class AnthropicConversation(Conversation):
         if self.system is not None:
             kw["system"] = self.system
         if self.agent.temperature is not None:
-            kw["temperature"] = self.agent.temperature
+            # in the body as the API takes it: not every SDK release lists it as an argument
+            kw["extra_body"] = {"temperature": self.agent.temperature}
         if self.agent.tools:
             kw["tools"] = [{"name": n, "description": TOOL_SCHEMAS[n][0],
                             "input_schema": TOOL_SCHEMAS[n][1]} for n in self.agent.tools]
