@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import assay
 from assay.errors import InputError, SpecError
 from assay.evidence.store import verify_run
 from assay.harness import Workflow, parse_workflow_spec
+from assay.harness._prompts import prompt_names, render_prompt
 
 from ..conftest import EXAMPLES, ROOT, load_script
 from .conftest import CHECK_GOOD
@@ -384,6 +387,14 @@ class TestPrompts:
                   else body["messages"][0]["content"])
         assert system == "You write artifacts."
         assert "tools" not in body
+
+    @given(st.text(alphabet=st.sampled_from(list("{}ab_1 :\"")), max_size=40))
+    def test_rendering_never_fails_and_only_touches_names(self, text: str) -> None:
+        """Any text renders once its names are given; text without a {name} is kept as is."""
+        names = prompt_names(text)
+        out = render_prompt(text, dict.fromkeys(names, "X"))
+        if not names and "{{" not in text:
+            assert out == text
 
     def test_model_from_a_param(self, tmp_path: Path, serve: Serve) -> None:
         """A {param} in the model names the model asked for and recorded."""
