@@ -12,8 +12,11 @@ one response::
     {"status": 429}                                         an error (429, 500...)
 
 ``usage`` is ``[input_tokens, output_tokens]`` (default ``[10, 10]``); ``cost``
-adds a reported cost to a Chat Completions reply. Past the end of the script
-every request gets a 400 error, so a run can never loop on it.
+adds a reported cost to a Chat Completions reply; ``expect`` is text the
+request must hold (a reply that fixes what a gate said is only given to a prompt
+that carries what the gate said), else the answer is a 400 error naming it.
+Past the end of the script every request gets a 400 error, so a run can never
+loop on it.
 
 Run a command against it (``{url}`` in the command becomes the server's URL)::
 
@@ -160,9 +163,15 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             anthropic = self.path.rstrip("/").endswith("/messages")
             n, step = fake.next(self.path, body)
             rid = {"request-id" if anthropic else "x-request-id": f"req_fake_{n}"}
-            if step is None or "status" in step:
-                status = 400 if step is None else int(step["status"])
-                message = "the fake server's script is used up" if step is None else "scripted"
+            missing = None
+            if step is not None and "expect" in step:
+                said = json.dumps(body.get("messages", []), ensure_ascii=False)
+                if step["expect"] not in said:
+                    missing = f"the request does not hold {step['expect']!r}"
+            if step is None or "status" in step or missing:
+                status = 400 if step is None or missing else int(step["status"])
+                message = (missing or ("the fake server's script is used up" if step is None
+                                       else "scripted"))
                 err = ({"type": "error", "error": {"type": "api_error", "message": message}}
                        if anthropic else {"error": {"message": message, "type": "api_error"}})
                 # retry-after-ms keeps the SDKs' backoff short in tests

@@ -89,7 +89,8 @@ class TestRevisionLoop:
     def test_fixed_on_attempt_two(self, tmp_path: Path, serve: Serve, provider: str,
                                   stream: bool) -> None:
         """A wrong artifact, then the fix after reading the gate's feedback: 2 attempts."""
-        with serve([{"text": "bad", "usage": [11, 2]}, {"text": "good", "usage": [40, 1]}]) as f:
+        fix = {"text": "good", "usage": [40, 1], "expect": "expected good, found 'bad'"}
+        with serve([{"text": "bad", "usage": [11, 2]}, fix]) as f:
             result = _run(_workflow(tmp_path, f.url, provider, stream), tmp_path)
         assert (result.status, result.exit, result.phases[0].attempts) == ("completed", 0, 2)
         first, second = _records(tmp_path)
