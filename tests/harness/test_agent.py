@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -407,6 +408,32 @@ class TestPrompts:
             _run(path, tmp_path)
         assert f.requests[0]["body"]["model"] == "small-model"
         assert _records(tmp_path)[0]["producer"]["model"] == "small-model"
+
+    @pytest.mark.parametrize(("setup", "message"), [
+        ("missing", "agent.task_file: cannot read"),
+        ("binary", "is not UTF-8 text"),
+        ("fifo", "not a regular file"),
+        ("no-input", "the prompt uses {input_text}, but the input"),
+    ])
+    def test_unusable_prompt_is_input_error(self, tmp_path: Path, serve: Serve, setup: str,
+                                            message: str) -> None:
+        """A prompt file or input that cannot be read stops the run (exit 2) before a request."""
+        task = tmp_path / "task.md"
+        if setup == "binary":
+            task.write_bytes(b"\xff\xfe")
+        elif setup == "fifo":
+            os.mkfifo(task)
+        elif setup == "no-input":
+            task.write_text("Use {input_text}.")
+        with serve([{"text": "good"}]) as f:
+            path = _workflow(tmp_path, f.url, task=None, task_file="task.md")
+            if setup == "no-input":
+                doc = json.loads(path.read_text())
+                doc["phases"][0]["input"] = str(tmp_path / "absent.txt")
+                path.write_text(json.dumps(doc))
+            with pytest.raises(InputError, match=re.escape(message)):
+                _run(path, tmp_path)
+        assert f.requests == []
 
     def test_unknown_placeholder_in_file_is_input_error(self, tmp_path: Path,
                                                         serve: Serve) -> None:

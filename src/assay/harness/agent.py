@@ -222,10 +222,16 @@ class AgentRunner:
             path = Path(file.format_map(values))
             path = path if path.is_absolute() else self.spec_dir / path
             try:
-                text = _text(path, None, limit=1 << 30)
+                text = read_regular(path).decode("utf-8")
+            except FileRefused as exc:
+                raise InputError(f"phase {phase.name!r}: agent.{what}: {path} {exc.why}") \
+                    from None
             except OSError as exc:
                 raise InputError(f"phase {phase.name!r}: agent.{what}: cannot read "
                                  f"{path}: {exc.strerror or exc}") from None
+            except UnicodeDecodeError as exc:
+                raise InputError(f"phase {phase.name!r}: agent.{what}: {path} is not UTF-8 "
+                                 f"text (byte {exc.start})") from None
             unknown = prompt_names(text) - set(values) - PROMPT_ONLY
             if unknown:
                 raise InputError(f"phase {phase.name!r}: agent.{what}: unknown placeholder(s) "
@@ -240,8 +246,10 @@ class AgentRunner:
             try:
                 full["input_text"] = _text(Path(values["input"]), None)
             except OSError as exc:
-                full["input_text"] = f"[the input {values['input']} cannot be read: " \
-                                     f"{exc.strerror or exc}]"
+                raise InputError(f"phase {phase.name!r}: the prompt uses {{input_text}}, but "
+                                 f"the input {values['input'] or '(none)'} cannot be read: "
+                                 f"{getattr(exc, 'why', None) or exc.strerror or exc}") \
+                    from None
         return (None if system is None else render_prompt(system, full),
                 render_prompt(task, full))
 
