@@ -102,16 +102,22 @@ def _key_name(agent: AgentSpec) -> str:
     return agent.api_key_env or DEFAULT_KEY_ENV[agent.provider]
 
 
-def preflight(spec: WorkflowSpec, role: str, env: Mapping[str, str]) -> None:
+def preflight(spec: WorkflowSpec, role: str, env: Mapping[str, str],
+              source: str | None = None) -> None:
     """Refuse (``InputError``) a run whose agent phases of ``role`` lack their SDK or API key."""
-    for phase in spec.phases:
+    for index, phase in enumerate(spec.phases):
         agent = agent_of(phase)
         if agent is None or phase.role != role:
             continue
-        require_sdk(agent.provider)
+        try:
+            require_sdk(agent.provider)
+        except InputError as exc:
+            raise InputError(f"phases[{index}].producer.agent: {exc.message}",
+                             path=source) from None
         if not env.get(_key_name(agent)):
-            raise InputError(f"phase {phase.name!r}: the agent's API key is read from the "
-                             f"environment variable {_key_name(agent)}, which is not set")
+            raise InputError(f"phases[{index}].producer.agent: phase {phase.name!r} reads its "
+                             f"API key from the environment variable {_key_name(agent)}, "
+                             "which is not set", path=source)
 
 
 def agent_of(phase: Phase) -> AgentSpec | None:
