@@ -206,6 +206,22 @@ class TestRobustness:
         assert f.requests == []
         assert not (tmp_path / "runs" / "r").exists()
 
+    def test_ungated_run_checks_every_agent(self, tmp_path: Path, serve: Serve,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+        """An ungated baseline runs every phase, so every agent's key is checked first."""
+        monkeypatch.delenv("OPENAI_API_KEY")
+        with serve([{"text": "good"}]) as f:
+            path = _workflow(tmp_path, f.url)
+            doc = json.loads(path.read_text())
+            other = json.loads(json.dumps(doc["phases"][0]))
+            other.update(name="other", role="someone", artifact="o.txt")
+            other["producer"]["agent"]["provider"] = "openai"
+            doc["phases"].append(other)
+            path.write_text(json.dumps(doc))
+            with pytest.raises(InputError, match="OPENAI_API_KEY, which is not set"):
+                _run(path, tmp_path, gated=False)
+        assert f.requests == []
+
     def test_missing_sdk_names_the_extra(self, tmp_path: Path, serve: Serve,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
         """Without the provider's SDK the run is refused before it exists, naming the extra."""

@@ -102,12 +102,12 @@ def _key_name(agent: AgentSpec) -> str:
     return agent.api_key_env or DEFAULT_KEY_ENV[agent.provider]
 
 
-def preflight(spec: WorkflowSpec, role: str, env: Mapping[str, str],
+def preflight(spec: WorkflowSpec, role: str | None, env: Mapping[str, str],
               source: str | None = None) -> None:
-    """Refuse (``InputError``) a run whose agent phases of ``role`` lack their SDK or API key."""
+    """Refuse (``InputError``) agent phases of ``role`` (None: every one) without SDK or key."""
     for index, phase in enumerate(spec.phases):
         agent = agent_of(phase)
-        if agent is None or phase.role != role:
+        if agent is None or role not in (None, phase.role):
             continue
         try:
             require_sdk(agent.provider)

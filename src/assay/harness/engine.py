@@ -415,9 +415,8 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
     if not identity:
         raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
     key = _resolve_key(key, key_file, runs_dir)
-    if gated:
-        # a missing SDK or API key stops the run before it exists
-        preflight(spec, role, os.environ, spec_source)
+    # a missing SDK or API key stops the run before it exists (ungated runs every phase)
+    preflight(spec, role if gated else None, os.environ, spec_source)
     if resume is not None:
         run_id = check_run_id(resume)
         run_dir = runs_dir / run_id
