@@ -285,6 +285,19 @@ class TestBudget:
         assert '"action_type":"budget"' in traj.replace(" ", "")
         assert "budget-exhausted" in traj
 
+    def test_budget_runs_out_between_turns(self, tmp_path: Path, serve: Serve) -> None:
+        """A tool loop stops at the turn that would start past the budget: a failed attempt."""
+        step = {"tool": "read_file", "input": {"path": "run.json"}}
+        with serve([step, step, step, {"text": "good"}]) as f:
+            result = _run(_workflow(tmp_path, f.url, tools=["read_file"],
+                                    budget={"tokens": 30}), tmp_path)
+        assert (result.status, result.reason) == ("hard-stop", "budget-exhausted")
+        (rec,) = _records(tmp_path)
+        assert rec["producer"]["outcome"] == "budget-exhausted"
+        assert rec["gate"]["summary"] == ("agent stopped mid-attempt: phase 'write' token "
+                                          "budget is exhausted: 40 of 30 tokens spent")
+        assert len(f.requests) == 2
+
     def test_run_cost_budget_with_reported_cost(self, tmp_path: Path, serve: Serve) -> None:
         """A cost the endpoint reports counts against the run's cost budget."""
         with serve([{"text": "bad", "cost": 0.02}, {"text": "bad", "cost": 0.02},

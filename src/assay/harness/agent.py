@@ -80,6 +80,11 @@ class Spend:
         else:
             self.unknown += 1
 
+    def plus(self, other: Spend) -> Spend:
+        """What both spent together."""
+        return Spend(self.tokens + other.tokens, self.cost + other.cost,
+                     self.unknown + other.unknown)
+
     def over(self, budget: Budget | None, what: str) -> tuple[str, str] | None:
         """``(reason, message)`` when ``budget`` is spent (or cannot be judged), else None."""
         if budget is None:
@@ -203,9 +208,13 @@ class AgentRunner:
         if agent is None:
             return None
         self.api_key(phase, agent)
+        return self._over(phase, agent, Spend())
+
+    def _over(self, phase: Phase, agent: AgentSpec, more: Spend) -> tuple[str, str] | None:
+        """The phase's or the run's budget, spent once ``more`` is added to what is counted."""
         spent = self.phase_spend.get(phase.name, Spend())
-        return (spent.over(agent.budget, f"phase {phase.name!r}")
-                or self.run_spend.over(self.spec.budget, "the run's"))
+        return (spent.plus(more).over(agent.budget, f"phase {phase.name!r}")
+                or self.run_spend.plus(more).over(self.spec.budget, "the run's"))
 
     def api_key(self, phase: Phase, agent: AgentSpec) -> str:
         """The API key, only ever from the environment."""
@@ -320,19 +329,9 @@ class AgentRunner:
         artifact = Path(values["artifact"])
         wrote = False
         for turn_no in range(agent.max_turns):
-            if turn_no:
-                spent = self.phase_spend.get(phase.name, Spend())
-                mid = Spend(spent.tokens, spent.cost, spent.unknown)
-                run = Spend(self.run_spend.tokens, self.run_spend.cost, self.run_spend.unknown)
-                now = attempt.spend()
-                for s in (mid, run):
-                    s.tokens += now.tokens
-                    s.cost += now.cost
-                    s.unknown += now.unknown
-                over = (mid.over(agent.budget, f"phase {phase.name!r}")
-                        or run.over(self.spec.budget, "the run's"))
-                if over is not None:
-                    return ("budget-exhausted", f"agent stopped mid-attempt: {over[1]}", "")
+            over = self._over(phase, agent, attempt.spend()) if turn_no else None
+            if over is not None:
+                return ("budget-exhausted", f"agent stopped mid-attempt: {over[1]}", "")
             try:
                 turn = chat.send()
             except ProviderFailed as exc:
