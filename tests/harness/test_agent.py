@@ -184,6 +184,8 @@ class TestRobustness:
         assert first["gate"]["summary"] == summary
         assert first["producer"]["outcome"] == outcome
         assert first["artifact"]["sha256"] is None
+        if outcome == "refusal":
+            assert first["gate"]["detail"] == "I will not."
 
     def test_server_errors_after_retries_fail_the_attempt(self, tmp_path: Path,
                                                           serve: Serve) -> None:

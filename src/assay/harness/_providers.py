@@ -278,7 +278,10 @@ class OpenAIConversation(Conversation):
             stop = {"stop": "end", "tool_calls": "tool_use", "function_call": "tool_use",
                     "length": "max_tokens", "content_filter": "refusal"}.get(finish, finish)
         usage = completion.usage
-        return Turn(message.content or "", stop, calls, request_id, completion.model,
+        # a refusal's words are the detail of the failed attempt
+        text = message.content or (getattr(message, "refusal", None) or "")
+        return Turn(text if stop == "refusal" else message.content or "", stop, calls,
+                    request_id, completion.model,
                     _int(getattr(usage, "prompt_tokens", 0)),
                     _int(getattr(usage, "completion_tokens", 0)), _cost(usage))
 
