@@ -151,6 +151,22 @@ class TestRevisionLoop:
         assert verify_run(tmp_path / "runs", "r").ok
 
 
+class TestResume:
+    """A resumed run hands the last failure of the earlier invocation to the model."""
+
+    def test_feedback_crosses_a_resume(self, tmp_path: Path, serve: Serve) -> None:
+        """max_attempts 1 hard-stops; the resume's first prompt carries that failure."""
+        fix = {"text": "good", "expect": "expected good, found 'bad'"}
+        with serve([{"text": "bad"}, fix]) as f:
+            path = _workflow(tmp_path, f.url, max_attempts=1)
+            assert _run(path, tmp_path).status == "hard-stop"
+            again = Workflow.load(path).run(runs_dir=tmp_path / "runs", role="writer",
+                                            identity="alice", resume="r")
+        assert (again.status, again.phases[0].attempts) == ("completed", 2)
+        assert "<<<\nbad\n>>>" in _prompt(f.requests[1])
+        assert verify_run(tmp_path / "runs", "r").ok
+
+
 class TestRobustness:
     """Transport retries are not attempts; bad replies are failed attempts, not crashes."""
 
@@ -357,6 +373,21 @@ class TestTools:
         producer = _records(tmp_path)[0]["producer"]
         assert (producer["turns"], producer["tool_calls"]) == (2, 1)
         assert len(producer["request_ids"]) == 2
+
+    def test_bad_tool_calls_are_told_not_run(self, tmp_path: Path, serve: Serve) -> None:
+        """An unknown tool or bad arguments go back to the model as errors; nothing runs."""
+        script = [{"tool": "shell", "input": {"cmd": "rm -rf /"}},
+                  {"tool": "write_artifact", "input": {"text": "good"}},
+                  {"tool": "write_artifact", "input": {"content": "good"}},
+                  {"text": "done"}]
+        with serve(script) as f:
+            result = _run(_workflow(tmp_path, f.url, tools=["write_artifact"]), tmp_path)
+        assert result.status == "completed"
+        said = [json.dumps(r["body"]["messages"][-1]) for r in f.requests[1:]]
+        assert "no tool 'shell'" in said[0]
+        assert "write_artifact takes" in said[1]
+        assert "wrote the artifact (4 bytes)" in said[2]
+        assert _records(tmp_path)[0]["producer"]["tool_calls"] == 3
 
     @pytest.mark.parametrize("provider", ["anthropic", "openai"])
     def test_read_file_is_confined(self, tmp_path: Path, serve: Serve, provider: str) -> None:
