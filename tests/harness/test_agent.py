@@ -571,6 +571,11 @@ class TestAudit:
         assert out.exit_code == 0
         assert out.stdout.splitlines()[-1].endswith(
             "| agent openai/test-model, 42 tokens, cost 0.5")
+        page = tmp_path / "audit.html"
+        out = CliRunner().invoke(cli, ["audit", "r", "--runs-dir", str(tmp_path / "runs"),
+                                       "--html", str(page)])
+        assert out.exit_code == 0
+        assert "<br>agent openai/test-model, 42 tokens, cost 0.5</td>" in page.read_text()
 
 
 FAKE_CLAUDE = """#!/bin/sh
