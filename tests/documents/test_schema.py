@@ -14,7 +14,7 @@ from assay.cli import cli
 from assay.documents.loader import decode
 from assay.documents.schema import KINDS, render_schema
 from assay.evidence.manifest import params_digest
-from assay.evidence.record import FIELDS, GATE_FIELDS, GENESIS, OPTIONAL_FIELDS, seal
+from assay.evidence.record import FIELDS, GATE_FIELDS, GENESIS, seal
 
 from ..conftest import DATA, EXAMPLES
 
@@ -112,9 +112,7 @@ class TestSchemas:
     def test_evidence_fields_match_the_store(self) -> None:
         """The evidence schema declares exactly the fields the stores write."""
         doc = json.loads(render_schema("evidence"))
-        record = doc["$defs"]["EvidenceRecord"]
-        assert list(record["properties"]) == sorted((*FIELDS, *OPTIONAL_FIELDS))
-        assert sorted(record["required"]) == sorted(FIELDS)
+        assert list(doc["$defs"]["EvidenceRecord"]["properties"]) == sorted(FIELDS)
         assert list(doc["$defs"]["GateReport"]["properties"]) == sorted(GATE_FIELDS)
 
 

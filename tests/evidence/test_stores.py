@@ -22,7 +22,6 @@ from assay.evidence import (
     record_hash,
     verify_run,
 )
-from assay.evidence.record import OPTIONAL_FIELDS
 
 
 def _record(phase: str, attempt: int, iteration: int, verdict: str = "pass") -> dict[str, Any]:
@@ -105,29 +104,6 @@ class TestJsonlStore:
 class TestSqliteStore:
     """The SQLite store."""
 
-    def test_store_without_producer_column_gains_it(self, tmp_path: Path) -> None:
-        """A store written before agent evidence existed still reads, appends and verifies."""
-        store = SqliteStore(tmp_path / "r", "r")
-        first = store.append(_record("a", 1, 1))
-        store.close()
-        conn = sqlite3.connect(tmp_path / "r" / "evidence.sqlite")
-        conn.execute("ALTER TABLE evidence DROP COLUMN producer")
-        conn.commit()
-        conn.close()
-        store = SqliteStore(tmp_path / "r", "r")
-        producer = {"kind": "agent", "provider": "openai", "model": "m", "served_model": "m",
-                    "request_ids": ["req_1"], "turns": 1, "tool_calls": 0, "stop": "end",
-                    "outcome": "ok", "usage": {"input_tokens": 3, "output_tokens": 4,
-                                               "total_tokens": 7},
-                    "cost": None, "cost_source": None, "prompt_sha256": "ef" * 32}
-        second = store.append({**_record("b", 1, 2), "producer": producer})
-        try:
-            assert store.records() == [first, second]
-            assert "producer" not in first and second["producer"] == producer
-            assert store.verify().ok
-        finally:
-            store.close()
-
     def test_wal_and_one_row_per_record(self, tmp_path: Path) -> None:
         """The database is in WAL mode and holds one row per record with identical fields."""
         written = _fill(SqliteStore(tmp_path / "r", "r"))
@@ -138,7 +114,7 @@ class TestSqliteStore:
             assert conn.execute("SELECT count(*) FROM evidence").fetchone()[0] == len(written)
         finally:
             conn.close()
-        assert cols == ["seq", *FIELDS, *OPTIONAL_FIELDS]
+        assert cols == ["seq", *FIELDS]
 
     def test_committed_before_append_returns(self, tmp_path: Path) -> None:
         """Another connection sees a record as soon as append returns."""

@@ -28,14 +28,6 @@ class GateReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     output: str
 
 
-class ArtifactRef(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """The artifact the gate judged; sha256 and bytes are null when it was missing."""
-
-    path: str
-    sha256: Hex64 | None
-    bytes: Annotated[int, msgspec.Meta(ge=0)] | None
-
-
 class TokenUsage(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """Tokens an agent attempt used, summed over its turns."""
 
@@ -69,6 +61,17 @@ class ProducerReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     prompt_sha256: Hex64
 
 
+class ArtifactRef(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The artifact the gate judged; sha256 and bytes are null when it was missing."""
+
+    path: str
+    sha256: Hex64 | None
+    bytes: Annotated[int, msgspec.Meta(ge=0)] | None
+    #: What the agent producer that made it did in this attempt; absent when the
+    #: producer is a command.
+    producer: ProducerReport | None = None
+
+
 class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """One gate evaluation, pass or fail, durable before the transition it justifies.
 
@@ -95,5 +98,3 @@ class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     prev_hash: Hex64
     #: sha256 of the record's canonical JSON without ``hash``.
     hash: Hex64
-    #: The agent producer's evidence; absent when the producer is a command.
-    producer: ProducerReport | None = None

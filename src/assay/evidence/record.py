@@ -19,14 +19,11 @@ from typing import Any
 
 import orjson
 
-__all__ = ["FIELDS", "GATE_FIELDS", "GENESIS", "OPTIONAL_FIELDS", "record_hash", "seal"]
+__all__ = ["FIELDS", "GATE_FIELDS", "GENESIS", "record_hash", "seal"]
 
 #: The fields of every record, in the order they are written.
 FIELDS = ("run_id", "workflow", "phase", "attempt", "iteration", "verdict", "gate", "artifact",
           "role", "identity", "started_at", "finished_at", "params_sha256", "prev_hash", "hash")
-#: Fields a record carries only when they apply, written before ``prev_hash``:
-#: ``producer`` is the evidence of an agent producer (provider, model, usage...).
-OPTIONAL_FIELDS = ("producer",)
 #: The fields of a record's ``gate`` object.
 GATE_FIELDS = ("kind", "summary", "detail", "exit_code", "output")
 #: The ``prev_hash`` of the first record of a run.
@@ -42,9 +39,6 @@ def record_hash(record: Mapping[str, Any]) -> str:
 def seal(record: Mapping[str, Any], prev_hash: str) -> dict[str, Any]:
     """Return the record in field order with ``prev_hash`` set and ``hash`` computed."""
     out = {k: record.get(k) for k in FIELDS[:-2]}
-    for k in OPTIONAL_FIELDS:
-        if record.get(k) is not None:
-            out[k] = record[k]
     out["prev_hash"] = prev_hash
     out["hash"] = record_hash(out)
     return out

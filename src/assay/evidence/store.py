@@ -43,7 +43,7 @@ from assay.evidence.manifest import (
     read_manifest,
     write_durable,
 )
-from assay.evidence.record import FIELDS, GENESIS, OPTIONAL_FIELDS, seal
+from assay.evidence.record import FIELDS, GENESIS, seal
 
 __all__ = [
     "HEAD",
@@ -466,8 +466,7 @@ class JsonlStore:
             self._fd = None
 
 
-_ALL = (*FIELDS, *OPTIONAL_FIELDS)
-_COLUMNS = ", ".join(_ALL)
+_COLUMNS = ", ".join(FIELDS)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS evidence ("
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, workflow TEXT NOT NULL, "
@@ -476,7 +475,7 @@ _SCHEMA = (
     "gate TEXT NOT NULL, "
     "artifact TEXT NOT NULL, role TEXT NOT NULL, identity TEXT NOT NULL, "
     "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, params_sha256 TEXT, "
-    "prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, producer TEXT)"
+    "prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE)"
 )
 _HEAD_SCHEMA = ("CREATE TABLE IF NOT EXISTS head (id INTEGER PRIMARY KEY CHECK (id = 1), "
                 "doc TEXT NOT NULL)")
@@ -508,10 +507,6 @@ class SqliteStore:
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute(_SCHEMA)
                 conn.execute(_HEAD_SCHEMA)
-                have = {row[1] for row in conn.execute("PRAGMA table_info(evidence)")}
-                for name in OPTIONAL_FIELDS:
-                    if name not in have:  # a store written before the column existed
-                        conn.execute(f"ALTER TABLE evidence ADD COLUMN {name} TEXT")
             except sqlite3.Error as exc:
                 conn.close()
                 raise StoreError(f"unusable evidence store: {exc}", path=str(self.path)) from None
@@ -561,10 +556,8 @@ class SqliteStore:
             sealed = seal(record, head.last_hash)
             values = [orjson.dumps(sealed[k]).decode() if k in _JSON_COLUMNS else sealed[k]
                       for k in FIELDS]
-            values += [None if sealed.get(k) is None else orjson.dumps(sealed[k]).decode()
-                       for k in OPTIONAL_FIELDS]
             conn.execute(f"INSERT INTO evidence ({_COLUMNS}) VALUES "
-                         f"({', '.join('?' * len(_ALL))})", values)
+                         f"({', '.join('?' * len(FIELDS))})", values)
             self._put_head(conn, dataclasses.replace(head, records=head.records + 1,
                                                      last_hash=sealed["hash"]))
             conn.execute("COMMIT")
@@ -589,14 +582,8 @@ class SqliteStore:
             raise StoreError(f"cannot read evidence: {exc}", path=str(self.path)) from None
         out = []
         for row in rows:
-            rec = dict(zip(FIELDS, row[:len(FIELDS)], strict=True))
-            extra = {k: v for k, v in zip(OPTIONAL_FIELDS, row[len(FIELDS):], strict=True)
-                     if v is not None}
-            if extra:  # in the order a sealed record has them: before prev_hash
-                tail = {k: rec.pop(k) for k in ("prev_hash", "hash")}
-                rec.update(extra)
-                rec.update(tail)
-            for k in (*_JSON_COLUMNS, *extra):
+            rec = dict(zip(FIELDS, row, strict=True))
+            for k in _JSON_COLUMNS:
                 # left as text when broken: the chain check reports the record as edited
                 with contextlib.suppress(orjson.JSONDecodeError):
                     rec[k] = orjson.loads(rec[k])

@@ -11,12 +11,14 @@ engine's ``max_attempts`` and hard-stop bound a real revision. A refusal, an
 empty reply, a reply cut by ``max_tokens``, tool turns used up or a request
 that failed after the SDK's own retries is a failed attempt with that reason.
 
-Each attempt's evidence record carries a ``producer`` object (provider, model,
-request ids, token usage, cost where known, the prompt's sha256; never the API
-key). The tokens and cost of those records count against the phase's and the
-run's ``budget``; once a limit is reached the loop stops before the next
-attempt with the reason ``budget-exhausted`` (``budget-unknown`` when a cost
-limit meets an attempt whose cost nobody reported).
+Each attempt's evidence record carries the agent's evidence as
+``artifact.producer`` (provider, model, request ids, token usage, cost where
+known, the prompt's sha256; never the API key): where the artifact came from,
+inside the hash chain, in every store. The tokens and cost of those records
+count against the phase's and the run's ``budget``; once a limit is reached the
+loop stops before the next attempt with the reason ``budget-exhausted``
+(``budget-unknown`` when a cost limit meets an attempt whose cost nobody
+reported).
 """
 
 from __future__ import annotations
@@ -194,7 +196,8 @@ class AgentRunner:
     def count(self, records: Iterable[Mapping[str, Any]]) -> None:
         """Count what earlier records of the run spent (a resume keeps its budget)."""
         for rec in records:
-            producer = rec.get("producer")
+            artifact = rec.get("artifact")
+            producer = artifact.get("producer") if isinstance(artifact, Mapping) else None
             if isinstance(producer, Mapping) and producer.get("kind") == "agent":
                 self.run_spend.add(producer)
                 self.phase_spend.setdefault(str(rec.get("phase")), Spend()).add(producer)

@@ -168,7 +168,7 @@ class _Run:
         self.trajectory = TrajectoryLog(run_dir / "trajectory.jsonl")
         self.env = dict(os.environ)
         self.agents = AgentRunner(spec, spec_dir, run_dir, self.roots, self.env)
-        #: The ``producer`` evidence of the latest attempt when its producer is an agent.
+        #: The agent's evidence of the latest attempt (the record's ``artifact.producer``).
         self.produced: dict[str, Any] | None = None
 
     def values(self, index: int) -> dict[str, str]:
@@ -186,13 +186,20 @@ class _Run:
             values["input"] = self.base.get("input", "")
         return values
 
-    def record_artifact(self, path: Path) -> dict[str, Any]:
-        """The ``artifact`` object of a record; paths inside the run are kept relative."""
+    def record_artifact(self, path: Path,
+                        producer: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``artifact`` object of a record; paths inside the run are kept relative.
+
+        An artifact an agent made carries the agent's evidence as ``producer``.
+        """
         try:
             shown = str(path.relative_to(self.run_dir))
         except ValueError:
             shown = str(path)
-        return {"path": shown, **_digest(path, self.roots)}
+        out = {"path": shown, **_digest(path, self.roots)}
+        if producer is not None:
+            out["producer"] = producer
+        return out
 
     def refuse_artifact(self, path: Path, output: str = "",
                         exit_code: int | None = None) -> GateOutcome | None:
@@ -589,10 +596,9 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
                 "run_id": run.run_id, "workflow": spec.workflow, "phase": phase.name,
                 "attempt": attempt, "iteration": iteration,
                 "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
-                "artifact": run.record_artifact(Path(values["artifact"])), "role": run.role,
-                "identity": run.identity, "started_at": started, "finished_at": now(),
-                "params_sha256": run.params_sha256,
-                **({"producer": run.produced} if run.produced is not None else {})})
+                "artifact": run.record_artifact(Path(values["artifact"]), run.produced),
+                "role": run.role, "identity": run.identity, "started_at": started,
+                "finished_at": now(), "params_sha256": run.params_sha256})
             # the record is durable here; only now may the run transition
             state.attempts, state.iteration = attempt, iteration
             run.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"gate:{phase.name}",

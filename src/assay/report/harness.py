@@ -86,7 +86,7 @@ def audit_text(trail: RunTrail) -> str:
 
 def _producer(record: dict[str, Any]) -> str:
     """`` | agent PROVIDER/MODEL, N tokens[, cost C]`` for a record an agent producer made."""
-    p = _part(record, "producer")
+    p = _part(_part(record, "artifact"), "producer")
     if not p:
         return ""
     usage = p.get("usage")
@@ -119,7 +119,7 @@ def _record_row(r: dict[str, Any]) -> str:
         f"<td><code>{esc(art.get('path'))}</code><br><code>{esc(art.get('sha256'))}</code>"
         f"<br>{esc(art.get('bytes'))} bytes</td>"
         f"<td>{esc(r.get('role'))}<br>{esc(r.get('identity'))}"
-        f"{'<br>' + esc(_producer(r)[3:]) if _part(r, 'producer') else ''}</td>"
+        f"{'<br>' + esc(_producer(r)[3:]) if _producer(r) else ''}</td>"
         f"<td>{esc(r.get('started_at'))}<br>{esc(r.get('finished_at'))}</td>"
         f"<td><code>{esc(str(r.get('hash'))[:16])}</code></td>"
         "</tr>"
