@@ -40,7 +40,9 @@ EXAMPLE_DOCS: dict[str, list[Any]] = {
     "contract": [_doc(EXAMPLES / "accept" / "contract.yaml"),
                  _doc(DATA / "accept" / "contract.json"),
                  _doc(DATA / "accept" / "contract_schema.yaml")],
-    "workflow": [_doc(EXAMPLES / "doc_pipeline" / "workflow.yaml")],
+    "workflow": [_doc(EXAMPLES / "doc_pipeline" / "workflow.yaml"),
+                 _doc(EXAMPLES / "agent_producer" / "workflow.yaml"),
+                 _doc(EXAMPLES / "agent_producer" / "cli_workflow.yaml")],
     "checkpoint": [_doc(EXAMPLES / "resume" / "video" / "checkpoint.yaml"),
                    _doc(EXAMPLES / "resume" / "chain" / "checkpoint.yaml")],
     "event": [json.loads(line) for p in sorted(EXAMPLES.glob("fixture_*.jsonl"))
@@ -86,6 +88,9 @@ class TestSchemas:
         ("workflow", {"workflow": "w", "phases": [{
             "name": "a", "role": "r", "producer": ["x"], "artifact": "a",
             "gate": {"command": ["x"], "schema": "s.json"}}]}),
+        ("workflow", {"workflow": "w", "phases": [{
+            "name": "a", "role": "r", "artifact": "a", "gate": {"command": ["x"]},
+            "producer": {"agent": {"provider": "openai", "model": "m", "api_key": "sk"}}}]}),
         ("checkpoint", {"observed_at": "2026-08-10T00:00:00Z"}),
         ("event", {"seq": 1, "event": "action"}),
         ("event", {"seq": 1, "event": "actoin", "action_type": "x"}),

@@ -13,14 +13,20 @@ from typing import Annotated, Literal
 import msgspec
 
 __all__ = [
+    "AGENT_TOOLS",
     "GATE_KINDS",
+    "PROVIDERS",
     "AcceptGate",
+    "AgentProducer",
+    "AgentSpec",
+    "Budget",
     "CallableGate",
     "CommandGate",
     "EffectSpec",
     "Gate",
     "Param",
     "Phase",
+    "Price",
     "SchemaGate",
     "ScoreGate",
     "WorkflowSpec",
@@ -83,6 +89,71 @@ class AcceptGate(_Gate, frozen=True, tag="accept"):
 
 Gate = CommandGate | SchemaGate | CallableGate | ScoreGate | AcceptGate
 
+#: The model providers an agent producer speaks to (``openai``: any OpenAI-compatible endpoint).
+PROVIDERS = ("anthropic", "openai")
+#: The tools an agent producer may be given; the harness runs them itself.
+AGENT_TOOLS = ("read_file", "write_artifact")
+EnvName = Annotated[str, msgspec.Meta(
+    pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+    extra={"message": "must name an environment variable (letters, digits, '_')"})]
+
+
+class Budget(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """What agent producers may spend: tokens (input plus output) and/or cost (currency units).
+
+    The loop stops before an attempt once what is spent reaches a limit.
+    """
+
+    tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    cost: Annotated[float, msgspec.Meta(gt=0)] | None = None
+
+
+class Price(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The model's price per million tokens, used when the provider reports no cost."""
+
+    input: Annotated[float, msgspec.Meta(ge=0)]
+    output: Annotated[float, msgspec.Meta(ge=0)]
+
+
+class AgentSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """A model that writes the phase's artifact; the gate judges it like any other.
+
+    Prompts are inline text or files (taken from the workflow's folder) where
+    ``{name}`` stands for a param or built-in value and ``{input_text}`` for the
+    content of the phase's input. The API key is read only from the environment
+    variable ``api_key_env`` (``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` by default).
+    """
+
+    provider: Literal["anthropic", "openai"]
+    model: NonEmpty
+    #: Another endpoint than the provider's own (vLLM, Ollama, LM Studio, a proxy...).
+    base_url: NonEmpty | None = None
+    api_key_env: EnvName | None = None
+    system: NonEmpty | None = None
+    system_file: NonEmpty | None = None
+    task: NonEmpty | None = None
+    task_file: NonEmpty | None = None
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 4096
+    temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
+    #: Tools the model may call; the harness runs them inside the run's allowed roots.
+    tools: tuple[Literal["read_file", "write_artifact"], ...] = ()
+    #: Model turns per attempt when tools are given (each tool result is one more turn).
+    max_turns: Annotated[int, msgspec.Meta(ge=1, le=50)] = 8
+    #: Receive the reply as a stream of events instead of one response.
+    stream: bool = False
+    #: Seconds per HTTP request; the SDK retries 429 and 5xx ``max_retries`` times with backoff.
+    timeout: Seconds = 120.0
+    max_retries: Annotated[int, msgspec.Meta(ge=0, le=10)] = 2
+    price: Price | None = None
+    #: What this phase's attempts may spend in all.
+    budget: Budget | None = None
+
+
+class AgentProducer(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A producer that is a model: ``producer: {agent: {...}}``."""
+
+    agent: AgentSpec
+
 
 class EffectSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """A side effect a phase has outside the run, and how to ask its owner about it.
@@ -104,7 +175,8 @@ class Phase(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tru
 
     name: PhaseName
     role: NonEmpty
-    producer: Argv
+    #: A command (argv, never run through a shell) or ``{agent: {...}}``, a model.
+    producer: Argv | AgentProducer
     artifact: NonEmpty
     gate: Gate
     max_attempts: Annotated[int, msgspec.Meta(ge=1, le=100)] = 3
@@ -123,7 +195,14 @@ class Phase(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tru
 
     def template_args(self) -> list[str]:
         """Every templated string of the phase."""
-        args = [*self.producer, self.artifact]
+        producer = self.producer
+        if isinstance(producer, AgentProducer):
+            agent = producer.agent
+            args = [agent.model, *(f for f in (agent.base_url, agent.system_file,
+                                                 agent.task_file) if f is not None)]
+        else:
+            args = list(producer)
+        args.append(self.artifact)
         if self.input is not None:
             args.append(self.input)
         gate = self.gate
@@ -160,6 +239,8 @@ class WorkflowSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_o
     #: Directories besides the run directory where artifacts may live (relative ones
     #: are taken from the workflow's folder).
     allowed_roots: tuple[NonEmpty, ...] = ()
+    #: What the agent producers of one run may spend in all, across resumes.
+    budget: Budget | None = None
 
     @property
     def params(self) -> dict[str, str]:

@@ -48,9 +48,10 @@ from assay.evidence.store import (
     check_run_id,
     open_store,
 )
+from assay.harness.agent import AgentRunner, preflight
 from assay.harness.feedback import producer_env, write_feedback
 from assay.harness.gates import GateContext, GateOutcome, evaluate
-from assay.harness.model import PLACEHOLDERS, Phase, WorkflowSpec
+from assay.harness.model import PLACEHOLDERS, AgentProducer, Phase, WorkflowSpec
 from assay.harness.result import PhaseState, RunResult, RunStatus
 from assay.harness.resume import (
     Revalidator,
@@ -167,6 +168,9 @@ class _Run:
                           for i, p in enumerate(spec.phases)}
         self.trajectory = TrajectoryLog(run_dir / "trajectory.jsonl")
         self.env = dict(os.environ)
+        self.agents = AgentRunner(spec, spec_dir, run_dir, self.roots, self.env)
+        #: The agent's evidence of the latest attempt (the record's ``artifact.producer``).
+        self.produced: dict[str, Any] | None = None
 
     def values(self, index: int) -> dict[str, str]:
         """The template values of the phase at ``index``."""
@@ -183,13 +187,20 @@ class _Run:
             values["input"] = self.base.get("input", "")
         return values
 
-    def record_artifact(self, path: Path) -> dict[str, Any]:
-        """The ``artifact`` object of a record; paths inside the run are kept relative."""
+    def record_artifact(self, path: Path,
+                        producer: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``artifact`` object of a record; paths inside the run are kept relative.
+
+        An artifact an agent made carries the agent's evidence as ``producer``.
+        """
         try:
             shown = str(path.relative_to(self.run_dir))
         except ValueError:
             shown = str(path)
-        return {"path": shown, **_digest(path, self.roots)}
+        out = {"path": shown, **_digest(path, self.roots)}
+        if producer is not None:
+            out["producer"] = producer
+        return out
 
     def refuse_artifact(self, path: Path, output: str = "",
                         exit_code: int | None = None) -> GateOutcome | None:
@@ -214,9 +225,17 @@ class _Run:
         if last is not None:
             feedback = write_feedback(
                 self.run_dir / "feedback" / f"{phase.name}.attempt{attempt}.json", last)
+        producer = phase.producer
+        if isinstance(producer, AgentProducer):
+            failed, self.produced = self.agents.produce(phase, values, feedback, last)
+            self.trajectory.add("action", phase.role, now(), action_type=f"produce:{phase.name}",
+                                phase=phase.name, attempt=attempt, iteration=iteration,
+                                identity=self.identity, producer="agent",
+                                outcome=self.produced["outcome"])
+            return failed or self.refuse_artifact(Path(values["artifact"]))
         env = producer_env(self.env, attempt=attempt, iteration=iteration, feedback=feedback,
                            last=last, extra=self.assay_env(phase, values))
-        argv = [a.format_map(values) for a in phase.producer]
+        argv = [a.format_map(values) for a in producer]
         # a producer with a side effect dies with the engine, so it cannot finish the effect
         # behind the back of the resume that reconciles it
         run = run_command(argv, cwd=None, env=env, timeout=phase.timeout,
@@ -414,6 +433,8 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
     if not identity:
         raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
     key = _resolve_key(key, key_file, runs_dir)
+    # a missing SDK or API key stops the run before it exists (ungated runs every phase)
+    preflight(spec, role if gated else None, os.environ, spec_source)
     if resume is not None:
         run_id = check_run_id(resume)
         run_dir = runs_dir / run_id
@@ -477,7 +498,8 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
 
             run = _Run(spec, spec_dir, params, run_dir.resolve(), run_id, role, identity, store,
                        resume_with)
-            result = _loop(run, revalidate or artifact_unchanged, gated, notes)
+            with contextlib.closing(run.agents):
+                result = _loop(run, revalidate or artifact_unchanged, gated, notes)
         finally:
             if store is not None:
                 store.close()
@@ -500,6 +522,7 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
             if rec.get("verdict") == "fail":
                 last_fail[state.name] = rec
     iteration = max((int(r.get("iteration", 0)) for r in records), default=0)
+    run.agents.count(records)
 
     def finish(status: RunStatus, message: str, reason: str | None = None,
                waiting: str | None = None, output: str = "",
@@ -543,7 +566,15 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
         last: Mapping[str, Any] | None = last_fail.get(phase.name)
         outcome: GateOutcome | None = None
         for _ in range(phase.max_attempts):
+            spent = run.agents.stop(phase)
+            if spent is not None:
+                state.status = "failed"
+                run.trajectory.add("action", HARNESS_AGENT, now(), action_type="budget",
+                                   phase=phase.name, reason=spent[0], message=spent[1])
+                return finish("hard-stop", f"hard-stop: {spent[1]}; phase {phase.name!r} "
+                              f"stopped after {state.attempts} attempt(s)", spent[0])
             attempt, iteration = state.attempts + 1, iteration + 1
+            run.produced = None
             started = now()
             produce = True
             if phase.effect is not None:
@@ -576,9 +607,9 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
                 "run_id": run.run_id, "workflow": spec.workflow, "phase": phase.name,
                 "attempt": attempt, "iteration": iteration,
                 "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
-                "artifact": run.record_artifact(Path(values["artifact"])), "role": run.role,
-                "identity": run.identity, "started_at": started, "finished_at": now(),
-                "params_sha256": run.params_sha256})
+                "artifact": run.record_artifact(Path(values["artifact"]), run.produced),
+                "role": run.role, "identity": run.identity, "started_at": started,
+                "finished_at": now(), "params_sha256": run.params_sha256})
             # the record is durable here; only now may the run transition
             state.attempts, state.iteration = attempt, iteration
             run.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"gate:{phase.name}",

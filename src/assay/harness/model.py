@@ -21,6 +21,9 @@ from assay.documents.loader import Problem, convert, problems
 from assay.documents.workflow import (
     GATE_KINDS,
     AcceptGate,
+    AgentProducer,
+    AgentSpec,
+    Budget,
     CallableGate,
     CommandGate,
     EffectSpec,
@@ -32,11 +35,15 @@ from assay.documents.workflow import (
     WorkflowSpec,
 )
 from assay.errors import SpecError
+from assay.harness._prompts import PROMPT_ONLY, prompt_names
 
 __all__ = [
     "GATE_KINDS",
     "PLACEHOLDERS",
     "AcceptGate",
+    "AgentProducer",
+    "AgentSpec",
+    "Budget",
     "CallableGate",
     "CommandGate",
     "EffectSpec",
@@ -108,7 +115,32 @@ def _tag_gates(doc: Any) -> tuple[Any, list[Problem]]:
     return {**doc, "phases": phases}, found
 
 
+def _check_budget(budget: Budget | None, at: tuple[str | int, ...]) -> None:
+    if budget is not None and budget.tokens is None and budget.cost is None:
+        raise Problem(at, "a budget sets tokens, cost or both")
+
+
+def _check_agent(agent: AgentSpec, names: frozenset[str], at: tuple[str | int, ...]) -> None:
+    """One task prompt, at most one system prompt, known placeholders, no tool twice."""
+    if (agent.task is None) == (agent.task_file is None):
+        raise Problem(at, "an agent has one task prompt: task (inline) or task_file")
+    if agent.system is not None and agent.system_file is not None:
+        raise Problem((*at, "system_file"), "an agent has at most one system prompt: system "
+                      "(inline) or system_file")
+    for key in ("system", "task"):
+        text = getattr(agent, key)
+        unknown = set() if text is None else prompt_names(text) - names - PROMPT_ONLY
+        if unknown:
+            raise Problem((*at, key), "unknown placeholder(s) "
+                          f"{', '.join('{' + u + '}' for u in sorted(unknown))} (write "
+                          "{{name}} for the text {name})")
+    if len(set(agent.tools)) != len(agent.tools):
+        raise Problem((*at, "tools"), "a tool is listed twice")
+    _check_budget(agent.budget, (*at, "budget"))
+
+
 def _coherent(spec: WorkflowSpec) -> None:
+    _check_budget(spec.budget, ("budget",))
     for name in spec.declarations:
         if name in PLACEHOLDERS:
             raise Problem(("params", name),
@@ -135,6 +167,9 @@ def _coherent(spec: WorkflowSpec) -> None:
         if isinstance(phase.gate, AcceptGate) and not accept_available():
             raise Problem((*at, "gate"), f"phase {phase.name!r}: gate kind 'accept' is not "
                           "available in this installation (assay.acceptance is missing)")
+        if isinstance(phase.producer, AgentProducer):
+            _check_agent(phase.producer.agent, PLACEHOLDERS | spec.declared_params,
+                         (*at, "producer", "agent"))
         try:
             used = _placeholders(phase.template_args())
         except ValueError as exc:

@@ -114,8 +114,21 @@ def audit_text(trail: RunTrail) -> str:
         lines.append(f"#{r.get('iteration')} {r.get('phase')} attempt {r.get('attempt')} "
                      f"{str(r.get('verdict')).upper()} [{gate.get('kind')}] {gate.get('summary')}"
                      f" | {r.get('role')}/{r.get('identity')} | sha256 "
-                     f"{str(art.get('sha256'))[:16]}")
+                     f"{str(art.get('sha256'))[:16]}{_producer(r)}")
     return text_lines(lines)
+
+
+def _producer(record: dict[str, Any]) -> str:
+    """`` | agent PROVIDER/MODEL, N tokens[, cost C]`` for a record an agent producer made."""
+    p = _part(_part(record, "artifact"), "producer")
+    if not p:
+        return ""
+    usage = p.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    cost = p.get("cost")
+    return (f" | agent {p.get('provider')}/{p.get('model')}, {usage.get('total_tokens')} tokens"
+            + ("" if cost is None else f", cost {cost}"))
 
 
 def _part(record: dict[str, Any], key: str) -> dict[str, Any]:
@@ -139,7 +152,8 @@ def _record_row(r: dict[str, Any]) -> str:
         f"{'<pre>' + esc(output) + '</pre>' if output.strip() else ''}</td>"
         f"<td><code>{esc(art.get('path'))}</code><br><code>{esc(art.get('sha256'))}</code>"
         f"<br>{esc(art.get('bytes'))} bytes</td>"
-        f"<td>{esc(r.get('role'))}<br>{esc(r.get('identity'))}</td>"
+        f"<td>{esc(r.get('role'))}<br>{esc(r.get('identity'))}"
+        f"{'<br>' + esc(_producer(r)[3:]) if _producer(r) else ''}</td>"
         f"<td>{esc(r.get('started_at'))}<br>{esc(r.get('finished_at'))}</td>"
         f"<td><code>{esc(str(r.get('hash'))[:16])}</code></td>"
         "</tr>"
