@@ -303,6 +303,40 @@ class TestWorkerErrors:
         assert len(result.stderr.splitlines()) == 1
 
 
+    def test_an_agent_phase_without_its_api_key(self, tmp_path: Path, url: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+        """No API key for a model phase: a worker stops before it claims, a run before it exists."""
+        monkeypatch.delenv("ASSAY_TEST_MISSING_KEY", raising=False)
+        wf = tmp_path / "wf.yaml"
+        wf.write_text(
+            "workflow: drafted\n"
+            "phases:\n"
+            "  - name: draft\n"
+            "    role: writer\n"
+            "    producer:\n"
+            "      agent:\n"
+            "        provider: openai\n"
+            "        base_url: http://127.0.0.1:9/v1\n"
+            "        model: m\n"
+            "        api_key_env: ASSAY_TEST_MISSING_KEY\n"
+            "        task: write it\n"
+            "    artifact: draft.md\n"
+            "    gate: {command: [\"true\"]}\n")
+        worker = ["worker", str(wf), "--store", url, "--as", "writer", "--identity", "a",
+                  "--once", "--runs-dir", str(tmp_path / "runs")]
+        run = ["run", str(wf), "--store", url, "--as", "writer", "--identity", "a",
+               "--runs-dir", str(tmp_path / "runs")]
+        for args in (worker, run):
+            result = CliRunner().invoke(cli, args)
+            assert result.exit_code == 2, result.output
+            assert "phases[0].producer.agent" in result.stderr
+            assert "ASSAY_TEST_MISSING_KEY" in result.stderr
+            assert len(result.stderr.splitlines()) == 1
+        assert not (tmp_path / "runs").exists()
+        # nothing was written to the database either: not even the schema
+        assert sql(url, "SELECT to_regclass('assay_runs')") == [(None,)]
+
+
 class TestKillStress:
     """kill -9 of a worker at random instants, each run finished by another worker."""
 

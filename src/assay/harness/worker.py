@@ -33,6 +33,7 @@ from assay.evidence.chain import record_problem
 from assay.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey
 from assay.evidence.postgres import Claim, Database, LeaseLost, PostgresStore
 from assay.evidence.store import check_run_id
+from assay.harness.agent import preflight
 from assay.harness.engine import (
     _check_artifact_paths,
     _check_new_params,
@@ -151,7 +152,8 @@ def work_claim(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Datab
         with _Heartbeat(db, claim, opts.lease):
             run = _Run(spec, spec_dir, params, run_dir, run_id, opts.role, opts.identity, store,
                        resume_with)
-            result = _loop(run, opts.revalidate or artifact_unchanged, True, [])
+            with contextlib.closing(run.agents):
+                result = _loop(run, opts.revalidate or artifact_unchanged, True, [])
         result.store = store.kind
         run.trajectory.write(now(), result.status, result.exit)
         if result.status == "paused":
@@ -219,6 +221,8 @@ def run_on_database(spec: WorkflowSpec, spec_dir: Path, source: str | None, url:
     if not opts.identity:
         raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
     key = _resolve_key(opts.key, key_file, opts.runs_dir)
+    # a missing SDK or API key for this role's agent phases stops the run before it exists
+    preflight(spec, opts.role, os.environ, source)
     opts = WorkerOptions(opts.role, opts.identity, opts.runs_dir, key, opts.lease,
                          opts.revalidate)
     db = Database(url)
@@ -268,6 +272,8 @@ def serve(spec: WorkflowSpec, spec_dir: Path, source: str | None, url: str, *,
     if not opts.identity:
         raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
     key = _resolve_key(opts.key, key_file, opts.runs_dir)
+    # a missing SDK or API key for this role's agent phases stops the worker before it claims
+    preflight(spec, opts.role, os.environ, source)
     opts = WorkerOptions(opts.role, opts.identity, opts.runs_dir, key, opts.lease,
                          opts.revalidate)
     db = Database(url)
