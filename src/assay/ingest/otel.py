@@ -41,10 +41,13 @@ from datetime import UTC, datetime, timedelta
 from sys import intern
 from typing import Any
 
+import msgspec
 import orjson
+from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._fast import I64, Slow, decoder, kept_every_key, no_cycle_collection
 from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
@@ -422,6 +425,215 @@ def parse_spans(data: bytes) -> list[Span]:
     return spans
 
 
+# -- the fast path ----------------------------------------------------------------------------
+#
+# OTLP/JSON, one document per line, decoded into structs that declare the OTLP fields (so the
+# re-encoding check of ingest._fast sees every key), with each span's attributes cut down to
+# the ones the mapping reads as the line is decoded. Anything the strict reading above would
+# refuse or read differently makes the file give way to it (``Slow``).
+
+class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
+    stringValue: str | UnsetType = UNSET
+    boolValue: bool | UnsetType = UNSET
+    intValue: I64 | str | UnsetType = UNSET
+    doubleValue: I64 | float | UnsetType = UNSET
+    bytesValue: str | UnsetType = UNSET
+    arrayValue: _ArrayValue | None | UnsetType = UNSET
+    kvlistValue: _KvList | None | UnsetType = UNSET
+
+
+class _KeyValue(msgspec.Struct, omit_defaults=True, gc=False):
+    key: str
+    value: _AnyValue | UnsetType = UNSET
+
+
+class _ArrayValue(msgspec.Struct, omit_defaults=True, gc=False):
+    values: list[_AnyValue] | None | UnsetType = UNSET
+
+
+class _KvList(msgspec.Struct, omit_defaults=True, gc=False):
+    values: list[_KeyValue] | None | UnsetType = UNSET
+
+
+class _Status(msgspec.Struct, omit_defaults=True, gc=False):
+    code: I64 | str | UnsetType = UNSET
+    message: Any = UNSET
+
+
+class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
+    timeUnixNano: I64 | str | UnsetType = UNSET
+    name: Any = UNSET
+    attributes: list[_KeyValue] | None | UnsetType = UNSET
+    droppedAttributesCount: Any = UNSET
+
+
+class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False):
+    traceId: Any = UNSET
+    spanId: Any = UNSET
+    traceState: Any = UNSET
+    parentSpanId: Any = UNSET
+    flags: Any = UNSET
+    name: str | None | UnsetType = UNSET
+    kind: Any = UNSET
+    startTimeUnixNano: I64 | str | None | UnsetType = UNSET
+    endTimeUnixNano: I64 | str | None | UnsetType = UNSET
+    attributes: list[_KeyValue] | None | UnsetType = UNSET
+    droppedAttributesCount: Any = UNSET
+    events: list[_SpanEvent] | None | UnsetType = UNSET
+    droppedEventsCount: Any = UNSET
+    links: Any = UNSET
+    droppedLinksCount: Any = UNSET
+    status: _Status | None | UnsetType = UNSET
+
+
+class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
+    scope: Any = UNSET
+    spans: list[_OtlpSpan] | UnsetType = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _ResourceSpans(msgspec.Struct, omit_defaults=True, gc=False):
+    resource: Any = UNSET
+    scopeSpans: list[_ScopeSpans] | None | UnsetType = UNSET
+    instrumentationLibrarySpans: list[_ScopeSpans] | None | UnsetType = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _OtlpDocument(msgspec.Struct, omit_defaults=True, gc=False):
+    resourceSpans: list[_ResourceSpans]
+
+
+#: The attributes the mapping reads; a span keeps only these (and so holds no prompt,
+#: model output or token count while the rest of the file is read).
+_MAPPED = frozenset({
+    "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.conversation.id",
+    "openinference.span.kind", "traceloop.span.kind", "agent.name", "tool.name", "tool_call.id", "tool.id", "input.value",
+    "output.value", "traceloop.entity.name", "traceloop.entity.input",
+    "traceloop.entity.output", *CHECKPOINT_ATTRS})
+
+
+def _plain(v: _AnyValue) -> Any:
+    """An AnyValue as :func:`_any_value` reads it (same precedence). Raises :class:`Slow`."""
+    if type(v.stringValue) is str:
+        return v.stringValue
+    if v.boolValue is not UNSET:
+        return v.boolValue
+    if v.doubleValue is not UNSET:
+        return v.doubleValue
+    if v.bytesValue is not UNSET:
+        return v.bytesValue
+    if v.intValue is not UNSET:
+        return _int_value(v.intValue)
+    if v.arrayValue is not UNSET:
+        values = v.arrayValue.values if v.arrayValue is not None else None
+        return [_plain(x) for x in values or ()]
+    if v.kvlistValue is not UNSET:
+        items = v.kvlistValue.values if v.kvlistValue is not None else None
+        return {intern(kv.key): _plain(kv.value) if kv.value is not UNSET else None
+                for kv in items or ()}
+    return None
+
+
+def _int_value(raw: int | str) -> int:
+    if type(raw) is int:
+        return raw
+    try:
+        return int(raw)
+    except ValueError:
+        raise Slow from None
+
+
+def _check(v: _AnyValue) -> None:
+    """Validate an attribute the mapping does not read, as :func:`_any_value` would."""
+    if v.stringValue is UNSET and v.boolValue is UNSET and v.doubleValue is UNSET \
+            and v.bytesValue is UNSET:
+        _plain(v)
+
+
+def _mapped(attributes: list[_KeyValue] | None | UnsetType) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in attributes or ():
+        v = kv.value
+        if kv.key in _MAPPED:
+            out[kv.key] = _plain(v) if v is not UNSET else None
+        elif v is not UNSET and v.stringValue is UNSET:
+            _check(v)
+    return out
+
+
+_DECODE_OTLP = decoder(_OtlpDocument).decode
+
+
+def _fast_spans(data: bytes) -> list[Span]:
+    """Every span of a file of OTLP/JSON lines, attributes cut to what is mapped.
+
+    Raises :class:`Slow` for anything else, and :class:`TraceError` for a repeated key.
+    """
+    spans: list[Span] = []
+    append = spans.append
+    ids: dict[Any, str] = {}  # a trace id is given once per span: decode it once per file
+    for n, raw in lines_of(data):
+        try:
+            doc = _DECODE_OTLP(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise Slow from None
+        if not kept_every_key(raw, doc):
+            try:
+                exact = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                raise Slow from None
+            check_line(raw, exact, n, None)
+        try:
+            for rs in doc.resourceSpans:
+                scopes = rs.scopeSpans
+                if scopes is None or scopes is UNSET:
+                    scopes = rs.instrumentationLibrarySpans
+                for ss in scopes or ():
+                    for sp in ss.spans or ():
+                        tid = sp.traceId
+                        trace = ids.get(tid) if type(tid) is str else None
+                        if trace is None:
+                            trace = str(_hex_id(tid, 16, "traceId"))
+                            ids[tid] = trace
+                        st = sp.status
+                        code = "UNSET"
+                        error = None
+                        if st is not None and st is not UNSET:
+                            c = st.code
+                            if c is not UNSET:
+                                if c not in _STATUS_CODES:
+                                    raise Slow
+                                code = _STATUS_CODES[c]
+                            if code == "ERROR":
+                                msg = st.message
+                                error = msg if isinstance(msg, str) and msg else "error"
+                        events = []
+                        for ev in sp.events or ():
+                            name = ev.name
+                            t = ev.timeUnixNano
+                            events.append((name if isinstance(name, str) else "",
+                                           _nanos(0 if t is UNSET else t, "event timeUnixNano"),
+                                           _mapped(ev.attributes)))
+                        end = sp.endTimeUnixNano
+                        append(Span(
+                            trace,
+                            str(_hex_id(sp.spanId, 8, "spanId")),
+                            _hex_id(sp.parentSpanId, 8, "parentSpanId", required=False)
+                            if sp.parentSpanId is not UNSET else None,
+                            sp.name or "",
+                            _nanos(None if sp.startTimeUnixNano is UNSET
+                                   else sp.startTimeUnixNano, "startTimeUnixNano"),
+                            _nanos(end, "endTimeUnixNano")
+                            if end is not None and end is not UNSET else None,
+                            _mapped(sp.attributes), code, error, events, len(spans), n))
+        except _Bad:
+            raise Slow from None
+    if not spans:
+        raise Slow
+    return spans
+
+
 # -- the mapping ----------------------------------------------------------------------------
 
 def _decoded(raw: Any) -> Any:
@@ -628,7 +840,11 @@ def read_otel(path: str, data: bytes) -> Iterator[Any]:
     from assay.ingest import ReadFailure
 
     try:
-        spans = parse_spans(data)
+        try:
+            with no_cycle_collection():
+                spans = _fast_spans(data)
+        except Slow:
+            spans = parse_spans(data)
     except TraceError as exc:
         exc.path = path
         yield ReadFailure(path, path, exc)
