@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
+import orjson
 
-__all__ = ["I64", "Slow", "decoder", "kept_every_key", "no_cycle_collection"]
+__all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key",
+           "line_views", "no_cycle_collection"]
 
 #: An integer orjson decodes as an integer (it turns larger ones into floats; 2**63 and up
 #: give way to the strict path too): a field typed so refuses what that path reads differently.
@@ -73,3 +76,66 @@ def no_cycle_collection() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+_NONBLANK = re.compile(rb"\S")
+
+
+def line_views(data: bytes, start: int = 0, stop: int | None = None,
+               first: int = 1) -> Iterator[tuple[int, memoryview]]:
+    """(line number, line) for each line of ``data`` holding more than blanks, as views.
+
+    Nothing is copied: a :class:`msgspec.Raw` decoded from a view points into
+    ``data``, which the caller holds anyway. In a file that is not ASCII, a
+    line is checked to be UTF-8 here, because msgspec does not look inside the
+    strings it skips (orjson, the strict path, refuses the whole line): such a
+    line raises :class:`Slow`. ``start``/``stop`` read a part of ``data`` whose
+    first line is line ``first``.
+    """
+    view = memoryview(data)
+    find, search = data.find, _NONBLANK.search
+    size = len(data) if stop is None else stop
+    pos, n = start, first - 1
+    ascii_file = data.isascii()
+    while pos < size:
+        end = find(b"\n", pos, size)
+        if end < 0:
+            end = size
+        n += 1
+        if pos < end and data[pos] > 0x20 or search(data, pos, end) is not None:
+            line = view[pos:end]
+            if not ascii_file:
+                try:
+                    str(line, "utf-8")
+                except UnicodeDecodeError:
+                    raise Slow from None
+            yield n, line
+        pos = end + 1
+
+
+def jsonl(data: bytes, decoder: msgspec.json.Decoder[Any], *,
+          keys_checked: bool = False) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each line of a JSON Lines file, decoded by ``decoder``.
+
+    Each line is decoded on its own, from a view of ``data`` (:func:`line_views`).
+    With ``keys_checked``, a repeated key raises :class:`~assay.errors.TraceError`
+    naming its line, as the strict readers do. A line that is not valid for
+    ``decoder`` (or not UTF-8) raises :class:`Slow`.
+    """
+    from assay.ingest._json import check_line
+
+    decode = decoder.decode
+    for n, raw in line_views(data):
+        try:
+            value = decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise Slow from None
+        if keys_checked:
+            line = bytes(raw)
+            if not kept_every_key(line, value):
+                try:
+                    exact = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    raise Slow from None
+                check_line(line, exact, n, None)
+        yield n, value
