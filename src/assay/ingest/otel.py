@@ -36,9 +36,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+import re
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from sys import intern
+from time import gmtime
 from typing import Any
 
 import msgspec
@@ -62,20 +64,26 @@ class _Bad(Exception):
     """A malformed span; the reader turns it into a TraceError naming the span."""
 
 
-class Span:
-    """One span, whichever encoding it came from (ids in lower-case hex)."""
+class Span(msgspec.Struct, gc=False, eq=False):
+    """One span, whichever encoding it came from (ids in lower-case hex).
 
-    __slots__ = ("attrs", "end", "error", "events", "index", "line", "name", "parent", "span_id",
-                 "start", "status", "trace_id")
+    A struct the cycle collector does not track (a span holds no cycle): a large
+    file's spans all stay alive while its traces are mapped, and the collector
+    would otherwise walk them again and again.
+    """
 
-    def __init__(self, trace_id: str, span_id: str, parent: str | None, name: str,
-                 start: int, end: int | None, attrs: dict[str, Any], status: str,
-                 error: str | None, events: list[tuple[str, int, dict[str, Any]]],
-                 index: int, line: int | None) -> None:
-        self.trace_id, self.span_id, self.parent, self.name = trace_id, span_id, parent, name
-        self.start, self.end, self.attrs = start, end, attrs
-        self.status, self.error, self.events = status, error, events
-        self.index, self.line = index, line
+    trace_id: str
+    span_id: str
+    parent: str | None
+    name: str
+    start: int
+    end: int | None
+    attrs: dict[str, Any]
+    status: str
+    error: str | None
+    events: Sequence[tuple[str, int, dict[str, Any]]]
+    index: int
+    line: int | None
 
     def label(self) -> str:
         return f"span {self.index} ({self.name!r}, span id {self.span_id})"
@@ -297,8 +305,9 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 def _iso(nanos: int) -> str:
     secs, rest = divmod(nanos, 1_000_000_000)
-    dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=secs)
-    return f"{dt.year:04d}" + dt.strftime("-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
+    t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
+    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
+            f"{t.tm_sec:02d}.{rest // 1000:06d}Z")
 
 
 def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
@@ -552,14 +561,43 @@ def _check(v: _AnyValue) -> None:
 
 
 def _mapped(attributes: list[_KeyValue] | None | UnsetType) -> dict[str, Any]:
+    """The attributes the mapping reads, as plain values; the others only validated."""
     out: dict[str, Any] = {}
     for kv in attributes or ():
         v = kv.value
+        if v is UNSET:
+            if kv.key in _MAPPED:
+                out[kv.key] = None
+            continue
+        text = v.stringValue
         if kv.key in _MAPPED:
-            out[kv.key] = _plain(v) if v is not UNSET else None
-        elif v is not UNSET and v.stringValue is UNSET:
-            _check(v)
+            out[kv.key] = text if type(text) is str else _plain(v)
+        elif text is UNSET:
+            number = v.intValue  # a token count, as a string in OTLP/JSON: int() reads it
+            if not (type(number) is int or type(number) is str and number.isdecimal()):
+                _check(v)
     return out
+
+
+_IS_SPAN_ID = re.compile(r"[0-9a-f]{16}").fullmatch
+
+
+def _span_id(raw: Any, what: str) -> str:
+    """A span id: lower-case hex as most files give it, else as :func:`_hex_id` reads it."""
+    if type(raw) is str and len(raw) == 16 and _IS_SPAN_ID(raw):
+        return raw
+    return str(_hex_id(raw, 8, what))
+
+
+def _fast_nanos(raw: Any) -> int:
+    """:func:`_nanos` for a decoded ``I64 | str``; anything it would refuse is :class:`Slow`."""
+    try:
+        value = int(raw) if type(raw) is str else raw
+    except ValueError:
+        raise Slow from None
+    if type(value) is not int or not 0 <= value <= _MAX_NANOS:
+        raise Slow
+    return value
 
 
 _DECODE_OTLP = decoder(_OtlpDocument).decode
@@ -608,24 +646,20 @@ def _fast_spans(data: bytes) -> list[Span]:
                             if code == "ERROR":
                                 msg = st.message
                                 error = msg if isinstance(msg, str) and msg else "error"
-                        events = []
-                        for ev in sp.events or ():
-                            name = ev.name
-                            t = ev.timeUnixNano
-                            events.append((name if isinstance(name, str) else "",
-                                           _nanos(0 if t is UNSET else t, "event timeUnixNano"),
-                                           _mapped(ev.attributes)))
+                        events: Sequence[tuple[str, int, dict[str, Any]]] = ()
+                        if sp.events:
+                            events = [(ev.name if isinstance(ev.name, str) else "",
+                                       _nanos(0 if ev.timeUnixNano is UNSET
+                                              else ev.timeUnixNano, "event timeUnixNano"),
+                                       _mapped(ev.attributes)) for ev in sp.events]
                         end = sp.endTimeUnixNano
+                        parent = sp.parentSpanId
                         append(Span(
-                            trace,
-                            str(_hex_id(sp.spanId, 8, "spanId")),
-                            _hex_id(sp.parentSpanId, 8, "parentSpanId", required=False)
-                            if sp.parentSpanId is not UNSET else None,
-                            sp.name or "",
-                            _nanos(None if sp.startTimeUnixNano is UNSET
-                                   else sp.startTimeUnixNano, "startTimeUnixNano"),
-                            _nanos(end, "endTimeUnixNano")
-                            if end is not None and end is not UNSET else None,
+                            trace, _span_id(sp.spanId, "spanId"),
+                            None if parent is UNSET or parent is None or parent == ""
+                            else _span_id(parent, "parentSpanId"),
+                            sp.name or "", _fast_nanos(sp.startTimeUnixNano),
+                            None if end is None or end is UNSET else _fast_nanos(end),
                             _mapped(sp.attributes), code, error, events, len(spans), n))
         except _Bad:
             raise Slow from None
@@ -757,12 +791,15 @@ def _looks_like_a_call(span: Span) -> bool:
 def spans_to_events(spans: list[Span]) -> list[Event]:
     """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
     by_id = {s.span_id: s for s in spans}
+    limit = len(spans)
+    kinds = {s: _kind(s) for s in spans}  # each span's kind and own agent, found once
+    owns = {s: _own_agent(s) for s in spans}
 
     def agent_of(span: Span) -> str | None:
         cur: Span | None = span
         seen = 0
-        while cur is not None and seen < len(spans):
-            name = _own_agent(cur)
+        while cur is not None and seen < limit:
+            name = owns[cur]
             if name:
                 return name
             cur = by_id.get(cur.parent) if cur.parent else None
@@ -772,8 +809,8 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
     def enclosing_genai(span: Span) -> Span | None:
         cur = by_id.get(span.parent) if span.parent else None
         seen = 0
-        while cur is not None and seen < len(spans):
-            if _kind(cur) is not None:
+        while cur is not None and seen < limit:
+            if kinds[cur] is not None:
                 return cur
             cur = by_id.get(cur.parent) if cur.parent else None
             seen += 1
@@ -783,7 +820,7 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
     staged: list[tuple[int, int, str, str | None, dict[str, Any], int | None]] = []
     handed: set[tuple[str, str]] = set()
     for span in spans:
-        kind = _kind(span)
+        kind = kinds[span]
         tie = span.index * 1000
         if kind == "tool":
             staged.append((span.start, tie, "action", agent_of(span), _tool_call(span),
@@ -793,9 +830,9 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
             raise _Bad(f"{span.label()}: records a tool call but its 'gen_ai.operation.name' is "
                        f"{_short(_op(span))}, not 'execute_tool'")
         elif kind == "agent":
-            to_agent = _own_agent(span)
+            to_agent = owns[span]
             outer = enclosing_genai(span)
-            if (isinstance(to_agent, str) and outer is not None and _kind(outer) == "tool"):
+            if (isinstance(to_agent, str) and outer is not None and kinds[outer] == "tool"):
                 from_agent = agent_of(outer)
                 if from_agent is not None and from_agent != to_agent and (
                         outer.span_id, to_agent) not in handed:
@@ -805,6 +842,8 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
                     staged.append((span.start, tie, "handoff", from_agent,
                                    {"from_agent": from_agent, "to_agent": to_agent,
                                     "payload": payload, "span_id": span.span_id}, span.line))
+        if "assay.checkpoint.id" not in span.attrs and not span.events:
+            continue
         marks = [(span.start, span.attrs, tie + 1)] if "assay.checkpoint.id" in span.attrs else []
         marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
                   if "assay.checkpoint.id" in a]
@@ -822,15 +861,34 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
             if decision is not None:
                 fields["decision"] = decision
             staged.append((when, order, "checkpoint", agent_of(span), fields, span.line))
-    staged.sort(key=lambda s: (s[0], s[1]))
-    events = [Event.make(seq, kind, agent, line=line, ts=_iso(when), **fields)
-              for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1)]
-    roots = [s for s in spans if not s.parent or s.parent not in by_id]
+    staged.sort(key=_staged_order)
+    events = []
+    append = events.append
+    for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
+        # the record Event.make builds: seq, ts, agent (when known), event, then the fields
+        ts = _iso(when)
+        data: dict[str, Any] = {"seq": seq, "ts": ts}
+        if agent is not None:
+            data["agent"] = agent
+        data["event"] = kind
+        data.update(fields)
+        append(Event(seq, kind, agent, ts, data, line))
     end = max((s.end or s.start) for s in spans)
-    root_agent = next((agent_of(s) for s in roots if agent_of(s)), None)
+    root_agent = None
+    task_success = True
+    for s in spans:
+        if not s.parent or s.parent not in by_id:  # a root
+            task_success = task_success and s.status != "ERROR"
+            if root_agent is None:
+                root_agent = agent_of(s)
     events.append(Event.make(len(events) + 1, "final", root_agent, ts=_iso(end),
-                             task_success=all(s.status != "ERROR" for s in roots)))
+                             task_success=task_success))
     return events
+
+
+def _staged_order(staged: tuple[int, int, str, str | None, dict[str, Any], int | None]
+                  ) -> tuple[int, int]:
+    return staged[0], staged[1]
 
 
 # -- the reader -------------------------------------------------------------------------------
@@ -882,8 +940,11 @@ def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
         traces.setdefault(span.trace_id, []).append(span)
     groups: dict[str, tuple[list[str], str | None, list[Span]]] = {}
     for trace_id, members in traces.items():
-        ids = {c for c in (s.attrs.get(_CONVERSATION) for s in members)
-               if isinstance(c, str) and c}
+        ids: set[str] = set()
+        for s in members:
+            c = s.attrs.get(_CONVERSATION)
+            if isinstance(c, str) and c:
+                ids.add(c)
         if len(ids) == 1:
             (conversation,) = ids
             key = "conversation " + conversation
