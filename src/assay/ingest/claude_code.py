@@ -354,6 +354,7 @@ class _Entry(msgspec.Struct, gc=False):
 
 
 _ENTRY = decoder(_Entry)
+_DONE = (0, _Entry("done"))
 _REJECTED = "User rejected tool use"
 _LEAF_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 
@@ -428,7 +429,8 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
     staged: list[tuple[str, str | None, dict[str, Any], int]] = []
     stage = staged.append
     session = None
-    for n, obj in entries:
+    for i, (n, obj) in enumerate(entries):
+        entries[i] = _DONE  # read once: what the events keep of it lives on in them
         kind = obj.type
         if kind not in _MESSAGE_TYPES:
             continue

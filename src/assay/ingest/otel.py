@@ -37,11 +37,12 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from sys import intern
 from time import gmtime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
@@ -603,69 +604,166 @@ def _fast_nanos(raw: Any) -> int:
 _DECODE_OTLP = decoder(_OtlpDocument).decode
 
 
-def _fast_spans(data: bytes) -> list[Span]:
-    """Every span of a file of OTLP/JSON lines, attributes cut to what is mapped.
-
-    Raises :class:`Slow` for anything else, and :class:`TraceError` for a repeated key.
-    """
+def _spans_of(doc: _OtlpDocument, line: int, first: int, ids: dict[Any, str]) -> list[Span]:
+    """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
+    same (attributes aside). Raises :class:`Slow` where that raises."""
     spans: list[Span] = []
     append = spans.append
-    ids: dict[Any, str] = {}  # a trace id is given once per span: decode it once per file
-    for n, raw in lines_of(data):
-        try:
-            doc = _DECODE_OTLP(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            raise Slow from None
-        if not kept_every_key(raw, doc):
-            try:
-                exact = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                raise Slow from None
-            check_line(raw, exact, n, None)
-        try:
-            for rs in doc.resourceSpans:
-                scopes = rs.scopeSpans
-                if scopes is None or scopes is UNSET:
-                    scopes = rs.instrumentationLibrarySpans
-                for ss in scopes or ():
-                    for sp in ss.spans or ():
-                        tid = sp.traceId
-                        trace = ids.get(tid) if type(tid) is str else None
-                        if trace is None:
-                            trace = str(_hex_id(tid, 16, "traceId"))
-                            ids[tid] = trace
-                        st = sp.status
-                        code = "UNSET"
-                        error = None
-                        if st is not None and st is not UNSET:
-                            c = st.code
-                            if c is not UNSET:
-                                if c not in _STATUS_CODES:
-                                    raise Slow
-                                code = _STATUS_CODES[c]
-                            if code == "ERROR":
-                                msg = st.message
-                                error = msg if isinstance(msg, str) and msg else "error"
-                        events: Sequence[tuple[str, int, dict[str, Any]]] = ()
-                        if sp.events:
-                            events = [(ev.name if isinstance(ev.name, str) else "",
-                                       _nanos(0 if ev.timeUnixNano is UNSET
-                                              else ev.timeUnixNano, "event timeUnixNano"),
-                                       _mapped(ev.attributes)) for ev in sp.events]
-                        end = sp.endTimeUnixNano
-                        parent = sp.parentSpanId
-                        append(Span(
-                            trace, _span_id(sp.spanId, "spanId"),
-                            None if parent is UNSET or parent is None or parent == ""
-                            else _span_id(parent, "parentSpanId"),
-                            sp.name or "", _fast_nanos(sp.startTimeUnixNano),
-                            None if end is None or end is UNSET else _fast_nanos(end),
-                            _mapped(sp.attributes), code, error, events, len(spans), n))
-        except _Bad:
-            raise Slow from None
-    if not spans:
-        raise Slow
+    try:
+        for rs in doc.resourceSpans:
+            scopes = rs.scopeSpans
+            if scopes is None or scopes is UNSET:
+                scopes = rs.instrumentationLibrarySpans
+            for ss in scopes or ():
+                for sp in ss.spans or ():
+                    tid = sp.traceId
+                    trace = ids.get(tid) if type(tid) is str else None
+                    if trace is None:
+                        trace = str(_hex_id(tid, 16, "traceId"))
+                        ids[tid] = trace
+                    st = sp.status
+                    code = "UNSET"
+                    error = None
+                    if st is not None and st is not UNSET:
+                        c = st.code
+                        if c is not UNSET:
+                            if c not in _STATUS_CODES:
+                                raise Slow
+                            code = _STATUS_CODES[c]
+                        if code == "ERROR":
+                            msg = st.message
+                            error = msg if isinstance(msg, str) and msg else "error"
+                    events: Sequence[tuple[str, int, dict[str, Any]]] = ()
+                    if sp.events:
+                        events = [(ev.name if isinstance(ev.name, str) else "",
+                                   _nanos(0 if ev.timeUnixNano is UNSET else ev.timeUnixNano,
+                                          "event timeUnixNano"),
+                                   _mapped(ev.attributes)) for ev in sp.events]
+                    end = sp.endTimeUnixNano
+                    parent = sp.parentSpanId
+                    append(Span(
+                        trace, _span_id(sp.spanId, "spanId"),
+                        None if parent is UNSET or parent is None or parent == ""
+                        else _span_id(parent, "parentSpanId"),
+                        sp.name or "", _fast_nanos(sp.startTimeUnixNano),
+                        None if end is None or end is UNSET else _fast_nanos(end),
+                        _mapped(sp.attributes), code, error, events, first + len(spans), line))
+    except _Bad:
+        raise Slow from None
     return spans
+
+
+class _Trace:
+    """What the first reading keeps of one trace: its lines, spans and conversations."""
+
+    __slots__ = ("conversations", "lines", "spans")
+
+    def __init__(self) -> None:
+        self.lines: list[int] = []
+        self.conversations: set[str] = set()
+        self.spans = 0
+
+
+class _Run(NamedTuple):
+    """One run of a file: its traces (the first names it), its conversation, its spans."""
+
+    trace_ids: list[str]
+    conversation: str | None
+    members: Callable[[], list[Span]]
+
+
+class _Streamed:
+    """A file of OTLP/JSON lines read twice: once whole, once a run at a time.
+
+    The first reading checks every line (a repeated key, a malformed span: the
+    file's one error, before any run is judged) and notes where each trace's
+    spans are. The runs are then built one after the other, each from its own
+    lines decoded again, so memory holds the file and one run, not every span
+    of the file at once. A line holding several traces is decoded once and its
+    spans kept until the last of its traces is taken.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.ids: dict[Any, str] = {}
+        self.lines: list[tuple[int, int, int, int]] = []  # line number, start, end, first span
+        self.cache: dict[int, dict[str, list[Span]]] = {}
+        self.traces: dict[str, _Trace] = {}
+        total = 0
+        for n, start, end in _line_bounds(data):
+            raw = data[start:end]
+            try:
+                doc = _DECODE_OTLP(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                raise Slow from None
+            if not kept_every_key(raw, doc):
+                try:
+                    exact = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    raise Slow from None
+                check_line(raw, exact, n, None)
+            spans = _spans_of(doc, n, total, self.ids)
+            k = len(self.lines)
+            self.lines.append((n, start, end, total))
+            total += len(spans)
+            for span in spans:
+                trace = self.traces.get(span.trace_id)
+                if trace is None:
+                    trace = self.traces[span.trace_id] = _Trace()
+                if not trace.lines or trace.lines[-1] != k:
+                    trace.lines.append(k)
+                trace.spans += 1
+                c = span.attrs.get(_CONVERSATION)
+                if isinstance(c, str) and c:
+                    trace.conversations.add(c)
+        if not total:
+            raise Slow
+
+    def runs(self) -> list[_Run]:
+        """The runs, grouped as :func:`_group` groups them."""
+        groups: dict[str, list[str]] = {}
+        for trace_id, trace in self.traces.items():
+            if len(trace.conversations) == 1:
+                (conversation,) = trace.conversations
+                groups.setdefault("conversation " + conversation, []).append(trace_id)
+            else:
+                groups["trace " + trace_id] = [trace_id]
+        return [_Run(ids, next(iter(self.traces[ids[0]].conversations))
+                     if key.startswith("conversation ") else None,
+                     partial(self.members, ids)) for key, ids in groups.items()]
+
+    def members(self, trace_ids: list[str]) -> list[Span]:
+        """The spans of the traces ``trace_ids``, each trace's in file order, decoded again."""
+        wanted = {k for t in trace_ids for k in self.traces[t].lines}
+        view = memoryview(self.data)
+        taken: dict[str, list[Span]] = {}
+        for k in sorted(wanted):
+            bucket = self.cache.get(k)
+            if bucket is None:
+                n, start, end, first = self.lines[k]
+                bucket = {}
+                for span in _spans_of(_DECODE_OTLP(view[start:end]), n, first, self.ids):
+                    bucket.setdefault(span.trace_id, []).append(span)
+                self.cache[k] = bucket
+            for t in trace_ids:
+                if t in bucket:
+                    taken.setdefault(t, []).extend(bucket.pop(t))
+            if not bucket:
+                del self.cache[k]
+        return [span for t in trace_ids for span in taken.get(t, ())]
+
+
+def _line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(line number, start, end) of each line of ``data`` holding more than blanks."""
+    pos, n, size = 0, 0, len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = size
+        n += 1
+        if pos < end and data[pos] > 0x20 or data[pos:end].strip():
+            yield n, pos, end
+        pos = end + 1
 
 
 # -- the mapping ----------------------------------------------------------------------------
@@ -895,31 +993,38 @@ def _staged_order(staged: tuple[int, int, str, str | None, dict[str, Any], int |
 
 def read_otel(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory per trace id of an OTLP/JSON or SDK ``to_json`` span file."""
-    from assay.ingest import ReadFailure
+    from assay.ingest import read_runs
 
+    return read_runs(path, data, _runs, partial(_trajectory, path))
+
+
+def _runs(path: str, data: bytes) -> list[_Run]:
+    """The runs of a span file: streamed from OTLP/JSON lines, else every span read first."""
     try:
-        try:
-            with no_cycle_collection():
-                spans = _fast_spans(data)
-        except Slow:
-            spans = parse_spans(data)
-    except TraceError as exc:
-        exc.path = path
-        yield ReadFailure(path, path, exc)
-        return
-    for trace_ids, conversation, members in _group(spans):
-        trace_id = trace_ids[0]
-        tid = f"{path}#{trace_id}"
+        with no_cycle_collection():
+            return _Streamed(data).runs()
+    except Slow:
+        pass
+    return [_Run(trace_ids, conversation, partial(list, members))
+            for trace_ids, conversation, members in _group(parse_spans(data))]
+
+
+def _trajectory(path: str, run: _Run) -> Trajectory:
+    from assay.ingest import BadRun
+
+    trace_id = run.trace_ids[0]
+    tid = f"{path}#{trace_id}"
+    with no_cycle_collection():
+        members = run.members()
         try:
             events = spans_to_events(members)
         except _Bad as exc:
-            yield ReadFailure(tid, path, TraceError(f"trace {trace_id}: {exc}", path=path))
-            continue
-        meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
-        if conversation is not None:
-            meta["conversation_id"] = conversation
-            meta["traces"] = trace_ids
-        yield Trajectory(tid, tuple(events), path, _source(members), meta)
+            raise BadRun(tid, f"trace {trace_id}: {exc}") from None
+    meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+    if run.conversation is not None:
+        meta["conversation_id"] = run.conversation
+        meta["traces"] = run.trace_ids
+    return Trajectory(tid, tuple(events), path, _source(members), meta)
 
 
 _CONVERSATION = "gen_ai.conversation.id"
