@@ -102,7 +102,7 @@ def line_views(data: bytes, start: int = 0, stop: int | None = None,
         if end < 0:
             end = size
         n += 1
-        if pos < end and data[pos] > 0x20 or search(data, pos, end) is not None:
+        if (pos < end and data[pos] > 0x20) or search(data, pos, end) is not None:
             line = view[pos:end]
             if not ascii_file:
                 try:

@@ -336,7 +336,7 @@ class _Block(msgspec.Struct, gc=False):
 
 
 class _Message(msgspec.Struct, gc=False):
-    content: str | list[_Block] | None | UnsetType = UNSET
+    content: str | list[_Block] | UnsetType | None = UNSET
 
 
 class _Entry(msgspec.Struct, gc=False):
@@ -359,14 +359,16 @@ _REJECTED = "User rejected tool use"
 _LEAF_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 
 
-def _fast_text(content: str | list[_Block] | None | UnsetType) -> str:
+def _fast_text(content: str | list[_Block] | UnsetType | None) -> str:
     """:func:`_text_of` for a decoded message content. Raises :class:`Slow`."""
     if type(content) is str:
         return content
     if content is None or content is UNSET:
         return ""
     parts = []
-    for block in content:  # type: ignore[union-attr]
+    for block in content:
+        if not isinstance(block, _Block):
+            raise Slow
         if block.type == "text":
             if type(block.text) is not str:
                 raise Slow
@@ -448,7 +450,7 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
             blocks: list[_Block] = []
             results = 0
         else:
-            blocks = content  # type: ignore[assignment]
+            blocks = content
             results = sum(1 for b in blocks if b.type.endswith("tool_result"))
             if not on_chain and kind == "user" and results and results == len(blocks):
                 on_chain = obj.parentUuid in live

@@ -448,8 +448,8 @@ class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
     intValue: I64 | str | UnsetType = UNSET
     doubleValue: I64 | float | UnsetType = UNSET
     bytesValue: str | UnsetType = UNSET
-    arrayValue: _ArrayValue | None | UnsetType = UNSET
-    kvlistValue: _KvList | None | UnsetType = UNSET
+    arrayValue: _ArrayValue | UnsetType | None = UNSET
+    kvlistValue: _KvList | UnsetType | None = UNSET
 
 
 class _KeyValue(msgspec.Struct, omit_defaults=True, gc=False):
@@ -458,11 +458,11 @@ class _KeyValue(msgspec.Struct, omit_defaults=True, gc=False):
 
 
 class _ArrayValue(msgspec.Struct, omit_defaults=True, gc=False):
-    values: list[_AnyValue] | None | UnsetType = UNSET
+    values: list[_AnyValue] | UnsetType | None = UNSET
 
 
 class _KvList(msgspec.Struct, omit_defaults=True, gc=False):
-    values: list[_KeyValue] | None | UnsetType = UNSET
+    values: list[_KeyValue] | UnsetType | None = UNSET
 
 
 class _Status(msgspec.Struct, omit_defaults=True, gc=False):
@@ -473,7 +473,7 @@ class _Status(msgspec.Struct, omit_defaults=True, gc=False):
 class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
     timeUnixNano: I64 | str | UnsetType = UNSET
     name: Any = UNSET
-    attributes: list[_KeyValue] | None | UnsetType = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: Any = UNSET
 
 
@@ -483,17 +483,17 @@ class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False):
     traceState: Any = UNSET
     parentSpanId: Any = UNSET
     flags: Any = UNSET
-    name: str | None | UnsetType = UNSET
+    name: str | UnsetType | None = UNSET
     kind: Any = UNSET
-    startTimeUnixNano: I64 | str | None | UnsetType = UNSET
-    endTimeUnixNano: I64 | str | None | UnsetType = UNSET
-    attributes: list[_KeyValue] | None | UnsetType = UNSET
+    startTimeUnixNano: I64 | str | UnsetType | None = UNSET
+    endTimeUnixNano: I64 | str | UnsetType | None = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: Any = UNSET
-    events: list[_SpanEvent] | None | UnsetType = UNSET
+    events: list[_SpanEvent] | UnsetType | None = UNSET
     droppedEventsCount: Any = UNSET
     links: Any = UNSET
     droppedLinksCount: Any = UNSET
-    status: _Status | None | UnsetType = UNSET
+    status: _Status | UnsetType | None = UNSET
 
 
 class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
@@ -504,8 +504,8 @@ class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
 
 class _ResourceSpans(msgspec.Struct, omit_defaults=True, gc=False):
     resource: Any = UNSET
-    scopeSpans: list[_ScopeSpans] | None | UnsetType = UNSET
-    instrumentationLibrarySpans: list[_ScopeSpans] | None | UnsetType = UNSET
+    scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
+    instrumentationLibrarySpans: list[_ScopeSpans] | UnsetType | None = UNSET
     schemaUrl: Any = UNSET
 
 
@@ -518,8 +518,8 @@ class _OtlpDocument(msgspec.Struct, omit_defaults=True, gc=False):
 _MAPPED = frozenset({
     "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "gen_ai.tool.call.id",
     "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.conversation.id",
-    "openinference.span.kind", "traceloop.span.kind", "agent.name", "tool.name", "tool_call.id", "tool.id", "input.value",
-    "output.value", "traceloop.entity.name", "traceloop.entity.input",
+    "openinference.span.kind", "traceloop.span.kind", "agent.name", "tool.name", "tool_call.id",
+    "tool.id", "input.value", "output.value", "traceloop.entity.name", "traceloop.entity.input",
     "traceloop.entity.output", *CHECKPOINT_ATTRS})
 
 
@@ -561,7 +561,7 @@ def _check(v: _AnyValue) -> None:
         _plain(v)
 
 
-def _mapped(attributes: list[_KeyValue] | None | UnsetType) -> dict[str, Any]:
+def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
     """The attributes the mapping reads, as plain values; the others only validated."""
     out: dict[str, Any] = {}
     for kv in attributes or ():
@@ -575,7 +575,7 @@ def _mapped(attributes: list[_KeyValue] | None | UnsetType) -> dict[str, Any]:
             out[kv.key] = text if type(text) is str else _plain(v)
         elif text is UNSET:
             number = v.intValue  # a token count, as a string in OTLP/JSON: int() reads it
-            if not (type(number) is int or type(number) is str and number.isdecimal()):
+            if not (type(number) is int or (type(number) is str and number.isdecimal())):
                 _check(v)
     return out
 
@@ -761,7 +761,7 @@ def _line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
         if end < 0:
             end = size
         n += 1
-        if pos < end and data[pos] > 0x20 or data[pos:end].strip():
+        if (pos < end and data[pos] > 0x20) or data[pos:end].strip():
             yield n, pos, end
         pos = end + 1
 
@@ -960,7 +960,7 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
                 fields["decision"] = decision
             staged.append((when, order, "checkpoint", agent_of(span), fields, span.line))
     staged.sort(key=_staged_order)
-    events = []
+    events: list[Event] = []
     append = events.append
     for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
         # the record Event.make builds: seq, ts, agent (when known), event, then the fields
