@@ -36,13 +36,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from sys import intern
 from time import gmtime
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 import orjson
@@ -442,6 +441,17 @@ def parse_spans(data: bytes) -> list[Span]:
 # the ones the mapping reads as the line is decoded. Anything the strict reading above would
 # refuse or read differently makes the file give way to it (``Slow``).
 
+#: Ids as the OTLP/JSON spec writes them, lower-case hex (a file in base64 or upper case
+#: is read by the strict path), and nanoseconds as a string of digits or a number: the
+#: decoder checks them, so building a span does not (every value fits: 20 digits are
+#: less than the year 9999).
+_TraceId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")]
+_SpanId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
+_ParentId = Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{16})?$")]  # "" for a root
+_Nanos = Annotated[str, msgspec.Meta(pattern="^[0-9]{1,20}$")] | Annotated[
+    int, msgspec.Meta(ge=0, le=2**63 - 1)]
+
+
 class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
     stringValue: str | UnsetType = UNSET
     boolValue: bool | UnsetType = UNSET
@@ -471,22 +481,22 @@ class _Status(msgspec.Struct, omit_defaults=True, gc=False):
 
 
 class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
-    timeUnixNano: I64 | str | UnsetType = UNSET
+    timeUnixNano: _Nanos | UnsetType = UNSET
     name: Any = UNSET
     attributes: list[_KeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: Any = UNSET
 
 
-class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False):
-    traceId: Any = UNSET
-    spanId: Any = UNSET
+class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False, kw_only=True):
+    traceId: _TraceId
+    spanId: _SpanId
     traceState: Any = UNSET
-    parentSpanId: Any = UNSET
+    parentSpanId: _ParentId | UnsetType | None = UNSET
     flags: Any = UNSET
     name: str | UnsetType | None = UNSET
     kind: Any = UNSET
-    startTimeUnixNano: I64 | str | UnsetType | None = UNSET
-    endTimeUnixNano: I64 | str | UnsetType | None = UNSET
+    startTimeUnixNano: _Nanos
+    endTimeUnixNano: _Nanos | UnsetType | None = UNSET
     attributes: list[_KeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: Any = UNSET
     events: list[_SpanEvent] | UnsetType | None = UNSET
@@ -580,76 +590,46 @@ def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
     return out
 
 
-_IS_SPAN_ID = re.compile(r"[0-9a-f]{16}").fullmatch
-
-
-def _span_id(raw: Any, what: str) -> str:
-    """A span id: lower-case hex as most files give it, else as :func:`_hex_id` reads it."""
-    if type(raw) is str and len(raw) == 16 and _IS_SPAN_ID(raw):
-        return raw
-    return str(_hex_id(raw, 8, what))
-
-
-def _fast_nanos(raw: Any) -> int:
-    """:func:`_nanos` for a decoded ``I64 | str``; anything it would refuse is :class:`Slow`."""
-    try:
-        value = int(raw) if type(raw) is str else raw
-    except ValueError:
-        raise Slow from None
-    if type(value) is not int or not 0 <= value <= _MAX_NANOS:
-        raise Slow
-    return value
-
-
 _DECODE_OTLP = decoder(_OtlpDocument).decode
 
 
-def _spans_of(doc: _OtlpDocument, line: int, first: int, ids: dict[Any, str]) -> list[Span]:
+def _spans_of(doc: _OtlpDocument, line: int, first: int) -> list[Span]:
     """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
-    same (attributes aside). Raises :class:`Slow` where that raises."""
+    same (attributes aside). Raises :class:`Slow` where that raises (the decoder has
+    checked the ids and times)."""
     spans: list[Span] = []
     append = spans.append
-    try:
-        for rs in doc.resourceSpans:
-            scopes = rs.scopeSpans
-            if scopes is None or scopes is UNSET:
-                scopes = rs.instrumentationLibrarySpans
-            for ss in scopes or ():
-                for sp in ss.spans or ():
-                    tid = sp.traceId
-                    trace = ids.get(tid) if type(tid) is str else None
-                    if trace is None:
-                        trace = str(_hex_id(tid, 16, "traceId"))
-                        ids[tid] = trace
-                    st = sp.status
-                    code = "UNSET"
-                    error = None
-                    if st is not None and st is not UNSET:
-                        c = st.code
-                        if c is not UNSET:
-                            if c not in _STATUS_CODES:
-                                raise Slow
-                            code = _STATUS_CODES[c]
-                        if code == "ERROR":
-                            msg = st.message
-                            error = msg if isinstance(msg, str) and msg else "error"
-                    events: Sequence[tuple[str, int, dict[str, Any]]] = ()
-                    if sp.events:
-                        events = [(ev.name if isinstance(ev.name, str) else "",
-                                   _nanos(0 if ev.timeUnixNano is UNSET else ev.timeUnixNano,
-                                          "event timeUnixNano"),
-                                   _mapped(ev.attributes)) for ev in sp.events]
-                    end = sp.endTimeUnixNano
-                    parent = sp.parentSpanId
-                    append(Span(
-                        trace, _span_id(sp.spanId, "spanId"),
-                        None if parent is UNSET or parent is None or parent == ""
-                        else _span_id(parent, "parentSpanId"),
-                        sp.name or "", _fast_nanos(sp.startTimeUnixNano),
-                        None if end is None or end is UNSET else _fast_nanos(end),
-                        _mapped(sp.attributes), code, error, events, first + len(spans), line))
-    except _Bad:
-        raise Slow from None
+    for rs in doc.resourceSpans:
+        scopes = rs.scopeSpans
+        if scopes is None or scopes is UNSET:
+            scopes = rs.instrumentationLibrarySpans
+        for ss in scopes or ():
+            for sp in ss.spans or ():
+                trace = sp.traceId
+                st = sp.status
+                code = "UNSET"
+                error = None
+                if st is not None and st is not UNSET:
+                    c = st.code
+                    if c is not UNSET:
+                        if c not in _STATUS_CODES:
+                            raise Slow
+                        code = _STATUS_CODES[c]
+                    if code == "ERROR":
+                        msg = st.message
+                        error = msg if isinstance(msg, str) and msg else "error"
+                events: Sequence[tuple[str, int, dict[str, Any]]] = ()
+                if sp.events:
+                    events = [(ev.name if isinstance(ev.name, str) else "",
+                               0 if ev.timeUnixNano is UNSET else int(ev.timeUnixNano),
+                               _mapped(ev.attributes)) for ev in sp.events]
+                end = sp.endTimeUnixNano
+                parent = sp.parentSpanId
+                append(Span(
+                    trace, sp.spanId, parent or None, sp.name or "",
+                    int(sp.startTimeUnixNano),
+                    None if end is None or end is UNSET else int(end),
+                    _mapped(sp.attributes), code, error, events, first + len(spans), line))
     return spans
 
 
@@ -685,7 +665,6 @@ class _Streamed:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.ids: dict[Any, str] = {}
         self.lines: list[tuple[int, int, int, int]] = []  # line number, start, end, first span
         self.cache: dict[int, dict[str, list[Span]]] = {}
         self.traces: dict[str, _Trace] = {}
@@ -702,7 +681,7 @@ class _Streamed:
                 except orjson.JSONDecodeError:
                     raise Slow from None
                 check_line(raw, exact, n, None)
-            spans = _spans_of(doc, n, total, self.ids)
+            spans = _spans_of(doc, n, total)
             k = len(self.lines)
             self.lines.append((n, start, end, total))
             total += len(spans)
@@ -742,7 +721,7 @@ class _Streamed:
             if bucket is None:
                 n, start, end, first = self.lines[k]
                 bucket = {}
-                for span in _spans_of(_DECODE_OTLP(view[start:end]), n, first, self.ids):
+                for span in _spans_of(_DECODE_OTLP(view[start:end]), n, first):
                     bucket.setdefault(span.trace_id, []).append(span)
                 self.cache[k] = bucket
             for t in trace_ids:
