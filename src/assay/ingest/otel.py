@@ -633,6 +633,45 @@ def _spans_of(doc: _OtlpDocument, line: int, first: int) -> list[Span]:
     return spans
 
 
+def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
+    """(trace id, conversation id) of each span of a decoded line, checked as
+    :func:`_spans_of` checks it (it raises :class:`Slow` exactly where that would) but
+    with no span built: the first reading of a file keeps nothing of its spans."""
+    for rs in doc.resourceSpans:
+        scopes = rs.scopeSpans
+        if scopes is None or scopes is UNSET:
+            scopes = rs.instrumentationLibrarySpans
+        for ss in scopes or ():
+            for sp in ss.spans or ():
+                st = sp.status
+                if st is not None and st is not UNSET and st.code is not UNSET \
+                        and st.code not in _STATUS_CODES:
+                    raise Slow
+                for ev in sp.events or ():
+                    _valid(ev.attributes)
+                yield sp.traceId, _valid(sp.attributes)
+
+
+def _valid(attributes: list[_KeyValue] | UnsetType | None) -> Any:
+    """Check attributes as :func:`_mapped` does; the conversation id they name, if any."""
+    conversation = None
+    for kv in attributes or ():
+        v = kv.value
+        if v is UNSET:
+            if kv.key == _CONVERSATION:
+                conversation = None
+            continue
+        if v.stringValue is UNSET:
+            number = v.intValue
+            if not (type(number) is int or (type(number) is str and number.isdecimal())):
+                _check(v)
+            if kv.key == _CONVERSATION:
+                conversation = _plain(v)
+        elif kv.key == _CONVERSATION:
+            conversation = v.stringValue
+    return conversation
+
+
 class _Trace:
     """What the first reading keeps of one trace: its lines, spans and conversations."""
 
@@ -681,20 +720,18 @@ class _Streamed:
                 except orjson.JSONDecodeError:
                     raise Slow from None
                 check_line(raw, exact, n, None)
-            spans = _spans_of(doc, n, total)
             k = len(self.lines)
             self.lines.append((n, start, end, total))
-            total += len(spans)
-            for span in spans:
-                trace = self.traces.get(span.trace_id)
+            for trace_id, conversation in _checked(doc):
+                total += 1
+                trace = self.traces.get(trace_id)
                 if trace is None:
-                    trace = self.traces[span.trace_id] = _Trace()
+                    trace = self.traces[trace_id] = _Trace()
                 if not trace.lines or trace.lines[-1] != k:
                     trace.lines.append(k)
                 trace.spans += 1
-                c = span.attrs.get(_CONVERSATION)
-                if isinstance(c, str) and c:
-                    trace.conversations.add(c)
+                if isinstance(conversation, str) and conversation:
+                    trace.conversations.add(conversation)
         if not total:
             raise Slow
 
