@@ -398,18 +398,24 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
     append = entries.append
     by_uuid: dict[str, _Entry] = {}
     side = main = False
-    agent_id = None
+    agent_id = session = None
     for n, entry in jsonl(data, _ENTRY):
         uid = entry.uuid
         if uid is not None:
             if uid in by_uuid:
                 raise Slow  # given twice: the strict path compares the two
             by_uuid[uid] = entry
+        parent = entry.parentUuid
+        if parent is not None and parent in by_uuid:
+            entry.parentUuid = by_uuid[parent].uuid  # one copy of each uuid string
         if entry.type in _MESSAGE_TYPES:
             if entry.isSidechain is True:
                 side = True
             else:
                 main = True
+            if not session:
+                session = entry.sessionId
+        entry.sessionId = None  # read: the first one of a message entry names the session
         if agent_id is None and type(entry.agentId) is str:
             agent_id = entry.agentId
         append((n, entry))
@@ -430,14 +436,11 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
     calls: dict[str, tuple[dict[str, Any], bool, int]] = {}
     staged: list[tuple[str, str | None, dict[str, Any], int]] = []
     stage = staged.append
-    session = None
     for i, (n, obj) in enumerate(entries):
         entries[i] = _DONE  # read once: what the events keep of it lives on in them
         kind = obj.type
         if kind not in _MESSAGE_TYPES:
             continue
-        if not session:
-            session = obj.sessionId
         msg = obj.message
         if msg is UNSET:
             raise Slow
