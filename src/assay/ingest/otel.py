@@ -673,14 +673,13 @@ def _valid(attributes: list[_KeyValue] | UnsetType | None) -> Any:
 
 
 class _Trace:
-    """What the first reading keeps of one trace: its lines, spans and conversations."""
+    """What the first reading keeps of one trace: its lines and conversations."""
 
-    __slots__ = ("conversations", "lines", "spans")
+    __slots__ = ("conversations", "lines")
 
     def __init__(self) -> None:
         self.lines: list[int] = []
         self.conversations: set[str] = set()
-        self.spans = 0
 
 
 class _Run(NamedTuple):
@@ -729,7 +728,6 @@ class _Streamed:
                     trace = self.traces[trace_id] = _Trace()
                 if not trace.lines or trace.lines[-1] != k:
                     trace.lines.append(k)
-                trace.spans += 1
                 if isinstance(conversation, str) and conversation:
                     trace.conversations.add(conversation)
         if not total:
