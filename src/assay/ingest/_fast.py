@@ -13,6 +13,10 @@ rest in C. Two things the generic decoders gave for free are kept here:
   does not declare are dropped too: such a line is "look closer", and the exact
   check of :mod:`assay.ingest._json` decides.
 
+:func:`jsonl` decodes a JSON Lines file a line at a time from views of its bytes
+(:func:`line_views`), and :func:`no_cycle_collection` pauses the cycle collector
+while a file's records are built.
+
 A reader's fast path accepts only what its strict path accepts and builds the
 same thing from it; anything unusual (a type the structs do not expect, a value
 out of range) makes it give way to the strict path, which gives the one-line
@@ -28,7 +32,6 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
-import orjson
 
 __all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key",
            "line_views", "no_cycle_collection"]
@@ -81,21 +84,19 @@ def no_cycle_collection() -> Iterator[None]:
 _NONBLANK = re.compile(rb"\S")
 
 
-def line_views(data: bytes, start: int = 0, stop: int | None = None,
-               first: int = 1) -> Iterator[tuple[int, memoryview]]:
+def line_views(data: bytes) -> Iterator[tuple[int, memoryview]]:
     """(line number, line) for each line of ``data`` holding more than blanks, as views.
 
     Nothing is copied: a :class:`msgspec.Raw` decoded from a view points into
     ``data``, which the caller holds anyway. In a file that is not ASCII, a
     line is checked to be UTF-8 here, because msgspec does not look inside the
     strings it skips (orjson, the strict path, refuses the whole line): such a
-    line raises :class:`Slow`. ``start``/``stop`` read a part of ``data`` whose
-    first line is line ``first``.
+    line raises :class:`Slow`.
     """
     view = memoryview(data)
     find, search = data.find, _NONBLANK.search
-    size = len(data) if stop is None else stop
-    pos, n = start, first - 1
+    size = len(data)
+    pos, n = 0, 0
     ascii_file = data.isascii()
     while pos < size:
         end = find(b"\n", pos, size)
@@ -113,29 +114,20 @@ def line_views(data: bytes, start: int = 0, stop: int | None = None,
         pos = end + 1
 
 
-def jsonl(data: bytes, decoder: msgspec.json.Decoder[Any], *,
-          keys_checked: bool = False) -> Iterator[tuple[int, Any]]:
+def jsonl(data: bytes, decoder: msgspec.json.Decoder[Any]) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each line of a JSON Lines file, decoded by ``decoder``.
 
     Each line is decoded on its own, from a view of ``data`` (:func:`line_views`).
-    With ``keys_checked``, a repeated key raises :class:`~assay.errors.TraceError`
-    naming its line, as the strict readers do. A line that is not valid for
-    ``decoder`` (or not UTF-8) raises :class:`Slow`.
+    A line that is not valid for ``decoder`` (or not UTF-8) raises :class:`Slow`.
+    What ``decoder`` skips is checked no further than msgspec checks it (the
+    JSON's shape, not a number's range): a reader whose strict path refuses
+    duplicate keys checks them with :func:`kept_every_key`, which also gives
+    such a line to orjson.
     """
-    from assay.ingest._json import check_line
-
     decode = decoder.decode
     for n, raw in line_views(data):
         try:
             value = decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise Slow from None
-        if keys_checked:
-            line = bytes(raw)
-            if not kept_every_key(line, value):
-                try:
-                    exact = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    raise Slow from None
-                check_line(line, exact, n, None)
         yield n, value
