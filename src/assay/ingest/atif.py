@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -406,26 +407,32 @@ def atif_events(doc: Any, base_dir: Path | None = None) -> list[Event]:
 
 def read_atif(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory per ATIF document (a document, or a JSON list of documents)."""
-    from assay.ingest import ReadFailure
+    from assay.ingest import read_runs
 
-    try:
-        doc = _decode(path, data)
-    except TraceError as exc:
-        yield ReadFailure(path, path, exc)
-        return
+    return read_runs(path, data, _documents, partial(_trajectory, path))
+
+
+def _documents(path: str, data: bytes) -> list[tuple[int, Any, bool]]:
+    """(index, document, whether the file is a list of documents) for each document."""
+    doc = _decode(path, data)
     docs = doc if isinstance(doc, list) else [doc]
-    for n, item in enumerate(docs):
-        sid = item.get("session_id") if isinstance(item, dict) else None
-        tid = path if not isinstance(doc, list) else (
-            f"{path}#{sid}" if isinstance(sid, str) else f"{path}#trajectory{n}")
-        try:
-            events = atif_events(item, Path(path).parent)
-        except TraceError as exc:
-            msg = exc.message if not isinstance(doc, list) else f"trajectory {n}: {exc.message}"
-            yield ReadFailure(tid, path, TraceError(msg, path=path))
-            continue
-        meta = {"session_id": sid} if isinstance(sid, str) else {}
-        final = events[-1].data
-        if "reward" in final:
-            meta["reward"] = final["reward"]
-        yield Trajectory(tid, tuple(events), path, "atif", meta)
+    return [(n, item, isinstance(doc, list)) for n, item in enumerate(docs)]
+
+
+def _trajectory(path: str, run: tuple[int, Any, bool]) -> Trajectory:
+    from assay.ingest import BadRun
+
+    n, item, listed = run
+    sid = item.get("session_id") if isinstance(item, dict) else None
+    tid = path if not listed else (
+        f"{path}#{sid}" if isinstance(sid, str) else f"{path}#trajectory{n}")
+    try:
+        events = atif_events(item, Path(path).parent)
+    except TraceError as exc:
+        raise BadRun(tid, exc.message if not listed else f"trajectory {n}: {exc.message}"
+                     ) from None
+    meta = {"session_id": sid} if isinstance(sid, str) else {}
+    final = events[-1].data
+    if "reward" in final:
+        meta["reward"] = final["reward"]
+    return Trajectory(tid, tuple(events), path, "atif", meta)

@@ -37,10 +37,13 @@ from collections.abc import Iterator
 from sys import intern
 from typing import Any
 
+import msgspec
 import orjson
+from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._fast import Slow, decoder, jsonl, no_cycle_collection
 from assay.ingest._json import lines_of
 from assay.shellcmd import command_text
 
@@ -59,11 +62,15 @@ class _Bad(Exception):
         self.line = line
 
 
-def detect_claude_code(data: bytes) -> bool:
-    """True when the first lines are Claude Code transcript entries."""
+def detect_claude_code(data: bytes) -> float:
+    """Certain when one of the first lines is a Claude Code transcript entry: an object
+    with ``parentUuid``, ``sessionId``, ``uuid`` and a ``type`` string, a shape only
+    Claude Code writes."""
+    from assay.ingest import CERTAIN
+
     head = data[:65536]
     if b'"sessionId"' not in head or b'"parentUuid"' not in head:
-        return False
+        return 0.0
     for raw in head.split(b"\n")[:50]:
         raw = raw.strip()
         if not raw.startswith(b"{"):
@@ -74,8 +81,8 @@ def detect_claude_code(data: bytes) -> bool:
             continue
         if (isinstance(obj, dict) and "parentUuid" in obj and "sessionId" in obj
                 and "uuid" in obj and isinstance(obj.get("type"), str)):
-            return True
-    return False
+            return CERTAIN
+    return 0.0
 
 
 def _text_of(content: Any, line: int) -> str:
@@ -309,12 +316,269 @@ def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> No
         staged[-1][2]["yields_turn"] = True
 
 
+# -- the fast path ----------------------------------------------------------------------------
+#
+# Each line is decoded into structs that declare only what the reader reads (msgspec skips
+# the rest: usage, cwd, a tool's full output again in ``toolUseResult``...), straight from a
+# view of the file, and the events are built from them. Anything the strict reading above
+# would refuse or read differently (a type it does not expect, a uuid given twice, a call
+# answered twice...) makes the file give way to it (``Slow``), which says what is wrong.
+
+class _Block(msgspec.Struct, gc=False):
+    type: str
+    text: Any = UNSET
+    id: Any = UNSET
+    name: Any = UNSET
+    input: msgspec.Raw | UnsetType = UNSET
+    tool_use_id: Any = UNSET
+    content: Any = UNSET
+    is_error: Any = UNSET
+
+
+class _Message(msgspec.Struct, gc=False):
+    content: str | list[_Block] | UnsetType | None = UNSET
+
+
+class _Entry(msgspec.Struct, gc=False):
+    type: str
+    uuid: str | None = None
+    parentUuid: str | None = None
+    logicalParentUuid: str | None = None
+    isSidechain: bool | None = None
+    agentId: Any = None
+    sessionId: Any = None
+    timestamp: Any = None
+    isMeta: Any = None
+    message: _Message | UnsetType = UNSET
+    toolUseResult: msgspec.Raw | UnsetType = UNSET
+
+
+_ENTRY = decoder(_Entry)
+_DONE = (0, _Entry("done"))
+_REJECTED = "User rejected tool use"
+_LEAF_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+
+
+def _fast_text(content: str | list[_Block] | UnsetType | None) -> str:
+    """:func:`_text_of` for a decoded message content. Raises :class:`Slow`."""
+    if type(content) is str:
+        return content
+    if content is None or content is UNSET:
+        return ""
+    parts = []
+    for block in content:
+        if not isinstance(block, _Block):
+            raise Slow
+        if block.type == "text":
+            if type(block.text) is not str:
+                raise Slow
+            parts.append(block.text)
+    return "\n".join(parts)
+
+
+def _tool_use_result(raw: msgspec.Raw | UnsetType) -> Any:
+    """The ``toolUseResult`` the strict path keeps: a string, or only its ``answers``."""
+    if raw is UNSET:
+        return None
+    first = bytes(memoryview(raw)[:1])
+    if first not in (b'"', b"{"):
+        return None
+    try:
+        value = orjson.loads(memoryview(raw))
+    except orjson.JSONDecodeError:
+        raise Slow from None
+    if isinstance(value, dict):
+        return {"answers": value["answers"]} if "answers" in value else None
+    return value
+
+
+def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
+    """:func:`_events` for a transcript of well-formed entries. Raises :class:`Slow`."""
+    entries: list[tuple[int, _Entry]] = []
+    append = entries.append
+    by_uuid: dict[str, _Entry] = {}
+    side = main = False
+    agent_id = session = None
+    for n, entry in jsonl(data, _ENTRY):
+        uid = entry.uuid
+        if uid is not None:
+            if uid in by_uuid:
+                raise Slow  # given twice: the strict path compares the two
+            by_uuid[uid] = entry
+        parent = entry.parentUuid
+        if parent is not None and parent in by_uuid:
+            entry.parentUuid = by_uuid[parent].uuid  # one copy of each uuid string
+        if entry.type in _MESSAGE_TYPES:
+            if entry.isSidechain is True:
+                side = True
+            else:
+                main = True
+            if not session:
+                session = entry.sessionId
+        entry.sessionId = None  # read: the first one of a message entry names the session
+        if agent_id is None and type(entry.agentId) is str:
+            agent_id = entry.agentId
+        append((n, entry))
+    if not entries or (side and main):
+        raise Slow
+    leaf = next((e.uuid for _, e in reversed(entries)
+                 if e.uuid is not None and e.type in _LEAF_TYPES), None)
+    live: set[str] = set()
+    cur = leaf
+    while cur is not None and cur in by_uuid:
+        if cur in live:
+            raise Slow
+        live.add(cur)
+        e = by_uuid[cur]
+        cur = e.parentUuid or e.logicalParentUuid
+    del by_uuid
+    agent = f"agent-{agent_id}" if side and agent_id else ("subagent" if side else MAIN_AGENT)
+    calls: dict[str, tuple[dict[str, Any], bool, int]] = {}
+    staged: list[tuple[str, str | None, dict[str, Any], int]] = []
+    stage = staged.append
+    for i, (n, obj) in enumerate(entries):
+        entries[i] = _DONE  # read once: what the events keep of it lives on in them
+        kind = obj.type
+        if kind not in _MESSAGE_TYPES:
+            continue
+        msg = obj.message
+        if msg is UNSET:
+            raise Slow
+        ts = obj.timestamp
+        if ts is not None and type(ts) is not str:
+            raise Slow
+        content = msg.content
+        on_chain = obj.uuid in live
+        if type(content) is not list:
+            blocks: list[_Block] = []
+            results = 0
+        else:
+            blocks = content
+            results = sum(1 for b in blocks if b.type.endswith("tool_result"))
+            if not on_chain and kind == "user" and results and results == len(blocks):
+                on_chain = obj.parentUuid in live
+        for block in blocks:
+            btype = block.type
+            if btype in _CALL_BLOCKS:
+                name, call_id = block.name, block.id
+                if type(name) is not str or not name or type(call_id) is not str or not call_id \
+                        or call_id in calls:
+                    raise Slow
+                args: Any = None
+                if block.input is not UNSET:
+                    try:
+                        args = orjson.loads(memoryview(block.input))
+                    except orjson.JSONDecodeError:
+                        raise Slow from None
+                    if args is not None and type(args) is not dict:
+                        raise Slow
+                fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args or {},
+                                          "call_id": call_id}
+                if name == "Bash":
+                    command = command_text((args or {}).get("command"))
+                    if command is not None:
+                        fields["command"] = command
+                calls[call_id] = (fields, on_chain, n)
+                stage(("action", agent, fields, n))
+                if name in _HANDOFF_TOOLS and on_chain:
+                    to = (args or {}).get("subagent_type")
+                    stage(("handoff", agent, {
+                        "ts": ts, "from_agent": agent,
+                        "to_agent": to if isinstance(to, str) and to else "subagent",
+                        "payload": args or {}, "call_id": call_id}, n))
+            elif btype.endswith("tool_result"):
+                call_id = block.tool_use_id
+                if type(call_id) is not str or call_id not in calls:
+                    raise Slow
+                target = calls[call_id][0]
+                if "result" in target or "error" in target or target.get("_refused"):
+                    raise Slow
+                body = block.content
+                try:
+                    text = _text_of(None if body is UNSET else body, n)
+                except _Bad:
+                    raise Slow from None
+                is_error = block.is_error
+                if is_error is UNSET:
+                    is_error = None
+                if is_error is not None and type(is_error) is not bool:
+                    raise Slow
+                if is_error and (text.startswith(_REFUSED)
+                                 or _tool_use_result(obj.toolUseResult) == _REJECTED):
+                    target["_refused"] = True
+                    continue
+                if is_error:
+                    target["error"] = text
+                else:
+                    target["result"] = text
+                    tool = target["action_type"]
+                    if on_chain and tool in ("AskUserQuestion", "ExitPlanMode"):
+                        cp: dict[str, Any] = {"ts": ts, "checkpoint_id": tool,
+                                              "confirmed_by": "user", "text": text,
+                                              "call_id": call_id}
+                        extra = _tool_use_result(obj.toolUseResult)
+                        if tool == "AskUserQuestion" and isinstance(extra, dict) and isinstance(
+                                extra.get("answers"), dict):
+                            cp["answers"] = extra["answers"]
+                        stage(("checkpoint", "user", cp, n))
+            elif "tool" in btype:
+                raise Slow
+        if not on_chain:
+            continue
+        if kind == "user" and not results:
+            text = _fast_text(content)
+            role = "system" if obj.isMeta is True else "user"
+            if role == "user":
+                _yield_turn(staged)
+            stage(("message", role, {"ts": ts, "role": role, "text": text}, n))
+        elif kind == "assistant":
+            text = _fast_text(content)
+            if text:
+                stage(("message", agent, {"ts": ts, "role": "assistant", "text": text,
+                                          "yields_turn": False}, n))
+    _yield_turn(staged)
+    return _built(staged, calls), {"session_id": session} if isinstance(session, str) else {}
+
+
+def _built(staged: list[tuple[str, str | None, dict[str, Any], int]],
+           calls: dict[str, tuple[dict[str, Any], bool, int]]) -> list[Event]:
+    """The events of the staged records, numbered; a call that never ran is left out."""
+    events: list[Event] = []
+    append = events.append
+    seq = 0
+    for kind, who, fields, n in staged:
+        if kind == "action":
+            if fields.pop("_refused", False):
+                continue
+            if (not calls[fields["call_id"]][1] and "result" not in fields
+                    and "error" not in fields):
+                continue  # an abandoned branch's call that never answered: it did not run
+        seq += 1
+        ts = fields.pop("ts", None)
+        # the record Event.make builds: seq, ts, agent, event, then the fields
+        rec: dict[str, Any] = {"seq": seq}
+        if ts is not None:
+            rec["ts"] = ts
+        if who is not None:
+            rec["agent"] = who
+        rec["event"] = kind
+        rec.update(fields)
+        append(Event(seq, kind, who, ts, rec, n))
+    seq += 1
+    append(Event.make(seq, "final", None, task_success=False))
+    return events
+
+
 def read_claude_code(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory per transcript file (a subagent's side file is its own)."""
     from assay.ingest import ReadFailure
 
     try:
-        events, meta = _events(path, data)
+        try:
+            with no_cycle_collection():
+                events, meta = _fast_events(data)
+        except Slow:
+            events, meta = _events(path, data)
     except _Bad as exc:
         yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
         return

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import orjson
@@ -297,19 +298,22 @@ def trace_events(trace: _Trace) -> list[Event]:
 
 def read_openai_agents(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory per trace id of an Agents SDK recording."""
-    from assay.ingest import ReadFailure
+    from assay.ingest import read_runs
 
+    return read_runs(path, data, _traces, partial(_trajectory, path))
+
+
+def _traces(path: str, data: bytes) -> Iterator[tuple[str, _Trace]]:
+    return iter(_records(data).items())
+
+
+def _trajectory(path: str, run: tuple[str, _Trace]) -> Trajectory:
+    from assay.ingest import BadRun
+
+    tid, trace = run
+    name = f"{path}#{tid}"
     try:
-        traces = _records(data)
-    except TraceError as exc:
-        exc.path = path
-        yield ReadFailure(path, path, exc)
-        return
-    for tid, trace in traces.items():
-        name = f"{path}#{tid}"
-        try:
-            events = trace_events(trace)
-        except _Bad as exc:
-            yield ReadFailure(name, path, TraceError(f"trace {tid}: {exc}", path=path))
-            continue
-        yield Trajectory(name, tuple(events), path, "openai-agents", {"trace_id": tid})
+        events = trace_events(trace)
+    except _Bad as exc:
+        raise BadRun(name, f"trace {tid}: {exc}") from None
+    return Trajectory(name, tuple(events), path, "openai-agents", {"trace_id": tid})

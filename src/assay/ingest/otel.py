@@ -36,15 +36,20 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from functools import partial
 from sys import intern
-from typing import Any
+from time import gmtime
+from typing import Annotated, Any, NamedTuple
 
+import msgspec
 import orjson
+from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._fast import I64, Slow, decoder, kept_every_key, no_cycle_collection
 from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
@@ -59,20 +64,26 @@ class _Bad(Exception):
     """A malformed span; the reader turns it into a TraceError naming the span."""
 
 
-class Span:
-    """One span, whichever encoding it came from (ids in lower-case hex)."""
+class Span(msgspec.Struct, gc=False, eq=False):
+    """One span, whichever encoding it came from (ids in lower-case hex).
 
-    __slots__ = ("attrs", "end", "error", "events", "index", "line", "name", "parent", "span_id",
-                 "start", "status", "trace_id")
+    A struct the cycle collector does not track (a span holds no cycle): a large
+    file's spans all stay alive while its traces are mapped, and the collector
+    would otherwise walk them again and again.
+    """
 
-    def __init__(self, trace_id: str, span_id: str, parent: str | None, name: str,
-                 start: int, end: int | None, attrs: dict[str, Any], status: str,
-                 error: str | None, events: list[tuple[str, int, dict[str, Any]]],
-                 index: int, line: int | None) -> None:
-        self.trace_id, self.span_id, self.parent, self.name = trace_id, span_id, parent, name
-        self.start, self.end, self.attrs = start, end, attrs
-        self.status, self.error, self.events = status, error, events
-        self.index, self.line = index, line
+    trace_id: str
+    span_id: str
+    parent: str | None
+    name: str
+    start: int
+    end: int | None
+    attrs: dict[str, Any]
+    status: str
+    error: str | None
+    events: Sequence[tuple[str, int, dict[str, Any]]]
+    index: int
+    line: int | None
 
     def label(self) -> str:
         return f"span {self.index} ({self.name!r}, span id {self.span_id})"
@@ -294,8 +305,9 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 def _iso(nanos: int) -> str:
     secs, rest = divmod(nanos, 1_000_000_000)
-    dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=secs)
-    return f"{dt.year:04d}" + dt.strftime("-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
+    t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
+    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
+            f"{t.tm_sec:02d}.{rest // 1000:06d}Z")
 
 
 def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
@@ -422,6 +434,352 @@ def parse_spans(data: bytes) -> list[Span]:
     return spans
 
 
+# -- the fast path ----------------------------------------------------------------------------
+#
+# OTLP/JSON, one document per line, decoded into structs that declare the OTLP fields (so the
+# re-encoding check of ingest._fast sees every key), with each span's attributes cut down to
+# the ones the mapping reads as the line is decoded. Anything the strict reading above would
+# refuse or read differently makes the file give way to it (``Slow``).
+
+#: Ids as the OTLP/JSON spec writes them, lower-case hex (a file in base64 or upper case
+#: is read by the strict path), and nanoseconds as a string of digits or a number: the
+#: decoder checks them, so building a span does not (every value fits: 20 digits are
+#: less than the year 9999).
+_TraceId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")]
+_SpanId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
+_ParentId = Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{16})?$")]  # "" for a root
+_Nanos = Annotated[str, msgspec.Meta(pattern="^[0-9]{1,20}$")] | Annotated[
+    int, msgspec.Meta(ge=0, le=2**63 - 1)]
+
+
+class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
+    stringValue: str | UnsetType = UNSET
+    boolValue: bool | UnsetType = UNSET
+    intValue: I64 | str | UnsetType = UNSET
+    doubleValue: I64 | float | UnsetType = UNSET
+    bytesValue: str | UnsetType = UNSET
+    arrayValue: _ArrayValue | UnsetType | None = UNSET
+    kvlistValue: _KvList | UnsetType | None = UNSET
+
+
+class _KeyValue(msgspec.Struct, omit_defaults=True, gc=False):
+    key: str
+    value: _AnyValue | UnsetType = UNSET
+
+
+class _ArrayValue(msgspec.Struct, omit_defaults=True, gc=False):
+    values: list[_AnyValue] | UnsetType | None = UNSET
+
+
+class _KvList(msgspec.Struct, omit_defaults=True, gc=False):
+    values: list[_KeyValue] | UnsetType | None = UNSET
+
+
+class _Status(msgspec.Struct, omit_defaults=True, gc=False):
+    code: I64 | str | UnsetType = UNSET
+    message: Any = UNSET
+
+
+class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
+    timeUnixNano: _Nanos | UnsetType = UNSET
+    name: Any = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: Any = UNSET
+
+
+class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False, kw_only=True):
+    traceId: _TraceId
+    spanId: _SpanId
+    traceState: Any = UNSET
+    parentSpanId: _ParentId | UnsetType | None = UNSET
+    flags: Any = UNSET
+    name: str | UnsetType | None = UNSET
+    kind: Any = UNSET
+    startTimeUnixNano: _Nanos
+    endTimeUnixNano: _Nanos | UnsetType | None = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: Any = UNSET
+    events: list[_SpanEvent] | UnsetType | None = UNSET
+    droppedEventsCount: Any = UNSET
+    links: Any = UNSET
+    droppedLinksCount: Any = UNSET
+    status: _Status | UnsetType | None = UNSET
+
+
+class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
+    scope: Any = UNSET
+    spans: list[_OtlpSpan] | UnsetType = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _ResourceSpans(msgspec.Struct, omit_defaults=True, gc=False):
+    resource: Any = UNSET
+    scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
+    instrumentationLibrarySpans: list[_ScopeSpans] | UnsetType | None = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _OtlpDocument(msgspec.Struct, omit_defaults=True, gc=False):
+    resourceSpans: list[_ResourceSpans]
+
+
+#: The attributes the mapping reads; a span keeps only these (and so holds no prompt,
+#: model output or token count while the rest of the file is read).
+_MAPPED = frozenset({
+    "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.conversation.id",
+    "openinference.span.kind", "traceloop.span.kind", "agent.name", "tool.name", "tool_call.id",
+    "tool.id", "input.value", "output.value", "traceloop.entity.name", "traceloop.entity.input",
+    "traceloop.entity.output", *CHECKPOINT_ATTRS})
+
+
+def _plain(v: _AnyValue) -> Any:
+    """An AnyValue as :func:`_any_value` reads it (same precedence). Raises :class:`Slow`."""
+    if type(v.stringValue) is str:
+        return v.stringValue
+    if v.boolValue is not UNSET:
+        return v.boolValue
+    if v.doubleValue is not UNSET:
+        return v.doubleValue
+    if v.bytesValue is not UNSET:
+        return v.bytesValue
+    if v.intValue is not UNSET:
+        return _int_value(v.intValue)
+    if v.arrayValue is not UNSET:
+        values = v.arrayValue.values if v.arrayValue is not None else None
+        return [_plain(x) for x in values or ()]
+    if v.kvlistValue is not UNSET:
+        items = v.kvlistValue.values if v.kvlistValue is not None else None
+        return {intern(kv.key): _plain(kv.value) if kv.value is not UNSET else None
+                for kv in items or ()}
+    return None
+
+
+def _int_value(raw: int | str) -> int:
+    if type(raw) is int:
+        return raw
+    try:
+        return int(raw)
+    except ValueError:
+        raise Slow from None
+
+
+def _check(v: _AnyValue) -> None:
+    """Validate an attribute the mapping does not read, as :func:`_any_value` would."""
+    if v.stringValue is UNSET and v.boolValue is UNSET and v.doubleValue is UNSET \
+            and v.bytesValue is UNSET:
+        _plain(v)
+
+
+def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
+    """The attributes the mapping reads, as plain values; the others only validated."""
+    out: dict[str, Any] = {}
+    for kv in attributes or ():
+        v = kv.value
+        if v is UNSET:
+            if kv.key in _MAPPED:
+                out[kv.key] = None
+            continue
+        text = v.stringValue
+        if kv.key in _MAPPED:
+            out[kv.key] = text if type(text) is str else _plain(v)
+        elif text is UNSET:
+            number = v.intValue  # a token count, as a string in OTLP/JSON: int() reads it
+            if not (type(number) is int or (type(number) is str and number.isdecimal())):
+                _check(v)
+    return out
+
+
+_DECODE_OTLP = decoder(_OtlpDocument).decode
+
+
+def _spans_of(doc: _OtlpDocument, line: int, first: int) -> list[Span]:
+    """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
+    same (attributes aside). Raises :class:`Slow` where that raises (the decoder has
+    checked the ids and times)."""
+    spans: list[Span] = []
+    append = spans.append
+    for rs in doc.resourceSpans:
+        scopes = rs.scopeSpans
+        if scopes is None or scopes is UNSET:
+            scopes = rs.instrumentationLibrarySpans
+        for ss in scopes or ():
+            for sp in ss.spans or ():
+                trace = sp.traceId
+                st = sp.status
+                code = "UNSET"
+                error = None
+                if st is not None and st is not UNSET:
+                    c = st.code
+                    if c is not UNSET:
+                        if c not in _STATUS_CODES:
+                            raise Slow
+                        code = _STATUS_CODES[c]
+                    if code == "ERROR":
+                        msg = st.message
+                        error = msg if isinstance(msg, str) and msg else "error"
+                events: Sequence[tuple[str, int, dict[str, Any]]] = ()
+                if sp.events:
+                    events = [(ev.name if isinstance(ev.name, str) else "",
+                               0 if ev.timeUnixNano is UNSET else int(ev.timeUnixNano),
+                               _mapped(ev.attributes)) for ev in sp.events]
+                end = sp.endTimeUnixNano
+                parent = sp.parentSpanId
+                append(Span(
+                    trace, sp.spanId, parent or None, sp.name or "",
+                    int(sp.startTimeUnixNano),
+                    None if end is None or end is UNSET else int(end),
+                    _mapped(sp.attributes), code, error, events, first + len(spans), line))
+    return spans
+
+
+def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
+    """(trace id, conversation id) of each span of a decoded line, checked as
+    :func:`_spans_of` checks it (it raises :class:`Slow` exactly where that would) but
+    with no span built: the first reading of a file keeps nothing of its spans."""
+    for rs in doc.resourceSpans:
+        scopes = rs.scopeSpans
+        if scopes is None or scopes is UNSET:
+            scopes = rs.instrumentationLibrarySpans
+        for ss in scopes or ():
+            for sp in ss.spans or ():
+                st = sp.status
+                if st is not None and st is not UNSET and st.code is not UNSET \
+                        and st.code not in _STATUS_CODES:
+                    raise Slow
+                for ev in sp.events or ():
+                    _valid(ev.attributes)
+                yield sp.traceId, _valid(sp.attributes)
+
+
+def _valid(attributes: list[_KeyValue] | UnsetType | None) -> Any:
+    """Check attributes as :func:`_mapped` does; the conversation id they name, if any."""
+    conversation = None
+    for kv in attributes or ():
+        v = kv.value
+        if v is UNSET:
+            if kv.key == _CONVERSATION:
+                conversation = None
+            continue
+        if v.stringValue is UNSET:
+            number = v.intValue
+            if not (type(number) is int or (type(number) is str and number.isdecimal())):
+                _check(v)
+            if kv.key == _CONVERSATION:
+                conversation = _plain(v)
+        elif kv.key == _CONVERSATION:
+            conversation = v.stringValue
+    return conversation
+
+
+class _Trace:
+    """What the first reading keeps of one trace: its lines and conversations."""
+
+    __slots__ = ("conversations", "lines")
+
+    def __init__(self) -> None:
+        self.lines: list[int] = []
+        self.conversations: set[str] = set()
+
+
+class _Run(NamedTuple):
+    """One run of a file: its traces (the first names it), its conversation, its spans."""
+
+    trace_ids: list[str]
+    conversation: str | None
+    members: Callable[[], list[Span]]
+
+
+class _Streamed:
+    """A file of OTLP/JSON lines read twice: once whole, once a run at a time.
+
+    The first reading checks every line (a repeated key, a malformed span: the
+    file's one error, before any run is judged) and notes where each trace's
+    spans are. The runs are then built one after the other, each from its own
+    lines decoded again, so memory holds the file and one run, not every span
+    of the file at once. A line holding several traces is decoded once and its
+    spans kept until the last of its traces is taken.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.lines: list[tuple[int, int, int, int]] = []  # line number, start, end, first span
+        self.cache: dict[int, dict[str, list[Span]]] = {}
+        self.traces: dict[str, _Trace] = {}
+        total = 0
+        for n, start, end in _line_bounds(data):
+            raw = data[start:end]
+            try:
+                doc = _DECODE_OTLP(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                raise Slow from None
+            if not kept_every_key(raw, doc):
+                try:
+                    exact = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    raise Slow from None
+                check_line(raw, exact, n, None)
+            k = len(self.lines)
+            self.lines.append((n, start, end, total))
+            for trace_id, conversation in _checked(doc):
+                total += 1
+                trace = self.traces.get(trace_id)
+                if trace is None:
+                    trace = self.traces[trace_id] = _Trace()
+                if not trace.lines or trace.lines[-1] != k:
+                    trace.lines.append(k)
+                if isinstance(conversation, str) and conversation:
+                    trace.conversations.add(conversation)
+        if not total:
+            raise Slow
+
+    def runs(self) -> list[_Run]:
+        """The runs, grouped as :func:`_group` groups them."""
+        groups: dict[str, list[str]] = {}
+        for trace_id, trace in self.traces.items():
+            if len(trace.conversations) == 1:
+                (conversation,) = trace.conversations
+                groups.setdefault("conversation " + conversation, []).append(trace_id)
+            else:
+                groups["trace " + trace_id] = [trace_id]
+        return [_Run(ids, next(iter(self.traces[ids[0]].conversations))
+                     if key.startswith("conversation ") else None,
+                     partial(self.members, ids)) for key, ids in groups.items()]
+
+    def members(self, trace_ids: list[str]) -> list[Span]:
+        """The spans of the traces ``trace_ids``, each trace's in file order, decoded again."""
+        wanted = {k for t in trace_ids for k in self.traces[t].lines}
+        view = memoryview(self.data)
+        taken: dict[str, list[Span]] = {}
+        for k in sorted(wanted):
+            bucket = self.cache.get(k)
+            if bucket is None:
+                n, start, end, first = self.lines[k]
+                bucket = {}
+                for span in _spans_of(_DECODE_OTLP(view[start:end]), n, first):
+                    bucket.setdefault(span.trace_id, []).append(span)
+                self.cache[k] = bucket
+            for t in trace_ids:
+                if t in bucket:
+                    taken.setdefault(t, []).extend(bucket.pop(t))
+            if not bucket:
+                del self.cache[k]
+        return [span for t in trace_ids for span in taken.get(t, ())]
+
+
+def _line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(line number, start, end) of each line of ``data`` holding more than blanks."""
+    pos, n, size = 0, 0, len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = size
+        n += 1
+        if (pos < end and data[pos] > 0x20) or data[pos:end].strip():
+            yield n, pos, end
+        pos = end + 1
+
+
 # -- the mapping ----------------------------------------------------------------------------
 
 def _decoded(raw: Any) -> Any:
@@ -545,12 +903,15 @@ def _looks_like_a_call(span: Span) -> bool:
 def spans_to_events(spans: list[Span]) -> list[Event]:
     """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
     by_id = {s.span_id: s for s in spans}
+    limit = len(spans)
+    kinds = {s: _kind(s) for s in spans}  # each span's kind and own agent, found once
+    owns = {s: _own_agent(s) for s in spans}
 
     def agent_of(span: Span) -> str | None:
         cur: Span | None = span
         seen = 0
-        while cur is not None and seen < len(spans):
-            name = _own_agent(cur)
+        while cur is not None and seen < limit:
+            name = owns[cur]
             if name:
                 return name
             cur = by_id.get(cur.parent) if cur.parent else None
@@ -560,8 +921,8 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
     def enclosing_genai(span: Span) -> Span | None:
         cur = by_id.get(span.parent) if span.parent else None
         seen = 0
-        while cur is not None and seen < len(spans):
-            if _kind(cur) is not None:
+        while cur is not None and seen < limit:
+            if kinds[cur] is not None:
                 return cur
             cur = by_id.get(cur.parent) if cur.parent else None
             seen += 1
@@ -571,7 +932,7 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
     staged: list[tuple[int, int, str, str | None, dict[str, Any], int | None]] = []
     handed: set[tuple[str, str]] = set()
     for span in spans:
-        kind = _kind(span)
+        kind = kinds[span]
         tie = span.index * 1000
         if kind == "tool":
             staged.append((span.start, tie, "action", agent_of(span), _tool_call(span),
@@ -581,9 +942,9 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
             raise _Bad(f"{span.label()}: records a tool call but its 'gen_ai.operation.name' is "
                        f"{_short(_op(span))}, not 'execute_tool'")
         elif kind == "agent":
-            to_agent = _own_agent(span)
+            to_agent = owns[span]
             outer = enclosing_genai(span)
-            if (isinstance(to_agent, str) and outer is not None and _kind(outer) == "tool"):
+            if (isinstance(to_agent, str) and outer is not None and kinds[outer] == "tool"):
                 from_agent = agent_of(outer)
                 if from_agent is not None and from_agent != to_agent and (
                         outer.span_id, to_agent) not in handed:
@@ -593,6 +954,8 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
                     staged.append((span.start, tie, "handoff", from_agent,
                                    {"from_agent": from_agent, "to_agent": to_agent,
                                     "payload": payload, "span_id": span.span_id}, span.line))
+        if "assay.checkpoint.id" not in span.attrs and not span.events:
+            continue
         marks = [(span.start, span.attrs, tie + 1)] if "assay.checkpoint.id" in span.attrs else []
         marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
                   if "assay.checkpoint.id" in a]
@@ -610,42 +973,72 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
             if decision is not None:
                 fields["decision"] = decision
             staged.append((when, order, "checkpoint", agent_of(span), fields, span.line))
-    staged.sort(key=lambda s: (s[0], s[1]))
-    events = [Event.make(seq, kind, agent, line=line, ts=_iso(when), **fields)
-              for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1)]
-    roots = [s for s in spans if not s.parent or s.parent not in by_id]
+    staged.sort(key=_staged_order)
+    events: list[Event] = []
+    append = events.append
+    for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
+        # the record Event.make builds: seq, ts, agent (when known), event, then the fields
+        ts = _iso(when)
+        data: dict[str, Any] = {"seq": seq, "ts": ts}
+        if agent is not None:
+            data["agent"] = agent
+        data["event"] = kind
+        data.update(fields)
+        append(Event(seq, kind, agent, ts, data, line))
     end = max((s.end or s.start) for s in spans)
-    root_agent = next((agent_of(s) for s in roots if agent_of(s)), None)
+    root_agent = None
+    task_success = True
+    for s in spans:
+        if not s.parent or s.parent not in by_id:  # a root
+            task_success = task_success and s.status != "ERROR"
+            if root_agent is None:
+                root_agent = agent_of(s)
     events.append(Event.make(len(events) + 1, "final", root_agent, ts=_iso(end),
-                             task_success=all(s.status != "ERROR" for s in roots)))
+                             task_success=task_success))
     return events
+
+
+def _staged_order(staged: tuple[int, int, str, str | None, dict[str, Any], int | None]
+                  ) -> tuple[int, int]:
+    return staged[0], staged[1]
 
 
 # -- the reader -------------------------------------------------------------------------------
 
 def read_otel(path: str, data: bytes) -> Iterator[Any]:
     """One trajectory per trace id of an OTLP/JSON or SDK ``to_json`` span file."""
-    from assay.ingest import ReadFailure
+    from assay.ingest import read_runs
 
+    return read_runs(path, data, _runs, partial(_trajectory, path))
+
+
+def _runs(path: str, data: bytes) -> list[_Run]:
+    """The runs of a span file: streamed from OTLP/JSON lines, else every span read first."""
     try:
-        spans = parse_spans(data)
-    except TraceError as exc:
-        exc.path = path
-        yield ReadFailure(path, path, exc)
-        return
-    for trace_ids, conversation, members in _group(spans):
-        trace_id = trace_ids[0]
-        tid = f"{path}#{trace_id}"
+        with no_cycle_collection():
+            return _Streamed(data).runs()
+    except Slow:
+        pass
+    return [_Run(trace_ids, conversation, partial(list, members))
+            for trace_ids, conversation, members in _group(parse_spans(data))]
+
+
+def _trajectory(path: str, run: _Run) -> Trajectory:
+    from assay.ingest import BadRun
+
+    trace_id = run.trace_ids[0]
+    tid = f"{path}#{trace_id}"
+    with no_cycle_collection():
+        members = run.members()
         try:
             events = spans_to_events(members)
         except _Bad as exc:
-            yield ReadFailure(tid, path, TraceError(f"trace {trace_id}: {exc}", path=path))
-            continue
-        meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
-        if conversation is not None:
-            meta["conversation_id"] = conversation
-            meta["traces"] = trace_ids
-        yield Trajectory(tid, tuple(events), path, _source(members), meta)
+            raise BadRun(tid, f"trace {trace_id}: {exc}") from None
+    meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+    if run.conversation is not None:
+        meta["conversation_id"] = run.conversation
+        meta["traces"] = run.trace_ids
+    return Trajectory(tid, tuple(events), path, _source(members), meta)
 
 
 _CONVERSATION = "gen_ai.conversation.id"
@@ -666,8 +1059,11 @@ def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
         traces.setdefault(span.trace_id, []).append(span)
     groups: dict[str, tuple[list[str], str | None, list[Span]]] = {}
     for trace_id, members in traces.items():
-        ids = {c for c in (s.attrs.get(_CONVERSATION) for s in members)
-               if isinstance(c, str) and c}
+        ids: set[str] = set()
+        for s in members:
+            c = s.attrs.get(_CONVERSATION)
+            if isinstance(c, str) and c:
+                ids.add(c)
         if len(ids) == 1:
             (conversation,) = ids
             key = "conversation " + conversation

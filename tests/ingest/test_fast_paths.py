@@ -1,0 +1,177 @@
+"""The OTel and Claude Code readers' typed fast paths read exactly what their strict paths read.
+
+Each reader decodes a large file into msgspec structs first and gives way to its
+strict reading (orjson, every value checked in Python) for anything unusual. The
+two must agree on every file: the same trajectories, events, records and lines,
+and the same one-line errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assay.events import Trajectory
+from assay.ingest import ReadFailure, load
+from assay.ingest import claude_code as claude_mod
+from assay.ingest import otel as otel_mod
+from assay.ingest._fast import Slow
+
+from ..conftest import ROOT, load_script
+from .test_reader_fuzz import _mutated
+
+DATA = ROOT / "tests" / "data"
+BENCH = ROOT / "benchmarks" / "reader_throughput.py"
+
+OTLP_LINES = sorted(p for p in [*DATA.rglob("*.jsonl"), *(ROOT / "examples").rglob("*.jsonl")]
+                    if b"resourceSpans" in p.read_bytes())
+CLAUDE = sorted([*(DATA / "coding" / "claude-code").glob("*.jsonl"),
+                 *(ROOT / "examples" / "frameworks" / "claude-code").glob("*.jsonl")])
+
+
+def _seen(entries: Any) -> list[tuple[Any, ...]]:
+    """Everything a reader gave, in a form two readings can be compared on."""
+    out: list[tuple[Any, ...]] = []
+    for entry in entries:
+        if isinstance(entry, Trajectory):
+            out.append(("trajectory", entry.id, entry.path, entry.source, dict(entry.meta),
+                        [(e.seq, e.kind, e.agent, e.ts, list(e.data.items()), e.line)
+                         for e in entry.events]))
+        else:
+            assert isinstance(entry, ReadFailure)
+            out.append(("failure", entry.id, entry.path, entry.error.message, entry.error.line))
+    return out
+
+
+def _no_fast_path(*_: Any, **__: Any) -> Any:
+    raise Slow
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, fmt: str, path: str,
+          data: bytes) -> tuple[list[Any], list[Any], bool]:
+    """(fast reading, strict reading, whether the fast path took the file)."""
+    from assay.ingest import reader
+
+    calls: list[str] = []
+    target = (otel_mod, "_Streamed") if fmt == "otel" else (claude_mod, "_fast_events")
+    real = getattr(*target)
+
+    def spy(*args: Any) -> Any:
+        calls.append("fast")
+        out = real(*args)
+        calls.append("done")
+        return out
+
+    with monkeypatch.context() as m:
+        m.setattr(*target, spy)
+        fast = _seen(reader(fmt)(path, data))
+    with monkeypatch.context() as m:
+        m.setattr(*target, _no_fast_path)
+        strict = _seen(reader(fmt)(path, data))
+    return fast, strict, calls == ["fast", "done"]
+
+
+class TestSameReading:
+    """On the recorded files, the fast path is taken and reads what the strict path reads."""
+
+    @pytest.mark.parametrize("path", OTLP_LINES, ids=lambda p: p.name)
+    def test_otlp_json_lines(self, monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+        """An OTLP/JSON lines file: the same runs, events and failures."""
+        fast, strict, _ = _both(monkeypatch, "otel", str(path), path.read_bytes())
+        assert fast == strict
+
+    @pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.name)
+    def test_claude_code_transcripts(self, monkeypatch: pytest.MonkeyPatch,
+                                     path: Path) -> None:
+        """A Claude Code transcript: the same events, and the fast path read it."""
+        fast, strict, took = _both(monkeypatch, "claude-code", str(path), path.read_bytes())
+        assert fast == strict
+        assert took or fast[0][0] == "failure"
+
+    def test_the_benchmark_files(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """The generated span export and transcript are read by the fast paths, identically."""
+        bench = load_script(BENCH)
+        spans, session = tmp_path / "spans.jsonl", tmp_path / "session.jsonl"
+        bench.write_otel(spans, 300_000)
+        bench.write_claude(session, 300_000)
+        for fmt, path in (("otel", spans), ("claude-code", session)):
+            fast, strict, took = _both(monkeypatch, fmt, str(path), path.read_bytes())
+            assert took, fmt
+            assert fast == strict
+            assert all(kind == "trajectory" for kind, *_ in fast)
+
+
+FAST = settings(max_examples=200, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+
+
+class TestSameReadingOfMutatedFiles:
+    """A value changed, a key deleted or repeated: both paths still read the same."""
+
+    @FAST
+    @given(st.data())
+    def test_otel(self, monkeypatch: pytest.MonkeyPatch, data: st.DataObject) -> None:
+        """The OTel reader."""
+        fast, strict, _ = _both(monkeypatch, "otel", *_mutated("otel", data))
+        assert fast == strict
+
+    @FAST
+    @given(st.data())
+    def test_claude_code(self, monkeypatch: pytest.MonkeyPatch, data: st.DataObject) -> None:
+        """The Claude Code reader."""
+        fast, strict, _ = _both(monkeypatch, "claude-code", *_mutated("claude-code", data))
+        assert fast == strict
+
+
+SPAN = ('{"resourceSpans": [{"resource": RESOURCE, "scopeSpans": [{"spans": [{'
+        '"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "00f067aa0ba902b7", '
+        '"name": "execute_tool send", "startTimeUnixNano": "1", "endTimeUnixNano": "2", '
+        '"attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": '
+        '"execute_tool"}}, {"key": "gen_ai.tool.name", "value": {"stringValue": "send"}}]}]}]}]}')
+
+
+class TestWhatTheFastPathRefuses:
+    """Input the typed structs skip is still checked as the strict path checks it."""
+
+    def _read(self, tmp_path: Path, body: bytes, name: str) -> list[Any]:
+        path = tmp_path / name
+        path.write_bytes(body)
+        return list(load(str(path))[1])
+
+    def test_a_repeated_key_in_a_part_the_reader_skips(self, tmp_path: Path) -> None:
+        """A key given twice inside the resource (never read) is refused, naming line 2."""
+        ok = SPAN.replace("RESOURCE", "{}")
+        dup = SPAN.replace("RESOURCE", '{"a": 1, "a": 2}')
+        (entry,) = self._read(tmp_path, f"{ok}\n{dup}\n".encode(), "spans.jsonl")
+        assert isinstance(entry, ReadFailure)
+        assert entry.error.line == 2 and "duplicate key 'a'" in entry.error.message
+
+    def test_a_repeated_key_hidden_by_an_escaped_colon(self, tmp_path: Path) -> None:
+        """An escaped colon does not make up for a dropped key in the colon count."""
+        dup = SPAN.replace("RESOURCE", '{"a": "x\\u003ay", "b": 1, "b": 2}')
+        (entry,) = self._read(tmp_path, f"{dup}\n".encode(), "spans.jsonl")
+        assert isinstance(entry, ReadFailure)
+        assert "duplicate key 'b'" in entry.error.message
+
+    def test_an_unknown_field_is_read(self, tmp_path: Path) -> None:
+        """A field the structs do not declare is only a closer look, not an error."""
+        extra = SPAN.replace("RESOURCE", "{}").replace('"name":', '"vendorField": {"x": 1}, '
+                                                                   '"name":')
+        (entry,) = self._read(tmp_path, f"{extra}\n".encode(), "spans.jsonl")
+        assert isinstance(entry, Trajectory)
+        assert [e.action_type for e in entry.events if e.kind == "action"] == ["send"]
+
+    def test_invalid_utf8_in_a_skipped_claude_field(self, tmp_path: Path) -> None:
+        """Bytes that are not UTF-8 in a field the reader never reads still make it refuse."""
+        src = (ROOT / "examples" / "frameworks" / "claude-code" / "approved.jsonl").read_bytes()
+        body = src.replace(b'"sessionId"', b'"cwd2": "caf\xe9", "sessionId"', 1)
+        assert body != src
+        # the reader on its own: loading a file already refuses text that is not UTF-8
+        (entry,) = list(claude_mod.read_claude_code("session.jsonl", body))
+        assert isinstance(entry, ReadFailure)
+        assert "unparseable JSON" in entry.error.message and entry.error.line == 1
