@@ -260,6 +260,29 @@ def test_codex_declined_call_never_ran_and_failed_call_is_marked(tmp_path):
     assert actions == [("make test", "boom")]
 
 
+@pytest.mark.parametrize(("output", "failed"), [
+    # Codex 0.40: the sandbox stopped the command; the output is a plain sentence.
+    ("failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, "
+     "exit code: 1, stdout: , stderr: zsh:1: operation not permitted", True),
+    # exec_command: a header, then the command's own output after the "Output:" line.
+    ("Chunk ID: de4b53\nWall time: 4.1190 seconds\nProcess exited with code 2\n"
+     "Original token count: 34\nOutput:\nrg: node_modules: No such file\n", True),
+    ("Chunk ID: a642fa\nWall time: 0.0000 seconds\nProcess exited with code 0\n"
+     "Original token count: 0\nOutput:\n", False),
+    ("Exit code: 1\nWall time: 0.2 seconds\nOutput:\nboom\n", True),
+    # What the command printed is not the header, whatever it says.
+    ("Chunk ID: 1\nProcess exited with code 0\nOutput:\nProcess exited with code 1\n", False),
+    ("Process exited with code 1", False),
+    ("the build failed in sandbox mode", False),
+])
+def test_codex_plain_output_that_reports_a_failure_is_an_error(tmp_path, output, failed):
+    _, entries = _codex(tmp_path, _shell("c1", "make"),
+                        {"type": "function_call_output", "call_id": "c1", "output": output})
+    (action,) = [e for e in entries[0].events if e.kind == "action"]
+    assert ("error" in action.data, "result" in action.data) == (failed, not failed)
+    assert action.get("error" if failed else "result") == output
+
+
 def test_codex_unanswered_call_is_kept(tmp_path):
     _, entries = _codex(tmp_path, _shell("c1", "git push"))
     assert [e.get("command") for e in entries[0].events if e.kind == "action"] == ["git push"]
