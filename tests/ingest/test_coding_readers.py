@@ -283,6 +283,44 @@ def test_codex_plain_output_that_reports_a_failure_is_an_error(tmp_path, output,
     assert action.get("error" if failed else "result") == output
 
 
+def test_codex_015x_state_lines_are_read_past(tmp_path):
+    """Codex 0.15x also writes ``world_state`` and ``token_usage_record`` lines: no calls."""
+    lines = [
+        json.dumps({"timestamp": "t", "ordinal": 0, "type": "session_meta",
+                    "payload": {"id": "01a0a04a-bfb2-7e12-8e42-9bdd2783d9d2",
+                                "originator": "codex_exec", "cli_version": "0.152.1"}}),
+        json.dumps({"timestamp": "t", "ordinal": 1, "type": "world_state",
+                    "payload": {"full": True, "state": {"model": "gpt-5.6-luna"}}}),
+        json.dumps({"timestamp": "t", "ordinal": 2, "type": "turn_context",
+                    "payload": {"approval_policy": "never"}}),
+        json.dumps({"timestamp": "t", "ordinal": 3, "type": "response_item",
+                    "payload": {"type": "function_call", "name": "exec_command",
+                                "arguments": json.dumps({"cmd": "ls -la"}), "call_id": "call_1"}}),
+        json.dumps({"timestamp": "t", "ordinal": 4, "type": "token_usage_record",
+                    "payload": {"response_id": "resp_0", "usage": {"input_tokens": 1000}}}),
+        json.dumps({"timestamp": "t", "ordinal": 5, "type": "response_item",
+                    "payload": {"type": "function_call_output", "call_id": "call_1",
+                                "output": "Chunk ID: 2f706d\nProcess exited with code 0\n"
+                                          "Output:\nREADME.md\n"}}),
+    ]
+    fmt, entries = _read(tmp_path, lines, "rollout.jsonl")
+    (traj,) = entries
+    assert fmt == "codex" and not isinstance(traj, ReadFailure), traj
+    assert [(e.get("command"), "result" in e.data) for e in traj.events
+            if e.kind == "action"] == [("ls -la", True)]
+
+
+def test_codex_unknown_line_type_is_an_error(tmp_path):
+    _codex(tmp_path, _shell("c1", "ls"))
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(path.read_text() + json.dumps(
+        {"timestamp": "t", "type": "world_view", "payload": {}}) + "\n")
+    _, entries = load(str(path))
+    (failure,) = list(entries)
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 4 and "unknown line type 'world_view'" in str(failure.error)
+
+
 def test_codex_unanswered_call_is_kept(tmp_path):
     _, entries = _codex(tmp_path, _shell("c1", "git push"))
     assert [e.get("command") for e in entries[0].events if e.kind == "action"] == ["git push"]

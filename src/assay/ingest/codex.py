@@ -3,7 +3,8 @@
 Codex writes one JSON object per line to
 ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``: ``{"timestamp", "type",
 "payload"}`` with ``type`` ``session_meta``, ``turn_context``,
-``response_item``, ``event_msg`` or ``compacted``. The format is not specified;
+``response_item``, ``event_msg``, ``compacted``, and since Codex 0.15x
+``world_state`` and ``token_usage_record``. The format is not specified;
 this reader follows the files Codex writes:
 
 - a ``response_item`` ``message`` is a ``message`` event (role ``user`` /
@@ -49,7 +50,9 @@ from assay.shellcmd import command_text
 __all__ = ["detect_codex", "read_codex"]
 
 AGENT = "codex"
-_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                    # Codex 0.15x: the model settings a turn ran with, and its token usage.
+                    "world_state", "token_usage_record"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
                       "local_shell_call_output"})
