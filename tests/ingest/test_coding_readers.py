@@ -260,6 +260,67 @@ def test_codex_declined_call_never_ran_and_failed_call_is_marked(tmp_path):
     assert actions == [("make test", "boom")]
 
 
+@pytest.mark.parametrize(("output", "failed"), [
+    # Codex 0.40: the sandbox stopped the command; the output is a plain sentence.
+    ("failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, "
+     "exit code: 1, stdout: , stderr: zsh:1: operation not permitted", True),
+    # exec_command: a header, then the command's own output after the "Output:" line.
+    ("Chunk ID: de4b53\nWall time: 4.1190 seconds\nProcess exited with code 2\n"
+     "Original token count: 34\nOutput:\nrg: node_modules: No such file\n", True),
+    ("Chunk ID: a642fa\nWall time: 0.0000 seconds\nProcess exited with code 0\n"
+     "Original token count: 0\nOutput:\n", False),
+    ("Exit code: 1\nWall time: 0.2 seconds\nOutput:\nboom\n", True),
+    # What the command printed is not the header, whatever it says.
+    ("Chunk ID: 1\nProcess exited with code 0\nOutput:\nProcess exited with code 1\n", False),
+    ("Process exited with code 1", False),
+    ("the build failed in sandbox mode", False),
+])
+def test_codex_plain_output_that_reports_a_failure_is_an_error(tmp_path, output, failed):
+    _, entries = _codex(tmp_path, _shell("c1", "make"),
+                        {"type": "function_call_output", "call_id": "c1", "output": output})
+    (action,) = [e for e in entries[0].events if e.kind == "action"]
+    assert ("error" in action.data, "result" in action.data) == (failed, not failed)
+    assert action.get("error" if failed else "result") == output
+
+
+def test_codex_015x_state_lines_are_read_past(tmp_path):
+    """Codex 0.15x also writes ``world_state`` and ``token_usage_record`` lines: no calls."""
+    lines = [
+        json.dumps({"timestamp": "t", "ordinal": 0, "type": "session_meta",
+                    "payload": {"id": "01a0a04a-bfb2-7e12-8e42-9bdd2783d9d2",
+                                "originator": "codex_exec", "cli_version": "0.152.1"}}),
+        json.dumps({"timestamp": "t", "ordinal": 1, "type": "world_state",
+                    "payload": {"full": True, "state": {"model": "gpt-5.6-luna"}}}),
+        json.dumps({"timestamp": "t", "ordinal": 2, "type": "turn_context",
+                    "payload": {"approval_policy": "never"}}),
+        json.dumps({"timestamp": "t", "ordinal": 3, "type": "response_item",
+                    "payload": {"type": "function_call", "name": "exec_command",
+                                "arguments": json.dumps({"cmd": "ls -la"}), "call_id": "call_1"}}),
+        json.dumps({"timestamp": "t", "ordinal": 4, "type": "token_usage_record",
+                    "payload": {"response_id": "resp_0", "usage": {"input_tokens": 1000}}}),
+        json.dumps({"timestamp": "t", "ordinal": 5, "type": "response_item",
+                    "payload": {"type": "function_call_output", "call_id": "call_1",
+                                "output": "Chunk ID: 2f706d\nProcess exited with code 0\n"
+                                          "Output:\nREADME.md\n"}}),
+    ]
+    fmt, entries = _read(tmp_path, lines, "rollout.jsonl")
+    (traj,) = entries
+    assert fmt == "codex" and not isinstance(traj, ReadFailure), traj
+    assert [(e.get("command"), "result" in e.data) for e in traj.events
+            if e.kind == "action"] == [("ls -la", True)]
+
+
+def test_codex_unknown_line_type_is_an_error(tmp_path):
+    _codex(tmp_path, _shell("c1", "ls"))
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(path.read_text() + json.dumps(
+        {"timestamp": "t", "type": "world_view", "payload": {}}) + "\n")
+    _, entries = load(str(path))
+    (failure,) = list(entries)
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 4 and "unknown line type 'world_view'" in str(failure.error)
+
+
 def test_codex_unanswered_call_is_kept(tmp_path):
     _, entries = _codex(tmp_path, _shell("c1", "git push"))
     assert [e.get("command") for e in entries[0].events if e.kind == "action"] == ["git push"]

@@ -40,18 +40,22 @@ def counts(traj: Trajectory) -> dict[str, int]:
 
 # -- Codex ------------------------------------------------------------------------------------
 
-CODEX: dict[str, tuple[dict[str, int], int]] = {
-    # file -> (actions by tool, checkpoints)
-    "codex_golden.jsonl": ({"shell": 1}, 0),
-    "codex_session_with_compaction.jsonl": ({"shell": 2}, 0),
-    "codex_with_escalation.jsonl": ({"shell": 4}, 0),
+CODEX: dict[str, tuple[dict[str, int], int, int]] = {
+    # file -> (actions by tool, checkpoints, calls whose output says they failed)
+    "codex_golden.jsonl": ({"shell": 1}, 0, 0),
+    "codex_session_with_compaction.jsonl": ({"shell": 2}, 0, 0),
+    "codex_with_escalation.jsonl": ({"shell": 4}, 0, 0),
+    "rollout-2025-09-25T08-02-05-0199812e-64f0-7f73-91fc-095dda01c36e.jsonl": (
+        {"shell": 57}, 0, 12),
+    "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl": (
+        {"shell": 34}, 0, 0),
     "rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl": (
-        {"shell": 3}, 0),
+        {"shell": 3}, 0, 0),
     "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl": (
         {"exec_command": 43, "write_stdin": 54, "apply_patch": 3, "update_plan": 2,
-         "web_search": 3}, 0),
+         "web_search": 3}, 0, 4),
     "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl": (
-        {"exec_command": 35, "js": 3}, 0),
+        {"exec_command": 35, "js": 3}, 0, 1),
 }
 
 
@@ -82,8 +86,9 @@ def test_codex_sample_actions(name: str) -> None:
     """Every call in the file is one action, in file order, and nothing else is."""
     path = CODING / "codex" / name
     traj = one(path, "codex")
-    expected, checkpoints = CODEX[name]
+    expected, checkpoints, failed = CODEX[name]
     assert counts(traj) == expected
+    assert len([e for e in traj.events if e.kind == "action" and "error" in e.data]) == failed
     assert len([e for e in traj.events if e.kind == "checkpoint"]) == checkpoints
     ids, searches = _codex_raw(path)
     got = [e.get("call_id") for e in traj.events
@@ -100,6 +105,46 @@ def test_codex_argv_shell_calls_carry_their_scripts() -> None:
     assert [e.get("command") for e in shells] == [
         "ls", "rg --files -g 'AGENTS.md'", "sed -n '1,160p' README.md"]
     assert all(e.get("result") for e in shells)
+
+
+def test_codex_vscode_040_shell_calls_carry_their_scripts() -> None:
+    """The VS Code extension, Codex 0.40: argv shell calls with a workdir, all answered."""
+    traj = one(CODING / "codex" / "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-"
+               "05abaf4f3c3e.jsonl", "codex")
+    shells = [e for e in traj.events if e.kind == "action"]
+    assert [e.get("command") for e in shells[:3]] == ["ls", "ls packages", "ls packages/services"]
+    assert shells[0].get("args") == {"command": ["bash", "-lc", "ls"], "workdir": ".",
+                                     "timeout_ms": 120000}
+    assert all("result" in e.data for e in shells)
+    assert traj.meta == {"session_id": "019982b8-3422-79e0-8b3b-05abaf4f3c3e"}
+
+
+def test_codex_commands_the_sandbox_stopped_failed() -> None:
+    """Codex 0.40 in a read-only macOS sandbox: twelve commands were stopped by it.
+
+    Codex answers those with a plain sentence, not the JSON output of a command
+    that ran: each is a failed call, the other 45 ran and exited 0.
+    """
+    traj = one(CODING / "codex" / "rollout-2025-09-25T08-02-05-0199812e-64f0-7f73-91fc-"
+               "095dda01c36e.jsonl", "codex")
+    shells = [e for e in traj.events if e.kind == "action"]
+    stopped = [e for e in shells if "error" in e.data]
+    assert len(stopped) == 12 and len(shells) - len(stopped) == 45
+    assert all(e.get("error").startswith("failed in sandbox MacosSeatbelt with execution "
+                                         "error: sandbox denied exec error") for e in stopped)
+    assert "TMPDIR=/tmp rg \"ResponsiveContainer\" 'src/app' -g'*.tsx'" in [
+        e.get("command") for e in stopped]
+
+
+def test_codex_exec_command_exit_code_in_the_header_marks_a_failure() -> None:
+    """Codex Desktop: ``ps`` failed in the sandbox (exit 1), then ran escalated (exit 0)."""
+    traj = one(CODING / "codex" / "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-"
+               "0dd379793f80.jsonl", "codex")
+    ps = [e for e in traj.events if e.kind == "action"
+          and e.get("command", "").startswith("ps -ef | rg -i")]
+    assert [("error" in e.data, e.get("args").get("sandbox_permissions")) for e in ps] == [
+        (True, None), (False, "require_escalated")]
+    assert ps[0].get("error").endswith("Output:\nzsh:1: operation not permitted: ps\n")
 
 
 def test_codex_escalated_call_without_a_recorded_policy_is_no_approval() -> None:

@@ -3,7 +3,8 @@
 Codex writes one JSON object per line to
 ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``: ``{"timestamp", "type",
 "payload"}`` with ``type`` ``session_meta``, ``turn_context``,
-``response_item``, ``event_msg`` or ``compacted``. The format is not specified;
+``response_item``, ``event_msg``, ``compacted``, and since Codex 0.15x
+``world_state`` and ``token_usage_record``. The format is not specified;
 this reader follows the files Codex writes:
 
 - a ``response_item`` ``message`` is a ``message`` event (role ``user`` /
@@ -12,9 +13,12 @@ this reader follows the files Codex writes:
 - a ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` is an
   ``action`` (``action_type`` = the tool name, ``local_shell`` for a
   ``local_shell_call``; ``args``; ``call_id``), answered by its
-  ``*_output`` (``result``; ``error`` when the output says the command failed
-  to run). A shell call (``shell``, ``container.exec``, ``shell_command``,
-  ``exec_command``, ``local_shell``) carries its command line as ``command``;
+  ``*_output`` (``result``; ``error`` when the output says the command failed:
+  a non-zero ``exit_code`` or ``success: false``, the sentence Codex writes
+  when its sandbox stopped the command, a non-zero exit code in the header
+  ``exec_command`` writes before ``Output:``). A shell call (``shell``,
+  ``container.exec``, ``shell_command``, ``exec_command``, ``local_shell``)
+  carries its command line as ``command``;
 - a ``web_search_call`` (a search the model ran) is an ``action``
   ``web_search`` (``args`` = its ``action``, ``result`` = its ``status``);
 - a shell call that asked for escalated permissions
@@ -33,6 +37,7 @@ the file and line. See docs/frameworks/codex.md.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,7 +50,9 @@ from assay.shellcmd import command_text
 __all__ = ["detect_codex", "read_codex"]
 
 AGENT = "codex"
-_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                    # Codex 0.15x: the model settings a turn ran with, and its token usage.
+                    "world_state", "token_usage_record"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
                       "local_shell_call_output"})
@@ -55,6 +62,10 @@ _ASKING = frozenset({"on-request", "untrusted", "unless-trusted"})
 _INJECTED = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
              "# AGENTS.md instructions", "<user_shell_command>")
 _DECLINED = ("rejected by user", "declined by user", "denied by user")
+# A plain-text output that reports a failure: the sentence Codex writes when its sandbox
+# stopped a command, or the exit code in the header exec_command puts before "Output:".
+_SANDBOX_FAILED = "failed in sandbox "
+_HEADER_CODE = re.compile(r"(?:Process exited with code|Exit code:) (-?\d+)")
 
 
 class _Bad(Exception):
@@ -93,13 +104,29 @@ def _text(content: Any, line: int) -> str:
     return "\n".join(parts)
 
 
+def _plain_failed(text: str) -> bool:
+    """True when a plain-text output says its command failed."""
+    if text.startswith(_SANDBOX_FAILED):
+        return True
+    lines = text.split("\n")
+    if "Output:" not in lines:
+        return False
+    for line in lines[:lines.index("Output:")]:
+        found = _HEADER_CODE.fullmatch(line)
+        if found:
+            return int(found.group(1)) != 0
+    return False
+
+
 def _output(raw: Any) -> tuple[Any, bool]:
-    """The output of a call and whether it says the call failed to run."""
+    """The output of a call and whether it says the call failed."""
     if isinstance(raw, str):
         with contextlib.suppress(orjson.JSONDecodeError):
             decoded = orjson.loads(raw)
             if isinstance(decoded, dict) and "output" in decoded:
                 raw = decoded
+        if isinstance(raw, str):
+            return raw, _plain_failed(raw)
     if isinstance(raw, dict):
         meta = raw.get("metadata")
         code = meta.get("exit_code") if isinstance(meta, dict) else None
