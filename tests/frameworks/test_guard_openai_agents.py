@@ -93,7 +93,6 @@ def test_send_stops_before_it_runs_and_runs_after_a_bound_approval() -> None:
     assert approval["confirmed_by"] == "cfo" and approval["tool"] == "send_report"
     assert approval["args_sha256"] == args_digest({"to": "cfo"})
     assert approval["call_id"] == "c2"
-    assert run.guard.records[2]["result"] == "sent to cfo"
 
 
 def test_approval_is_bound_to_the_call_and_spent() -> None:
@@ -166,3 +165,29 @@ def test_protect_takes_a_function_tool_and_on_deny_is_checked() -> None:
         AgentsGuard(guard).protect(print)
     with pytest.raises(ValueError, match="on_deny"):
         AgentsGuard(guard, on_deny="ignore")  # type: ignore[arg-type]
+
+
+def test_two_identical_calls_need_two_approvals() -> None:
+    """Two sends to cfo in one turn: each approval is recorded, and each send spends one."""
+    run = Run([[_send("cfo", "c1"), _send("cfo", "c2")], [assistant_message("both sent")]])
+    result = run.start()
+    assert len(result.interruptions) == 2 and run.sent == []
+    state = result.to_state()
+    for item in result.interruptions:
+        run.agents_guard.approve(state, item, by="cfo")
+    result = run.resume(state)
+    assert run.sent == ["cfo", "cfo"] and result.final_output == "both sent"
+    assert [r["event"] for r in run.guard.records] == ["checkpoint", "checkpoint", "action",
+                                                       "action"]
+
+
+def test_of_two_identical_calls_only_the_approved_one_runs() -> None:
+    """One send approved, its twin rejected: one send."""
+    run = Run([[_send("cfo", "c1"), _send("cfo", "c2")], [assistant_message("one sent")]])
+    result = run.start()
+    state = result.to_state()
+    first, second = result.interruptions
+    run.agents_guard.approve(state, first, by="cfo")
+    run.agents_guard.reject(state, second)
+    result = run.resume(state)
+    assert run.sent == ["cfo"]

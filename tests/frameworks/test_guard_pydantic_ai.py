@@ -78,7 +78,6 @@ def test_send_is_deferred_before_it_runs_and_runs_after_a_bound_approval() -> No
     assert (approval["confirmed_by"], approval["tool"], approval["call_id"]) == \
         ("cfo", "send_report", "c2")
     assert approval["args_sha256"] == args_digest({"to": "cfo"})
-    assert run.guard.records[2]["result"] == "sent to cfo"
 
 
 def test_approval_is_bound_to_the_call_and_spent() -> None:
@@ -135,3 +134,15 @@ def test_person_says_no() -> None:
     result = run.resume(result, DeferredToolResults(approvals={"c1": ToolDenied("no")}))
     assert run.sent == [] and result.output == "done"
     assert run.guard.records == []
+
+
+def test_two_identical_calls_need_two_approvals() -> None:
+    """Two sends to cfo in one response: both deferred; both approved, both sent."""
+    both = ModelResponse(parts=[ToolCallPart("send_report", {"to": "cfo"}, tool_call_id=i)
+                                for i in ("c1", "c2")])
+    run = Run([both])
+    result = run.start()
+    assert [c.tool_call_id for c in result.output.approvals] == ["c1", "c2"]
+    run.resume(result, approve(result.output, by="cfo"))
+    assert run.sent == ["cfo", "cfo"]
+    assert [r["event"] for r in run.guard.records].count("checkpoint") == 2

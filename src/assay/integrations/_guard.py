@@ -1,14 +1,15 @@
-"""What every framework guard shares: a tool call as a guard action, and a call that ran."""
+"""What every framework guard shares: a tool call as a guard action, let through or not."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from assay.guard.core import Decision, Guard, _jsonable
+from assay.guard.core import Decision, Guard
 
-__all__ = ["action", "arguments", "ran", "record_approval"]
+__all__ = ["action", "arguments", "let_through", "record_approval"]
 
 
 def action(tool: str, args: Any, call_id: str | None = None,
@@ -36,24 +37,32 @@ def arguments(raw: str | Mapping[str, Any] | None) -> Any:
         return raw
 
 
-def ran(guard: Guard, call: Mapping[str, Any], result: Any = None,
-        error: str | None = None) -> None:
-    """Observe that an allowed call ran, with its result (or its error)."""
-    if error is not None:
-        guard.observe({**call, "error": error})
-    else:
-        guard.observe({**call, "result": _jsonable(result)})
+def let_through(guard: Guard, call: Mapping[str, Any]) -> Decision:
+    """Check ``call``; when it is allowed, observe it at once, as the call that now runs.
+
+    Checking and observing with nothing in between is what keeps two calls
+    made at the same time from both spending one approval. The call is
+    observed before it runs, so without its result, and an approval it
+    consumed is spent even if the tool then fails.
+    """
+    decision = guard.check(call)
+    if decision.allowed:
+        guard.observe(call)
+    return decision
 
 
 def record_approval(guard: Guard, call: Mapping[str, Any], by: str) -> Decision:
     """Record that ``by`` approved ``call`` (bound to it), and answer the check that follows.
 
-    Only an ``ask`` is recorded; an ``allow`` needs nothing, and a ``deny``
-    cannot be mended by approving.
+    An ``ask`` records the checkpoints it found missing. An ``allow`` records
+    one for each rule that guards the call all the same: what allows it may be
+    the approval of an identical call, which that call will spend. A ``deny``
+    records nothing: approving cannot mend it.
     """
     decision = guard.check(call)
-    if decision.verdict == "ask":
+    if decision.verdict == "allow":
+        decision = replace(decision, missing=guard.guarding(call))
+    if decision.verdict != "deny" and decision.missing:
         guard.approve(decision, by=by, agent=call.get("agent"))
         decision = guard.check(call)
     return decision
-

@@ -17,8 +17,12 @@
   ``ask`` (a checkpoint a person can give is missing);
 * a tool input guardrail, the last word before the tool runs: anything but
   ``allow`` does not run (``on_deny="raise"``: the run stops with the SDK's
-  ``ToolInputGuardrailTripwireTriggered``; ``"reject"``: the model is told why);
-* a tool output guardrail that observes the call that ran, with its output.
+  ``ToolInputGuardrailTripwireTriggered``; ``"reject"``: the model is told
+  why); an allowed call is observed there, as it starts, so two calls at once
+  cannot both spend one approval.
+
+Put every tool of the agent behind the guard (unguarded ones are let through
+and observed): the guard knows only the calls it sees.
 
 An approval given with ``RunState.approve`` alone is not known to the guard,
 so the input guardrail still stops the call: :meth:`AgentsGuard.approve` records
@@ -32,7 +36,7 @@ from typing import Any, Literal
 
 from assay.guard.core import Decision, Guard
 from assay.integrations import require
-from assay.integrations._guard import action, arguments, ran, record_approval
+from assay.integrations._guard import action, arguments, let_through, record_approval
 
 _agents = require("agents", "openai-agents")
 
@@ -51,8 +55,8 @@ class AgentsGuard:
         self.on_deny = on_deny
         self.input_guardrail = _agents.ToolInputGuardrail(
             guardrail_function=self._before, name="assay_guard")
-        self.output_guardrail = _agents.ToolOutputGuardrail(
-            guardrail_function=self._after, name="assay_guard_observe")
+        #: call ids already let through (the SDK may run input guardrails twice).
+        self._through: set[str] = set()
 
     def needs_approval(self, tool: str) -> NeedsApproval:
         """A ``needs_approval`` callable for ``tool``: true when the guard would ask."""
@@ -67,8 +71,6 @@ class AgentsGuard:
             raise TypeError(f"protect() takes a FunctionTool, got {type(tool).__name__}")
         tool.needs_approval = self.needs_approval(tool.name)
         tool.tool_input_guardrails = [*(tool.tool_input_guardrails or ()), self.input_guardrail]
-        tool.tool_output_guardrails = [*(tool.tool_output_guardrails or ()),
-                                       self.output_guardrail]
         return tool
 
     def approve(self, state: Any, item: Any, by: str) -> Decision:
@@ -96,15 +98,15 @@ class AgentsGuard:
         return action(ctx.tool_name, arguments(ctx.tool_arguments), ctx.tool_call_id)
 
     def _before(self, data: Any) -> Any:
-        decision = self.guard.check(self._context_call(data.context))
+        ctx = data.context
+        if ctx.tool_call_id in self._through:
+            return _agents.ToolGuardrailFunctionOutput.allow()
+        decision = let_through(self.guard, self._context_call(ctx))
         if decision.allowed:
+            self._through.add(ctx.tool_call_id)
             return _agents.ToolGuardrailFunctionOutput.allow(output_info=decision.to_dict())
         if self.on_deny == "reject":
             return _agents.ToolGuardrailFunctionOutput.reject_content(
                 f"assay guard: {decision.message}", output_info=decision.to_dict())
         return _agents.ToolGuardrailFunctionOutput.raise_exception(
             output_info=decision.to_dict())
-
-    def _after(self, data: Any) -> Any:
-        ran(self.guard, self._context_call(data.context), data.output)
-        return _agents.ToolGuardrailFunctionOutput.allow()

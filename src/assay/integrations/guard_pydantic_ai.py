@@ -12,7 +12,9 @@
 
 :class:`GuardToolset` checks every call of the tools it wraps before it runs:
 
-* ``allow``: the call runs and is observed with its result (or its error);
+* ``allow``: the call is observed as it starts (checked and observed with
+  nothing in between, so two calls at once cannot both spend one approval),
+  then runs;
 * ``ask``: it raises pydantic-ai's ``ApprovalRequired`` (the decision is in the
   call's metadata under ``assay_guard``), so the run ends with the call in
   ``DeferredToolRequests.approvals``. When the run resumes with the call
@@ -32,7 +34,7 @@ from typing import Any
 
 from assay.guard.core import Guard, GuardDenied
 from assay.integrations import require
-from assay.integrations._guard import action, ran, record_approval
+from assay.integrations._guard import action, let_through, record_approval
 
 _toolsets = require("pydantic_ai.toolsets", "pydantic-ai")
 _exceptions = require("pydantic_ai.exceptions", "pydantic-ai")
@@ -51,27 +53,21 @@ class GuardToolset(_Wrapper):  # type: ignore[misc]
     guard: Guard
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
-        """Check the call; run and observe it, defer it for approval, or stop it."""
+        """Check the call; let it run (observed as it starts), defer it, or stop it."""
         call = action(name, tool_args, ctx.tool_call_id)
-        decision = self.guard.check(call)
-        if decision.verdict == "ask":
-            if not ctx.tool_call_approved:
-                raise _exceptions.ApprovalRequired(metadata={"assay_guard": decision.to_dict()})
+        if ctx.tool_call_approved:
             by = _approved_by(ctx.tool_call_metadata) or self.guard.approver
             if by is None:
-                raise GuardDenied(decision)
-            decision = record_approval(self.guard, call, by)
+                raise GuardDenied(self.guard.check(call))
+            record_approval(self.guard, call, by)
+        else:
+            asked = self.guard.check(call)
+            if asked.verdict == "ask":
+                raise _exceptions.ApprovalRequired(metadata={"assay_guard": asked.to_dict()})
+        decision = let_through(self.guard, call)
         if not decision.allowed:
             raise GuardDenied(decision)
-        try:
-            result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
-        except (_exceptions.ApprovalRequired, _exceptions.CallDeferred):
-            raise  # the tool deferred itself: it did not run
-        except Exception as exc:
-            ran(self.guard, call, error=f"{type(exc).__name__}: {exc}")
-            raise
-        ran(self.guard, call, result)
-        return result
+        return await self.wrapped.call_tool(name, tool_args, ctx, tool)
 
 
 def _approved_by(metadata: Any) -> str | None:
