@@ -23,17 +23,18 @@ Three pieces:
   (as agent middleware, or ``ToolNode(tools, wrap_tool_call=...)``): a call
   the guard does not allow does not run (``on_deny="raise"``: the run stops
   with :class:`~assay.GuardDenied`; ``"reject"``: the model gets an error
-  ``ToolMessage`` saying why); a call that ran is observed with its result.
+  ``ToolMessage`` saying why); an allowed call is observed as it starts.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from assay.guard.core import Decision, Guard, GuardDenied
 from assay.integrations import require
-from assay.integrations._guard import action, ran, record_approval
+from assay.integrations._guard import action, let_through, record_approval
 
 _middleware = require("langchain.agents.middleware", "langgraph")
 _messages = require("langchain_core.messages", "langgraph")
@@ -53,6 +54,7 @@ class GuardMiddleware(_Base):  # type: ignore[misc]
         self.on_deny = on_deny
         #: tool call id -> whether ``when`` asked for a review (its answer must not change).
         self._asked: dict[str, bool] = {}
+        self._lock = threading.Lock()
 
     # -- HumanInTheLoopMiddleware ----------------------------------------------------------
 
@@ -60,12 +62,13 @@ class GuardMiddleware(_Base):  # type: ignore[misc]
         """True when the guard would ask a person about this call (``interrupt_on`` ``when=``)."""
         call = request.tool_call
         cid = call.get("id")
-        if isinstance(cid, str) and cid in self._asked:
-            return self._asked[cid]
-        asked = self.guard.check(_call(call)).verdict == "ask"
-        if isinstance(cid, str):
-            self._asked[cid] = asked
-        return asked
+        with self._lock:
+            if isinstance(cid, str) and cid in self._asked:
+                return self._asked[cid]
+            asked = self.guard.check(_call(call)).verdict == "ask"
+            if isinstance(cid, str):
+                self._asked[cid] = asked
+            return asked
 
     def interrupt_on(self, *tools: str, allowed_decisions: Sequence[str] = (
             "approve", "edit", "reject")) -> dict[str, Any]:
@@ -93,27 +96,30 @@ class GuardMiddleware(_Base):  # type: ignore[misc]
                 call = {**decision["edited_action"], "id": asked.get("id")}
             else:
                 continue
-            record_approval(self.guard, _call(call), by)
+            with self._lock:
+                record_approval(self.guard, _call(call), by)
         return answer
 
     # -- the tool call ---------------------------------------------------------------------
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        """Run the call only if the guard allows it; observe what it returned."""
-        call = _call(request.tool_call)
-        decision = self.guard.check(call)
+        """Run the call only if the guard allows it (observed as it starts)."""
+        decision = self._let_through(request.tool_call)
         if not decision.allowed:
             return self._stop(decision, request.tool_call)
-        return self._ran(call, handler(request))
+        return handler(request)
 
     async def awrap_tool_call(self, request: Any,
                               handler: Callable[[Any], Awaitable[Any]]) -> Any:
         """:meth:`wrap_tool_call` for asynchronous runs."""
-        call = _call(request.tool_call)
-        decision = self.guard.check(call)
+        decision = self._let_through(request.tool_call)
         if not decision.allowed:
             return self._stop(decision, request.tool_call)
-        return self._ran(call, await handler(request))
+        return await handler(request)
+
+    def _let_through(self, tool_call: Mapping[str, Any]) -> Decision:
+        with self._lock:  # a tool node runs the calls of one message in threads
+            return let_through(self.guard, _call(tool_call))
 
     def _stop(self, decision: Decision, tool_call: Mapping[str, Any]) -> Any:
         if self.on_deny == "raise":
@@ -121,16 +127,6 @@ class GuardMiddleware(_Base):  # type: ignore[misc]
         return _messages.ToolMessage(content=f"assay guard: {decision.message}",
                                      tool_call_id=tool_call.get("id") or "",
                                      name=tool_call.get("name"), status="error")
-
-    def _ran(self, call: dict[str, Any], result: Any) -> Any:
-        if isinstance(result, _messages.ToolMessage):
-            if result.status == "error":
-                ran(self.guard, call, error=str(result.content))
-            else:
-                ran(self.guard, call, result.content)
-        else:  # a Command: the tool changed the graph's state
-            ran(self.guard, call, repr(result))
-        return result
 
 
 def _call(tool_call: Mapping[str, Any]) -> dict[str, Any]:
