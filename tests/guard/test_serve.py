@@ -129,13 +129,16 @@ class TestFailClosed:
         assert status == 200 and doc["verdict"] == "deny"
         assert doc["reasons"][0]["code"] == "bad-input"
 
-    def test_get_and_missing_length_are_refused(self, client: Client) -> None:
-        """Only POST with a Content-Length is answered."""
+    def test_get_chunked_and_huge_bodies_are_refused(self, client: Client) -> None:
+        """Only POST is answered, and only with a body of known, bounded length."""
         assert client.get("/v1/sessions/s/check") == (405, {
             "verdict": "deny", "reason": "bad-input", "error": "use POST"})
         status, doc = client.post("/v1/sessions/s/check", raw=b"", headers={
             "Content-Length": str(10 << 20)})
         assert status == 413 and doc["verdict"] == "deny"
+        status, doc = client.post("/v1/sessions/s/check", raw=b"", headers={
+            "Transfer-Encoding": "chunked"})
+        assert status == 411 and doc["verdict"] == "deny"
 
     def test_an_internal_error_denies(self, client: Client, monkeypatch: Any) -> None:
         """A bug while answering is a 500 with verdict deny, and the server keeps serving."""

@@ -149,7 +149,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         try:
-            size = int(self.headers.get("Content-Length") or "-1")
+            length = self.headers.get("Content-Length")
+            # no body at all (a bare POST) is an empty one; a chunked body is not read
+            chunked = self.headers.get("Transfer-Encoding") is not None
+            size = -1 if chunked else int(length or "0")
             if not 0 <= size <= MAX_BODY:
                 status, doc = 411 if size < 0 else 413, _deny(
                     "bad-input", f"a request body of 0 to {MAX_BODY} bytes with its "
