@@ -536,6 +536,35 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
     sys.exit(answer.exit)
 
 
+@guard.command("serve", short_help="Answer guard checks over HTTP on a loopback address.")
+@click.option("--spec", "spec", required=True, type=click.Path(dir_okay=False),
+              help="The replay spec to enforce (JSON or YAML).")
+@click.option("--state-dir", default=".assay/guard", show_default=True,
+              type=click.Path(file_okay=False),
+              help="Directory holding one directory per session: its state and decision log.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Loopback address to listen on (127.0.0.1, ::1 or localhost); any other "
+                   "address is refused.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port, printed at start).")
+@click.option("--approver", default=None, metavar="NAME",
+              help="Who answers the guard's questions: a rule that does not accept NAME "
+                   "answers deny instead of ask.")
+def guard_serve(spec: str, state_dir: str, host: str, port: int,
+                approver: str | None) -> None:
+    """Answer check, observe and approve for the sessions in --state-dir, over HTTP.
+
+    POST /v1/sessions/ID creates a session; POST /v1/sessions/ID/check,
+    /observe and /approve take a JSON event. Anything unusable (an unknown
+    session, a bad event, an internal error) is a non-2xx status with verdict
+    deny. Runs until interrupted.
+    """
+    from assay.guard.serve import serve
+    from assay.guard.store import GuardStore
+
+    serve(GuardStore(state_dir, spec, approver=approver), host, port)
+
+
 @cli.command(short_help="Print the JSON Schema of a document kind.")
 @click.argument("kind", type=click.Choice(["spec", "contract", "workflow", "checkpoint", "event",
                                            "evidence"]))

@@ -75,3 +75,25 @@ def test_missing_extra_is_an_assay_input_error() -> None:
         require("assay_no_such_framework", "langgraph")
     assert isinstance(info.value, ImportError) and isinstance(info.value, InputError)
     assert info.value.reason == "missing-extra" and info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(("module", "blocked", "missing", "extra"), [
+    ("guard_openai_agents", "agents", "agents", "openai-agents"),
+    ("guard_langchain", "langchain", "langchain.agents.middleware", "langgraph"),
+    ("guard_pydantic_ai", "pydantic_ai", "pydantic_ai.toolsets", "pydantic-ai"),
+])
+def test_guard_integration_without_its_extra(module: str, blocked: str, missing: str,
+                                             extra: str) -> None:
+    """Each framework guard without its framework: one line naming the extra to install."""
+    out = _without(blocked, f"import assay.integrations.{module}\n")
+    assert out.stderr == (f"error[missing-extra]: {missing} is not installed: "
+                          f"pip install 'assay[{extra}]'\n")
+
+
+def test_importing_the_guard_imports_no_framework() -> None:
+    """``import assay.guard`` loads no framework package."""
+    code = ("import sys, assay.guard\n"
+            "bad = [m for m in ('agents', 'langchain', 'langgraph', 'pydantic_ai') "
+            "if m in sys.modules]\nprint(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

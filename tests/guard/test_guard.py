@@ -110,6 +110,24 @@ class TestCheck:
         assert [d.verdict for d in seen] == ["ask"]
 
 
+class TestGuarding:
+    def test_names_the_rules_that_guard_an_action(self) -> None:
+        """send_report is guarded by confirm_with_user; another tool and a message by nothing."""
+        g = Guard(SEND)
+        assert g.guarding(_send("cfo")) == ("confirm_with_user",)
+        assert g.guarding({"event": "action", "action_type": "lookup"}) == ()
+        assert g.guarding({"event": "message", "role": "user", "content": "hi"}) == ()
+
+    def test_selector_rules_count(self) -> None:
+        """A rule guarding by selector names the actions its selector matches."""
+        g = Guard({"mandatory_checkpoints": [
+            {"checkpoint_id": "push_ok",
+             "must_precede": {"action_type": "Bash", "command": {"words": ["git", "push"]}}}]})
+        assert g.guarding({"event": "action", "action_type": "Bash",
+                           "command": "git push"}) == ("push_ok",)
+        assert g.guarding({"event": "action", "action_type": "Bash", "command": "ls"}) == ()
+
+
 class TestObserve:
     def test_seq_defaults_to_next_and_must_increase(self) -> None:
         """A dict without seq takes the next one; an Event going back in seq is refused."""

@@ -263,15 +263,29 @@ class Guard:
         return Decision(verdict, tool, digest, tuple(found_reasons), tuple(satisfy), seq=ev.seq,
                         call_id=call_id, missing=tuple(dict.fromkeys(r.cid for r, _ in found)))
 
+    def guarding(self, event: Event | Mapping[str, Any]) -> tuple[str, ...]:
+        """The ids of the mandatory checkpoints that guard this action (none for other events).
+
+        Raises :class:`~assay.errors.TraceError` for an event replay would refuse.
+        """
+        ev = self.event(event)
+        if ev.kind != "action":
+            return ()
+        return tuple(dict.fromkeys(rule.cid for rule in self._rules(ev)))
+
+    def _rules(self, ev: Event) -> list[Any]:
+        """The mandatory-checkpoint rules that guard this action."""
+        c = self.compiled
+        rules = list(c.by_action.get(ev.data["action_type"]) or ())
+        rules.extend(r for sel, r in c.by_selector if r not in rules and sel(ev))
+        return rules
+
     def _approvers(self, ev: Event) -> tuple[str, ...]:
         """Who confirmed the licences this call would use."""
         from assay.conformance.engine import _bound_licence
 
-        c = self.compiled
-        rules = list(c.by_action.get(ev.data["action_type"]) or ())
-        rules.extend(r for sel, r in c.by_selector if r not in rules and sel(ev))
         out: dict[str, None] = {}
-        for rule in rules:
+        for rule in self._rules(ev):
             st = self._replayer.states[rule.index]
             if not st.licences or (not rule.each and st.done):
                 continue
