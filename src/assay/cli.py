@@ -175,11 +175,23 @@ def _emit(text: str, output: str | None = None) -> None:
 
 @click.group("assay", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="assay")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Gate AI-agent work on evidence instead of the agent's word.
 
     Exit codes: 0 pass, 1 the evidence says no, 2 could not judge, 3 paused.
+    Defaults for --format and --runs-dir come from [tool.assay] in the nearest
+    pyproject.toml; a flag given wins.
     """
+    if ctx.invoked_subcommand in _CONFIGURED:
+        from assay.config import find_config
+
+        ctx.default_map = find_config().default_map()
+
+
+#: The commands that read ``[tool.assay]`` (the guard hook never does: it answers fast).
+_CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "worker", "audit",
+                         "evidence"})
 
 
 @cli.command(short_help="Check recorded runs against a spec.")
