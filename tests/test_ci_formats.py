@@ -135,6 +135,17 @@ class TestSarif:
                             "region": {"startLine": 5}}
         assert result["properties"]["seq"] == 6
 
+    def test_unreadable_native_file_points_at_its_bad_line(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        """An ERROR on a native file that does not parse points at the line that broke."""
+        code, out = _replay(capsys, "sarif", "examples/fixture_bad_input.jsonl")
+        assert code == 2
+        (result,) = json.loads(out)["runs"][0]["results"]
+        assert result["ruleId"] == "bad-input"
+        assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2}
+        assert json.loads(out)["runs"][0]["invocations"][0] == {
+            "executionSuccessful": False, "exitCode": 2}
+
     def test_broken_contract_gives_two_results(
             self, capsys: pytest.CaptureFixture[str]) -> None:
         """Two reasons of one trajectory are two results; a PASS without warnings is none."""

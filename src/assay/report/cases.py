@@ -9,6 +9,7 @@ and the messages are the result's own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -110,6 +111,7 @@ def _file(path: str | None) -> str | None:
     return None if path in (None, "", "-") else path
 
 
+_LINE = re.compile(r"line (\d+): ")
 _REPLAY_OUTCOME: dict[str, Outcome] = {"PASS": "pass", "BLOCK": "fail", "ERROR": "error"}
 
 
@@ -125,7 +127,13 @@ def replay_case(result: ReplayResult, located: Located | None = None) -> Case:
     if located is not None and result.path is not None:
         traj = located.get((result.path, result.id))
     issues: list[Issue] = []
-    if result.verdict != "PASS":
+    if result.verdict == "ERROR" and result.source == "native":
+        # A native file that does not read names its bad line first: "line 2: ...".
+        for f in result.reasons:
+            at = _LINE.match(f.message)
+            issues.append(Issue(f.code, f.message, "error", f.seq,
+                                int(at.group(1)) if at else None))
+    elif result.verdict != "PASS":
         issues.extend(Issue(f.code, f.message, "error", f.seq, native_line(traj, f.seq))
                       for f in result.reasons)
     issues.extend(Issue(f.code, f.message, "warning", f.seq, native_line(traj, f.seq))
