@@ -17,7 +17,7 @@ import xmlschema
 from assay.cli import main
 from assay.conformance.result import Finding, ReplayResult, ReplayRun
 from assay.report.cases import replay_cases
-from assay.report.ci import ci_report
+from assay.report.ci import ci_report, located_paths
 from assay.report.github import escape_data, escape_property
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,6 +219,25 @@ class TestGitHub:
         assert len(lines) == 3
         assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)
         assert "file=dir/we ird%2Cna%3Ame%25.jsonl" in lines[0]
+
+
+class TestLocatedPaths:
+    def test_only_files_whose_reasons_name_an_event_are_read_again(self) -> None:
+        """SARIF and GitHub re-read BLOCK files and warned files, HTML all, JUnit none."""
+        seq = Finding("checkpoint-skipped", "ran at seq 3", 3)
+        run = ReplayRun("spec.json", [
+            ReplayResult("a", "a.jsonl", "BLOCK", (seq,)),
+            ReplayResult("b", "b.jsonl", "PASS", (Finding("trajectory-conforms", "fine"),)),
+            ReplayResult("c", "c.jsonl", "PASS", (Finding("trajectory-conforms", "fine"),),
+                         warnings=(Finding("uncontracted-handoff", "seq 2", 2),)),
+            ReplayResult("d", "d.jsonl", "ERROR", (Finding("bad-input", "line 2: bad"),)),
+        ])
+        paths = ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"]
+        assert located_paths(run, "sarif", paths) == ["a.jsonl", "c.jsonl"]
+        assert located_paths(run, "github", paths) == ["a.jsonl", "c.jsonl"]
+        assert located_paths(run, "html", paths) == paths
+        assert located_paths(run, "junit", paths) == []
+        assert located_paths(run, "json", paths) == []
 
 
 class TestOutputFile:

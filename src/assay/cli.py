@@ -247,10 +247,11 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
                             by_field=by_field), output)
         _interrupted(f" after {stop.done} of {stop.total} files; the report covers those only")
     located = None
-    if fmt not in ("text", "json"):  # the formats that point at lines and draw events
+    if fmt in ("sarif", "github", "html"):  # the formats that point at lines and draw events
         from assay.ingest.locate import locate
+        from assay.report.ci import located_paths
 
-        located = locate(inputs.paths, input_format)
+        located = locate(located_paths(run, fmt, inputs.paths), input_format)
     _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field,
                         located=located), output)
     if by_field is not None and not run.carries(by_field):

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from assay.conformance.result import ReplayRun
     from assay.ingest.locate import Located
 
-__all__ = ["CI_FORMATS", "ci_report", "replay_document", "writer_for"]
+__all__ = ["CI_FORMATS", "ci_report", "located_paths", "replay_document", "writer_for"]
 
 CI_FORMATS = ("junit", "sarif", "github")
 
@@ -36,6 +36,20 @@ def writer_for(fmt: str, command: str) -> CaseWriter:
 def ci_report(fmt: str, command: str, cases: Iterable[Case], exit_code: int) -> str:
     """The whole document of format ``fmt`` for ``cases``."""
     return render_cases(writer_for(fmt, command), cases, exit_code)
+
+
+def located_paths(run: ReplayRun, fmt: str, paths: Iterable[str]) -> list[str]:
+    """The files worth reading again for ``fmt``: none for text, JSON and JUnit (no lines),
+    every file for HTML (its timelines), and for SARIF and GitHub only the files whose
+    results have a reason or warning naming an event."""
+    if fmt == "html":
+        return list(paths)
+    if fmt not in ("sarif", "github"):
+        return []
+    wanted = {r.path for r in run.results
+              if any(f.seq is not None for f in (*r.reasons, *r.warnings))
+              and (r.verdict == "BLOCK" or r.warnings)}
+    return [p for p in paths if p in wanted]
 
 
 def replay_document(run: ReplayRun, spec: Any, *, fmt: str, summary_only: bool = False,
