@@ -33,7 +33,7 @@ class TestUsageErrors:
          "see 'assay evidence verify --help'"),
         (["replay", "examples/spec.json", "examples/fixture_conforms.jsonl", "--format", "xml"],
          "error[usage]: replay: invalid value for '--format': 'xml' is not one of 'text', "
-         "'json'; see 'assay replay --help'"),
+         "'json', 'junit', 'sarif', 'github', 'html'; see 'assay replay --help'"),
         (["replay", "--bogus", "examples/spec.json"],
          "error[usage]: replay: no such option '--bogus'; see 'assay replay --help'"),
         (["replay", "--summary", "examples/spec.json"],

@@ -33,6 +33,28 @@ FORMAT_OPTION = click.option(
 )
 
 
+CI_FORMATS = ("junit", "sarif", "github")
+
+
+def _report_options(*extra: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--format`` with the CI formats (and ``extra``), and ``--output FILE``."""
+    fmt = click.option(
+        "--format", "fmt", type=click.Choice(["text", "json", *CI_FORMATS, *extra]),
+        default="text", show_default=True,
+        help="Report format: a human-readable report, one JSON document, JUnit XML, "
+             "SARIF 2.1.0, or GitHub Actions annotations"
+             + (" (html: one self-contained page, needs --output)" if "html" in extra else "")
+             + ".")
+    output = click.option(
+        "--output", "-o", "output", type=click.Path(dir_okay=False), default=None,
+        metavar="FILE", help="Write the report to FILE (atomically) instead of standard output.")
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        return fmt(output(f))
+
+    return wrap
+
+
 class _UsageLine(click.ClickException):
     """A click usage error, shown as one ``error[usage]`` line (never click's three lines)."""
 
@@ -140,19 +162,36 @@ def _sha256_option(name: str, what: str) -> Callable[[Callable[..., Any]], Calla
                              f"as printed in the report's {what}-sha256 line.")
 
 
-def _emit(text: str) -> None:
-    """Write a rendered report to stdout exactly as rendered (no added newline)."""
+def _emit(text: str, output: str | None = None) -> None:
+    """Write a rendered report to stdout exactly as rendered, or atomically to ``output``."""
+    if output is not None:
+        from assay._files import write_output
+
+        write_output(output, text, what="the report")
+        return
     sys.stdout.write(text)
     sys.stdout.flush()
 
 
 @click.group("assay", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="assay")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Gate AI-agent work on evidence instead of the agent's word.
 
     Exit codes: 0 pass, 1 the evidence says no, 2 could not judge, 3 paused.
+    Defaults for --format and --runs-dir come from [tool.assay] in the nearest
+    pyproject.toml; a flag given wins.
     """
+    if ctx.invoked_subcommand in _CONFIGURED:
+        from assay.config import find_config
+
+        ctx.default_map = find_config().default_map()
+
+
+#: The commands that read ``[tool.assay]`` (the guard hook never does: it answers fast).
+_CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "worker", "audit",
+                         "evidence"})
 
 
 @cli.command(short_help="Check recorded runs against a spec.")
@@ -160,7 +199,7 @@ def cli() -> None:
 @click.argument("trajectories", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("-r", "--recursive", is_flag=True,
               help="Also read the trajectory files in subdirectories of a directory given.")
-@FORMAT_OPTION
+@_report_options("html")
 @click.option("--input-format", type=click.Choice(list(FORMATS)),
               default=None, help="Format of the trajectory files (default: detected per file).")
 @click.option("--summary-only", is_flag=True,
@@ -174,7 +213,7 @@ def cli() -> None:
                    "(--ray=ADDRESS); the report is the local one, byte for byte. Needs "
                    "assay[ray].")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
-           input_format: str | None, summary_only: bool, by_field: str | None,
+           output: str | None, input_format: str | None, summary_only: bool, by_field: str | None,
            expect_spec_sha256: str | None, ray_address: str | None) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
@@ -187,8 +226,10 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     """
     from assay._inputs import expand_inputs, load_replay_spec
     from assay.conformance import ReplayInterrupted, replay_files
-    from assay.report import replay_report
+    from assay.report.ci import replay_document as replay_report
 
+    if fmt == "html" and output is None:
+        raise click.UsageError("--format html needs --output FILE")
     loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
@@ -203,9 +244,16 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
             run = replay_files(loaded, inputs.paths, input_format=input_format)
     except ReplayInterrupted as stop:
         _emit(replay_report(stop.run, loaded, fmt=fmt, summary_only=summary_only,
-                            by_field=by_field))
+                            by_field=by_field), output)
         _interrupted(f" after {stop.done} of {stop.total} files; the report covers those only")
-    _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field))
+    located = None
+    if fmt in ("sarif", "github", "html"):  # the formats that point at lines and draw events
+        from assay.ingest.locate import locate
+        from assay.report.ci import located_paths
+
+        located = locate(located_paths(run, fmt, inputs.paths), input_format)
+    _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field,
+                        located=located), output)
     if by_field is not None and not run.carries(by_field):
         click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
                    "every result is grouped under (absent)", err=True)
@@ -228,11 +276,11 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
 @click.option("--claims-unchecked", is_flag=True,
               help="Judge a contract that checks claims without a trace: the claims are "
                    "not checked, and the report says so (without this, no trace is exit 2).")
-@FORMAT_OPTION
+@_report_options()
 @click.option("--self-test", is_flag=True, help="Judge the four built-in fixtures and exit.")
 def accept(contract: str | None, result: str | None, trace: str | None, probe_cmd: str | None,
            probe_url: str | None, probe_timeout: float, claims_unchecked: bool, fmt: str,
-           self_test: bool) -> None:
+           output: str | None, self_test: bool) -> None:
     """Accept an agent's claimed result only when the evidence backs it.
 
     Checks the result against the contract, each claimed verb against the
@@ -244,8 +292,10 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
     if self_test:
         from assay.acceptance.selftest import run_self_test
 
+        if fmt in CI_FORMATS:
+            raise click.UsageError(f"--self-test prints text or json, not {fmt}")
         cases = run_self_test()
-        _emit(self_test_report(cases, fmt=fmt))
+        _emit(self_test_report(cases, fmt=fmt), output)
         sys.exit(0 if all(c.as_expected for c in cases) else 1)
     if contract is None or result is None:
         raise click.UsageError("--contract and --result are required (or use --self-test)")
@@ -253,7 +303,13 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
 
     run = accept_files(contract, result, trace, probe_cmd=probe_cmd, probe_url=probe_url,
                        probe_timeout=probe_timeout, claims_unchecked=claims_unchecked)
-    _emit(accept_report(run.label, run.result, fmt=fmt))
+    if fmt in CI_FORMATS:
+        from assay.report.cases import accept_cases
+        from assay.report.ci import ci_report
+
+        _emit(ci_report(fmt, "accept", accept_cases(run), run.exit), output)
+    else:
+        _emit(accept_report(run.label, run.result, fmt=fmt), output)
     sys.exit(run.exit)
 
 
@@ -397,9 +453,9 @@ def worker(workflow: str, store: str, role: str, identity: str | None, runs_dir:
 @click.option("--write-next", "write_next", type=click.Path(dir_okay=False), default=None,
               help="Write the next checkpoint (what was just observed) to this file.")
 @_sha256_option("--expect-checkpoint-sha256", "checkpoint")
-@FORMAT_OPTION
+@_report_options()
 def revalidate(checkpoint: str, now: str | None, write_next: str | None,
-               expect_checkpoint_sha256: str | None, fmt: str) -> None:
+               expect_checkpoint_sha256: str | None, fmt: str, output: str | None) -> None:
     """Revalidate CHECKPOINT before a resumed task may touch the world again.
 
     Re-reads the task, checks every artifact's size, digest and format,
@@ -420,7 +476,13 @@ def revalidate(checkpoint: str, now: str | None, write_next: str | None,
             raise click.BadParameter(str(exc), param_hint="--now") from None
     cp = load_checkpoint(checkpoint, expect_sha256=expect_checkpoint_sha256)
     result = run_revalidation(cp, now=at, write_next=write_next)
-    _emit(revalidate_report(result, fmt=fmt))
+    if fmt in CI_FORMATS:
+        from assay.report.cases import revalidate_cases
+        from assay.report.ci import ci_report
+
+        _emit(ci_report(fmt, "revalidate", revalidate_cases(result), result.exit), output)
+    else:
+        _emit(revalidate_report(result, fmt=fmt), output)
     sys.exit(result.exit)
 
 

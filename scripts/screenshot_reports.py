@@ -1,0 +1,67 @@
+"""Write each HTML replay report and a full-page screenshot of it under build/.
+
+    .venv/bin/python scripts/screenshot_reports.py
+
+Renders the example fixtures (with ``--by task_success``) and the hostile
+trajectory of the tests with ``assay replay --format html``, then opens each
+page in headless Chromium (``$ASSAY_CHROMIUM`` or ``/usr/bin/chromium``,
+driven by Playwright, 1280 px wide) and writes ``build/<name>.html`` and
+``build/<name>.png``. Exits 1 when a page logs a console message or an error.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+PAGES = {
+    "replay-fixtures": ["examples/spec.json",
+                        *sorted(str(p.relative_to(ROOT))
+                                for p in (ROOT / "examples").glob("fixture_*.jsonl")),
+                        "--by", "task_success"],
+    "replay-hostile": ["examples/spec.json", "tests/data/html/hostile.jsonl"],
+}
+
+
+def main() -> int:
+    from playwright.sync_api import sync_playwright
+
+    chromium = os.environ.get("ASSAY_CHROMIUM") or shutil.which("chromium") or \
+        "/usr/bin/chromium"
+    BUILD.mkdir(exist_ok=True)
+    assay = str(Path(sys.executable).with_name("assay"))
+    bad = 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        seen: list[str] = []
+        page.on("console", lambda m: seen.append(f"console {m.type}: {m.text}"))
+        page.on("pageerror", lambda e: seen.append(f"pageerror: {e}"))
+        for name, args in PAGES.items():
+            html = BUILD / f"{name}.html"
+            done = subprocess.run([assay, "replay", *args, "--format", "html", "--output",
+                                   str(html)], cwd=ROOT, check=False)
+            if done.returncode not in (0, 1) or not html.is_file():
+                print(f"{name}: assay replay exited {done.returncode}", file=sys.stderr)
+                bad += 1
+                continue
+            seen.clear()
+            page.goto(html.as_uri())
+            page.wait_for_load_state("load")
+            png = BUILD / f"{name}.png"
+            page.screenshot(path=str(png), full_page=True)
+            for line in seen:
+                print(f"{name}: {line}", file=sys.stderr)
+            bad += bool(seen)
+            print(f"wrote {png.relative_to(ROOT)}")
+        browser.close()
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

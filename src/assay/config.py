@@ -1,0 +1,113 @@
+"""Project defaults from ``[tool.assay]`` in ``pyproject.toml``, found from a directory upward.
+
+::
+
+    [tool.assay]
+    spec = "specs/replay.yaml"   # the spec assert_conforms and the pytest fixture use
+    runs_dir = "runs"            # --runs-dir of run, worker, audit and evidence verify
+    format = "github"            # --format of replay, accept and revalidate
+
+The first ``pyproject.toml`` with a ``[tool.assay]`` table, from the start
+directory up to the file system root, is the one read; paths in it are
+relative to its directory. A flag given on the command line always wins. An
+unknown key or a value of the wrong kind is an :class:`~assay.errors.InputError`
+naming the file, the line and the key (exit 2).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InputError
+
+__all__ = ["FORMATS", "Config", "find_config"]
+
+#: The values ``format`` may take; ``html`` only applies to replay.
+FORMATS = ("text", "json", "junit", "sarif", "github", "html")
+_KEYS = ("spec", "runs_dir", "format")
+_RUNS_DIR_COMMANDS = ("run", "worker", "audit")
+_FORMAT_COMMANDS = ("replay", "accept", "revalidate")
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The ``[tool.assay]`` settings; ``source`` is the file they came from (None: none found)."""
+
+    source: Path | None = None
+    spec: Path | None = None
+    runs_dir: Path | None = None
+    format: str | None = None
+
+    def default_map(self) -> dict[str, Any]:
+        """The settings as click defaults per command; a flag given still overrides them."""
+        out: dict[str, Any] = {}
+        if self.runs_dir is not None:
+            for name in _RUNS_DIR_COMMANDS:
+                out[name] = {"runs_dir": str(self.runs_dir)}
+            out["evidence"] = {"verify": {"runs_dir": str(self.runs_dir)}}
+        if self.format is not None:
+            for name in _FORMAT_COMMANDS:
+                if self.format != "html" or name == "replay":
+                    out.setdefault(name, {})["fmt"] = self.format
+        return out
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line of ``key = ...`` inside the ``[tool.assay]`` table, for the error message."""
+    inside = False
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.replace(" ", "") == "[tool.assay]"
+        elif inside and re.match(rf"[\"']?{re.escape(key)}[\"']?\s*=", stripped):
+            return n
+    return None
+
+
+def _parse(path: Path, text: str, table: Any) -> Config:
+    name = str(path)
+    if not isinstance(table, dict):
+        raise InputError("tool.assay must be a table", path=name, line=_line_of(text, "assay"))
+    for key in table:
+        if key not in _KEYS:
+            raise InputError(f"unknown key tool.assay.{key} (known: {', '.join(_KEYS)})",
+                             path=name, line=_line_of(text, key))
+    for key, value in table.items():
+        if not isinstance(value, str) or not value:
+            raise InputError(f"tool.assay.{key} must be a non-empty string, got {value!r}",
+                             path=name, line=_line_of(text, key))
+    fmt = table.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        raise InputError(f"tool.assay.format must be one of {', '.join(FORMATS)}, got {fmt!r}",
+                         path=name, line=_line_of(text, "format"))
+    base = path.parent
+    spec, runs_dir = table.get("spec"), table.get("runs_dir")
+    return Config(path, base / spec if spec else None, base / runs_dir if runs_dir else None,
+                  fmt)
+
+
+def find_config(start: str | Path | None = None) -> Config:
+    """The ``[tool.assay]`` settings nearest ``start`` (default: the current directory)."""
+    import tomllib
+
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        path = folder / "pyproject.toml"
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            if "tool.assay" not in text and "[tool]" not in text:
+                continue  # the common case, without parsing the file
+            doc = tomllib.loads(text)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read: {exc}", path=str(path)) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
+        tool = doc.get("tool")
+        if isinstance(tool, dict) and "assay" in tool:
+            return _parse(path, text, tool["assay"])
+    return Config()

@@ -1,0 +1,167 @@
+"""The replay HTML report (``--format html``), read in a real headless Chromium.
+
+The page must load with no console error and nothing fetched, the filter must
+show and hide trajectories, and a hostile trajectory (markup, a closing style
+tag, bidi controls, in the file name too) must render as text.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import ConsoleMessage, Page
+
+from assay.cli import main
+
+from .browser import browser
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = Path(__file__).parent / "data" / "html" / "hostile.jsonl"
+FIXTURES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("fixture_*.jsonl"))
+HOSTILE_NAME = "<script>window.__pwned=3\u202e<b>x.jsonl"
+
+
+def _write(capsys: pytest.CaptureFixture[str], out: Path, *args: str) -> str:
+    with pytest.raises(SystemExit) as info:
+        main(["replay", "examples/spec.json", *args, "--format", "html", "--output", str(out)])
+    assert info.value.code == 1
+    assert capsys.readouterr() == ("", "")
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture
+def fixtures_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
+    out = tmp_path / "report.html"
+    _write(capsys, out, *FIXTURES, "--by", "task_success")
+    return out
+
+
+@pytest.fixture
+def hostile_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
+    named = tmp_path / HOSTILE_NAME
+    shutil.copy(HOSTILE, named)
+    out = tmp_path / "hostile.html"
+    _write(capsys, out, str(HOSTILE), str(named))
+    return out
+
+
+def _open(page: Page, path: Path) -> list[str]:
+    """Load ``path``; return every console message and page error, and each request made."""
+    seen: list[str] = []
+
+    def console(msg: ConsoleMessage) -> None:
+        seen.append(f"console {msg.type}: {msg.text}")
+
+    page.on("console", console)
+    page.on("pageerror", lambda exc: seen.append(f"pageerror: {exc}"))
+    page.on("request", lambda req: seen.append(f"request: {req.url}")
+            if not req.url.startswith("file:") else None)
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return seen
+
+
+class TestPageSource:
+    def test_self_contained_with_a_csp(self, fixtures_page: Path) -> None:
+        """One CSP meta allows the one inline script by hash and nothing from anywhere."""
+        html = fixtures_page.read_text()
+        csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html)
+        assert csp is not None
+        assert "default-src 'none'" in csp.group(1)
+        assert re.search(r"script-src 'sha256-[A-Za-z0-9+/=]+'", csp.group(1))
+        assert html.count("<script>") == 1
+        assert not re.search(r"(src|href)=\"(https?:)?//", html)
+
+    def test_deterministic(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """Same inputs, byte-identical page."""
+        a = _write(capsys, tmp_path / "a.html", *FIXTURES)
+        b = _write(capsys, tmp_path / "b.html", *FIXTURES)
+        assert a == b
+
+    def test_html_needs_output(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """--format html without --output is a usage error, exit 2."""
+        with pytest.raises(SystemExit) as info:
+            main(["replay", "examples/spec.json", FIXTURES[0], "--format", "html"])
+        assert info.value.code == 2
+        assert capsys.readouterr().err.startswith("error[usage]: replay: --format html needs")
+
+
+class TestInBrowser:
+    def test_loads_with_no_console_error_and_no_request(self, fixtures_page: Path) -> None:
+        """The page loads clean: no console message, no error, nothing fetched."""
+        with browser() as b:
+            page = b.new_page()
+            assert _open(page, fixtures_page) == []
+            assert page.locator("section.traj").count() == 8
+            assert page.locator("#f-count").text_content() == "8 of 8 shown"
+
+    def test_summary_and_contrast(self, fixtures_page: Path) -> None:
+        """The summary counts verdicts and groups; each block shows task_success beside it."""
+        with browser() as b:
+            page = b.new_page()
+            _open(page, fixtures_page)
+            body = page.locator("body").inner_text()
+            assert "3 PASS" in body and "4 BLOCK" in body and "1 ERROR" in body
+            assert "By task_success" in body
+            skipped = page.locator("section.traj", has_text="fixture_skipped.jsonl")
+            assert "final metric says task_success=true · the trajectory says " \
+                   "checkpoint-skipped" in skipped.locator(".contrast").inner_text()
+
+    def test_filter_by_verdict_and_code(self, fixtures_page: Path) -> None:
+        """The filter shows only the chosen verdict, then only the chosen reason code."""
+        with browser() as b:
+            page = b.new_page()
+            _open(page, fixtures_page)
+            page.select_option("#f-verdict", "BLOCK")
+            visible = page.locator("section.traj:visible")
+            assert visible.count() == 4
+            assert all(v == "BLOCK" for v in
+                       visible.evaluate_all("els => els.map(e => e.dataset.verdict)"))
+            page.select_option("#f-code", "checkpoint-skipped")
+            assert page.locator("section.traj:visible").count() == 1
+            assert page.locator("#f-count").text_content() == "1 of 8 shown"
+            page.select_option("#f-verdict", "PASS")
+            assert page.locator("section.traj:visible").count() == 0
+            page.select_option("#f-verdict", "")
+            page.select_option("#f-code", "")
+            assert page.locator("section.traj:visible").count() == 8
+
+    def test_reason_links_to_the_event_it_names(self, fixtures_page: Path) -> None:
+        """A reason's 'seq 6' links to the row of seq 6 (file line 5), which is highlighted."""
+        with browser() as b:
+            page = b.new_page()
+            _open(page, fixtures_page)
+            section = page.locator("section.traj", has_text="fixture_skipped.jsonl")
+            link = section.locator("ul.reasons a", has_text="seq 6")
+            href = link.get_attribute("href")
+            assert href is not None
+            row = page.locator(href)
+            assert row.get_attribute("class") == "named"
+            assert row.locator("td").nth(0).inner_text() == "6"
+            assert row.locator("td").nth(1).inner_text() == "5"
+            link.click()
+            assert page.evaluate("location.hash") == href
+
+    def test_hostile_trajectory_renders_as_text(self, hostile_page: Path) -> None:
+        """<script>, </style>, event handlers and bidi controls show as text; nothing runs."""
+        with browser() as b:
+            page = b.new_page()
+            assert _open(page, hostile_page) == []
+            assert page.evaluate("window.__pwned") is None
+            assert page.locator("#pwn").count() == 0
+            assert page.locator("img").count() == 0
+            body = page.locator("body").inner_text()
+            assert "<script>window.__pwned=1</script>" in body
+            assert '</style><b id="pwn">bold</b>' in body
+            assert "<script>window.__pwned=3\\u202e<b>x.jsonl" in body
+            assert "sc\\u202eanner" in body and "a\\u2066b" in body
+            assert "\u202e" not in body and "\u2066" not in body
+            assert page.locator("section.traj").count() == 2
