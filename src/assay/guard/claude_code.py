@@ -234,10 +234,9 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
     session = _field(doc, "session_id", str, "a non-empty string")
     if name not in HOOK_EVENTS:
         return HookAnswer(0)
-    from assay._inputs import load_replay_spec
     from assay.guard.store import GuardStore
 
-    store = GuardStore(state_dir, load_replay_spec(spec), approver=approver)
+    store = GuardStore(state_dir, spec, approver=approver)
     with store.session(session, create=True) as live:
         if catch_up and not live.guard.records:
             call_id = doc.get("tool_use_id")
