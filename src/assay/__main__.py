@@ -19,6 +19,11 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: the hook's lean path, else the click CLI."""
     args = sys.argv[1:] if argv is None else argv
     if args[:2] == ["guard", "claude-code"]:
+        import gc
+
+        # One short-lived process per hook event: the cyclic collector would only spend
+        # time walking the session it just read.
+        gc.disable()
         from assay.guard.claude_code import parse_args
 
         options = parse_args(args[2:])
@@ -40,9 +45,8 @@ def _hook(options: dict[str, str | bool]) -> None:
 
         _interrupted()
     except BaseException as exc:  # fail closed on any bug, as the click CLI does
-        from assay.report._text import escape_controls
-
         from assay.errors import EXIT_INTERNAL
+        from assay.report._text import escape_controls
 
         sys.stderr.write(escape_controls(f"error[internal]: {type(exc).__name__}: {exc}") + "\n")
         sys.exit(EXIT_INTERNAL)

@@ -128,9 +128,16 @@ def load_spec(raw: bytes, source: str, sha256: str) -> Spec | None:
     if value is None or value[3] != sha256:
         return None
     rules, contracts, derive, _ = value
-    return Spec(tuple(MandatoryCheckpoint(*r, checked=True) for r in rules),
-                tuple(HandoffContract(*c) for c in contracts),
-                tuple(DeriveRule(*d, checked=True) for d in derive), source, sha256)
+    return Spec(tuple(_rule(*r) for r in rules), tuple(HandoffContract(*c) for c in contracts),
+                tuple(DeriveRule(cid, when, checked=True) for cid, when in derive), source,
+                sha256)
+
+
+def _rule(cid: str, guarded: tuple[Any, ...], scope: str, consume: bool,
+          confirmed_by: tuple[str, ...] | None, voided_by: tuple[dict[str, Any], ...],
+          binds: tuple[str, ...]) -> MandatoryCheckpoint:
+    return MandatoryCheckpoint(cid, guarded, scope, consume, confirmed_by, voided_by, binds,
+                               checked=True)
 
 
 # -- the engine state ----------------------------------------------------------------------
