@@ -105,7 +105,11 @@ class TestParseArgs:
 
         group = cli.commands["guard"]
         assert isinstance(group, click.Group)
-        ctx = group.commands["claude-code"].make_context("claude-code", list(args))
+        # contexts chained as the CLI chains them (the help option names come from the root)
+        root = click.Context(cli, info_name="assay", **cli.context_settings)
+        parent = click.Context(group, info_name="guard", parent=root)
+        ctx = group.commands["claude-code"].make_context("claude-code", list(args),
+                                                         parent=parent)
         assert parse_args(args) == ctx.params
 
     @pytest.mark.parametrize("args", [
