@@ -6,6 +6,7 @@
     <dir>/<session>/guard.lock       held (fcntl) while one process reads and writes
     <dir>/<session>/evidence.sqlite  the decision log: one evidence record per decision
     <dir>/<session>/guard.snapshot   the engine state after those events (a cache)
+    <dir>/<session>/guard.asked.json the calls answered ``ask``, awaiting PostToolUse (a cache)
     <dir>/.specs/<sha256>            a spec file, checked and cached by its bytes' sha256
 
 so a hook that is a new short-lived process per call sees what the calls before
@@ -13,8 +14,12 @@ it saw: :meth:`GuardStore.session` takes the lock, restores the guard from the
 session's snapshot (or, when there is no snapshot that matches the spec and the
 state file, rebuilds it by feeding the stored events to the replay engine; see
 :mod:`assay.guard.snapshot`), and on leaving appends every decision made to the
-log, then replaces the state file (fsync, rename, fsync the directory), then
-the snapshot. A session that was never created, or whose state is unreadable,
+log (committed), then, when events were observed, replaces the state file
+(fsync, rename, fsync the directory), then the caches (renamed, not fsynced).
+Those two durable writes are all that must be on disk before the guard
+answers: a lost snapshot is rebuilt from the events, and a lost asked call only
+means its approval at the prompt is not counted, so the next such call is asked
+again. A session that was never created, or whose state is unreadable,
 raises :class:`~assay.errors.StoreError`: an unknown session never starts from
 an empty past by accident.
 
