@@ -28,14 +28,21 @@ def main(argv: list[str] | None = None) -> None:
 
         options = parse_args(args[2:])
         if options is not None:
-            _hook(options)
+            _hook(options, leave=argv is None)
     from assay.cli import main as cli_main
 
     cli_main(argv)
 
 
-def _hook(options: dict[str, str | bool]) -> None:
-    """Run the hook as ``assay.cli`` would, with its exit codes for an interrupt or a bug."""
+def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
+    """Run the hook as ``assay.cli`` would, with its exit codes for an interrupt or a bug.
+
+    With ``leave`` (the process's own command line), the process ends with
+    :func:`os._exit` once the answer is flushed: everything the call wrote is
+    closed by then, and tearing down the interpreter's modules would cost a hook
+    call about as much as its own work. Called with arguments, it raises
+    ``SystemExit`` as usual.
+    """
     try:
         from assay.guard.claude_code import main as hook_main
 
@@ -50,7 +57,14 @@ def _hook(options: dict[str, str | bool]) -> None:
 
         sys.stderr.write(escape_controls(f"error[internal]: {type(exc).__name__}: {exc}") + "\n")
         sys.exit(EXIT_INTERNAL)
-    sys.exit(code)
+    if not leave:
+        sys.exit(code)
+    import os
+
+    try:
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
 
 
 if __name__ == "__main__":

@@ -39,10 +39,19 @@ NOT_ON_THE_HOOK_PATH = ("click", "msgspec", "yaml", "rich", "pydantic", "jsonsch
                         "shutil", "tempfile")
 
 PROBE = """\
-import atexit, json, sys
-atexit.register(lambda: sys.__stderr__.write("\\nMODULES " + json.dumps(sorted(sys.modules))))
+import json, os, sys
+leave = os._exit
+def _exit(code):
+    sys.__stderr__.write("\\nMODULES " + json.dumps(sorted(sys.modules)))
+    sys.__stderr__.flush()
+    leave(code)
+os._exit = _exit
+sys.argv[0] = "assay"
 from assay.__main__ import main
-main(sys.argv[1:])
+try:
+    main()
+except SystemExit:
+    _exit(0)
 """
 
 
@@ -264,3 +273,27 @@ class TestAsked:
         (where / ASKED).write_text("{broken")
         with _session(tmp_path, spec) as live:
             assert live.asked == {}
+
+
+class TestAnswer:
+    def test_an_answer_that_cannot_be_written_blocks(self, tmp_path: Path, spec: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        """Standard output closed under the hook: exit 2 with the reason, not 'no decision'."""
+        import io
+
+        from assay.guard import claude_code
+
+        class Closed(io.StringIO):
+            def flush(self) -> None:
+                raise BrokenPipeError(32, "Broken pipe")
+
+        err = io.StringIO()
+        stdin = io.TextIOWrapper(io.BytesIO(json.dumps(
+            {"session_id": "s-1", **_bash("git push", "t1")}).encode()))
+        monkeypatch.setattr("sys.stdin", stdin)
+        monkeypatch.setattr("sys.stdout", Closed())
+        monkeypatch.setattr("sys.stderr", err)
+        options = parse_args(["--spec", str(spec), "--state-dir", str(tmp_path / "state")])
+        assert options is not None
+        assert claude_code.main(options) == 2
+        assert err.getvalue().startswith("assay guard: denied: cannot write the answer: ")

@@ -169,9 +169,13 @@ def main(options: dict[str, Any]) -> int:
     answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
                       approver=options["approver"], grant=options["grant"],
                       catch_up=options["catch_up"])
-    sys.stdout.write(answer.stdout)
+    try:
+        sys.stdout.write(answer.stdout)
+        sys.stdout.flush()
+    except OSError as exc:  # an answer Claude Code cannot read must not pass for "no decision"
+        sys.stderr.write(_deny(f"cannot write the answer: {exc}").stderr)
+        return _EXIT_BLOCK
     sys.stderr.write(answer.stderr)
-    sys.stdout.flush()
     return answer.exit
 
 
