@@ -297,3 +297,22 @@ class TestAnswer:
         assert options is not None
         assert claude_code.main(options) == 2
         assert err.getvalue().startswith("assay guard: denied: cannot write the answer: ")
+
+
+class TestSnapshotShape:
+    def test_a_snapshot_of_another_shape_is_rebuilt_from_a_fresh_guard(
+            self, tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A restore that fails half-way leaves nothing behind: the events are re-fed."""
+        with _session(tmp_path, spec, create=True) as live:
+            for event in EVENTS:
+                live.observe(event)
+            fresh = [live.guard.check(c) for c in CALLS]
+
+        def half_way(guard: Any, *args: Any) -> bool:
+            guard._last = 50  # re-fed from seq 1 on top of this, the events would not follow
+            raise ValueError("a row of another length")
+
+        monkeypatch.setattr(snapshot, "restore_state", half_way)
+        with _session(tmp_path, spec) as live:
+            assert not live.restored
+            assert [live.guard.check(c) for c in CALLS] == fresh

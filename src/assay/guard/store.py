@@ -254,8 +254,14 @@ class GuardSession:
         #: How many events the session had when it was opened.
         self.loaded = len(events)
         #: True when the engine state came from the snapshot, not from re-feeding the events.
-        self.restored = bool(snap and state_sha256) and snapshot.restore_state(
-            self.guard, snap or b"", store.spec_sha256, state_sha256)
+        self.restored = False
+        if snap and state_sha256:
+            # a snapshot of another shape is rebuilt below, like any that does not match
+            with contextlib.suppress(ValueError, TypeError, KeyError, IndexError, AttributeError):
+                self.restored = snapshot.restore_state(self.guard, snap, store.spec_sha256,
+                                                       state_sha256)
+            if not self.restored:  # a fresh guard: a restore may have stopped half-way
+                self.guard = Guard(store.spec, approver=store.approver, log=self._logged)
         if self.restored:
             self.guard.records = events
             return
