@@ -7,9 +7,11 @@ Three figures, each printed beside a baseline measured the same way in the same 
   clock calls;
 * ``observe``: per event, over a 1,000-event session (p50), beside the same lookup;
 * the hook: ``assay guard claude-code`` run as a new process per PreToolUse event
-  against a stored 1,000-event session (wall p50), beside ``python -c pass``. Both
-  run with a warm bytecode cache, as an installed package does (a private cache
-  directory, so the measurement holds under ``PYTHONDONTWRITEBYTECODE``).
+  against a stored 1,000-event session (wall p50), beside ``python -c pass`` and
+  ``assay --version``, the three run in turn so that they share the machine's
+  load. All run with a warm bytecode cache, as an installed package does (a
+  private cache directory, so the measurement holds under
+  ``PYTHONDONTWRITEBYTECODE``).
 
 Exits 1 when a figure misses its target. Usage:
 ``python benchmarks/guard_latency.py [--calls 20000] [--hooks 21]``.
@@ -127,16 +129,24 @@ def observe_latency(rounds: int) -> float:
     return _percentiles(out)[0]
 
 
-def _wall(argv: list[str], stdin: bytes, runs: int, env: dict[str, str]) -> float:
-    """Median wall milliseconds of running ``argv`` with ``stdin``, ``runs`` times."""
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        done = subprocess.run(argv, input=stdin, capture_output=True, env=env)
-        times.append((time.perf_counter() - t0) * 1000)
-        if done.returncode != 0:
-            raise SystemExit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')}")
-    return statistics.median(times)
+def _walls(commands: dict[str, tuple[list[str], bytes]], runs: int,
+           env: dict[str, str]) -> dict[str, float]:
+    """Median wall milliseconds of each command, ``runs`` times, interleaved.
+
+    One run of each command in turn, so a burst of load on a shared machine
+    falls on the figure and its baselines alike. Each runs once first unmeasured
+    (the warm-up compiles the bytecode cache).
+    """
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for round_ in range(runs + 1):
+        for name, (argv, stdin) in commands.items():
+            t0 = time.perf_counter()
+            done = subprocess.run(argv, input=stdin, capture_output=True, env=env)
+            if round_:
+                times[name].append((time.perf_counter() - t0) * 1000)
+            if done.returncode != 0:
+                raise SystemExit(f"{name} failed: {done.stderr.decode(errors='replace')}")
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def hook_latency(runs: int) -> tuple[float, float, float]:
@@ -160,13 +170,9 @@ def hook_latency(runs: int) -> tuple[float, float, float]:
                               "transcript_path": "", "tool_name": "Bash",
                               "tool_input": {"command": "git push origin main"},
                               "tool_use_id": "toolu_1"}).encode()
-        _wall(argv, payload, 1, env)  # warm-up: compiles the bytecode cache
-        hook = _wall(argv, payload, runs, env)
-        _wall([sys.executable, "-c", "pass"], b"", 1, env)
-        bare = _wall([sys.executable, "-c", "pass"], b"", runs, env)
-        _wall([*cmd, "--version"], b"", 1, env)
-        cli = _wall([*cmd, "--version"], b"", runs, env)
-    return hook, bare, cli
+        walls = _walls({"hook": (argv, payload), "bare": ([sys.executable, "-c", "pass"], b""),
+                        "cli": ([*cmd, "--version"], b"")}, runs, env)
+    return walls["hook"], walls["bare"], walls["cli"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from pathlib import Path
@@ -222,6 +221,8 @@ def write_output(path: str | PathLike[str], data: str | bytes, *, what: str = ""
     if not parent.is_dir():
         state = "does not exist" if not parent.exists() else "is not a directory"
         raise InputError(f"{cannot}: the directory {str(parent)!r} {state}", path=name)
+    import tempfile  # here, not at the top: the guard's hook process imports this module
+
     body = data.encode("utf-8") if isinstance(data, str) else data
     tmp: str | None = None
     try:
@@ -256,6 +257,8 @@ def check_writable_dir(path: str | PathLike[str]) -> None:
     if not probe.is_dir():
         where = "it" if str(probe) == name else repr(str(probe))
         raise InputError(f"cannot use as a directory: {where} is not a directory", path=name)
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(dir=probe, prefix=".assay-probe-")
     except OSError as exc:

@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.documents.loader import Problem, convert, where
-from assay.documents.selector import (
-    SELECTOR_FIELDS,
-    CommandCondition,
-    SelectorDoc,
-    TextCondition,
-)
 from assay.events import Event
+
+if TYPE_CHECKING:
+    from assay.documents.selector import SELECTOR_FIELDS, SelectorDoc
+
+# The document structs (msgspec) load on first check: a selector checked when its
+# document was read compiles without them (``checked=True``), as the guard's hook does.
 
 __all__ = ["SELECTOR_FIELDS", "Selector", "check_selector", "compile_selector"]
 
@@ -38,8 +37,24 @@ Selector = Callable[[Event], bool]
 _MISSING = object()
 
 
+def __getattr__(name: str) -> Any:
+    if name == "SELECTOR_FIELDS":
+        from assay.documents.selector import SELECTOR_FIELDS
+
+        return SELECTOR_FIELDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def check_selector(spec: Any) -> SelectorDoc:
     """Validate a selector mapping; a problem raises :class:`Problem` located inside it."""
+    from assay.documents.loader import Problem, convert
+    from assay.documents.selector import (
+        SELECTOR_FIELDS,
+        CommandCondition,
+        SelectorDoc,
+        TextCondition,
+    )
+
     if not isinstance(spec, Mapping) or not spec:
         raise Problem((), "a selector is a non-empty mapping of event fields to conditions")
     doc = convert(dict(spec), SelectorDoc)
@@ -64,6 +79,8 @@ def check_selector(spec: Any) -> SelectorDoc:
 
 def _check_regex(pattern: str, loc: tuple[str, ...]) -> None:
     """A pattern that does not compile is a problem at ``loc``."""
+    from assay.documents.loader import Problem
+
     try:
         re.compile(pattern)
     except re.error as exc:
@@ -92,13 +109,20 @@ def _condition(cond: Any) -> Callable[[Any], bool]:
     return lambda v: (type(v), v) == want
 
 
-def compile_selector(spec: Any) -> Selector:
-    """Compile a selector mapping into a predicate on events (``ValueError`` if unusable)."""
-    try:
-        check_selector(spec)
-    except Problem as p:
-        at = f" '{where(p.loc)}'" if p.loc else ""
-        raise ValueError(f"selector{at}: {p.message}") from None
+def compile_selector(spec: Any, *, checked: bool = False) -> Selector:
+    """Compile a selector mapping into a predicate on events (``ValueError`` if unusable).
+
+    ``checked=True`` skips the check for a selector :func:`check_selector` already
+    passed (one read with its spec document).
+    """
+    if not checked:
+        from assay.documents.loader import Problem, where
+
+        try:
+            check_selector(spec)
+        except Problem as p:
+            at = f" '{where(p.loc)}'" if p.loc else ""
+            raise ValueError(f"selector{at}: {p.message}") from None
     kind_check: Callable[[Any], bool] | None = None
     # Plain values are compared inline and first: they are cheap and usually decide.
     equal: list[tuple[str, Any, type]] = []

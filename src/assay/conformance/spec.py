@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
 
-from assay.documents.loader import Problem, convert, problems
 from assay.errors import SpecError
 from assay.selectors import Selector, check_selector, compile_selector
 
@@ -53,6 +52,9 @@ class MandatoryCheckpoint:
     #: What of the guarded call a checkpoint must name to license it: a subset of
     #: ``("tool", "args", "call")`` in that order; empty when checkpoints are not bound.
     binds: tuple[str, ...] = ()
+    #: True when the selectors were checked as the document was read (they compile
+    #: without checking again).
+    checked: bool = field(default=False, compare=False, repr=False)
 
     @property
     def must_precede(self) -> str | dict[str, Any] | list[str | dict[str, Any]]:
@@ -61,7 +63,7 @@ class MandatoryCheckpoint:
 
     def void_selectors(self) -> list[Selector]:
         """The compiled ``voided_by`` selectors."""
-        return [compile_selector(s) for s in self.voided_by]
+        return [compile_selector(s, checked=self.checked) for s in self.voided_by]
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as a spec document entry (defaults left out)."""
@@ -85,7 +87,8 @@ class MandatoryCheckpoint:
 
     def guard_selectors(self) -> list[Selector]:
         """The compiled action selectors of ``must_precede``."""
-        return [compile_selector(g) for g in self.guarded if not isinstance(g, str)]
+        return [compile_selector(g, checked=self.checked) for g in self.guarded
+                if not isinstance(g, str)]
 
 
 @dataclass(frozen=True)
@@ -111,10 +114,12 @@ class DeriveRule:
 
     checkpoint_id: str
     when: dict[str, Any]
+    #: True when ``when`` was checked as the document was read.
+    checked: bool = field(default=False, compare=False, repr=False)
 
     def selector(self) -> Selector:
         """The compiled ``when`` selector."""
-        return compile_selector(self.when)
+        return compile_selector(self.when, checked=self.checked)
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as a spec document entry."""
@@ -147,6 +152,8 @@ class Spec:
 def _selectors(raw: list[Any], loc: tuple[str | int, ...]) -> tuple[dict[str, Any], ...]:
     import msgspec
 
+    from assay.documents.loader import Problem
+
     out = []
     for i, sel in enumerate(raw):
         plain = msgspec.to_builtins(sel)
@@ -162,6 +169,8 @@ def _guard(sel: Any, loc: tuple[str | int, ...]) -> dict[str, Any]:
     """An action selector in ``must_precede``: it must select actions only."""
     import msgspec
 
+    from assay.documents.loader import Problem
+
     plain: dict[str, Any] = msgspec.to_builtins(sel)
     try:
         check_selector(plain)
@@ -176,6 +185,8 @@ def _guard(sel: Any, loc: tuple[str | int, ...]) -> dict[str, Any]:
 
 def _binds(binds: Any, loc: tuple[str | int, ...]) -> tuple[str, ...]:
     """The bound parts of the call, in a fixed order; binding nothing is a problem."""
+    from assay.documents.loader import Problem
+
     if binds is None:
         return ()
     names = tuple(n for n in ("tool", "args", "call") if getattr(binds, n))
@@ -190,6 +201,7 @@ def _binds(binds: Any, loc: tuple[str | int, ...]) -> tuple[str, ...]:
 
 def _build(doc: Any) -> Spec:
     """The engine's spec from a converted document; a problem raises :class:`Problem`."""
+    from assay.documents.loader import Problem, convert
     from assay.documents.spec import SpecDoc
 
     d = convert(doc, SpecDoc)
@@ -204,11 +216,11 @@ def _build(doc: Any) -> Spec:
             r.checkpoint_id, guarded, r.scope, r.consume,
             None if r.confirmed_by is None else tuple(r.confirmed_by),
             _selectors(r.voided_by, ("mandatory_checkpoints", i, "voided_by")),
-            _binds(r.binds, ("mandatory_checkpoints", i, "binds"))))
+            _binds(r.binds, ("mandatory_checkpoints", i, "binds")), checked=True))
     contracts = tuple(HandoffContract(c.from_agent, c.to_agent, tuple(c.required_fields),
                                       c.require_verified) for c in d.handoff_contracts)
-    derive = tuple(DeriveRule(r.checkpoint_id, _selectors([r.when], ("derive", i, "when"))[0])
-                   for i, r in enumerate(d.derive))
+    derive = tuple(DeriveRule(r.checkpoint_id, _selectors([r.when], ("derive", i, "when"))[0],
+                              checked=True) for i, r in enumerate(d.derive))
     if not rules and not contracts:
         raise Problem((), "the spec declares no mandatory checkpoint and no handoff contract; "
                           "it would pass everything")
@@ -225,6 +237,8 @@ def _build(doc: Any) -> Spec:
 
 def parse_spec(doc: Any, source: str | None = None, sha256: str | None = None) -> Spec:
     """Validate a decoded spec document; the first problem is reported, on one line."""
+    from assay.documents.loader import problems
+
     with problems("spec", source, SpecError):
         spec = _build(doc)
     return Spec(spec.mandatory_checkpoints, spec.handoff_contracts, spec.derive, source, sha256)

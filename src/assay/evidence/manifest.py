@@ -14,8 +14,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -90,6 +88,9 @@ def create_run(runs_dir: Path, run_id: str, manifest: Mapping[str, Any],
                         path=str(run_dir))
     if (run_dir / MANIFEST).exists():
         raise exists
+    import secrets  # here, not at the top: the guard's hook process imports this module
+    import shutil
+
     try:
         runs_dir.mkdir(parents=True, exist_ok=True)
         stage = runs_dir / f".{run_id}.{secrets.token_hex(4)}.creating"

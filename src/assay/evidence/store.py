@@ -539,6 +539,13 @@ class SqliteStore:
                 conn.execute("ROLLBACK")
             raise StoreError(f"cannot create evidence store: {exc}", path=str(self.path)) from None
 
+    def count(self) -> int:
+        """How many records the head counts (0 for a store without one yet)."""
+        head = self._head_in(self._db())
+        if isinstance(head, str):
+            raise EvidenceError(f"unusable store: {head}", path=str(self.path))
+        return 0 if head is None else head.records
+
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Insert one record and its new head in one transaction, committed when this returns."""
         conn = self._db()

@@ -32,7 +32,7 @@ import orjson
 
 from assay.guard.core import Decision
 
-__all__ = ["HookAnswer", "run_hook"]
+__all__ = ["HookAnswer", "main", "parse_args", "run_hook"]
 
 #: The hook events the guard reads; others are answered with nothing.
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "PermissionRequest")
@@ -99,6 +99,86 @@ def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in call.items() if k != "args"}
 
 
+#: The command's options as the click CLI declares them: name -> (key, takes a value).
+_OPTIONS = {"--spec": ("spec", True), "--state-dir": ("state_dir", True),
+            "--approver": ("approver", True), "--grant": ("grant", False),
+            "--catch-up": ("catch_up", False)}
+
+
+def parse_args(args: list[str]) -> dict[str, Any] | None:
+    """The options of ``assay guard claude-code ARGS``, read without click; None to defer.
+
+    Only a plain command line is taken: each option at most once, every value
+    present and not option-like, ``--spec`` given, and the paths as click's
+    ``Path`` checks would pass them (the spec not a directory, the state
+    directory not a file, either readable where it exists). Anything else
+    (``--help``, an unknown option, a stray argument) returns None, and the click
+    CLI answers it, with its usual messages.
+    """
+    options: dict[str, Any] = {"state_dir": ".assay/guard", "approver": "user", "grant": False,
+                               "catch_up": False}
+    seen: set[str] = set()
+    i = 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        known = _OPTIONS.get(name)
+        if known is None or name in seen:
+            return None
+        seen.add(name)
+        key, takes_value = known
+        if not takes_value:
+            if eq:
+                return None
+            options[key] = True
+        else:
+            if not eq:
+                i += 1
+                if i == len(args):
+                    return None
+                value = args[i]
+            if value.startswith("-"):
+                return None
+            options[key] = value
+        i += 1
+    if "spec" not in options:
+        return None
+    if not (_path_ok(options["spec"], dir_okay=False)
+            and _path_ok(options["state_dir"], dir_okay=True)):
+        return None
+    return options
+
+
+def _path_ok(path: str, *, dir_okay: bool) -> bool:
+    """What click's ``Path(dir_okay=..., file_okay=not dir_okay)`` lets through."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return True
+    if stat.S_ISDIR(st.st_mode) if not dir_okay else stat.S_ISREG(st.st_mode):
+        return False  # a directory as the spec, a file as the state directory
+    return os.access(path, os.R_OK)
+
+
+def main(options: dict[str, Any]) -> int:
+    """Read the hook event on standard input, answer it, return the exit code."""
+    import sys
+
+    answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
+                      approver=options["approver"], grant=options["grant"],
+                      catch_up=options["catch_up"])
+    try:
+        sys.stdout.write(answer.stdout)
+        sys.stdout.flush()
+    except OSError as exc:  # an answer Claude Code cannot read must not pass for "no decision"
+        sys.stderr.write(_deny(f"cannot write the answer: {exc}").stderr)
+        return _EXIT_BLOCK
+    sys.stderr.write(answer.stderr)
+    return answer.exit
+
+
 def _deny(reason: str) -> HookAnswer:
     return HookAnswer(_EXIT_BLOCK, "", f"assay guard: denied: {reason}\n")
 
@@ -158,10 +238,9 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
     session = _field(doc, "session_id", str, "a non-empty string")
     if name not in HOOK_EVENTS:
         return HookAnswer(0)
-    from assay._inputs import load_replay_spec
     from assay.guard.store import GuardStore
 
-    store = GuardStore(state_dir, load_replay_spec(spec), approver=approver)
+    store = GuardStore(state_dir, spec, approver=approver)
     with store.session(session, create=True) as live:
         if catch_up and not live.guard.records:
             call_id = doc.get("tool_use_id")
