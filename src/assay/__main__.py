@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
-    """Run the hook as ``assay.cli`` would, with its exit codes for an interrupt or a bug.
+    """Run the hook; an interrupt or a bug blocks the call (exit 2), as any failure does.
 
     With ``leave`` (the process's own command line), the process ends with
     :func:`os._exit` once the answer is flushed: everything the call wrote is
@@ -47,16 +47,11 @@ def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
         from assay.guard.claude_code import main as hook_main
 
         code = hook_main(options)
-    except KeyboardInterrupt:
-        from assay.cli import _interrupted
+    except BaseException as exc:  # an interrupt or a bug blocks the call
+        # Claude Code runs the call on any exit code but 2, so 2 is the only fail-closed exit.
+        from assay.guard.claude_code import blocked
 
-        _interrupted()
-    except BaseException as exc:  # fail closed on any bug, as the click CLI does
-        from assay.errors import EXIT_INTERNAL
-        from assay.report._text import escape_controls
-
-        sys.stderr.write(escape_controls(f"error[internal]: {type(exc).__name__}: {exc}") + "\n")
-        sys.exit(EXIT_INTERNAL)
+        sys.exit(blocked(exc))
     if not leave:
         sys.exit(code)
     import os

@@ -589,13 +589,14 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
     hookSpecificOutput JSON (exit 0). Any error (bad spec, bad input, unreadable
     state) denies: exit 2 with the reason on standard error.
     """
-    from assay.guard.claude_code import run_hook
+    from assay.guard.claude_code import blocked, main
 
-    answer = run_hook(sys.stdin.buffer.read(), spec, state_dir, approver=approver, grant=grant,
-                      catch_up=catch_up)
-    sys.stdout.write(answer.stdout)
-    sys.stderr.write(answer.stderr)
-    sys.exit(answer.exit)
+    try:
+        code = main({"spec": spec, "state_dir": state_dir, "approver": approver, "grant": grant,
+                     "catch_up": catch_up})
+    except BaseException as exc:  # an interrupt or a bug blocks the call
+        code = blocked(exc)
+    sys.exit(code)
 
 
 @guard.command("serve", short_help="Answer guard checks over HTTP on a loopback address.")

@@ -316,3 +316,39 @@ class TestSnapshotShape:
         with _session(tmp_path, spec) as live:
             assert not live.restored
             assert [live.guard.check(c) for c in CALLS] == fresh
+
+
+class TestABugBlocks:
+    """Claude Code lets a call run on any exit code but 2: a hook that fails must exit 2."""
+
+    BOOM = """\
+import sys
+import assay.guard.claude_code as hook
+def boom(*args, **kwargs):
+    raise RuntimeError("boom")
+hook.{name} = boom
+sys.argv[0] = "assay"
+from assay.__main__ import main
+main(sys.argv[1:])
+"""
+
+    @pytest.mark.parametrize("name", ["main", "run_hook"])
+    @pytest.mark.parametrize("lean", [True, False], ids=["lean-path", "click-path"])
+    def test_an_error_escaping_the_hook_exits_2(self, tmp_path: Path, name: str,
+                                                lean: bool) -> None:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text(SPEC)
+        # --help-free but unusual spacing of options sends the call through click instead
+        args = (["guard", "claude-code", "--spec", str(spec), "--state-dir", str(tmp_path / "s")]
+                if lean else ["guard", "claude-code", f"--spec={spec}",
+                              f"--state-dir={tmp_path / 's'}", "--approver", "user",
+                              "--approver", "user"])
+        event = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash",
+                 "tool_input": {"command": "git push"}, "tool_use_id": "t1"}
+        proc = subprocess.run([sys.executable, "-c", self.BOOM.format(name=name), *args],
+                              input=json.dumps(event), capture_output=True, text=True,
+                              timeout=60, cwd=ROOT)
+        assert proc.returncode == 2, (proc.returncode, proc.stderr)
+        assert "boom" in proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert proc.stdout == ""

@@ -179,6 +179,31 @@ def main(options: dict[str, Any]) -> int:
     return answer.exit
 
 
+def blocked(exc: BaseException) -> int:
+    """Say on standard error that ``exc`` (an interrupt or a bug) blocks the call; exit code 2.
+
+    For the few failures that escape :func:`run_hook` (an interrupt, a failed import):
+    Claude Code lets the call run on any exit code but 2.
+    """
+    import sys
+
+    what = ("interrupted" if isinstance(exc, KeyboardInterrupt)
+            else f"internal error: {type(exc).__name__}: {exc}")
+    text = _deny(what).stderr
+    try:
+        from assay.report._text import escape_controls
+
+        text = escape_controls(text.rstrip("\n")) + "\n"
+    except BaseException:  # the plain text still says why
+        pass
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except BaseException:  # nothing left to tell; the exit code blocks
+        pass
+    return _EXIT_BLOCK
+
+
 def _deny(reason: str) -> HookAnswer:
     return HookAnswer(_EXIT_BLOCK, "", f"assay guard: denied: {reason}\n")
 
