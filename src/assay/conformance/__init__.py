@@ -75,6 +75,14 @@ def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: s
     return r.finish(traj_id, path, source=source, meta=meta)
 
 
+def _replay_records(compiled: CompiledSpec, records: Sequence[Any], final: Event,
+                    path: str) -> ReplayResult:
+    """Judge a native file decoded into typed records (``assay.ingest.native.typed_records``)."""
+    r = Replayer(compiled)
+    r.feed_records(records, final)
+    return r.finish(path, path)
+
+
 def _strip_path(exc: TraceError) -> str:
     """The error without the file name (the report already names the file)."""
     if exc.line is not None:
@@ -131,8 +139,8 @@ def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
-    from assay.ingest import FORMATS, ReadFailure, detect_format, load
-    from assay.ingest.native import iter_events, read_bytes
+    from assay.ingest import CERTAIN, FORMATS, ReadFailure, detect_format, load
+    from assay.ingest.native import detect_native, iter_events, read_bytes, typed_records
 
     data = None
     if path == STDIN:
@@ -154,11 +162,19 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                 formats.append((path, input_format or "native"))
             yield error_result(path, path, _strip_path(exc))
             return
-        fmt = input_format or detect_format(data)
+        fmt = input_format or ("native" if detect_native(data) >= CERTAIN
+                               else detect_format(data))
         if fmt == "native":
             if formats is not None:
                 formats.append((path, fmt))
-            yield replay_events(compiled, iter_events(data, path), path, path)
+            # The strict reader, lazily: it reads the file only when the typed decode
+            # cannot vouch for it (and names what is wrong with it).
+            events = iter_events(data, path)
+            typed = typed_records(data) if compiled.typed else None
+            if typed is None:
+                yield replay_events(compiled, events, path, path)
+            else:
+                yield _replay_records(compiled, typed[0], typed[1], path)
             return
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again

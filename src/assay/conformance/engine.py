@@ -10,7 +10,8 @@ contrast and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -22,6 +23,8 @@ from assay.reasons import Reason, propagated
 from assay.selectors import Selector
 
 __all__ = ["CompiledSpec", "Replayer", "error_result"]
+
+_agent_of = attrgetter("agent")
 
 _PASS_DETAIL = ("every mandatory checkpoint came before its guarded action; "
                 "every contracted handoff was satisfied")
@@ -43,6 +46,8 @@ def _pinned_kind(selector: Any) -> str | None:
 
 
 Hooks = tuple[list[tuple[int, list[Selector]]], list[tuple[Selector, str]]]
+#: A handoff as messages name it: (from agent, to agent, seq, line).
+_Border = tuple[str, str, int, "int | None"]
 
 
 class _Rule:
@@ -104,6 +109,9 @@ class CompiledSpec:
             )
         # Most specs select nothing; the hot path skips the selector hooks entirely then.
         self.selects = any(v or d for v, d in self.hooks.values())
+        #: No rule reads more of an event than its type's own fields, so typed records
+        #: (:meth:`Replayer.feed_records`) judge exactly as whole events do.
+        self.typed = not self.selects and not self.by_selector
 
 
 class _RuleState:
@@ -114,8 +122,8 @@ class _RuleState:
 
     def __init__(self, rule: _Rule) -> None:
         self.rule = rule
-        # Valid checkpoints not yet consumed or voided: (seq, where).
-        self.licences: list[tuple[int, str]] = []
+        # Valid checkpoints not yet consumed or voided: (seq, line), named when a message needs it.
+        self.licences: list[tuple[int, int | None]] = []
         # Guarded actions with no licence, awaiting a later checkpoint: (seq, action, where, why).
         self.pending: list[tuple[int, str, str, str]] = []
         # Guarded actions with no licence whose window a voiding event closed: a later
@@ -147,10 +155,10 @@ class Replayer:
         self.actions = 0
         self.final: Event | None = None
         # field name + canonical value -> agent -> (hops, first seq, first border)
-        self.chains: dict[tuple[str, bytes], dict[str, tuple[int, int, str]]] = {}
+        self.chains: dict[tuple[str, bytes], dict[str, tuple[int, int, _Border]]] = {}
         # field name + canonical value -> longest chain seen: (hops, first seq, first border,
         # last seq, last border, value)
-        self.longest: dict[tuple[str, bytes], tuple[int, int, str, int, str, Any]] = {}
+        self.longest: dict[tuple[str, bytes], tuple[int, int, _Border, int, _Border, Any]] = {}
         self.locate_messages = locate_messages
         # Contracted borders crossed so far, and those already reported absent.
         self.crossed: set[tuple[str, str]] = set()
@@ -160,9 +168,17 @@ class Replayer:
 
     def where(self, event: Event) -> str:
         """How a message names an event: its seq, and its message index for transcripts."""
-        if self.locate_messages and event.line is not None:
-            return f"seq {event.seq} (message {event.line})"
-        return f"seq {event.seq}"
+        return self._where(event.seq, event.line)
+
+    def _where(self, seq: int, line: int | None) -> str:
+        if self.locate_messages and line is not None:
+            return f"seq {seq} (message {line})"
+        return f"seq {seq}"
+
+    def _border(self, border: _Border) -> str:
+        """A handoff as messages name it: ``a->b (seq N)``."""
+        src, dst, seq, line = border
+        return f"{src}->{dst} ({self._where(seq, line)})"
 
     def feed(self, event: Event) -> None:
         """Take the next event of the trajectory."""
@@ -202,16 +218,18 @@ class Replayer:
                             rules = [*(rules or ()), *(r for r in picked
                                                        if r not in (rules or ()))]
                     if rules:
+                        seq, line, name = event.seq, event.line, data["action_type"]
                         if agent in c.contracts_to:
-                            self._contracted_before(event)
+                            self._contracted_before(agent, name, seq, line)
                         for rule in rules:
-                            self._guarded(states[rule.index], event)
+                            self._guarded(states[rule.index], name, seq, line)
                 elif kind == "handoff":
                     handoffs += 1
                     self._handoff(event)
                 elif kind == "checkpoint":
                     checkpoints += 1
-                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
+                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event.seq,
+                                     event.line)
                 elif kind == "final":
                     self.final = event
         finally:
@@ -220,6 +238,52 @@ class Replayer:
             self.irreversible += irreversible
             self.handoffs += handoffs
             self.checkpoints += checkpoints
+
+    def feed_records(self, records: Sequence[Any], final: Event) -> None:
+        """Take a whole native trajectory decoded into typed records, then its final event.
+
+        The records are :func:`assay.ingest.native.typed_records`: one per line
+        before the final one, already checked (types, required keys, increasing ``seq``),
+        each with ``kind`` and the fields of its type as attributes. Only for a spec
+        whose rules read nothing else (``CompiledSpec.typed``); the verdict is the
+        one :meth:`feed_all` gives on the same events.
+        """
+        c = self.c
+        agents = self.agents
+        by_action = c.by_action
+        contracts_to = c.contracts_to
+        states = self.states
+        actions = irreversible = handoffs = checkpoints = 0
+        # first seen first, as feed_all lists them
+        agents.update(dict.fromkeys(map(_agent_of, records)))
+        agents.pop(None, None)  # type: ignore[call-overload]
+        for line, rec in enumerate(records, 1):
+            kind = rec.kind
+            if kind == "action":
+                actions += 1
+                if rec.irreversible is True:
+                    irreversible += 1
+                name = rec.action_type
+                rules = by_action.get(name)
+                if rules:
+                    if rec.agent in contracts_to:
+                        self._contracted_before(rec.agent, name, rec.seq, line)
+                    for rule in rules:
+                        self._guarded(states[rule.index], name, rec.seq, line)
+            elif kind == "handoff":
+                handoffs += 1
+                self._handoff_at(rec.from_agent, rec.to_agent, rec.payload, rec.seq, line)
+            elif kind == "checkpoint":
+                checkpoints += 1
+                self._checkpoint(rec.checkpoint_id, rec.confirmed_by, rec.seq, line)
+        if final.agent is not None and final.agent not in agents:
+            agents[final.agent] = None
+        self.final = final
+        self.events += len(records) + 1
+        self.actions += actions
+        self.irreversible += irreversible
+        self.handoffs += handoffs
+        self.checkpoints += checkpoints
 
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
@@ -238,13 +302,13 @@ class Replayer:
                 licensed.add(cid)
                 self.derived += 1
                 who = event.data.get("role") if kind == "message" else event.agent
-                self._checkpoint(cid, who, event)
+                self._checkpoint(cid, who, event.seq, event.line)
 
     def _void(self, st: _RuleState, event: Event) -> None:
         where = self.where(event)
         if st.licences:
             if self.locate_messages:
-                at = ", ".join(w for _, w in st.licences)
+                at = ", ".join(self._where(s, li) for s, li in st.licences)
             else:
                 at = "seq " + ", ".join(str(s) for s, _ in st.licences)
             st.why_not = f"checkpoint '{st.rule.cid}' at {at} was voided by {where}"
@@ -257,7 +321,7 @@ class Replayer:
                               for seq, action, at, why in st.pending)
             st.pending.clear()
 
-    def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
+    def _checkpoint(self, cid: str, confirmed_by: Any, at: int, line: int | None) -> None:
         rules = self.c.by_checkpoint.get(cid)
         if not rules:
             return
@@ -266,18 +330,18 @@ class Replayer:
             if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
                                                   or confirmed_by not in rule.confirmed_by):
                 allowed = _quote(sorted(rule.confirmed_by))
-                st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
+                st.why_not = (f"checkpoint '{cid}' at {self._where(at, line)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
                 continue
-            st.licences.append((event.seq, self.where(event)))
+            st.licences.append((at, line))
             for seq, action, where, _ in st.pending:
                 st.failures.append(Finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
-                    f"checkpoint '{cid}' came at {self.where(event)}, after the action it "
+                    f"checkpoint '{cid}' came at {self._where(at, line)}, after the action it "
                     f"guards: '{action}' ran at {where}", seq))
             st.pending.clear()
 
-    def _guarded(self, st: _RuleState, event: Event) -> None:
+    def _guarded(self, st: _RuleState, action: str, seq: int, line: int | None) -> None:
         st.seen_action = True
         rule = st.rule
         if not rule.each:
@@ -286,66 +350,74 @@ class Replayer:
             st.done = True
         if st.licences:
             if rule.consume:
-                _, used = st.licences.pop(0)
-                st.why_not = (f"checkpoint '{rule.cid}' at {used} was already used by "
-                              f"{self.where(event)}")
+                used_seq, used_line = st.licences.pop(0)
+                st.why_not = (f"checkpoint '{rule.cid}' at {self._where(used_seq, used_line)} "
+                              f"was already used by {self._where(seq, line)}")
                 st.last_void = ""
             return
         why = st.why_not
         if st.last_void:
             since = f"no checkpoint since the last voiding event, {st.last_void}"
             why = f"{why}; {since}" if why else since
-        st.pending.append((event.seq, event.data["action_type"], self.where(event), why))
+        st.pending.append((seq, action, self._where(seq, line), why))
 
-    def _contracted_before(self, event: Event) -> None:
+    def _contracted_before(self, agent: str | None, action: str, seq: int,
+                           line: int | None) -> None:
         """Warn when a guarded action's agent never received a handoff its contract promises."""
-        for border in self.c.contracts_to[event.agent or ""]:
+        for border in self.c.contracts_to[agent or ""]:
             if border not in self.crossed and border not in self.absent:
                 self.absent.add(border)
                 self.warnings.append(Finding(
                     Reason.CONTRACTED_HANDOFF_ABSENT,
-                    f"guarded action '{event.data['action_type']}' ran at {self.where(event)} "
+                    f"guarded action '{action}' ran at {self._where(seq, line)} "
                     f"but the contracted handoff {border[0]}->{border[1]} never happened "
-                    "before it; what the contract checks was never delivered", event.seq))
+                    "before it; what the contract checks was never delivered", seq))
 
     def _handoff(self, event: Event) -> None:
         data = event.data
-        src, dst, payload = data["from_agent"], data["to_agent"], data["payload"]
-        border = f"{src}->{dst}"
-        where = self.where(event)
+        self._handoff_at(data["from_agent"], data["to_agent"], data["payload"], event.seq,
+                         event.line)
+
+    def _handoff_at(self, src: str, dst: str, payload: Mapping[str, Any], seq: int,
+                    line: int | None) -> None:
         self.crossed.add((src, dst))
         contract = self.c.contracts.get((src, dst))
         if contract is None:
             self.warnings.append(Finding(
                 Reason.UNCONTRACTED_HANDOFF,
-                f"{border} ({where}) is covered by no contract; flagged, not blocked, "
-                "because the spec may be incomplete", event.seq))
+                f"{self._border((src, dst, seq, line))} is covered by no contract; flagged, "
+                "not blocked, because the spec may be incomplete", seq))
         else:
             missing = [f for f in contract.required_fields if f not in payload]
             if missing:
                 self.handoff_reasons.append(Finding(
                     Reason.HANDOFF_CONTRACT_VIOLATION,
-                    f"{border} ({where}) did not deliver required fields {_quote(missing)}",
-                    event.seq))
+                    f"{self._border((src, dst, seq, line))} did not deliver required fields "
+                    f"{_quote(missing)}", seq))
             if contract.require_verified:
                 unverified = [f for f in contract.required_fields
                               if f in payload and not field_verified(payload[f])]
                 if unverified:
                     self.handoff_reasons.append(Finding(
                         Reason.UNVERIFIED_CLAIM_CONSUMED,
-                        f"{border} ({where}): required fields {_quote(unverified)} arrived "
-                        "without verified=true where the contract demands verification",
-                        event.seq))
+                        f"{self._border((src, dst, seq, line))}: required fields "
+                        f"{_quote(unverified)} arrived without verified=true where the "
+                        "contract demands verification", seq))
+        here: _Border | None = None
         for name, raw in payload.items():
-            if field_verified(raw):
-                continue
-            value = raw["value"] if isinstance(raw, dict) and "value" in raw and "verified" in raw \
-                else raw
+            if isinstance(raw, dict) and "value" in raw:
+                if raw.get("verified") is True:
+                    continue  # verified: it travels no further as a claim
+                value = raw["value"] if "verified" in raw else raw
+            else:
+                value = raw
             key = (name, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+            if here is None:
+                here = (src, dst, seq, line)
             holders = self.chains.setdefault(key, {})
             held = holders.get(src)
             if held is None:
-                hops, first_seq, first_border = 1, event.seq, f"{border} ({where})"
+                hops, first_seq, first_border = 1, seq, here
             else:
                 hops, first_seq, first_border = held[0] + 1, held[1], held[2]
             prior = holders.get(dst)
@@ -354,8 +426,7 @@ class Replayer:
             if hops >= 2:
                 best = self.longest.get(key)
                 if best is None or best[0] < hops:
-                    self.longest[key] = (hops, first_seq, first_border, event.seq,
-                                         f"{border} ({where})", value)
+                    self.longest[key] = (hops, first_seq, first_border, seq, here, value)
 
     # -- the verdict -------------------------------------------------------------------
 
@@ -388,9 +459,9 @@ class Replayer:
                 self.longest.items(), key=lambda kv: (kv[1][1], kv[0][0], kv[0][1])):
             reasons.append(Finding(
                 propagated(hops),
-                f"field '{name}'={_show(value)} entered unverified at {first_border} and "
-                f"crossed {hops} handoffs without anyone verifying it, the last at {last_border}",
-                last_seq))
+                f"field '{name}'={_show(value)} entered unverified at "
+                f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
+                f"verifying it, the last at {self._border(last_border)}", last_seq))
         task_success = None
         final: Mapping[str, Any] = {}
         if self.final is not None:
