@@ -168,9 +168,11 @@ def cli() -> None:
 @click.option("--by", "by_field", metavar="FIELD", default=None,
               help="Break verdicts down by a field of each trajectory's final event.")
 @_sha256_option("--expect-spec-sha256", "spec")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Judge the files in N processes; the report is the same, byte for byte.")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
            input_format: str | None, summary_only: bool, by_field: str | None,
-           expect_spec_sha256: str | None) -> None:
+           expect_spec_sha256: str | None, jobs: int) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
@@ -180,25 +182,32 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     1 BLOCK, 2 ERROR; across many files the worst verdict wins (BLOCK over
     ERROR over PASS).
     """
+    from functools import partial
+
     from assay._inputs import expand_inputs, load_replay_spec
     from assay.conformance import ReplayInterrupted, replay_files
-    from assay.report import replay_report
+    from assay.report.replay import ReplayReportWriter, render_result
 
     loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
-    try:
-        run = replay_files(loaded, inputs.paths, input_format=input_format)
-    except ReplayInterrupted as stop:
-        _emit(replay_report(stop.run, loaded, fmt=fmt, summary_only=summary_only,
-                            by_field=by_field))
-        _interrupted(f" after {stop.done} of {stop.total} files; the report covers those only")
-    _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field))
-    if by_field is not None and not run.carries(by_field):
+    render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+    with ReplayReportWriter(sys.stdout, loaded, spec_source=loaded.source,
+                            spec_sha256=loaded.sha256, fmt=fmt, summary_only=summary_only,
+                            by_field=by_field) as report:
+        try:
+            replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs,
+                         render=render, sink=report)
+        except ReplayInterrupted as stop:
+            report.finish(interrupted=True)
+            _interrupted(f" after {stop.done} of {stop.total} files; the report covers those "
+                         "only")
+        code = report.finish()
+    if by_field is not None and not report.carries:
         click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
                    "every result is grouped under (absent)", err=True)
-    sys.exit(run.exit)
+    sys.exit(code)
 
 
 @cli.command(short_help="Accept a claimed result only on evidence.")

@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
-from typing import Any, TypeGuard, cast
+from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from assay._inputs import STDIN, STDIN_ID
 from assay.conformance.engine import CompiledSpec, Replayer, error_result
@@ -41,6 +41,7 @@ __all__ = [
     "ReplayInterrupted",
     "ReplayResult",
     "ReplayRun",
+    "ReplaySink",
     "Replayer",
     "Spec",
     "TrajectoryItem",
@@ -298,24 +299,127 @@ def replay(spec: Spec | Mapping[str, Any] | str | PathLike[str],
     return ReplayRun(loaded.source, results, tuple(formats), spec_sha256=loaded.sha256)
 
 
-def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None) -> ReplayRun:
+class ReplaySink(Protocol):
+    """Where :func:`replay_files` delivers, in order, when it keeps nothing itself."""
+
+    def file(self, path: str, fmt: str) -> None:
+        """A file begins, read as ``fmt``."""
+
+    def result(self, item: Any) -> None:
+        """The next judged trajectory, as the ``render`` function made it."""
+
+
+class _FileStart(NamedTuple):
+    path: str
+    fmt: str
+
+
+def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
+            render: Callable[[ReplayResult], Any]) -> Iterator[Any]:
+    """Each file's start, then each of its results through ``render``, in order."""
+    formats: list[tuple[str, str]] = []
+    for path in paths:
+        for result in iter_replay(compiled, [path], input_format=input_format, formats=formats):
+            if formats:
+                yield from (_FileStart(*f) for f in formats)
+                formats.clear()
+            yield render(result)
+        yield from (_FileStart(*f) for f in formats)
+        formats.clear()
+
+
+_WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any]] | None = None
+
+
+def _start_worker(spec: Spec, input_format: str | None,
+                  render: Callable[[ReplayResult], Any]) -> None:
+    import signal
+
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _WORKER = (CompiledSpec(spec), input_format, render)
+
+
+def _judge_chunk(paths: list[str]) -> list[Any]:
+    assert _WORKER is not None
+    compiled, input_format, render = _WORKER
+    return list(_judged(compiled, paths, input_format, render))
+
+
+def _judged_in_pool(spec: Spec, paths: list[str], input_format: str | None,
+                    render: Callable[[ReplayResult], Any],
+                    jobs: int) -> Iterator[tuple[int, list[Any]]]:
+    """(files in the chunk, its items) for chunks of ``paths`` judged by ``jobs`` processes,
+    in order; a few chunks run ahead, so memory holds a few chunks at most."""
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    size = max(1, min(256, len(paths) // (jobs * 8)))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    pool = ProcessPoolExecutor(jobs, initializer=_start_worker,
+                               initargs=(spec, input_format, render))
+    pending: deque[tuple[int, Future[list[Any]]]] = deque()
+    try:
+        for chunk in chunks:
+            pending.append((len(chunk), pool.submit(_judge_chunk, chunk)))
+            if len(pending) > jobs * 2:
+                n, future = pending.popleft()
+                yield n, future.result()
+        while pending:
+            n, future = pending.popleft()
+            yield n, future.result()
+    finally:
+        pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None,
+                 jobs: int = 1, render: Callable[[ReplayResult], Any] | None = None,
+                 sink: ReplaySink | None = None) -> ReplayRun:
     """Replay trajectory files; the CLI's one library call.
+
+    Without ``sink`` the run holds every result. With one, nothing is kept:
+    each file's start and each result, passed through ``render`` where it was
+    judged, go to the sink in the order of ``paths``, and the run returned holds
+    the files only. ``jobs`` > 1 judges chunks of files in that many processes
+    (``render`` then runs there, and must be picklable); the order and every
+    result are those of one process.
 
     Ctrl-C raises :class:`ReplayInterrupted` carrying the results judged so far.
     """
     paths = list(paths)
-    compiled = CompiledSpec(spec)
     results: list[ReplayResult] = []
     formats: list[tuple[str, str]] = []
+    keep = render or _same
+
+    def deliver(item: Any) -> None:
+        if isinstance(item, _FileStart):
+            formats.append((item.path, item.fmt))
+            if sink is not None:
+                sink.file(item.path, item.fmt)
+        elif sink is not None:
+            sink.result(item)
+        else:
+            results.append(item)
+
     done = 0
     try:
-        for path in paths:
-            for result in iter_replay(compiled, [path], input_format=input_format,
-                                      formats=formats):
-                results.append(result)
-            done += 1
+        if jobs > 1 and len(paths) > 1 and STDIN not in paths:
+            for files, items in _judged_in_pool(spec, paths, input_format, keep, jobs):
+                for item in items:
+                    deliver(item)
+                done += files
+        else:
+            compiled = CompiledSpec(spec)
+            for path in paths:
+                for item in _judged(compiled, [path], input_format, keep):
+                    deliver(item)
+                done += 1
     except KeyboardInterrupt:
         partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
                             spec_sha256=spec.sha256)
         raise ReplayInterrupted(partial, done, len(paths)) from None
     return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)
+
+
+def _same(result: ReplayResult) -> ReplayResult:
+    return result
