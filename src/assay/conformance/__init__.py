@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any, NamedTuple, Protocol, TypeGuard, cast
@@ -138,10 +139,19 @@ def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
         yield error_result(path, path, _crash(path, exc))
 
 
+def _native() -> Any:
+    """The native reader module, imported on first use (``assay.conformance`` stays light)."""
+    module = sys.modules.get("assay.ingest.native")
+    if module is None:
+        import assay.ingest.native as module
+    return module
+
+
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
     from assay.ingest import CERTAIN, FORMATS, ReadFailure, detect_format, load
-    from assay.ingest.native import detect_native, iter_events, read_bytes, typed_records
+
+    native = _native()
 
     data = None
     if path == STDIN:
@@ -157,21 +167,21 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         # The hot path: a native file streams from the reader straight into the engine.
         try:
             if data is None:
-                data = read_bytes(path)
+                data = native.read_bytes(path)
         except TraceError as exc:
             if formats is not None:
                 formats.append((path, input_format or "native"))
             yield error_result(path, path, _strip_path(exc))
             return
-        fmt = input_format or ("native" if detect_native(data) >= CERTAIN
+        fmt = input_format or ("native" if native.detect_native(data) >= CERTAIN
                                else detect_format(data))
         if fmt == "native":
             if formats is not None:
                 formats.append((path, fmt))
             # The strict reader, lazily: it reads the file only when the typed decode
             # cannot vouch for it (and names what is wrong with it).
-            events = iter_events(data, path)
-            typed = typed_records(data) if compiled.typed else None
+            events = native.iter_events(data, path)
+            typed = native.typed_records(data) if compiled.typed else None
             if typed is None:
                 yield replay_events(compiled, events, path, path)
             else:
@@ -319,7 +329,7 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
     """Each file's start, then each of its results through ``render``, in order."""
     formats: list[tuple[str, str]] = []
     for path in paths:
-        for result in iter_replay(compiled, [path], input_format=input_format, formats=formats):
+        for result in _isolated(compiled, path, input_format, formats):
             if formats:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
