@@ -187,8 +187,10 @@ def cold_start(runs: int, report: Report, tmp: Path) -> None:
     fixtures = sorted(glob.glob(str(ROOT / "examples" / "fixture_*.jsonl")))
     runs_dir = tmp / "runs"
     workflow = tmp / "wf.json"
+    touch = [PYTHON, "-c", "import sys; open(sys.argv[1], 'w').write('x')", "{artifact}"]
     workflow.write_text(json.dumps({"workflow": "w", "phases": [
-        {"name": "a", "role": "op", "producer": ["true"], "gate": {"command": ["true"]}}]}))
+        {"name": "a", "role": "op", "producer": touch, "artifact": "out.txt",
+         "gate": {"command": [PYTHON, "-c", "pass"]}}]}))
     subprocess.run([ASSAY, "run", str(workflow), "--as", "op", "--identity", "me", "--run-id",
                     "r1", "--runs-dir", str(runs_dir)], check=True, capture_output=True)
     accept = ROOT / "examples" / "accept"

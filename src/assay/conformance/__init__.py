@@ -329,7 +329,7 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
     """Each file's start, then each of its results through ``render``, in order."""
     formats: list[tuple[str, str]] = []
     for path in paths:
-        for result in _isolated(compiled, path, input_format, formats):
+        for result in iter_replay(compiled, [path], input_format=input_format, formats=formats):
             if formats:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
@@ -390,7 +390,7 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
     Without ``sink`` the run holds every result. With one, nothing is kept:
     each file's start and each result, passed through ``render`` where it was
     judged, go to the sink in the order of ``paths``, and the run returned holds
-    the files only. ``jobs`` > 1 judges chunks of files in that many processes
+    neither results nor files. ``jobs`` > 1 judges chunks of files in that many processes
     (``render`` then runs there, and must be picklable); the order and every
     result are those of one process.
 
@@ -403,8 +403,9 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
 
     def deliver(item: Any) -> None:
         if isinstance(item, _FileStart):
-            formats.append((item.path, item.fmt))
-            if sink is not None:
+            if sink is None:
+                formats.append((item.path, item.fmt))
+            else:  # the sink keeps what it needs of the files: the run keeps nothing
                 sink.file(item.path, item.fmt)
         elif sink is not None:
             sink.result(item)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -171,8 +172,9 @@ class ReplayReportWriter:
     """Writes the replay report to ``out`` as results arrive, byte for byte :func:`replay_report`.
 
     The head of either report names every file and how many trajectories each
-    held, which is known only at the end; the judged results wait in a temporary
-    file meanwhile, so memory holds one counter per file and no result.
+    held, which is known only at the end; the judged results, and each file's
+    counts once it is done, wait in temporary files meanwhile, so memory holds
+    the file being judged and no result, however large the batch.
     """
 
     def __init__(self, out: IO[str], spec: Any, *, spec_source: str | None,
@@ -187,25 +189,53 @@ class ReplayReportWriter:
         self.fmt = fmt
         self.summary_only = summary_only
         self.by_field = by_field
-        self.files: list[tuple[str, str]] = []
-        self.per_file: dict[str | None, Counter[str]] = {}
         self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
         self.groups: dict[str, dict[str, int]] = {}
         self.carries = False
         self.worst: int | None = None
         self.total = 0
-        # closed by finish() or on leaving the writer's ``with`` block
+        self.file_count = 0
+        self.all_native = True
+        #: The file being judged, and its verdict counts so far.
+        self.current: tuple[str, str] | None = None
+        self.current_counts: Counter[str] = Counter()
+        #: Results whose path is not the file being judged (none from the readers).
+        self.elsewhere: dict[str | None, Counter[str]] = {}
+        # closed on leaving the writer's ``with`` block
         self.spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self.file_spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
 
     def __enter__(self) -> ReplayReportWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.spool.close()
+        self.file_spool.close()
 
     def file(self, path: str, fmt: str) -> None:
         """A file begins, read as ``fmt``."""
-        self.files.append((path, fmt))
+        self._file_done()
+        self.current = (path, fmt)
+        self.file_count += 1
+        self.all_native = self.all_native and fmt == "native"
+
+    def _file_done(self) -> None:
+        if self.current is not None:
+            c = self.current_counts
+            self.file_spool.write(orjson.dumps(
+                [*self.current, c["PASS"], c["BLOCK"], c["ERROR"]]) + b"\n")
+            self.current = None
+            self.current_counts = Counter()
+
+    def _files(self) -> Iterator[tuple[str, str, Counter[str]]]:
+        """Every file in order, with the verdict counts of its results."""
+        self._file_done()
+        self.file_spool.seek(0)
+        for line in self.file_spool:
+            path, fmt, passed, blocked, errors = orjson.loads(line)
+            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
+            counts.update(self.elsewhere.get(path, {}))
+            yield path, fmt, counts
 
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
@@ -216,7 +246,10 @@ class ReplayReportWriter:
             self.counts["warn"] += 1
         code = VERDICT_EXIT[verdict]
         self.worst = code if self.worst is None else worst_exit((self.worst, code))
-        self.per_file.setdefault(r.path, Counter())[verdict] += 1
+        if self.current is not None and r.path == self.current[0]:
+            self.current_counts[verdict] += 1
+        else:
+            self.elsewhere.setdefault(r.path, Counter())[verdict] += 1
         if r.by is not None:
             g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
             g[verdict.lower()] += 1
@@ -243,57 +276,63 @@ class ReplayReportWriter:
         else:
             self._finish_text(summary, by)
         self.out.flush()
-        self.spool.close()
         return summary["exit"]
-
-    def _copy_spool(self, digest: Any = None) -> None:
-        self.spool.seek(0)
-        while chunk := self.spool.read(1 << 16):
-            self.out.write(chunk)
-            if digest is not None:
-                digest.update(chunk.encode("utf-8"))
 
     def _finish_json(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
         doc: dict[str, Any] = {
             "spec": self.spec_source,
             "spec_sha256": self.spec_sha256,
-            "files": [{"path": p, "format": f} for p, f in self.files],
+            "files": [_SLOT] if self.file_count else [],
             "results": [] if self.summary_only or not self.total else [_SLOT],
             "summary": summary,
         }
         if self.by_field is not None:
             doc["by"] = {"field": self.by_field, "groups": by}
-        text = dump_json(doc)
+        parts = dump_json(doc).split(_SLOT_LINE)
+        self.out.write(parts[0])
+        if self.file_count:
+            for n, (path, fmt, _) in enumerate(self._files()):
+                entry = orjson.dumps({"path": path, "format": fmt}, option=_JSON_OPTIONS)
+                self.out.write(("    " if not n else ",\n    ")
+                               + entry.decode().replace("\n", "\n    "))
+            self.out.write("\n" + parts[1])
         if doc["results"]:
-            head, tail = text.split(_SLOT_LINE)
-            self.out.write(head)
-            self._copy_spool()
-            self.out.write("\n" + tail)
-        else:
-            self.out.write(text)
+            self.spool.seek(0)
+            while chunk := self.spool.read(1 << 16):
+                self.out.write(chunk)
+            self.out.write("\n" + parts[-1])
 
     def _finish_text(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
-        lines = [HEADER, _spec_text(self.spec_source, self.spec), *([] if self.spec_sha256 is None
-                                               else [f"spec-sha256: {self.spec_sha256}"])]
-        lines.append(f"files: {len(self.files) or len(self.per_file)}")
-        if any(fmt != "native" for _, fmt in self.files) or self.total != len(self.files):
-            lines[-1] += f", {plural(self.total, 'trajectory', 'trajectories')}"
-            for path, fmt in self.files:
-                n = sum(self.per_file.get(path, Counter()).values())
-                lines.append(f"input: {path} ({fmt}, {plural(n, 'trajectory', 'trajectories')})")
-        if self.summary_only:
-            lines.extend(_file_line(path, self.per_file.get(path, Counter()))
-                         for path, _fmt in self.files)
         digest = hashlib.sha256()
-        head = text_lines(lines)
-        self.out.write(head)
-        digest.update(head.encode("utf-8"))
-        self._copy_spool(digest)
-        tail_lines: list[str] = []
+
+        def emit(lines: Iterable[str]) -> None:
+            text = text_lines(lines)
+            self.out.write(text)
+            digest.update(text.encode("utf-8"))
+
+        head = [HEADER, _spec_text(self.spec_source, self.spec)]
+        if self.spec_sha256 is not None:
+            head.append(f"spec-sha256: {self.spec_sha256}")
+        files = f"files: {self.file_count or len(self.elsewhere)}"
+        listed = not self.all_native or self.total != self.file_count
+        if listed:
+            files += f", {plural(self.total, 'trajectory', 'trajectories')}"
+        emit([*head, files])
+        if listed:
+            for path, fmt, c in self._files():
+                emit([f"input: {path} ({fmt}, "
+                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"])
+        if self.summary_only:
+            for path, _fmt, c in self._files():
+                emit([_file_line(path, c)])
+        self.spool.seek(0)
+        while chunk := self.spool.read(1 << 16):
+            self.out.write(chunk)
+            digest.update(chunk.encode("utf-8"))
+        tail: list[str] = []
         if self.by_field is not None:
-            tail_lines.extend(f"by {self.by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
-                              f"{g['error']} ERROR" for key, g in by.items())
-        tail_lines.append(_summary_line(summary))
-        tail = text_lines(tail_lines)
-        digest.update(tail.encode("utf-8"))
-        self.out.write(f"{tail}report-sha256: {digest.hexdigest()}\n")
+            tail.extend(f"by {self.by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
+                        f"{g['error']} ERROR" for key, g in by.items())
+        tail.append(_summary_line(summary))
+        emit(tail)
+        self.out.write(f"report-sha256: {digest.hexdigest()}\n")
