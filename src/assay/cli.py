@@ -73,7 +73,19 @@ class _Located:
         except click.UsageError as exc:
             if exc.ctx is None:
                 exc.ctx = ctx
+            if isinstance(exc, click.NoSuchOption) and exc.possibilities:
+                raise click.NoSuchOption(
+                    exc.option_name, exc.message, ctx=exc.ctx,
+                    possibilities=[p for p in exc.possibilities
+                                   if _near_miss(exc.option_name, p)]) from None
             raise
+
+
+def _near_miss(given: str, option: str) -> bool:
+    """Suggest an option for a near miss only: difflib's 0.6 would offer --jobs for --bogus."""
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, given, option).ratio() >= 0.65
 
 
 class _Command(_Located, click.Command):
