@@ -143,7 +143,7 @@ class Rendered:
     carries: bool
     #: The JSON result, indented for its place in the document, or the text block
     #: without its ``[N] id`` line; empty for ``--summary-only``.
-    body: str
+    body: bytes
 
 
 def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = False,
@@ -158,12 +158,11 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
         carries = value is not _MISSING
         by = _json_scalar(value) if carries else "(absent)"
     if summary_only:
-        body = ""
+        body = b""
     elif fmt == "json":
-        body = "    " + orjson.dumps(r.to_dict(), option=_JSON_OPTIONS).decode().replace(
-            "\n", "\n    ")
+        body = b"    " + orjson.dumps(r.to_dict(), option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
     else:
-        body = text_lines(_block(0, r)[1:])
+        body = text_lines(_block(0, r)[1:]).encode("utf-8")
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
                     carries, body)
 
@@ -202,7 +201,7 @@ class ReplayReportWriter:
         #: Results whose path is not the file being judged (none from the readers).
         self.elsewhere: dict[str | None, Counter[str]] = {}
         # closed on leaving the writer's ``with`` block
-        self.spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self.spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
         self.file_spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
 
     def __enter__(self) -> ReplayReportWriter:
@@ -257,9 +256,10 @@ class ReplayReportWriter:
         if self.summary_only:
             return
         if self.fmt == "json":
-            self.spool.write(r.body if self.total == 1 else ",\n" + r.body)
+            self.spool.write(r.body if self.total == 1 else b",\n" + r.body)
         else:
-            self.spool.write(escape_controls(f"[{self.total}] {r.id}") + "\n" + r.body)
+            head = escape_controls(f"[{self.total}] {r.id}") + "\n"
+            self.spool.write(head.encode("utf-8") + r.body)
 
     def exit_code(self, interrupted: bool = False) -> int:
         """The folded exit: 130 interrupted, 2 nothing judged, else the worst verdict."""
@@ -277,6 +277,30 @@ class ReplayReportWriter:
             self._finish_text(summary, by)
         self.out.flush()
         return summary["exit"]
+
+    def _copy_spool(self, digest: Any = None) -> None:
+        """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them)."""
+        import codecs
+
+        buffer = getattr(self.out, "buffer", None)
+        encoding = getattr(self.out, "encoding", None) or ""
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if buffer is not None and utf8 and getattr(self.out, "errors", "strict") == "strict":
+            self.out.flush()
+            write = buffer.write
+        else:
+            decode = codecs.getincrementaldecoder("utf-8")().decode
+            write = lambda chunk: self.out.write(decode(chunk))  # noqa: E731
+        self.spool.seek(0)
+        while chunk := self.spool.read(1 << 16):
+            write(chunk)
+            if digest is not None:
+                digest.update(chunk)
+        if buffer is not None:
+            buffer.flush()
 
     def _finish_json(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
         doc: dict[str, Any] = {
@@ -297,9 +321,7 @@ class ReplayReportWriter:
                                + entry.decode().replace("\n", "\n    "))
             self.out.write("\n" + parts[1])
         if doc["results"]:
-            self.spool.seek(0)
-            while chunk := self.spool.read(1 << 16):
-                self.out.write(chunk)
+            self._copy_spool()
             self.out.write("\n" + parts[-1])
 
     def _finish_text(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
@@ -325,10 +347,7 @@ class ReplayReportWriter:
         if self.summary_only:
             for path, _fmt, c in self._files():
                 emit([_file_line(path, c)])
-        self.spool.seek(0)
-        while chunk := self.spool.read(1 << 16):
-            self.out.write(chunk)
-            digest.update(chunk.encode("utf-8"))
+        self._copy_spool(digest)
         tail: list[str] = []
         if self.by_field is not None:
             tail.extend(f"by {self.by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
