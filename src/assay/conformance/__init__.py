@@ -149,7 +149,7 @@ def _native() -> Any:
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
-    from assay.ingest import CERTAIN, FORMATS, ReadFailure, detect_format, load
+    from assay.ingest import FORMATS, ReadFailure, detect_format, load
 
     native = _native()
 
@@ -173,7 +173,8 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                 formats.append((path, input_format or "native"))
             yield error_result(path, path, _strip_path(exc))
             return
-        fmt = input_format or ("native" if native.detect_native(data) >= CERTAIN
+        # the registry asks the native reader first and stops at a certain answer
+        fmt = input_format or ("native" if native.certainly_native(data)
                                else detect_format(data))
         if fmt == "native":
             if formats is not None:

@@ -386,18 +386,29 @@ _NATIVE_SHAPE = 0.3
 CERTAIN, FALLBACK = 1.0, 0.1  # the registry's levels (assay.ingest), without importing it
 
 
+def certainly_native(data: bytes) -> bool:
+    """True when :func:`detect_native` is certain: ``event`` and ``seq`` on a first line
+    that opens an object. It looks at that line only."""
+    text = data.lstrip()
+    if text[:1] != b"{":
+        return False
+    end = text.find(b"\n")
+    first = text if end < 0 else text[:end]
+    return b'"event"' in first and b'"seq"' in first
+
+
 def detect_native(data: bytes) -> float:
     """How sure the content is native: both ``event`` and ``seq`` on the first line is
     certain; either key in the first record is its shape; text that is no JSON object
     or array at all falls back here, so the reader says exactly what is wrong."""
+    if certainly_native(data):
+        return CERTAIN
     text = data.lstrip()
     head = text[:1]
     if head != b"{" and head != b"[":
         return FALLBACK
     end = text.find(b"\n")
     first = text if end < 0 else text[:end]
-    if head == b"{" and b'"event"' in first and b'"seq"' in first:
-        return CERTAIN
     from assay.ingest._scan import _keys_at
 
     if _keys_at(text, 1 if head == b"{" else 2, _NATIVE_KEYS) is not None:
