@@ -122,8 +122,8 @@ class _RuleState:
 
     def __init__(self, rule: _Rule) -> None:
         self.rule = rule
-        # Valid checkpoints not yet consumed or voided: (seq, line), named when a message needs it.
-        self.licences: list[tuple[int, int | None]] = []
+        # Valid checkpoints not yet consumed or voided: (seq, where).
+        self.licences: list[tuple[int, str]] = []
         # Guarded actions with no licence, awaiting a later checkpoint: (seq, action, where, why).
         self.pending: list[tuple[int, str, str, str]] = []
         # Guarded actions with no licence whose window a voiding event closed: a later
@@ -218,18 +218,16 @@ class Replayer:
                             rules = [*(rules or ()), *(r for r in picked
                                                        if r not in (rules or ()))]
                     if rules:
-                        seq, line, name = event.seq, event.line, data["action_type"]
                         if agent in c.contracts_to:
-                            self._contracted_before(agent, name, seq, line)
+                            self._contracted_before(event)
                         for rule in rules:
-                            self._guarded(states[rule.index], name, seq, line)
+                            self._guarded(states[rule.index], event)
                 elif kind == "handoff":
                     handoffs += 1
                     self._handoff(event)
                 elif kind == "checkpoint":
                     checkpoints += 1
-                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event.seq,
-                                     event.line)
+                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
                 elif kind == "final":
                     self.final = event
         finally:
@@ -251,6 +249,7 @@ class Replayer:
         c = self.c
         agents = self.agents
         by_action = c.by_action
+        by_checkpoint = c.by_checkpoint
         contracts_to = c.contracts_to
         states = self.states
         actions = irreversible = handoffs = checkpoints = 0
@@ -263,19 +262,20 @@ class Replayer:
                 actions += 1
                 if rec.irreversible is True:
                     irreversible += 1
-                name = rec.action_type
-                rules = by_action.get(name)
-                if rules:
+                rules = by_action.get(rec.action_type)
+                if rules:  # a guarded action: the rules read it as an event
+                    event = _event(rec, line)
                     if rec.agent in contracts_to:
-                        self._contracted_before(rec.agent, name, rec.seq, line)
+                        self._contracted_before(event)
                     for rule in rules:
-                        self._guarded(states[rule.index], name, rec.seq, line)
+                        self._guarded(states[rule.index], event)
             elif kind == "handoff":
                 handoffs += 1
                 self._handoff_at(rec.from_agent, rec.to_agent, rec.payload, rec.seq, line)
             elif kind == "checkpoint":
                 checkpoints += 1
-                self._checkpoint(rec.checkpoint_id, rec.confirmed_by, rec.seq, line)
+                if rec.checkpoint_id in by_checkpoint:
+                    self._checkpoint(rec.checkpoint_id, rec.confirmed_by, _event(rec, line))
         if final.agent is not None and final.agent not in agents:
             agents[final.agent] = None
         self.final = final
@@ -302,13 +302,13 @@ class Replayer:
                 licensed.add(cid)
                 self.derived += 1
                 who = event.data.get("role") if kind == "message" else event.agent
-                self._checkpoint(cid, who, event.seq, event.line)
+                self._checkpoint(cid, who, event)
 
     def _void(self, st: _RuleState, event: Event) -> None:
         where = self.where(event)
         if st.licences:
             if self.locate_messages:
-                at = ", ".join(self._where(s, li) for s, li in st.licences)
+                at = ", ".join(w for _, w in st.licences)
             else:
                 at = "seq " + ", ".join(str(s) for s, _ in st.licences)
             st.why_not = f"checkpoint '{st.rule.cid}' at {at} was voided by {where}"
@@ -321,7 +321,7 @@ class Replayer:
                               for seq, action, at, why in st.pending)
             st.pending.clear()
 
-    def _checkpoint(self, cid: str, confirmed_by: Any, at: int, line: int | None) -> None:
+    def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
         rules = self.c.by_checkpoint.get(cid)
         if not rules:
             return
@@ -330,18 +330,18 @@ class Replayer:
             if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
                                                   or confirmed_by not in rule.confirmed_by):
                 allowed = _quote(sorted(rule.confirmed_by))
-                st.why_not = (f"checkpoint '{cid}' at {self._where(at, line)} was confirmed by "
+                st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
                 continue
-            st.licences.append((at, line))
+            st.licences.append((event.seq, self.where(event)))
             for seq, action, where, _ in st.pending:
                 st.failures.append(Finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
-                    f"checkpoint '{cid}' came at {self._where(at, line)}, after the action it "
+                    f"checkpoint '{cid}' came at {self.where(event)}, after the action it "
                     f"guards: '{action}' ran at {where}", seq))
             st.pending.clear()
 
-    def _guarded(self, st: _RuleState, action: str, seq: int, line: int | None) -> None:
+    def _guarded(self, st: _RuleState, event: Event) -> None:
         st.seen_action = True
         rule = st.rule
         if not rule.each:
@@ -350,28 +350,27 @@ class Replayer:
             st.done = True
         if st.licences:
             if rule.consume:
-                used_seq, used_line = st.licences.pop(0)
-                st.why_not = (f"checkpoint '{rule.cid}' at {self._where(used_seq, used_line)} "
-                              f"was already used by {self._where(seq, line)}")
+                _, used = st.licences.pop(0)
+                st.why_not = (f"checkpoint '{rule.cid}' at {used} was already used by "
+                              f"{self.where(event)}")
                 st.last_void = ""
             return
         why = st.why_not
         if st.last_void:
             since = f"no checkpoint since the last voiding event, {st.last_void}"
             why = f"{why}; {since}" if why else since
-        st.pending.append((seq, action, self._where(seq, line), why))
+        st.pending.append((event.seq, event.data["action_type"], self.where(event), why))
 
-    def _contracted_before(self, agent: str | None, action: str, seq: int,
-                           line: int | None) -> None:
+    def _contracted_before(self, event: Event) -> None:
         """Warn when a guarded action's agent never received a handoff its contract promises."""
-        for border in self.c.contracts_to[agent or ""]:
+        for border in self.c.contracts_to[event.agent or ""]:
             if border not in self.crossed and border not in self.absent:
                 self.absent.add(border)
                 self.warnings.append(Finding(
                     Reason.CONTRACTED_HANDOFF_ABSENT,
-                    f"guarded action '{action}' ran at {self._where(seq, line)} "
+                    f"guarded action '{event.data['action_type']}' ran at {self.where(event)} "
                     f"but the contracted handoff {border[0]}->{border[1]} never happened "
-                    "before it; what the contract checks was never delivered", seq))
+                    "before it; what the contract checks was never delivered", event.seq))
 
     def _handoff(self, event: Event) -> None:
         data = event.data
@@ -491,6 +490,14 @@ class Replayer:
             reasons.append(Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL))
         return ReplayResult(traj_id, path, verdict, tuple(reasons), tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {})
+
+
+def _event(record: Any, line: int) -> Event:
+    """A typed record as the event the rules read: its fields, those it left out as None."""
+    import msgspec
+
+    data = {"seq": record.seq, "event": record.kind, **msgspec.structs.asdict(record)}
+    return Event(record.seq, record.kind, record.agent, record.ts, data, line)
 
 
 def error_result(traj_id: str, path: str | None, message: str, *, source: str = "native",
