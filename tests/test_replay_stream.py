@@ -95,3 +95,40 @@ class TestJobs:
         res = CliRunner().invoke(cli, ["replay", str(EXAMPLES / "spec.json"), FIXTURES[0],
                                        "--jobs", "0"])
         assert res.exit_code == 2
+
+
+class TestInterrupted:
+    @pytest.mark.parametrize("stop", [1, 3], ids=["before-its-first-run", "after-two-runs"])
+    @pytest.mark.parametrize("fmt", ["text", "json"])
+    def test_cut_off_inside_a_multi_run_file(self, monkeypatch: pytest.MonkeyPatch, fmt: str,
+                                             stop: int) -> None:
+        """Ctrl-C inside a file of many runs: the file and its judged runs are reported
+        exactly as the whole-run renderer reports the partial run."""
+        from assay import conformance
+        from assay.conformance import ReplayInterrupted
+
+        real = conformance._judge
+        seen = [0]
+
+        def stop_there(compiled, entry):  # type: ignore[no-untyped-def]
+            seen[0] += 1
+            if seen[0] == stop:
+                raise KeyboardInterrupt
+            return real(compiled, entry)
+
+        monkeypatch.setattr(conformance, "_judge", stop_there)
+        spec = load_spec(EXAMPLES / "tau" / "airline.yaml")
+        paths = [FIXTURES[0], MIXED[-1]]
+        with pytest.raises(ReplayInterrupted) as info:
+            replay_files(spec, paths)
+        expected = replay_report(info.value.run, spec, fmt=fmt)
+        seen[0] = 0
+        out = io.StringIO()
+        with ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
+                                fmt=fmt) as writer:
+            with pytest.raises(ReplayInterrupted):
+                replay_files(spec, paths, sink=writer,
+                             render=lambda r: render_result(r, fmt=fmt))
+            writer.finish(interrupted=True)
+        assert out.getvalue() == expected
+        assert "gpt-4o-airline.json.gz" in expected

@@ -325,17 +325,37 @@ class _FileStart(NamedTuple):
     fmt: str
 
 
+class _Announced(list[tuple[str, str]]):
+    """The files' formats as :func:`iter_replay` records them, each told on the spot:
+    a file cut off by Ctrl-C before its first result is still a file of the report."""
+
+    def __init__(self, tell: Callable[[_FileStart], None]) -> None:
+        super().__init__()
+        self.tell = tell
+
+    def append(self, item: tuple[str, str]) -> None:
+        super().append(item)  # iter_replay counts them
+        self.tell(_FileStart(*item))
+
+
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
-            render: Callable[[ReplayResult], Any]) -> Iterator[Any]:
-    """Each file's start, then each of its results through ``render``, in order."""
-    formats: list[tuple[str, str]] = []
+            render: Callable[[ReplayResult], Any],
+            formats: list[tuple[str, str]] | None = None) -> Iterator[Any]:
+    """Each file's start, then each of its results through ``render``, in order.
+
+    With ``formats`` (an :class:`_Announced`), the starts go there as they happen.
+    """
+    if formats is None:
+        formats = []
+    told = isinstance(formats, _Announced)
     for path in paths:
         for result in iter_replay(compiled, [path], input_format=input_format, formats=formats):
-            if formats:
+            if formats and not told:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
             yield render(result)
-        yield from (_FileStart(*f) for f in formats)
+        if not told:
+            yield from (_FileStart(*f) for f in formats)
         formats.clear()
 
 
@@ -422,8 +442,9 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                 done += files
         else:
             compiled = CompiledSpec(spec)
+            announced = _Announced(deliver)
             for path in paths:
-                for item in _judged(compiled, [path], input_format, keep):
+                for item in _judged(compiled, [path], input_format, keep, announced):
                     deliver(item)
                 done += 1
     except KeyboardInterrupt:

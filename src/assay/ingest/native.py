@@ -8,7 +8,9 @@ with the line number, never a guess.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterator
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -448,10 +450,35 @@ def read_bytes(path: str) -> bytes:
     """
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                data = fh.read()
+            else:
+                data = _read_stream(fh.fileno())
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
     return unpack_bytes(data, path)
+
+
+def _read_stream(fd: int) -> bytes:
+    """Read a pipe or device to its end, waking every tenth of a second.
+
+    A Ctrl-C that lands after the last check for signals and before a blocking
+    read() would be held until the writer closes; waiting in select() with a
+    timeout lets the interrupt through.
+    """
+    import select
+
+    chunks: list[bytes] = []
+    while True:
+        try:
+            ready = select.select([fd], [], [], 0.1)[0]
+        except (OSError, ValueError):  # no select() for this kind of file: a plain read
+            ready = [fd]
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
 
 
 def unpack_bytes(data: bytes, path: str) -> bytes:
