@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "tests" / "data" / "tau"
 FILES = (RUNS / "taubench" / "gpt-4o-airline.json.gz", RUNS / "tau2" / "gpt-4o-airline-50.json.gz")
 SPEC = ROOT / "examples" / "tau" / "airline.yaml"
+
+
+TARGET = 2.0
 
 
 def _json_load() -> None:
@@ -75,7 +79,7 @@ def measure(rounds: int = 15) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
@@ -88,9 +92,11 @@ def main() -> None:
     print(f"replay   : {m['replay'] * 1e3:7.1f} ms "
           f"({m['counts']['pass']} PASS, {m['counts']['block']} BLOCK, "
           f"{m['counts']['error']} ERROR)")
-    print(f"ratio    : {m['ratio']:.2f} x baseline (target <= 2.00); "
-          f"{m['ratio_json_load']:.2f} x json alone")
+    ok = m["ratio"] <= TARGET
+    print(f"ratio    : {m['ratio']:.2f} x baseline (target <= {TARGET:.2f}); "
+          f"{m['ratio_json_load']:.2f} x json alone  {'ok' if ok else 'MISSED'}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -95,7 +95,19 @@ class _Located:
         except click.UsageError as exc:
             if exc.ctx is None:
                 exc.ctx = ctx
+            if isinstance(exc, click.NoSuchOption) and exc.possibilities:
+                raise click.NoSuchOption(
+                    exc.option_name, exc.message, ctx=exc.ctx,
+                    possibilities=[p for p in exc.possibilities
+                                   if _near_miss(exc.option_name, p)]) from None
             raise
+
+
+def _near_miss(given: str, option: str) -> bool:
+    """Suggest an option for a near miss only: difflib's 0.6 would offer --jobs for --bogus."""
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, given, option).ratio() >= 0.65
 
 
 class _Command(_Located, click.Command):
@@ -207,6 +219,8 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "worker", "aud
 @click.option("--by", "by_field", metavar="FIELD", default=None,
               help="Break verdicts down by a field of each trajectory's final event.")
 @_sha256_option("--expect-spec-sha256", "spec")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Judge the files in N processes; the report is the same, byte for byte.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
               metavar="[ADDRESS]",
               help="Judge the files on Ray: a local instance, or the cluster at ADDRESS "
@@ -214,7 +228,7 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "worker", "aud
                    "assay[ray].")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
            output: str | None, input_format: str | None, summary_only: bool, by_field: str | None,
-           expect_spec_sha256: str | None, ray_address: str | None) -> None:
+           expect_spec_sha256: str | None, jobs: int, ray_address: str | None) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
@@ -224,40 +238,67 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     1 BLOCK, 2 ERROR; across many files the worst verdict wins (BLOCK over
     ERROR over PASS).
     """
+    from functools import partial
+
     from assay._inputs import expand_inputs, load_replay_spec
     from assay.conformance import ReplayInterrupted, replay_files
-    from assay.report.ci import replay_document as replay_report
 
     if fmt == "html" and output is None:
         raise click.UsageError("--format html needs --output FILE")
+    if ray_address is not None and jobs != 1:
+        raise click.UsageError("give --jobs or --ray, not both: Ray spreads the files itself")
     loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
-    try:
-        if ray_address is not None:
-            from assay.integrations.ray import replay_paths
+    if fmt in ("text", "json") and output is None and ray_address is None:
+        # written as judged: the process holds one file's state, not every result
+        from assay.report.replay import ReplayReportWriter, render_result
 
-            run = replay_paths(loaded, inputs.paths, input_format=input_format,
-                               address=ray_address or None)
-        else:
-            run = replay_files(loaded, inputs.paths, input_format=input_format)
-    except ReplayInterrupted as stop:
-        _emit(replay_report(stop.run, loaded, fmt=fmt, summary_only=summary_only,
-                            by_field=by_field), output)
-        _interrupted(f" after {stop.done} of {stop.total} files; the report covers those only")
-    located = None
-    if fmt in ("sarif", "github", "html"):  # the formats that point at lines and draw events
-        from assay.ingest.locate import locate
-        from assay.report.ci import located_paths
+        render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+        with ReplayReportWriter(sys.stdout, loaded, spec_source=loaded.source,
+                                spec_sha256=loaded.sha256, fmt=fmt, summary_only=summary_only,
+                                by_field=by_field) as report:
+            try:
+                replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs,
+                             render=render, sink=report)
+            except ReplayInterrupted as stop:
+                report.finish(interrupted=True)
+                _interrupted(f" after {stop.done} of {stop.total} files; the report covers "
+                             "those only")
+            code = report.finish()
+        carries = report.carries
+    else:
+        # a file written whole, Ray, or a format that needs every result before it starts
+        from assay.report.ci import replay_document
 
-        located = locate(located_paths(run, fmt, inputs.paths), input_format)
-    _emit(replay_report(run, loaded, fmt=fmt, summary_only=summary_only, by_field=by_field,
-                        located=located), output)
-    if by_field is not None and not run.carries(by_field):
+        try:
+            if ray_address is not None:
+                from assay.integrations.ray import replay_paths
+
+                run = replay_paths(loaded, inputs.paths, input_format=input_format,
+                                   address=ray_address or None)
+            else:
+                run = replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs)
+        except ReplayInterrupted as stop:
+            _emit(replay_document(stop.run, loaded, fmt=fmt, summary_only=summary_only,
+                                  by_field=by_field), output)
+            _interrupted(f" after {stop.done} of {stop.total} files; the report covers those "
+                         "only")
+        located = None
+        if fmt in ("sarif", "github", "html"):  # the formats that point at lines and draw events
+            from assay.ingest.locate import locate
+            from assay.report.ci import located_paths
+
+            located = locate(located_paths(run, fmt, inputs.paths), input_format)
+        _emit(replay_document(run, loaded, fmt=fmt, summary_only=summary_only,
+                              by_field=by_field, located=located), output)
+        code = run.exit
+        carries = by_field is None or run.carries(by_field)
+    if by_field is not None and not carries:
         click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
                    "every result is grouped under (absent)", err=True)
-    sys.exit(run.exit)
+    sys.exit(code)
 
 
 @cli.command(short_help="Accept a claimed result only on evidence.")

@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
-from typing import Any, TypeGuard, cast
+from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from assay._inputs import STDIN, STDIN_ID
 from assay.conformance.engine import CompiledSpec, Replayer, error_result
@@ -41,6 +42,7 @@ __all__ = [
     "ReplayInterrupted",
     "ReplayResult",
     "ReplayRun",
+    "ReplaySink",
     "Replayer",
     "Spec",
     "TrajectoryItem",
@@ -73,6 +75,14 @@ def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: s
         return error_result(traj_id, path, exc.location_message() if path is None
                             else _strip_path(exc), source=source, meta=meta)
     return r.finish(traj_id, path, source=source, meta=meta)
+
+
+def _replay_records(compiled: CompiledSpec, records: Sequence[Any], final: Event,
+                    path: str) -> ReplayResult:
+    """Judge a native file decoded into typed records (``assay.ingest.native.typed_records``)."""
+    r = Replayer(compiled)
+    r.feed_records(records, final)
+    return r.finish(path, path)
 
 
 def _strip_path(exc: TraceError) -> str:
@@ -129,10 +139,19 @@ def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
         yield error_result(path, path, _crash(path, exc))
 
 
+def _native() -> Any:
+    """The native reader module, imported on first use (``assay.conformance`` stays light)."""
+    module = sys.modules.get("assay.ingest.native")
+    if module is None:
+        import assay.ingest.native as module
+    return module
+
+
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
     from assay.ingest import FORMATS, ReadFailure, detect_format, load
-    from assay.ingest.native import iter_events, read_bytes
+
+    native = _native()
 
     data = None
     if path == STDIN:
@@ -148,17 +167,26 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         # The hot path: a native file streams from the reader straight into the engine.
         try:
             if data is None:
-                data = read_bytes(path)
+                data = native.read_bytes(path)
         except TraceError as exc:
             if formats is not None:
                 formats.append((path, input_format or "native"))
             yield error_result(path, path, _strip_path(exc))
             return
-        fmt = input_format or detect_format(data)
+        # the registry asks the native reader first and stops at a certain answer
+        fmt = input_format or ("native" if native.certainly_native(data)
+                               else detect_format(data))
         if fmt == "native":
             if formats is not None:
                 formats.append((path, fmt))
-            yield replay_events(compiled, iter_events(data, path), path, path)
+            # The strict reader, lazily: it reads the file only when the typed decode
+            # cannot vouch for it (and names what is wrong with it).
+            events = native.iter_events(data, path)
+            typed = native.typed_records(data) if compiled.typed else None
+            if typed is None:
+                yield replay_events(compiled, events, path, path)
+            else:
+                yield _replay_records(compiled, typed[0], typed[1], path)
             return
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again
@@ -282,24 +310,149 @@ def replay(spec: Spec | Mapping[str, Any] | str | PathLike[str],
     return ReplayRun(loaded.source, results, tuple(formats), spec_sha256=loaded.sha256)
 
 
-def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None) -> ReplayRun:
+class ReplaySink(Protocol):
+    """Where :func:`replay_files` delivers, in order, when it keeps nothing itself."""
+
+    def file(self, path: str, fmt: str) -> None:
+        """A file begins, read as ``fmt``."""
+
+    def result(self, item: Any) -> None:
+        """The next judged trajectory, as the ``render`` function made it."""
+
+
+class _FileStart(NamedTuple):
+    path: str
+    fmt: str
+
+
+class _Announced(list[tuple[str, str]]):
+    """The files' formats as :func:`iter_replay` records them, each told on the spot:
+    a file cut off by Ctrl-C before its first result is still a file of the report."""
+
+    def __init__(self, tell: Callable[[_FileStart], None]) -> None:
+        super().__init__()
+        self.tell = tell
+
+    def append(self, item: tuple[str, str]) -> None:
+        super().append(item)  # iter_replay counts them
+        self.tell(_FileStart(*item))
+
+
+def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
+            render: Callable[[ReplayResult], Any],
+            formats: list[tuple[str, str]] | None = None) -> Iterator[Any]:
+    """Each file's start, then each of its results through ``render``, in order.
+
+    With ``formats`` (an :class:`_Announced`), the starts go there as they happen.
+    """
+    if formats is None:
+        formats = []
+    told = isinstance(formats, _Announced)
+    for path in paths:
+        for result in iter_replay(compiled, [path], input_format=input_format, formats=formats):
+            if formats and not told:
+                yield from (_FileStart(*f) for f in formats)
+                formats.clear()
+            yield render(result)
+        if not told:
+            yield from (_FileStart(*f) for f in formats)
+        formats.clear()
+
+
+_WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any]] | None = None
+
+
+def _start_worker(spec: Spec, input_format: str | None,
+                  render: Callable[[ReplayResult], Any]) -> None:
+    import signal
+
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _WORKER = (CompiledSpec(spec), input_format, render)
+
+
+def _judge_chunk(paths: list[str]) -> list[Any]:
+    assert _WORKER is not None
+    compiled, input_format, render = _WORKER
+    return list(_judged(compiled, paths, input_format, render))
+
+
+def _judged_in_pool(spec: Spec, paths: list[str], input_format: str | None,
+                    render: Callable[[ReplayResult], Any],
+                    jobs: int) -> Iterator[tuple[int, list[Any]]]:
+    """(files in the chunk, its items) for chunks of ``paths`` judged by ``jobs`` processes,
+    in order; a few chunks run ahead, so memory holds a few chunks at most."""
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    size = max(1, min(256, len(paths) // (jobs * 8)))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    pool = ProcessPoolExecutor(jobs, initializer=_start_worker,
+                               initargs=(spec, input_format, render))
+    pending: deque[tuple[int, Future[list[Any]]]] = deque()
+    try:
+        for chunk in chunks:
+            pending.append((len(chunk), pool.submit(_judge_chunk, chunk)))
+            if len(pending) > jobs * 2:
+                n, future = pending.popleft()
+                yield n, future.result()
+        while pending:
+            n, future = pending.popleft()
+            yield n, future.result()
+    finally:
+        pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None,
+                 jobs: int = 1, render: Callable[[ReplayResult], Any] | None = None,
+                 sink: ReplaySink | None = None) -> ReplayRun:
     """Replay trajectory files; the CLI's one library call.
+
+    Without ``sink`` the run holds every result. With one, nothing is kept:
+    each file's start and each result, passed through ``render`` where it was
+    judged, go to the sink in the order of ``paths``, and the run returned holds
+    neither results nor files. ``jobs`` > 1 judges chunks of files in that many processes
+    (``render`` then runs there, and must be picklable); the order and every
+    result are those of one process.
 
     Ctrl-C raises :class:`ReplayInterrupted` carrying the results judged so far.
     """
     paths = list(paths)
-    compiled = CompiledSpec(spec)
     results: list[ReplayResult] = []
     formats: list[tuple[str, str]] = []
+    keep = render or _same
+
+    def deliver(item: Any) -> None:
+        if isinstance(item, _FileStart):
+            if sink is None:
+                formats.append((item.path, item.fmt))
+            else:  # the sink keeps what it needs of the files: the run keeps nothing
+                sink.file(item.path, item.fmt)
+        elif sink is not None:
+            sink.result(item)
+        else:
+            results.append(item)
+
     done = 0
     try:
-        for path in paths:
-            for result in iter_replay(compiled, [path], input_format=input_format,
-                                      formats=formats):
-                results.append(result)
-            done += 1
+        if jobs > 1 and len(paths) > 1 and STDIN not in paths:
+            for files, items in _judged_in_pool(spec, paths, input_format, keep, jobs):
+                for item in items:
+                    deliver(item)
+                done += files
+        else:
+            compiled = CompiledSpec(spec)
+            announced = _Announced(deliver)
+            for path in paths:
+                for item in _judged(compiled, [path], input_format, keep, announced):
+                    deliver(item)
+                done += 1
     except KeyboardInterrupt:
         partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
                             spec_sha256=spec.sha256)
         raise ReplayInterrupted(partial, done, len(paths)) from None
     return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)
+
+
+def _same(result: ReplayResult) -> ReplayResult:
+    return result

@@ -10,7 +10,8 @@ contrast and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -22,6 +23,8 @@ from assay.reasons import Reason, propagated
 from assay.selectors import Selector
 
 __all__ = ["CompiledSpec", "Replayer", "error_result"]
+
+_agent_of = attrgetter("agent")
 
 _PASS_DETAIL = ("every mandatory checkpoint came before its guarded action; "
                 "every contracted handoff was satisfied")
@@ -43,6 +46,8 @@ def _pinned_kind(selector: Any) -> str | None:
 
 
 Hooks = tuple[list[tuple[int, list[Selector]]], list[tuple[Selector, str]]]
+#: A handoff as messages name it: (from agent, to agent, seq, line).
+_Border = tuple[str, str, int, "int | None"]
 
 
 class _Rule:
@@ -105,6 +110,9 @@ class CompiledSpec:
             )
         # Most specs select nothing; the hot path skips the selector hooks entirely then.
         self.selects = any(v or d for v, d in self.hooks.values())
+        #: No rule reads more of an event than its type's own fields, so typed records
+        #: (:meth:`Replayer.feed_records`) judge exactly as whole events do.
+        self.typed = not self.selects and not self.by_selector
 
 
 class _RuleState:
@@ -150,10 +158,10 @@ class Replayer:
         self.actions = 0
         self.final: Event | None = None
         # field name + canonical value -> agent -> (hops, first seq, first border)
-        self.chains: dict[tuple[str, bytes], dict[str, tuple[int, int, str]]] = {}
+        self.chains: dict[tuple[str, bytes], dict[str, tuple[int, int, _Border]]] = {}
         # field name + canonical value -> longest chain seen: (hops, first seq, first border,
         # last seq, last border, value)
-        self.longest: dict[tuple[str, bytes], tuple[int, int, str, int, str, Any]] = {}
+        self.longest: dict[tuple[str, bytes], tuple[int, int, _Border, int, _Border, Any]] = {}
         self.locate_messages = locate_messages
         # Contracted borders crossed so far, and those already reported absent.
         self.crossed: set[tuple[str, str]] = set()
@@ -163,9 +171,17 @@ class Replayer:
 
     def where(self, event: Event) -> str:
         """How a message names an event: its seq, and its message index for transcripts."""
-        if self.locate_messages and event.line is not None:
-            return f"seq {event.seq} (message {event.line})"
-        return f"seq {event.seq}"
+        return self._where(event.seq, event.line)
+
+    def _where(self, seq: int, line: int | None) -> str:
+        if self.locate_messages and line is not None:
+            return f"seq {seq} (message {line})"
+        return f"seq {seq}"
+
+    def _border(self, border: _Border) -> str:
+        """A handoff as messages name it: ``a->b (seq N)``."""
+        src, dst, seq, line = border
+        return f"{src}->{dst} ({self._where(seq, line)})"
 
     def feed(self, event: Event) -> None:
         """Take the next event of the trajectory."""
@@ -223,6 +239,54 @@ class Replayer:
             self.irreversible += irreversible
             self.handoffs += handoffs
             self.checkpoints += checkpoints
+
+    def feed_records(self, records: Sequence[Any], final: Event) -> None:
+        """Take a whole native trajectory decoded into typed records, then its final event.
+
+        The records are :func:`assay.ingest.native.typed_records`: one per line
+        before the final one, already checked (types, required keys, increasing ``seq``),
+        each with ``kind`` and the fields of its type as attributes. Only for a spec
+        whose rules read nothing else (``CompiledSpec.typed``); the verdict is the
+        one :meth:`feed_all` gives on the same events.
+        """
+        c = self.c
+        agents = self.agents
+        by_action = c.by_action
+        by_checkpoint = c.by_checkpoint
+        contracts_to = c.contracts_to
+        states = self.states
+        actions = irreversible = handoffs = checkpoints = 0
+        # first seen first, as feed_all lists them
+        agents.update(dict.fromkeys(map(_agent_of, records)))
+        agents.pop(None, None)  # type: ignore[call-overload]
+        for line, rec in enumerate(records, 1):
+            kind = rec.kind
+            if kind == "action":
+                actions += 1
+                if rec.irreversible is True:
+                    irreversible += 1
+                rules = by_action.get(rec.action_type)
+                if rules:  # a guarded action: the rules read it as an event
+                    event = _event(rec, line)
+                    if rec.agent in contracts_to:
+                        self._contracted_before(event)
+                    for rule in rules:
+                        self._guarded(states[rule.index], event)
+            elif kind == "handoff":
+                handoffs += 1
+                self._handoff_at(rec.from_agent, rec.to_agent, rec.payload, rec.seq, line)
+            elif kind == "checkpoint":
+                checkpoints += 1
+                if rec.checkpoint_id in by_checkpoint:
+                    self._checkpoint(rec.checkpoint_id, rec.confirmed_by, _event(rec, line))
+        if final.agent is not None and final.agent not in agents:
+            agents[final.agent] = None
+        self.final = final
+        self.events += len(records) + 1
+        self.actions += actions
+        self.irreversible += irreversible
+        self.handoffs += handoffs
+        self.checkpoints += checkpoints
 
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
@@ -329,42 +393,49 @@ class Replayer:
 
     def _handoff(self, event: Event) -> None:
         data = event.data
-        src, dst, payload = data["from_agent"], data["to_agent"], data["payload"]
-        border = f"{src}->{dst}"
-        where = self.where(event)
+        self._handoff_at(data["from_agent"], data["to_agent"], data["payload"], event.seq,
+                         event.line)
+
+    def _handoff_at(self, src: str, dst: str, payload: Mapping[str, Any], seq: int,
+                    line: int | None) -> None:
         self.crossed.add((src, dst))
         contract = self.c.contracts.get((src, dst))
         if contract is None:
             self.warnings.append(Finding(
                 Reason.UNCONTRACTED_HANDOFF,
-                f"{border} ({where}) is covered by no contract; flagged, not blocked, "
-                "because the spec may be incomplete", event.seq))
+                f"{self._border((src, dst, seq, line))} is covered by no contract; flagged, "
+                "not blocked, because the spec may be incomplete", seq))
         else:
             missing = [f for f in contract.required_fields if f not in payload]
             if missing:
                 self.handoff_reasons.append(Finding(
                     Reason.HANDOFF_CONTRACT_VIOLATION,
-                    f"{border} ({where}) did not deliver required fields {_quote(missing)}",
-                    event.seq))
+                    f"{self._border((src, dst, seq, line))} did not deliver required fields "
+                    f"{_quote(missing)}", seq))
             if contract.require_verified:
                 unverified = [f for f in contract.required_fields
                               if f in payload and not field_verified(payload[f])]
                 if unverified:
                     self.handoff_reasons.append(Finding(
                         Reason.UNVERIFIED_CLAIM_CONSUMED,
-                        f"{border} ({where}): required fields {_quote(unverified)} arrived "
-                        "without verified=true where the contract demands verification",
-                        event.seq))
+                        f"{self._border((src, dst, seq, line))}: required fields "
+                        f"{_quote(unverified)} arrived without verified=true where the "
+                        "contract demands verification", seq))
+        here: _Border | None = None
         for name, raw in payload.items():
-            if field_verified(raw):
-                continue
-            value = raw["value"] if isinstance(raw, dict) and "value" in raw and "verified" in raw \
-                else raw
+            if isinstance(raw, dict) and "value" in raw:
+                if raw.get("verified") is True:
+                    continue  # verified: it travels no further as a claim
+                value = raw["value"] if "verified" in raw else raw
+            else:
+                value = raw
             key = (name, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+            if here is None:
+                here = (src, dst, seq, line)
             holders = self.chains.setdefault(key, {})
             held = holders.get(src)
             if held is None:
-                hops, first_seq, first_border = 1, event.seq, f"{border} ({where})"
+                hops, first_seq, first_border = 1, seq, here
             else:
                 hops, first_seq, first_border = held[0] + 1, held[1], held[2]
             prior = holders.get(dst)
@@ -373,8 +444,7 @@ class Replayer:
             if hops >= 2:
                 best = self.longest.get(key)
                 if best is None or best[0] < hops:
-                    self.longest[key] = (hops, first_seq, first_border, event.seq,
-                                         f"{border} ({where})", value)
+                    self.longest[key] = (hops, first_seq, first_border, seq, here, value)
 
     # -- the verdict -------------------------------------------------------------------
 
@@ -407,9 +477,9 @@ class Replayer:
                 self.longest.items(), key=lambda kv: (kv[1][1], kv[0][0], kv[0][1])):
             reasons.append(Finding(
                 propagated(hops),
-                f"field '{name}'={_show(value)} entered unverified at {first_border} and "
-                f"crossed {hops} handoffs without anyone verifying it, the last at {last_border}",
-                last_seq))
+                f"field '{name}'={_show(value)} entered unverified at "
+                f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
+                f"verifying it, the last at {self._border(last_border)}", last_seq))
         task_success = None
         final: Mapping[str, Any] = {}
         if self.final is not None:
@@ -439,6 +509,14 @@ class Replayer:
             reasons.append(Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL))
         return ReplayResult(traj_id, path, verdict, tuple(reasons), tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {})
+
+
+def _event(record: Any, line: int) -> Event:
+    """A typed record as the event the rules read: its fields, those it left out as None."""
+    import msgspec
+
+    data = {"seq": record.seq, "event": record.kind, **msgspec.structs.asdict(record)}
+    return Event(record.seq, record.kind, record.agent, record.ts, data, line)
 
 
 def error_result(traj_id: str, path: str | None, message: str, *, source: str = "native",

@@ -174,12 +174,15 @@ def read_runs(path: str, data: bytes, runs: Callable[[str, bytes], Iterable[R]],
               build: Callable[[R], Trajectory]) -> Iterator[Entry]:
     """The shared shape of a reader: decode once or fail once; isolate each run.
 
-    ``runs(path, data)`` decodes the file and lists its runs; a :class:`TraceError`
-    there is one :class:`ReadFailure` for the whole file. ``build(run)`` makes one
-    trajectory; a :class:`BadRun` (or :class:`TraceError`) there fails that run only.
+    ``runs(path, data)`` decodes the file and lists its runs (or, for a large
+    file, checks all of it and returns an iterator decoding one run at a time);
+    a :class:`TraceError` there is one :class:`ReadFailure` for the whole file.
+    ``build(run)`` makes one trajectory; a :class:`BadRun` (or :class:`TraceError`) there
+    fails that run only.
     """
     try:
-        items = list(runs(path, data))
+        # a list, or the runs decoded one at a time (a large file checked whole beforehand)
+        items = runs(path, data)
     except TraceError as exc:
         exc.path = path
         yield ReadFailure(path, path, exc)

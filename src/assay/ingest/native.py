@@ -8,10 +8,13 @@ with the line number, never a guess.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
+import msgspec
 import orjson
 
 from assay._text_check import check_utf8, utf8_problem
@@ -19,7 +22,7 @@ from assay.errors import TraceError
 from assay.events import Event, Trajectory
 from assay.ingest._json import check_line, no_duplicate_keys
 
-__all__ = ["iter_events", "parse_record", "read_native", "validate_events"]
+__all__ = ["iter_events", "parse_record", "read_native", "typed_records", "validate_events"]
 
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "tool"})
 
@@ -171,6 +174,110 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
                 check_line(raw, loads(raw), line, path)
 
 
+# -- the typed decode: the common, valid file in one call -------------------------------
+#
+# One struct per event type, holding exactly the keys docs/formats.md declares. A file
+# whose every line decodes into one of them, with nothing undeclared, is decoded by
+# msgspec in C, type checks included, and the replay engine reads the records'
+# attributes. Whatever the structs cannot vouch for (an undeclared key, a wrong type,
+# a blank line, a repeated key, a number orjson reads differently) returns None and
+# the file goes through :func:`iter_events`, which names the problem: the typed path
+# never decides anything the strict reader would decide differently.
+
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class _Record(msgspec.Struct, tag_field="event", forbid_unknown_fields=True, omit_defaults=True,
+              kw_only=True, gc=False):
+    # omit_defaults: a record re-encodes to the keys it was written with (a key written
+    # as null re-encodes to nothing, and the colon count below sends the file the slow
+    # way), which is what makes the repeated-key check exact.
+    kind: ClassVar[str]
+    seq: int
+    agent: str | None = None
+    ts: str | None = None
+
+
+class _Action(_Record, tag="action"):
+    kind = "action"
+    action_type: _Name
+    irreversible: Any = None
+    args: Any = None
+    result: Any = None
+
+
+class _Checkpoint(_Record, tag="checkpoint"):
+    kind = "checkpoint"
+    checkpoint_id: _Name
+    confirmed_by: Any = None
+
+
+class _Handoff(_Record, tag="handoff"):
+    kind = "handoff"
+    from_agent: _Name
+    to_agent: _Name
+    payload: dict[str, Any]
+
+
+class _Message(_Record, tag="message"):
+    kind = "message"
+    role: Literal["user", "assistant", "system", "tool"]
+    text: str | None = None
+    yields_turn: bool | None = None
+
+
+_DECODE_LINES = msgspec.json.Decoder(_Action | _Checkpoint | _Handoff | _Message).decode_lines
+_ENCODE = msgspec.json.Encoder().encode
+loads = orjson.loads
+# orjson reads an integer beyond 64 bits as a float and msgspec as an int: a run of 19
+# digits or more (anywhere, strings included) is left to the strict reader. Found with
+# two passes in C: every digit becomes 0, every other byte a space.
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_NUMBER = b"0" * 19
+
+
+def typed_records(data: bytes) -> tuple[list[Any], Event] | None:
+    """The records of a valid native JSONL file before its final line, and its final event.
+
+    None means "read it with :func:`iter_events`": the file may well be valid,
+    but only that reader judges it. A result is exactly what :func:`iter_events`
+    would accept: one record per line, every line an object of a declared event
+    type with its required keys well typed, ``seq`` strictly increasing, one
+    ``final`` and it is last, no key repeated in any object. The final line is
+    read whole, as :func:`iter_events` reads it (``--by`` reads any of its fields).
+    """
+    end = len(data.rstrip())  # blank lines after the final one are allowed
+    cut = data.rfind(b"\n", 0, end) + 1
+    body, last = data[:cut], data[cut:end]
+    if _LONG_NUMBER in body.translate(_DIGITS) or (
+            b"\\" in body and (b"\\u003a" in body or b"\\u003A" in body)):
+        return None
+    try:
+        records = _DECODE_LINES(body)
+        final = loads(last)
+    except (msgspec.DecodeError, orjson.JSONDecodeError, RecursionError):
+        return None
+    if len(records) != body.count(b"\n"):
+        return None  # a blank line, which msgspec skips: the strict reader numbers lines
+    if type(final) is not dict or final.get("event") != "final":
+        return None
+    seq, agent, ts = final.get("seq"), final.get("agent"), final.get("ts")
+    if (type(seq) is not int or type(final.get("task_success")) is not bool
+            or (agent is not None and type(agent) is not str)
+            or (ts is not None and type(ts) is not str)):
+        return None
+    seqs = [r.seq for r in records]
+    seqs.append(seq)
+    if len(set(seqs)) != len(seqs) or sorted(seqs) != seqs or seqs[0] <= -(1 << 62):
+        return None
+    # Every key written has one colon after it; the records re-encode to the same keys
+    # (no undeclared key, no default written out) and the same strings, so equal counts
+    # mean no object repeated a key (see assay.ingest._json.no_duplicate_keys).
+    if body.count(b":") != _ENCODE(records).count(b":") or not no_duplicate_keys(last, final):
+        return None
+    return records, Event(seq, "final", agent, ts, final, len(records) + 1)
+
+
 def _opens_document(raw: bytes) -> bool:
     """True for a first line that opens a multi-line JSON document: ``[...`` or a lone ``{``."""
     head = raw.strip()
@@ -281,18 +388,29 @@ _NATIVE_SHAPE = 0.3
 CERTAIN, FALLBACK = 1.0, 0.1  # the registry's levels (assay.ingest), without importing it
 
 
+def certainly_native(data: bytes) -> bool:
+    """True when :func:`detect_native` is certain: ``event`` and ``seq`` on a first line
+    that opens an object. It looks at that line only."""
+    text = data.lstrip()
+    if text[:1] != b"{":
+        return False
+    end = text.find(b"\n")
+    first = text if end < 0 else text[:end]
+    return b'"event"' in first and b'"seq"' in first
+
+
 def detect_native(data: bytes) -> float:
     """How sure the content is native: both ``event`` and ``seq`` on the first line is
     certain; either key in the first record is its shape; text that is no JSON object
     or array at all falls back here, so the reader says exactly what is wrong."""
+    if certainly_native(data):
+        return CERTAIN
     text = data.lstrip()
     head = text[:1]
     if head != b"{" and head != b"[":
         return FALLBACK
     end = text.find(b"\n")
     first = text if end < 0 else text[:end]
-    if head == b"{" and b'"event"' in first and b'"seq"' in first:
-        return CERTAIN
     from assay.ingest._scan import _keys_at
 
     if _keys_at(text, 1 if head == b"{" else 2, _NATIVE_KEYS) is not None:
@@ -332,10 +450,35 @@ def read_bytes(path: str) -> bytes:
     """
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                data = fh.read()
+            else:
+                data = _read_stream(fh.fileno())
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
     return unpack_bytes(data, path)
+
+
+def _read_stream(fd: int) -> bytes:
+    """Read a pipe or device to its end, waking every tenth of a second.
+
+    A Ctrl-C that lands after the last check for signals and before a blocking
+    read() would be held until the writer closes; waiting in select() with a
+    timeout lets the interrupt through.
+    """
+    import select
+
+    chunks: list[bytes] = []
+    while True:
+        try:
+            ready = select.select([fd], [], [], 0.1)[0]
+        except (OSError, ValueError):  # no select() for this kind of file: a plain read
+            ready = [fd]
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
 
 
 def unpack_bytes(data: bytes, path: str) -> bytes:

@@ -21,14 +21,14 @@ See docs/transcripts.md for the mapping table.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._json import check_document
+from assay.ingest._json import check_document, no_duplicate_keys
 from assay.ingest._scan import _keys_at
 
 __all__ = [
@@ -307,6 +307,51 @@ def _decode(path: str, data: bytes) -> Any:
     return doc
 
 
+#: From this size on, a results file is decoded one run at a time: held whole, its
+#: decoded objects take several times the file's bytes.
+LARGE_FILE = 32 << 20
+
+
+def _one_at_a_time(data: bytes, field: str | None = None) -> list[Any] | None:
+    """The undecoded runs of a large results document, each checked, or None.
+
+    The document is a JSON list of runs (``field`` None) or an object whose
+    ``field`` is that list. msgspec finds where each run starts and ends
+    without decoding it; every run (and every other value of the object) is
+    then decoded once with orjson and checked for repeated keys, and dropped.
+    None means something did not pass: the caller decodes the whole document,
+    which names the problem exactly as it always has.
+    """
+    import msgspec
+
+    try:
+        if field is None:
+            pieces = runs = msgspec.json.decode(data, type=list[msgspec.Raw])
+            keys = 0
+        else:
+            top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+            runs = msgspec.json.decode(top[field], type=list[msgspec.Raw])
+            pieces, keys = list(top.values()), len(top)
+        counted = keys
+        for piece in pieces:
+            raw = bytes(piece)
+            if not no_duplicate_keys(raw, orjson.loads(raw)):
+                return None
+            counted += raw.count(b":")
+    except (msgspec.DecodeError, orjson.JSONDecodeError, KeyError, RecursionError):
+        return None
+    # Every key of the object has one colon after it: the counts differ when one was
+    # repeated (msgspec keeps the last silently) or a key holds a colon of its own.
+    if counted != data.count(b":"):
+        return None
+    return runs
+
+
+def _decoded(runs: list[Any]) -> Iterator[Any]:
+    for raw in runs:
+        yield orjson.loads(bytes(raw))
+
+
 # -- the readers ------------------------------------------------------------------------------
 
 def _chat_run(path: str, data: bytes) -> list[tuple[str, list[Any], dict[str, Any]]]:
@@ -348,7 +393,10 @@ def read_openai_chat(path: str, data: bytes) -> Iterator[Any]:
     return read_runs(path, data, _chat_run, _chat_trajectory)
 
 
-def _tau_bench_runs(path: str, data: bytes) -> list[tuple[str, int, Any]]:
+def _tau_bench_runs(path: str, data: bytes) -> Iterable[tuple[str, int, Any]]:
+    runs = _one_at_a_time(data) if len(data) >= LARGE_FILE else None
+    if runs is not None:
+        return ((path, n, record) for n, record in enumerate(_decoded(runs)))
     doc = _decode(path, data)
     if not isinstance(doc, list):
         raise TraceError(f"expected a JSON list of run records, got {type(doc).__name__}",
@@ -385,7 +433,10 @@ def read_tau_bench(path: str, data: bytes) -> Iterator[Any]:
     return read_runs(path, data, _tau_bench_runs, _tau_bench_trajectory)
 
 
-def _tau2_runs(path: str, data: bytes) -> list[tuple[str, int, Any]]:
+def _tau2_runs(path: str, data: bytes) -> Iterable[tuple[str, int, Any]]:
+    runs = _one_at_a_time(data, "simulations") if len(data) >= LARGE_FILE else None
+    if runs is not None:
+        return ((path, n, sim) for n, sim in enumerate(_decoded(runs)))
     doc = _decode(path, data)
     sims = doc.get("simulations") if isinstance(doc, dict) else None
     if not isinstance(sims, list):

@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from typing import Any
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
 
-from assay.conformance.result import ReplayResult, ReplayRun
+import orjson
+
+from assay.conformance.result import VERDICT_EXIT, ReplayResult, ReplayRun
 from assay.conformance.result import scalar_text as _json_scalar
-from assay.report._text import dump_json, plural, sha256_footer, text_lines
+from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
+from assay.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
 
-__all__ = ["replay_report"]
+__all__ = ["Rendered", "ReplayReportWriter", "render_result", "replay_report"]
 
 HEADER = "assay replay: the final metric says the run arrived; the recorded road decides"
 _TRANSCRIPTS = frozenset({"openai-chat", "tau-bench", "tau2"})
 
 
 def _spec_line(run: ReplayRun, spec: Any) -> str:
+    return _spec_text(run.spec_source, spec)
+
+
+def _spec_text(source: str | None, spec: Any) -> str:
     parts = [plural(len(spec.mandatory_checkpoints), "mandatory checkpoint"),
              plural(len(spec.handoff_contracts), "handoff contract")]
     if spec.derive:
         parts.append(plural(len(spec.derive), "derive rule"))
-    return f"spec : {run.spec_source or '<in memory>'} ({', '.join(parts)})"
+    return f"spec : {source or '<in memory>'} ({', '.join(parts)})"
 
 
 def _sha_line(run: ReplayRun) -> list[str]:
@@ -75,11 +85,14 @@ def _summary_line(c: dict[str, int]) -> str:
 
 
 def _per_file(run: ReplayRun) -> list[str]:
-    lines = []
-    for path, _fmt in run.files:
-        c = Counter(r.verdict for r in run.results if r.path == path)
-        lines.append(f"file : {path}: {c['PASS']} PASS, {c['BLOCK']} BLOCK, {c['ERROR']} ERROR")
-    return lines
+    verdicts: dict[str | None, Counter[str]] = {}
+    for r in run.results:  # one pass: a rescan per file is quadratic in a large batch
+        verdicts.setdefault(r.path, Counter())[r.verdict] += 1
+    return [_file_line(path, verdicts.get(path, Counter())) for path, _fmt in run.files]
+
+
+def _file_line(path: str, c: Counter[str]) -> str:
+    return f"file : {path}: {c['PASS']} PASS, {c['BLOCK']} BLOCK, {c['ERROR']} ERROR"
 
 
 def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only: bool = False,
@@ -100,3 +113,245 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
                          f"{g['error']} ERROR")
     lines.append(_summary_line(counts))
     return sha256_footer(text_lines(lines))
+
+
+# -- the report written as it is judged ----------------------------------------------------
+
+_MISSING = object()
+_JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+#: Where the results go in the JSON document's skeleton: a string no result can be.
+_SLOT = "\x00results\x00"
+_SLOT_LINE = '    "\\u0000results\\u0000"\n'
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One judged trajectory as the report needs it, rendered where it was judged.
+
+    Small and picklable, so that a worker process can judge and render and the
+    report writer only puts the pieces in order.
+    """
+
+    id: str
+    path: str | None
+    verdict: str
+    #: A PASS with warnings (the summary's ``warn``).
+    warned: bool
+    #: The ``--by`` group of the trajectory, or None when no field is asked for.
+    by: str | None
+    #: The trajectory's final event or reader facts carry the ``--by`` field.
+    carries: bool
+    #: The JSON result, indented for its place in the document, or the text block
+    #: without its ``[N] id`` line; empty for ``--summary-only``.
+    body: bytes
+
+
+def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = False,
+                  by_field: str | None = None) -> Rendered:
+    """Render one result for :class:`ReplayReportWriter`, as the options ask."""
+    by = None
+    carries = False
+    if by_field is not None:
+        value = r.final.get(by_field, _MISSING)
+        if value is _MISSING:
+            value = r.meta.get(by_field, _MISSING)
+        carries = value is not _MISSING
+        by = _json_scalar(value) if carries else "(absent)"
+    if summary_only:
+        body = b""
+    elif fmt == "json":
+        body = b"    " + orjson.dumps(r.to_dict(), option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
+    else:
+        body = text_lines(_block(0, r)[1:]).encode("utf-8")
+    return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
+                    carries, body)
+
+
+class ReplayReportWriter:
+    """Writes the replay report to ``out`` as results arrive, byte for byte :func:`replay_report`.
+
+    The head of either report names every file and how many trajectories each
+    held, which is known only at the end; the judged results, and each file's
+    counts once it is done, wait in temporary files meanwhile, so memory holds
+    the file being judged and no result, however large the batch.
+    """
+
+    def __init__(self, out: IO[str], spec: Any, *, spec_source: str | None,
+                 spec_sha256: str | None, fmt: str = "text", summary_only: bool = False,
+                 by_field: str | None = None) -> None:
+        import tempfile
+
+        self.out = out
+        self.spec = spec
+        self.spec_source = spec_source
+        self.spec_sha256 = spec_sha256
+        self.fmt = fmt
+        self.summary_only = summary_only
+        self.by_field = by_field
+        self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        self.groups: dict[str, dict[str, int]] = {}
+        self.carries = False
+        self.worst: int | None = None
+        self.total = 0
+        self.file_count = 0
+        self.all_native = True
+        #: The file being judged, and its verdict counts so far.
+        self.current: tuple[str, str] | None = None
+        self.current_counts: Counter[str] = Counter()
+        #: Results whose path is not the file being judged (none from the readers).
+        self.elsewhere: dict[str | None, Counter[str]] = {}
+        # closed on leaving the writer's ``with`` block
+        self.spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
+        self.file_spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
+
+    def __enter__(self) -> ReplayReportWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.spool.close()
+        self.file_spool.close()
+
+    def file(self, path: str, fmt: str) -> None:
+        """A file begins, read as ``fmt``."""
+        self._file_done()
+        self.current = (path, fmt)
+        self.file_count += 1
+        self.all_native = self.all_native and fmt == "native"
+
+    def _file_done(self) -> None:
+        if self.current is not None:
+            c = self.current_counts
+            self.file_spool.write(orjson.dumps(
+                [*self.current, c["PASS"], c["BLOCK"], c["ERROR"]]) + b"\n")
+            self.current = None
+            self.current_counts = Counter()
+
+    def _files(self) -> Iterator[tuple[str, str, Counter[str]]]:
+        """Every file in order, with the verdict counts of its results."""
+        self._file_done()
+        self.file_spool.seek(0)
+        for line in self.file_spool:
+            path, fmt, passed, blocked, errors = orjson.loads(line)
+            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
+            counts.update(self.elsewhere.get(path, {}))
+            yield path, fmt, counts
+
+    def result(self, r: Rendered) -> None:
+        """The next judged trajectory, in order."""
+        self.total += 1
+        verdict = r.verdict
+        self.counts[verdict.lower()] += 1
+        if r.warned:
+            self.counts["warn"] += 1
+        code = VERDICT_EXIT[verdict]
+        self.worst = code if self.worst is None else worst_exit((self.worst, code))
+        if self.current is not None and r.path == self.current[0]:
+            self.current_counts[verdict] += 1
+        else:
+            self.elsewhere.setdefault(r.path, Counter())[verdict] += 1
+        if r.by is not None:
+            g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
+            g[verdict.lower()] += 1
+            self.carries = self.carries or r.carries
+        if self.summary_only:
+            return
+        if self.fmt == "json":
+            self.spool.write(r.body if self.total == 1 else b",\n" + r.body)
+        else:
+            head = escape_controls(f"[{self.total}] {r.id}") + "\n"
+            self.spool.write(head.encode("utf-8") + r.body)
+
+    def exit_code(self, interrupted: bool = False) -> int:
+        """The folded exit: 130 interrupted, 2 nothing judged, else the worst verdict."""
+        if interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_ERROR if self.worst is None else self.worst
+
+    def finish(self, *, interrupted: bool = False) -> int:
+        """Write the whole report to ``out``; returns its exit code."""
+        summary = {**self.counts, "exit": self.exit_code(interrupted)}
+        by = dict(sorted(self.groups.items()))
+        if self.fmt == "json":
+            self._finish_json(summary, by)
+        else:
+            self._finish_text(summary, by)
+        self.out.flush()
+        return summary["exit"]
+
+    def _copy_spool(self, digest: Any = None) -> None:
+        """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them)."""
+        import codecs
+
+        buffer = getattr(self.out, "buffer", None)
+        encoding = getattr(self.out, "encoding", None) or ""
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if buffer is not None and utf8 and getattr(self.out, "errors", "strict") == "strict":
+            self.out.flush()
+            write = buffer.write
+        else:
+            decode = codecs.getincrementaldecoder("utf-8")().decode
+            write = lambda chunk: self.out.write(decode(chunk))  # noqa: E731
+        self.spool.seek(0)
+        while chunk := self.spool.read(1 << 16):
+            write(chunk)
+            if digest is not None:
+                digest.update(chunk)
+        if buffer is not None:
+            buffer.flush()
+
+    def _finish_json(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
+        doc: dict[str, Any] = {
+            "spec": self.spec_source,
+            "spec_sha256": self.spec_sha256,
+            "files": [_SLOT] if self.file_count else [],
+            "results": [] if self.summary_only or not self.total else [_SLOT],
+            "summary": summary,
+        }
+        if self.by_field is not None:
+            doc["by"] = {"field": self.by_field, "groups": by}
+        parts = dump_json(doc).split(_SLOT_LINE)
+        self.out.write(parts[0])
+        if self.file_count:
+            for n, (path, fmt, _) in enumerate(self._files()):
+                entry = orjson.dumps({"path": path, "format": fmt}, option=_JSON_OPTIONS)
+                self.out.write(("    " if not n else ",\n    ")
+                               + entry.decode().replace("\n", "\n    "))
+            self.out.write("\n" + parts[1])
+        if doc["results"]:
+            self._copy_spool()
+            self.out.write("\n" + parts[-1])
+
+    def _finish_text(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
+        digest = hashlib.sha256()
+
+        def emit(lines: Iterable[str]) -> None:
+            text = text_lines(lines)
+            self.out.write(text)
+            digest.update(text.encode("utf-8"))
+
+        head = [HEADER, _spec_text(self.spec_source, self.spec)]
+        if self.spec_sha256 is not None:
+            head.append(f"spec-sha256: {self.spec_sha256}")
+        files = f"files: {self.file_count or len(self.elsewhere)}"
+        listed = not self.all_native or self.total != self.file_count
+        if listed:
+            files += f", {plural(self.total, 'trajectory', 'trajectories')}"
+        emit([*head, files])
+        if listed:
+            for path, fmt, c in self._files():
+                emit([f"input: {path} ({fmt}, "
+                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"])
+        if self.summary_only:
+            for path, _fmt, c in self._files():
+                emit([_file_line(path, c)])
+        self._copy_spool(digest)
+        tail: list[str] = []
+        if self.by_field is not None:
+            tail.extend(f"by {self.by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
+                        f"{g['error']} ERROR" for key, g in by.items())
+        tail.append(_summary_line(summary))
+        emit(tail)
+        self.out.write(f"report-sha256: {digest.hexdigest()}\n")

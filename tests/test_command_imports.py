@@ -1,0 +1,77 @@
+"""What each light command may import: a gate that takes a second to start is a gate removed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.harness import Workflow
+
+from .conftest import EXAMPLES, ROOT
+
+#: Never on the path of a light command: models, schema validators, terminals, databases,
+#: SDKs, crypto, process pools and event loops.
+HEAVY = ("pydantic", "jsonschema", "rich", "psycopg", "psycopg_pool", "cryptography",
+         "anthropic", "openai", "ray", "zstandard", "multiprocessing", "concurrent",
+         "asyncio")
+
+PROBE = """
+import json, sys
+from assay.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write(json.dumps([code, sorted({m.split(".")[0] for m in sys.modules})]))
+"""
+
+
+def _imports(args: list[str]) -> tuple[int, set[str]]:
+    out = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True,
+                         text=True, check=True)
+    code, modules = json.loads(out.stderr.splitlines()[-1])
+    return code, set(modules)
+
+
+@pytest.fixture(scope="class")
+def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A runs directory holding one completed run, ``r1``."""
+    root = tmp_path_factory.mktemp("runs")
+    touch = [sys.executable, "-c", "import sys; open(sys.argv[1], 'w').write('x')", "{artifact}"]
+    wf = Workflow.from_dict({"workflow": "w", "phases": [
+        {"name": "a", "role": "op", "producer": touch, "artifact": "out.txt",
+         "gate": {"command": [sys.executable, "-c", "import sys, os; "
+                              "sys.exit(not os.path.isfile(sys.argv[1]))", "{artifact}"]}}]})
+    result = wf.run(role="op", identity="me", runs_dir=root, run_id="r1")
+    assert result.status == "completed", result.message
+    return root
+
+
+COMMANDS = {
+    "--version": (["--version"], 0, {"yaml", "msgspec"}),
+    "replay": (["replay", "examples/spec.json", *sorted(
+        str(p.relative_to(ROOT)) for p in EXAMPLES.glob("fixture_*.jsonl"))], 1, {"yaml"}),
+    "accept": (["accept", "-c", "examples/accept/contract.yaml", "-r",
+                "examples/accept/result.json", "-t", "examples/accept/trace.jsonl"], 0, set()),
+    "revalidate": (["revalidate", "examples/resume/video/checkpoint.yaml", "--now",
+                    "2026-08-10T15:00:00Z"], None, set()),
+    "evidence verify": (["evidence", "verify", "r1"], 0, set()),
+    "audit": (["audit", "r1"], 0, set()),
+}
+
+
+class TestCommandImports:
+    @pytest.mark.parametrize("name", sorted(COMMANDS))
+    def test_light_commands_import_nothing_heavy(self, name: str, runs_dir: Path) -> None:
+        """Each light command runs to its verdict without loading a heavy module."""
+        args, expected, also_absent = COMMANDS[name]
+        if name in ("evidence verify", "audit"):
+            args = [*args, "--runs-dir", str(runs_dir)]
+        code, modules = _imports(args)
+        if expected is not None:
+            assert code == expected
+        assert sorted(modules & {*HEAVY, *also_absent}) == []
