@@ -79,7 +79,7 @@ def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: s
 
 def _replay_records(compiled: CompiledSpec, records: Sequence[Any], final: Event,
                     path: str) -> ReplayResult:
-    """Judge a native file decoded into typed records (``assay.ingest.native.typed_records``)."""
+    """Judge a native file decoded into typed records (``assay.ingest._native_typed``)."""
     r = Replayer(compiled)
     r.feed_records(records, final)
     return r.finish(path, path)
@@ -147,6 +147,14 @@ def _native() -> Any:
     return module
 
 
+def _typed() -> Any:
+    """The typed native decoder, imported on first use (msgspec stays out of light imports)."""
+    module = sys.modules.get("assay.ingest._native_typed")
+    if module is None:
+        import assay.ingest._native_typed as module
+    return module.typed_records
+
+
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
     from assay.ingest import FORMATS, ReadFailure, detect_format, load
@@ -182,7 +190,7 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
             # The strict reader, lazily: it reads the file only when the typed decode
             # cannot vouch for it (and names what is wrong with it).
             events = native.iter_events(data, path)
-            typed = native.typed_records(data) if compiled.typed else None
+            typed = _typed()(data) if compiled.typed else None
             if typed is None:
                 yield replay_events(compiled, events, path, path)
             else:
