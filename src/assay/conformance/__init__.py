@@ -149,7 +149,7 @@ def _native() -> Any:
 
 def _typed() -> Any:
     """The typed native decoder, imported on first use (msgspec stays out of light imports)."""
-    module = sys.modules.get("assay.ingest._native_typed")
+    module: Any = sys.modules.get("assay.ingest._native_typed")
     if module is None:
         import assay.ingest._native_typed as module
     return module.typed_records
