@@ -209,6 +209,23 @@ def _standing(spec: WorkflowSpec, run_id: str, store: PostgresStore, state: Mapp
                      Reason.WAITING_FOR_ROLE, str(waiting), store="postgres")
 
 
+def _checked(spec: WorkflowSpec, source: str | None, opts: WorkerOptions,
+             key_file: str | os.PathLike[str] | None, who: str) -> WorkerOptions:
+    """``opts`` with its evidence key resolved, or :class:`InputError` before any run is touched.
+
+    A role and an identity are required, and a missing SDK or API key for the role's
+    agent phases stops the command before it creates or claims a run.
+    """
+    if not opts.role:
+        raise InputError(f"no role: every {who} acts as one role (--as ROLE)")
+    if not opts.identity:
+        raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
+    key = _resolve_key(opts.key, key_file, opts.runs_dir)
+    preflight(spec, opts.role, os.environ, source)
+    return WorkerOptions(opts.role, opts.identity, opts.runs_dir, key, opts.lease,
+                         opts.revalidate)
+
+
 def run_on_database(spec: WorkflowSpec, spec_dir: Path, source: str | None, url: str, *,
                     opts: WorkerOptions, params: Mapping[str, str], run_id: str | None = None,
                     resume: str | None = None,
@@ -216,15 +233,8 @@ def run_on_database(spec: WorkflowSpec, spec_dir: Path, source: str | None, url:
     """``assay run --store URL``: create (or resume) one run and work it as one role."""
     if run_id is not None and resume is not None:
         raise InputError("give either a new run id or a run to resume, not both")
-    if not opts.role:
-        raise InputError("no role: every invocation acts as one role (--as ROLE)")
-    if not opts.identity:
-        raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
-    key = _resolve_key(opts.key, key_file, opts.runs_dir)
-    # a missing SDK or API key for this role's agent phases stops the run before it exists
-    preflight(spec, opts.role, os.environ, source)
-    opts = WorkerOptions(opts.role, opts.identity, opts.runs_dir, key, opts.lease,
-                         opts.revalidate)
+    opts = _checked(spec, source, opts, key_file, "invocation")
+    key = opts.key
     db = Database(url)
     try:
         if resume is None:
@@ -267,15 +277,7 @@ def serve(spec: WorkflowSpec, spec_dir: Path, source: str | None, url: str, *,
     Returns the exit code of the one run worked with ``once`` (0 when none was
     ready), else 0 after a graceful stop.
     """
-    if not opts.role:
-        raise InputError("no role: every worker acts as one role (--as ROLE)")
-    if not opts.identity:
-        raise InputError("no identity: pass --identity or set ASSAY_IDENTITY")
-    key = _resolve_key(opts.key, key_file, opts.runs_dir)
-    # a missing SDK or API key for this role's agent phases stops the worker before it claims
-    preflight(spec, opts.role, os.environ, source)
-    opts = WorkerOptions(opts.role, opts.identity, opts.runs_dir, key, opts.lease,
-                         opts.revalidate)
+    opts = _checked(spec, source, opts, key_file, "worker")
     db = Database(url)
     try:
         while not stop.is_set():
