@@ -305,9 +305,17 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 def _iso(nanos: int) -> str:
     secs, rest = divmod(nanos, 1_000_000_000)
-    t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
-            f"{t.tm_sec:02d}.{rest // 1000:06d}Z")
+    head = _SECONDS.get(secs)
+    if head is None:
+        if len(_SECONDS) >= 4096:  # the events of a trace share a few seconds
+            _SECONDS.clear()
+        t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
+        head = _SECONDS[secs] = (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+                                 f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.")
+    return f"{head}{rest // 1000:06d}Z"
+
+
+_SECONDS: dict[int, str] = {}
 
 
 def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
@@ -512,6 +520,35 @@ class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
     schemaUrl: Any = UNSET
 
 
+class _SeenSpan(msgspec.Struct, gc=False, kw_only=True):
+    """A span of a line the first reading has checked (:class:`_OtlpSpan` vouched for its
+    ids and times): the second reading builds it, skipping what the mapping does not read
+    and the patterns already matched."""
+
+    traceId: str
+    spanId: str
+    parentSpanId: str | None = None
+    name: str | None = None
+    startTimeUnixNano: str | int
+    endTimeUnixNano: str | int | None = None
+    attributes: list[_KeyValue] | None = None
+    events: list[_SpanEvent] | None = None
+    status: _Status | None = None
+
+
+class _SeenScope(msgspec.Struct, gc=False):
+    spans: list[_SeenSpan] | UnsetType = UNSET
+
+
+class _SeenResource(msgspec.Struct, gc=False):
+    scopeSpans: list[_SeenScope] | UnsetType | None = UNSET
+    instrumentationLibrarySpans: list[_SeenScope] | UnsetType | None = UNSET
+
+
+class _SeenDocument(msgspec.Struct, gc=False):
+    resourceSpans: list[_SeenResource]
+
+
 class _ResourceSpans(msgspec.Struct, omit_defaults=True, gc=False):
     resource: Any = UNSET
     scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
@@ -591,9 +628,10 @@ def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
 
 
 _DECODE_OTLP = decoder(_OtlpDocument).decode
+_DECODE_SEEN = decoder(_SeenDocument).decode
 
 
-def _spans_of(doc: _OtlpDocument, line: int, first: int) -> list[Span]:
+def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list[Span]:
     """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
     same (attributes aside). Raises :class:`Slow` where that raises (the decoder has
     checked the ids and times)."""
@@ -756,7 +794,7 @@ class _Streamed:
             if bucket is None:
                 n, start, end, first = self.lines[k]
                 bucket = {}
-                for span in _spans_of(_DECODE_OTLP(view[start:end]), n, first):
+                for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
                     bucket.setdefault(span.trace_id, []).append(span)
                 self.cache[k] = bucket
             for t in trace_ids:
