@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -451,13 +452,12 @@ def parse_spans(data: bytes) -> list[Span]:
 
 #: Ids as the OTLP/JSON spec writes them, lower-case hex (a file in base64 or upper case
 #: is read by the strict path), and nanoseconds as a string of digits or a number: the
-#: decoder checks them, so building a span does not (every value fits: 20 digits are
-#: less than the year 9999).
-_TraceId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")]
-_SpanId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
-_ParentId = Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{16})?$")]  # "" for a root
-_Nanos = Annotated[str, msgspec.Meta(pattern="^[0-9]{1,20}$")] | Annotated[
-    int, msgspec.Meta(ge=0, le=2**63 - 1)]
+#: first reading checks them, the strings a line at a time (:func:`_checked`), so building
+#: a span does not (every value fits: 20 digits are less than the year 9999).
+_Nanos = str | Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+_IDS = re.compile(r"(?:[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?"
+                  r"(?:,[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?)*)?")
+_TIMES = re.compile(r"(?:[0-9]{1,20}(?:,[0-9]{1,20})*)?")
 
 
 class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
@@ -496,10 +496,10 @@ class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
 
 
 class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False, kw_only=True):
-    traceId: _TraceId
-    spanId: _SpanId
+    traceId: str
+    spanId: str
     traceState: Any = UNSET
-    parentSpanId: _ParentId | UnsetType | None = UNSET
+    parentSpanId: str | UnsetType | None = UNSET
     flags: Any = UNSET
     name: str | UnsetType | None = UNSET
     kind: Any = UNSET
@@ -674,7 +674,13 @@ def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list
 def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
     """(trace id, conversation id) of each span of a decoded line, checked as
     :func:`_spans_of` checks it (it raises :class:`Slow` exactly where that would) but
-    with no span built: the first reading of a file keeps nothing of its spans."""
+    with no span built: the first reading of a file keeps nothing of its spans.
+
+    The ids and the times written as strings are checked once for the line, each
+    joined into one text matched whole (one pattern a line, not one a value).
+    """
+    ids: list[str] = []
+    times: list[str] = []
     for rs in doc.resourceSpans:
         scopes = rs.scopeSpans
         if scopes is None or scopes is UNSET:
@@ -685,9 +691,28 @@ def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
                 if st is not None and st is not UNSET and st.code is not UNSET \
                         and st.code not in _STATUS_CODES:
                     raise Slow
+                ids.append(f"{sp.traceId}:{sp.spanId}:{sp.parentSpanId or ''}")
+                start, end = sp.startTimeUnixNano, sp.endTimeUnixNano
+                if type(start) is str:
+                    times.append(start)
+                if type(end) is str:
+                    times.append(end)
                 for ev in sp.events or ():
+                    if type(ev.timeUnixNano) is str:
+                        times.append(ev.timeUnixNano)
                     _valid(ev.attributes)
                 yield sp.traceId, _valid(sp.attributes)
+    if not (_whole(_IDS, ids) and _whole(_TIMES, times)):
+        raise Slow
+
+
+def _whole(pattern: re.Pattern[str], values: list[str]) -> bool:
+    """True when ``values``, joined by commas, match ``pattern`` with one comma between
+    each two (so no value holds a comma and each one matches on its own)."""
+    if not values:
+        return True
+    text = ",".join(values)
+    return text.count(",") == len(values) - 1 and pattern.fullmatch(text) is not None
 
 
 def _valid(attributes: list[_KeyValue] | UnsetType | None) -> Any:
