@@ -50,7 +50,7 @@ from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._fast import I64, Slow, decoder, kept_every_key, no_cycle_collection
+from assay.ingest._fast import I64, Slow, decoder, kept_every_key_at, no_cycle_collection
 from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
@@ -770,13 +770,14 @@ class _Streamed:
         self.cache: dict[int, dict[str, list[Span]]] = {}
         self.traces: dict[str, _Trace] = {}
         total = 0
+        view = memoryview(data)
         for n, start, end in _line_bounds(data):
-            raw = data[start:end]
             try:
-                doc = _DECODE_OTLP(raw)
+                doc = _DECODE_OTLP(view[start:end])
             except (msgspec.DecodeError, msgspec.ValidationError):
                 raise Slow from None
-            if not kept_every_key(raw, doc):
+            if not kept_every_key_at(data, start, end, doc):
+                raw = data[start:end]
                 try:
                     exact = orjson.loads(raw)
                 except orjson.JSONDecodeError:
