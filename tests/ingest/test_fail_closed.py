@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 TAU_SPEC = ROOT / "examples" / "tau" / "airline.yaml"
 FW = ROOT / "tests" / "data" / "frameworks"
 FW_SPEC = FW / "spec.yaml"
+CODING = ROOT / "tests" / "data" / "coding"
 
 #: A guarded update with no confirmation: BLOCK when the call is read.
 MESSAGES: list[dict[str, Any]] = [
@@ -293,6 +294,29 @@ class TestDuplicateKeys:
         results = replay(load_spec(FW_SPEC), [path]).results
         assert [(r.verdict, r.headline) for r in results] == [("ERROR", "bad-input")]
         assert "line 1: duplicate key 'object'" in results[0].reasons[0].message
+
+    @pytest.mark.parametrize(("fmt", "name", "old", "new", "key"), [
+        # a key the reader reads, at the top of an entry
+        ("claude-code", "claude-code/short.jsonl", '"type":"user"',
+         '"type":"assistant","type":"user"', "type"),
+        # a key in a part the reader skips
+        ("claude-code", "claude-code/short.jsonl", '"cwd":', '"cwd":"/x","cwd":', "cwd"),
+        ("codex", "codex/codex_golden.jsonl", '"type":"', '"type":"x","type":"', "type"),
+    ])
+    def test_coding_agents(self, tmp_path: Path, fmt: str, name: str, old: str, new: str,
+                           key: str) -> None:
+        """The coding-agent readers refuse a repeated key anywhere, naming it and its line."""
+        text = (CODING / name).read_text(encoding="utf-8")
+        assert old in text
+        text = text.replace(old, new, 1)
+        path = tmp_path / f"session.{fmt}.jsonl"
+        path.write_text(text, encoding="utf-8")
+        from assay.ingest import ReadFailure, load
+
+        entries = list(load(str(path), fmt)[1])
+        assert [type(e) for e in entries] == [ReadFailure]
+        assert f"duplicate key '{key}'" in entries[0].error.message
+        assert entries[0].error.line == text[:text.index(new)].count("\n") + 1
 
     def test_accept_call_list(self, tmp_path: Path) -> None:
         """An accept trace given as a JSON list refuses a repeated key."""

@@ -135,6 +135,37 @@ SPAN = ('{"resourceSpans": [{"resource": RESOURCE, "scopeSpans": [{"spans": [{'
         '"execute_tool"}}, {"key": "gen_ai.tool.name", "value": {"stringValue": "send"}}]}]}]}]}')
 
 
+class TestIdsAndTimes:
+    """Ids and times the fast path does not take read as the strict path reads them."""
+
+    @pytest.mark.parametrize(("old", "new"), [
+        ('"5b8efff798038103d269b633813fc60c"', '"5b8efff798038103d269b633813fc60c\\n"'),
+        ('"00f067aa0ba902b7"', '"00f067aa0ba902b7\\n"'),
+        ('"00f067aa0ba902b7"', '"00F067AA0BA902B7"'),
+        ('"00f067aa0ba902b7"', '"00f067aa0ba902b"'),
+        ('"startTimeUnixNano": "1"', '"startTimeUnixNano": "1\\n"'),
+        ('"startTimeUnixNano": "1"', '"startTimeUnixNano": "\\u0661"'),
+        ('"startTimeUnixNano": "1"', '"startTimeUnixNano": "123456789012345678901"'),
+        ('"endTimeUnixNano": "2"', '"endTimeUnixNano": ""'),
+        ('"endTimeUnixNano": "2"', '"endTimeUnixNano": "2", "parentSpanId": "00f067aa0ba902b8"'),
+        ('"endTimeUnixNano": "2"', '"endTimeUnixNano": "2", "parentSpanId": "00f067aa0ba9 2b8"'),
+        ('"endTimeUnixNano": "2"', '"endTimeUnixNano": 2, "parentSpanId": ""'),
+        # a comma or colon inside a value does not pass for the joints of the line's check
+        ('"startTimeUnixNano": "1"', '"startTimeUnixNano": "1,2"'),
+        ('"00f067aa0ba902b7"', '"00f067aa0ba902b7:,5b8efff798038103d269b633813fc60c:'
+                               '00f067aa0ba902b7"'),
+        ('"5b8efff798038103d269b633813fc60c"', '"5b8efff798038103d269b633813fc60c:'
+                                               '00f067aa0ba902b7:,5b8efff798038103d269b633813fc60c"'),
+    ])
+    def test_same_reading(self, monkeypatch: pytest.MonkeyPatch, old: str, new: str) -> None:
+        """A changed id or time: both paths give the same runs, events or failure."""
+        line = SPAN.replace("RESOURCE", "{}")
+        assert old in line
+        body = (line + "\n" + line.replace(old, new, 1) + "\n").encode()
+        fast, strict, _ = _both(monkeypatch, "otel", "spans.jsonl", body)
+        assert fast == strict
+
+
 class TestWhatTheFastPathRefuses:
     """Input the typed structs skip is still checked as the strict path checks it."""
 

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key",
+__all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key", "kept_every_key_at",
            "line_views", "no_cycle_collection"]
 
 #: An integer orjson decodes as an integer (it turns larger ones into floats; 2**63 and up
@@ -60,9 +60,15 @@ def kept_every_key(raw: bytes, decoded: Any) -> bool:
     fields out of the encoding (``UNSET`` defaults); a ``\\u003a`` escape (a
     colon the re-encoding writes raw) is "look closer".
     """
-    if b"\\u003" in raw and (b"\\u003a" in raw or b"\\u003A" in raw):
+    return kept_every_key_at(raw, 0, len(raw), decoded)
+
+
+def kept_every_key_at(data: bytes, start: int, end: int, decoded: Any) -> bool:
+    """:func:`kept_every_key` for the line ``data[start:end]``, read in place (no copy)."""
+    at = data.find(b"\\u003", start, end)
+    if at >= 0 and (data.find(b"\\u003a", at, end) >= 0 or data.find(b"\\u003A", at, end) >= 0):
         return False
-    return raw.count(b":") == _ENCODE(decoded).count(b":")
+    return data.count(b":", start, end) == _ENCODE(decoded).count(b":")
 
 
 @contextlib.contextmanager

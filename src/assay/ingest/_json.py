@@ -27,7 +27,7 @@ from assay.errors import TraceError
 from assay.ingest._scan import _COLON, _TOKEN
 
 __all__ = ["DuplicateKey", "check_document", "check_line", "find_duplicate", "message",
-           "no_duplicate_keys", "pairs_hook"]
+           "no_duplicate_keys", "pairs_hook", "repeated_key"]
 
 
 class DuplicateKey(ValueError):
@@ -90,6 +90,13 @@ def no_duplicate_keys(data: bytes, decoded: Any) -> bool:
         return data.count(b":") == orjson.dumps(decoded).count(b":")
     except orjson.JSONEncodeError:
         return False
+
+
+def repeated_key(raw: bytes, rec: Any) -> str | None:
+    """The key the JSON line ``raw`` (decoded by orjson as ``rec``) repeats, or None (exact)."""
+    if no_duplicate_keys(raw, [rec]):
+        return None
+    return find_duplicate(raw)
 
 
 def check_line(raw: bytes, rec: Any, line: int, path: str | None) -> None:

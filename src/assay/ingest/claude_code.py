@@ -43,8 +43,8 @@ from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._fast import Slow, decoder, jsonl, no_cycle_collection
-from assay.ingest._json import lines_of
+from assay.ingest._fast import Slow, decoder, line_views, no_cycle_collection
+from assay.ingest._json import lines_of, message, repeated_key
 from assay.shellcmd import command_text
 
 __all__ = ["detect_claude_code", "read_claude_code"]
@@ -111,6 +111,9 @@ def _entries(path: str, data: bytes) -> list[tuple[int, dict[str, Any]]]:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
+        key = repeated_key(raw, obj)
+        if key is not None:
+            raise _Bad(n, message(key))
         if not isinstance(obj, dict):
             raise _Bad(n, f"an entry is a JSON object, got {type(obj).__name__}")
         kind = obj.get("type")
@@ -399,7 +402,15 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
     by_uuid: dict[str, _Entry] = {}
     side = main = False
     agent_id = session = None
-    for n, entry in jsonl(data, _ENTRY):
+    decode, loads, dumps = _ENTRY.decode, orjson.loads, orjson.dumps
+    kept = 0  # the colons orjson writes back for what it decoded (see _json.no_duplicate_keys)
+    for n, raw in line_views(data):
+        try:
+            entry = decode(raw)
+            kept += dumps(loads(raw)).count(b":")
+        except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError,
+                orjson.JSONEncodeError):
+            raise Slow from None
         uid = entry.uuid
         if uid is not None:
             if uid in by_uuid:
@@ -419,8 +430,9 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
         if agent_id is None and type(entry.agentId) is str:
             agent_id = entry.agentId
         append((n, entry))
-    if not entries or (side and main):
-        raise Slow
+    if not entries or (side and main) or kept != data.count(b":") or (
+            b"\\u003" in data and (b"\\u003a" in data or b"\\u003A" in data)):
+        raise Slow  # a key repeated anywhere, even where the structs skip: the strict path names it
     leaf = next((e.uuid for _, e in reversed(entries)
                  if e.uuid is not None and e.type in _LEAF_TYPES), None)
     live: set[str] = set()

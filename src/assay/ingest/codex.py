@@ -45,6 +45,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
+from assay.ingest._json import message, repeated_key
 from assay.shellcmd import command_text
 
 __all__ = ["detect_codex", "read_codex"]
@@ -148,6 +149,9 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
+        key = repeated_key(raw, obj)
+        if key is not None:
+            raise _Bad(n, message(key))
         if not isinstance(obj, dict):
             raise _Bad(n, f"a line is a JSON object, got {type(obj).__name__}")
         kind, payload, ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -49,7 +50,7 @@ from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._fast import I64, Slow, decoder, kept_every_key, no_cycle_collection
+from assay.ingest._fast import I64, Slow, decoder, kept_every_key_at, no_cycle_collection
 from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
@@ -305,9 +306,17 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 def _iso(nanos: int) -> str:
     secs, rest = divmod(nanos, 1_000_000_000)
-    t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
-            f"{t.tm_sec:02d}.{rest // 1000:06d}Z")
+    head = _SECONDS.get(secs)
+    if head is None:
+        if len(_SECONDS) >= 4096:  # the events of a trace share a few seconds
+            _SECONDS.clear()
+        t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
+        head = _SECONDS[secs] = (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+                                 f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.")
+    return f"{head}{rest // 1000:06d}Z"
+
+
+_SECONDS: dict[int, str] = {}
 
 
 def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
@@ -443,13 +452,12 @@ def parse_spans(data: bytes) -> list[Span]:
 
 #: Ids as the OTLP/JSON spec writes them, lower-case hex (a file in base64 or upper case
 #: is read by the strict path), and nanoseconds as a string of digits or a number: the
-#: decoder checks them, so building a span does not (every value fits: 20 digits are
-#: less than the year 9999).
-_TraceId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")]
-_SpanId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
-_ParentId = Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{16})?$")]  # "" for a root
-_Nanos = Annotated[str, msgspec.Meta(pattern="^[0-9]{1,20}$")] | Annotated[
-    int, msgspec.Meta(ge=0, le=2**63 - 1)]
+#: first reading checks them, the strings a line at a time (:func:`_checked`), so building
+#: a span does not (every value fits: 20 digits are less than the year 9999).
+_Nanos = str | Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+_IDS = re.compile(r"(?:[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?"
+                  r"(?:,[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?)*)?")
+_TIMES = re.compile(r"(?:[0-9]{1,20}(?:,[0-9]{1,20})*)?")
 
 
 class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
@@ -488,10 +496,10 @@ class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
 
 
 class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False, kw_only=True):
-    traceId: _TraceId
-    spanId: _SpanId
+    traceId: str
+    spanId: str
     traceState: Any = UNSET
-    parentSpanId: _ParentId | UnsetType | None = UNSET
+    parentSpanId: str | UnsetType | None = UNSET
     flags: Any = UNSET
     name: str | UnsetType | None = UNSET
     kind: Any = UNSET
@@ -510,6 +518,35 @@ class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
     scope: Any = UNSET
     spans: list[_OtlpSpan] | UnsetType = UNSET
     schemaUrl: Any = UNSET
+
+
+class _SeenSpan(msgspec.Struct, gc=False, kw_only=True):
+    """A span of a line the first reading has checked (:class:`_OtlpSpan` vouched for its
+    ids and times): the second reading builds it, skipping what the mapping does not read
+    and the patterns already matched."""
+
+    traceId: str
+    spanId: str
+    parentSpanId: str | None = None
+    name: str | None = None
+    startTimeUnixNano: str | int
+    endTimeUnixNano: str | int | None = None
+    attributes: list[_KeyValue] | None = None
+    events: list[_SpanEvent] | None = None
+    status: _Status | None = None
+
+
+class _SeenScope(msgspec.Struct, gc=False):
+    spans: list[_SeenSpan] | UnsetType = UNSET
+
+
+class _SeenResource(msgspec.Struct, gc=False):
+    scopeSpans: list[_SeenScope] | UnsetType | None = UNSET
+    instrumentationLibrarySpans: list[_SeenScope] | UnsetType | None = UNSET
+
+
+class _SeenDocument(msgspec.Struct, gc=False):
+    resourceSpans: list[_SeenResource]
 
 
 class _ResourceSpans(msgspec.Struct, omit_defaults=True, gc=False):
@@ -591,9 +628,10 @@ def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
 
 
 _DECODE_OTLP = decoder(_OtlpDocument).decode
+_DECODE_SEEN = decoder(_SeenDocument).decode
 
 
-def _spans_of(doc: _OtlpDocument, line: int, first: int) -> list[Span]:
+def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list[Span]:
     """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
     same (attributes aside). Raises :class:`Slow` where that raises (the decoder has
     checked the ids and times)."""
@@ -636,7 +674,13 @@ def _spans_of(doc: _OtlpDocument, line: int, first: int) -> list[Span]:
 def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
     """(trace id, conversation id) of each span of a decoded line, checked as
     :func:`_spans_of` checks it (it raises :class:`Slow` exactly where that would) but
-    with no span built: the first reading of a file keeps nothing of its spans."""
+    with no span built: the first reading of a file keeps nothing of its spans.
+
+    The ids and the times written as strings are checked once for the line, each
+    joined into one text matched whole (one pattern a line, not one a value).
+    """
+    ids: list[str] = []
+    times: list[str] = []
     for rs in doc.resourceSpans:
         scopes = rs.scopeSpans
         if scopes is None or scopes is UNSET:
@@ -647,9 +691,28 @@ def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
                 if st is not None and st is not UNSET and st.code is not UNSET \
                         and st.code not in _STATUS_CODES:
                     raise Slow
+                ids.append(f"{sp.traceId}:{sp.spanId}:{sp.parentSpanId or ''}")
+                start, end = sp.startTimeUnixNano, sp.endTimeUnixNano
+                if type(start) is str:
+                    times.append(start)
+                if type(end) is str:
+                    times.append(end)
                 for ev in sp.events or ():
+                    if type(ev.timeUnixNano) is str:
+                        times.append(ev.timeUnixNano)
                     _valid(ev.attributes)
                 yield sp.traceId, _valid(sp.attributes)
+    if not (_whole(_IDS, ids) and _whole(_TIMES, times)):
+        raise Slow
+
+
+def _whole(pattern: re.Pattern[str], values: list[str]) -> bool:
+    """True when ``values``, joined by commas, match ``pattern`` with one comma between
+    each two (so no value holds a comma and each one matches on its own)."""
+    if not values:
+        return True
+    text = ",".join(values)
+    return text.count(",") == len(values) - 1 and pattern.fullmatch(text) is not None
 
 
 def _valid(attributes: list[_KeyValue] | UnsetType | None) -> Any:
@@ -707,13 +770,14 @@ class _Streamed:
         self.cache: dict[int, dict[str, list[Span]]] = {}
         self.traces: dict[str, _Trace] = {}
         total = 0
+        view = memoryview(data)
         for n, start, end in _line_bounds(data):
-            raw = data[start:end]
             try:
-                doc = _DECODE_OTLP(raw)
+                doc = _DECODE_OTLP(view[start:end])
             except (msgspec.DecodeError, msgspec.ValidationError):
                 raise Slow from None
-            if not kept_every_key(raw, doc):
+            if not kept_every_key_at(data, start, end, doc):
+                raw = data[start:end]
                 try:
                     exact = orjson.loads(raw)
                 except orjson.JSONDecodeError:
@@ -756,7 +820,7 @@ class _Streamed:
             if bucket is None:
                 n, start, end, first = self.lines[k]
                 bucket = {}
-                for span in _spans_of(_DECODE_OTLP(view[start:end]), n, first):
+                for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
                     bucket.setdefault(span.trace_id, []).append(span)
                 self.cache[k] = bucket
             for t in trace_ids:
