@@ -10,10 +10,11 @@ here prints: the notes are returned for the caller to show.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from assay.errors import InputError, SpecError, TraceError
 
@@ -25,6 +26,7 @@ __all__ = [
     "STDIN_ID",
     "TRAJECTORY_SUFFIXES",
     "Inputs",
+    "PathList",
     "expand_inputs",
     "is_trajectory_name",
     "load_replay_spec",
@@ -43,11 +45,79 @@ SWAPPED = ("this looks like a trajectory, not a spec: the spec comes first "
            "(assay replay SPEC TRAJECTORY...)")
 
 
+class PathList(Sequence[str]):
+    """File paths in order, held as one byte string and the offsets into it.
+
+    A batch of 50,000 files costs a few bytes per path beyond the path itself,
+    where a list of ``str`` holds an object of some 50 bytes more for each.
+    """
+
+    __slots__ = ("_blob", "_ends")
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        self._blob = bytearray()
+        self._ends = array("Q")
+        for path in paths:
+            self.append(path)
+
+    def append(self, path: str) -> None:
+        """Add ``path`` at the end."""
+        self._blob += os.fsencode(path)
+        self._blob += b"\0"  # no path holds a NUL: the separator keeps lookups exact
+        self._ends.append(len(self._blob))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self._ends):
+            raise IndexError("path index out of range")
+        start = self._ends[index - 1] if index else 0
+        return os.fsdecode(bytes(self._blob[start:self._ends[index] - 1]))
+
+    def __iter__(self) -> Iterator[str]:
+        blob, start = self._blob, 0
+        for end in self._ends:
+            yield os.fsdecode(bytes(blob[start:end - 1]))
+            start = end
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        try:
+            name = os.fsencode(path) + b"\0"
+        except (UnicodeError, ValueError):
+            return False
+        return self._blob.startswith(name) or (b"\0" + name) in self._blob
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PathList):
+            return self._blob == other._blob
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PathList({list(self)!r})"
+
+
 @dataclass(frozen=True)
 class Inputs:
     """The files to read, in order, and what was noticed on the way (one line each)."""
 
-    paths: tuple[str, ...]
+    paths: PathList
     notes: tuple[str, ...] = ()
 
 
@@ -118,14 +188,15 @@ def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
                 yield match, True
 
 
-def _identity(path: str) -> object:
-    """What makes two spellings one file: its device and inode (links, ``./``, ``..``
-    resolved by the OS at the cost of one stat), else its normalised absolute path."""
+def _identity(path: str) -> int | str:
+    """What makes two spellings one file: its device and inode as one integer (links,
+    ``./``, ``..`` resolved by the OS at the cost of one stat), else its normalised
+    absolute path."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return os.path.normcase(os.path.abspath(path))
-    return (st.st_dev, st.st_ino)
+    return st.st_dev << 64 | st.st_ino
 
 
 def expand_inputs(args: Iterable[str], *, recursive: bool = False,
@@ -138,8 +209,11 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     out where a directory or glob would have added it.
     """
     spec_key = None if spec is None else _identity(spec)
-    seen: dict[object, str] = {}
-    paths: list[str] = []
+    # The identities seen, as a set of integers (flat in memory); which path came first
+    # is looked up only once some file turns out to be named twice.
+    seen: set[int | str] = set()
+    firsts: dict[int | str, str] | None = None
+    paths = PathList()
     notes: list[str] = []
     for arg in args:
         for path, expanded in _expand(arg, recursive):
@@ -147,15 +221,23 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
             if expanded and key == spec_key:
                 notes.append(f"{path} is the spec, not read as a trajectory")
                 continue
-            first = seen.get(key)
-            if first is None:
-                seen[key] = path
+            if key not in seen:
+                seen.add(key)
                 paths.append(path)
-            elif first == path:
+                if firsts is not None:
+                    firsts[key] = path
+                continue
+            if firsts is None:
+                firsts = {}
+                for earlier in paths:
+                    firsts.setdefault(STDIN if earlier == STDIN else _identity(earlier),
+                                      earlier)
+            first = firsts.get(key, path)
+            if first == path:
                 notes.append(f"{path} is given more than once; judged once")
             else:
                 notes.append(f"{path} is the same file as {first}; judged once")
-    return Inputs(tuple(paths), tuple(notes))
+    return Inputs(paths, tuple(notes))
 
 
 def looks_like_trajectory(path: str) -> bool:
