@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, TypeVar, cast, overload
 
 from assay.errors import InputError, SpecError, TraceError
 
@@ -32,6 +32,8 @@ __all__ = [
     "load_replay_spec",
     "looks_like_trajectory",
 ]
+
+_T = TypeVar("_T")
 
 #: The argument that means standard input, and the id of what it holds.
 STDIN = "-"
@@ -130,11 +132,15 @@ def is_trajectory_name(name: str) -> bool:
     return name.endswith(TRAJECTORY_SUFFIXES)
 
 
-def _directory(path: str, recursive: bool) -> list[str]:
-    """The trajectory files in ``path``, hidden files and directories skipped, sorted."""
-    found: list[tuple[str, ...]] = []
+def _directory(path: str, recursive: bool) -> Iterator[str]:
+    """The trajectory files in ``path``, hidden files and directories skipped, sorted.
+
+    Raises at once for a directory that cannot be read or holds no trajectory file;
+    the paths are then joined one at a time, as they are taken.
+    """
+    found: list[str] | list[tuple[str, ...]]
     try:
-        _list(path, recursive, found)
+        found = _list(path) if not recursive else _walk(path)
     except OSError as exc:
         raise InputError(f"cannot read directory: {exc.strerror or exc}",
                          path=exc.filename if isinstance(exc.filename, str) else path) from None
@@ -144,27 +150,44 @@ def _directory(path: str, recursive: bool) -> list[str]:
         hint = "" if recursive else "; -r reads subdirectories"
         raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst{hint})",
                          path=path)
-    return [os.path.join(path, *parts) for parts in sorted(found)]
+    found.sort(reverse=True)  # taken from the end: each name is freed once its path is out
+    if not recursive:
+        return _joined(path, cast("list[str]", found))
+    return (os.path.join(path, *parts) for parts in _taken(cast("list[tuple[str, ...]]", found)))
+
+
+def _joined(path: str, names: list[str]) -> Iterator[str]:
+    return (os.path.join(path, name) for name in _taken(names))
+
+
+def _taken(items: list[_T]) -> Iterator[_T]:
+    """The items of a list from its end, each dropped from the list as it is given."""
+    while items:
+        yield items.pop()
 
 
 def _raise(exc: OSError) -> None:
     raise exc
 
 
-def _list(path: str, recursive: bool, found: list[tuple[str, ...]]) -> None:
-    if recursive:
-        for top, dirs, files in os.walk(path, onerror=_raise):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            rel = os.path.relpath(top, path)
-            parts = () if rel == os.curdir else tuple(rel.split(os.sep))
-            found.extend((*parts, f) for f in files
-                         if not f.startswith(".") and is_trajectory_name(f)
-                         and os.path.isfile(os.path.join(top, f)))
-    else:
-        with os.scandir(path) as entries:
-            found.extend((e.name,) for e in entries
-                         if not e.name.startswith(".") and is_trajectory_name(e.name)
-                         and e.is_file())
+def _list(path: str) -> list[str]:
+    """The names of the trajectory files directly in ``path`` (a name sorts as its path)."""
+    with os.scandir(path) as entries:
+        return [e.name for e in entries
+                if not e.name.startswith(".") and is_trajectory_name(e.name) and e.is_file()]
+
+
+def _walk(path: str) -> list[tuple[str, ...]]:
+    """The trajectory files in ``path`` and below, as the parts of their relative paths."""
+    found: list[tuple[str, ...]] = []
+    for top, dirs, files in os.walk(path, onerror=_raise):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel = os.path.relpath(top, path)
+        parts = () if rel == os.curdir else tuple(rel.split(os.sep))
+        found.extend((*parts, f) for f in files
+                     if not f.startswith(".") and is_trajectory_name(f)
+                     and os.path.isfile(os.path.join(top, f)))
+    return found
 
 
 def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
@@ -188,15 +211,59 @@ def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
                 yield match, True
 
 
-def _identity(path: str) -> int | str:
-    """What makes two spellings one file: its device and inode as one integer (links,
-    ``./``, ``..`` resolved by the OS at the cost of one stat), else its normalised
-    absolute path."""
+def _identity(path: str) -> tuple[int, int] | str:
+    """What makes two spellings one file: its device and inode (links, ``./``, ``..``
+    resolved by the OS at the cost of one stat), else its normalised absolute path."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return os.path.normcase(os.path.abspath(path))
-    return st.st_dev << 64 | st.st_ino
+    return (st.st_dev, st.st_ino)
+
+
+class _Seen:
+    """The identities met so far, about 20 bytes a file where a set of tuples costs some
+    150: each (device, inode) once, in arrays in the order met, and an open-addressing
+    table of their positions."""
+
+    __slots__ = ("devs", "inos", "mask", "others", "slots")
+
+    def __init__(self) -> None:
+        self.devs = array("Q")
+        self.inos = array("Q")
+        self.mask = (1 << 10) - 1
+        self.slots = array("I", bytes(4 << 10))  # position + 1; 0 marks a free slot
+        self.others: set[str] = set()  # the paths that could not be stat'ed
+
+    def add(self, key: tuple[int, int] | str) -> bool:
+        """Record ``key``; False when it was already there."""
+        if isinstance(key, str):
+            if key in self.others:
+                return False
+            self.others.add(key)
+            return True
+        dev, ino = key
+        devs, inos, slots, mask = self.devs, self.inos, self.slots, self.mask
+        i = hash(key) & mask
+        while at := slots[i]:
+            if inos[at - 1] == ino and devs[at - 1] == dev:
+                return False
+            i = (i + 1) & mask
+        devs.append(dev)
+        inos.append(ino)
+        slots[i] = len(inos)
+        if len(inos) * 3 > mask * 2:
+            self._grow()
+        return True
+
+    def _grow(self) -> None:
+        self.mask = mask = self.mask * 2 + 1
+        self.slots = slots = array("I", bytes(4 * (mask + 1)))
+        for at, key in enumerate(zip(self.devs, self.inos, strict=True), 1):
+            i = hash(key) & mask
+            while slots[i]:
+                i = (i + 1) & mask
+            slots[i] = at
 
 
 def expand_inputs(args: Iterable[str], *, recursive: bool = False,
@@ -209,10 +276,10 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     out where a directory or glob would have added it.
     """
     spec_key = None if spec is None else _identity(spec)
-    # The identities seen, as a set of integers (flat in memory); which path came first
-    # is looked up only once some file turns out to be named twice.
-    seen: set[int | str] = set()
-    firsts: dict[int | str, str] | None = None
+    # The identities seen, in a compact table; which path came first is looked up only
+    # once some file turns out to be named twice.
+    seen = _Seen()
+    firsts: dict[tuple[int, int] | str, str] | None = None
     paths = PathList()
     notes: list[str] = []
     for arg in args:
@@ -221,8 +288,7 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
             if expanded and key == spec_key:
                 notes.append(f"{path} is the spec, not read as a trajectory")
                 continue
-            if key not in seen:
-                seen.add(key)
+            if seen.add(key):
                 paths.append(path)
                 if firsts is not None:
                     firsts[key] = path
