@@ -476,7 +476,10 @@ def _plain_bytes(path: str) -> bytes | None:
     import stat
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        # a FIFO is never opened here: opening it would wake its writer for nothing
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except (OSError, ValueError):
         return None
     try:
