@@ -111,20 +111,31 @@ def make_corpus(directory: Path, n: int) -> list[str]:
     return paths
 
 
+#: CPU seconds (user + system) of the last command run by :func:`run`, its children included.
+LAST_CPU = [0.0]
+
+
 def run(cmd: list[str]) -> tuple[float, int, int]:
     """Run ``cmd`` to completion: (wall seconds, exit code, peak RSS in KiB)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - t0
+    # on Linux the usage includes the processes the command waited for (--jobs workers)
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     proc.returncode = os.waitstatus_to_exitcode(status)
     return elapsed, proc.returncode, usage.ru_maxrss
 
 
+#: Median CPU seconds of each command in the last :func:`medians` call.
+CPU: dict[str, float] = {}
+
+
 def medians(cmds: dict[str, list[str]], runs: int,
             expect: dict[str, int] | None = None) -> dict[str, float]:
-    """Median wall time of each command, run ``runs`` times interleaved."""
+    """Median wall time of each command, run ``runs`` times interleaved (CPU in ``CPU``)."""
     times: dict[str, list[float]] = {k: [] for k in cmds}
+    cpu: dict[str, list[float]] = {k: [] for k in cmds}
     for _ in range(runs):
         for name, cmd in cmds.items():
             elapsed, code, _ = run(cmd)
@@ -132,6 +143,9 @@ def medians(cmds: dict[str, list[str]], runs: int,
             if want is not None and code != want:
                 raise SystemExit(f"{name}: exit {code}, expected {want}: {' '.join(cmd)}")
             times[name].append(elapsed)
+            cpu[name].append(LAST_CPU[0])
+    CPU.clear()
+    CPU.update({k: statistics.median(v) for k, v in cpu.items()})
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -258,14 +272,21 @@ def main() -> int:
         t = medians({"floor": floor, "json": [*replay, "--format", "json"],
                      "summary": [*replay, "--summary-only"]}, args.runs,
                     expect={"floor": 0, "json": 1, "summary": 1})
+        cpu = dict(CPU)
         report.ratio("replay --format json", t["json"], t["floor"], 1.5,
                      note=" [orjson parse-only process]")
         report.ratio("replay --summary-only", t["summary"], t["floor"], 1.6,
                      note=" [orjson parse-only process]")
+        print(f"{'  CPU (user + system)':<26}: json {cpu['json']:.3f} s, summary "
+              f"{cpu['summary']:.3f} s, parse-only {cpu['floor']:.3f} s -> "
+              f"{cpu['json'] / cpu['floor']:.2f} x, {cpu['summary'] / cpu['floor']:.2f} x")
         jobs = medians({"1": [*replay, "--format", "json", "--jobs", "1"],
                         "2": [*replay, "--format", "json", "--jobs", "2"]}, args.runs,
                        expect={"1": 1, "2": 1})
-        report.ratio("--jobs 2 vs --jobs 1", jobs["2"], jobs["1"], 1.5, higher_is_better=True)
+        report.ratio("--jobs 2 vs --jobs 1", jobs["2"], jobs["1"], 1.5, higher_is_better=True,
+                     note=f" [load {os.getloadavg()[0]:.2f}]")
+        print(f"{'  CPU (user + system)':<26}: --jobs 2 {CPU['2']:.3f} s (workers included) "
+              f"vs --jobs 1 {CPU['1']:.3f} s")
         parse, gate = in_process(paths)
         print(f"{'in process (reference)':<26}: gate {gate:.3f} s vs parse-only {parse:.3f} s "
               f"-> {gate / parse:.2f} x")

@@ -293,6 +293,27 @@ class TestDuplicates:
             "note: link.jsonl is the same file as a.jsonl; judged once\n"
             "note: runs/b.jsonl is given more than once; judged once\n")
 
+    def test_many_files_and_hard_links_are_each_judged_once(self, here: Path) -> None:
+        """Among thousands of files, a hard link and a directory named twice are noticed."""
+        from assay._inputs import expand_inputs
+
+        (here / "runs").mkdir()
+        for i in range(3000):
+            (here / "runs" / f"t{i:04d}.jsonl").write_bytes(b"x")
+        os.link(here / "runs" / "t0007.jsonl", here / "runs" / "u.jsonl")
+        inputs = expand_inputs(["runs", "runs/t2999.jsonl", "./runs"])
+        assert len(inputs.paths) == 3000
+        assert inputs.paths[0] == "runs/t0000.jsonl"
+        assert inputs.paths[-1] == "runs/t2999.jsonl"
+        assert "runs/u.jsonl" not in inputs.paths
+        assert inputs.notes[0] == "runs/u.jsonl is the same file as runs/t0007.jsonl; judged once"
+        assert inputs.notes[1] == "runs/t2999.jsonl is given more than once; judged once"
+        assert inputs.notes[2] == "./runs/t0000.jsonl is the same file as runs/t0000.jsonl; " \
+            "judged once"
+        assert inputs.notes[-1] == ("./runs/u.jsonl is the same file as runs/t0007.jsonl; "
+                                    "judged once")
+        assert len(inputs.notes) == 3003  # u.jsonl, t2999.jsonl, then all 3001 of ./runs
+
     def test_stdin_twice(self, here: Path) -> None:
         """'-' given twice reads standard input once."""
         result = replay("spec.json", "-", "-", "--format", "json", input=CONFORMS.read_bytes())
@@ -349,3 +370,19 @@ class TestNotUtf8:
         path.write_bytes(b"\xfe\n")
         with pytest.raises(SpecError, match=r"c.yaml:1: not UTF-8 text \(byte 0xfe at column 1\)"):
             load_contract(path)
+
+
+class TestPathList:
+    def test_holds_paths_in_order_as_a_sequence(self) -> None:
+        """Indexing, slicing, iteration and membership read back the paths given."""
+        from assay._inputs import PathList
+
+        given = ["a.jsonl", "dir/b.jsonl", "caf\u00e9.jsonl", "bad\udcff.jsonl", "-"]
+        paths = PathList(given)
+        assert list(paths) == given
+        assert [paths[i] for i in range(-5, 5)] == given + given
+        assert paths[1:3] == given[1:3]
+        assert "-" in paths and "b.jsonl" not in paths and "a" not in paths
+        assert paths == given
+        with pytest.raises(IndexError):
+            paths[5]

@@ -10,10 +10,11 @@ here prints: the notes are returned for the caller to show.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast, overload
 
 from assay.errors import InputError, SpecError, TraceError
 
@@ -25,11 +26,14 @@ __all__ = [
     "STDIN_ID",
     "TRAJECTORY_SUFFIXES",
     "Inputs",
+    "PathList",
     "expand_inputs",
     "is_trajectory_name",
     "load_replay_spec",
     "looks_like_trajectory",
 ]
+
+_T = TypeVar("_T")
 
 #: The argument that means standard input, and the id of what it holds.
 STDIN = "-"
@@ -43,11 +47,79 @@ SWAPPED = ("this looks like a trajectory, not a spec: the spec comes first "
            "(assay replay SPEC TRAJECTORY...)")
 
 
+class PathList(Sequence[str]):
+    """File paths in order, held as one byte string and the offsets into it.
+
+    A batch of 50,000 files costs a few bytes per path beyond the path itself,
+    where a list of ``str`` holds an object of some 50 bytes more for each.
+    """
+
+    __slots__ = ("_blob", "_ends")
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        self._blob = bytearray()
+        self._ends = array("Q")
+        for path in paths:
+            self.append(path)
+
+    def append(self, path: str) -> None:
+        """Add ``path`` at the end."""
+        self._blob += os.fsencode(path)
+        self._blob += b"\0"  # no path holds a NUL: the separator keeps lookups exact
+        self._ends.append(len(self._blob))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self._ends):
+            raise IndexError("path index out of range")
+        start = self._ends[index - 1] if index else 0
+        return os.fsdecode(bytes(self._blob[start:self._ends[index] - 1]))
+
+    def __iter__(self) -> Iterator[str]:
+        blob, start = self._blob, 0
+        for end in self._ends:
+            yield os.fsdecode(bytes(blob[start:end - 1]))
+            start = end
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        try:
+            name = os.fsencode(path) + b"\0"
+        except (UnicodeError, ValueError):
+            return False
+        return self._blob.startswith(name) or (b"\0" + name) in self._blob
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PathList):
+            return self._blob == other._blob
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PathList({list(self)!r})"
+
+
 @dataclass(frozen=True)
 class Inputs:
     """The files to read, in order, and what was noticed on the way (one line each)."""
 
-    paths: tuple[str, ...]
+    paths: PathList
     notes: tuple[str, ...] = ()
 
 
@@ -60,11 +132,15 @@ def is_trajectory_name(name: str) -> bool:
     return name.endswith(TRAJECTORY_SUFFIXES)
 
 
-def _directory(path: str, recursive: bool) -> list[str]:
-    """The trajectory files in ``path``, hidden files and directories skipped, sorted."""
-    found: list[tuple[str, ...]] = []
+def _directory(path: str, recursive: bool) -> Iterator[str]:
+    """The trajectory files in ``path``, hidden files and directories skipped, sorted.
+
+    Raises at once for a directory that cannot be read or holds no trajectory file;
+    the paths are then joined one at a time, as they are taken.
+    """
+    found: list[str] | list[tuple[str, ...]]
     try:
-        _list(path, recursive, found)
+        found = _list(path) if not recursive else _walk(path)
     except OSError as exc:
         raise InputError(f"cannot read directory: {exc.strerror or exc}",
                          path=exc.filename if isinstance(exc.filename, str) else path) from None
@@ -74,27 +150,44 @@ def _directory(path: str, recursive: bool) -> list[str]:
         hint = "" if recursive else "; -r reads subdirectories"
         raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst{hint})",
                          path=path)
-    return [os.path.join(path, *parts) for parts in sorted(found)]
+    found.sort(reverse=True)  # taken from the end: each name is freed once its path is out
+    if not recursive:
+        return _joined(path, cast("list[str]", found))
+    return (os.path.join(path, *parts) for parts in _taken(cast("list[tuple[str, ...]]", found)))
+
+
+def _joined(path: str, names: list[str]) -> Iterator[str]:
+    return (os.path.join(path, name) for name in _taken(names))
+
+
+def _taken(items: list[_T]) -> Iterator[_T]:
+    """The items of a list from its end, each dropped from the list as it is given."""
+    while items:
+        yield items.pop()
 
 
 def _raise(exc: OSError) -> None:
     raise exc
 
 
-def _list(path: str, recursive: bool, found: list[tuple[str, ...]]) -> None:
-    if recursive:
-        for top, dirs, files in os.walk(path, onerror=_raise):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            rel = os.path.relpath(top, path)
-            parts = () if rel == os.curdir else tuple(rel.split(os.sep))
-            found.extend((*parts, f) for f in files
-                         if not f.startswith(".") and is_trajectory_name(f)
-                         and os.path.isfile(os.path.join(top, f)))
-    else:
-        with os.scandir(path) as entries:
-            found.extend((e.name,) for e in entries
-                         if not e.name.startswith(".") and is_trajectory_name(e.name)
-                         and e.is_file())
+def _list(path: str) -> list[str]:
+    """The names of the trajectory files directly in ``path`` (a name sorts as its path)."""
+    with os.scandir(path) as entries:
+        return [e.name for e in entries
+                if not e.name.startswith(".") and is_trajectory_name(e.name) and e.is_file()]
+
+
+def _walk(path: str) -> list[tuple[str, ...]]:
+    """The trajectory files in ``path`` and below, as the parts of their relative paths."""
+    found: list[tuple[str, ...]] = []
+    for top, dirs, files in os.walk(path, onerror=_raise):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel = os.path.relpath(top, path)
+        parts = () if rel == os.curdir else tuple(rel.split(os.sep))
+        found.extend((*parts, f) for f in files
+                     if not f.startswith(".") and is_trajectory_name(f)
+                     and os.path.isfile(os.path.join(top, f)))
+    return found
 
 
 def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
@@ -118,7 +211,7 @@ def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
                 yield match, True
 
 
-def _identity(path: str) -> object:
+def _identity(path: str) -> tuple[int, int] | str:
     """What makes two spellings one file: its device and inode (links, ``./``, ``..``
     resolved by the OS at the cost of one stat), else its normalised absolute path."""
     try:
@@ -126,6 +219,51 @@ def _identity(path: str) -> object:
     except (OSError, ValueError):
         return os.path.normcase(os.path.abspath(path))
     return (st.st_dev, st.st_ino)
+
+
+class _Seen:
+    """The identities met so far, about 20 bytes a file where a set of tuples costs some
+    150: each (device, inode) once, in arrays in the order met, and an open-addressing
+    table of their positions."""
+
+    __slots__ = ("devs", "inos", "mask", "others", "slots")
+
+    def __init__(self) -> None:
+        self.devs = array("Q")
+        self.inos = array("Q")
+        self.mask = (1 << 10) - 1
+        self.slots = array("I", bytes(4 << 10))  # position + 1; 0 marks a free slot
+        self.others: set[str] = set()  # the paths that could not be stat'ed
+
+    def add(self, key: tuple[int, int] | str) -> bool:
+        """Record ``key``; False when it was already there."""
+        if isinstance(key, str):
+            if key in self.others:
+                return False
+            self.others.add(key)
+            return True
+        dev, ino = key
+        devs, inos, slots, mask = self.devs, self.inos, self.slots, self.mask
+        i = hash(key) & mask
+        while at := slots[i]:
+            if inos[at - 1] == ino and devs[at - 1] == dev:
+                return False
+            i = (i + 1) & mask
+        devs.append(dev)
+        inos.append(ino)
+        slots[i] = len(inos)
+        if len(inos) * 3 > mask * 2:
+            self._grow()
+        return True
+
+    def _grow(self) -> None:
+        self.mask = mask = self.mask * 2 + 1
+        self.slots = slots = array("I", bytes(4 * (mask + 1)))
+        for at, key in enumerate(zip(self.devs, self.inos, strict=True), 1):
+            i = hash(key) & mask
+            while slots[i]:
+                i = (i + 1) & mask
+            slots[i] = at
 
 
 def expand_inputs(args: Iterable[str], *, recursive: bool = False,
@@ -138,8 +276,11 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     out where a directory or glob would have added it.
     """
     spec_key = None if spec is None else _identity(spec)
-    seen: dict[object, str] = {}
-    paths: list[str] = []
+    # The identities seen, in a compact table; which path came first is looked up only
+    # once some file turns out to be named twice.
+    seen = _Seen()
+    firsts: dict[tuple[int, int] | str, str] | None = None
+    paths = PathList()
     notes: list[str] = []
     for arg in args:
         for path, expanded in _expand(arg, recursive):
@@ -147,15 +288,22 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
             if expanded and key == spec_key:
                 notes.append(f"{path} is the spec, not read as a trajectory")
                 continue
-            first = seen.get(key)
-            if first is None:
-                seen[key] = path
+            if seen.add(key):
                 paths.append(path)
-            elif first == path:
+                if firsts is not None:
+                    firsts[key] = path
+                continue
+            if firsts is None:
+                firsts = {}
+                for earlier in paths:
+                    firsts.setdefault(STDIN if earlier == STDIN else _identity(earlier),
+                                      earlier)
+            first = firsts.get(key, path)
+            if first == path:
                 notes.append(f"{path} is given more than once; judged once")
             else:
                 notes.append(f"{path} is the same file as {first}; judged once")
-    return Inputs(tuple(paths), tuple(notes))
+    return Inputs(paths, tuple(notes))
 
 
 def looks_like_trajectory(path: str) -> bool:

@@ -14,6 +14,7 @@ from os import PathLike
 from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from assay._inputs import STDIN, STDIN_ID
+from assay._text_check import check_utf8
 from assay.conformance.engine import CompiledSpec, Replayer, error_result
 from assay.conformance.result import (
     Finding,
@@ -258,7 +259,13 @@ def iter_replay(spec: Spec | CompiledSpec, items: Iterable[TrajectoryItem], *,
     A list of events at position N gets the id ``<events N>``.
     """
     compiled = _compiled(spec)
+    direct = compiled.typed and input_format in (None, "native")
     for index, item in enumerate(items, 1):
+        if direct and type(item) is str and item != STDIN:
+            result = _direct_native(compiled, item, formats)
+            if result is not None:
+                yield result
+                continue
         if isinstance(item, Trajectory):
             try:
                 yield replay_trajectory(compiled, item)
@@ -385,7 +392,7 @@ def _judge_chunk(paths: list[str]) -> list[Any]:
     return list(_judged(compiled, paths, input_format, render))
 
 
-def _judged_in_pool(spec: Spec, paths: list[str], input_format: str | None,
+def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
                     render: Callable[[ReplayResult], Any],
                     jobs: int) -> Iterator[tuple[int, list[Any]]]:
     """(files in the chunk, its items) for chunks of ``paths`` judged by ``jobs`` processes,
@@ -394,7 +401,7 @@ def _judged_in_pool(spec: Spec, paths: list[str], input_format: str | None,
     from concurrent.futures import Future, ProcessPoolExecutor
 
     size = max(1, min(256, len(paths) // (jobs * 8)))
-    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    chunks = (list(paths[i:i + size]) for i in range(0, len(paths), size))
     pool = ProcessPoolExecutor(jobs, initializer=_start_worker,
                                initargs=(spec, input_format, render))
     pending: deque[tuple[int, Future[list[Any]]]] = deque()
@@ -425,7 +432,7 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
 
     Ctrl-C raises :class:`ReplayInterrupted` carrying the results judged so far.
     """
-    paths = list(paths)
+    batch: Sequence[str] = paths if isinstance(paths, Sequence) else list(paths)
     results: list[ReplayResult] = []
     formats: list[tuple[str, str]] = []
     keep = render or _same
@@ -443,23 +450,81 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
 
     done = 0
     try:
-        if jobs > 1 and len(paths) > 1 and STDIN not in paths:
-            for files, items in _judged_in_pool(spec, paths, input_format, keep, jobs):
+        if jobs > 1 and len(batch) > 1 and STDIN not in batch:
+            for files, items in _judged_in_pool(spec, batch, input_format, keep, jobs):
                 for item in items:
                     deliver(item)
                 done += files
         else:
             compiled = CompiledSpec(spec)
             announced = _Announced(deliver)
-            for path in paths:
+            for path in batch:
                 for item in _judged(compiled, [path], input_format, keep, announced):
                     deliver(item)
                 done += 1
     except KeyboardInterrupt:
         partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
                             spec_sha256=spec.sha256)
-        raise ReplayInterrupted(partial, done, len(paths)) from None
+        raise ReplayInterrupted(partial, done, len(batch)) from None
     return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)
+
+
+def _plain_bytes(path: str) -> bytes | None:
+    """The bytes of a regular, uncompressed, UTF-8 file in a few system calls, or None
+    when the file needs the general reader (which then names any problem)."""
+    import os
+    import stat
+
+    try:
+        # a FIFO is never opened here: opening it would wake its writer for nothing
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        data = os.read(fd, st.st_size + 1)
+        if data:  # read to the end, as a file that grew since the stat would be read
+            chunks = [data]
+            while chunk := os.read(fd, max(st.st_size, 1 << 16)):
+                chunks.append(chunk)
+            if len(chunks) > 1:
+                data = b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    native = _native()
+    if data.startswith((native._GZIP_MAGIC, native._ZSTD_MAGIC, native._ZIP_MAGIC)):
+        return None
+    try:
+        check_utf8(data, path, TraceError)
+    except TraceError:
+        return None
+    return data
+
+
+def _direct_native(compiled: CompiledSpec, path: str,
+                   formats: list[tuple[str, str]] | None) -> ReplayResult | None:
+    """A plain native file judged without detection and the general reader's layers: the
+    same format recorded and the same result as :func:`_isolated` gives, or None (nothing
+    recorded) when the file is not plainly native and goes the general way."""
+    data = _plain_bytes(path)
+    if data is None or not _native().certainly_native(data):
+        return None
+    if formats is not None:
+        formats.append((path, "native"))
+    try:
+        events = _native().iter_events(data, path)  # a generator: it reads nothing yet
+        typed = _typed()(data)
+        if typed is None:
+            return replay_events(compiled, events, path, path)
+        return _replay_records(compiled, typed[0], typed[1], path)
+    except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
+        return error_result(path, path, _crash(path, exc))
 
 
 def _same(result: ReplayResult) -> ReplayResult:
