@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.evidence_layout import record_lines, write_record_lines
 
 from assay.cli import cli
 from assay.errors import InputError, StoreError
@@ -22,6 +23,7 @@ from assay.evidence import (
     record_hash,
     verify_run,
 )
+from assay.evidence.store import SLOT
 
 
 def _record(phase: str, attempt: int, iteration: int, verdict: str = "pass") -> dict[str, Any]:
@@ -86,9 +88,12 @@ class TestJsonlStore:
     """The flat-file store."""
 
     def test_layout(self, tmp_path: Path) -> None:
-        """evidence.jsonl holds one line per record plus one file per attempt."""
+        """evidence.jsonl holds its head line, then one line per record; one file per attempt."""
         _fill(JsonlStore(tmp_path / "r", "r"))
-        assert len((tmp_path / "r" / "evidence.jsonl").read_text().splitlines()) == 4
+        lines = (tmp_path / "r" / "evidence.jsonl").read_bytes().splitlines(keepends=True)
+        assert len(lines) == 5 and len(lines[0]) == SLOT
+        assert json.loads(lines[0])["head"]["records"] == 4
+        assert not (tmp_path / "r" / "head.json").exists()
         names = sorted(p.name for p in (tmp_path / "r" / "phases").iterdir())
         assert names == ["a.attempt1.fail.json", "a.attempt2.pass.json", "b.attempt1.pass.json",
                          "c.attempt1.pass.json"]
@@ -132,7 +137,7 @@ class TestSqliteStore:
 
 def _tamper_jsonl(run_dir: Path, how: str) -> None:
     path = run_dir / "evidence.jsonl"
-    lines = path.read_text().splitlines()
+    lines = record_lines(path)
     if how == "edited":
         rec = json.loads(lines[1])
         rec["verdict"] = "pass" if rec["verdict"] == "fail" else "fail"
@@ -143,7 +148,7 @@ def _tamper_jsonl(run_dir: Path, how: str) -> None:
         lines[1], lines[2] = lines[2], lines[1]
     elif how == "cut-tail":
         del lines[-1]
-    path.write_text("\n".join(lines) + "\n")
+    write_record_lines(path, lines)
 
 
 def _tamper_sqlite(run_dir: Path, how: str) -> None:
@@ -223,9 +228,10 @@ class TestMalformedStores:
         _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
         ev = tmp_path / "runs" / "r" / "evidence.jsonl"
         lines = ev.read_text().splitlines(keepends=True)
-        lines[1] = lines[1].replace('"hash":', '"hash":"' + "0" * 64 + '","hash":', 1)
+        # line 1 is the head: record 2 is line 3
+        lines[2] = lines[2].replace('"hash":', '"hash":"' + "0" * 64 + '","hash":', 1)
         ev.write_text("".join(lines))
-        with pytest.raises(StoreError, match=r"evidence\.jsonl:2: unreadable record"):
+        with pytest.raises(StoreError, match=r"evidence\.jsonl:3: unreadable record"):
             JsonlStore(tmp_path / "runs" / "r", "r").records()
         check = verify_run(tmp_path / "runs", "r")
         assert (check.problem, check.position) == ("edited", 2)
