@@ -17,6 +17,7 @@ from assay.errors import InputError, StoreError
 from assay.evidence import (
     FIELDS,
     GENESIS,
+    EvidenceKey,
     JsonlStore,
     SqliteStore,
     open_store,
@@ -261,3 +262,62 @@ class TestMalformedStores:
                     (at, args, repr(result.exception))
                 broken += result.exit_code != 0
         assert broken > 0
+
+
+def _to_earlier_layout(run_dir: Path) -> None:
+    """Rewrite a run as the earlier layout wrote it: records only, the head in head.json."""
+    head_line, rest = (run_dir / "evidence.jsonl").read_bytes()[:SLOT], \
+        (run_dir / "evidence.jsonl").read_bytes()[SLOT:]
+    (run_dir / "evidence.jsonl").write_bytes(rest)
+    (run_dir / "head.json").write_bytes(json.dumps(json.loads(head_line)["head"]).encode()
+                                        + b"\n")
+
+
+class TestEarlierLayout:
+    """Runs written with the head in head.json still verify, resume and show tampering."""
+
+    def _run(self, tmp_path: Path, key: EvidenceKey | None = None) -> Path:
+        store = JsonlStore(tmp_path / "runs" / "r", "r", key)
+        _fill(store)
+        store.close()
+        _to_earlier_layout(tmp_path / "runs" / "r")
+        return tmp_path / "runs"
+
+    @pytest.mark.parametrize("key", [None, EvidenceKey(b"k" * 32)])
+    def test_verifies(self, tmp_path: Path, key: EvidenceKey | None) -> None:
+        """The same records and head, in the earlier files, verify as before."""
+        runs = self._run(tmp_path, key)
+        check = verify_run(runs, "r", key)
+        assert check.ok and check.records == 4, check.message
+
+    def test_edit_and_cut_are_caught(self, tmp_path: Path) -> None:
+        """An edited record and a cut tail are still broken evidence."""
+        runs = self._run(tmp_path)
+        ev = runs / "r" / "evidence.jsonl"
+        lines = ev.read_text().splitlines()
+        ev.write_text("\n".join(lines[:-1]) + "\n")
+        assert verify_run(runs, "r").problem == "cut"
+        ev.write_text("\n".join([lines[0].replace('"verdict":"fail"', '"verdict":"pass"'),
+                                 *lines[1:]]) + "\n")
+        assert not verify_run(runs, "r").ok
+
+    def test_appends_in_its_own_layout(self, tmp_path: Path) -> None:
+        """A resumed run keeps the layout it was created with: head.json moves on."""
+        runs = self._run(tmp_path)
+        store = JsonlStore(runs / "r", "r")
+        try:
+            assert store.legacy()
+            store.append(_record("d", 1, 5))
+        finally:
+            store.close()
+        assert json.loads((runs / "r" / "head.json").read_text())["records"] == 5
+        assert not (runs / "r" / "evidence.jsonl").read_bytes().startswith(b'{"head":')
+        check = verify_run(runs, "r")
+        assert check.ok and check.records == 5, check.message
+
+    def test_no_head_at_all_is_unanchored(self, tmp_path: Path) -> None:
+        """Records with neither a head line nor head.json are refused as unanchored."""
+        runs = self._run(tmp_path)
+        (runs / "r" / "head.json").unlink()
+        check = verify_run(runs, "r")
+        assert (check.ok, check.problem) == (False, "unanchored")

@@ -2,20 +2,28 @@
 
 Two stores keep identical fields:
 
-* :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``, append-only,
-  fsynced per record, plus ``phases/<phase>.attempt<N>.<verdict>.json`` and the
-  anchored head ``head.json``.
+* :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``. Line 1 is
+  the anchored head, a fixed :data:`SLOT`-byte line ``{"head": {...}}`` padded
+  with spaces and rewritten in place; every later line is one record, appended.
+  ``phases/<phase>.attempt<N>.<verdict>.json`` holds a copy of each record.
 * :class:`SqliteStore`: ``<runs>/<run-id>/evidence.sqlite`` in WAL mode, one row per
   record and one head row, both committed (``synchronous=FULL``) in one transaction
   before :meth:`append` returns.
 
-The flat-file head is rewritten through a temporary file, fsync and rename once
-the record and its attempt file are durable; only then does :meth:`append`
-return, so the engine never acts on a record its head does not count. A crash
-between the record and its head leaves one uncounted last record (complete, or
-torn mid-line); resume sets it aside (``evidence.torn.<n>``) as never committed.
-Anything else (more than one uncounted record, a head counting records that are
-not there, a chain that does not end at the head's hash) is tampering.
+A flat-file append writes the record line at the end of the file, then its
+attempt copy (not synced), then the head line at offset 0, then calls
+``fdatasync`` once: the record and the head that counts it are durable together
+when :meth:`append` returns, so the engine never acts on a record its head does
+not count. A process killed between those writes leaves one uncounted last
+record (complete, or torn mid-line), with or without its attempt copy; resume
+sets it aside (``evidence.torn.<n>``) as never committed. Anything else (more
+than one uncounted record, a head counting records that are not there, a chain
+that does not end at the head's hash, a missing or different attempt copy) is
+tampering, or a power loss inside the one sync, and is refused: fail closed.
+
+Runs written before the head moved into ``evidence.jsonl`` hold records only
+there and the head in ``head.json``; they are read, verified and appended to in
+that layout (the record, its attempt file and the head each synced, as then).
 """
 
 from __future__ import annotations

@@ -260,7 +260,7 @@ class _Run:
 
     def effect(self, phase: Phase, state: str, attempt: int, by: str, detail: str = "",
                *, durable: bool = True) -> None:
-        """Record one effect state; durable before the run goes on unless the evidence implies it."""
+        """Record one effect state, durable before the run goes on unless the record implies it."""
         assert phase.effect is not None
         key = phase.effect.idempotency_key
         entry = {"phase": phase.name, "state": state, "attempt": attempt, "by": by,
