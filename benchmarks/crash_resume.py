@@ -156,8 +156,13 @@ def check(root: Path, run_id: str, trial: Trial) -> Trial:
                           == f"{run_id}/publish")
     trial.chain_ok = assay(root, "evidence", "verify", run_id, "--runs-dir", "runs"
                            ).returncode == 0
-    evidence = root / "runs" / run_id / "evidence.jsonl"
-    records = [json.loads(ln) for ln in evidence.read_text().splitlines() if ln.strip()]
+    from assay.evidence.store import JsonlStore  # reads either layout of the flat-file store
+
+    store = JsonlStore(root / "runs" / run_id, run_id)
+    try:
+        records = store.records()
+    finally:
+        store.close()
     order = ["build", "publish", "announce"]
     passed: set[str] = set()
     ok = True

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.evidence_layout import head_of, put_head
 
 from assay.errors import InputError
 from assay.evidence import EvidenceKey, Head, JsonlStore, load_key, verify_run
@@ -73,9 +74,8 @@ class TestDowngrade:
     def test_stripped_mac_is_caught(self, tmp_path: Path) -> None:
         """Rewriting a keyed head as unkeyed is caught by whoever holds the key."""
         runs = build(tmp_path, "jsonl", KEY)
-        path = runs / "r" / "head.json"
-        head = orjson.loads(path.read_bytes())
-        path.write_bytes(orjson.dumps({**head, "auth": "none", "key_id": None, "mac": None}))
+        head = head_of(runs / "r")
+        put_head(runs / "r", {**head, "auth": "none", "key_id": None, "mac": None})
         assert verify_run(runs, "r", KEY).problem == "unauthenticated"
 
     def test_keyed_ok_is_authenticated(self, tmp_path: Path) -> None:
@@ -94,11 +94,10 @@ class TestCrashBetweenRecordAndHead:
         """Verify calls it appended; recover moves it and its attempt file aside."""
         runs = build(tmp_path, "jsonl", key)
         store = JsonlStore(runs / "r", "r", key)
-        path = runs / "r" / "head.json"
-        head = Head.from_dict(orjson.loads(path.read_bytes()))
+        head = Head.from_dict(head_of(runs / "r"))
         records = store.records()
         lag = dataclasses.replace(head, records=4, last_hash=records[3]["hash"]).sealed(key)
-        path.write_bytes(orjson.dumps(lag.to_dict()))
+        put_head(runs / "r", lag.to_dict())
         check = store.verify()
         assert (check.problem, check.position) == ("appended", 5)
         assert "resume sets it aside" in check.message
@@ -111,12 +110,11 @@ class TestCrashBetweenRecordAndHead:
     def test_two_uncounted_records_are_refused(self, tmp_path: Path) -> None:
         """Only one record can be in flight: two uncounted ones stay broken."""
         runs = build(tmp_path, "jsonl", None)
-        path = runs / "r" / "head.json"
         store = JsonlStore(runs / "r", "r")
-        head = Head.from_dict(orjson.loads(path.read_bytes()))
+        head = Head.from_dict(head_of(runs / "r"))
         records = store.records()
         lag = dataclasses.replace(head, records=3, last_hash=records[2]["hash"])
-        path.write_bytes(orjson.dumps(lag.to_dict()))
+        put_head(runs / "r", lag.to_dict())
         notes, after = store.recover()
         assert (notes, after.problem, after.position) == ([], "appended", 4)
 

@@ -10,18 +10,21 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.evidence_layout import record_lines, write_record_lines
 
 from assay.cli import cli
 from assay.errors import InputError, StoreError
 from assay.evidence import (
     FIELDS,
     GENESIS,
+    EvidenceKey,
     JsonlStore,
     SqliteStore,
     open_store,
     record_hash,
     verify_run,
 )
+from assay.evidence.store import SLOT
 
 
 def _record(phase: str, attempt: int, iteration: int, verdict: str = "pass") -> dict[str, Any]:
@@ -86,9 +89,12 @@ class TestJsonlStore:
     """The flat-file store."""
 
     def test_layout(self, tmp_path: Path) -> None:
-        """evidence.jsonl holds one line per record plus one file per attempt."""
+        """evidence.jsonl holds its head line, then one line per record; one file per attempt."""
         _fill(JsonlStore(tmp_path / "r", "r"))
-        assert len((tmp_path / "r" / "evidence.jsonl").read_text().splitlines()) == 4
+        lines = (tmp_path / "r" / "evidence.jsonl").read_bytes().splitlines(keepends=True)
+        assert len(lines) == 5 and len(lines[0]) == SLOT
+        assert json.loads(lines[0])["head"]["records"] == 4
+        assert not (tmp_path / "r" / "head.json").exists()
         names = sorted(p.name for p in (tmp_path / "r" / "phases").iterdir())
         assert names == ["a.attempt1.fail.json", "a.attempt2.pass.json", "b.attempt1.pass.json",
                          "c.attempt1.pass.json"]
@@ -132,7 +138,7 @@ class TestSqliteStore:
 
 def _tamper_jsonl(run_dir: Path, how: str) -> None:
     path = run_dir / "evidence.jsonl"
-    lines = path.read_text().splitlines()
+    lines = record_lines(path)
     if how == "edited":
         rec = json.loads(lines[1])
         rec["verdict"] = "pass" if rec["verdict"] == "fail" else "fail"
@@ -143,7 +149,7 @@ def _tamper_jsonl(run_dir: Path, how: str) -> None:
         lines[1], lines[2] = lines[2], lines[1]
     elif how == "cut-tail":
         del lines[-1]
-    path.write_text("\n".join(lines) + "\n")
+    write_record_lines(path, lines)
 
 
 def _tamper_sqlite(run_dir: Path, how: str) -> None:
@@ -223,9 +229,10 @@ class TestMalformedStores:
         _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
         ev = tmp_path / "runs" / "r" / "evidence.jsonl"
         lines = ev.read_text().splitlines(keepends=True)
-        lines[1] = lines[1].replace('"hash":', '"hash":"' + "0" * 64 + '","hash":', 1)
+        # line 1 is the head: record 2 is line 3
+        lines[2] = lines[2].replace('"hash":', '"hash":"' + "0" * 64 + '","hash":', 1)
         ev.write_text("".join(lines))
-        with pytest.raises(StoreError, match=r"evidence\.jsonl:2: unreadable record"):
+        with pytest.raises(StoreError, match=r"evidence\.jsonl:3: unreadable record"):
             JsonlStore(tmp_path / "runs" / "r", "r").records()
         check = verify_run(tmp_path / "runs", "r")
         assert (check.problem, check.position) == ("edited", 2)
@@ -255,3 +262,62 @@ class TestMalformedStores:
                     (at, args, repr(result.exception))
                 broken += result.exit_code != 0
         assert broken > 0
+
+
+def _to_earlier_layout(run_dir: Path) -> None:
+    """Rewrite a run as the earlier layout wrote it: records only, the head in head.json."""
+    head_line, rest = (run_dir / "evidence.jsonl").read_bytes()[:SLOT], \
+        (run_dir / "evidence.jsonl").read_bytes()[SLOT:]
+    (run_dir / "evidence.jsonl").write_bytes(rest)
+    (run_dir / "head.json").write_bytes(json.dumps(json.loads(head_line)["head"]).encode()
+                                        + b"\n")
+
+
+class TestEarlierLayout:
+    """Runs written with the head in head.json still verify, resume and show tampering."""
+
+    def _run(self, tmp_path: Path, key: EvidenceKey | None = None) -> Path:
+        store = JsonlStore(tmp_path / "runs" / "r", "r", key)
+        _fill(store)
+        store.close()
+        _to_earlier_layout(tmp_path / "runs" / "r")
+        return tmp_path / "runs"
+
+    @pytest.mark.parametrize("key", [None, EvidenceKey(b"k" * 32)])
+    def test_verifies(self, tmp_path: Path, key: EvidenceKey | None) -> None:
+        """The same records and head, in the earlier files, verify as before."""
+        runs = self._run(tmp_path, key)
+        check = verify_run(runs, "r", key)
+        assert check.ok and check.records == 4, check.message
+
+    def test_edit_and_cut_are_caught(self, tmp_path: Path) -> None:
+        """An edited record and a cut tail are still broken evidence."""
+        runs = self._run(tmp_path)
+        ev = runs / "r" / "evidence.jsonl"
+        lines = ev.read_text().splitlines()
+        ev.write_text("\n".join(lines[:-1]) + "\n")
+        assert verify_run(runs, "r").problem == "cut"
+        ev.write_text("\n".join([lines[0].replace('"verdict":"fail"', '"verdict":"pass"'),
+                                 *lines[1:]]) + "\n")
+        assert not verify_run(runs, "r").ok
+
+    def test_appends_in_its_own_layout(self, tmp_path: Path) -> None:
+        """A resumed run keeps the layout it was created with: head.json moves on."""
+        runs = self._run(tmp_path)
+        store = JsonlStore(runs / "r", "r")
+        try:
+            assert store.legacy()
+            store.append(_record("d", 1, 5))
+        finally:
+            store.close()
+        assert json.loads((runs / "r" / "head.json").read_text())["records"] == 5
+        assert not (runs / "r" / "evidence.jsonl").read_bytes().startswith(b'{"head":')
+        check = verify_run(runs, "r")
+        assert check.ok and check.records == 5, check.message
+
+    def test_no_head_at_all_is_unanchored(self, tmp_path: Path) -> None:
+        """Records with neither a head line nor head.json are refused as unanchored."""
+        runs = self._run(tmp_path)
+        (runs / "r" / "head.json").unlink()
+        check = verify_run(runs, "r")
+        assert (check.ok, check.problem) == (False, "unanchored")

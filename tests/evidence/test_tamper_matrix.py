@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 import pytest
+from tests.evidence_layout import head_of, put_head, write_record_lines
+from tests.evidence_layout import records as records_of
 
 from assay.errors import AssayError
 from assay.evidence import (
@@ -74,8 +76,7 @@ def build(root: Path, kind: str, key: EvidenceKey | None) -> Path:
 
 def read_state(run_dir: Path, kind: str) -> State:
     if kind == "jsonl":
-        lines = (run_dir / "evidence.jsonl").read_bytes().splitlines()
-        return [orjson.loads(x) for x in lines], orjson.loads((run_dir / "head.json").read_bytes())
+        return records_of(run_dir / "evidence.jsonl"), head_of(run_dir)
     conn = sqlite3.connect(run_dir / "evidence.sqlite")
     try:
         rows = conn.execute(f"SELECT {', '.join(FIELDS)} FROM evidence ORDER BY seq").fetchall()
@@ -94,15 +95,14 @@ def write_state(run_dir: Path, kind: str, records: list[dict[str, Any]],
                 head: dict[str, Any] | None) -> None:
     """Write records back (attempt files and row ids kept consistent); ``head=None`` leaves it."""
     if kind == "jsonl":
-        (run_dir / "evidence.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n"
-                                                          for r in records))
+        write_record_lines(run_dir / "evidence.jsonl", [orjson.dumps(r).decode() for r in records])
         shutil.rmtree(run_dir / "phases")
         (run_dir / "phases").mkdir()
         for r in records:
             name = f"{r['phase']}.attempt{r['attempt']}.{r['verdict']}.json"
             (run_dir / "phases" / name).write_bytes(orjson.dumps(r))
         if head is not None:
-            (run_dir / "head.json").write_bytes(orjson.dumps(head))
+            put_head(run_dir, head)
         return
     conn = sqlite3.connect(run_dir / "evidence.sqlite")
     try:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.evidence_layout import records
 
 import assay
 from assay.errors import InputError, SpecError
@@ -72,8 +73,7 @@ def _run(path: Path, tmp_path: Path, **kw: Any) -> assay.RunResult:
 
 
 def _records(tmp_path: Path) -> list[dict[str, Any]]:
-    lines = (tmp_path / "runs" / "r" / "evidence.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+    return records(tmp_path / "runs" / "r" / "evidence.jsonl")
 
 
 def _prompt(request: dict[str, Any]) -> str:

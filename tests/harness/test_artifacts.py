@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.evidence_layout import records
 
 from assay.errors import InputError
 from assay.harness import Workflow, load_workflow_spec
@@ -38,8 +39,7 @@ def _cli(tmp_path: Path, workflow: Path, *extra: str) -> subprocess.CompletedPro
 
 
 def _records(tmp_path: Path, run_id: str) -> list[dict[str, Any]]:
-    lines = (tmp_path / "runs" / run_id / "evidence.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+    return records(tmp_path / "runs" / run_id / "evidence.jsonl")
 
 
 class TestNotRegular:

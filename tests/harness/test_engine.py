@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.evidence_layout import records
 
 import assay
 from assay.errors import InputError
@@ -27,8 +28,7 @@ def _run(path: Path, tmp_path: Path, **kw: Any) -> assay.RunResult:
 
 
 def _records(tmp_path: Path, run_id: str) -> list[dict[str, Any]]:
-    lines = (tmp_path / "runs" / run_id / "evidence.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+    return records(tmp_path / "runs" / run_id / "evidence.jsonl")
 
 
 class TestGateShapes:

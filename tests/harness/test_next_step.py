@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.evidence_layout import record_lines, records, write_record_lines
 
 from assay.cli import cli
 from assay.harness import Workflow
@@ -29,8 +30,7 @@ def _review_flow(phase: Build, workflow_file: WriteWorkflow) -> Path:
 
 
 def _records(runs: Path, run_id: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in
-            (runs / run_id / "evidence.jsonl").read_text().splitlines()]
+    return records(runs / run_id / "evidence.jsonl")
 
 
 class TestNextCommand:
@@ -176,10 +176,9 @@ class TestRefusalIsEvidence:
         wf.run(role="writer", identity="alice", run_id="r", runs_dir=runs)
         wf.run(role="qa", identity="alice", resume="r", runs_dir=runs)
         log = runs / "r" / "evidence.jsonl"
-        *head, last = log.read_text().splitlines()
+        *head, last = record_lines(log)
         assert '"identity":"alice"' in last
-        log.write_text("\n".join([*head, last.replace('"identity":"alice"',
-                                                      '"identity":"carol"')]) + "\n")
+        write_record_lines(log, [*head, last.replace('"identity":"alice"', '"identity":"carol"')])
         verify = _invoke("evidence", "verify", "r", "--runs-dir", str(runs))
         assert verify.exit_code == 1
         assert "edited" in verify.stdout

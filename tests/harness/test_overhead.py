@@ -17,3 +17,11 @@ class TestOverheadScript:
         times = module.measure(5, 1)
         assert set(times) == {"bare", "jsonl", "sqlite"}
         assert all(v > 0 for v in times.values())
+
+    def test_one_sync_per_phase_two_with_an_effect(self, tmp_path: object,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+        """The flat-file store makes each record durable with one sync; an effect adds one."""
+        monkeypatch.chdir(str(tmp_path))
+        module = load_script(ROOT / "benchmarks" / "harness_overhead.py")
+        assert module.fsyncs_per_phase(3, False)[0] == 1.0
+        assert module.fsyncs_per_phase(3, True)[0] == 2.0

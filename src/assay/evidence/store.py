@@ -2,20 +2,28 @@
 
 Two stores keep identical fields:
 
-* :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``, append-only,
-  fsynced per record, plus ``phases/<phase>.attempt<N>.<verdict>.json`` and the
-  anchored head ``head.json``.
+* :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``. Line 1 is
+  the anchored head, a fixed :data:`SLOT`-byte line ``{"head": {...}}`` padded
+  with spaces and rewritten in place; every later line is one record, appended.
+  ``phases/<phase>.attempt<N>.<verdict>.json`` holds a copy of each record.
 * :class:`SqliteStore`: ``<runs>/<run-id>/evidence.sqlite`` in WAL mode, one row per
   record and one head row, both committed (``synchronous=FULL``) in one transaction
   before :meth:`append` returns.
 
-The flat-file head is rewritten through a temporary file, fsync and rename once
-the record and its attempt file are durable; only then does :meth:`append`
-return, so the engine never acts on a record its head does not count. A crash
-between the record and its head leaves one uncounted last record (complete, or
-torn mid-line); resume sets it aside (``evidence.torn.<n>``) as never committed.
-Anything else (more than one uncounted record, a head counting records that are
-not there, a chain that does not end at the head's hash) is tampering.
+A flat-file append writes the record line at the end of the file, then its
+attempt copy (not synced), then the head line at offset 0, then calls
+``fdatasync`` once: the record and the head that counts it are durable together
+when :meth:`append` returns, so the engine never acts on a record its head does
+not count. A process killed between those writes leaves one uncounted last
+record (complete, or torn mid-line), with or without its attempt copy; resume
+sets it aside (``evidence.torn.<n>``) as never committed. Anything else (more
+than one uncounted record, a head counting records that are not there, a chain
+that does not end at the head's hash, a missing or different attempt copy) is
+tampering, or a power loss inside the one sync, and is refused: fail closed.
+
+Runs written before the head moved into ``evidence.jsonl`` hold records only
+there and the head in ``head.json``; they are read, verified and appended to in
+that layout (the record, its attempt file and the head each synced, as then).
 """
 
 from __future__ import annotations
@@ -60,6 +68,9 @@ __all__ = [
 StoreKind = Literal["jsonl", "sqlite", "postgres"]
 STORE_KINDS: tuple[StoreKind, ...] = ("jsonl", "sqlite")
 HEAD = "head.json"
+#: The size of the head line that opens ``evidence.jsonl`` (line 1, rewritten in place).
+SLOT = 1024
+_SLOT_START = b'{"head":'
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _JSON_COLUMNS = ("gate", "artifact")
 
@@ -220,29 +231,59 @@ class JsonlStore:
         self.key = key
         self._fd: int | None = None
         self._head: Head | None = None
+        self._legacy: bool | None = None
+
+    def legacy(self) -> bool:
+        """Whether the run keeps the earlier layout (records only, the head in ``head.json``)."""
+        if self._legacy is None:
+            try:
+                with open(self.path, "rb") as fh:
+                    start = fh.read(len(_SLOT_START))
+            except FileNotFoundError:
+                start = b""
+            except OSError as exc:
+                raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
+                                 path=str(self.path)) from None
+            self._legacy = start != _SLOT_START and (bool(start) or self.head_path.exists())
+        return self._legacy
 
     # -- writing ---------------------------------------------------------------------------
 
     def _open(self) -> int:
         if self._fd is None:
+            legacy = self.legacy()
             try:
                 self.phases_dir.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if legacy else 0)
+                self._fd = os.open(self.path, flags, 0o644)
             except OSError as exc:
                 raise StoreError(f"cannot open evidence store: {exc.strerror or exc}",
                                  path=str(self.path)) from None
-            fsync_dir(self.run_dir)
+            fsync_dir(self.run_dir)  # once per invocation: the file and phases/ exist
         return self._fd
+
+    def _slot(self, head: Head) -> bytes:
+        """The head line: ``{"head": {...}}`` padded with spaces to :data:`SLOT` bytes."""
+        body = orjson.dumps({"head": head.to_dict()})
+        if len(body) >= SLOT:  # pragma: no cover - run ids are at most 128 characters
+            raise StoreError("the head does not fit its slot", path=str(self.path))
+        return body + b" " * (SLOT - 1 - len(body)) + b"\n"
 
     def _write_head(self, head: Head) -> Head:
         head = head.sealed(self.key)
-        write_durable(self.head_path, orjson.dumps(head.to_dict()) + b"\n")
+        if self.legacy():
+            write_durable(self.head_path, orjson.dumps(head.to_dict()) + b"\n")
+        else:
+            fd = self._open()
+            os.pwrite(fd, self._slot(head), 0)
+            os.fdatasync(fd)
         self._head = head
         return head
 
     def create(self, manifest_sha256: str | None) -> None:
-        """Write an empty store and its head (0 records)."""
+        """Write an empty store: its head slot (0 records) and nothing after it."""
         try:
+            self._legacy = False
             self._open()
             self._write_head(Head(self.run_id, 0, GENESIS, manifest_sha256))
         except OSError as exc:
@@ -267,17 +308,29 @@ class JsonlStore:
         return self._head
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Append and fsync the record, write its attempt file, then count it in the head."""
+        """Append the record, write its attempt file, count it in the head, one fdatasync.
+
+        In order: the record line at the end of the file, its attempt file (no
+        fsync), the head slot at offset 0, then one ``fdatasync`` of the file,
+        which makes the record and the head that counts it durable together. A
+        process killed between the writes leaves at most one record the head
+        does not count (with or without its attempt file): resume sets it aside.
+        """
         head = self._current()
         fd = self._open()
         sealed = seal(record, head.last_hash)
         line = orjson.dumps(sealed) + b"\n"
+        new = dataclasses.replace(head, records=head.records + 1, last_hash=sealed["hash"])
         try:
-            os.write(fd, line)
-            os.fsync(fd)
-            self._write_attempt(sealed)
-            self._write_head(dataclasses.replace(head, records=head.records + 1,
-                                                 last_hash=sealed["hash"]))
+            if self.legacy():
+                os.write(fd, line)
+                os.fsync(fd)
+                self._write_attempt(sealed, durable=True)
+                self._write_head(new)
+                return sealed
+            os.pwrite(fd, line, os.fstat(fd).st_size)
+            self._write_attempt(sealed, durable=False)
+            self._write_head(new)
         except OSError as exc:
             raise StoreError(f"cannot write evidence: {exc.strerror or exc}",
                              path=str(self.path)) from None
@@ -286,15 +339,18 @@ class JsonlStore:
     def _attempt_name(self, record: Mapping[str, Any]) -> str:
         return f"{record.get('phase')}.attempt{record.get('attempt')}.{record.get('verdict')}.json"
 
-    def _write_attempt(self, record: Mapping[str, Any]) -> None:
+    def _write_attempt(self, record: Mapping[str, Any], *, durable: bool) -> None:
+        """The per-attempt copy of a record; fsynced (with its directory) only in the old layout."""
         name = self._attempt_name(record)
         tmp = self.phases_dir / f".{name}.tmp"
         with open(tmp, "wb") as fh:
             fh.write(orjson.dumps(dict(record), option=orjson.OPT_INDENT_2) + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, self.phases_dir / name)
-        fsync_dir(self.phases_dir)
+        if durable:
+            fsync_dir(self.phases_dir)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -309,8 +365,9 @@ class JsonlStore:
                              path=str(self.path)) from None
         end = data.rfind(b"\n") + 1
         out: list[dict[str, Any]] = []
+        skip = 0 if self.legacy() else 1  # line 1 is the head slot
         for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
-            if not raw.strip():
+            if n <= skip or not raw.strip():
                 continue
             rec = _loads_exact(raw)
             if not isinstance(rec, dict):
@@ -327,6 +384,8 @@ class JsonlStore:
         return recs
 
     def _read_head(self) -> Head | str | None:
+        if not self.legacy():
+            return self._read_slot()
         try:
             raw = self.head_path.read_bytes()
         except FileNotFoundError:
@@ -340,6 +399,26 @@ class JsonlStore:
             return Head.from_dict(doc)
         except HeadError as exc:
             return f"{HEAD}: {exc}"
+
+    def _read_slot(self) -> Head | str | None:
+        """The head from line 1 of ``evidence.jsonl``; ``None`` when the file is missing."""
+        try:
+            with open(self.path, "rb") as fh:
+                raw = fh.read(SLOT)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot read the head: {exc.strerror or exc}"
+        where = "evidence.jsonl line 1 (the head)"
+        if len(raw) < SLOT or not raw.endswith(b"\n") or b"\n" in raw[:-1]:
+            return f"{where}: not a whole {SLOT}-byte head line"
+        doc = _loads_exact(raw)
+        if not isinstance(doc, dict) or set(doc) != {"head"}:
+            return f"{where}: not one JSON object holding only 'head'"
+        try:
+            return Head.from_dict(doc["head"])
+        except HeadError as exc:
+            return f"{where}: {exc}"
 
     def _attempt_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
                          ) -> tuple[str, int, str] | None:

@@ -258,8 +258,9 @@ class _Run:
                 "ASSAY_ROLE": self.role, "ASSAY_IDENTITY": self.identity,
                 "ASSAY_ARTIFACT": values["artifact"], "ASSAY_INPUT": values["input"]}
 
-    def effect(self, phase: Phase, state: str, attempt: int, by: str, detail: str = "") -> None:
-        """Record one effect state, durable before the run goes on."""
+    def effect(self, phase: Phase, state: str, attempt: int, by: str, detail: str = "",
+               *, durable: bool = True) -> None:
+        """Record one effect state, durable before the run goes on unless the record implies it."""
         assert phase.effect is not None
         key = phase.effect.idempotency_key
         entry = {"phase": phase.name, "state": state, "attempt": attempt, "by": by,
@@ -272,7 +273,7 @@ class _Run:
         if log is not None:
             log(entry)
         else:
-            append_effect(self.run_dir, entry)
+            append_effect(self.run_dir, entry, durable=durable)
         self.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"effect:{phase.name}",
                             phase=phase.name, attempt=attempt, state=state, by=by)
 
@@ -621,7 +622,9 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
                                    evidence=record["hash"])
                 passed[phase.name] = record
                 if phase.effect is not None and produce:
-                    run.effect(phase, "confirmed", attempt, "gate")
+                    # the passing record is durable: a lost line reads as attempted, and
+                    # a later attempt asks the owner before acting again
+                    run.effect(phase, "confirmed", attempt, "gate", durable=False)
                 break
             last = record
         if phase.name not in passed:

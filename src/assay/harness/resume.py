@@ -8,10 +8,11 @@ not trusted. :func:`keep_passed` trusts every recorded pass. Returning a message
 withdraws the pass and the phase runs again; the message is kept in the run's
 notes.
 
-Phases with an ``effect`` keep an append-only, fsynced effects log
-(``effects.jsonl`` in the run directory): ``attempted`` before the producer
-runs, ``confirmed`` when the gate passes or reconciling finds the effect,
-``not_found`` or ``unknown`` from reconciling.
+Phases with an ``effect`` keep an append-only effects log (``effects.jsonl``
+in the run directory): ``attempted`` before the producer runs (made durable
+before it starts), ``confirmed`` when the gate passes (not synced: the passing
+record already is) or reconciling finds the effect, ``not_found`` or
+``unknown`` from reconciling (durable).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from assay._files import FileRefused, digest_regular
+from assay._files import FileRefused, digest_regular, fsync_dir
 from assay.harness.model import Phase
 
 __all__ = [
@@ -85,16 +86,27 @@ def artifact_unchanged(phase: Phase, record: Mapping[str, Any], run_dir: Path) -
     return None
 
 
-def append_effect(run_dir: Path, entry: Mapping[str, Any]) -> None:
-    """Append one line to the effects log and fsync it before returning."""
-    fd = os.open(run_dir / EFFECTS_LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+def append_effect(run_dir: Path, entry: Mapping[str, Any], *, durable: bool = True) -> None:
+    """Append one line to the effects log; with ``durable``, fdatasync it before returning.
+
+    The log is created (and its directory entry made durable) with the run's
+    first effect. ``durable=False`` is for a state the evidence already implies
+    (``confirmed`` by a passing gate, whose record is durable): losing that line
+    leaves ``attempted``, and a later attempt asks the effect's owner first.
+    """
+    path = run_dir / EFFECTS_LOG
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
         torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
         os.write(fd, (b"\n" if torn else b"") + orjson.dumps(dict(entry)) + b"\n")
-        os.fsync(fd)
+        if durable:
+            os.fdatasync(fd)
     finally:
         os.close(fd)
+    if durable and created:
+        fsync_dir(run_dir)
 
 
 def effect_states(run_dir: Path) -> dict[str, str]:
