@@ -21,7 +21,6 @@ psycopg 3 and psycopg-pool are imported when a store is opened (extra
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
 import secrets
@@ -41,7 +40,7 @@ from assay.evidence.head import Head, HeadError
 from assay.evidence.keys import EvidenceKey
 from assay.evidence.manifest import manifest_digest
 from assay.evidence.record import FIELDS, GENESIS, seal
-from assay.evidence.store import StoreKind, _judge, check_run_id
+from assay.evidence.store import StoreKind, _judge, check_run_id, rows_to_records
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -405,15 +404,7 @@ class PostgresStore:
         with self.db.transaction() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM assay_evidence WHERE run_id = %s"
                                 " ORDER BY position", (self.run_id,)).fetchall()
-        out = []
-        for row in rows:
-            rec = dict(zip(FIELDS, row, strict=True))
-            for k in _JSON_COLUMNS:
-                # left as text when broken: the chain check reports the record as edited
-                with contextlib.suppress(orjson.JSONDecodeError):
-                    rec[k] = orjson.loads(rec[k])
-            out.append(rec)
-        return out
+        return rows_to_records(rows)
 
     def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
         """The chain, the head (and its MAC), the manifest digest, and gaps in the positions."""

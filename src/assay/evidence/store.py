@@ -666,15 +666,7 @@ class SqliteStore:
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             # a corrupted page can hold text that is not UTF-8
             raise StoreError(f"cannot read evidence: {exc}", path=str(self.path)) from None
-        out = []
-        for row in rows:
-            rec = dict(zip(FIELDS, row, strict=True))
-            for k in _JSON_COLUMNS:
-                # left as text when broken: the chain check reports the record as edited
-                with contextlib.suppress(orjson.JSONDecodeError):
-                    rec[k] = orjson.loads(rec[k])
-            out.append(rec)
-        return out
+        return rows_to_records(rows)
 
     def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
         """``PRAGMA integrity_check``, the chain, the head (and its MAC), deleted last rows."""
@@ -712,6 +704,22 @@ class SqliteStore:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def rows_to_records(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Records from database rows of :data:`FIELDS`, their ``gate`` and ``artifact`` decoded.
+
+    A column that is not JSON is left as text: the chain check reports that
+    record as edited.
+    """
+    out = []
+    for row in rows:
+        rec = dict(zip(FIELDS, row, strict=True))
+        for k in _JSON_COLUMNS:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                rec[k] = orjson.loads(rec[k])
+        out.append(rec)
+    return out
 
 
 def detect_store(run_dir: Path) -> StoreKind | None:
