@@ -251,17 +251,22 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
-    if fmt in ("text", "json") and output is None and ray_address is None:
+    if fmt in ("text", "json") and output is None:
         # written as judged: the process holds one file's state, not every result
         from assay.report.replay import ReplayReportWriter, render_result
 
         render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+        judge = partial(replay_files, jobs=jobs)
+        if ray_address is not None:
+            from assay.integrations.ray import replay_paths
+
+            judge = partial(replay_paths, address=ray_address or None)
         with ReplayReportWriter(sys.stdout, loaded, spec_source=loaded.source,
                                 spec_sha256=loaded.sha256, fmt=fmt, summary_only=summary_only,
                                 by_field=by_field) as report:
             try:
-                replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs,
-                             render=render, sink=report)
+                judge(loaded, inputs.paths, input_format=input_format, render=render,
+                      sink=report)
             except ReplayInterrupted as stop:
                 report.finish(interrupted=True)
                 _interrupted(f" after {stop.done} of {stop.total} files; the report covers "
@@ -269,7 +274,7 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
             code = report.finish()
         carries = report.carries
     else:
-        # a file written whole, Ray, or a format that needs every result before it starts
+        # a file written whole, or a format that needs every result before it starts
         from assay.report.ci import replay_document
 
         try:
