@@ -202,8 +202,8 @@ def cli(ctx: click.Context) -> None:
 
 
 #: The commands that read ``[tool.assay]`` (the guard hook never does: it answers fast).
-_CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "worker", "audit",
-                         "evidence"})
+_CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "worker",
+                         "audit", "evidence"})
 
 
 @cli.command(short_help="Check recorded runs against a spec.")
@@ -431,6 +431,40 @@ def _database_url(ctx: click.Context, param: click.Parameter, value: str | None)
     if value is not None and not is_url(value):
         raise click.BadParameter(f"{value!r} is not a postgresql:// URL")
     return value
+
+
+@cli.command(short_help="Create a run on a shared PostgreSQL store for workers to take.")
+@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.option("--store", required=True, metavar="URL", envvar="ASSAY_STORE",
+              callback=_database_url,
+              help="The postgresql:// URL of the shared store (default: $ASSAY_STORE).")
+@click.option("--run-id", default=None, help="Id of the new run (default: generated).")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Set a param the workflow declares (repeatable).")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+              help="Where the workers write the run's artifacts (its artifact paths are "
+                   "checked against it).")
+@KEY_FILE_OPTION
+@FORMAT_OPTION
+def submit(workflow: str, store: str, run_id: str | None, params: tuple[str, ...],
+           runs_dir: str, key_file: str | None, fmt: str) -> None:
+    """Create a run of WORKFLOW on the store and work none of its phases.
+
+    The run waits for the workers of its first phase's role; the report's
+    `next` line is the worker command that takes it. Exit 3 (paused: the run
+    waits for a worker), 2 bad input (nothing is created).
+    """
+    from pathlib import Path
+
+    from assay.harness import Workflow
+    from assay.harness.worker import submit_run
+    from assay.report.harness import run_report
+
+    wf = Workflow.load(workflow)
+    result = submit_run(wf.spec, wf.spec_dir, wf.source, store, params=_params(params),
+                        run_id=run_id, runs_dir=Path(runs_dir), key_file=key_file)
+    _emit(run_report(result, fmt=fmt))
+    sys.exit(result.exit)
 
 
 @cli.command(short_help="Take phases of one role from a shared PostgreSQL store.")
