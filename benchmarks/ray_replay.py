@@ -1,36 +1,55 @@
-"""Batch replay on Ray against two local processes, on one machine with 2 CPUs.
+"""Batch replay on Ray against ``assay replay --jobs 2``, on one machine with 2 CPUs.
 
-Writes ``--trajectories`` native trajectories of 20 events each, then judges them
-three ways, side by side in one run: one local process (``replay_files``), two
-local processes over the same batches of 64 files (the baseline, as a local
-``--jobs 2`` would), and Ray (``ray.init(num_cpus=2)``, ``replay_paths``). Ray's
-start-up is reported apart from the replay. The figure is Ray's replay time over
-the two-process time, against a target of 1.5x; the reports must be equal.
-Usage: ``python benchmarks/ray_replay.py [--trajectories 20000]``.
+Writes ``--trajectories`` native trajectories of 20 events each (default one
+million), one trajectory per file and a thousand files per directory, once,
+then judges them in one run, side by side:
+
+- the baseline, ``assay replay --jobs 2``: the call that command makes
+  (``replay_files(jobs=2)``, the JSON report streamed to a file);
+- Ray, as ``assay replay --ray`` makes it (``replay_paths``, the JSON report
+  streamed to a file) on ``ray.init(num_cpus=2)``, at a tenth of the size and
+  then at the full size. Ray's start-up is reported apart from the replay.
+
+While Ray works, the resident memory of every Ray worker process (and of the
+driver) is sampled every 50 ms from ``/proc``. Targets: Ray's time at the full
+size within 1.5x of the baseline's, and the peak RSS of a worker flat, that is
+at the full size no more than 1.25x the one at a tenth of it. The two reports
+must be the same bytes. Exit 1 on a miss.
+
+Usage: ``python benchmarks/ray_replay.py [--trajectories 1000000] [--data DIR]``
+(``--data`` keeps the trajectories in DIR and reuses them on the next run).
+Linux only (it reads ``/proc``).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from assay._inputs import load_replay_spec
-from assay.conformance import ReplayRun, replay_files
-from assay.report import replay_report
+from assay.conformance import Spec, replay_files
+from assay.report.replay import ReplayReportWriter, render_result
 
 TARGET = 1.5
-BATCH = 64
+FLAT = 1.25
+PER_DIR = 1000
 SPEC = Path(__file__).resolve().parent.parent / "examples" / "spec.json"
 
 
-def write(root: Path, count: int) -> list[str]:
-    """``count`` trajectories of 20 events: actions, a handoff, the checkpoint, the final."""
+def trajectory() -> bytes:
+    """One passing trajectory of 20 events: actions, two handoffs, the checkpoint, the final."""
     events = [{"seq": i, "ts": "2026-07-11T03:14:05Z", "agent": "scanner", "event": "action",
                "action_type": "pull_rows"} for i in range(1, 16)]
     events += [
@@ -47,73 +66,185 @@ def write(root: Path, count: int) -> list[str]:
          "action_type": "send_report", "irreversible": True},
         {"seq": 20, "ts": "2026-07-11T03:14:23Z", "agent": "reporter", "event": "final",
          "task_success": True}]
-    data = b"".join(orjson.dumps(e) + b"\n" for e in events)
-    paths = []
-    for n in range(count):
-        sub = root / f"{n // 1000:04d}"
-        sub.mkdir(exist_ok=True)
-        path = sub / f"t{n:07d}.jsonl"
-        path.write_bytes(data)
-        paths.append(str(path))
+    return b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+def write(root: Path, count: int) -> list[str]:
+    """``count`` trajectory files under ``root`` (written once: a marker says they are there)."""
+    paths = [str(root / f"{n // PER_DIR:04d}" / f"t{n:07d}.jsonl") for n in range(count)]
+    marker = root / f"written-{count}"
+    if marker.exists():
+        return paths
+    data = trajectory()
+    for n, path in enumerate(paths):
+        if n % PER_DIR == 0:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as out:
+            out.write(data)
+    marker.touch()
     return paths
 
 
-def _batch(paths: list[str]) -> ReplayRun:
-    return replay_files(load_replay_spec(SPEC), paths)
+def _rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
-def two_processes(paths: list[str]) -> ReplayRun:
-    """The same batches as Ray's, judged by a pool of two local processes, in order."""
-    batches = [paths[i:i + BATCH] for i in range(0, len(paths), BATCH)]
-    with ProcessPoolExecutor(2) as pool:
-        runs = list(pool.map(_batch, batches))
-    spec = load_replay_spec(SPEC)
-    return ReplayRun(spec.source, [r for run in runs for r in run.results],
-                     tuple(f for run in runs for f in run.files), spec_sha256=spec.sha256)
+def _ray_workers() -> list[int]:
+    """This driver's Ray worker processes: ``ray::`` processes descended from it."""
+    parents: dict[int, int] = {}
+    workers = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
+        if cmdline.startswith(b"ray::"):
+            workers.append(int(entry))
+    me = os.getpid()
+
+    def ours(pid: int) -> bool:
+        for _ in range(16):
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+            if pid <= 1:
+                return False
+        return False
+
+    return [pid for pid in workers if ours(pid)]
+
+
+class Sampler:
+    """Peak RSS of each process ``find`` names, and of this one, sampled every 50 ms."""
+
+    def __init__(self, find: Callable[[], list[int]]) -> None:
+        self.find = find
+        self.peaks: dict[int, int] = {}
+        self.driver = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        pids: list[int] = []
+        rounds = 0
+        while not self.stop.is_set():
+            if rounds % 20 == 0:  # the process list once a second; /proc is slow to walk
+                pids = self.find()
+            rounds += 1
+            for pid in pids:
+                self.peaks[pid] = max(self.peaks.get(pid, 0), _rss_kib(pid))
+            self.driver = max(self.driver, _rss_kib(os.getpid()))
+            self.stop.wait(0.05)
+
+    @property
+    def worker_peak_mib(self) -> float:
+        return max(self.peaks.values(), default=0) / 1024
+
+    def __enter__(self) -> Sampler:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+@contextmanager
+def report_file(path: Path, spec: Spec) -> Iterator[tuple[ReplayReportWriter, Any]]:
+    """The JSON report streamed to ``path``, as ``assay replay --format json`` writes it."""
+    with open(path, "w", encoding="utf-8") as out, ReplayReportWriter(
+            out, spec, spec_source=spec.source, spec_sha256=spec.sha256, fmt="json") as report:
+        yield report, partial(render_result, fmt="json", summary_only=False, by_field=None)
+        report.finish()
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trajectories", type=int, default=20_000)
+    parser.add_argument("--trajectories", type=int, default=1_000_000)
+    parser.add_argument("--data", type=Path, default=None,
+                        help="keep the trajectories here and reuse them (default: a temp dir)")
     args = parser.parse_args()
     import ray
 
-    from assay.integrations.ray import replay_paths
+    from assay.integrations.ray import DEFAULT_BATCH, replay_paths
 
     spec = load_replay_spec(SPEC)
+    n = args.trajectories
+    small = max(1, n // 10)
     with tempfile.TemporaryDirectory(prefix="assay-ray-bench-") as tmp:
-        paths = write(Path(tmp), args.trajectories)
+        root = args.data or Path(tmp) / "data"
         start = time.perf_counter()
-        local = replay_report(replay_files(spec, paths), spec, fmt="json")
-        one = time.perf_counter() - start
+        paths = write(root, n)
+        wrote = time.perf_counter() - start
+        out = Path(tmp)
+
         start = time.perf_counter()
-        two = replay_report(two_processes(paths), spec, fmt="json")
+        with report_file(out / "jobs2.json", spec) as (report, render):
+            replay_files(spec, paths, jobs=2, render=render, sink=report)
         pair = time.perf_counter() - start
+
         start = time.perf_counter()
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
         boot = time.perf_counter() - start
         try:
+            with Sampler(_ray_workers) as tenth, report_file(out / "ray-small.json",
+                                                             spec) as (report, render):
+                replay_paths(spec, paths[:small], render=render, sink=report)
             start = time.perf_counter()
-            dist = replay_report(replay_paths(spec, paths, batch_size=BATCH), spec, fmt="json")
+            with Sampler(_ray_workers) as full, report_file(out / "ray.json",
+                                                            spec) as (report, render):
+                replay_paths(spec, paths, render=render, sink=report)
             on_ray = time.perf_counter() - start
         finally:
             ray.shutdown()
-    n = args.trajectories
-    print(f"{n} trajectories x 20 events, batches of {BATCH}:")
-    print(f"  1 local process      {one:7.2f} s  {n / one:8.0f} trajectories/s")
-    print(f"  2 local processes    {pair:7.2f} s  {n / pair:8.0f} trajectories/s (baseline)")
-    print(f"  Ray, 2 CPUs          {on_ray:7.2f} s  {n / on_ray:8.0f} trajectories/s "
-          f"(+ {boot:.2f} s to start Ray)")
+        same = sha256(out / "jobs2.json") == sha256(out / "ray.json")
+        size = (out / "ray.json").stat().st_size
+
     ratio = on_ray / pair
-    print(f"  Ray / 2 processes    {ratio:7.2f}x (target <= {TARGET}x)")
-    if not local == two == dist:
-        print("FAIL: the reports differ")
-        return 1
+    growth = full.worker_peak_mib / tenth.worker_peak_mib if tenth.worker_peak_mib else 0.0
+    print(f"{n} trajectories x 20 events, one per file ({PER_DIR} files a directory, "
+          f"written in {wrote:.1f} s); Ray batches of {DEFAULT_BATCH} files; "
+          f"JSON report {size / 2**20:.0f} MiB")
+    print(f"  assay replay --jobs 2   {pair:8.2f} s  {n / pair:8.0f} trajectories/s (baseline)")
+    print(f"  Ray, 2 CPUs             {on_ray:8.2f} s  {n / on_ray:8.0f} trajectories/s "
+          f"(+ {boot:.2f} s to start Ray)")
+    print(f"  Ray / --jobs 2          {ratio:8.2f}x (target <= {TARGET}x)")
+    print(f"  peak RSS of a Ray worker: {tenth.worker_peak_mib:6.1f} MiB at {small} "
+          f"trajectories, {full.worker_peak_mib:6.1f} MiB at {n} ({growth:.2f}x, "
+          f"target <= {FLAT}x); {len(full.peaks)} workers seen")
+    print(f"  peak RSS of the driver:   {tenth.driver / 1024:6.1f} MiB at {small}, "
+          f"{full.driver / 1024:6.1f} MiB at {n} (holds the list of paths)")
+    failed = False
+    if not same:
+        print("FAIL: the Ray report differs from the --jobs 2 report")
+        failed = True
     if ratio > TARGET:
-        print(f"FAIL: Ray takes {ratio:.2f}x the two-process time")
-        return 1
-    return 0
+        print(f"FAIL: Ray takes {ratio:.2f}x the --jobs 2 time")
+        failed = True
+    if not full.peaks or growth > FLAT:
+        print(f"FAIL: a Ray worker's peak RSS grows {growth:.2f}x with ten times the files")
+        failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -202,8 +202,8 @@ def cli(ctx: click.Context) -> None:
 
 
 #: The commands that read ``[tool.assay]`` (the guard hook never does: it answers fast).
-_CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "worker", "audit",
-                         "evidence"})
+_CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "worker",
+                         "audit", "evidence"})
 
 
 @cli.command(short_help="Check recorded runs against a spec.")
@@ -251,17 +251,22 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
-    if fmt in ("text", "json") and output is None and ray_address is None:
+    if fmt in ("text", "json") and output is None:
         # written as judged: the process holds one file's state, not every result
         from assay.report.replay import ReplayReportWriter, render_result
 
         render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+        judge = partial(replay_files, jobs=jobs)
+        if ray_address is not None:
+            from assay.integrations.ray import replay_paths
+
+            judge = partial(replay_paths, address=ray_address or None)
         with ReplayReportWriter(sys.stdout, loaded, spec_source=loaded.source,
                                 spec_sha256=loaded.sha256, fmt=fmt, summary_only=summary_only,
                                 by_field=by_field) as report:
             try:
-                replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs,
-                             render=render, sink=report)
+                judge(loaded, inputs.paths, input_format=input_format, render=render,
+                      sink=report)
             except ReplayInterrupted as stop:
                 report.finish(interrupted=True)
                 _interrupted(f" after {stop.done} of {stop.total} files; the report covers "
@@ -269,7 +274,7 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
             code = report.finish()
         carries = report.carries
     else:
-        # a file written whole, Ray, or a format that needs every result before it starts
+        # a file written whole, or a format that needs every result before it starts
         from assay.report.ci import replay_document
 
         try:
@@ -426,6 +431,40 @@ def _database_url(ctx: click.Context, param: click.Parameter, value: str | None)
     if value is not None and not is_url(value):
         raise click.BadParameter(f"{value!r} is not a postgresql:// URL")
     return value
+
+
+@cli.command(short_help="Create a run on a shared PostgreSQL store for workers to take.")
+@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.option("--store", required=True, metavar="URL", envvar="ASSAY_STORE",
+              callback=_database_url,
+              help="The postgresql:// URL of the shared store (default: $ASSAY_STORE).")
+@click.option("--run-id", default=None, help="Id of the new run (default: generated).")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Set a param the workflow declares (repeatable).")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+              help="Where the workers write the run's artifacts (its artifact paths are "
+                   "checked against it).")
+@KEY_FILE_OPTION
+@FORMAT_OPTION
+def submit(workflow: str, store: str, run_id: str | None, params: tuple[str, ...],
+           runs_dir: str, key_file: str | None, fmt: str) -> None:
+    """Create a run of WORKFLOW on the store and work none of its phases.
+
+    The run waits for the workers of its first phase's role; the report's
+    `next` line is the worker command that takes it. Exit 3 (paused: the run
+    waits for a worker), 2 bad input (nothing is created).
+    """
+    from pathlib import Path
+
+    from assay.harness import Workflow
+    from assay.harness.worker import submit_run
+    from assay.report.harness import run_report
+
+    wf = Workflow.load(workflow)
+    result = submit_run(wf.spec, wf.spec_dir, wf.source, store, params=_params(params),
+                        run_id=run_id, runs_dir=Path(runs_dir), key_file=key_file)
+    _emit(run_report(result, fmt=fmt))
+    sys.exit(result.exit)
 
 
 @cli.command(short_help="Take phases of one role from a shared PostgreSQL store.")

@@ -28,7 +28,7 @@ __all__ = ["FORMATS", "Config", "find_config"]
 #: The values ``format`` may take; ``html`` only applies to replay.
 FORMATS = ("text", "json", "junit", "sarif", "github", "html")
 _KEYS = ("spec", "runs_dir", "format")
-_RUNS_DIR_COMMANDS = ("run", "worker", "audit")
+_RUNS_DIR_COMMANDS = ("run", "submit", "worker", "audit")
 _FORMAT_COMMANDS = ("replay", "accept", "revalidate")
 
 

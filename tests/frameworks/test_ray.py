@@ -71,6 +71,28 @@ class TestReplayPaths:
         assert dist.exit_code == local.exit_code == 1
         assert dist.stdout == local.stdout
 
+    @pytest.mark.parametrize("fmt", ["text", "json"])
+    def test_streamed_to_a_sink_the_driver_keeps_nothing(self, fmt: str) -> None:
+        """With a sink, the report written as batches arrive is the local one, and the run
+        returned holds no result: the driver's memory does not grow with the files."""
+        import io
+        from functools import partial
+
+        from assay.report.replay import ReplayReportWriter, render_result
+
+        spec = load_replay_spec(SPEC)
+        paths = FIXTURES * 5
+        local = replay_report(replay_files(spec, paths), spec, fmt=fmt)
+        out = io.StringIO()
+        with ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
+                                fmt=fmt) as report:
+            run = replay_paths(spec, paths, batch_size=3, sink=report,
+                               render=partial(render_result, fmt=fmt, summary_only=False,
+                                              by_field=None))
+            report.finish()
+        assert run.results == [] and run.files == ()
+        assert out.getvalue() == local
+
     def test_standard_input_is_refused(self) -> None:
         """'-' cannot be sent to a worker: exit 2 with one line."""
         result = CliRunner().invoke(cli, ["replay", str(SPEC), "-", "--ray"], input="{}")

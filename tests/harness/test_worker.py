@@ -102,10 +102,9 @@ def workers(tmp_path: Path, url: str) -> Iterator[Callable[[Path], Workers]]:
 
 
 def submit(workflow: Path, url: str, tmp_path: Path, run_id: str) -> None:
-    """Create a run without working any phase (as a role that has none)."""
-    result = CliRunner().invoke(cli, ["run", str(workflow), "--store", url, "--as", "submitter",
-                                      "--identity", "ci", "--run-id", run_id,
-                                      "--runs-dir", str(tmp_path / "runs")])
+    """Create a run without working any phase."""
+    result = CliRunner().invoke(cli, ["submit", str(workflow), "--store", url,
+                                      "--run-id", run_id, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 3, result.output
 
 
@@ -277,6 +276,72 @@ sys.exit(1)
         states = [json.loads(str(r[0]))["state"] for r in sql(
             url, "SELECT entry FROM assay_effects ORDER BY position")]
         assert states == ["attempted", "confirmed"]
+
+
+class TestSubmit:
+    """``assay submit`` creates a run on the store and works none of its phases."""
+
+    def test_a_submitted_run_waits_for_its_first_role(self, tmp_path: Path, url: str,
+                                                      phase: Build,
+                                                      workflow_file: WriteWorkflow) -> None:
+        """Exit 3, no record, no artifact; the next line is the worker that takes it."""
+        wf = workflow_file(phase("make"), phase("review", role="qa", reviews="make"),
+                           params={"topic": "default"})
+        runs = tmp_path / "runs"
+        result = CliRunner().invoke(cli, ["submit", str(wf), "--store", url, "--run-id", "r1",
+                                          "--param", "topic=rates", "--runs-dir", str(runs),
+                                          "--format", "json"])
+        assert result.exit_code == 3, result.output
+        doc = json.loads(result.stdout)
+        assert doc["run_id"] == "r1" and doc["status"] == "paused"
+        assert doc["waiting_for"] == "writer"
+        assert [p["status"] for p in doc["phases"]] == ["pending", "pending"]
+        assert doc["next_command"].startswith(f"assay worker {wf} --store ")
+        assert doc["next_command"].endswith(f"--as writer --runs-dir {runs}")
+        assert records(url, "r1") == []
+        assert not runs.exists()
+        (state,) = sql(url, "SELECT status, next_role, claims FROM assay_runs")
+        assert state == ("open", "writer", 0)
+        ((manifest,),) = sql(url, "SELECT manifest FROM assay_runs WHERE run_id = 'r1'")
+        assert json.loads(str(manifest))["params"] == {"topic": "rates"}
+
+    def test_a_worker_completes_a_submitted_run(self, tmp_path: Path, url: str, phase: Build,
+                                                workflow_file: WriteWorkflow) -> None:
+        """The run submitted is the one the worker of its role takes and completes."""
+        wf = workflow_file(phase("make"))
+        submit(wf, url, tmp_path, "r1")
+        done = CliRunner().invoke(cli, ["worker", str(wf), "--store", url, "--as", "writer",
+                                        "--identity", "alice", "--once",
+                                        "--runs-dir", str(tmp_path / "runs")])
+        assert done.exit_code == 0, done.output
+        assert records(url, "r1") == [("make", 1, "pass", "writer", "alice")]
+        assert verify_pg_run(url, "r1", None).ok
+
+    @pytest.mark.parametrize(("args", "message"), [
+        (["--param", "nope=1"], "nope"),
+        (["--run-id", "../x"], "run id"),
+        (["--store", "sqlite"], "is not a postgresql:// URL"),
+    ])
+    def test_bad_input_creates_nothing(self, tmp_path: Path, url: str, phase: Build,
+                                       workflow_file: WriteWorkflow, args: list[str],
+                                       message: str) -> None:
+        """An undeclared param, a bad run id or a store that is no URL: exit 2, one line."""
+        wf = workflow_file(phase("make"))
+        result = CliRunner().invoke(cli, ["submit", str(wf), "--store", url, *args])
+        assert result.exit_code == 2, result.output
+        assert message in result.stderr and len(result.stderr.splitlines()) == 1
+        if "--store" not in args:
+            assert sql(url, "SELECT count(*) FROM assay_runs") == [(0,)]
+
+    def test_a_run_id_taken_is_refused(self, tmp_path: Path, url: str, phase: Build,
+                                       workflow_file: WriteWorkflow) -> None:
+        """Submitting the same run id twice is exit 2; the first run is untouched."""
+        wf = workflow_file(phase("make"))
+        submit(wf, url, tmp_path, "r1")
+        again = CliRunner().invoke(cli, ["submit", str(wf), "--store", url, "--run-id", "r1"])
+        assert again.exit_code == 2, again.output
+        assert len(again.stderr.splitlines()) == 1
+        assert sql(url, "SELECT count(*) FROM assay_runs") == [(1,)]
 
 
 class TestWorkerErrors:

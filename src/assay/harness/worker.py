@@ -50,7 +50,7 @@ from assay.harness.result import PhaseState, RunResult
 from assay.harness.resume import Revalidator, artifact_unchanged, passed_records
 from assay.reasons import Reason
 
-__all__ = ["DEFAULT_LEASE", "WorkerOptions", "run_on_database", "serve"]
+__all__ = ["DEFAULT_LEASE", "WorkerOptions", "run_on_database", "serve", "submit_run"]
 
 #: Seconds a claim lives without a heartbeat; the heartbeat renews it every third of that.
 DEFAULT_LEASE = 30.0
@@ -226,6 +226,46 @@ def _checked(spec: WorkflowSpec, source: str | None, opts: WorkerOptions,
                          opts.revalidate)
 
 
+def _create(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Database,
+            params: Mapping[str, str], run_id: str | None, key: EvidenceKey | None,
+            runs_dir: Path) -> str:
+    """Create a run in the database, waiting for its first phase's role; its id."""
+    run_id = check_run_id(run_id or new_run_id())
+    _check_new_params(spec, params)
+    full = {**spec.params, **params}
+    _check_artifact_paths(spec, spec_dir, full, (runs_dir / run_id).resolve(), run_id, source)
+    manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": source,
+                "store": "postgres", "params": full, "gated": True,
+                "created_at": now(), "auth": AUTH_HMAC if key is not None else AUTH_NONE,
+                "key_id": key.key_id if key is not None else None}
+    db.create_run(manifest, spec.phases[0].role, key)
+    return run_id
+
+
+def submit_run(spec: WorkflowSpec, spec_dir: Path, source: str | None, url: str, *,
+               params: Mapping[str, str], run_id: str | None = None,
+               runs_dir: Path = Path("runs"),
+               key_file: str | os.PathLike[str] | None = None) -> RunResult:
+    """``assay submit``: create a run in the database and work none of its phases.
+
+    The run waits for the workers of its first phase's role; the result is that
+    paused run, its ``next_command`` the worker that takes it. ``runs_dir`` is
+    where the workers will write its artifacts (the artifact paths are checked
+    against it before the run exists).
+    """
+    key = _resolve_key(None, key_file, runs_dir)
+    db = Database(url)
+    try:
+        run_id = _create(spec, spec_dir, source, db, params, run_id, key, runs_dir)
+        first = spec.phases[0].role
+        result = _standing(spec, run_id, PostgresStore(db, run_id, key),
+                           db.run_state(run_id) or {}, "", runs_dir)
+        result.next_command = _next_command(source, db.shown, first, runs_dir, None)
+        return result
+    finally:
+        db.close()
+
+
 def run_on_database(spec: WorkflowSpec, spec_dir: Path, source: str | None, url: str, *,
                     opts: WorkerOptions, params: Mapping[str, str], run_id: str | None = None,
                     resume: str | None = None,
@@ -238,16 +278,7 @@ def run_on_database(spec: WorkflowSpec, spec_dir: Path, source: str | None, url:
     db = Database(url)
     try:
         if resume is None:
-            run_id = check_run_id(run_id or new_run_id())
-            _check_new_params(spec, params)
-            full = {**spec.params, **params}
-            _check_artifact_paths(spec, spec_dir, full, (opts.runs_dir / run_id).resolve(),
-                                  run_id, source)
-            manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": source,
-                        "store": "postgres", "params": full, "gated": True,
-                        "created_at": now(), "auth": AUTH_HMAC if key is not None else AUTH_NONE,
-                        "key_id": key.key_id if key is not None else None}
-            db.create_run(manifest, spec.phases[0].role, key)
+            run_id = _create(spec, spec_dir, source, db, params, run_id, key, opts.runs_dir)
         else:
             run_id = check_run_id(resume)
             if params:

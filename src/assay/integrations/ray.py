@@ -24,7 +24,8 @@ must be readable on every node (a shared file system), or give the rows' bytes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
@@ -34,8 +35,12 @@ from assay.conformance import (
     ReplayInterrupted,
     ReplayResult,
     ReplayRun,
+    ReplaySink,
     Spec,
+    _FileStart,
+    _judged,
     _replay_event_list,
+    _same,
     _spec_of,
     iter_replay,
 )
@@ -68,12 +73,10 @@ def _compiled(spec: Spec) -> CompiledSpec:
 
 
 def _judge_batch(spec: Spec, paths: Sequence[str], input_format: str | None,
-                 ) -> tuple[list[ReplayResult], list[tuple[str, str]]]:
-    """The results and read formats of one batch of files, in order."""
-    formats: list[tuple[str, str]] = []
-    results = list(iter_replay(_compiled(spec), list(paths), input_format=input_format,
-                               formats=formats))
-    return results, formats
+                 render: Callable[[ReplayResult], Any] | None = None) -> list[Any]:
+    """One batch of files judged in order: each file's start, then its results
+    (through ``render`` when given, so that only the rendered text travels back)."""
+    return list(_judged(_compiled(spec), list(paths), input_format, render or _same))
 
 
 _remote_batch = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_judge_batch)
@@ -97,12 +100,26 @@ def _batches(paths: Sequence[str], size: int) -> Iterator[list[str]]:
         yield list(paths[start:start + size])
 
 
+def _window() -> int:
+    """Batches in flight at once: two per CPU of the cluster, so no CPU waits for the
+    driver, and the object store and the driver hold that many batches at most."""
+    cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+    return max(2, 2 * cpus)
+
+
 def replay_paths(spec: Spec, paths: Sequence[str], *, input_format: str | None = None,
-                 address: str | None = None, batch_size: int = DEFAULT_BATCH) -> ReplayRun:
+                 address: str | None = None, batch_size: int = DEFAULT_BATCH,
+                 render: Callable[[ReplayResult], Any] | None = None,
+                 sink: ReplaySink | None = None) -> ReplayRun:
     """Replay trajectory files on Ray; the same :class:`ReplayRun` as a local replay.
 
     ``address`` names a running cluster (``ray://...`` or ``host:port``); none
-    starts a local instance unless Ray is already initialised. Ctrl-C raises
+    starts a local instance unless Ray is already initialised. ``render`` and
+    ``sink`` are those of :func:`~assay.conformance.replay_files`: with a sink,
+    each batch's files and results go to it in order as they arrive and the
+    driver keeps nothing, so its memory stays flat however many files there
+    are; ``render`` then runs on the workers and must be picklable. A few
+    batches per CPU are in flight at once. Ctrl-C raises
     :class:`~assay.conformance.ReplayInterrupted` with the batches judged so far.
     """
     paths = list(paths)
@@ -112,21 +129,41 @@ def replay_paths(spec: Spec, paths: Sequence[str], *, input_format: str | None =
     if batch_size < 1:
         raise InputError(f"batch size must be at least 1, not {batch_size}")
     started = _init(address)
+    results: list[ReplayResult] = []
+    formats: list[tuple[str, str]] = []
+
+    def deliver(item: Any) -> None:
+        if isinstance(item, _FileStart):
+            if sink is None:
+                formats.append((item.path, item.fmt))
+            else:
+                sink.file(item.path, item.fmt)
+        elif sink is not None:
+            sink.result(item)
+        else:
+            results.append(item)
+
     try:
         spec_ref = ray.put(spec)  # shipped once; every task of a worker reads the same copy
-        batches = list(_batches(paths, batch_size))
-        refs = [_remote_batch.remote(spec_ref, batch, input_format) for batch in batches]
-        results: list[ReplayResult] = []
-        formats: list[tuple[str, str]] = []
+        window = _window()
+        pending: deque[tuple[int, Any]] = deque()
         done = 0
         try:
-            for batch, ref in zip(batches, refs, strict=True):
-                got, read = ray.get(ref)
-                results.extend(got)
-                formats.extend(read)
-                done += len(batch)
+            for batch in _batches(paths, batch_size):
+                pending.append((len(batch), _remote_batch.remote(spec_ref, batch, input_format,
+                                                                 render)))
+                if len(pending) >= window:
+                    n, ref = pending.popleft()
+                    for item in ray.get(ref):
+                        deliver(item)
+                    done += n
+            while pending:
+                n, ref = pending.popleft()
+                for item in ray.get(ref):
+                    deliver(item)
+                done += n
         except KeyboardInterrupt:
-            for ref in refs:
+            for _, ref in pending:
                 ray.cancel(ref, force=True)
             partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
                                 spec_sha256=spec.sha256)
