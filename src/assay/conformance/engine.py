@@ -325,6 +325,10 @@ class Replayer:
 
     def _void(self, st: _RuleState, event: Event) -> None:
         where = self.where(event)
+        # The void that takes a licence is the one a later skip names; a void with no
+        # licence to take closes the window only when no earlier void is named.
+        if st.licences or st.void_seq is None:
+            st.void_seq = event.seq
         if st.licences:
             if self.locate_messages:
                 at = ", ".join(w for _, w in st.licences)
@@ -336,7 +340,6 @@ class Replayer:
             st.last_void = ""
         else:
             st.last_void = where
-        st.void_seq = event.seq
         if st.pending:
             st.skipped.extend((seq, action, at, why or "absent", void, line)
                               for seq, action, at, why, void, line in st.pending)

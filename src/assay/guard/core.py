@@ -86,7 +86,7 @@ class Decision:
         """The JSON shape written to the decision log."""
         return {"verdict": self.verdict, "tool": self.tool, "args_sha256": self.args_sha256,
                 "call_id": self.call_id, "seq": self.seq,
-                "reasons": [{"seq": r.seq, **r.to_dict(), "satisfy": s}
+                "reasons": [{**r.to_dict(), "seq": r.seq, "satisfy": s}
                             for r, s in zip(self.reasons, self.satisfy, strict=True)],
                 "approvers": list(self.approvers)}
 

@@ -145,7 +145,7 @@ def replay_cases(run: ReplayRun, located: Located | None = None) -> Iterator[Cas
 def accept_cases(run: AcceptRun) -> Iterator[Case]:
     """The one case of an accept: each failed check is an error, named by its check."""
     result = run.result
-    issues = [Issue(r.check, r.message) for r in result.reasons if not r.ok]
+    issues = [Issue(f.code, f.message) for f in (r.finding() for r in result.reasons if not r.ok)]
     if not result.claims_checked:
         claimed = ", ".join(result.unchecked_claims) or "the claims"
         issues.append(Issue("claims-unchecked", f"{claimed}: NOT checked, no trace was given",
