@@ -167,8 +167,10 @@ class TestRunAndAccept:
         assert paused.to_dict()["findings"] == [{"code": "waiting-for-role",
                                                  "message": "waits for reviewer",
                                                  "phase": "review"}]
-        done = RunResult("r2", "wf", "completed", phases[:1], "runs/r2")
-        assert done.to_dict()["findings"] == []
+        done = RunResult("r2", "wf", "completed", phases[:1], "runs/r2", "done", "run-completed")
+        assert done.to_dict()["findings"] == [{"code": "run-completed", "message": "done"}]
+        assert done.findings[0].severity == "ok"
+        assert RunResult("r3", "wf", "completed", phases[:1], "runs/r3").findings == ()
 
     def test_a_gate_reason_is_a_finding_named_by_its_check(self) -> None:
         """accept: a failed check becomes a finding whose code and location are the check."""

@@ -73,7 +73,7 @@ class RunResult:
         if self.reason is None:
             return ()
         stopped = next((p.name for p in self.phases if p.status in _STOPPED), None)
-        severity: Severity = "warn" if self.status == "paused" else "error"
+        severity: Severity = {"completed": "ok", "paused": "warn"}.get(self.status, "error")
         return (Finding(self.reason, self.message, Location(phase=stopped), severity),)
 
     def to_dict(self) -> dict[str, Any]:
