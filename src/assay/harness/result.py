@@ -19,6 +19,8 @@ EXIT_BY_STATUS: dict[str, int] = {"completed": 0, "hard-stop": 1, "refused": 1, 
 PhaseStatus = Literal["passed", "failed", "waiting", "refused", "pending", "unchecked"]
 #: The phase statuses a run stops at.
 _STOPPED = frozenset({"failed", "waiting", "refused"})
+#: The severity of a run's finding by its status; a hard-stop or a refusal is an error.
+_SEVERITY: dict[str, Severity] = {"completed": "ok", "paused": "warn"}
 
 
 @dataclass(slots=True)
@@ -73,7 +75,7 @@ class RunResult:
         if self.reason is None:
             return ()
         stopped = next((p.name for p in self.phases if p.status in _STOPPED), None)
-        severity: Severity = {"completed": "ok", "paused": "warn"}.get(self.status, "error")
+        severity: Severity = _SEVERITY.get(self.status, "error")
         return (Finding(self.reason, self.message, Location(phase=stopped), severity),)
 
     def to_dict(self) -> dict[str, Any]:
