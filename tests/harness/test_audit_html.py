@@ -142,3 +142,21 @@ class TestInBrowser:
             bad = page.evaluate("[...document.querySelectorAll('td')].map(td => td.innerText)"
                                 ".filter(t => !t.trim() || /\\bNone\\b/.test(t)).length")
             assert bad == 0
+
+
+class TestGuardSession:
+    def test_outcome_counts_the_decisions(self, tmp_path: Path) -> None:
+        """A guard session's page opens with how many decisions it holds and the last one."""
+        import json
+
+        import assay
+
+        spec = tmp_path / "spec.json"
+        spec.write_text(json.dumps({"mandatory_checkpoints": [
+            {"checkpoint_id": "ok", "must_precede": "send"}]}))
+        with assay.GuardStore(tmp_path / "state", spec).session("s", create=True) as live:
+            live.check({"event": "action", "action_type": "send"})
+        html = _audit(tmp_path / "state", "s", tmp_path / "g.html")
+        first = re.search(r'id="outcome"><b>([^<]*)</b>', html)
+        assert first is not None
+        assert first.group(1).startswith("Guard session: 1 decision recorded; the last: ")

@@ -223,6 +223,10 @@ def outcome_line(trail: RunTrail) -> tuple[str, str]:
     where = (f"phase {last.get('phase')} attempt {last.get('attempt')}"
              if last else "no record")
     status = trail.status
+    if trail.workflow == "guard" and not trail.manifest:
+        return (f"Guard session: {plural(len(trail.records), 'decision')} recorded"
+                f"{'; the last: ' + str(gate.get('summary')) if gate.get('summary') else ''}."), \
+            "ok" if trail.check.ok else "bad"
     if status == "completed":
         return (f"Completed: every phase passed its gate "
                 f"({plural(len(trail.records), 'record')})."), "ok"
