@@ -126,14 +126,18 @@ def replay_case(result: ReplayResult, located: Located | None = None) -> Case:
     if located is not None and result.path is not None:
         traj = located.get((result.path, result.id))
 
+    file = _file(result.path)
+
     def line(f: Finding) -> int | None:
+        if file is None:  # standard input: a line with no file points nowhere
+            return None
         return f.location.line if f.location.line is not None else native_line(traj, f.seq)
 
     issues: list[Issue] = []
     if result.verdict != "PASS":
         issues.extend(Issue(f.code, f.message, "error", f.seq, line(f)) for f in result.reasons)
     issues.extend(Issue(f.code, f.message, "warning", f.seq, line(f)) for f in result.warnings)
-    return Case("replay", result.id, _file(result.path), _REPLAY_OUTCOME[result.verdict],
+    return Case("replay", result.id, file, _REPLAY_OUTCOME[result.verdict],
                 result.verdict, tuple(issues))
 
 
