@@ -1,9 +1,11 @@
-"""Write each HTML replay report and a full-page screenshot of it under build/.
+"""Write each HTML report (replay and audit) and a full-page screenshot of it under build/.
 
     .venv/bin/python scripts/screenshot_reports.py
 
 Renders the example fixtures (with ``--by task_success``) and the hostile
-trajectory of the tests with ``assay replay --format html``, then opens each
+trajectory of the tests with ``assay replay --format html``, and the audit
+page of a run of ``examples/doc_pipeline`` paused for its reviewer (in a
+temporary runs directory) with ``assay audit --html``, then opens each
 page in headless Chromium (``$ASSAY_CHROMIUM`` or ``/usr/bin/chromium``,
 driven by Playwright, 1280 px wide) and writes ``build/<name>.html`` and
 ``build/<name>.png``. Exits 1 when a page logs a console message or an error.
@@ -15,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +29,19 @@ PAGES = {
                         "--by", "task_success"],
     "replay-hostile": ["examples/spec.json", "tests/data/html/hostile.jsonl"],
 }
+PIPELINE = ["examples/doc_pipeline/workflow.yaml", "--as", "writer", "--identity", "alice",
+            "--run-id", "shot", "--param",
+            "doc=examples/doc_pipeline/corpus/01_clean_release_notes.txt"]
+
+
+def _audit_page(assay: str, html: Path) -> int:
+    """Run the doc pipeline until it pauses for review, then write its audit page."""
+    with tempfile.TemporaryDirectory() as runs:
+        subprocess.run([assay, "run", *PIPELINE, "--runs-dir", runs], cwd=ROOT, check=False,
+                       stdout=subprocess.DEVNULL)
+        return subprocess.run([assay, "audit", "shot", "--runs-dir", runs, "--html",
+                               str(html)], cwd=ROOT, check=False,
+                              stdout=subprocess.DEVNULL).returncode
 
 
 def main() -> int:
@@ -42,12 +58,15 @@ def main() -> int:
         seen: list[str] = []
         page.on("console", lambda m: seen.append(f"console {m.type}: {m.text}"))
         page.on("pageerror", lambda e: seen.append(f"pageerror: {e}"))
-        for name, args in PAGES.items():
+        for name, args in [*PAGES.items(), ("audit-paused", [])]:
             html = BUILD / f"{name}.html"
-            done = subprocess.run([assay, "replay", *args, "--format", "html", "--output",
-                                   str(html)], cwd=ROOT, check=False)
-            if done.returncode not in (0, 1) or not html.is_file():
-                print(f"{name}: assay replay exited {done.returncode}", file=sys.stderr)
+            if args:
+                code = subprocess.run([assay, "replay", *args, "--format", "html", "--output",
+                                       str(html)], cwd=ROOT, check=False).returncode
+            else:
+                code = _audit_page(assay, html)
+            if code not in (0, 1) or not html.is_file():
+                print(f"{name}: assay exited {code}", file=sys.stderr)
                 bad += 1
                 continue
             seen.clear()

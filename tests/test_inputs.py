@@ -191,6 +191,9 @@ class TestJsonDocuments:
         want = orjson.loads(line.stdout)["results"][0]
         got = doc["results"][0]
         assert result.exit_code == 1
+        # the same reasons; each names the line of its own file (a.json is pretty-printed)
+        assert [r.pop("line") for r in want["reasons"]] == [5]
+        assert [r.pop("line") for r in got["reasons"]] == [53]
         assert got["reasons"] == want["reasons"] and got["verdict"] == "BLOCK"
         assert doc["files"] == [{"path": "a.json", "format": "native"}]
 

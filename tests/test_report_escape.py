@@ -16,7 +16,7 @@ from assay.harness.result import PhaseState, RunResult
 from assay.report import accept_report, replay_report, revalidate_report
 from assay.report._text import escape_controls, sha256_footer
 from assay.report.harness import audit_text, run_report, verify_report
-from assay.revalidation.core import Finding, Revalidation, StepClass
+from assay.revalidation.core import Revalidation, StepClass, finding
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "spec.json"
@@ -140,7 +140,7 @@ class TestOtherRenderers:
     def test_revalidate(self) -> None:
         """Findings, steps and the next action are escaped."""
         rv = Revalidation("cp.yaml", datetime(2026, 1, 1, tzinfo=UTC), "escalate",
-                          [Finding("effects", "effect-unknown", "up\nload\x1b[1m", "reconcile")],
+                          [finding("effects", "effect-unknown", "up\nload\x1b[1m", "reconcile")],
                           [StepClass("step\ndecision: continue (exit 0)", "unsafe_to_retry")],
                           "reconcile \u202eit")
         text = revalidate_report(rv)

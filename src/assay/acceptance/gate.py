@@ -25,6 +25,7 @@ from typing import Any, Literal
 from assay.acceptance.contract import Contract, json_type, load_contract, parse_contract, value_key
 from assay.acceptance.trace import Call, calls_of
 from assay.errors import InputError
+from assay.findings import Finding, Location
 
 __all__ = ["CHECKS", "GateReason", "GateResult", "verify"]
 
@@ -49,6 +50,11 @@ class GateReason:
 
     def __str__(self) -> str:
         return f"{'ok' if self.ok else 'FAIL'}: {self.message}"
+
+    def finding(self) -> Finding:
+        """This reason in the shared shape: the check is its code and its location."""
+        return Finding(self.check, self.message, Location(check=self.check),
+                       "ok" if self.ok else "error")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,8 @@ contrast and nothing else.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
@@ -19,6 +21,7 @@ import orjson
 from assay.conformance.result import Finding, ReplayResult, TrajectoryStats, Verdict
 from assay.conformance.spec import MandatoryCheckpoint, Spec
 from assay.events import EVENT_KINDS, Event, args_digest, field_verified
+from assay.findings import NOWHERE, Location
 from assay.reasons import Reason, propagated
 from assay.selectors import Selector
 
@@ -115,23 +118,30 @@ class CompiledSpec:
         self.typed = not self.selects and not self.by_selector
 
 
+#: A guarded action that ran without a licence: seq, action, where, why, voided by, line.
+_Unlicensed = tuple[int, str, str, str, int | None, int | None]
+
+
 class _RuleState:
     """Per-trajectory state of one mandatory checkpoint rule."""
 
     __slots__ = ("bound", "done", "failures", "last_void", "licences", "pending", "rule",
-                 "seen_action", "skipped", "why_not")
+                 "seen_action", "skipped", "void_seq", "why_not")
 
     def __init__(self, rule: _Rule) -> None:
         self.rule = rule
         # Valid checkpoints not yet consumed or voided: (seq, where).
         self.licences: list[tuple[int, str]] = []
-        # Guarded actions with no licence, awaiting a later checkpoint: (seq, action, where, why).
-        self.pending: list[tuple[int, str, str, str]] = []
+        # Guarded actions with no licence, awaiting a later checkpoint:
+        # (seq, action, where, why, the seq of the voiding event behind why, line).
+        self.pending: list[_Unlicensed] = []
         # Guarded actions with no licence whose window a voiding event closed: a later
         # checkpoint answers something else, so they stay skipped (never "after action").
-        self.skipped: list[tuple[int, str, str, str]] = []
+        self.skipped: list[_Unlicensed] = []
         # Where the latest voiding event was, for messages ("" before the first one).
         self.last_void = ""
+        # The seq of the voiding event the current ``why_not`` or ``last_void`` names.
+        self.void_seq: int | None = None
         self.failures: list[Finding] = []
         self.done = False  # scope first: the first guarded action was judged
         self.seen_action = False
@@ -177,6 +187,12 @@ class Replayer:
         if self.locate_messages and line is not None:
             return f"seq {seq} (message {line})"
         return f"seq {seq}"
+
+    def locate(self, seq: int, line: int | None, **named: Any) -> Location:
+        """The location of the event at ``seq``: its file line, or its message index."""
+        if self.locate_messages:
+            return Location(seq=seq, message_index=line, **named)
+        return Location(seq=seq, line=line, **named)
 
     def _border(self, border: _Border) -> str:
         """A handoff as messages name it: ``a->b (seq N)``."""
@@ -309,6 +325,10 @@ class Replayer:
 
     def _void(self, st: _RuleState, event: Event) -> None:
         where = self.where(event)
+        # The void that takes a licence is the one a later skip names; a void with no
+        # licence to take closes the window only when no earlier void is named.
+        if st.licences or st.void_seq is None:
+            st.void_seq = event.seq
         if st.licences:
             if self.locate_messages:
                 at = ", ".join(w for _, w in st.licences)
@@ -321,8 +341,8 @@ class Replayer:
         else:
             st.last_void = where
         if st.pending:
-            st.skipped.extend((seq, action, at, why or "absent")
-                              for seq, action, at, why in st.pending)
+            st.skipped.extend((seq, action, at, why or "absent", void, line)
+                              for seq, action, at, why, void, line in st.pending)
             st.pending.clear()
 
     def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
@@ -336,6 +356,7 @@ class Replayer:
                 allowed = _quote(sorted(rule.confirmed_by))
                 st.why_not = (f"checkpoint '{cid}' at {self.where(event)} was confirmed by "
                               f"{_show(confirmed_by)}, not one of {allowed}")
+                st.void_seq = st.void_seq if st.last_void else None
                 continue
             if rule.binds:
                 key = _named_call(rule.binds, event.data)
@@ -343,14 +364,16 @@ class Replayer:
                     st.why_not = (f"checkpoint '{cid}' at {self.where(event)} names no "
                                   f"{'/'.join(_BIND_FIELDS[b] for b in rule.binds)} to bind "
                                   "it to a call")
+                    st.void_seq = st.void_seq if st.last_void else None
                     continue
                 st.bound[event.seq] = key
             st.licences.append((event.seq, self.where(event)))
-            for seq, action, where, _ in st.pending:
+            for seq, action, where, _, _, line in st.pending:
                 st.failures.append(Finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
                     f"checkpoint '{cid}' came at {self.where(event)}, after the action it "
-                    f"guards: '{action}' ran at {where}", seq))
+                    f"guards: '{action}' ran at {where}",
+                    self.locate(seq, line, checkpoint_id=cid, action_type=action)))
             st.pending.clear()
 
     def _guarded(self, st: _RuleState, event: Event) -> None:
@@ -366,6 +389,7 @@ class Replayer:
             if at < 0:
                 st.why_not = (f"checkpoint '{rule.cid}' at {st.licences[-1][1]} approves "
                               f"another call than {_call_text(rule.binds, event.data)}")
+                st.void_seq = st.void_seq if st.last_void else None
         if st.licences and at >= 0:
             if rule.consume:
                 seq, used = st.licences.pop(at)
@@ -373,12 +397,15 @@ class Replayer:
                 st.why_not = (f"checkpoint '{rule.cid}' at {used} was already used by "
                               f"{self.where(event)}")
                 st.last_void = ""
+                st.void_seq = None
             return
         why = st.why_not
         if st.last_void:
             since = f"no checkpoint since the last voiding event, {st.last_void}"
             why = f"{why}; {since}" if why else since
-        st.pending.append((event.seq, event.data["action_type"], self.where(event), why))
+        void = st.void_seq if why else None
+        st.pending.append((event.seq, event.data["action_type"], self.where(event), why, void,
+                           event.line))
 
     def _contracted_before(self, event: Event) -> None:
         """Warn when a guarded action's agent never received a handoff its contract promises."""
@@ -389,7 +416,9 @@ class Replayer:
                     Reason.CONTRACTED_HANDOFF_ABSENT,
                     f"guarded action '{event.data['action_type']}' ran at {self.where(event)} "
                     f"but the contracted handoff {border[0]}->{border[1]} never happened "
-                    "before it; what the contract checks was never delivered", event.seq))
+                    "before it; what the contract checks was never delivered",
+                    self.locate(event.seq, event.line, action_type=event.data["action_type"],
+                                from_agent=border[0], to_agent=border[1]), "warn"))
 
     def _handoff(self, event: Event) -> None:
         data = event.data
@@ -404,14 +433,15 @@ class Replayer:
             self.warnings.append(Finding(
                 Reason.UNCONTRACTED_HANDOFF,
                 f"{self._border((src, dst, seq, line))} is covered by no contract; flagged, "
-                "not blocked, because the spec may be incomplete", seq))
+                "not blocked, because the spec may be incomplete",
+                self.locate(seq, line, from_agent=src, to_agent=dst), "warn"))
         else:
             missing = [f for f in contract.required_fields if f not in payload]
             if missing:
                 self.handoff_reasons.append(Finding(
                     Reason.HANDOFF_CONTRACT_VIOLATION,
                     f"{self._border((src, dst, seq, line))} did not deliver required fields "
-                    f"{_quote(missing)}", seq))
+                    f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst)))
             if contract.require_verified:
                 unverified = [f for f in contract.required_fields
                               if f in payload and not field_verified(payload[f])]
@@ -420,7 +450,8 @@ class Replayer:
                         Reason.UNVERIFIED_CLAIM_CONSUMED,
                         f"{self._border((src, dst, seq, line))}: required fields "
                         f"{_quote(unverified)} arrived without verified=true where the "
-                        "contract demands verification", seq))
+                        "contract demands verification",
+                        self.locate(seq, line, from_agent=src, to_agent=dst)))
         here: _Border | None = None
         for name, raw in payload.items():
             if isinstance(raw, dict) and "value" in raw:
@@ -457,10 +488,11 @@ class Replayer:
             rule = st.rule
             if not st.seen_action:
                 notes.append(Finding("note", f"checkpoint '{rule.cid}': guarded action "
-                                     f"{rule.guard_text} never ran; nothing to gate"))
+                                     f"{rule.guard_text} never ran; nothing to gate",
+                                     Location(checkpoint_id=rule.cid), "note"))
                 continue
             judged = list(st.failures)
-            for seq, action, where, why in st.skipped + st.pending:
+            for seq, action, where, why, void, line in st.skipped + st.pending:
                 if why == "absent":
                     msg = (f"checkpoint '{rule.cid}' was absent when the guarded action "
                            f"'{action}' ran at {where}")
@@ -469,7 +501,8 @@ class Replayer:
                 else:
                     msg = (f"checkpoint '{rule.cid}' is absent from the trajectory; the guarded "
                            f"action '{action}' ran at {where}")
-                judged.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, seq))
+                judged.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, self.locate(
+                    seq, line, checkpoint_id=rule.cid, action_type=action, voided_by_seq=void)))
             judged.sort(key=lambda f: f.seq or 0)
             reasons.extend(judged)
         reasons.extend(self.handoff_reasons)
@@ -479,7 +512,9 @@ class Replayer:
                 propagated(hops),
                 f"field '{name}'={_show(value)} entered unverified at "
                 f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
-                f"verifying it, the last at {self._border(last_border)}", last_seq))
+                f"verifying it, the last at {self._border(last_border)}",
+                self.locate(last_seq, last_border[3], from_agent=last_border[0],
+                            to_agent=last_border[1])))
         task_success = None
         final: Mapping[str, Any] = {}
         if self.final is not None:
@@ -494,19 +529,24 @@ class Replayer:
                 Reason.NO_ACTIONS_RECORDED,
                 f"the trajectory (read as {source}) records no tool call at all, yet the spec "
                 f"guards {self.c.guard_text}; a reader that found no call is no evidence that "
-                "none was made"))
+                "none was made", severity="warn"))
         for border in self.c.contracts:
             if border not in self.crossed and border not in self.absent:
                 warnings.append(Finding(
                     Reason.CONTRACTED_HANDOFF_ABSENT,
                     f"the contracted handoff {border[0]}->{border[1]} never happened in this "
-                    "trajectory; its contract was never checked"))
+                    "trajectory; its contract was never checked",
+                    Location(from_agent=border[0], to_agent=border[1]), "warn"))
+        if source != "native" and not self.locate_messages:
+            # Only a native JSONL file has one event per line; another reader's line
+            # is its own (a span, a record), so the findings name the seq alone.
+            reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         verdict: Verdict
         if reasons:
             verdict = "BLOCK"
         else:
             verdict = "PASS"
-            reasons.append(Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL))
+            reasons.append(Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"))
         return ReplayResult(traj_id, path, verdict, tuple(reasons), tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {})
 
@@ -519,10 +559,22 @@ def _event(record: Any, line: int) -> Event:
     return Event(record.seq, record.kind, record.agent, record.ts, data, line)
 
 
+def _seq_only(findings: list[Finding]) -> list[Finding]:
+    return [f if f.location.line is None
+            else dataclasses.replace(f, location=dataclasses.replace(f.location, line=None))
+            for f in findings]
+
+
+_LINE = re.compile(r"line (\d+): ")
+
+
 def error_result(traj_id: str, path: str | None, message: str, *, source: str = "native",
                  meta: dict[str, Any] | None = None) -> ReplayResult:
     """An ERROR verdict: the trajectory could not be judged."""
-    return ReplayResult(traj_id, path, "ERROR", (Finding(Reason.BAD_INPUT, message),),
+    # A native file that does not read names its bad line first: "line 2: ...".
+    at = _LINE.match(message) if source == "native" else None
+    where = Location(line=int(at.group(1))) if at else NOWHERE
+    return ReplayResult(traj_id, path, "ERROR", (Finding(Reason.BAD_INPUT, message, where),),
                         source=source, meta=meta or {})
 
 

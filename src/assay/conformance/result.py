@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
+from assay.findings import Finding
 
 __all__ = ["Finding", "ReplayInterrupted", "ReplayResult", "ReplayRun", "TrajectoryStats"]
 
@@ -30,20 +31,6 @@ def scalar_text(value: Any) -> str:
     import orjson
 
     return str(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One reason, warning or note: a reason code and a one-line message."""
-
-    code: str
-    message: str
-    #: The seq of the event the finding is about, where there is one.
-    seq: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The public JSON shape: ``{"code", "message"}``."""
-        return {"code": self.code, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)

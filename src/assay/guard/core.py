@@ -34,6 +34,7 @@ from assay.conformance.result import Finding
 from assay.conformance.spec import Spec
 from assay.errors import TraceError
 from assay.events import Event, args_digest, field_verified
+from assay.findings import Location
 from assay.ingest.native import parse_record
 from assay.reasons import Reason
 
@@ -85,9 +86,8 @@ class Decision:
         """The JSON shape written to the decision log."""
         return {"verdict": self.verdict, "tool": self.tool, "args_sha256": self.args_sha256,
                 "call_id": self.call_id, "seq": self.seq,
-                "reasons": [{"code": r.code, "message": r.message, "seq": r.seq,
-                             "satisfy": s} for r, s in zip(self.reasons, self.satisfy,
-                                                           strict=True)],
+                "reasons": [{**r.to_dict(), "seq": r.seq, "satisfy": s}
+                            for r, s in zip(self.reasons, self.satisfy, strict=True)],
                 "approvers": list(self.approvers)}
 
 
@@ -234,7 +234,9 @@ class Guard:
         try:
             digest = args_digest(data.get("args"))
         except ValueError as exc:
-            return Decision("deny", tool, None, (Finding(Reason.BAD_INPUT, str(exc), ev.seq),),
+            return Decision("deny", tool, None,
+                            (Finding(Reason.BAD_INPUT, str(exc), Location(seq=ev.seq,
+                                                                           action_type=tool)),),
                             ("",), seq=ev.seq, call_id=call_id)
         found = unlicensed(self._replayer, ev)
         if not found:
@@ -250,7 +252,16 @@ class Guard:
             else:
                 msg = (f"checkpoint '{rule.cid}' is absent; the guarded action '{tool}' would "
                        f"run at {where}")
-            found_reasons.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, ev.seq))
+            st = self._replayer.states[rule.index]
+            if why.startswith("the call itself voids"):
+                void: int | None = ev.seq
+            elif why and (why == st.why_not or st.last_void) and not (st.licences
+                                                                      and rule.binds):
+                void = st.void_seq
+            else:
+                void = None
+            found_reasons.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, Location(
+                seq=ev.seq, checkpoint_id=rule.cid, action_type=tool, voided_by_seq=void)))
             need = f"{rule.cid}{_names(rule.confirmed_by)}"
             if rule.binds:
                 bound = {"tool": f"tool {tool}", "args": f"args_sha256 {digest}",
@@ -308,7 +319,8 @@ class Guard:
         if missing:
             out.append(Finding(Reason.HANDOFF_CONTRACT_VIOLATION,
                                f"{border} ({where}) did not deliver required fields "
-                               f"{_quote(missing)}", ev.seq))
+                               f"{_quote(missing)}",
+                               Location(seq=ev.seq, from_agent=src, to_agent=dst)))
         if contract.require_verified:
             unverified = [f for f in contract.required_fields
                           if f in payload and not field_verified(payload[f])]
@@ -316,7 +328,8 @@ class Guard:
                 out.append(Finding(Reason.UNVERIFIED_CLAIM_CONSUMED,
                                    f"{border} ({where}): required fields {_quote(unverified)} "
                                    "arrived without verified=true where the contract demands "
-                                   "verification", ev.seq))
+                                   "verification",
+                                   Location(seq=ev.seq, from_agent=src, to_agent=dst)))
         return tuple(out)
 
     # -- plain Python ----------------------------------------------------------------------

@@ -41,6 +41,7 @@ from assay.conformance.engine import _RuleState
 from assay.conformance.result import Finding
 from assay.conformance.spec import DeriveRule, HandoffContract, MandatoryCheckpoint, Spec
 from assay.events import Event
+from assay.findings import Location
 from assay.reasons import Reason
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ _FORMAT = "assay-guard-snapshot/1"
 _WRITER = (_FORMAT, __version__, sys.implementation.cache_tag, marshal.version)
 #: The per-rule state the engine keeps (the rule itself comes from the spec).
 _SLOTS = tuple(s for s in _RuleState.__slots__ if s != "rule")
-_FINDING_FIELDS = tuple(f.name for f in dataclasses.fields(Finding))
+#: A finding's fields and its location's: a snapshot of another shape is not read back.
+_FINDING_FIELDS = tuple(f.name for f in dataclasses.fields(Finding)) + tuple(
+    f.name for f in dataclasses.fields(Location))
 #: Replayer attributes holding findings, and the one holding an event.
 _FINDINGS = frozenset({"failures", "handoff_reasons", "warnings"})
 #: The Guard attributes a snapshot restores or the spec rebuilds; a Guard holding
@@ -147,14 +150,12 @@ def _snapshottable(guard: Guard) -> bool:
 
 
 def _finding(f: Finding) -> tuple[Any, ...]:
-    return tuple(str(v) if n == "code" else v for n, v in
-                 ((n, getattr(f, n)) for n in _FINDING_FIELDS))
+    return (str(f.code), f.message, f.location.as_tuple(), f.severity)
 
 
 def _unfinding(t: tuple[Any, ...]) -> Finding:
-    values = dict(zip(_FINDING_FIELDS, t, strict=True))
-    values["code"] = _CODES.get(values["code"], values["code"])
-    return Finding(**values)
+    code, message, location, severity = t
+    return Finding(_CODES.get(code, code), message, Location(*location), severity)
 
 
 def dump_state(guard: Guard, spec_sha256: str, state_sha256: str) -> bytes | None:

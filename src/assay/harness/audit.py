@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay._files import read_regular
 from assay.errors import StoreError
 from assay.evidence.chain import ChainCheck
 from assay.evidence.keys import EvidenceKey, load_key
@@ -28,6 +29,9 @@ class RunTrail:
     manifest: dict[str, Any]
     #: ``evidence.torn.<n>`` files: last records that never committed, set aside on resume.
     set_aside: tuple[str, ...] = ()
+    #: The status the run's last invocation ended with (``completed``, ``paused``,
+    #: ``hard-stop``, ``refused``), from its trajectory; None when none was written.
+    status: str | None = None
 
     @property
     def exit(self) -> int:
@@ -69,7 +73,32 @@ def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
     aside = tuple(sorted((p.name for p in run_dir.glob("evidence.torn.*")
                           if p.name.rpartition(".")[2].isdigit()),
                          key=lambda name: (len(name), name)))
-    return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside)
+    return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside,
+                    _last_status(run_dir / "trajectory.jsonl"))
+
+
+def _last_status(path: Path) -> str | None:
+    """The ``status`` of a run trajectory's ``final`` line; None when it cannot be read.
+
+    The trajectory is not part of the chained evidence, so the page calls it the
+    recorded status; a file that is absent or does not read simply gives none.
+    """
+    import orjson
+
+    try:
+        raw = read_regular(path)
+    except OSError:
+        return None
+    lines = raw.rstrip().splitlines()
+    try:
+        final = orjson.loads(lines[-1]) if lines else None
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(final, dict) and final.get("event") == "final":
+        status = final.get("status")
+        if status in ("completed", "paused", "hard-stop", "refused"):
+            return str(status)
+    return None
 
 
 def load_pg_trail(url: str, run_id: str, key: EvidenceKey | None = None) -> RunTrail:

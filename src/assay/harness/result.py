@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from assay.findings import Finding, Location, Severity
+
 __all__ = ["EXIT_BY_STATUS", "PhaseState", "RunResult", "RunStatus"]
 
 RunStatus = Literal["completed", "hard-stop", "paused", "refused"]
@@ -15,6 +17,10 @@ EXIT_BY_STATUS: dict[str, int] = {"completed": 0, "hard-stop": 1, "refused": 1, 
 #: ``waiting``: paused for another role. ``refused``: the role guard refused it.
 #: ``pending``: not reached. ``unchecked``: ran with gates skipped (measurement only).
 PhaseStatus = Literal["passed", "failed", "waiting", "refused", "pending", "unchecked"]
+#: The phase statuses a run stops at.
+_STOPPED = frozenset({"failed", "waiting", "refused"})
+#: The severity of a run's finding by its status; a hard-stop or a refusal is an error.
+_SEVERITY: dict[str, Severity] = {"completed": "ok", "paused": "warn"}
 
 
 @dataclass(slots=True)
@@ -63,9 +69,19 @@ class RunResult:
         """0 completed, 1 hard-stop or refused, 3 paused."""
         return EXIT_BY_STATUS[self.status]
 
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Why the run did not complete, as one finding at the phase it stopped (none if it did)."""
+        if self.reason is None:
+            return ()
+        stopped = next((p.name for p in self.phases if p.status in _STOPPED), None)
+        severity: Severity = _SEVERITY.get(self.status, "error")
+        return (Finding(self.reason, self.message, Location(phase=stopped), severity),)
+
     def to_dict(self) -> dict[str, Any]:
         """The public JSON shape of ``assay run --format json``."""
         return {"run_id": self.run_id, "workflow": self.workflow, "status": self.status,
                 "exit": self.exit, "phases": [p.to_dict() for p in self.phases],
                 "reason": self.reason, "message": self.message, "waiting_for": self.waiting_for,
-                "next_command": self.next_command}
+                "next_command": self.next_command,
+                "findings": [f.to_dict() for f in self.findings]}

@@ -17,7 +17,11 @@ th{background:#f4f4f6}code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospa
 pre{white-space:pre-wrap;word-break:break-word;margin:0;max-height:16rem;overflow:auto}
 .pass{color:#0a7a2f;font-weight:600}.fail{color:#b3261e;font-weight:600}
 .banner{padding:.6rem .8rem;border-radius:4px;margin:1rem 0}
-.ok{background:#e7f5ec}.bad{background:#fdecea}
+.ok{background:#e7f5ec}.bad{background:#fdecea}.wait{background:#fff4d6}
+td{overflow-wrap:break-word}td code{overflow-wrap:anywhere}
+tr.broken td{background:#fdecea;outline:2px solid #b3261e}
+tr:target td{box-shadow:inset 0 0 0 2px #b3261e}.outcome{font-size:1.05rem;margin-top:0}
+a{color:#0b57d0}
 """
 
 

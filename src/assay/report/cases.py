@@ -9,7 +9,6 @@ and the messages are the result's own.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from assay.acceptance import AcceptRun
     from assay.conformance.result import ReplayResult, ReplayRun
+    from assay.findings import Finding
     from assay.ingest.locate import Located
     from assay.revalidation.core import Revalidation
 
@@ -111,7 +111,6 @@ def _file(path: str | None) -> str | None:
     return None if path in (None, "", "-") else path
 
 
-_LINE = re.compile(r"line (\d+): ")
 _REPLAY_OUTCOME: dict[str, Outcome] = {"PASS": "pass", "BLOCK": "fail", "ERROR": "error"}
 
 
@@ -126,19 +125,19 @@ def replay_case(result: ReplayResult, located: Located | None = None) -> Case:
     traj = None
     if located is not None and result.path is not None:
         traj = located.get((result.path, result.id))
+
+    file = _file(result.path)
+
+    def line(f: Finding) -> int | None:
+        if file is None:  # standard input: a line with no file points nowhere
+            return None
+        return f.location.line if f.location.line is not None else native_line(traj, f.seq)
+
     issues: list[Issue] = []
-    if result.verdict == "ERROR" and result.source == "native":
-        # A native file that does not read names its bad line first: "line 2: ...".
-        for f in result.reasons:
-            at = _LINE.match(f.message)
-            issues.append(Issue(f.code, f.message, "error", f.seq,
-                                int(at.group(1)) if at else None))
-    elif result.verdict != "PASS":
-        issues.extend(Issue(f.code, f.message, "error", f.seq, native_line(traj, f.seq))
-                      for f in result.reasons)
-    issues.extend(Issue(f.code, f.message, "warning", f.seq, native_line(traj, f.seq))
-                  for f in result.warnings)
-    return Case("replay", result.id, _file(result.path), _REPLAY_OUTCOME[result.verdict],
+    if result.verdict != "PASS":
+        issues.extend(Issue(f.code, f.message, "error", f.seq, line(f)) for f in result.reasons)
+    issues.extend(Issue(f.code, f.message, "warning", f.seq, line(f)) for f in result.warnings)
+    return Case("replay", result.id, file, _REPLAY_OUTCOME[result.verdict],
                 result.verdict, tuple(issues))
 
 
@@ -150,7 +149,7 @@ def replay_cases(run: ReplayRun, located: Located | None = None) -> Iterator[Cas
 def accept_cases(run: AcceptRun) -> Iterator[Case]:
     """The one case of an accept: each failed check is an error, named by its check."""
     result = run.result
-    issues = [Issue(r.check, r.message) for r in result.reasons if not r.ok]
+    issues = [Issue(f.code, f.message) for f in (r.finding() for r in result.reasons if not r.ok)]
     if not result.claims_checked:
         claimed = ", ".join(result.unchecked_claims) or "the claims"
         issues.append(Issue("claims-unchecked", f"{claimed}: NOT checked, no trace was given",

@@ -137,27 +137,59 @@ def _part(record: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _record_row(r: dict[str, Any]) -> str:
+def _cell(value: Any) -> str:
+    """A value for a table cell: escaped, and ``-`` for a missing or empty one (never None)."""
+    return "-" if value is None or value == "" else esc(value)
+
+
+def _digest(value: Any, keep: int = 12) -> str:
+    """A digest shortened to ``keep`` hex digits, the full value on hover."""
+    if value is None or value == "":
+        return "-"
+    text = str(value)
+    short = text if len(text) <= keep + 1 else text[:keep] + "\u2026"
+    return f"<code title=\"{esc(text)}\">{esc(short)}</code>"
+
+
+#: How each record verdict is shown: its word and its CSS class.
+_VERDICTS = {"pass": ("PASS", "pass"), "fail": ("FAIL", "fail"),
+             "refused": ("REFUSED", "fail")}
+
+
+def _record_row(index: int, r: dict[str, Any], broken: int | None) -> str:
     gate, art = _part(r, "gate"), _part(r, "artifact")
     verdict = str(r.get("verdict"))
-    css = "pass" if verdict == "pass" else "fail"
+    word, css = _VERDICTS.get(verdict, (verdict.upper() or "-", "fail"))
+    event = "role guard refused" if verdict == "refused" else "gate evaluation"
     output = str(gate.get("output") or "")
+    detail = "<br>" + esc(gate.get("detail")) if gate.get("detail") else ""
+    exit_code = gate.get("exit_code")
+    row_css = " class=\"broken\"" if index == broken else ""
+    mark = " <b class=\"fail\">BROKEN HERE</b>" if index == broken else ""
     return (
-        "<tr>"
-        f"<td>{esc(r.get('iteration'))}</td><td>{esc(r.get('phase'))}</td>"
-        f"<td>{esc(r.get('attempt'))}</td><td class=\"{css}\">{esc(verdict.upper())}</td>"
-        f"<td><b>{esc(gate.get('kind'))}</b>: {esc(gate.get('summary'))}"
-        f"{'<br>' + esc(gate.get('detail')) if gate.get('detail') else ''}"
-        f"<br>exit code: {esc(gate.get('exit_code'))}"
+        f"<tr id=\"record-{index}\"{row_css}>"
+        f"<td>{index}{mark}</td><td>{_cell(r.get('iteration'))}</td>"
+        f"<td>{_cell(r.get('phase'))}</td><td>{_cell(r.get('attempt'))}</td>"
+        f"<td class=\"{css}\">{esc(word)}<br><span class=\"meta\">{event}</span></td>"
+        f"<td><b>{_cell(gate.get('kind'))}</b>: {_cell(gate.get('summary'))}{detail}"
+        f"{'' if exit_code is None else f'<br>exit code: {esc(exit_code)}'}"
         f"{'<pre>' + esc(output) + '</pre>' if output.strip() else ''}</td>"
-        f"<td><code>{esc(art.get('path'))}</code><br><code>{esc(art.get('sha256'))}</code>"
-        f"<br>{esc(art.get('bytes'))} bytes</td>"
-        f"<td>{esc(r.get('role'))}<br>{esc(r.get('identity'))}"
+        f"<td><code>{_cell(art.get('path'))}</code><br>{_digest(art.get('sha256'))}"
+        f"<br>{_cell(art.get('bytes'))} bytes</td>"
+        f"<td>{_cell(r.get('role'))}<br>{_cell(r.get('identity'))}"
         f"{'<br>' + esc(_producer(r)[3:]) if _producer(r) else ''}</td>"
-        f"<td>{esc(r.get('started_at'))}<br>{esc(r.get('finished_at'))}</td>"
-        f"<td><code>{esc(str(r.get('hash'))[:16])}</code></td>"
+        f"<td>{_cell(r.get('started_at'))}<br>{_cell(r.get('finished_at'))}</td>"
+        f"<td>{_digest(r.get('hash'))}</td>"
         "</tr>"
     )
+
+
+def _pause_row(trail: RunTrail) -> str:
+    """The pause as the last event: the run waits, and nothing is recorded for it."""
+    return ("<tr class=\"paused\"><td>-</td><td>-</td><td>-</td><td>-</td>"
+            "<td class=\"wait\">PAUSED<br><span class=\"meta\">run paused</span></td>"
+            "<td colspan=\"5\">the run stopped to wait for another role or identity; "
+            "resuming it continues from here</td></tr>")
 
 
 def _phase_rows(trail: RunTrail) -> str:
@@ -166,32 +198,69 @@ def _phase_rows(trail: RunTrail) -> str:
         p = phases.setdefault(str(r.get("phase")), {"attempts": 0, "verdict": "", "role": ""})
         p["attempts"] += 1
         p["verdict"] = str(r.get("verdict"))
-        p["role"] = f"{r.get('role')} / {r.get('identity')}"
+        p["role"] = f"{r.get('role') or '-'} / {r.get('identity') or '-'}"
     rows = []
     for name, p in phases.items():
-        css = "pass" if p["verdict"] == "pass" else "fail"
-        rows.append(f"<tr><td>{esc(name)}</td><td class=\"{css}\">{esc(p['verdict'].upper())}"
+        word, css = _VERDICTS.get(p["verdict"], (p["verdict"].upper() or "-", "fail"))
+        rows.append(f"<tr><td>{_cell(name)}</td><td class=\"{css}\">{esc(word)}"
                     f"</td><td>{esc(p['attempts'])}</td><td>{esc(p['role'])}</td></tr>")
+    if not rows:
+        rows.append("<tr><td colspan=\"4\">(no phase recorded)</td></tr>")
     return "".join(rows)
 
 
 def _param_rows(params: dict[str, Any]) -> str:
     if not params:
         return "<tr><td colspan=\"2\">(none)</td></tr>"
-    return "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>"
+    return "".join(f"<tr><td>{_cell(k)}</td><td>{_cell(v)}</td></tr>"
                    for k, v in sorted(params.items()))
+
+
+def outcome_line(trail: RunTrail) -> tuple[str, str]:
+    """The run's outcome in one sentence, and its CSS class (``ok``, ``wait``, ``bad``)."""
+    last = trail.records[-1] if trail.records else {}
+    gate = _part(last, "gate")
+    where = (f"phase {last.get('phase')} attempt {last.get('attempt')}"
+             if last else "no record")
+    status = trail.status
+    if trail.workflow == "guard" and not trail.manifest:
+        return (f"Guard session: {plural(len(trail.records), 'decision')} recorded"
+                f"{'; the last: ' + str(gate.get('summary')) if gate.get('summary') else ''}."), \
+            "ok" if trail.check.ok else "bad"
+    if status == "completed":
+        return (f"Completed: every phase passed its gate "
+                f"({plural(len(trail.records), 'record')})."), "ok"
+    if status == "paused":
+        return (f"Paused: waiting for another role or identity after {where} "
+                f"({last.get('verdict') or 'no verdict'})."), "wait"
+    if status == "hard-stop":
+        return (f"Hard-stop at {where}: {gate.get('summary') or 'the gate failed'}."), "bad"
+    if status == "refused":
+        return (f"Refused at {where}: {gate.get('summary') or 'the role guard refused'}."), \
+            "bad"
+    return (f"Outcome not recorded (no run trajectory); the last record is {where}"
+            f"{' (' + str(last.get('verdict')) + ')' if last else ''}."), "wait"
 
 
 def audit_html(trail: RunTrail) -> str:
     """One self-contained page of a run's evidence trail, safe to email."""
     ok = trail.check.ok
+    broken = trail.check.position if not ok else None
+    shown = broken if broken is not None and 1 <= broken <= len(trail.records) else None
+    outcome, outcome_css = outcome_line(trail)
+    link = (f" <a href=\"#record-{shown}\">Go to record {shown}</a>."
+            if shown is not None else "")
+    rows = [_record_row(i, r, shown) for i, r in enumerate(trail.records, 1)]
+    if trail.status == "paused":
+        rows.append(_pause_row(trail))
     body = [
+        f"<p class=\"banner outcome {outcome_css}\" id=\"outcome\"><b>{esc(outcome)}</b></p>",
         f"<h1>Evidence trail: run {esc(trail.run_id)}</h1>",
-        f"<p class=\"meta\">workflow <b>{esc(trail.workflow)}</b> &middot; {esc(trail.store)} "
+        f"<p class=\"meta\">workflow <b>{_cell(trail.workflow)}</b> &middot; {esc(trail.store)} "
         f"store &middot; {esc(len(trail.records))} records</p>",
         f"<div class=\"banner {'ok' if ok else 'bad'}\">hash chain "
         f"{'intact' if ok else f'BROKEN ({esc(trail.check.problem)})'}: "
-        f"{esc(trail.check.message)}</div>",
+        f"{esc(trail.check.message)}{link}</div>",
         f"<p class=\"meta\">{esc(trail.check.scope)}</p>",
         *(f"<p class=\"meta\">note: {esc(n)}</p>" for n in trail.check.notes),
         *(f"<p class=\"meta\">set aside: <code>{esc(name)}</code> (a last record that "
@@ -201,11 +270,13 @@ def audit_html(trail: RunTrail) -> str:
         f"{_param_rows(trail.params)}</table>",
         "<h2>Phases</h2><table><tr><th>phase</th><th>latest verdict</th><th>attempts</th>"
         f"<th>role / identity</th></tr>{_phase_rows(trail)}</table>",
-        "<h2>Records</h2><p class=\"meta\">One row per gate evaluation, each written and made "
-        "durable before the transition it justifies.</p>",
-        "<table><tr><th>iter</th><th>phase</th><th>attempt</th><th>verdict</th><th>gate</th>"
-        "<th>artifact</th><th>role / identity</th><th>started / finished</th><th>hash</th></tr>",
-        *(_record_row(r) for r in trail.records),
+        "<h2>Events</h2><p class=\"meta\">One row per gate evaluation or refusal, each "
+        "written and made durable before the transition it justifies; a pause is the last "
+        "row. Digests are shortened: hover for the full value.</p>",
+        "<table class=\"records\"><tr><th>#</th><th>iter</th><th>phase</th><th>attempt</th>"
+        "<th>verdict</th><th>gate</th><th>artifact</th><th>role / identity</th>"
+        "<th>started / finished</th><th>hash</th></tr>",
+        *rows,
         "</table>",
     ]
     return page(f"assay audit {trail.run_id}", "\n".join(body))

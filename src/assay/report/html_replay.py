@@ -84,8 +84,8 @@ def _linked(message: str, anchor: str, seqs: set[int]) -> str:
 def _named(findings: Iterable[Finding], seqs: set[int]) -> set[int]:
     out: set[int] = set()
     for f in findings:
-        if f.seq is not None:
-            out.add(f.seq)
+        # the event the finding is about and the one that voided its checkpoint, as data
+        out.update(s for s in (f.seq, f.location.voided_by_seq) if s is not None and s in seqs)
         out.update(int(s) for s in _SEQ.findall(f.message) if int(s) in seqs)
     return out
 

@@ -34,6 +34,7 @@ from assay._files import (
     regular_under,
 )
 from assay.errors import EXIT_BLOCK, EXIT_PASS, InputError
+from assay.findings import Finding, Location, Severity
 from assay.reasons import Reason
 from assay.revalidation.checkpoint import (
     Artifact,
@@ -49,22 +50,11 @@ __all__ = ["QUESTIONS", "Finding", "Revalidation", "StepClass", "revalidate", "s
 Decision = Literal["continue", "reconcile_first", "escalate"]
 #: The questions, in the order they are asked and reported.
 QUESTIONS = ("task", "artifacts", "effects", "allowed", "recency", "classification", "next")
-#: ``ok`` and ``warn`` allow continuing; ``invalid`` escalates when an unsafe step is left.
-Severity = Literal["ok", "warn", "invalid", "reconcile", "escalate"]
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One observation under one question, with its reason code."""
-
-    question: str
-    code: str
-    message: str
-    severity: Severity = "ok"
-
-    def to_dict(self) -> dict[str, str]:
-        """The public JSON shape of a finding."""
-        return {"question": self.question, "code": str(self.code), "message": self.message}
+def finding(question: str, code: str, message: str, severity: Severity = "ok") -> Finding:
+    """One observation under one question, with its reason code (``ok`` unless graded)."""
+    return Finding(code, message, Location(question=question), severity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,22 +189,22 @@ def _check_task(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Iterator
             raise InputError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
         doc = decode(data, str(path), "task", InputError)
     except InputError as exc:
-        yield Finding(q, Reason.TASK_UNREADABLE,
+        yield finding(q, Reason.TASK_UNREADABLE,
                       f"the task file cannot be read ({exc.location_message()}); "
                       "the checkpoint cannot stand in for it", "escalate")
         return
     if not isinstance(doc, Mapping):
-        yield Finding(q, Reason.TASK_UNREADABLE, f"{path.name} is not an object", "escalate")
+        yield finding(q, Reason.TASK_UNREADABLE, f"{path.name} is not an object", "escalate")
         return
     state = str(doc.get("state", "active"))
     seen["task_state"] = state
     found = False
     if state.lower() in _CANCELLED:
         found = True
-        yield Finding(q, Reason.TASK_CANCELLED, f"the task is {state} now", "escalate")
+        yield finding(q, Reason.TASK_CANCELLED, f"the task is {state} now", "escalate")
     elif state.lower() in _FINISHED:
         found = True
-        yield Finding(q, Reason.TASK_FINISHED,
+        yield finding(q, Reason.TASK_FINISHED,
                       f"the task is {state} now; nothing may be redone under it", "escalate")
     for key, label in (("deadline", "deadline"),):
         if doc.get(key) is not None:
@@ -222,12 +212,12 @@ def _check_task(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Iterator
                 deadline = parse_ts(doc[key])
             except ValueError:
                 found = True
-                yield Finding(q, Reason.TASK_UNREADABLE, f"{path.name}: {key} is not a "
+                yield finding(q, Reason.TASK_UNREADABLE, f"{path.name}: {key} is not a "
                               "timestamp", "escalate")
                 continue
             if deadline < now:
                 found = True
-                yield Finding(q, Reason.TASK_DEADLINE_PASSED,
+                yield finding(q, Reason.TASK_DEADLINE_PASSED,
                               f"the {label} {format_ts(deadline)} has passed", "escalate")
     for key in ("instructions_updated_at", "updated_at"):
         if doc.get(key) is not None:
@@ -237,7 +227,7 @@ def _check_task(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Iterator
                 continue
             if changed > cp.observed_at:
                 found = True
-                yield Finding(q, Reason.TASK_INSTRUCTIONS_CHANGED,
+                yield finding(q, Reason.TASK_INSTRUCTIONS_CHANGED,
                               f"{key} {format_ts(changed)} is newer than the checkpoint "
                               f"({format_ts(cp.observed_at)}); its plan may be obsolete",
                               "escalate")
@@ -245,11 +235,11 @@ def _check_task(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Iterator
     attempts, limit = doc.get("attempts"), doc.get("max_attempts")
     if isinstance(attempts, int) and isinstance(limit, int) and attempts >= limit:
         found = True
-        yield Finding(q, Reason.TASK_ATTEMPTS_EXHAUSTED,
+        yield finding(q, Reason.TASK_ATTEMPTS_EXHAUSTED,
                       f"{attempts} of {limit} attempts used", "escalate")
     if not found:
         was = f" (checkpoint said {cp.task.state})" if cp.task.state not in (None, state) else ""
-        yield Finding(q, Reason.TASK_CURRENT, f"{path.name} is {state}{was}")
+        yield finding(q, Reason.TASK_CURRENT, f"{path.name} is {state}{was}")
 
 
 # ---------------------------------------------------------------- 2. artifacts
@@ -367,10 +357,10 @@ def _check_artifacts(cp: Checkpoint, seen: dict[str, Any]) -> Iterator[Finding]:
         digest, why = _inputs_digest(cp.inputs, cp.base)
         seen["inputs_digest"] = digest
         if digest is None:
-            yield Finding(q, Reason.INPUTS_CHANGED, f"an input listed in 'inputs' cannot be "
+            yield finding(q, Reason.INPUTS_CHANGED, f"an input listed in 'inputs' cannot be "
                           f"read: {why}", "invalid")
         elif cp.inputs_digest is not None and digest != cp.inputs_digest:
-            yield Finding(q, Reason.INPUTS_CHANGED,
+            yield finding(q, Reason.INPUTS_CHANGED,
                           "the inputs no longer match inputs_digest; outputs built from them "
                           "are stale", "invalid")
     by_name: dict[str, dict[str, Any]] = {}
@@ -391,14 +381,14 @@ def _check_artifacts(cp: Checkpoint, seen: dict[str, Any]) -> Iterator[Finding]:
                 checks.append(f"{a.expect.members.count} members")
             if a.expect.newer_than:
                 checks.append("newer than its inputs")
-            yield Finding(q, Reason.ARTIFACT_VALID, f"{a.name}: {', '.join(checks)}")
+            yield finding(q, Reason.ARTIFACT_VALID, f"{a.name}: {', '.join(checks)}")
         else:
             obs["valid"] = False
             obs["problem"] = problem[1]
             # a device, a FIFO or a path out of the folder is no artifact to rebuild: a person
             # must look at what is there before anything goes on
             refused = problem[0] in (Reason.ARTIFACT_NOT_REGULAR, Reason.ARTIFACT_OUTSIDE_ROOT)
-            yield Finding(q, problem[0], problem[1], "escalate" if refused else "invalid")
+            yield finding(q, problem[0], problem[1], "escalate" if refused else "invalid")
 
 
 # ---------------------------------------------------------------- 3. effects
@@ -463,11 +453,11 @@ def _check_effects(cp: Checkpoint, seen: dict[str, Any]) -> Iterator[Finding]:
         else:
             states[e.name] = {"state": "unknown", "answer": "no_answer"}
             if e.state == "confirmed":
-                yield Finding(q, Reason.EFFECT_UNRECONCILED,
+                yield finding(q, Reason.EFFECT_UNRECONCILED,
                               f"{e.name}: recorded as confirmed, but no ledger or reconcile "
                               "command lets its owner confirm it", "reconcile")
             else:
-                yield Finding(q, Reason.EFFECT_UNKNOWN,
+                yield finding(q, Reason.EFFECT_UNKNOWN,
                               f"{e.name}: recorded as {e.state} and no owner to ask; absence "
                               "in the local log is not proof that nothing happened", "reconcile")
             continue
@@ -478,18 +468,18 @@ def _check_effects(cp: Checkpoint, seen: dict[str, Any]) -> Iterator[Finding]:
             states[e.name] = {"state": "confirmed", "answer": answer, "remote_id": remote}
             was = "" if e.state == "confirmed" else f" (local record said {e.state})"
             shown = f" as {remote}" if remote else ""
-            yield Finding(q, Reason.EFFECT_CONFIRMED,
+            yield finding(q, Reason.EFFECT_CONFIRMED,
                           f"{e.name}: the provider holds it{shown}: {how}{was}")
         elif answer == "not_found":
             states[e.name] = {"state": "attempted" if e.state == "attempted" else "unknown",
                               "answer": answer, "remote_id": None}
             warn = e.state == "confirmed"
             was = ("; the local 'confirmed' was wrong" if warn else "")
-            yield Finding(q, Reason.EFFECT_NOT_FOUND,
+            yield finding(q, Reason.EFFECT_NOT_FOUND,
                           f"{e.name}: {how}; it did not happen{was}", "warn" if warn else "ok")
         else:
             states[e.name] = {"state": "unknown", "answer": answer, "remote_id": e.remote_id}
-            yield Finding(q, Reason.EFFECT_UNKNOWN, f"{e.name}: {how}; reconcile before any "
+            yield finding(q, Reason.EFFECT_UNKNOWN, f"{e.name}: {how}; reconcile before any "
                           "retry", "reconcile")
 
 
@@ -521,31 +511,31 @@ def _check_allowed(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Itera
             code, out = _run(c.check, cp.base, c.timeout)
             if code == 0:
                 caps[c.name] = {"state": "allowed", "checked_at": now}
-                yield Finding(q, Reason.CAPABILITY_ALLOWED, f"{c.name}: the check allows it now")
+                yield finding(q, Reason.CAPABILITY_ALLOWED, f"{c.name}: the check allows it now")
             elif code == 1:
                 caps[c.name] = {"state": "denied", "checked_at": now}
-                yield Finding(q, Reason.CAPABILITY_LOST, f"{c.name}: the check denies it now",
+                yield finding(q, Reason.CAPABILITY_LOST, f"{c.name}: the check denies it now",
                               "escalate")
             else:
                 caps[c.name] = {"state": None, "checked_at": c.checked_at}
                 why = out.strip() if code is None else f"exited {code}"
-                yield Finding(q, Reason.CAPABILITY_STALE,
+                yield finding(q, Reason.CAPABILITY_STALE,
                               f"{c.name}: the check gave no answer ({why})", "escalate")
             continue
         caps[c.name] = {"state": c.state, "checked_at": c.checked_at}
         if c.state == "denied":
-            yield Finding(q, Reason.CAPABILITY_LOST, f"{c.name}: recorded as denied", "escalate")
+            yield finding(q, Reason.CAPABILITY_LOST, f"{c.name}: recorded as denied", "escalate")
             continue
         max_age = c.max_age or DEFAULT_MAX_AGE
         if c.checked_at is None or now - c.checked_at > max_age:
             age = "never checked" if c.checked_at is None else \
                 f"checked {_ago(now - c.checked_at)} ago"
             caps[c.name]["state"] = None
-            yield Finding(q, Reason.CAPABILITY_STALE,
+            yield finding(q, Reason.CAPABILITY_STALE,
                           f"{c.name}: {age}, older than its max_age {_ago(max_age)}; re-check "
                           "it before acting", "escalate")
         else:
-            yield Finding(q, Reason.CAPABILITY_ALLOWED,
+            yield finding(q, Reason.CAPABILITY_ALLOWED,
                           f"{c.name}: allowed, checked {_ago(now - c.checked_at)} ago")
     budgets: dict[str, float | None] = {}
     seen["budgets"] = budgets
@@ -564,13 +554,13 @@ def _check_allowed(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Itera
             spent = _read_number(out) if code == 0 else None
         budgets[b.name] = spent
         if spent is None:
-            yield Finding(q, Reason.BUDGET_UNKNOWN, f"{b.name}: cannot read what is spent "
+            yield finding(q, Reason.BUDGET_UNKNOWN, f"{b.name}: cannot read what is spent "
                           f"({source})", "escalate")
         elif spent >= b.limit:
-            yield Finding(q, Reason.BUDGET_EXHAUSTED,
+            yield finding(q, Reason.BUDGET_EXHAUSTED,
                           f"{b.name}: {spent:g} of {b.limit:g} spent", "escalate")
         else:
-            yield Finding(q, Reason.BUDGET_AVAILABLE,
+            yield finding(q, Reason.BUDGET_AVAILABLE,
                           f"{b.name}: {spent:g} of {b.limit:g} spent ({source})")
     active: list[str] = []
     seen["blockers"] = active
@@ -588,13 +578,13 @@ def _check_allowed(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Itera
             why = "recorded active" + (f" until {format_ts(bl.until)}" if bl.until else "")
         if on:
             active.append(bl.name)
-            yield Finding(q, Reason.BLOCKER_ACTIVE, f"{bl.name}: {why}", "escalate")
+            yield finding(q, Reason.BLOCKER_ACTIVE, f"{bl.name}: {why}", "escalate")
     for g in cp.date_gates:
         if g.not_before is not None and now < g.not_before:
-            yield Finding(q, Reason.DATE_GATE_CLOSED,
+            yield finding(q, Reason.DATE_GATE_CLOSED,
                           f"{g.name}: not before {format_ts(g.not_before)}", "escalate")
         elif g.not_after is not None and now > g.not_after:
-            yield Finding(q, Reason.DATE_GATE_CLOSED,
+            yield finding(q, Reason.DATE_GATE_CLOSED,
                           f"{g.name}: not after {format_ts(g.not_after)}", "escalate")
 
 
@@ -615,7 +605,7 @@ def _check_recency(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Itera
             except ValueError:
                 last = None
         if last is None:
-            yield Finding(q, Reason.CADENCE_UNKNOWN, "the cadence command gave no timestamp "
+            yield finding(q, Reason.CADENCE_UNKNOWN, "the cadence command gave no timestamp "
                           f"({'exited ' + str(code) if code else out.strip()[:80]!s})",
                           "escalate")
             return
@@ -623,12 +613,12 @@ def _check_recency(cp: Checkpoint, now: datetime, seen: dict[str, Any]) -> Itera
     seen["last_output_at"] = last
     age = now - last
     if age > c.every:
-        yield Finding(q, Reason.CADENCE_MISSED,
+        yield finding(q, Reason.CADENCE_MISSED,
                       f"last output {format_ts(last)}, {_ago(age)} ago, exceeds the promised "
                       f"cadence of {_ago(c.every)}; scheduled work exists but is not delivering",
                       "escalate")
     else:
-        yield Finding(q, Reason.CADENCE_MET,
+        yield finding(q, Reason.CADENCE_MET,
                       f"last output {_ago(age)} ago, within the cadence of {_ago(c.every)}")
 
 
@@ -659,11 +649,11 @@ def _classify(cp: Checkpoint, seen: dict[str, Any]) -> tuple[list[StepClass], li
                 why = f"effect {link} is confirmed by its owner; do not repeat it"
         out.append(StepClass(s.step, cls))
         if cls == "unsafe_to_retry" and not key:
-            findings.append(Finding(q, Reason.STEP_NEEDS_OPERATOR,
+            findings.append(finding(q, Reason.STEP_NEEDS_OPERATOR,
                                     f"{s.step}: unsafe_to_retry with no idempotency key; it is "
                                     "never retried automatically", "escalate"))
         else:
-            findings.append(Finding(q, Reason.STEP_CLASSIFIED, f"{s.step}: {cls} ({why})"))
+            findings.append(finding(q, Reason.STEP_CLASSIFIED, f"{s.step}: {cls} ({why})"))
     return out, findings
 
 
@@ -858,7 +848,7 @@ def revalidate(checkpoint: str | PathLike[str] | Checkpoint, *,
     if write_next is not None:
         target = Path(write_next)
         rv.next_checkpoint = str(write_next)
-        rv.findings.append(Finding("next", Reason.CHECKPOINT_WRITTEN,
+        rv.findings.append(finding("next", Reason.CHECKPOINT_WRITTEN,
                                    f"next checkpoint written to {target.name}: {action}"))
         rv.document = _next_document(cp, at, target, seen, rv)
         _write(rv.document, target)
