@@ -13,6 +13,7 @@ from playwright.sync_api import ConsoleMessage, Page
 from assay.cli import cli
 
 from ..browser import browser
+from ..evidence_layout import record_lines, write_record_lines
 
 Build = Callable[..., dict[str, Any]]
 WriteWorkflow = Callable[..., Path]
@@ -119,9 +120,9 @@ class TestInBrowser:
         runs = tmp_path / "runs"
         _run(workflow_file(phase("make", producer=BAD, max_attempts=2)), runs, "t")
         ev = runs / "t" / "evidence.jsonl"
-        lines = ev.read_text().splitlines(keepends=True)
+        lines = record_lines(ev)
         lines[1] = lines[1].replace('"verdict":"fail"', '"verdict":"pass"')
-        ev.write_text("".join(lines))
+        write_record_lines(ev, lines)
         out = tmp_path / "t.html"
         html = _audit(runs, "t", out)
         assert not re.search(r'(src|href)\s*=\s*"(?!#record-\d+")', html)
