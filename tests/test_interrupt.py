@@ -26,8 +26,19 @@ AFTER = 150
 WAIT = 60.0
 
 
+def _ctrl_c_default() -> None:
+    """In the child: Ctrl-C acts, even when the suite runs where SIGINT is ignored.
+
+    A shell starts a background job (``pytest ... &`` without job control) with
+    SIGINT ignored, and a process inherits that: the command would never see
+    the signal these tests send.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "assay", *args], cwd=cwd,
+                            preexec_fn=_ctrl_c_default,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
