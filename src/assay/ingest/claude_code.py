@@ -296,21 +296,7 @@ def _events(path: str, data: bytes) -> tuple[list[Event], dict[str, Any]]:
                 staged.append(("message", agent, {"ts": ts, "role": "assistant",
                                                   "text": text, "yields_turn": False}, n))
     _yield_turn(staged)
-    events: list[Event] = []
-    seq = 0
-    for kind, who, fields, n in staged:
-        if kind == "action":
-            if fields.pop("_refused", False):
-                continue
-            if (not calls[fields["call_id"]][1] and "result" not in fields
-                    and "error" not in fields):
-                continue  # an abandoned branch's call that never answered: it did not run
-        seq += 1
-        ts = fields.pop("ts", None)
-        events.append(Event.make(seq, kind, who, line=n, ts=ts, **fields))
-    seq += 1
-    events.append(Event.make(seq, "final", None, task_success=False))
-    return events, {"session_id": session} if isinstance(session, str) else {}
+    return _built(staged, calls), {"session_id": session} if isinstance(session, str) else {}
 
 
 def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> None:
