@@ -198,6 +198,26 @@ class ReplayChunk:
         self.parts: list[bytes] = []
 
 
+def _spool_file() -> IO[bytes]:
+    """An anonymous temporary file: on Linux one ``O_TMPFILE`` open in the temporary
+    directory (``tempfile`` takes a few milliseconds to import, a cold start pays them),
+    elsewhere or when that fails ``tempfile.TemporaryFile``."""
+    import os
+
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag:
+        folder = os.environ.get("TMPDIR") or "/tmp"
+        try:
+            fd = os.open(folder, flag | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        except OSError:
+            pass
+        else:
+            return open(fd, "w+b")  # noqa: SIM115
+    import tempfile
+
+    return tempfile.TemporaryFile("w+b")  # noqa: SIM115
+
+
 class ChunkFolder:
     """Folds the items of one chunk (file starts and :class:`Rendered` results) into a
     :class:`ReplayChunk`; picklable, so that a worker process runs it."""
@@ -261,8 +281,6 @@ class ReplayReportWriter:
     def __init__(self, out: IO[str], spec: Any, *, spec_source: str | None,
                  spec_sha256: str | None, fmt: str = "text", summary_only: bool = False,
                  by_field: str | None = None) -> None:
-        import tempfile
-
         self.out = out
         self.spec = spec
         self.spec_source = spec_source
@@ -283,8 +301,8 @@ class ReplayReportWriter:
         #: Results whose path is not the file being judged (none from the readers).
         self.elsewhere: dict[str | None, Counter[str]] = {}
         # closed on leaving the writer's ``with`` block
-        self.spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
-        self.file_spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
+        self.spool = _spool_file()
+        self.file_spool = _spool_file()
 
     def __enter__(self) -> ReplayReportWriter:
         return self
