@@ -305,8 +305,8 @@ class Replayer:
             elif kind == "checkpoint":
                 checkpoints += 1
                 if rec.checkpoint_id in by_checkpoint:
-                    self._checkpoint(rec.checkpoint_id, rec.confirmed_by,
-                                     _RecordEvent(rec, line))
+                    seen: Any = _RecordEvent(rec, line)
+                    self._checkpoint(rec.checkpoint_id, rec.confirmed_by, seen)
         if final.agent is not None and final.agent not in agents:
             agents[final.agent] = None
         self.final = final

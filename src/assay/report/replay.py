@@ -212,10 +212,10 @@ def _spool_file() -> IO[bytes]:
         except OSError:
             pass
         else:
-            return open(fd, "w+b")  # noqa: SIM115
+            return open(fd, "w+b")
     import tempfile
 
-    return tempfile.TemporaryFile("w+b")  # noqa: SIM115
+    return tempfile.TemporaryFile("w+b")
 
 
 class ChunkFolder:
