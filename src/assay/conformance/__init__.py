@@ -466,10 +466,13 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                 done += files
         else:
             compiled = CompiledSpec(spec)
-            announced = _Announced(deliver)
+            announced = _Announced(deliver)  # each file's start goes out as it is recorded
+            take = results.append if sink is None else sink.result
             for path in batch:
-                for item in _judged(compiled, [path], input_format, keep, announced):
-                    deliver(item)
+                for result in iter_replay(compiled, [path], input_format=input_format,
+                                          formats=announced):
+                    take(keep(result))
+                announced.clear()
                 done += 1
     except KeyboardInterrupt:
         partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
@@ -496,7 +499,9 @@ def _plain_bytes(path: str) -> bytes | None:
         if not stat.S_ISREG(st.st_mode):
             return None
         data = os.read(fd, st.st_size + 1)
-        if data:  # read to the end, as a file that grew since the stat would be read
+        # a short read of a regular file is its end; a file that grew since the stat (the
+        # byte asked beyond its size came) is read to its new end
+        if len(data) > st.st_size:
             chunks = [data]
             while chunk := os.read(fd, max(st.st_size, 1 << 16)):
                 chunks.append(chunk)
