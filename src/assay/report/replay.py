@@ -6,6 +6,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import IO, Any
 
 import orjson
@@ -119,6 +120,8 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
 # -- the report written as it is judged ----------------------------------------------------
 
 _MISSING = object()
+#: Files listed per write at the end of a report (memory holds one batch of lines).
+_BATCH = 4096
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
 #: Where the results go in the JSON document's skeleton: a string no result can be.
 _SLOT = "\x00results\x00"
@@ -328,13 +331,18 @@ class ReplayReportWriter:
 
     def _files(self) -> Iterator[tuple[str, str, Counter[str]]]:
         """Every file in order, with the verdict counts of its results."""
+        elsewhere = self.elsewhere
+        for path, fmt, passed, blocked, errors in self._file_rows():
+            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
+            if path in elsewhere:
+                counts.update(elsewhere[path])
+            yield path, fmt, counts
+
+    def _file_rows(self) -> Iterator[list[Any]]:
+        """Every file in order: its path, format and the counts of its own results."""
         self._file_done()
         self.file_spool.seek(0)
-        for line in self.file_spool:
-            path, fmt, passed, blocked, errors = orjson.loads(line)
-            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
-            counts.update(self.elsewhere.get(path, {}))
-            yield path, fmt, counts
+        return map(orjson.loads, self.file_spool)
 
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
@@ -459,10 +467,16 @@ class ReplayReportWriter:
         parts = dump_json(doc).split(_SLOT_LINE)
         self.out.write(parts[0])
         if self.file_count:
-            for n, (path, fmt, _) in enumerate(self._files()):
-                entry = orjson.dumps({"path": path, "format": fmt}, option=_JSON_OPTIONS)
-                self.out.write(("    " if not n else ",\n    ")
-                               + entry.decode().replace("\n", "\n    "))
+            # each entry as orjson indents {"path": ..., "format": ...} in its place,
+            # written some thousands at a time
+            dumps = orjson.dumps
+            rows = self._file_rows()
+            sep = b""
+            while batch := list(islice(rows, _BATCH)):
+                self.out.write((sep + b",\n".join([
+                    b'    {\n      "path": ' + dumps(row[0]) + b',\n      "format": '
+                    + dumps(row[1]) + b"\n    }" for row in batch])).decode())
+                sep = b",\n"
             self.out.write("\n" + parts[1])
         if doc["results"]:
             self._copy_spool()
@@ -485,12 +499,15 @@ class ReplayReportWriter:
             files += f", {plural(self.total, 'trajectory', 'trajectories')}"
         emit([*head, files])
         if listed:
-            for path, fmt, c in self._files():
+            files_ = self._files()
+            while batch := list(islice(files_, _BATCH)):
                 emit([f"input: {path} ({fmt}, "
-                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"])
+                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"
+                      for path, fmt, c in batch])
         if self.summary_only:
-            for path, _fmt, c in self._files():
-                emit([_file_line(path, c)])
+            files_ = self._files()
+            while batch := list(islice(files_, _BATCH)):
+                emit([_file_line(path, c) for path, _fmt, c in batch])
         self._copy_spool(digest)
         tail: list[str] = []
         if self.by_field is not None:
