@@ -194,6 +194,11 @@ def assay_violators(report: Path) -> set[str]:
     return {Path(r["path"]).stem for r in doc["results"] if r["verdict"] == "BLOCK"}
 
 
+def pm4py_installed() -> bool:
+    """Whether pm4py can be imported (it is not a dependency of assay)."""
+    return importlib.util.find_spec("pm4py") is not None
+
+
 def verdict(agree: bool, ratio: float, target: float = TARGET) -> list[str]:
     """What was missed: the two sides disagreeing on a trace, or assay under ``target`` x."""
     missed = []
@@ -234,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--traces", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3, help="interleaved runs of each side")
     args = ap.parse_args(argv)
-    if importlib.util.find_spec("pm4py") is None:
+    if not pm4py_installed():
         print("pm4py_declare: pm4py is not installed (pip install 'assay[bench]'); "
               "nothing was measured", file=sys.stderr)
         return 2
