@@ -8,6 +8,7 @@ code the result carries. Library imports sit inside the commands so that
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -174,6 +175,20 @@ def _sha256_option(name: str, what: str) -> Callable[[Callable[..., Any]], Calla
                              f"as printed in the report's {what}-sha256 line.")
 
 
+def _show_verdicts(ctx: click.Context, param: click.Parameter,
+                   value: str | None) -> tuple[str, ...] | None:
+    """``--show block,error``: verdict names, each known, none twice over."""
+    if value is None:
+        return None
+    names = tuple(v.strip().lower() for v in value.split(","))
+    known = ("pass", "block", "error")
+    bad = [v for v in names if v not in known]
+    if bad or not names:
+        raise click.BadParameter(f"{', '.join(map(repr, bad)) or repr(value)} is not a verdict; "
+                                 f"give a comma-separated list of {', '.join(known)}")
+    return tuple(dict.fromkeys(names))
+
+
 def _emit(text: str, output: str | None = None) -> None:
     """Write a rendered report to stdout exactly as rendered, or atomically to ``output``."""
     if output is not None:
@@ -226,9 +241,17 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "wor
               help="Judge the files on Ray: a local instance, or the cluster at ADDRESS "
                    "(--ray=ADDRESS); the report is the local one, byte for byte. Needs "
                    "assay[ray].")
+@click.option("--show", "show", metavar="VERDICTS", default=None, callback=_show_verdicts,
+              help="Failures-first text view showing the blocks of these verdicts "
+                   "(comma-separated: pass, block, error; a terminal's default: block,error).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Failures-first text view: the totals and the summary line only.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Failures-first text view with every block, PASS included.")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
            output: str | None, input_format: str | None, summary_only: bool, by_field: str | None,
-           expect_spec_sha256: str | None, jobs: int, ray_address: str | None) -> None:
+           expect_spec_sha256: str | None, jobs: int, ray_address: str | None,
+           show: tuple[str, ...] | None, quiet: bool, verbose: bool) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
@@ -236,7 +259,9 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     named twice is judged once. The verdict comes from the road alone:
     task_success is printed for contrast and never consulted. Exit 0 PASS,
     1 BLOCK, 2 ERROR; across many files the worst verdict wins (BLOCK over
-    ERROR over PASS).
+    ERROR over PASS). At a terminal the text report puts the failures first,
+    in colour (--show, -q, -v ask for that view anywhere); piped or written
+    with --output it is the plain report, byte for byte.
     """
     from functools import partial
 
@@ -247,34 +272,81 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         raise click.UsageError("--format html needs --output FILE")
     if ray_address is not None and jobs != 1:
         raise click.UsageError("give --jobs or --ray, not both: Ray spreads the files itself")
+    if (show is not None) + quiet + verbose > 1:
+        raise click.UsageError("give one of --show, -q and -v")
+    if fmt != "text" and (show is not None or quiet or verbose):
+        raise click.UsageError(f"--show, -q and -v shape the text report, not --format {fmt}")
     loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
-    if fmt in ("text", "json") and output is None:
+    if fmt in ("text", "json"):
         # written as judged: the process holds one file's state, not every result
+        from contextlib import ExitStack
+
         from assay.report.replay import ReplayReportWriter, render_result
 
-        render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+        render: Callable[..., Any] = partial(render_result, fmt=fmt, summary_only=summary_only,
+                                             by_field=by_field)
         judge = partial(replay_files, jobs=jobs)
         if ray_address is not None:
             from assay.integrations.ray import replay_paths
 
             judge = partial(replay_paths, address=ray_address or None)
-        with ReplayReportWriter(sys.stdout, loaded, spec_source=loaded.source,
-                                spec_sha256=loaded.sha256, fmt=fmt, summary_only=summary_only,
-                                by_field=by_field) as report:
+        stopped = None
+        with ExitStack() as stack:
+            out: Any = sys.stdout
+            if output is not None:
+                from assay._files import atomic_output
+
+                out = stack.enter_context(atomic_output(output, what="the report"))
+            view = progress = None
+            if fmt == "text" and (show is not None or quiet or verbose or output is None
+                                  and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR"))):
+                from assay.report.terminal import TerminalView
+
+                view = TerminalView.choose(show=show, quiet=quiet, verbose=verbose,
+                                           to_file=output is not None, stdout=sys.stdout,
+                                           environ=os.environ)
+            if len(inputs.paths) > 1 and sys.stderr.isatty():
+                from assay.report.terminal import Progress
+
+                progress = Progress(sys.stderr, len(inputs.paths))
+            if view is not None:
+                from assay.report.terminal import TerminalReportWriter, render_terminal
+
+                render = partial(render_terminal, summary_only=summary_only, by_field=by_field)
+                report: Any = TerminalReportWriter(
+                    out, loaded, view, spec_source=loaded.source, spec_sha256=loaded.sha256,
+                    summary_only=summary_only, by_field=by_field, progress=progress)
+            else:
+                report = ReplayReportWriter(out, loaded, spec_source=loaded.source,
+                                            spec_sha256=loaded.sha256, fmt=fmt,
+                                            summary_only=summary_only, by_field=by_field)
+            stack.enter_context(report)
+            sink: Any = report
+            if progress is not None:
+                from assay.report.terminal import ProgressSink
+
+                sink = ProgressSink(report, progress)
+                stack.callback(progress.clear)
             try:
-                judge(loaded, inputs.paths, input_format=input_format, render=render,
-                      sink=report)
+                judge(loaded, inputs.paths, input_format=input_format, render=render, sink=sink)
             except ReplayInterrupted as stop:
-                report.finish(interrupted=True)
-                _interrupted(f" after {stop.done} of {stop.total} files; the report covers "
-                             "those only")
-            code = report.finish()
+                if progress is not None:
+                    progress.clear()
+                code = report.finish(interrupted=True)
+                stopped = stop
+            else:
+                if progress is not None:
+                    progress.clear()
+                code = report.finish()
+        if stopped is not None:  # the report of the files judged is whole: now say so
+            _interrupted(f" after {stopped.done} of {stopped.total} files; the report covers "
+                         "those only")
         carries = report.carries
     else:
-        # a file written whole, or a format that needs every result before it starts
+        # a format that needs every result before it starts
         from assay.report.ci import replay_document
 
         try:
