@@ -33,9 +33,9 @@ from assay.errors import InputError
 
 __all__ = [
     "FileRefused",
-    "atomic_output",
     "NotRegularFile",
     "OutsideRoots",
+    "atomic_output",
     "check_writable_dir",
     "describe",
     "digest_regular",

@@ -301,8 +301,8 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
 
                 out = stack.enter_context(atomic_output(output, what="the report"))
             view = progress = None
-            if fmt == "text" and (show is not None or quiet or verbose or output is None
-                                  and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR"))):
+            if fmt == "text" and (show is not None or quiet or verbose or (output is None
+                                  and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")))):
                 from assay.report.terminal import TerminalView
 
                 view = TerminalView.choose(show=show, quiet=quiet, verbose=verbose,

@@ -224,7 +224,8 @@ class Progress:
         try:
             width = os.get_terminal_size(self.stream.fileno()).columns
         except (OSError, ValueError, AttributeError):
-            width = 80
+            width = 0
+        width = width or 80  # a terminal that reports no size
         self.stream.write("\r\x1b[K" + text[:max(width - 1, 1)])
         self.stream.flush()
         self.drawn = True
