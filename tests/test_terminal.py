@@ -373,7 +373,7 @@ class TestStreamed:
         try:
             assert target.read_text() == "old\n"
             run.proc.send_signal(signal.SIGINT)
-            code, out, err = run.finish()
+            code, _, err = run.finish()
         finally:
             os.close(fd)
         assert code == 130
@@ -405,3 +405,31 @@ class TestStreamed:
         assert result.exit_code != 0
         assert target.read_text() == "old\n"
         assert [p.name for p in tmp_path.iterdir()] == ["report.txt"]
+
+
+REVALIDATE = ("revalidate", "examples/resume/chain/checkpoint.yaml", "--now",
+              "2026-08-10T15:00:00Z")
+ACCEPT = ("accept", "--self-test")
+
+
+class TestAcceptAndRevalidate:
+    @pytest.mark.parametrize(("args", "painted"), [
+        (REVALIDATE, [ESC + b"1;31mSTOP" + ESC + b"0m  blocker-active",
+                      ESC + b"1;31mdecision: escalate (exit 1)"]),
+        (ACCEPT, [ESC + b"1;32m[ACCEPTED]" + ESC + b"0m agent created cust_1001",
+                  ESC + b"1;31mFAIL" + ESC + b"0m - result is not valid JSON"]),
+    ])
+    def test_coloured_at_a_terminal_with_the_same_words(self, args: tuple[str, ...],
+                                                        painted: list[bytes]) -> None:
+        code, out, _ = _run(*args)
+        plain = _plain(*args)
+        assert code == plain.returncode
+        for part in painted:
+            assert part in out
+        assert _text(out) == plain.stdout.decode()
+        assert ESC not in plain.stdout
+
+    @pytest.mark.parametrize("args", [REVALIDATE, ACCEPT])
+    def test_no_color(self, args: tuple[str, ...]) -> None:
+        _, out, _ = _run(*args, env=_env(NO_COLOR="1"))
+        assert out.replace(b"\r\n", b"\n") == _plain(*args).stdout

@@ -189,13 +189,23 @@ def _show_verdicts(ctx: click.Context, param: click.Parameter,
     return tuple(dict.fromkeys(names))
 
 
-def _emit(text: str, output: str | None = None) -> None:
-    """Write a rendered report to stdout exactly as rendered, or atomically to ``output``."""
+def _emit(text: str, output: str | None = None, *, paint: bool = False) -> None:
+    """Write a rendered report to stdout exactly as rendered, or atomically to ``output``.
+
+    ``paint``: a text report, coloured when stdout is a terminal (or FORCE_COLOR is set)
+    and NO_COLOR is not set.
+    """
     if output is not None:
         from assay._files import write_output
 
         write_output(output, text, what="the report")
         return
+    if paint and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
+        from assay.report.terminal import paint_report, wants_colour
+
+        if wants_colour(sys.stdout, os.environ):
+            paint_report(text, sys.stdout)
+            return
     sys.stdout.write(text)
     sys.stdout.flush()
 
@@ -413,7 +423,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
         if fmt in CI_FORMATS:
             raise click.UsageError(f"--self-test prints text or json, not {fmt}")
         cases = run_self_test()
-        _emit(self_test_report(cases, fmt=fmt), output)
+        _emit(self_test_report(cases, fmt=fmt), output, paint=fmt == "text")
         sys.exit(0 if all(c.as_expected for c in cases) else 1)
     if contract is None or result is None:
         raise click.UsageError("--contract and --result are required (or use --self-test)")
@@ -427,7 +437,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
 
         _emit(ci_report(fmt, "accept", accept_cases(run), run.exit), output)
     else:
-        _emit(accept_report(run.label, run.result, fmt=fmt), output)
+        _emit(accept_report(run.label, run.result, fmt=fmt), output, paint=fmt == "text")
     sys.exit(run.exit)
 
 
@@ -634,7 +644,7 @@ def revalidate(checkpoint: str, now: str | None, write_next: str | None,
 
         _emit(ci_report(fmt, "revalidate", revalidate_cases(result), result.exit), output)
     else:
-        _emit(revalidate_report(result, fmt=fmt), output)
+        _emit(revalidate_report(result, fmt=fmt), output, paint=fmt == "text")
     sys.exit(result.exit)
 
 

@@ -38,7 +38,7 @@ from assay.report.replay import (
 )
 
 __all__ = ["VERDICTS", "Progress", "ProgressSink", "TerminalReportWriter", "TerminalView",
-           "render_terminal", "wants_terminal"]
+           "paint_report", "render_terminal", "wants_colour", "wants_terminal"]
 
 #: The verdicts ``--show`` takes, in the order the view prints their blocks.
 VERDICTS = ("block", "error", "pass")
@@ -55,6 +55,12 @@ def _set(environ: Mapping[str, str], name: str) -> bool:
 def wants_terminal(stdout: Any, environ: Mapping[str, str]) -> bool:
     """Whether the default text report goes to a person: a terminal, or FORCE_COLOR."""
     return _set(environ, "FORCE_COLOR") or bool(getattr(stdout, "isatty", lambda: False)())
+
+
+def wants_colour(stdout: Any, environ: Mapping[str, str]) -> bool:
+    """Whether a report written to ``stdout`` is coloured: a terminal or FORCE_COLOR,
+    and no NO_COLOR."""
+    return not _set(environ, "NO_COLOR") and wants_terminal(stdout, environ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +89,7 @@ class TerminalView:
             shown = frozenset(v.upper() for v in show)
         else:
             shown = frozenset({"BLOCK", "ERROR"})
-        colour = (not to_file and not _set(environ, "NO_COLOR")
-                  and wants_terminal(stdout, environ))
+        colour = not to_file and wants_colour(stdout, environ)
         return cls(shown, quiet, colour)
 
 
@@ -186,6 +191,38 @@ class _Painter:
 
     def flush(self) -> None:
         self.out.flush()
+
+
+#: accept's and revalidate's text reports: the words that carry their verdicts.
+_MARKS = (
+    (re.compile(r"^\[ACCEPTED\]"), "bold green"),
+    (re.compile(r"^\[REJECTED\]"), "bold red"),
+    (re.compile(r"^ +(ok)\b"), "green"),
+    (re.compile(r"^ +(FAIL|STOP|HOLD)\b"), "bold red"),
+    (re.compile(r"^ +(WARN)\b"), "yellow"),
+    (re.compile(r"^decision: continue\b.*"), "bold green"),
+    (re.compile(r"^decision: .*"), "bold red"),
+)
+
+
+def paint_report(text: str, out: IO[str]) -> None:
+    """Write a finished text report (accept, revalidate) to ``out`` with its verdict
+    words in colour; the words and lines are the plain report's."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=out, force_terminal=True, color_system="standard", no_color=False,
+                      highlight=False, markup=False, emoji=False, soft_wrap=True)
+    for i, line in enumerate(text.splitlines()):
+        painted = Text(line, style="bold" if i == 0 and line.startswith("assay ") else "")
+        for pattern, style in _MARKS:
+            m = pattern.match(line)
+            if m is not None:
+                span = m.span(1) if m.groups() else m.span()
+                painted.stylize(style, *span)
+                break
+        console.print(painted)
+    out.flush()
 
 
 # -- the progress line ---------------------------------------------------------------------
