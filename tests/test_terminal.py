@@ -185,6 +185,13 @@ class TestLayout:
         assert [line.split()[0] for line in text.splitlines() if line.startswith("[")] == heads
         assert text.splitlines()[-1].startswith("summary: 3 PASS")
 
+    def test_same_view_with_jobs(self) -> None:
+        """The view's blocks are rendered where they are judged: --jobs 2 changes nothing."""
+        one = _plain("replay", SPEC, *FIXTURES, "-v")
+        two = _plain("replay", SPEC, *FIXTURES, "-v", "--jobs", "2")
+        assert two.returncode == one.returncode == 1
+        assert two.stdout == one.stdout
+
     def test_explicit_view_in_a_file(self, tmp_path: Path) -> None:
         target = tmp_path / "r.txt"
         done = _plain("replay", SPEC, *FIXTURES, "-q", "--output", str(target), FORCE_COLOR="1")
