@@ -294,10 +294,6 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         # written as judged: the process holds one file's state, not every result
         from contextlib import ExitStack
 
-        from assay.report.replay import ReplayReportWriter, render_result
-
-        render: Callable[..., Any] = partial(render_result, fmt=fmt, summary_only=summary_only,
-                                             by_field=by_field)
         judge = partial(replay_files, jobs=jobs)
         if ray_address is not None:
             from assay.integrations.ray import replay_paths
@@ -305,53 +301,18 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
             judge = partial(replay_paths, address=ray_address or None)
         stopped = None
         with ExitStack() as stack:
-            out: Any = sys.stdout
-            if output is not None:
-                from assay._files import atomic_output
-
-                out = stack.enter_context(atomic_output(output, what="the report"))
-            view = progress = None
-            if fmt == "text" and (show is not None or quiet or verbose or (output is None
-                                  and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")))):
-                from assay.report.terminal import TerminalView
-
-                view = TerminalView.choose(show=show, quiet=quiet, verbose=verbose,
-                                           to_file=output is not None, stdout=sys.stdout,
-                                           environ=os.environ)
-            if len(inputs.paths) > 1 and sys.stderr.isatty():
-                from assay.report.terminal import Progress
-
-                progress = Progress(sys.stderr, len(inputs.paths))
-            if view is not None:
-                from assay.report.terminal import TerminalReportWriter, render_terminal
-
-                render = partial(render_terminal, summary_only=summary_only, by_field=by_field)
-                report: Any = TerminalReportWriter(
-                    out, loaded, view, spec_source=loaded.source, spec_sha256=loaded.sha256,
-                    summary_only=summary_only, by_field=by_field, progress=progress)
-            else:
-                report = ReplayReportWriter(out, loaded, spec_source=loaded.source,
-                                            spec_sha256=loaded.sha256, fmt=fmt,
+            report, render = _replay_writer(stack, loaded, fmt, output, len(inputs.paths),
+                                            show=show, quiet=quiet, verbose=verbose,
                                             summary_only=summary_only, by_field=by_field)
-            stack.enter_context(report)
-            sink: Any = report
-            if progress is not None:
-                from assay.report.terminal import ProgressSink
-
-                sink = ProgressSink(report, progress)
-                stack.callback(progress.clear)
             try:
-                judge(loaded, inputs.paths, input_format=input_format, render=render, sink=sink)
+                judge(loaded, inputs.paths, input_format=input_format, render=render,
+                      sink=report)
             except ReplayInterrupted as stop:
-                if progress is not None:
-                    progress.clear()
                 code = report.finish(interrupted=True)
                 stopped = stop
             else:
-                if progress is not None:
-                    progress.clear()
                 code = report.finish()
-        if stopped is not None:  # the report of the files judged is whole: now say so
+        if stopped is not None:  # the report is whole (and the file renamed): now say so
             _interrupted(f" after {stopped.done} of {stopped.total} files; the report covers "
                          "those only")
         carries = report.carries
@@ -386,6 +347,58 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
                    "every result is grouped under (absent)", err=True)
     sys.exit(code)
+
+
+def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: int, *,
+                   show: tuple[str, ...] | None, quiet: bool, verbose: bool,
+                   summary_only: bool, by_field: str | None) -> tuple[Any, Callable[..., Any]]:
+    """The sink a streamed replay report is written through, and its render function.
+
+    The plain writer, or the failures-first view (see assay.report.terminal for the
+    rule); into ``output`` atomically, else stdout; with a progress line on stderr when
+    it is a terminal and the batch has more than one file. ``stack`` closes them all.
+    """
+    from functools import partial
+
+    from assay.report.replay import ReplayReportWriter, render_result
+
+    out: Any = sys.stdout
+    if output is not None:
+        from assay._files import atomic_output
+
+        out = stack.enter_context(atomic_output(output, what="the report"))
+    progress = view = None
+    if files > 1 and sys.stderr.isatty():
+        from assay.report.terminal import Progress
+
+        progress = Progress(sys.stderr, files)
+    if fmt == "text" and (show is not None or quiet or verbose or (
+            output is None and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")))):
+        from assay.report.terminal import TerminalView
+
+        view = TerminalView.choose(show=show, quiet=quiet, verbose=verbose,
+                                   to_file=output is not None, stdout=sys.stdout,
+                                   environ=os.environ)
+    report: Any
+    if view is not None:
+        from assay.report.terminal import TerminalReportWriter, render_terminal
+
+        render: Callable[..., Any] = partial(render_terminal, summary_only=summary_only,
+                                             by_field=by_field)
+        report = TerminalReportWriter(out, spec, view, spec_source=spec.source,
+                                      spec_sha256=spec.sha256, summary_only=summary_only,
+                                      by_field=by_field, progress=progress)
+    else:
+        render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+        report = ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
+                                    fmt=fmt, summary_only=summary_only, by_field=by_field)
+    stack.enter_context(report)
+    if progress is None:
+        return report, render
+    from assay.report.terminal import ProgressSink
+
+    stack.callback(progress.clear)  # also on an error: the cursor goes back where it was
+    return ProgressSink(report, progress), render
 
 
 @cli.command(short_help="Accept a claimed result only on evidence.")

@@ -37,11 +37,9 @@ from assay.report.replay import (
     render_result,
 )
 
-__all__ = ["VERDICTS", "Progress", "ProgressSink", "TerminalReportWriter", "TerminalView",
+__all__ = ["Progress", "ProgressSink", "TerminalReportWriter", "TerminalView",
            "paint_report", "render_terminal", "wants_colour", "wants_terminal"]
 
-#: The verdicts ``--show`` takes, in the order the view prints their blocks.
-VERDICTS = ("block", "error", "pass")
 NOTE = ("note : task_success is what each run recorded: printed for contrast, ignored for "
         "every verdict")
 
@@ -276,19 +274,28 @@ class Progress:
 
 
 class ProgressSink:
-    """A replay sink that tells ``progress`` of each file and result, then passes them on."""
+    """A report writer that tells ``progress`` of each file and result it is given, and
+    clears the line before the report's end is written; the writer's other attributes
+    (``carries``, ``exit_code``) are its own."""
 
-    def __init__(self, sink: Any, progress: Progress) -> None:
-        self.sink = sink
+    def __init__(self, writer: Any, progress: Progress) -> None:
+        self.writer = writer
         self.progress = progress
 
     def file(self, path: str, fmt: str) -> None:
-        self.sink.file(path, fmt)
+        self.writer.file(path, fmt)
         self.progress.file()
 
     def result(self, item: Rendered) -> None:
-        self.sink.result(item)
+        self.writer.result(item)
         self.progress.result(item.verdict)
+
+    def finish(self, *, interrupted: bool = False) -> int:
+        self.progress.clear()
+        return int(self.writer.finish(interrupted=interrupted))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.writer, name)
 
 
 # -- the writer ----------------------------------------------------------------------------
