@@ -409,7 +409,9 @@ class TestStreamed:
         result = CliRunner().invoke(cli, ["replay", str(EXAMPLES / "spec.json"),
                                           str(EXAMPLES / "fixture_conforms.jsonl"),
                                           "--output", str(target)])
-        assert result.exit_code != 0
+        assert result.exit_code == 2
+        assert result.stderr == (f"error[bad-input]: {target}: cannot write the report: "
+                                 "No space left on device\n")
         assert target.read_text() == "old\n"
         assert [p.name for p in tmp_path.iterdir()] == ["report.txt"]
 

@@ -21,6 +21,7 @@ reason, never an internal error.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
@@ -223,6 +224,11 @@ def write_output(path: str | PathLike[str], data: str | bytes, *, what: str = ""
             fh.buffer.write(data)
 
 
+#: How a write fails for want of room or a writable disk: said as the output's fault.
+_WRITE_FAILED = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
+                          if hasattr(errno, n))
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[TextIO]:
     """A UTF-8 text stream whose content becomes the file at ``path`` when the block ends.
@@ -232,7 +238,8 @@ def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[Text
     reader sees the old file or the new one, never part of one. An exception
     in the block (Ctrl-C included) removes the temporary and leaves the target
     as it was. A target that cannot be written raises :class:`InputError` before
-    the block runs, naming the path and the reason.
+    the block runs, naming the path and the reason, and so does a write in the
+    block that fails for want of room (a full or read-only disk).
     """
     name = os.fspath(path)
     target = Path(name)
@@ -252,7 +259,12 @@ def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[Text
     done = False
     try:
         with open(fd, "w", encoding="utf-8", newline="") as fh:
-            yield fh
+            try:
+                yield fh
+            except OSError as exc:
+                if exc.errno not in _WRITE_FAILED:
+                    raise
+                raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
             try:
                 fh.flush()
                 os.fchmod(fh.fileno(), _new_file_mode(target))
