@@ -255,7 +255,7 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "wor
               help="Failures-first text view showing the blocks of these verdicts "
                    "(comma-separated: pass, block, error; a terminal's default: block,error).")
 @click.option("-q", "--quiet", is_flag=True,
-              help="Failures-first text view: the totals and the summary line only.")
+              help="Failures-first text view: the summary line alone (and the --by lines).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Failures-first text view with every block, PASS included.")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
