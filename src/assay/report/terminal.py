@@ -138,54 +138,71 @@ def _line_style(line: str, verdict: str | None) -> str:
     return _LABEL_STYLE.get(label, "")
 
 
+class _Styles:
+    """rich's styles rendered as ANSI codes (the 16 standard colours every terminal has);
+    imported only when a line is coloured. One style rendering is a fraction of a
+    microsecond, so a batch's worth of failures colours as fast as it prints."""
+
+    def __init__(self) -> None:
+        from rich.color import ColorSystem
+        from rich.style import Style
+
+        self.parse = Style.parse
+        self.system = ColorSystem.STANDARD
+        self.cache: dict[str, Any] = {}
+
+    def __call__(self, text: str, style: str) -> str:
+        if not style or not text:
+            return text
+        st = self.cache.get(style)
+        if st is None:
+            st = self.cache[style] = self.parse(style)
+        return str(st.render(text, color_system=self.system))
+
+    def spans(self, text: str, spans: Iterable[tuple[int, int, str]]) -> str:
+        """``text`` with each ``(start, end, style)`` span (in order, apart) styled."""
+        out, at = [], 0
+        for start, end, style in spans:
+            out += [text[at:start], self(text[start:end], style)]
+            at = end
+        out.append(text[at:])
+        return "".join(out)
+
+
 class _Painter:
-    """Writes report lines to ``out``, through rich when in colour."""
+    """Writes report lines to ``out``, in colour when asked."""
 
     def __init__(self, out: IO[str], colour: bool) -> None:
         self.out = out
-        self.console: Any = None
-        if colour:
-            from rich.console import Console
-
-            self.console = Console(file=out, force_terminal=True, color_system="standard",
-                                   no_color=False, highlight=False, markup=False, emoji=False,
-                                   soft_wrap=True)
+        self.style = _Styles() if colour else None
 
     def lines(self, lines: Iterable[str], *, style: str = "",
               verdict: str | None = None) -> None:
         """Plain lines (escaped here); in colour, each styled by its label."""
-        if self.console is None:
+        if self.style is None:
             self.out.write(text_lines(lines))
             return
-        for line in lines:
-            self._print(escape_controls(line), style or _line_style(line, verdict))
+        paint = self.style
+        self.out.write("".join(paint(escape_controls(line), style or _line_style(line, verdict))
+                               + "\n" for line in lines))
 
     def block(self, head: str, body: str, verdict: str) -> None:
         """A result's block: its ``[N] id`` line and its rendered (escaped) lines."""
-        if self.console is None:
+        if self.style is None:
             self.out.write(escape_controls(head) + "\n" + body)
             return
-        self._print(escape_controls(head), "bold")
-        for line in body.splitlines():
-            self._print(line, _line_style(line, verdict))
+        paint = self.style
+        self.out.write(paint(escape_controls(head), "bold") + "\n" + "".join(
+            paint(line, _line_style(line, verdict)) + "\n" for line in body.splitlines()))
 
     def counts(self, line: str) -> None:
-        """A line of totals, each ``N VERDICT`` in its verdict's colour."""
-        if self.console is None:
-            self.out.write(escape_controls(line) + "\n")
-            return
-        from rich.text import Text
-
-        text = Text(escape_controls(line))
-        for m in _COUNTS.finditer(text.plain):
-            if m.group(1) != "0":
-                text.stylize(_VERDICT_STYLE[m.group(2)], m.start(), m.end())
-        self.console.print(text)
-
-    def _print(self, line: str, style: str) -> None:
-        from rich.text import Text
-
-        self.console.print(Text(line, style=style))
+        """A line of totals, each ``N VERDICT`` (but 0) in its verdict's colour."""
+        text = escape_controls(line)
+        if self.style is not None:
+            text = self.style.spans(text, ((m.start(), m.end(), _VERDICT_STYLE[m.group(2)])
+                                           for m in _COUNTS.finditer(text)
+                                           if m.group(1) != "0"))
+        self.out.write(text + "\n")
 
     def flush(self) -> None:
         self.out.flush()
@@ -206,20 +223,18 @@ _MARKS = (
 def paint_report(text: str, out: IO[str]) -> None:
     """Write a finished text report (accept, revalidate) to ``out`` with its verdict
     words in colour; the words and lines are the plain report's."""
-    from rich.console import Console
-    from rich.text import Text
-
-    console = Console(file=out, force_terminal=True, color_system="standard", no_color=False,
-                      highlight=False, markup=False, emoji=False, soft_wrap=True)
-    for i, line in enumerate(text.splitlines()):
-        painted = Text(line, style="bold" if i == 0 and line.startswith("assay ") else "")
-        for pattern, style in _MARKS:
+    style = _Styles()
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        painted = style(line, "bold") if i == 0 and line.startswith("assay ") else line
+        for pattern, colour in _MARKS:
             m = pattern.match(line)
             if m is not None:
-                span = m.span(1) if m.groups() else m.span()
-                painted.stylize(style, *span)
+                start, end = m.span(1) if m.groups() else m.span()
+                painted = style.spans(line, [(start, end, colour)])
                 break
-        console.print(painted)
+        lines[i] = painted
+    out.write("\n".join(lines))
     out.flush()
 
 
