@@ -104,12 +104,7 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
 }
 
 # (framework, scenario) -> why assay does not read it, though the framework can express it.
-NOT_READ: dict[tuple[str, str], str] = {
-    ("inspect", "handoff"):
-        "Inspect's `handoff()` is read as a handoff from `inspect`, the one agent the "
-        "reader names: a log does not say which agent ran each call, so a contract between "
-        "two named agents (`triage` to `reporter`) cannot be checked",
-}
+NOT_READ: dict[tuple[str, str], str] = {}
 
 # (framework, scenario) -> the wrong verdict, described; the cell runs xfail(strict=True).
 KNOWN_BUGS: dict[tuple[str, str], str] = {}
