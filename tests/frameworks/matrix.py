@@ -3,7 +3,9 @@
 Each ``test_matrix_<framework>.py`` records every scenario its framework can
 express from the real library (scripted models, no network) and replays it
 against the scenario's spec; Inspect's logs, recorded by Inspect with its mock
-model, are kept under tests/data/inspect/matrix/. A scenario a framework
+model, are kept under tests/data/inspect/matrix/, and ATIF documents,
+written with Harbor's own models, under tests/data/frameworks/atif_matrix/. A
+scenario a framework
 cannot express is a documented cell here (``NOT_EXPRESSIBLE``), with the
 reason, never a skip; one it can express but assay does not read is listed in
 ``NOT_READ``. A cell whose verdict is known to be wrong is listed in
@@ -60,7 +62,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 FRAMEWORKS: tuple[str, ...] = ("pydantic-ai", "openai-agents", "langgraph", "langchain-hitl",
-                               "inspect")
+                               "inspect", "atif")
 
 FRAMEWORK_TITLES = {
     "pydantic-ai": "pydantic-ai (OTel spans)",
@@ -68,6 +70,7 @@ FRAMEWORK_TITLES = {
     "langgraph": "LangGraph (read_langgraph)",
     "langchain-hitl": "LangChain create_agent + HumanInTheLoopMiddleware (read_langgraph)",
     "inspect": "Inspect AI eval logs (approvers)",
+    "atif": "ATIF written with Harbor's trajectory models (`extra.checkpoint`)",
 }
 
 NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
@@ -101,6 +104,9 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
     ("inspect", "two-runs"):
         "every sample of an eval runs under the same approval policy, so one sample cannot "
         "be approved while another runs ungated",
+    ("atif", "errored-tool"):
+        "ATIF has no field that marks a tool result as failed (Harbor's `ObservationResult` "
+        "holds `content` only): an observation is the call's result, whatever it says",
 }
 
 # (framework, scenario) -> why assay does not read it, though the framework can express it.
