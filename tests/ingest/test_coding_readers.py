@@ -208,7 +208,8 @@ def test_malformed_line_is_an_error_naming_file_and_line(tmp_path, line, message
 
 # -- Codex ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "verdict"), [("approved", "PASS"), ("missing", "BLOCK")])
+@pytest.mark.parametrize(("name", "verdict"), [("approved", "PASS"), ("missing", "BLOCK"),
+                                              ("code-mode", "BLOCK")])
 def test_codex_example_push_needs_escalation_approval(name, verdict):
     spec = assay.load_spec(EXAMPLES / "codex" / "spec.yaml")
     run = assay.replay(spec, [str(EXAMPLES / "codex" / f"{name}.jsonl")])
