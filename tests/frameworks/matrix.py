@@ -4,7 +4,7 @@ Each ``test_matrix_<framework>.py`` records every scenario its framework can
 express from the real library (scripted models, no network) and replays it
 against the scenario's spec; Inspect's logs, recorded by Inspect with its mock
 model, are kept under tests/data/inspect/matrix/, and ATIF documents,
-written with Harbor's own models, under tests/data/frameworks/atif_matrix/. A
+written with Harbor's own models, under tests/data/atif/matrix/. A
 scenario a framework
 cannot express is a documented cell here (``NOT_EXPRESSIBLE``), with the
 reason, never a skip; one it can express but assay does not read is listed in

@@ -3,7 +3,7 @@
 Harbor is not installed by the tests (it needs Python 3.12+): the documents
 were built with ``harbor.models.trajectories`` and written as Harbor's agents
 write ``trajectory.json`` (tests/data/frameworks/record_atif_harbor.py), one
-per scenario under tests/data/frameworks/atif_matrix/, named after it. The
+per scenario under tests/data/atif/matrix/, named after it. The
 owner's decision is recorded under the deciding step's ``extra.checkpoint``.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from . import matrix
 
 FRAMEWORK = "atif"
-DOCS = Path(__file__).resolve().parent.parent / "data" / "frameworks" / "atif_matrix"
+DOCS = Path(__file__).resolve().parent.parent / "data" / "atif" / "matrix"
 
 
 def test_every_expressible_scenario_has_a_recording() -> None:

@@ -14,7 +14,7 @@ harbor 0.25.0):
   reporter sends.
 - ``atif_harbor_one_approval_two_sends.json``: one recorded approval, then
   two sends.
-- ``atif_matrix/<scenario>.json``: one document per scenario of the
+- ``tests/data/atif/matrix/<scenario>.json``: one document per scenario of the
   end-to-end matrix (tests/frameworks/matrix.py) that ATIF can express: a
   reporter sends the report, with the owner's decision recorded under the
   deciding step's ``extra.checkpoint``; ``handoff.json`` has triage hand over
@@ -176,8 +176,8 @@ DOCUMENTS = {"atif_harbor_trajectory_id.json": handed_over,
 def main(out: Path = HERE) -> None:
     for name, build in DOCUMENTS.items():
         _dump(build(), out / name)
-    folder = out / "atif_matrix"
-    folder.mkdir(exist_ok=True)
+    folder = out.parent / "atif" / "matrix"
+    folder.mkdir(parents=True, exist_ok=True)
     for scenario, build in MATRIX.items():
         _dump(build(), folder / f"{scenario}.json")
 
