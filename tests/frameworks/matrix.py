@@ -3,8 +3,9 @@
 Each ``test_matrix_<framework>.py`` records every scenario its framework can
 express from the real library (scripted models, no network) and replays it
 against the scenario's spec; Inspect's logs, recorded by Inspect with its mock
-model, are kept under tests/data/inspect/matrix/, and ATIF documents,
-written with Harbor's own models, under tests/data/atif/matrix/. A
+model, are kept under tests/data/inspect/matrix/, ATIF documents, written
+with Harbor's own models, under tests/data/atif/matrix/, and OpenLLMetry span
+files, written by traceloop-sdk, under tests/data/frameworks/openllmetry/matrix/. A
 scenario a framework
 cannot express is a documented cell here (``NOT_EXPRESSIBLE``), with the
 reason, never a skip; one it can express but assay does not read is listed in
@@ -62,7 +63,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 FRAMEWORKS: tuple[str, ...] = ("pydantic-ai", "openai-agents", "langgraph", "langchain-hitl",
-                               "inspect", "atif")
+                               "inspect", "atif", "openllmetry")
 
 FRAMEWORK_TITLES = {
     "pydantic-ai": "pydantic-ai (OTel spans)",
@@ -71,6 +72,8 @@ FRAMEWORK_TITLES = {
     "langchain-hitl": "LangChain create_agent + HumanInTheLoopMiddleware (read_langgraph)",
     "inspect": "Inspect AI eval logs (approvers)",
     "atif": "ATIF written with Harbor's trajectory models (`extra.checkpoint`)",
+    "openllmetry": "OpenLLMetry `@agent`/`@tool` spans (traceloop-sdk), the decision as an "
+                   "`assay.checkpoint` span",
 }
 
 NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
