@@ -51,7 +51,15 @@ from msgspec import UNSET, UnsetType
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
 from assay.ingest._fast import I64, Slow, decoder, kept_every_key_at, no_cycle_collection
-from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
+from assay.ingest._json import (
+    DuplicateKey,
+    EmbeddedDuplicate,
+    check_line,
+    decode_embedded,
+    lines_of,
+    no_duplicate_keys,
+    pairs_hook,
+)
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
 
@@ -63,6 +71,10 @@ _APPROVED = frozenset({"approved", "approve", "accepted", "confirmed"})
 
 class _Bad(Exception):
     """A malformed span; the reader turns it into a TraceError naming the span."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 class Span(msgspec.Struct, gc=False, eq=False):
@@ -909,7 +921,7 @@ def _own_agent(span: Span) -> str | None:
 def _entity_args(raw: Any) -> Any:
     """OpenLLMetry records a call's input as ``{"args": [...], "kwargs": {...}}``: keyword
     arguments alone read as the arguments object."""
-    value = _decoded(raw)
+    value = decode_embedded(raw, "traceloop.entity.input")
     if isinstance(value, dict) and set(value) <= {"args", "kwargs"} and not value.get("args"):
         kwargs = value.get("kwargs")
         return kwargs if isinstance(kwargs, dict) else {}
@@ -918,20 +930,29 @@ def _entity_args(raw: Any) -> Any:
 
 def _tool_call(span: Span) -> dict[str, Any]:
     """The action fields of a tool span of any convention. Raises :class:`_Bad`."""
+    try:
+        return _tool_fields(span)
+    except EmbeddedDuplicate as exc:
+        raise _Bad(f"{span.label()}: {exc}", span.line) from None
+
+
+def _tool_fields(span: Span) -> dict[str, Any]:
     a = span.attrs
     if _op(span) == "execute_tool":
         tool = a.get("gen_ai.tool.name")
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
         fields: dict[str, Any] = {"action_type": tool,
-                                  "args": _decoded(a.get("gen_ai.tool.call.arguments"))}
+                                  "args": decode_embedded(a.get("gen_ai.tool.call.arguments"),
+                                                          "gen_ai.tool.call.arguments")}
         call_id = a.get("gen_ai.tool.call.id")
         result_key = "gen_ai.tool.call.result"
     elif _OI_KIND in a:
         tool = a.get("tool.name") or span.name
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: TOOL span has neither 'tool.name' nor a span name")
-        fields = {"action_type": tool, "args": _decoded(a.get("input.value"))}
+        fields = {"action_type": tool,
+                  "args": decode_embedded(a.get("input.value"), "input.value")}
         call_id = a.get("tool_call.id", a.get("tool.id"))
         result_key = "output.value"
     else:
@@ -1097,7 +1118,7 @@ def _trajectory(path: str, run: _Run) -> Trajectory:
         try:
             events = spans_to_events(members)
         except _Bad as exc:
-            raise BadRun(tid, f"trace {trace_id}: {exc}") from None
+            raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
     meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation
