@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -849,9 +850,11 @@ def _line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
 def _decoded(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
-            return orjson.loads(raw) if raw.strip() else {}
+            return orjson.loads(raw)
         except orjson.JSONDecodeError:
-            return raw  # kept as text: the call was made, whatever its arguments were
+            # blank is no arguments; anything else is kept as text: the call was made,
+            # whatever its arguments were
+            return raw if raw.strip() else {}
     return {} if raw is None else raw
 
 
@@ -954,22 +957,34 @@ def _tool_call(span: Span) -> dict[str, Any]:
 
 
 #: Attributes only an ``execute_tool`` span carries.
-_TOOL_ATTRS = ("gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
-               "gen_ai.tool.call.result")
+_TOOL_ATTRS = frozenset({"gen_ai.tool.name", "gen_ai.tool.call.id",
+                         "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"})
 
 
 def _looks_like_a_call(span: Span) -> bool:
     """True when a span carries a tool call's attributes or its conventional name."""
-    return span.name.split(" ", 1)[0] == "execute_tool" or any(
-        key in span.attrs for key in _TOOL_ATTRS)
+    name = span.name
+    return name == "execute_tool" or name.startswith("execute_tool ") or not \
+        span.attrs.keys().isdisjoint(_TOOL_ATTRS)
 
 
 def spans_to_events(spans: list[Span]) -> list[Event]:
     """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
     by_id = {s.span_id: s for s in spans}
     limit = len(spans)
-    kinds = {s: _kind(s) for s in spans}  # each span's kind and own agent, found once
-    owns = {s: _own_agent(s) for s in spans}
+    kinds: dict[Span, str | None] = {}  # each span's kind and own agent, found once
+    owns: dict[Span, str | None] = {}
+    for s in spans:
+        a = s.attrs
+        if _OI_KIND in a or _TL_KIND in a:
+            kinds[s] = _kind(s)
+            owns[s] = _own_agent(s)
+            continue
+        # GenAI only: what _kind and _own_agent find, looked up once
+        op = a.get("gen_ai.operation.name")
+        kinds[s] = "tool" if op == "execute_tool" else "agent" if op == "invoke_agent" else None
+        name = a.get("gen_ai.agent.name")
+        owns[s] = name if type(name) is str and name else None
 
     def agent_of(span: Span) -> str | None:
         cur: Span | None = span
@@ -1092,12 +1107,16 @@ def _trajectory(path: str, run: _Run) -> Trajectory:
 
     trace_id = run.trace_ids[0]
     tid = f"{path}#{trace_id}"
-    with no_cycle_collection():
+    collecting = gc.isenabled()  # paused while the run's records are built (no_cycle_collection)
+    gc.disable()
+    try:
         members = run.members()
-        try:
-            events = spans_to_events(members)
-        except _Bad as exc:
-            raise BadRun(tid, f"trace {trace_id}: {exc}") from None
+        events = spans_to_events(members)
+    except _Bad as exc:
+        raise BadRun(tid, f"trace {trace_id}: {exc}") from None
+    finally:
+        if collecting:
+            gc.enable()
     meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation
@@ -1143,5 +1162,12 @@ def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
 
 def _source(spans: list[Span]) -> str:
     """``otel``, naming the other conventions the spans follow (a report then says which)."""
-    names = sorted({c for c in map(convention, spans) if c is not None})
+    found = set()
+    for span in spans:  # what convention() says, for every span
+        attrs = span.attrs
+        if _OI_KIND in attrs:
+            found.add(OPENINFERENCE)
+        elif _TL_KIND in attrs:
+            found.add(OPENLLMETRY)
+    names = sorted(found)
     return f"otel ({' and '.join(names)} spans)" if names else "otel"
