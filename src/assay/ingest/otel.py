@@ -672,9 +672,10 @@ def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list
     return spans
 
 
-def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
-    """(trace id, conversation id) of each span of a decoded line, checked as
-    :func:`_spans_of` checks it (it raises :class:`Slow` exactly where that would) but
+def _checked(doc: _OtlpDocument) -> tuple[int, dict[str, list[str]]]:
+    """The number of spans of a decoded line and, for each trace they belong to (in the
+    order they first appear), the conversation ids they name; checked as
+    :func:`_spans_of` checks them (it raises :class:`Slow` exactly where that would) but
     with no span built: the first reading of a file keeps nothing of its spans.
 
     The ids and the times written as strings are checked once for the line, each
@@ -682,6 +683,8 @@ def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
     """
     ids: list[str] = []
     times: list[str] = []
+    named: dict[str, list[str]] = {}
+    count = 0
     for rs in doc.resourceSpans:
         scopes = rs.scopeSpans
         if scopes is None or scopes is UNSET:
@@ -702,9 +705,16 @@ def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
                     if type(ev.timeUnixNano) is str:
                         times.append(ev.timeUnixNano)
                     _valid(ev.attributes)
-                yield sp.traceId, _valid(sp.attributes)
+                count += 1
+                conversation = _valid(sp.attributes)
+                found = named.get(sp.traceId)
+                if found is None:
+                    found = named[sp.traceId] = []
+                if isinstance(conversation, str) and conversation:
+                    found.append(conversation)
     if not (_whole(_IDS, ids) and _whole(_TIMES, times)):
         raise Slow
+    return count, named
 
 
 def _whole(pattern: re.Pattern[str], values: list[str]) -> bool:
@@ -767,7 +777,8 @@ class _Streamed:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.lines: list[tuple[int, int, int, int]] = []  # line number, start, end, first span
+        # line number, start, end, first span, how many traces
+        self.lines: list[tuple[int, int, int, int, int]] = []
         self.cache: dict[int, dict[str, list[Span]]] = {}
         self.traces: dict[str, _Trace] = {}
         total = 0
@@ -785,16 +796,16 @@ class _Streamed:
                     raise Slow from None
                 check_line(raw, exact, n, None)
             k = len(self.lines)
-            self.lines.append((n, start, end, total))
-            for trace_id, conversation in _checked(doc):
-                total += 1
+            spans, named = _checked(doc)
+            self.lines.append((n, start, end, total, len(named)))
+            total += spans
+            for trace_id, conversations in named.items():
                 trace = self.traces.get(trace_id)
                 if trace is None:
                     trace = self.traces[trace_id] = _Trace()
-                if not trace.lines or trace.lines[-1] != k:
-                    trace.lines.append(k)
-                if isinstance(conversation, str) and conversation:
-                    trace.conversations.add(conversation)
+                trace.lines.append(k)
+                if conversations:
+                    trace.conversations.update(conversations)
         if not total:
             raise Slow
 
@@ -813,13 +824,18 @@ class _Streamed:
 
     def members(self, trace_ids: list[str]) -> list[Span]:
         """The spans of the traces ``trace_ids``, each trace's in file order, decoded again."""
-        wanted = {k for t in trace_ids for k in self.traces[t].lines}
         view = memoryview(self.data)
+        if len(trace_ids) == 1:
+            lines = self.traces[trace_ids[0]].lines
+            if len(lines) == 1 and self.lines[lines[0]][4] == 1:  # a line of its own
+                n, start, end, first, _ = self.lines[lines[0]]
+                return _spans_of(_DECODE_SEEN(view[start:end]), n, first)
+        wanted = {k for t in trace_ids for k in self.traces[t].lines}
         taken: dict[str, list[Span]] = {}
         for k in sorted(wanted):
             bucket = self.cache.get(k)
             if bucket is None:
-                n, start, end, first = self.lines[k]
+                n, start, end, first, _ = self.lines[k]
                 bucket = {}
                 for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
                     bucket.setdefault(span.trace_id, []).append(span)
