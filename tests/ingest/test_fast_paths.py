@@ -272,3 +272,40 @@ class TestClaudeCodeKeysChecked:
         assert fast[0][0] == "trajectory"
         assert any(dict(items).get("answers", {}).get("n") == 18446744073709551616.0
                    for _, _, _, _, items, _ in fast[0][5])
+
+
+class TestSpanExportLayouts:
+    """How an export lays traces over lines does not change what either path reads."""
+
+    def test_traces_sharing_lines_and_spread_over_lines(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A line holding two traces, a trace spread over two lines, a trace on its own
+        line, and two traces of one conversation: the fast path reads them as the strict
+        path does."""
+        import orjson
+
+        bench = load_script(BENCH)
+        docs = [orjson.loads(bench.otel_trace(i)) for i in range(5)]
+        spans = [d["resourceSpans"][0]["scopeSpans"][0]["spans"] for d in docs]
+
+        def line(*parts: list[Any]) -> bytes:
+            doc = {"resourceSpans": [{"resource": {}, "scopeSpans": [
+                {"scope": {"name": "s"}, "spans": [s for part in parts for s in part]}]}]}
+            return orjson.dumps(doc)
+
+        # the fifth trace names the fourth's conversation: one run of two traces
+        for span in spans[4]:
+            for attr in span["attributes"]:
+                if attr["key"] == "gen_ai.conversation.id":
+                    attr["value"]["stringValue"] = "conv-3"
+        body = b"\n".join([
+            line(spans[0], spans[1][:3]),
+            line(spans[1][3:], spans[2]),
+            line(spans[3]),
+            line(spans[4]),
+        ]) + b"\n"
+        fast, strict, took = _both(monkeypatch, "otel", "spans.jsonl", body)
+        assert took
+        assert fast == strict
+        assert [kind for kind, *_ in fast] == ["trajectory"] * 4
+        assert fast[3][4]["traces"] == [f"{4:032x}", f"{5:032x}"]
