@@ -311,12 +311,19 @@ def _iso(nanos: int) -> str:
     if head is None:
         if len(_SECONDS) >= 4096:  # the events of a trace share a few seconds
             _SECONDS.clear()
-        t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
-        head = _SECONDS[secs] = (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
-                                 f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.")
+        days, clock = divmod(secs, 86_400)
+        day = _DAYS.get(days)
+        if day is None:
+            if len(_DAYS) >= 4096:
+                _DAYS.clear()
+            t = gmtime(days * 86_400)  # POSIX time, as datetime counts it: no leap seconds
+            day = _DAYS[days] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        hours, clock = divmod(clock, 3600)
+        head = _SECONDS[secs] = f"{day}{hours:02d}:{clock // 60:02d}:{clock % 60:02d}."
     return f"{head}{rest // 1000:06d}Z"
 
 
+_DAYS: dict[int, str] = {}
 _SECONDS: dict[int, str] = {}
 
 
