@@ -336,6 +336,7 @@ class _Block(msgspec.Struct, gc=False, omit_defaults=True):
     source: Any = UNSET
     citations: Any = UNSET
     cache_control: Any = UNSET
+    data: Any = UNSET
 
 
 class _Message(msgspec.Struct, gc=False, omit_defaults=True):
@@ -397,6 +398,16 @@ class _Entry(msgspec.Struct, gc=False, omit_defaults=True):
     leafUuid: Any = UNSET
     error: Any = UNSET
     isApiErrorMessage: Any = UNSET
+    apiError: Any = UNSET
+    cause: Any = UNSET
+    retryInMs: Any = UNSET
+    retryAttempt: Any = UNSET
+    maxRetries: Any = UNSET
+    durationMs: Any = UNSET
+    sourceToolUseID: Any = UNSET
+    imagePasteIds: Any = UNSET
+    mcpMeta: Any = UNSET
+    planContent: Any = UNSET
 
 
 _ENTRY = decoder(_Entry)
