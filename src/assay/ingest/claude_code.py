@@ -536,7 +536,10 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
             results = 0
         else:
             blocks = content
-            results = sum(1 for b in blocks if b.type.endswith("tool_result"))
+            results = 0
+            for block in blocks:
+                if block.type.endswith("tool_result"):
+                    results += 1
             if kind == "user" and results and results == len(blocks):
                 alt = obj.parentUuid if type(obj.parentUuid) is str else None
         for block in blocks:
