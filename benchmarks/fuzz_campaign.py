@@ -14,7 +14,8 @@ Prints, per surface, how many cases ran, how many mutations made the document
 invalid, and the counts of internal errors (a traceback, exit 70, a hang) and
 of false passes (exit 0 on a document made invalid, when the seed's verdict
 was not lenient), each distinct failure signature once with an example, then
-``internal errors: N, false passes: M``. Exits 1 unless both are 0.
+``internal errors: N, false passes: M``. Exits 1 unless both are 0 (and when
+no case ran).
 ``--save DIR`` writes the smallest input of each signature there, with a
 ``manifest.json`` the regression tests read.
 """
@@ -270,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.save is not None:
         print(f"saved {save(tallies, args.save)} new regression inputs to {args.save}")
     failed = sum(t.internal + t.false_pass + t.instrument for t in tallies.values())
+    if not sum(t.cases for t in tallies.values()):
+        print("no case ran: nothing was measured")
+        return 1
     return 1 if failed else 0
 
 

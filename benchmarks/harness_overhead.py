@@ -15,7 +15,8 @@ beside its baseline in one run:
    20), without and with a declared ``effect``; and the same through the CLI
    with ``strace -f`` where strace may trace. Target 1 and 2: one durable
    point for the record and the head that counts it before the transition, a
-   second for the attempted effect before its producer runs. The syncs a run
+   second for the attempted effect before its producer runs (fewer or more
+   both miss). The syncs a run
    pays once when it is created are printed beside them.
 
 Exits 1 when a target is missed. Usage: ``python benchmarks/harness_overhead.py
@@ -188,6 +189,12 @@ def cli_fsyncs(phases: int) -> tuple[float, int] | None:
     return per, counts[0] - round(per * phases)
 
 
+def sync_target_met(per_phase: float, target: float) -> bool:
+    """The count is the contract's durable points: fewer is a record not made durable,
+    more is a sync the contract does not need; either misses."""
+    return abs(per_phase - target) < 0.05
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print each figure beside its baseline; exit 1 when a target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -222,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     for effect, target in ((False, 1.0), (True, 2.0)):
         SYNC_SECONDS[0] = 0.0
         per, fixed = fsyncs_per_phase(20, effect)
-        each = SYNC_SECONDS[0] / (3 * 20 * per + 2 * fixed) * 1000
-        ok = per <= target
+        each = SYNC_SECONDS[0] / max(3 * 20 * per + 2 * fixed, 1) * 1000
+        ok = sync_target_met(per, target)
         label = "with a declared effect" if effect else "without an effect"
         print(f"fsyncs per phase {label:<22}: {per:.1f} (target {target:.0f}; "
               f"{fixed} more once per run; {each:.2f} ms per sync on this disk now)  "
@@ -235,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         print("fsyncs per phase through the CLI: not counted (strace missing or not permitted)")
     else:
         per, fixed = traced
-        ok = per <= 1.0
+        ok = sync_target_met(per, 1.0)
         print(f"fsyncs per phase through the CLI (strace -f): {per:.1f} (target 1; {fixed} more "
               f"once per run)  {'ok' if ok else 'MISSED'}")
         if not ok:

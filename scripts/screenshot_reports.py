@@ -44,12 +44,13 @@ def _audit_page(assay: str, html: Path) -> int:
                               stdout=subprocess.DEVNULL).returncode
 
 
-def main() -> int:
+def main(build: Path = BUILD) -> int:
+    """Write every page and its screenshot under ``build``; 1 when any page misbehaves."""
     from playwright.sync_api import sync_playwright
 
     chromium = os.environ.get("ASSAY_CHROMIUM") or shutil.which("chromium") or \
         "/usr/bin/chromium"
-    BUILD.mkdir(exist_ok=True)
+    build.mkdir(exist_ok=True)
     assay = str(Path(sys.executable).with_name("assay"))
     bad = 0
     with sync_playwright() as p:
@@ -59,7 +60,7 @@ def main() -> int:
         page.on("console", lambda m: seen.append(f"console {m.type}: {m.text}"))
         page.on("pageerror", lambda e: seen.append(f"pageerror: {e}"))
         for name, args in [*PAGES.items(), ("audit-paused", [])]:
-            html = BUILD / f"{name}.html"
+            html = build / f"{name}.html"
             if args:
                 code = subprocess.run([assay, "replay", *args, "--format", "html", "--output",
                                        str(html)], cwd=ROOT, check=False).returncode
@@ -72,12 +73,12 @@ def main() -> int:
             seen.clear()
             page.goto(html.as_uri())
             page.wait_for_load_state("load")
-            png = BUILD / f"{name}.png"
+            png = build / f"{name}.png"
             page.screenshot(path=str(png), full_page=True)
             for line in seen:
                 print(f"{name}: {line}", file=sys.stderr)
             bad += bool(seen)
-            print(f"wrote {png.relative_to(ROOT)}")
+            print(f"wrote {png.relative_to(ROOT) if png.is_relative_to(ROOT) else png}")
         browser.close()
     return 1 if bad else 0
 

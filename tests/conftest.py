@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +17,10 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("assay", derandomize=True, database=None, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("assay")
+
+# The suite checks the plain report's bytes: a FORCE_COLOR set where it runs would turn
+# replay's text report into the terminal view (tests/test_terminal.py sets it on purpose).
+os.environ.pop("FORCE_COLOR", None)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

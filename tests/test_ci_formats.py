@@ -16,6 +16,7 @@ import xmlschema
 
 from assay.cli import main
 from assay.conformance.result import Finding, ReplayResult, ReplayRun
+from assay.findings import Location
 from assay.report.cases import replay_cases
 from assay.report.ci import ci_report, located_paths
 from assay.report.github import escape_data, escape_property
@@ -238,6 +239,42 @@ class TestLocatedPaths:
         assert located_paths(run, "html", paths) == paths
         assert located_paths(run, "junit", paths) == []
         assert located_paths(run, "json", paths) == []
+
+    def test_findings_that_carry_their_line_need_no_second_reading(self) -> None:
+        """A native file's findings carry their line; a transcript has no line per event."""
+        lined = Finding("checkpoint-skipped", "ran at seq 3", Location(seq=3, line=3))
+        seq = Finding("checkpoint-skipped", "ran at seq 3", 3)
+        run = ReplayRun("spec.json", [
+            ReplayResult("a", "a.jsonl", "BLOCK", (lined,)),
+            ReplayResult("b", "b.json", "BLOCK", (seq,), source="openai-chat"),
+            ReplayResult("c", "c.jsonl", "BLOCK", (lined, seq)),
+        ])
+        paths = ["a.jsonl", "b.json", "c.jsonl"]
+        assert located_paths(run, "sarif", paths) == ["c.jsonl"]
+        assert located_paths(run, "github", paths) == ["c.jsonl"]
+        assert located_paths(run, "html", paths) == paths
+
+    def test_cli_reads_a_native_file_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """replay --format github of native files points at lines without reading them again."""
+        from click.testing import CliRunner
+
+        from assay.cli import cli
+        from assay.ingest import locate as locate_module
+
+        read: list[list[str]] = []
+        real = locate_module.locate
+
+        def spy(paths, input_format=None):  # type: ignore[no-untyped-def]
+            read.append(list(paths))
+            return real(paths, input_format)
+
+        monkeypatch.setattr(locate_module, "locate", spy)
+        result = CliRunner().invoke(cli, ["replay", str(EXAMPLES / "spec.json"),
+                                          str(EXAMPLES / "fixture_skipped.jsonl"),
+                                          "--format", "github"])
+        assert result.exit_code == 1
+        assert ",line=5," in result.output
+        assert not any(read)  # no file read a second time
 
 
 class TestOutputFile:

@@ -165,3 +165,19 @@ class TestInBrowser:
             assert "sc\\u202eanner" in body and "a\\u2066b" in body
             assert "\u202e" not in body and "\u2066" not in body
             assert page.locator("section.traj").count() == 2
+
+
+class TestScreenshotScript:
+    def test_writes_each_page_and_its_screenshot(self, tmp_path: Path) -> None:
+        """scripts/screenshot_reports.py renders every page, opens it cleanly, and writes
+        a PNG of it beside the page."""
+        from .conftest import load_script
+
+        script = load_script(ROOT / "scripts" / "screenshot_reports.py")
+        assert script.main(tmp_path / "build") == 0
+        names = ["audit-paused", "replay-fixtures", "replay-hostile"]
+        assert sorted(p.name for p in (tmp_path / "build").iterdir()) == sorted(
+            f"{n}.{ext}" for n in names for ext in ("html", "png"))
+        for name in names:
+            png = (tmp_path / "build" / f"{name}.png").read_bytes()
+            assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000

@@ -14,8 +14,8 @@ skipped, and whatever comes out is published. The benchmark reports two facts:
    gated runs stopped each of them.
 
 Run ``python examples/doc_pipeline/benchmark.py`` to print the facts and write
-a self-contained HTML report; ``pytest -m benchmark`` asserts both facts from the
-same :func:`run_benchmark`.
+a self-contained HTML report (exit 1 when a fact fails); ``pytest -m
+benchmark`` asserts both facts from the same :func:`run_benchmark`.
 """
 
 from __future__ import annotations
@@ -179,6 +179,22 @@ def render_text(result: BenchmarkResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def missed(result: BenchmarkResult) -> list[str]:
+    """The facts that failed: an empty list when the gates held as the benchmark claims."""
+    out = []
+    if not result.docs or result.gated_advances == 0:
+        out.append("no gated phase advanced: nothing was measured")
+    if result.unbacked_advances:
+        out.append(f"{result.unbacked_advances} gated advance(s) without a passing, "
+                   "evidence-backed gate")
+    let_through = [d.doc for d in result.broken_published_ungated
+                   if d.gated_status == "completed" or d.stopped_at != d.ungated_broken_at]
+    if let_through:
+        out.append("the gated runs did not stop a broken document where it first fails: "
+                   + ", ".join(let_through))
+    return out
+
+
 def render_html(result: BenchmarkResult) -> str:
     """The same facts as a self-contained page."""
     rows = "".join(
@@ -206,7 +222,7 @@ def render_html(result: BenchmarkResult) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the facts and write the HTML report."""
+    """Print the facts and write the HTML report; exit 1 when a fact fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--html", default="build/doc_pipeline_benchmark.html",
                         help="where to write the HTML report")
@@ -222,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(result), encoding="utf-8")
     print(f"report: {out}")
-    return 0
+    failed = missed(result)
+    print("missed: " + "; ".join(failed) if failed else "both facts hold")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ that same descriptor, so what was checked is what is read. With ``roots``, the
 path's real location (symlinks resolved) must lie inside one of them; the
 resolved path is then opened with ``O_NOFOLLOW``.
 
-Writing: :func:`write_output` writes to a temporary file beside the target,
-fsyncs it and renames it over the target, so a reader sees the old file or the
-new one, never half of one. :func:`check_writable_dir` refuses a directory
+Writing: :func:`write_output` (and :func:`atomic_output`, for a report written
+as it is made) writes to a temporary file beside the target, fsyncs it and
+renames it over the target, so a reader sees the old file or the new one,
+never half of one. :func:`check_writable_dir` refuses a directory
 assay could not create or write into before anything is written. A bad path is
 an :class:`~assay.errors.InputError` (exit 2) naming the path and the OS
 reason, never an internal error.
@@ -20,12 +21,14 @@ reason, never an internal error.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
 from pathlib import Path
+from typing import TextIO
 
 from assay.errors import InputError
 
@@ -33,6 +36,7 @@ __all__ = [
     "FileRefused",
     "NotRegularFile",
     "OutsideRoots",
+    "atomic_output",
     "check_writable_dir",
     "describe",
     "digest_regular",
@@ -212,6 +216,31 @@ def write_output(path: str | PathLike[str], data: str | bytes, *, what: str = ""
 
     ``what`` names the file in the message (``cannot write the HTML page: ...``).
     """
+    with atomic_output(path, what=what) as fh:
+        if isinstance(data, str):
+            fh.write(data)
+        else:
+            fh.flush()
+            fh.buffer.write(data)
+
+
+#: How a write fails for want of room or a writable disk: said as the output's fault.
+_WRITE_FAILED = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
+                          if hasattr(errno, n))
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[TextIO]:
+    """A UTF-8 text stream whose content becomes the file at ``path`` when the block ends.
+
+    The stream is a temporary file beside the target (no newline translation);
+    leaving the block normally fsyncs it and renames it over the target, so a
+    reader sees the old file or the new one, never part of one. An exception
+    in the block (Ctrl-C included) removes the temporary and leaves the target
+    as it was. A target that cannot be written raises :class:`InputError` before
+    the block runs, naming the path and the reason, and so does a write in the
+    block that fails for want of room (a full or read-only disk).
+    """
     name = os.fspath(path)
     target = Path(name)
     parent = target.parent
@@ -223,21 +252,32 @@ def write_output(path: str | PathLike[str], data: str | bytes, *, what: str = ""
         raise InputError(f"{cannot}: the directory {str(parent)!r} {state}", path=name)
     import tempfile  # here, not at the top: the guard's hook process imports this module
 
-    body = data.encode("utf-8") if isinstance(data, str) else data
-    tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fchmod(fh.fileno(), _new_file_mode(target))
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        tmp = None
     except OSError as exc:
         raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
+    done = False
+    try:
+        with open(fd, "w", encoding="utf-8", newline="") as fh:
+            try:
+                yield fh
+            except OSError as exc:
+                if exc.errno not in _WRITE_FAILED:
+                    raise
+                raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
+            try:
+                fh.flush()
+                os.fchmod(fh.fileno(), _new_file_mode(target))
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
+        done = True
     finally:
-        if tmp is not None:
+        if not done:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced

@@ -8,6 +8,7 @@ code the result carries. Library imports sit inside the commands so that
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -174,13 +175,37 @@ def _sha256_option(name: str, what: str) -> Callable[[Callable[..., Any]], Calla
                              f"as printed in the report's {what}-sha256 line.")
 
 
-def _emit(text: str, output: str | None = None) -> None:
-    """Write a rendered report to stdout exactly as rendered, or atomically to ``output``."""
+def _show_verdicts(ctx: click.Context, param: click.Parameter,
+                   value: str | None) -> tuple[str, ...] | None:
+    """``--show block,error``: verdict names, each known, none twice over."""
+    if value is None:
+        return None
+    names = tuple(v.strip().lower() for v in value.split(","))
+    known = ("pass", "block", "error")
+    bad = [v for v in names if v not in known]
+    if bad or not names:
+        raise click.BadParameter(f"{', '.join(map(repr, bad)) or repr(value)} is not a verdict; "
+                                 f"give a comma-separated list of {', '.join(known)}")
+    return tuple(dict.fromkeys(names))
+
+
+def _emit(text: str, output: str | None = None, *, paint: bool = False) -> None:
+    """Write a rendered report to stdout exactly as rendered, or atomically to ``output``.
+
+    ``paint``: a text report, coloured when stdout is a terminal (or FORCE_COLOR is set)
+    and NO_COLOR is not set.
+    """
     if output is not None:
         from assay._files import write_output
 
         write_output(output, text, what="the report")
         return
+    if paint and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
+        from assay.report.terminal import paint_report, wants_colour
+
+        if wants_colour(sys.stdout, os.environ):
+            paint_report(text, sys.stdout)
+            return
     sys.stdout.write(text)
     sys.stdout.flush()
 
@@ -226,9 +251,17 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "wor
               help="Judge the files on Ray: a local instance, or the cluster at ADDRESS "
                    "(--ray=ADDRESS); the report is the local one, byte for byte. Needs "
                    "assay[ray].")
+@click.option("--show", "show", metavar="VERDICTS", default=None, callback=_show_verdicts,
+              help="Failures-first text view showing the blocks of these verdicts "
+                   "(comma-separated: pass, block, error; a terminal's default: block,error).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Failures-first text view: the summary line alone (and the --by lines).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Failures-first text view with every block, PASS included.")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
            output: str | None, input_format: str | None, summary_only: bool, by_field: str | None,
-           expect_spec_sha256: str | None, jobs: int, ray_address: str | None) -> None:
+           expect_spec_sha256: str | None, jobs: int, ray_address: str | None,
+           show: tuple[str, ...] | None, quiet: bool, verbose: bool) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
@@ -236,7 +269,9 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     named twice is judged once. The verdict comes from the road alone:
     task_success is printed for contrast and never consulted. Exit 0 PASS,
     1 BLOCK, 2 ERROR; across many files the worst verdict wins (BLOCK over
-    ERROR over PASS).
+    ERROR over PASS). At a terminal the text report puts the failures first,
+    in colour (--show, -q, -v ask for that view anywhere); piped or written
+    with --output it is the plain report, byte for byte.
     """
     from functools import partial
 
@@ -247,34 +282,42 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         raise click.UsageError("--format html needs --output FILE")
     if ray_address is not None and jobs != 1:
         raise click.UsageError("give --jobs or --ray, not both: Ray spreads the files itself")
+    if (show is not None) + quiet + verbose > 1:
+        raise click.UsageError("give one of --show, -q and -v")
+    if fmt != "text" and (show is not None or quiet or verbose):
+        raise click.UsageError(f"--show, -q and -v shape the text report, not --format {fmt}")
     loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
-    if fmt in ("text", "json") and output is None:
+    if fmt in ("text", "json"):
         # written as judged: the process holds one file's state, not every result
-        from assay.report.replay import ReplayReportWriter, render_result
+        from contextlib import ExitStack
 
-        render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
         judge = partial(replay_files, jobs=jobs)
         if ray_address is not None:
             from assay.integrations.ray import replay_paths
 
             judge = partial(replay_paths, address=ray_address or None)
-        with ReplayReportWriter(sys.stdout, loaded, spec_source=loaded.source,
-                                spec_sha256=loaded.sha256, fmt=fmt, summary_only=summary_only,
-                                by_field=by_field) as report:
+        stopped = None
+        with ExitStack() as stack:
+            report, render = _replay_writer(stack, loaded, fmt, output, len(inputs.paths),
+                                            show=show, quiet=quiet, verbose=verbose,
+                                            summary_only=summary_only, by_field=by_field)
             try:
                 judge(loaded, inputs.paths, input_format=input_format, render=render,
                       sink=report)
             except ReplayInterrupted as stop:
-                report.finish(interrupted=True)
-                _interrupted(f" after {stop.done} of {stop.total} files; the report covers "
-                             "those only")
-            code = report.finish()
+                code = report.finish(interrupted=True)
+                stopped = stop
+            else:
+                code = report.finish()
+        if stopped is not None:  # the report is whole (and the file renamed): now say so
+            _interrupted(f" after {stopped.done} of {stopped.total} files; the report covers "
+                         "those only")
         carries = report.carries
     else:
-        # a file written whole, or a format that needs every result before it starts
+        # a format that needs every result before it starts
         from assay.report.ci import replay_document
 
         try:
@@ -304,6 +347,58 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
                    "every result is grouped under (absent)", err=True)
     sys.exit(code)
+
+
+def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: int, *,
+                   show: tuple[str, ...] | None, quiet: bool, verbose: bool,
+                   summary_only: bool, by_field: str | None) -> tuple[Any, Callable[..., Any]]:
+    """The sink a streamed replay report is written through, and its render function.
+
+    The plain writer, or the failures-first view (see assay.report.terminal for the
+    rule); into ``output`` atomically, else stdout; with a progress line on stderr when
+    it is a terminal and the batch has more than one file. ``stack`` closes them all.
+    """
+    from functools import partial
+
+    from assay.report.replay import ReplayReportWriter, render_result
+
+    out: Any = sys.stdout
+    if output is not None:
+        from assay._files import atomic_output
+
+        out = stack.enter_context(atomic_output(output, what="the report"))
+    progress = view = None
+    if files > 1 and sys.stderr.isatty():
+        from assay.report.terminal import Progress
+
+        progress = Progress(sys.stderr, files)
+    if fmt == "text" and (show is not None or quiet or verbose or (
+            output is None and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")))):
+        from assay.report.terminal import TerminalView
+
+        view = TerminalView.choose(show=show, quiet=quiet, verbose=verbose,
+                                   to_file=output is not None, stdout=sys.stdout,
+                                   environ=os.environ)
+    report: Any
+    if view is not None:
+        from assay.report.terminal import TerminalReportWriter, render_terminal
+
+        render: Callable[..., Any] = partial(render_terminal, summary_only=summary_only,
+                                             by_field=by_field)
+        report = TerminalReportWriter(out, spec, view, spec_source=spec.source,
+                                      spec_sha256=spec.sha256, summary_only=summary_only,
+                                      by_field=by_field, progress=progress)
+    else:
+        render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+        report = ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
+                                    fmt=fmt, summary_only=summary_only, by_field=by_field)
+    stack.enter_context(report)
+    if progress is None:
+        return report, render
+    from assay.report.terminal import ProgressSink
+
+    stack.callback(progress.clear)  # also on an error: the cursor goes back where it was
+    return ProgressSink(report, progress), render
 
 
 @cli.command(short_help="Accept a claimed result only on evidence.")
@@ -341,7 +436,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
         if fmt in CI_FORMATS:
             raise click.UsageError(f"--self-test prints text or json, not {fmt}")
         cases = run_self_test()
-        _emit(self_test_report(cases, fmt=fmt), output)
+        _emit(self_test_report(cases, fmt=fmt), output, paint=fmt == "text")
         sys.exit(0 if all(c.as_expected for c in cases) else 1)
     if contract is None or result is None:
         raise click.UsageError("--contract and --result are required (or use --self-test)")
@@ -355,7 +450,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
 
         _emit(ci_report(fmt, "accept", accept_cases(run), run.exit), output)
     else:
-        _emit(accept_report(run.label, run.result, fmt=fmt), output)
+        _emit(accept_report(run.label, run.result, fmt=fmt), output, paint=fmt == "text")
     sys.exit(run.exit)
 
 
@@ -562,7 +657,7 @@ def revalidate(checkpoint: str, now: str | None, write_next: str | None,
 
         _emit(ci_report(fmt, "revalidate", revalidate_cases(result), result.exit), output)
     else:
-        _emit(revalidate_report(result, fmt=fmt), output)
+        _emit(revalidate_report(result, fmt=fmt), output, paint=fmt == "text")
     sys.exit(result.exit)
 
 

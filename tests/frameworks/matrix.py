@@ -3,7 +3,10 @@
 Each ``test_matrix_<framework>.py`` records every scenario its framework can
 express from the real library (scripted models, no network) and replays it
 against the scenario's spec; Inspect's logs, recorded by Inspect with its mock
-model, are kept under tests/data/inspect/matrix/. A scenario a framework
+model, are kept under tests/data/inspect/matrix/, ATIF documents, written
+with Harbor's own models, under tests/data/atif/matrix/, and OpenLLMetry span
+files, written by traceloop-sdk, under tests/data/frameworks/openllmetry/matrix/. A
+scenario a framework
 cannot express is a documented cell here (``NOT_EXPRESSIBLE``), with the
 reason, never a skip; one it can express but assay does not read is listed in
 ``NOT_READ``. A cell whose verdict is known to be wrong is listed in
@@ -60,7 +63,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 FRAMEWORKS: tuple[str, ...] = ("pydantic-ai", "openai-agents", "langgraph", "langchain-hitl",
-                               "inspect")
+                               "inspect", "atif", "openllmetry")
 
 FRAMEWORK_TITLES = {
     "pydantic-ai": "pydantic-ai (OTel spans)",
@@ -68,6 +71,9 @@ FRAMEWORK_TITLES = {
     "langgraph": "LangGraph (read_langgraph)",
     "langchain-hitl": "LangChain create_agent + HumanInTheLoopMiddleware (read_langgraph)",
     "inspect": "Inspect AI eval logs (approvers)",
+    "atif": "ATIF written with Harbor's trajectory models (`extra.checkpoint`)",
+    "openllmetry": "OpenLLMetry `@agent`/`@tool` spans (traceloop-sdk), the decision as an "
+                   "`assay.checkpoint` span",
 }
 
 NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
@@ -101,15 +107,13 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
     ("inspect", "two-runs"):
         "every sample of an eval runs under the same approval policy, so one sample cannot "
         "be approved while another runs ungated",
+    ("atif", "errored-tool"):
+        "ATIF has no field that marks a tool result as failed (Harbor's `ObservationResult` "
+        "holds `content` only): an observation is the call's result, whatever it says",
 }
 
 # (framework, scenario) -> why assay does not read it, though the framework can express it.
-NOT_READ: dict[tuple[str, str], str] = {
-    ("inspect", "handoff"):
-        "Inspect's `handoff()` is read as a handoff from `inspect`, the one agent the "
-        "reader names: a log does not say which agent ran each call, so a contract between "
-        "two named agents (`triage` to `reporter`) cannot be checked",
-}
+NOT_READ: dict[tuple[str, str], str] = {}
 
 # (framework, scenario) -> the wrong verdict, described; the cell runs xfail(strict=True).
 KNOWN_BUGS: dict[tuple[str, str], str] = {}

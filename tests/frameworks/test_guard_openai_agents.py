@@ -191,3 +191,31 @@ def test_of_two_identical_calls_only_the_approved_one_runs() -> None:
     run.agents_guard.reject(state, second)
     result = run.resume(state)
     assert run.sent == ["cfo"]
+
+
+def test_arguments_that_repeat_a_key_never_run() -> None:
+    """'{"to":"cfo","to":"everyone"}': two JSON readers would send to different people.
+
+    The guard cannot know which one the tool will act on, so the call is denied
+    as bad input, even for a tool no rule guards, and nothing runs.
+    """
+    twice = '{"to":"cfo","to":"everyone"}'
+    run = Run([[function_call("lookup", '{"name":"acme","name":"evil"}', call_id="c1")]])
+    with pytest.raises(ToolInputGuardrailTripwireTriggered) as stopped:
+        run.start()
+    info = stopped.value.output.output_info
+    assert info["verdict"] == "deny"
+    assert info["reasons"][0]["code"] == "bad-input"
+    assert "'arguments' holds JSON with a" in info["reasons"][0]["message"]
+    assert "'name'" in info["reasons"][0]["message"]
+    assert run.guard.records == []
+
+    run = Run([[function_call("send_report", twice, call_id="c2")],
+               [assistant_message("not sent")]])
+    result = run.start()
+    state = result.to_state()
+    decision = run.agents_guard.approve(state, result.interruptions[0], by="cfo")
+    assert decision.verdict == "deny" and decision.reasons[0].code == "bad-input"
+    assert run.guard.records == []  # no approval recorded for arguments nobody can read one way
+    result = run.resume(state)
+    assert run.sent == [] and result.final_output == "not sent"

@@ -72,6 +72,21 @@ class TestReplayPaths:
         assert dist.stdout == local.stdout
 
     @pytest.mark.parametrize("fmt", ["text", "json"])
+    def test_output_file_equals_the_local_stdout(self, tmp_path: Path, fmt: str) -> None:
+        """--ray --output FILE writes, as batches arrive, the bytes the local run prints;
+        the failures-first view (-v) and its Ray twin are the same too."""
+        args = ["replay", str(SPEC), *FIXTURES, "--format", fmt]
+        local = CliRunner().invoke(cli, args)
+        target = tmp_path / "report"
+        dist = CliRunner().invoke(cli, [*args, "--output", str(target), "--ray"])
+        assert dist.exit_code == local.exit_code == 1
+        assert dist.stdout == ""
+        assert target.read_text(encoding="utf-8") == local.stdout
+        if fmt == "text":
+            view = CliRunner().invoke(cli, [*args, "-v"])
+            assert CliRunner().invoke(cli, [*args, "-v", "--ray"]).stdout == view.stdout
+
+    @pytest.mark.parametrize("fmt", ["text", "json"])
     def test_streamed_to_a_sink_the_driver_keeps_nothing(self, fmt: str) -> None:
         """With a sink, the report written as batches arrive is the local one, and the run
         returned holds no result: the driver's memory does not grow with the files."""

@@ -103,6 +103,9 @@ class TestHook:
         (b"[1]", "bad hook input: expected a JSON object"),
         ({"tool_name": "Bash", "tool_input": "ls"}, "'tool_input' must be an object"),
         ({"tool_input": {}}, "'tool_name' must be a non-empty string"),
+        (b'{"hook_event_name": "PreToolUse", "session_id": "sess-1", "tool_name": "Bash", '
+         b'"tool_input": {"command": "ls", "command": "git push"}, "tool_use_id": "t1"}',
+         "bad hook input: duplicate key 'command'"),
     ])
     def test_bad_input_denies_with_exit_2(self, tmp_path: Path, payload: Any, why: str) -> None:
         """Bad hook input blocks (exit 2) with one line on stderr, never a traceback."""

@@ -122,6 +122,15 @@ class TestFailClosed:
         assert got == status and doc["verdict"] == "deny"
         assert words in doc["error"] and "\n" not in doc["error"]
 
+    def test_a_repeated_key_is_a_deny(self, client: Client) -> None:
+        """Two readers of '{"args": {"to": "a", "to": "b"}}' disagree: nothing is judged."""
+        client.post("/v1/sessions/s")
+        got, doc = client.post("/v1/sessions/s/check", raw=b'{"event": "action", '
+                               b'"action_type": "send_report", "args": {"to": "cfo", '
+                               b'"to": "everyone"}}')
+        assert got == 400 and doc["verdict"] == "deny"
+        assert "duplicate key 'to'" in doc["error"]
+
     def test_a_malformed_event_checked_is_a_deny(self, client: Client) -> None:
         """check on an event replay would refuse answers deny (bad-input), status 200."""
         client.post("/v1/sessions/s")

@@ -161,3 +161,34 @@ class TestGuardSession:
         first = re.search(r'id="outcome"><b>([^<]*)</b>', html)
         assert first is not None
         assert first.group(1).startswith("Guard session: 1 decision recorded; the last: ")
+
+
+HOSTILE = ("<script>window.__pwned=1</script> </style><b id=\"pwn\">bold</b> "
+           "<img src=x onerror=\"window.__pwned=2\"> sc\u202eanner a\u2066b")
+
+
+class TestHostileInBrowser:
+    def test_gate_output_and_identity_render_as_text(self, tmp_path: Path, phase: Build,
+                                                     workflow_file: WriteWorkflow,
+                                                     script: Callable[[str, str], str]) -> None:
+        """Markup, a closing style tag, a handler and bidi controls in what a run recorded
+        show as text on the audit page: nothing runs, nothing is reordered."""
+        shout = script("shout.py", f"import sys\nprint({HOSTILE!r})\nsys.exit(1)\n")
+        path = workflow_file(phase("make", gate={"command": ["{python}", shout]},
+                                   max_attempts=1))
+        runs = tmp_path / "runs"
+        _run(path, runs, "x", identity="<b>eve</b>\u202e")
+        out = tmp_path / "x.html"
+        html = _audit(runs, "x", out)
+        assert "\u202e" not in html and "\u2066" not in html
+        with browser() as b:
+            page = b.new_page()
+            assert _open(page, out) == []
+            assert page.evaluate("window.__pwned") is None
+            assert page.locator("#pwn").count() == 0
+            assert page.locator("img").count() == 0
+            body = page.locator("body").inner_text()
+            assert "<script>window.__pwned=1</script>" in body
+            assert '</style><b id="pwn">bold</b>' in body
+            assert "sc\\u202eanner a\\u2066b" in body
+            assert "<b>eve</b>\\u202e" in body

@@ -208,7 +208,8 @@ def test_malformed_line_is_an_error_naming_file_and_line(tmp_path, line, message
 
 # -- Codex ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "verdict"), [("approved", "PASS"), ("missing", "BLOCK")])
+@pytest.mark.parametrize(("name", "verdict"), [("approved", "PASS"), ("missing", "BLOCK"),
+                                              ("code-mode", "BLOCK")])
 def test_codex_example_push_needs_escalation_approval(name, verdict):
     spec = assay.load_spec(EXAMPLES / "codex" / "spec.yaml")
     run = assay.replay(spec, [str(EXAMPLES / "codex" / f"{name}.jsonl")])
@@ -408,3 +409,127 @@ def test_must_precede_mixes_names_and_selectors():
     assert assay.replay(spec, events).results[0].verdict == "BLOCK"
     events[0]["command"] = "terraform plan"
     assert assay.replay(spec, events).results[0].verdict == "PASS"
+
+
+# -- Codex code mode: the work an exec script does is written as item_completed lines -------
+
+CODE_MODE = DATA / "built" / "codex-code-mode.jsonl"
+CODEX_PUSH_SPEC = {"mandatory_checkpoints": [{
+    "checkpoint_id": "codex-approval", "scope": "each", "consume": True,
+    "must_precede": {"command": {"words": ["git", "push"]}}}]}
+
+
+def test_codex_code_mode_push_is_an_action_and_unapproved_is_block():
+    fmt, entries = load(str(CODE_MODE))
+    (traj,) = list(entries)
+    assert fmt == "codex" and not isinstance(traj, ReadFailure), traj
+    actions = [(e.action_type, e.get("command"), e.get("parent_call_id"))
+               for e in traj.events if e.kind == "action"]
+    assert actions == [
+        ("exec", None, None),
+        ("apply_patch", None, "call_exec1"),
+        ("exec_command", "git commit -am 'Fix footer typo'", "call_exec1"),
+        ("exec_command", "git push origin main", "call_exec1"),
+        # a direct call that an item repeats is one action, not two
+        ("exec_command", "git status --short", None),
+    ]
+    push = next(e for e in traj.events if e.get("command") == "git push origin main")
+    assert push.get("result", "").startswith("To github.com:example/shop.git")
+    run = assay.replay(CODEX_PUSH_SPEC, [str(CODE_MODE)])
+    assert run.results[0].verdict == "BLOCK"
+
+
+def _event(item):
+    return json.dumps({"timestamp": "t", "type": "event_msg",
+                       "payload": {"type": "item_completed", "thread_id": "c1", "turn_id": "u1",
+                                   "item": item}})
+
+
+def _code_mode(tmp_path, *items, after=()):
+    lines = [json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "c1"}}),
+             json.dumps({"timestamp": "t", "type": "response_item",
+                         "payload": {"type": "custom_tool_call", "call_id": "x1", "name": "exec",
+                                     "input": "await tools.exec_command({cmd: 'make'})"}})]
+    lines += [_event(i) for i in items]
+    lines += [json.dumps({"timestamp": "t", "type": "response_item", "payload": p})
+              for p in after]
+    return _read(tmp_path, lines, "rollout.jsonl")
+
+
+def _cmd(iid, cmd, **extra):
+    return {"type": "CommandExecution", "id": iid, "command": ["/bin/zsh", "-lc", cmd],
+            "cwd": "/w", "parsed_cmd": [], "source": "agent", **extra}
+
+
+def test_codex_code_mode_failed_and_declined_commands(tmp_path):
+    _, entries = _code_mode(
+        tmp_path,
+        _cmd("e1", "make test", status="failed", exit_code=2, aggregated_output="boom"),
+        _cmd("e2", "git push", status="declined"),
+        _cmd("e3", "cargo build", status="completed", exit_code=101),
+        # the app-server spelling of the same item
+        {"type": "CommandExecution", "id": "e4", "command": "/bin/zsh -lc 'git push'",
+         "status": "completed", "exitCode": 0, "aggregatedOutput": "ok"},
+        _cmd("e5", "sleep 100", status="in_progress"))
+    (traj,) = entries
+    got = [(e.get("command"), e.get("error"), e.get("result")) for e in traj.events
+           if e.kind == "action" and e.action_type == "exec_command"]
+    assert got == [("make test", "boom", None),           # failed: its output is the error
+                   ("cargo build", "exit code 101", None),  # a non-zero exit is a failure
+                   ("/bin/zsh -lc 'git push'", None, "ok"),
+                   ("sleep 100", None, None)]             # no outcome yet: it is still an action
+
+
+def test_codex_item_before_its_direct_call_is_one_action(tmp_path):
+    _, entries = _code_mode(
+        tmp_path, _cmd("call_9", "git push", status="completed", exit_code=0,
+                       aggregated_output="pushed"),
+        after=[{"type": "custom_tool_call_output", "call_id": "x1", "output": "done"},
+               {"type": "function_call", "name": "exec_command", "call_id": "call_9",
+                "arguments": json.dumps({"cmd": "git push"})}])
+    (traj,) = entries
+    pushes = [e for e in traj.events if e.get("command") == "git push"]
+    assert len(pushes) == 1
+    # the call has no output line; the item says how it ended
+    assert pushes[0].get("result") == "pushed" and pushes[0].get("parent_call_id") is None
+
+
+def test_codex_code_mode_mcp_call_and_patch(tmp_path):
+    _, entries = _code_mode(
+        tmp_path,
+        {"type": "McpToolCall", "id": "m1", "server": "mail", "tool": "send",
+         "arguments": {"to": "a@example.com"}, "status": "completed",
+         "result": {"content": [{"type": "text", "text": "sent"}], "isError": False}},
+        {"type": "McpToolCall", "id": "m2", "server": "mail", "tool": "send",
+         "arguments": {}, "status": "failed", "error": {"message": "quota"}},
+        {"type": "FileChange", "id": "p1", "changes": {"a.txt": {"type": "add", "content": "x"}},
+         "status": "failed", "stdout": "", "stderr": "conflict"})
+    (traj,) = entries
+    got = [(e.action_type, e.get("result"), e.get("error")) for e in traj.events
+           if e.kind == "action" and e.get("parent_call_id") == "x1"]
+    assert got == [("mcp__mail__send", [{"type": "text", "text": "sent"}], None),
+                   ("mcp__mail__send", None, "quota"),
+                   ("apply_patch", None, "conflict")]
+
+
+@pytest.mark.parametrize(("item", "message"), [
+    ({"type": "CommandExecution", "id": "e1", "status": "completed"}, "has no command"),
+    ({"type": "CommandExecution", "command": ["ls"]}, "has no 'id'"),
+    ({"type": "FileChange", "id": "p1", "changes": ["a"]}, "no 'changes' object"),
+    ({"type": "CommandExecution", "id": "e1", "command": ["ls"], "exit_code": "0"},
+     "exit code must be an integer"),
+    ({"type": "McpToolCall", "id": "m1", "tool": "send"}, "'server' and 'tool'"),
+])
+def test_codex_malformed_item_is_an_error_naming_the_line(tmp_path, item, message):
+    _, entries = _code_mode(tmp_path, item)
+    (failure,) = entries
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 3 and message in str(failure.error), failure.error
+
+
+def test_codex_item_completed_twice_is_an_error(tmp_path):
+    _, entries = _code_mode(tmp_path, _cmd("e1", "ls", status="completed"),
+                            _cmd("e1", "ls", status="completed"))
+    (failure,) = entries
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 4 and "completed twice (first at line 3)" in str(failure.error)

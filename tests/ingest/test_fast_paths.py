@@ -206,3 +206,106 @@ class TestWhatTheFastPathRefuses:
         (entry,) = list(claude_mod.read_claude_code("session.jsonl", body))
         assert isinstance(entry, ReadFailure)
         assert "unparseable JSON" in entry.error.message and entry.error.line == 1
+
+
+APPROVED = ROOT / "examples" / "frameworks" / "claude-code" / "approved.jsonl"
+
+
+class TestClaudeCodeKeysChecked:
+    """The transcript's fast path checks every key by the colons of each line's re-encoding:
+    what it has to look at closer (an undeclared field, a key inside a call's input or a
+    tool's result object) still reads as the strict path reads it."""
+
+    def _variant(self, old: bytes, new: bytes) -> bytes:
+        src = APPROVED.read_bytes()
+        assert old in src
+        return src.replace(old, new, 1)
+
+    def _same(self, monkeypatch: pytest.MonkeyPatch, body: bytes) -> list[Any]:
+        fast, strict, _ = _both(monkeypatch, "claude-code", "session.jsonl", body)
+        assert fast == strict
+        return fast
+
+    def test_an_undeclared_field_is_read_by_the_fast_path(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A field Claude Code may add one day costs that line a closer look, not the file."""
+        body = self._variant(b'"gitBranch":"main",', b'"gitBranch":"main","newField":{"a":1},')
+        fast, _, took = _both(monkeypatch, "claude-code", "session.jsonl", body)
+        assert took and fast[0][0] == "trajectory"
+        assert fast == self._same(monkeypatch, body)
+
+    @pytest.mark.parametrize(("old", "new"), [
+        (b'"gitBranch":"main",', b'"gitBranch":"main","gitBranch":"dev",'),
+        (b'"description":"run"', b'"description":"run","description":"x"'),
+        (b'"role":"user","content":"Fix', b'"role":"user","role":"user","content":"Fix'),
+        (b'"gitBranch":"main",', b'"gitBranch":"main","toolUseResult":{"a":1,"a":2},'),
+        (b'"gitBranch":"main",', b'"gitBranch":"main","newField":{"b":1,"b":2},'),
+        (b'"timestamp":"2026-03-02T10:00:00.000Z"',
+         b'"timestamp":"2026-03-02T10:00:00.000Z","usage":{"x":"a\\u003ab","c":1,"c":2}'),
+    ])
+    def test_a_repeated_key_is_refused_as_the_strict_path_refuses_it(
+            self, monkeypatch: pytest.MonkeyPatch, old: bytes, new: bytes) -> None:
+        """A key given twice anywhere in a line: the same one-line error on both paths."""
+        fast = self._same(monkeypatch, self._variant(old, new))
+        assert fast[0][0] == "failure" and "duplicate key" in fast[0][3]
+
+    @pytest.mark.parametrize("number", [b"18446744073709551616", b"-9223372036854775809",
+                                        b"123456789012345678901234567890", b"1.5e308",
+                                        b"0.1e-400", b"-0.0", b"1E5"])
+    def test_numbers_in_a_call_input_read_as_the_strict_path_reads_them(
+            self, monkeypatch: pytest.MonkeyPatch, number: bytes) -> None:
+        """Integers beyond 64 bits and odd floats: the arguments hold what orjson reads."""
+        body = self._variant(b'"description":"run"', b'"description":"run","n":' + number)
+        fast = self._same(monkeypatch, body)
+        assert fast[0][0] == "trajectory"
+
+    def test_answers_read_as_the_strict_path_reads_them(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """An AskUserQuestion's answers kept from ``toolUseResult``, numbers and all."""
+        path = DATA / "coding" / "claude-code" / "tool_heavy.jsonl"
+        src = path.read_bytes()
+        if b'"answers"' not in src:
+            src = next(p.read_bytes() for p in CLAUDE if b'"answers":{' in p.read_bytes())
+        body = src.replace(b'"answers":{', b'"answers":{"n":18446744073709551616,', 1)
+        assert body != src
+        fast = self._same(monkeypatch, body)
+        assert fast[0][0] == "trajectory"
+        assert any(dict(items).get("answers", {}).get("n") == 18446744073709551616.0
+                   for _, _, _, _, items, _ in fast[0][5])
+
+
+class TestSpanExportLayouts:
+    """How an export lays traces over lines does not change what either path reads."""
+
+    def test_traces_sharing_lines_and_spread_over_lines(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A line holding two traces, a trace spread over two lines, a trace on its own
+        line, and two traces of one conversation: the fast path reads them as the strict
+        path does."""
+        import orjson
+
+        bench = load_script(BENCH)
+        docs = [orjson.loads(bench.otel_trace(i)) for i in range(5)]
+        spans = [d["resourceSpans"][0]["scopeSpans"][0]["spans"] for d in docs]
+
+        def line(*parts: list[Any]) -> bytes:
+            doc = {"resourceSpans": [{"resource": {}, "scopeSpans": [
+                {"scope": {"name": "s"}, "spans": [s for part in parts for s in part]}]}]}
+            return orjson.dumps(doc)
+
+        # the fifth trace names the fourth's conversation: one run of two traces
+        for span in spans[4]:
+            for attr in span["attributes"]:
+                if attr["key"] == "gen_ai.conversation.id":
+                    attr["value"]["stringValue"] = "conv-3"
+        body = b"\n".join([
+            line(spans[0], spans[1][:3]),
+            line(spans[1][3:], spans[2]),
+            line(spans[3]),
+            line(spans[4]),
+        ]) + b"\n"
+        fast, strict, took = _both(monkeypatch, "otel", "spans.jsonl", body)
+        assert took
+        assert fast == strict
+        assert [kind for kind, *_ in fast] == ["trajectory"] * 4
+        assert fast[3][4]["traces"] == [f"{4:032x}", f"{5:032x}"]

@@ -180,3 +180,38 @@ def test_an_archive_that_is_no_zip_is_error():
     data = (DATA / "approved.eval").read_bytes()
     got = entries("x.eval", data[:200])
     assert len(got) == 1 and isinstance(got[0], ReadFailure)
+
+
+def test_a_handoff_is_from_the_agent_that_handed_over():
+    """Inspect writes each event's span; agent spans name the agent (react(name=...))."""
+    (traj,) = entries(DATA / "matrix" / "handoff.json")
+    got = [(e.kind, e.agent, e.action_type or e.get("to_agent")) for e in traj.events
+           if e.kind in ("action", "handoff")]
+    assert got == [("action", "triage", "transfer_to_reporter"),
+                   ("handoff", "triage", "reporter"),
+                   ("action", "reporter", "send_report"),
+                   ("action", "reporter", "submit"),
+                   ("action", "triage", "submit")]
+    (handoff,) = [e for e in traj.events if e.kind == "handoff"]
+    assert (handoff.get("from_agent"), handoff.get("payload")) == ("triage", {})
+
+
+def test_a_log_without_agent_spans_names_inspect():
+    (traj,) = entries(DATA / "missing.json")
+    assert {e.agent for e in traj.events if e.kind == "action"} == {"inspect"}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"id": None}, "a span_begin event has no 'id'"),
+    ({"name": ""}, "an agent span has no 'name'"),
+])
+def test_a_malformed_agent_span_is_the_samples_error(tmp_path, change, message):
+    log = json.loads((DATA / "matrix" / "handoff.json").read_text())
+    span = next(e for e in log["samples"][0]["events"]
+                if e["event"] == "span_begin" and e.get("type") == "agent")
+    span.update(change)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log, indent=2))
+    (failure,) = entries(path)
+    assert isinstance(failure, ReadFailure) and message in str(failure.error)
+    assert failure.error.line is not None

@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay import replay
 from assay.events import Trajectory
 from assay.ingest import ReadFailure, detect_format, load
+from assay.ingest import otel as otel_mod
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
 SPEC = DATA / "spec.yaml"
@@ -217,3 +220,15 @@ class TestLineByLine:
         indented = json.dumps(json.loads(self.SPAN % 2), indent=2)
         spans = parse_spans(f"{self.SPAN % 1}\n{indented}\n".encode())
         assert [s.span_id for s in spans] == [f"{1:016x}", f"{2:016x}"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, otel_mod._MAX_NANOS))
+def test_span_times_print_as_datetime_prints_them(nanos: int) -> None:
+    """A span's time in nanoseconds prints as UTC with microseconds, as datetime does."""
+    from datetime import UTC, datetime, timedelta
+
+    secs, rest = divmod(nanos, 1_000_000_000)
+    expected = (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=secs, microseconds=rest
+                                                             // 1000))
+    assert otel_mod._iso(nanos) == expected.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

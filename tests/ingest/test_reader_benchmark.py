@@ -86,3 +86,46 @@ def test_readers_hold_far_less_than_the_decoded_file(tmp_path: Path) -> None:
         data = path.read_bytes()
         peak = _peak(lambda: list(reader(str(path), data)))  # noqa: B023
         assert peak < 3 * len(data), (path.name, peak / len(data))
+
+
+def test_replay_reads_a_file_that_is_not_native_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytes the direct native path read go to the general reader, not read again."""
+    from assay import conformance
+    from assay.conformance import CompiledSpec, iter_replay, load_spec
+    from assay.ingest import native
+
+    def again(path: str) -> bytes:
+        raise AssertionError(f"{path} read a second time")
+
+    folder = ROOT / "examples" / "frameworks"
+    spec = CompiledSpec(load_spec(folder / "spec.yaml"))
+    assert spec.typed  # the direct native path is tried first
+    reads: list[str] = []
+    real = conformance._plain_bytes
+
+    def plain(path: str) -> bytes | None:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(native, "read_bytes", again)
+    monkeypatch.setattr(conformance, "_plain_bytes", plain)
+    results = list(iter_replay(spec, [str(folder / "otel" / "spans.jsonl")]))
+    assert results and all(r.verdict in ("PASS", "BLOCK") for r in results)
+    assert reads == [str(folder / "otel" / "spans.jsonl")]
+
+
+def test_replay_of_a_span_export_holds_the_file_about_once(tmp_path: Path) -> None:
+    """Peak traced memory of replaying a span export, its bytes included, stays under 1.5x
+    the file (2.0x while the file was read twice, the second time with a buffer of its
+    whole size asked for at its end)."""
+    from assay.conformance import CompiledSpec, iter_replay, load_spec
+
+    bench = load_script(SCRIPT)
+    spans = tmp_path / "spans.jsonl"
+    bench.write_otel(spans, 4_000_000)
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(bench.OTEL_SPEC, encoding="utf-8")
+    spec = CompiledSpec(load_spec(spec_path))
+    list(iter_replay(spec, [str(spans)]))  # imports and caches outside the measure
+    peak = _peak(lambda: list(iter_replay(spec, [str(spans)])))
+    assert peak < 1.5 * spans.stat().st_size, peak / spans.stat().st_size

@@ -129,11 +129,12 @@ def _judge(compiled: CompiledSpec, entry: Trajectory) -> ReplayResult:
 
 
 def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
-              formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
+              formats: list[tuple[str, str]] | None,
+              data: bytes | None = None) -> Iterator[ReplayResult]:
     """The results of one file; an unexpected exception is that file's ERROR, and no more."""
     known = len(formats) if formats is not None else 0
     try:
-        yield from _iter_path(compiled, path, input_format, formats)
+        yield from _iter_path(compiled, path, input_format, formats, data)
     except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
         if formats is not None and len(formats) == known:
             formats.append((path, input_format or "native"))
@@ -157,12 +158,13 @@ def _typed() -> Any:
 
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
-               formats: list[tuple[str, str]] | None) -> Iterator[ReplayResult]:
+               formats: list[tuple[str, str]] | None,
+               data: bytes | None = None) -> Iterator[ReplayResult]:
+    """The results of one file; ``data``, when given, is its content already read."""
     from assay.ingest import FORMATS, ReadFailure, detect_format, load
 
     native = _native()
 
-    data = None
     if path == STDIN:
         path = STDIN_ID
         try:
@@ -261,8 +263,9 @@ def iter_replay(spec: Spec | CompiledSpec, items: Iterable[TrajectoryItem], *,
     compiled = _compiled(spec)
     direct = compiled.typed and input_format in (None, "native")
     for index, item in enumerate(items, 1):
+        data = None
         if direct and type(item) is str and item != STDIN:
-            result = _direct_native(compiled, item, formats)
+            result, data = _direct_native(compiled, item, formats)
             if result is not None:
                 yield result
                 continue
@@ -272,7 +275,8 @@ def iter_replay(spec: Spec | CompiledSpec, items: Iterable[TrajectoryItem], *,
             except Exception as exc:  # an internal bug: fail closed for this trajectory
                 yield error_result(item.id, item.path, _crash(item.id, exc), source=item.source)
         elif isinstance(item, (str, PathLike)):
-            yield from _isolated(compiled, str(item), input_format, formats)
+            yield from _isolated(compiled, str(item), input_format, formats, data)
+            data = None
         elif _is_events(item):
             name = f"<events {index}>"
             try:
@@ -503,7 +507,8 @@ def _plain_bytes(path: str) -> bytes | None:
         # byte asked beyond its size came) is read to its new end
         if len(data) > st.st_size:
             chunks = [data]
-            while chunk := os.read(fd, max(st.st_size, 1 << 16)):
+            # a small buffer: os.read allocates the whole size asked for, even at the end
+            while chunk := os.read(fd, 1 << 16):
                 chunks.append(chunk)
             if len(chunks) > 1:
                 data = b"".join(chunks)
@@ -521,24 +526,25 @@ def _plain_bytes(path: str) -> bytes | None:
     return data
 
 
-def _direct_native(compiled: CompiledSpec, path: str,
-                   formats: list[tuple[str, str]] | None) -> ReplayResult | None:
+def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, str]] | None
+                   ) -> tuple[ReplayResult | None, bytes | None]:
     """A plain native file judged without detection and the general reader's layers: the
-    same format recorded and the same result as :func:`_isolated` gives, or None (nothing
-    recorded) when the file is not plainly native and goes the general way."""
+    same format recorded and the same result as :func:`_isolated` gives, or no result
+    (nothing recorded) when the file is not plainly native and goes the general way, with
+    the bytes read when there are any, so that way does not read the file again."""
     data = _plain_bytes(path)
     if data is None or not _native().certainly_native(data):
-        return None
+        return None, data
     if formats is not None:
         formats.append((path, "native"))
     try:
         events = _native().iter_events(data, path)  # a generator: it reads nothing yet
         typed = _typed()(data)
         if typed is None:
-            return replay_events(compiled, events, path, path)
-        return _replay_records(compiled, typed[0], typed[1], path)
+            return replay_events(compiled, events, path, path), None
+        return _replay_records(compiled, typed[0], typed[1], path), None
     except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
-        return error_result(path, path, _crash(path, exc))
+        return error_result(path, path, _crash(path, exc)), None
 
 
 def _same(result: ReplayResult) -> ReplayResult:

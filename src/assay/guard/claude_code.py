@@ -259,6 +259,11 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
         raise _BadInput(f"not JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise _BadInput(f"expected a JSON object, got {type(doc).__name__}")
+    from assay.ingest._json import message, repeated_key
+
+    twice = repeated_key(data, doc)
+    if twice is not None:
+        raise _BadInput(message(twice))
     name = _field(doc, "hook_event_name", str, "a non-empty string")
     session = _field(doc, "session_id", str, "a non-empty string")
     if name not in HOOK_EVENTS:

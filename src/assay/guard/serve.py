@@ -35,6 +35,7 @@ import orjson
 from assay.errors import AssayError, InputError
 from assay.guard.core import Decision
 from assay.guard.store import GuardSession, GuardStore
+from assay.ingest._json import message, repeated_key
 
 __all__ = ["GuardServer", "loopback", "serve"]
 
@@ -110,6 +111,9 @@ class GuardServer(HTTPServer):
             raise _Refused(400, "bad-input", f"the request body is not JSON: {exc}") from None
         if not isinstance(doc, dict):
             raise _Refused(400, "bad-input", "the request body is not a JSON object")
+        twice = repeated_key(body, doc)
+        if twice is not None:
+            raise _Refused(400, "bad-input", f"the request body has a {message(twice)}")
         with self.store.session(session) as live:
             if parts[4] == "check":
                 return 200, live.check(doc).to_dict()

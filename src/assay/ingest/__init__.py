@@ -162,9 +162,9 @@ def _undetected(path: str, data: bytes) -> ReadFailure:
 class BadRun(Exception):
     """One run of a multi-run file is malformed: :func:`read_runs` reports it and goes on."""
 
-    def __init__(self, run_id: str, message: str) -> None:
+    def __init__(self, run_id: str, message: str, line: int | None = None) -> None:
         super().__init__(message)
-        self.run_id, self.message = run_id, message
+        self.run_id, self.message, self.line = run_id, message, line
 
 
 R = TypeVar("R")
@@ -191,7 +191,7 @@ def read_runs(path: str, data: bytes, runs: Callable[[str, bytes], Iterable[R]],
         try:
             yield build(item)
         except BadRun as exc:
-            yield ReadFailure(exc.run_id, path, TraceError(exc.message, path=path))
+            yield ReadFailure(exc.run_id, path, TraceError(exc.message, path=path, line=exc.line))
         except TraceError as exc:
             exc.path = path
             yield ReadFailure(path, path, exc)

@@ -34,7 +34,7 @@ from typing import Annotated, Any
 import msgspec
 
 __all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key", "kept_every_key_at",
-           "line_views", "no_cycle_collection"]
+           "line_bounds", "line_views", "no_cycle_collection"]
 
 #: An integer orjson decodes as an integer (it turns larger ones into floats; 2**63 and up
 #: give way to the strict path too): a field typed so refuses what that path reads differently.
@@ -90,16 +90,13 @@ def no_cycle_collection() -> Iterator[None]:
 _NONBLANK = re.compile(rb"\S")
 
 
-def line_views(data: bytes) -> Iterator[tuple[int, memoryview]]:
-    """(line number, line) for each line of ``data`` holding more than blanks, as views.
+def line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(line number, start, end) for each line of ``data`` holding more than blanks.
 
-    Nothing is copied: a :class:`msgspec.Raw` decoded from a view points into
-    ``data``, which the caller holds anyway. In a file that is not ASCII, a
-    line is checked to be UTF-8 here, because msgspec does not look inside the
-    strings it skips (orjson, the strict path, refuses the whole line): such a
-    line raises :class:`Slow`.
+    In a file that is not ASCII, a line is checked to be UTF-8 here, because
+    msgspec does not look inside the strings it skips (orjson, the strict path,
+    refuses the whole line): such a line raises :class:`Slow`.
     """
-    view = memoryview(data)
     find, search = data.find, _NONBLANK.search
     size = len(data)
     pos, n = 0, 0
@@ -110,14 +107,25 @@ def line_views(data: bytes) -> Iterator[tuple[int, memoryview]]:
             end = size
         n += 1
         if (pos < end and data[pos] > 0x20) or search(data, pos, end) is not None:
-            line = view[pos:end]
             if not ascii_file:
                 try:
-                    str(line, "utf-8")
+                    str(data[pos:end], "utf-8")
                 except UnicodeDecodeError:
                     raise Slow from None
-            yield n, line
+            yield n, pos, end
         pos = end + 1
+
+
+def line_views(data: bytes) -> Iterator[tuple[int, memoryview]]:
+    """(line number, line) for each line of ``data`` holding more than blanks, as views.
+
+    Nothing is copied: a :class:`msgspec.Raw` decoded from a view points into
+    ``data``, which the caller holds anyway. Lines that are not UTF-8 raise
+    :class:`Slow` (:func:`line_bounds`).
+    """
+    view = memoryview(data)
+    for n, start, end in line_bounds(data):
+        yield n, view[start:end]
 
 
 def jsonl(data: bytes, decoder: msgspec.json.Decoder[Any]) -> Iterator[tuple[int, Any]]:

@@ -26,8 +26,9 @@ import orjson
 from assay.errors import TraceError
 from assay.ingest._scan import _COLON, _TOKEN
 
-__all__ = ["DuplicateKey", "check_document", "check_line", "find_duplicate", "message",
-           "no_duplicate_keys", "pairs_hook", "repeated_key"]
+__all__ = ["DuplicateKey", "EmbeddedDuplicate", "check_document", "check_line",
+           "decode_embedded", "find_duplicate", "message", "no_duplicate_keys", "pairs_hook",
+           "repeated_key"]
 
 
 class DuplicateKey(ValueError):
@@ -97,6 +98,67 @@ def repeated_key(raw: bytes, rec: Any) -> str | None:
     if no_duplicate_keys(raw, [rec]):
         return None
     return find_duplicate(raw)
+
+
+class EmbeddedDuplicate(ValueError):
+    """A JSON string field (tool arguments) holds an object that repeats a key.
+
+    The message names the field and the key; the reader adds the file, the line
+    and the record it was reading.
+    """
+
+    def __init__(self, field: str, key: str) -> None:
+        super().__init__(f"{field!r} holds JSON with a {message(key)}")
+        self.field, self.key = field, key
+
+
+def decode_embedded(raw: Any, field: str) -> Any:
+    """The value of a field that carries JSON as text, such as a tool call's arguments.
+
+    A string is decoded (a blank one is ``{}``); a string that is not JSON is
+    kept as it is (the call was made, whatever its arguments were); ``None`` is
+    ``{}``; anything else is returned unchanged. A decoded object that repeats a
+    key raises :class:`EmbeddedDuplicate` naming ``field``: two JSON readers would
+    read different arguments from it. The outer line's check cannot see inside a
+    string, so every reader that decodes such a field calls this.
+
+    Cheap: text with fewer than two colons cannot hold two keys, and otherwise
+    the colon count of :func:`no_duplicate_keys` decides before any exact reading
+    (for a flat object, counted from the decoded keys and strings without
+    re-encoding them).
+    """
+    if type(raw) is not str:
+        return {} if raw is None else raw
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw if raw.strip() else {}
+    colons = raw.count(":")
+    if colons < 2:
+        return value  # two keys need two colons
+    kept = -1
+    if type(value) is dict:
+        # a flat object (most arguments): one colon per key kept, plus those in its text
+        kept = len(value)
+        for k, v in value.items():
+            if ":" in k:
+                kept += k.count(":")
+            t = type(v)
+            if t is str:
+                if ":" in v:
+                    kept += v.count(":")
+            elif t is dict or t is list:
+                kept = -1
+                break
+    elif type(value) is not list:
+        return value
+    if kept < 0:
+        kept = orjson.dumps(value).count(b":")
+    if kept != colons or ("\\" in raw and ("\\u003a" in raw or "\\u003A" in raw)):
+        key = find_duplicate(raw)
+        if key is not None:
+            raise EmbeddedDuplicate(field, key)
+    return value
 
 
 def check_line(raw: bytes, rec: Any, line: int, path: str | None) -> None:

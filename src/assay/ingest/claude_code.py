@@ -43,7 +43,7 @@ from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._fast import Slow, decoder, line_views, no_cycle_collection
+from assay.ingest._fast import Slow, decoder, line_bounds, no_cycle_collection
 from assay.ingest._json import lines_of, message, repeated_key
 from assay.shellcmd import command_text
 
@@ -296,7 +296,10 @@ def _events(path: str, data: bytes) -> tuple[list[Event], dict[str, Any]]:
                 staged.append(("message", agent, {"ts": ts, "role": "assistant",
                                                   "text": text, "yields_turn": False}, n))
     _yield_turn(staged)
-    return _built(staged, calls), {"session_id": session} if isinstance(session, str) else {}
+    off_chain = {call_id for call_id, (_, on_chain, _) in calls.items() if not on_chain}
+    del calls
+    return _built(staged, off_chain), {"session_id": session} if isinstance(
+        session, str) else {}
 
 
 def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> None:
@@ -307,45 +310,133 @@ def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> No
 
 # -- the fast path ----------------------------------------------------------------------------
 #
-# Each line is decoded into structs that declare only what the reader reads (msgspec skips
-# the rest: usage, cwd, a tool's full output again in ``toolUseResult``...), straight from a
-# view of the file, and the events are built from them. Anything the strict reading above
-# would refuse or read differently (a type it does not expect, a uuid given twice, a call
-# answered twice...) makes the file give way to it (``Slow``), which says what is wrong.
+# Each line is decoded into structs that declare the fields Claude Code writes, straight from a
+# view of the file, and the events are built from them. A repeated key is refused anywhere in a
+# line: re-encoding a decoded line writes every key it kept once, with its colon (absent fields
+# stay out, ``UNSET``), so a line whose re-encoding has as many colons as the line itself lost
+# no key (see ingest._fast). A line with a field the structs do not declare has fewer: it gets
+# the exact check (orjson and the colon count of ingest._json, then the key named), and so do
+# the parts kept as raw JSON (a call's input, ``toolUseResult``) when they are read. Anything
+# the strict reading above would refuse or read differently (a type it does not expect, a uuid
+# given twice, a call answered twice...) makes the file give way to it (``Slow``), which says
+# what is wrong.
 
-class _Block(msgspec.Struct, gc=False):
+class _Block(msgspec.Struct, gc=False, omit_defaults=True):
     type: str
     text: Any = UNSET
     id: Any = UNSET
     name: Any = UNSET
-    input: msgspec.Raw | UnsetType = UNSET
+    input: Any = UNSET
     tool_use_id: Any = UNSET
     content: Any = UNSET
     is_error: Any = UNSET
+    caller: Any = UNSET
+    thinking: Any = UNSET
+    signature: Any = UNSET
+    source: Any = UNSET
+    citations: Any = UNSET
+    cache_control: Any = UNSET
+    data: Any = UNSET
 
 
-class _Message(msgspec.Struct, gc=False):
+class _Message(msgspec.Struct, gc=False, omit_defaults=True):
     content: str | list[_Block] | UnsetType | None = UNSET
+    role: Any = UNSET
+    id: Any = UNSET
+    type: Any = UNSET
+    model: Any = UNSET
+    stop_reason: Any = UNSET
+    stop_sequence: Any = UNSET
+    usage: Any = UNSET
+    container: Any = UNSET
+    context_management: Any = UNSET
 
 
-class _Entry(msgspec.Struct, gc=False):
+class _Entry(msgspec.Struct, gc=False, omit_defaults=True):
     type: str
-    uuid: str | None = None
-    parentUuid: str | None = None
-    logicalParentUuid: str | None = None
-    isSidechain: bool | None = None
-    agentId: Any = None
-    sessionId: Any = None
-    timestamp: Any = None
-    isMeta: Any = None
+    uuid: str | UnsetType | None = UNSET
+    parentUuid: str | UnsetType | None = UNSET
+    logicalParentUuid: str | UnsetType | None = UNSET
+    isSidechain: bool | UnsetType | None = UNSET
+    agentId: Any = UNSET
+    sessionId: Any = UNSET
+    timestamp: Any = UNSET
+    isMeta: Any = UNSET
     message: _Message | UnsetType = UNSET
-    toolUseResult: msgspec.Raw | UnsetType = UNSET
+    toolUseResult: Any = UNSET
+    # written by Claude Code, never read here: declared so the re-encoding holds them
+    userType: Any = UNSET
+    cwd: Any = UNSET
+    version: Any = UNSET
+    gitBranch: Any = UNSET
+    slug: Any = UNSET
+    requestId: Any = UNSET
+    subtype: Any = UNSET
+    content: Any = UNSET
+    level: Any = UNSET
+    compactMetadata: Any = UNSET
+    isCompactSummary: Any = UNSET
+    isVisibleInTranscriptOnly: Any = UNSET
+    messageId: Any = UNSET
+    snapshot: Any = UNSET
+    isSnapshotUpdate: Any = UNSET
+    data: Any = UNSET
+    parentToolUseID: Any = UNSET
+    toolUseID: Any = UNSET
+    sourceToolAssistantUUID: Any = UNSET
+    thinkingMetadata: Any = UNSET
+    todos: Any = UNSET
+    permissionMode: Any = UNSET
+    operation: Any = UNSET
+    hookCount: Any = UNSET
+    hookInfos: Any = UNSET
+    hookErrors: Any = UNSET
+    preventedContinuation: Any = UNSET
+    stopReason: Any = UNSET
+    hasOutput: Any = UNSET
+    summary: Any = UNSET
+    leafUuid: Any = UNSET
+    error: Any = UNSET
+    isApiErrorMessage: Any = UNSET
+    apiError: Any = UNSET
+    cause: Any = UNSET
+    retryInMs: Any = UNSET
+    retryAttempt: Any = UNSET
+    maxRetries: Any = UNSET
+    durationMs: Any = UNSET
+    sourceToolUseID: Any = UNSET
+    imagePasteIds: Any = UNSET
+    mcpMeta: Any = UNSET
+    planContent: Any = UNSET
 
 
 _ENTRY = decoder(_Entry)
-_DONE = (0, _Entry("done"))
+_ENCODE = msgspec.json.Encoder().encode
 _REJECTED = "User rejected tool use"
 _LEAF_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+
+
+def _closer_look(line: bytes) -> None:
+    """A line whose re-encoding lost a key: a field the structs do not declare (read on), or a
+    key given twice (:class:`Slow`: the strict path names it)."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise Slow from None
+    if repeated_key(line, value) is not None:
+        raise Slow
+
+
+def _as_orjson(value: Any) -> Any:
+    """``value`` (decoded by msgspec) as orjson, the strict path's reader, reads its JSON.
+
+    The two differ on integers beyond 64 bits (orjson reads them as floats); written back
+    and read again, a value is what the strict path holds, number for number.
+    """
+    try:
+        return orjson.loads(_ENCODE(value))
+    except (orjson.JSONDecodeError, msgspec.EncodeError):
+        raise Slow from None
 
 
 def _fast_text(content: str | list[_Block] | UnsetType | None) -> str:
@@ -365,96 +456,92 @@ def _fast_text(content: str | list[_Block] | UnsetType | None) -> str:
     return "\n".join(parts)
 
 
-def _tool_use_result(raw: msgspec.Raw | UnsetType) -> Any:
+def _tool_use_result(value: Any) -> Any:
     """The ``toolUseResult`` the strict path keeps: a string, or only its ``answers``."""
-    if raw is UNSET:
-        return None
-    first = bytes(memoryview(raw)[:1])
-    if first not in (b'"', b"{"):
-        return None
-    try:
-        value = orjson.loads(memoryview(raw))
-    except orjson.JSONDecodeError:
-        raise Slow from None
-    if isinstance(value, dict):
-        return {"answers": value["answers"]} if "answers" in value else None
-    return value
+    if type(value) is str:
+        return value
+    if type(value) is dict and "answers" in value:
+        return {"answers": _as_orjson(value["answers"])}
+    return None
+
+
+#: Who stands for the transcript's agent until the whole file has said who that is.
+_AGENT = "\x00agent"
 
 
 def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
-    """:func:`_events` for a transcript of well-formed entries. Raises :class:`Slow`."""
-    entries: list[tuple[int, _Entry]] = []
-    append = entries.append
-    by_uuid: dict[str, _Entry] = {}
+    """:func:`_events` for a transcript of well-formed entries, in one pass. Raises :class:`Slow`.
+
+    Each line is built as it is decoded and nothing of it is kept but what the events
+    keep; each staged record notes where it sits (its entry's uuid, and for an answer
+    of parallel calls the entry it hangs off), and once the last line has named the
+    live chain the records off it are dropped, as :func:`_events` never stages them.
+    """
+    if b"\\u003" in data and (b"\\u003a" in data or b"\\u003A" in data):
+        raise Slow  # a colon the re-encoding would write raw: the colon counts cannot compare
+    links: dict[str, str | None] = {}  # uuid -> the entry before it on its chain
+    leaf = None
     side = main = False
     agent_id = session = None
-    decode, loads, dumps = _ENTRY.decode, orjson.loads, orjson.dumps
-    kept = 0  # the colons orjson writes back for what it decoded (see _json.no_duplicate_keys)
-    for n, raw in line_views(data):
-        try:
-            entry = decode(raw)
-            kept += dumps(loads(raw)).count(b":")
-        except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError,
-                orjson.JSONEncodeError):
-            raise Slow from None
-        uid = entry.uuid
-        if uid is not None:
-            if uid in by_uuid:
-                raise Slow  # given twice: the strict path compares the two
-            by_uuid[uid] = entry
-        parent = entry.parentUuid
-        if parent is not None and parent in by_uuid:
-            entry.parentUuid = by_uuid[parent].uuid  # one copy of each uuid string
-        if entry.type in _MESSAGE_TYPES:
-            if entry.isSidechain is True:
-                side = True
-            else:
-                main = True
-            if not session:
-                session = entry.sessionId
-        entry.sessionId = None  # read: the first one of a message entry names the session
-        if agent_id is None and type(entry.agentId) is str:
-            agent_id = entry.agentId
-        append((n, entry))
-    if not entries or (side and main) or kept != data.count(b":") or (
-            b"\\u003" in data and (b"\\u003a" in data or b"\\u003A" in data)):
-        raise Slow  # a key repeated anywhere, even where the structs skip: the strict path names it
-    leaf = next((e.uuid for _, e in reversed(entries)
-                 if e.uuid is not None and e.type in _LEAF_TYPES), None)
-    live: set[str] = set()
-    cur = leaf
-    while cur is not None and cur in by_uuid:
-        if cur in live:
-            raise Slow
-        live.add(cur)
-        e = by_uuid[cur]
-        cur = e.parentUuid or e.logicalParentUuid
-    del by_uuid
-    agent = f"agent-{agent_id}" if side and agent_id else ("subagent" if side else MAIN_AGENT)
-    calls: dict[str, tuple[dict[str, Any], bool, int]] = {}
-    staged: list[tuple[str, str | None, dict[str, Any], int]] = []
+    # every call, on any branch, by id: [action fields, its entry's uuid, line]
+    calls: dict[str, list[Any]] = {}
+    # kind, agent, fields, line, uuid, uuid of the entry answered calls hang off, a new prompt
+    staged: list[tuple[str, str | None, dict[str, Any], int, Any, Any, bool]] = []
     stage = staged.append
-    for i, (n, obj) in enumerate(entries):
-        entries[i] = _DONE  # read once: what the events keep of it lives on in them
+    decode, encode, count = _ENTRY.decode, _ENCODE, data.count
+    view = memoryview(data)
+    read = 0
+    for n, start, end in line_bounds(data):
+        read += 1
+        try:
+            obj = decode(view[start:end])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise Slow from None
+        if encode(obj).count(b":") != count(b":", start, end):
+            _closer_look(data[start:end])
         kind = obj.type
+        uid = obj.uuid
+        if type(uid) is str:
+            if uid in links:
+                raise Slow  # given twice: the strict path compares the two
+            parent = obj.parentUuid
+            links[uid] = parent or (None if obj.logicalParentUuid is UNSET
+                                    else obj.logicalParentUuid)
+            if kind in _LEAF_TYPES:
+                leaf = uid
+        else:
+            uid = None
+        if agent_id is None and type(obj.agentId) is str:
+            agent_id = obj.agentId
         if kind not in _MESSAGE_TYPES:
             continue
+        if obj.isSidechain is True:
+            side = True
+        else:
+            main = True
+        if not session and obj.sessionId is not UNSET:
+            session = obj.sessionId
         msg = obj.message
         if msg is UNSET:
             raise Slow
         ts = obj.timestamp
-        if ts is not None and type(ts) is not str:
+        if ts is UNSET:
+            ts = None
+        elif ts is not None and type(ts) is not str:
             raise Slow
         content = msg.content
-        on_chain = obj.uuid in live
+        alt = None
         if type(content) is not list:
             blocks: list[_Block] = []
             results = 0
         else:
             blocks = content
-            results = sum(1 for b in blocks if b.type.endswith("tool_result"))
-            if not on_chain and kind == "user" and results and results == len(blocks):
-                on_chain = obj.parentUuid in live
+            results = 0
+            for block in blocks:
+                if block.type.endswith("tool_result"):
+                    results += 1
+            if kind == "user" and results and results == len(blocks):
+                alt = obj.parentUuid if type(obj.parentUuid) is str else None
         for block in blocks:
             btype = block.type
             if btype in _CALL_BLOCKS:
@@ -462,28 +549,23 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
                 if type(name) is not str or not name or type(call_id) is not str or not call_id \
                         or call_id in calls:
                     raise Slow
-                args: Any = None
-                if block.input is not UNSET:
-                    try:
-                        args = orjson.loads(memoryview(block.input))
-                    except orjson.JSONDecodeError:
-                        raise Slow from None
-                    if args is not None and type(args) is not dict:
-                        raise Slow
+                args: Any = None if block.input is UNSET else _as_orjson(block.input)
+                if args is not None and type(args) is not dict:
+                    raise Slow
                 fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args or {},
                                           "call_id": call_id}
                 if name == "Bash":
                     command = command_text((args or {}).get("command"))
                     if command is not None:
                         fields["command"] = command
-                calls[call_id] = (fields, on_chain, n)
-                stage(("action", agent, fields, n))
-                if name in _HANDOFF_TOOLS and on_chain:
+                calls[call_id] = [fields, uid, n]
+                stage(("action", _AGENT, fields, n, None, None, False))
+                if name in _HANDOFF_TOOLS:
                     to = (args or {}).get("subagent_type")
-                    stage(("handoff", agent, {
-                        "ts": ts, "from_agent": agent,
+                    stage(("handoff", _AGENT, {
+                        "ts": ts, "from_agent": _AGENT,
                         "to_agent": to if isinstance(to, str) and to else "subagent",
-                        "payload": args or {}, "call_id": call_id}, n))
+                        "payload": args or {}, "call_id": call_id}, n, uid, alt, False))
             elif btype.endswith("tool_result"):
                 call_id = block.tool_use_id
                 if type(call_id) is not str or call_id not in calls:
@@ -510,7 +592,7 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
                 else:
                     target["result"] = text
                     tool = target["action_type"]
-                    if on_chain and tool in ("AskUserQuestion", "ExitPlanMode"):
+                    if tool in ("AskUserQuestion", "ExitPlanMode"):
                         cp: dict[str, Any] = {"ts": ts, "checkpoint_id": tool,
                                               "confirmed_by": "user", "text": text,
                                               "call_id": call_id}
@@ -518,37 +600,69 @@ def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
                         if tool == "AskUserQuestion" and isinstance(extra, dict) and isinstance(
                                 extra.get("answers"), dict):
                             cp["answers"] = extra["answers"]
-                        stage(("checkpoint", "user", cp, n))
+                        stage(("checkpoint", "user", cp, n, uid, alt, False))
             elif "tool" in btype:
                 raise Slow
-        if not on_chain:
-            continue
         if kind == "user" and not results:
             text = _fast_text(content)
             role = "system" if obj.isMeta is True else "user"
-            if role == "user":
-                _yield_turn(staged)
-            stage(("message", role, {"ts": ts, "role": role, "text": text}, n))
+            stage(("message", role, {"ts": ts, "role": role, "text": text}, n, uid, alt,
+                   role == "user"))
         elif kind == "assistant":
             text = _fast_text(content)
             if text:
-                stage(("message", agent, {"ts": ts, "role": "assistant", "text": text,
-                                          "yields_turn": False}, n))
-    _yield_turn(staged)
-    return _built(staged, calls), {"session_id": session} if isinstance(session, str) else {}
+                stage(("message", _AGENT, {"ts": ts, "role": "assistant", "text": text,
+                                           "yields_turn": False}, n, uid, alt, False))
+    if not read or (side and main):
+        raise Slow  # no entry, or a sidechain in a main transcript: the strict path says so
+    live: set[str] = set()
+    cur = leaf
+    while cur is not None and cur in links:
+        if cur in live:
+            raise Slow
+        live.add(cur)
+        cur = links[cur]
+    del links
+    agent = f"agent-{agent_id}" if side and agent_id else ("subagent" if side else MAIN_AGENT)
+    kept: list[tuple[str, str | None, dict[str, Any], int]] = []
+    staged.reverse()
+    pop = staged.pop
+    while staged:
+        kind, who, fields, n, uid, alt, prompt = pop()
+        if kind != "action" and uid not in live and (alt is None or alt not in live):
+            continue  # off the live chain: not the road taken (a call is judged in _built)
+        if who is _AGENT:
+            who = agent
+        if kind == "handoff":
+            fields["from_agent"] = agent
+        if prompt:
+            _yield_turn(kept)
+        kept.append((kind, who, fields, n))
+    _yield_turn(kept)
+    off_chain = {call_id for call_id, (_, uid, _) in calls.items() if uid not in live}
+    del calls, live
+    return _built(kept, off_chain), {"session_id": session} if isinstance(session, str) else {}
 
 
 def _built(staged: list[tuple[str, str | None, dict[str, Any], int]],
-           calls: dict[str, tuple[dict[str, Any], bool, int]]) -> list[Event]:
-    """The events of the staged records, numbered; a call that never ran is left out."""
+           off_chain: set[str]) -> list[Event]:
+    """The events of the staged records, numbered; a call that never ran is left out.
+
+    ``off_chain`` holds the ids of the calls made on an abandoned branch. The staged
+    list is emptied as it is read, so each record's fields are freed once its event
+    holds them.
+    """
     events: list[Event] = []
     append = events.append
     seq = 0
-    for kind, who, fields, n in staged:
+    staged.reverse()
+    pop = staged.pop
+    while staged:
+        kind, who, fields, n = pop()
         if kind == "action":
             if fields.pop("_refused", False):
                 continue
-            if (not calls[fields["call_id"]][1] and "result" not in fields
+            if (fields["call_id"] in off_chain and "result" not in fields
                     and "error" not in fields):
                 continue  # an abandoned branch's call that never answered: it did not run
         seq += 1

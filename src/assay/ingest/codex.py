@@ -45,7 +45,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._json import message, repeated_key
+from assay.ingest._json import EmbeddedDuplicate, decode_embedded, message, repeated_key
 from assay.shellcmd import command_text
 
 __all__ = ["detect_codex", "read_codex"]
@@ -67,6 +67,13 @@ _DECLINED = ("rejected by user", "declined by user", "denied by user")
 # stopped a command, or the exit code in the header exec_command puts before "Output:".
 _SANDBOX_FAILED = "failed in sandbox "
 _HEADER_CODE = re.compile(r"(?:Process exited with code|Exit code:) (-?\d+)")
+
+
+#: The ``item_completed`` items that record work done: in code mode (a ``custom_tool_call``
+#: ``exec`` running a script) the commands, patches and MCP calls the script makes are
+#: written only as these.
+_ITEMS = frozenset({"CommandExecution", "FileChange", "McpToolCall"})
+_CODE_MODE = "exec"
 
 
 class _Bad(Exception):
@@ -136,9 +143,95 @@ def _output(raw: Any) -> tuple[Any, bool]:
     return raw, False
 
 
+def _item_id(item: dict[str, Any], itype: str, line: int) -> str:
+    iid = item.get("id")
+    if not isinstance(iid, str) or not iid:
+        raise _Bad(line, f"a {itype} item has no 'id'")
+    return iid
+
+
+def _item_text(item: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = item.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _item_action(item: dict[str, Any], itype: str, line: int) -> dict[str, Any] | None:
+    """The action fields an ``item_completed`` item records; None for one the user declined."""
+    iid = _item_id(item, itype, line)
+    status = item.get("status")
+    if status is not None and not isinstance(status, str):
+        raise _Bad(line, f"a {itype} item's 'status' must be a string, got "
+                         f"{type(status).__name__}")
+    if status == "declined":
+        return None  # the user said no: it never ran
+    done = status in ("completed", "failed")
+    failed = status == "failed"
+    out: Any = None
+    if itype == "CommandExecution":
+        raw_cmd = item.get("command")
+        command = command_text(raw_cmd)
+        if command is None:
+            raise _Bad(line, "a CommandExecution item has no command (a string or a list of "
+                             "strings)")
+        args: dict[str, Any] = {"command": raw_cmd}
+        if isinstance(item.get("cwd"), str):
+            args["cwd"] = item["cwd"]
+        fields: dict[str, Any] = {"action_type": "exec_command", "args": args, "call_id": iid,
+                                  "command": command}
+        code = item.get("exit_code", item.get("exitCode"))
+        if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+            raise _Bad(line, f"a CommandExecution item's exit code must be an integer, got "
+                             f"{type(code).__name__}")
+        failed = failed or bool(code)
+        done = done or code is not None
+        out = _item_text(item, "aggregated_output", "aggregatedOutput", "formatted_output",
+                         "stdout")
+        if failed and not out:
+            out = _item_text(item, "stderr") or (
+                f"exit code {code}" if code is not None else "failed")
+    elif itype == "FileChange":
+        changes = item.get("changes")
+        if not isinstance(changes, dict):
+            raise _Bad(line, "a FileChange item has no 'changes' object")
+        fields = {"action_type": "apply_patch", "args": {"changes": changes}, "call_id": iid}
+        out = _item_text(item, "stderr" if failed else "stdout")
+        if failed and not out:
+            out = _item_text(item, "stdout") or "failed"
+    else:  # McpToolCall
+        server, tool = item.get("server"), item.get("tool")
+        if not isinstance(server, str) or not server or not isinstance(tool, str) or not tool:
+            raise _Bad(line, "a McpToolCall item needs 'server' and 'tool' strings")
+        mcp_args = item.get("arguments")
+        if isinstance(mcp_args, str):
+            try:
+                mcp_args = decode_embedded(mcp_args, "arguments")
+            except EmbeddedDuplicate as exc:
+                raise _Bad(line, f"a McpToolCall item: {exc}") from None
+        fields = {"action_type": f"mcp__{server}__{tool}",
+                  "args": {} if mcp_args is None else mcp_args, "call_id": iid}
+        error, result = item.get("error"), item.get("result")
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error is not None:
+            failed, out = True, error
+        elif result is not None:
+            failed = failed or (isinstance(result, dict) and result.get("isError") is True)
+            out = result.get("content", result) if isinstance(result, dict) else result
+        elif failed:
+            out = "failed"
+    if done or out is not None:
+        fields["error" if failed else "result"] = "" if out is None else out
+    return fields
+
+
 def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
     staged: list[tuple[str, str | None, dict[str, Any], int]] = []
     calls: dict[str, tuple[dict[str, Any], int]] = {}
+    items: dict[str, int] = {}  # the item_completed ids, and their lines
+    script: str | None = None  # the call id of the last code-mode exec call
     policy: str | None = None
     meta: dict[str, Any] = {}
     seen = False
@@ -172,6 +265,24 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
         if kind == "turn_context":
             ap = payload.get("approval_policy")
             policy = ap if isinstance(ap, str) else None
+            continue
+        if kind == "event_msg" and payload.get("type") == "item_completed":
+            item = payload.get("item")
+            if not isinstance(item, dict):
+                raise _Bad(n, "an item_completed has no 'item' object")
+            itype = item.get("type")
+            if itype not in _ITEMS:
+                continue  # messages, reasoning, plans: the response items say them
+            done = _item_action(item, itype, n)
+            iid = _item_id(item, itype, n)
+            if iid in items:
+                raise _Bad(n, f"item id {iid!r} is completed twice (first at line {items[iid]})")
+            items[iid] = n
+            if done is not None:
+                done["ts"], done["_item"] = ts, True
+                if script is not None:
+                    done["parent_call_id"] = script
+                staged.append(("action", AGENT, done, n))
             continue
         if kind != "response_item":
             continue
@@ -213,10 +324,13 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
                 if not isinstance(raw_name, str) or not raw_name:
                     raise _Bad(n, f"a {ptype} has no 'name'")
                 name = raw_name
-                args = payload.get("arguments", payload.get("input"))
+                field = "arguments" if "arguments" in payload else "input"
+                args = payload.get(field)
                 if isinstance(args, str):
-                    with contextlib.suppress(orjson.JSONDecodeError):
-                        args = orjson.loads(args) if args.strip() else {}
+                    try:
+                        args = decode_embedded(args, field)
+                    except EmbeddedDuplicate as exc:
+                        raise _Bad(n, f"a {ptype}: {exc}") from None
             fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args,
                                       "call_id": call_id}
             if name in _SHELL_TOOLS:
@@ -230,6 +344,8 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
                 args.get("sandbox_permissions") == "require_escalated"
                 or args.get("with_escalated_permissions") is True)
             fields["_approved"] = escalated and policy in _ASKING
+            if ptype == "custom_tool_call" and name == _CODE_MODE:
+                script = call_id  # the items completed until its output are its work
             calls[call_id] = (fields, n)
             staged.append(("action", AGENT, fields, n))
         elif ptype == "web_search_call":
@@ -246,6 +362,8 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
             if not isinstance(call_id, str) or call_id not in calls:
                 raise _Bad(n, f"a {ptype} answers call id {call_id!r}, which no earlier call "
                               "made")
+            if call_id == script:
+                script = None
             target = calls[call_id][0]
             if "result" in target or "error" in target or target.get("_declined"):
                 raise _Bad(n, f"call {call_id!r} is answered twice")
@@ -257,9 +375,22 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
             target["error" if failed else "result"] = out
     if not seen:
         raise _Bad(1, "empty rollout: no lines")
+    kept = []
+    for entry in staged:
+        fields = entry[2]
+        if fields.pop("_item", False) and fields["call_id"] in calls:
+            # The item repeats a call the response items record (a command run directly,
+            # not from a script): one action, given the item's outcome when it has none.
+            call = calls[fields["call_id"]][0]
+            if "result" not in call and "error" not in call and not call.get("_declined"):
+                for key in ("result", "error"):
+                    if key in fields:
+                        call[key] = fields[key]
+            continue
+        kept.append(entry)
     events: list[Event] = []
     seq = 0
-    for kind, who, fields, n in staged:
+    for kind, who, fields, n in kept:
         ts = fields.pop("ts", None)
         if kind == "action":
             if fields.pop("_declined", False):

@@ -19,6 +19,10 @@ Inspect itself. Each sample (each epoch) is one trajectory, id
   never checkpoints;
 - a tool event naming an ``agent`` (Inspect's ``handoff()``/``as_tool()``) is
   also a ``handoff`` to that agent, its arguments as the payload;
+- every event belongs to the agent whose ``agent`` span holds it (Inspect
+  writes each event's ``span_id``; ``span_begin`` names the span, its type and
+  parent): the caller of a tool, the speaker of a message, the agent that
+  handed over; ``inspect`` when no agent span holds it;
 - the sample's input is a user ``message``, the model's text a ``message``
   (``yields_turn`` when the output calls no tool); the run ends with ``final``.
 
@@ -356,9 +360,30 @@ def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
     calls: dict[str, dict[str, Any]] = {}    # call id -> its action fields (staged)
     refused: set[str] = set()
     ran: set[str] = set()
+    # span id -> (the agent an ``agent`` span names, else None; the parent span id)
+    spans: dict[str, tuple[str | None, str | None]] = {}
+
+    def agent_of(ev: dict[str, Any]) -> str:
+        """The agent whose span holds ``ev`` (Inspect writes each event's ``span_id``)."""
+        sid, hops = ev.get("span_id"), 0
+        while isinstance(sid, str) and sid in spans and hops <= len(spans):
+            name, sid = spans[sid]
+            if name is not None:
+                return name
+            hops += 1
+        return AGENT
+
     for what, ev in _walk(events, "events"):
         kind = ev["event"]
-        if kind == "model":
+        if kind == "span_begin":
+            sid, parent, name = ev.get("id"), ev.get("parent_id"), ev.get("name")
+            if not isinstance(sid, str) or not sid:
+                raise _Bad(f"{what}: a span_begin event has no 'id'", lines.of(ev))
+            if ev.get("type") == "agent" and (not isinstance(name, str) or not name):
+                raise _Bad(f"{what}: an agent span has no 'name'", lines.of(ev))
+            spans[sid] = (name if ev.get("type") == "agent" else None,
+                          parent if isinstance(parent, str) else None)
+        elif kind == "model":
             line = lines.of(ev)
             out = ev.get("output")
             if not isinstance(out, dict):
@@ -379,9 +404,9 @@ def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
                 except _Bad as exc:
                     raise _Bad(str(exc), line) from None
                 if text:
-                    staged.append(("message", AGENT, {"ts": _ts(ev, what), "role": "assistant",
-                                                      "text": text,
-                                                      "yields_turn": not tcs}, line))
+                    staged.append(("message", agent_of(ev), {"ts": _ts(ev, what),
+                                                             "role": "assistant", "text": text,
+                                                             "yields_turn": not tcs}, line))
                 for t, tc in enumerate(tcs):
                     try:
                         cid, fn, args = _call(tc, f"{what}: tool_calls[{t}]")
@@ -392,7 +417,7 @@ def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
                     fields = {"ts": _ts(ev, what), "action_type": fn, "args": args,
                               "call_id": cid}
                     calls[cid] = fields
-                    staged.append(("action", AGENT, fields, line))
+                    staged.append(("action", agent_of(ev), fields, line))
         elif kind == "approval":
             line = lines.of(ev)
             try:
@@ -435,16 +460,18 @@ def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
             # what ran (after an approver's modification), where it ran
             fields = calls[cid] = {"ts": _ts(ev, what), "action_type": fn, "args": args,
                                    "call_id": cid}
-            staged.append(("action", AGENT, fields, line))
+            by = agent_of(ev)
+            staged.append(("action", by, fields, line))
             if err is not None:
                 fields["error"] = err[1]
             else:
                 fields["result"] = result
             agent = ev.get("agent")
             if isinstance(agent, str) and agent:
-                staged.append(("handoff", AGENT, {"ts": _ts(ev, what), "from_agent": AGENT,
-                                                  "to_agent": agent, "payload": args,
-                                                  "call_id": cid}, line))
+                # from the agent whose span the transfer ran in (``inspect`` when none)
+                staged.append(("handoff", by, {"ts": _ts(ev, what), "from_agent": by,
+                                               "to_agent": agent, "payload": args,
+                                               "call_id": cid}, line))
     # A call an approver refused did not run, unless a tool event says it did.
     staged[:] = [s for s in staged if not (s[0] == "action" and (s[2].get("_ran") or (
         s[2]["call_id"] in refused and "result" not in s[2] and "error" not in s[2])))]

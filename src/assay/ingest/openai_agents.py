@@ -43,7 +43,7 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._json import check_line, no_duplicate_keys
+from assay.ingest._json import EmbeddedDuplicate, check_line, decode_embedded, no_duplicate_keys
 
 __all__ = ["detect_openai_agents", "read_openai_agents"]
 
@@ -104,6 +104,14 @@ def _decoded(raw: Any) -> Any:
         except orjson.JSONDecodeError:
             return raw
     return {} if raw is None else raw
+
+
+def _arguments(raw: Any, field: str) -> Any:
+    """A call's arguments: JSON text decoded, refusing a key given twice in it."""
+    try:
+        return decode_embedded(raw, field)
+    except EmbeddedDuplicate as exc:
+        raise _Bad(str(exc)) from None
 
 
 class _Trace:
@@ -232,11 +240,15 @@ def trace_events(trace: _Trace) -> list[Event]:
 
     handoff_args: list[tuple[str, Any]] = []
     seen: set[tuple[Any, Any]] = set()
-    for _, item in trace.items:
+    for line, item in trace.items:
         item_key = (item.get("type"), item.get("call_id"))
         if item.get("type") == "handoff_call_item" and item_key not in seen:
             seen.add(item_key)
-            handoff_args.append((str(item.get("agent")), _decoded(item.get("arguments"))))
+            try:
+                args = _arguments(item.get("arguments"), "arguments")
+            except _Bad as exc:
+                raise _Bad(f"line {line}: run_item record {exc}") from None
+            handoff_args.append((str(item.get("agent")), args))
 
     used: dict[str, int] = {}
     for line, rec in trace.spans:
@@ -250,6 +262,8 @@ def trace_events(trace: _Trace) -> list[Event]:
                 name = data.get("name")
                 if not isinstance(name, str) or not name:
                     raise _Bad("has no tool name")
+                # decoded first: a repeated key is refused even in a call that did not run
+                args = _arguments(data.get("input"), "input")
                 output, error = data.get("output"), rec.get("error")
                 later = [d for d in decisions.get(name, []) if d[0] > start]
                 if output is None and error is None and (later or name in requested) and (
@@ -263,7 +277,7 @@ def trace_events(trace: _Trace) -> list[Event]:
                         continue  # rejected: the SDK answered the model, the tool never ran
                 # A span with output ran, whatever decision was recorded before it (a
                 # decision changed on the run state directly is not in the recording).
-                fields = {"action_type": name, "args": _decoded(data.get("input"))}
+                fields = {"action_type": name, "args": args}
                 if output is not None:
                     fields["result"] = _decoded(output) if isinstance(output, str) else output
                 if error is not None:

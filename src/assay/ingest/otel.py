@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -51,7 +52,15 @@ from msgspec import UNSET, UnsetType
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
 from assay.ingest._fast import I64, Slow, decoder, kept_every_key_at, no_cycle_collection
-from assay.ingest._json import DuplicateKey, check_line, lines_of, no_duplicate_keys, pairs_hook
+from assay.ingest._json import (
+    DuplicateKey,
+    EmbeddedDuplicate,
+    check_line,
+    decode_embedded,
+    lines_of,
+    no_duplicate_keys,
+    pairs_hook,
+)
 
 __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
 
@@ -63,6 +72,10 @@ _APPROVED = frozenset({"approved", "approve", "accepted", "confirmed"})
 
 class _Bad(Exception):
     """A malformed span; the reader turns it into a TraceError naming the span."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 class Span(msgspec.Struct, gc=False, eq=False):
@@ -310,12 +323,19 @@ def _iso(nanos: int) -> str:
     if head is None:
         if len(_SECONDS) >= 4096:  # the events of a trace share a few seconds
             _SECONDS.clear()
-        t = gmtime(secs)  # POSIX time, as datetime counts it: no leap seconds
-        head = _SECONDS[secs] = (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
-                                 f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.")
+        days, clock = divmod(secs, 86_400)
+        day = _DAYS.get(days)
+        if day is None:
+            if len(_DAYS) >= 4096:
+                _DAYS.clear()
+            t = gmtime(days * 86_400)  # POSIX time, as datetime counts it: no leap seconds
+            day = _DAYS[days] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        hours, clock = divmod(clock, 3600)
+        head = _SECONDS[secs] = f"{day}{hours:02d}:{clock // 60:02d}:{clock % 60:02d}."
     return f"{head}{rest // 1000:06d}Z"
 
 
+_DAYS: dict[int, str] = {}
 _SECONDS: dict[int, str] = {}
 
 
@@ -671,9 +691,10 @@ def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list
     return spans
 
 
-def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
-    """(trace id, conversation id) of each span of a decoded line, checked as
-    :func:`_spans_of` checks it (it raises :class:`Slow` exactly where that would) but
+def _checked(doc: _OtlpDocument) -> tuple[int, dict[str, list[str]]]:
+    """The number of spans of a decoded line and, for each trace they belong to (in the
+    order they first appear), the conversation ids they name; checked as
+    :func:`_spans_of` checks them (it raises :class:`Slow` exactly where that would) but
     with no span built: the first reading of a file keeps nothing of its spans.
 
     The ids and the times written as strings are checked once for the line, each
@@ -681,6 +702,8 @@ def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
     """
     ids: list[str] = []
     times: list[str] = []
+    named: dict[str, list[str]] = {}
+    count = 0
     for rs in doc.resourceSpans:
         scopes = rs.scopeSpans
         if scopes is None or scopes is UNSET:
@@ -701,9 +724,16 @@ def _checked(doc: _OtlpDocument) -> Iterator[tuple[str, Any]]:
                     if type(ev.timeUnixNano) is str:
                         times.append(ev.timeUnixNano)
                     _valid(ev.attributes)
-                yield sp.traceId, _valid(sp.attributes)
+                count += 1
+                conversation = _valid(sp.attributes)
+                found = named.get(sp.traceId)
+                if found is None:
+                    found = named[sp.traceId] = []
+                if isinstance(conversation, str) and conversation:
+                    found.append(conversation)
     if not (_whole(_IDS, ids) and _whole(_TIMES, times)):
         raise Slow
+    return count, named
 
 
 def _whole(pattern: re.Pattern[str], values: list[str]) -> bool:
@@ -766,7 +796,8 @@ class _Streamed:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.lines: list[tuple[int, int, int, int]] = []  # line number, start, end, first span
+        # line number, start, end, first span, how many traces
+        self.lines: list[tuple[int, int, int, int, int]] = []
         self.cache: dict[int, dict[str, list[Span]]] = {}
         self.traces: dict[str, _Trace] = {}
         total = 0
@@ -784,16 +815,16 @@ class _Streamed:
                     raise Slow from None
                 check_line(raw, exact, n, None)
             k = len(self.lines)
-            self.lines.append((n, start, end, total))
-            for trace_id, conversation in _checked(doc):
-                total += 1
+            spans, named = _checked(doc)
+            self.lines.append((n, start, end, total, len(named)))
+            total += spans
+            for trace_id, conversations in named.items():
                 trace = self.traces.get(trace_id)
                 if trace is None:
                     trace = self.traces[trace_id] = _Trace()
-                if not trace.lines or trace.lines[-1] != k:
-                    trace.lines.append(k)
-                if isinstance(conversation, str) and conversation:
-                    trace.conversations.add(conversation)
+                trace.lines.append(k)
+                if conversations:
+                    trace.conversations.update(conversations)
         if not total:
             raise Slow
 
@@ -812,13 +843,18 @@ class _Streamed:
 
     def members(self, trace_ids: list[str]) -> list[Span]:
         """The spans of the traces ``trace_ids``, each trace's in file order, decoded again."""
-        wanted = {k for t in trace_ids for k in self.traces[t].lines}
         view = memoryview(self.data)
+        if len(trace_ids) == 1:
+            lines = self.traces[trace_ids[0]].lines
+            if len(lines) == 1 and self.lines[lines[0]][4] == 1:  # a line of its own
+                n, start, end, first, _ = self.lines[lines[0]]
+                return _spans_of(_DECODE_SEEN(view[start:end]), n, first)
+        wanted = {k for t in trace_ids for k in self.traces[t].lines}
         taken: dict[str, list[Span]] = {}
         for k in sorted(wanted):
             bucket = self.cache.get(k)
             if bucket is None:
-                n, start, end, first = self.lines[k]
+                n, start, end, first, _ = self.lines[k]
                 bucket = {}
                 for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
                     bucket.setdefault(span.trace_id, []).append(span)
@@ -849,9 +885,11 @@ def _line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
 def _decoded(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
-            return orjson.loads(raw) if raw.strip() else {}
+            return orjson.loads(raw)
         except orjson.JSONDecodeError:
-            return raw  # kept as text: the call was made, whatever its arguments were
+            # blank is no arguments; anything else is kept as text: the call was made,
+            # whatever its arguments were
+            return raw if raw.strip() else {}
     return {} if raw is None else raw
 
 
@@ -909,7 +947,7 @@ def _own_agent(span: Span) -> str | None:
 def _entity_args(raw: Any) -> Any:
     """OpenLLMetry records a call's input as ``{"args": [...], "kwargs": {...}}``: keyword
     arguments alone read as the arguments object."""
-    value = _decoded(raw)
+    value = decode_embedded(raw, "traceloop.entity.input")
     if isinstance(value, dict) and set(value) <= {"args", "kwargs"} and not value.get("args"):
         kwargs = value.get("kwargs")
         return kwargs if isinstance(kwargs, dict) else {}
@@ -918,20 +956,29 @@ def _entity_args(raw: Any) -> Any:
 
 def _tool_call(span: Span) -> dict[str, Any]:
     """The action fields of a tool span of any convention. Raises :class:`_Bad`."""
+    try:
+        return _tool_fields(span)
+    except EmbeddedDuplicate as exc:
+        raise _Bad(f"{span.label()}: {exc}", span.line) from None
+
+
+def _tool_fields(span: Span) -> dict[str, Any]:
     a = span.attrs
     if _op(span) == "execute_tool":
         tool = a.get("gen_ai.tool.name")
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
         fields: dict[str, Any] = {"action_type": tool,
-                                  "args": _decoded(a.get("gen_ai.tool.call.arguments"))}
+                                  "args": decode_embedded(a.get("gen_ai.tool.call.arguments"),
+                                                          "gen_ai.tool.call.arguments")}
         call_id = a.get("gen_ai.tool.call.id")
         result_key = "gen_ai.tool.call.result"
     elif _OI_KIND in a:
         tool = a.get("tool.name") or span.name
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: TOOL span has neither 'tool.name' nor a span name")
-        fields = {"action_type": tool, "args": _decoded(a.get("input.value"))}
+        fields = {"action_type": tool,
+                  "args": decode_embedded(a.get("input.value"), "input.value")}
         call_id = a.get("tool_call.id", a.get("tool.id"))
         result_key = "output.value"
     else:
@@ -954,22 +1001,34 @@ def _tool_call(span: Span) -> dict[str, Any]:
 
 
 #: Attributes only an ``execute_tool`` span carries.
-_TOOL_ATTRS = ("gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
-               "gen_ai.tool.call.result")
+_TOOL_ATTRS = frozenset({"gen_ai.tool.name", "gen_ai.tool.call.id",
+                         "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"})
 
 
 def _looks_like_a_call(span: Span) -> bool:
     """True when a span carries a tool call's attributes or its conventional name."""
-    return span.name.split(" ", 1)[0] == "execute_tool" or any(
-        key in span.attrs for key in _TOOL_ATTRS)
+    name = span.name
+    return name == "execute_tool" or name.startswith("execute_tool ") or not \
+        span.attrs.keys().isdisjoint(_TOOL_ATTRS)
 
 
 def spans_to_events(spans: list[Span]) -> list[Event]:
     """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
     by_id = {s.span_id: s for s in spans}
     limit = len(spans)
-    kinds = {s: _kind(s) for s in spans}  # each span's kind and own agent, found once
-    owns = {s: _own_agent(s) for s in spans}
+    kinds: dict[Span, str | None] = {}  # each span's kind and own agent, found once
+    owns: dict[Span, str | None] = {}
+    for s in spans:
+        a = s.attrs
+        if _OI_KIND in a or _TL_KIND in a:
+            kinds[s] = _kind(s)
+            owns[s] = _own_agent(s)
+            continue
+        # GenAI only: what _kind and _own_agent find, looked up once
+        op = a.get("gen_ai.operation.name")
+        kinds[s] = "tool" if op == "execute_tool" else "agent" if op == "invoke_agent" else None
+        name = a.get("gen_ai.agent.name")
+        owns[s] = name if type(name) is str and name else None
 
     def agent_of(span: Span) -> str | None:
         cur: Span | None = span
@@ -1092,12 +1151,16 @@ def _trajectory(path: str, run: _Run) -> Trajectory:
 
     trace_id = run.trace_ids[0]
     tid = f"{path}#{trace_id}"
-    with no_cycle_collection():
+    collecting = gc.isenabled()  # paused while the run's records are built (no_cycle_collection)
+    gc.disable()
+    try:
         members = run.members()
-        try:
-            events = spans_to_events(members)
-        except _Bad as exc:
-            raise BadRun(tid, f"trace {trace_id}: {exc}") from None
+        events = spans_to_events(members)
+    except _Bad as exc:
+        raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
+    finally:
+        if collecting:
+            gc.enable()
     meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation
@@ -1143,5 +1206,12 @@ def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
 
 def _source(spans: list[Span]) -> str:
     """``otel``, naming the other conventions the spans follow (a report then says which)."""
-    names = sorted({c for c in map(convention, spans) if c is not None})
+    found = set()
+    for span in spans:  # what convention() says, for every span
+        attrs = span.attrs
+        if _OI_KIND in attrs:
+            found.add(OPENINFERENCE)
+        elif _TL_KIND in attrs:
+            found.add(OPENLLMETRY)
+    names = sorted(found)
     return f"otel ({' and '.join(names)} spans)" if names else "otel"

@@ -20,7 +20,6 @@ See docs/transcripts.md for the mapping table.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -28,7 +27,12 @@ import orjson
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._json import check_document, no_duplicate_keys
+from assay.ingest._json import (
+    EmbeddedDuplicate,
+    check_document,
+    decode_embedded,
+    no_duplicate_keys,
+)
 from assay.ingest._scan import _keys_at
 
 __all__ = [
@@ -155,11 +159,13 @@ def _call(tc: Any, i: int) -> tuple[str, Any, Any, str | None]:
         name, args = tc.get("name"), tc.get("arguments")
     if not isinstance(name, str) or not name:
         raise _Bad(f"tool call {i} has no tool name")
-    if isinstance(args, (str, bytes)):
+    if isinstance(args, str):
         # A model can emit arguments that are not JSON; the call was still made, so
         # it is kept (with the raw text) rather than hiding a guarded action.
-        with contextlib.suppress(orjson.JSONDecodeError):
-            args = orjson.loads(args) if args.strip() else {}
+        try:
+            args = decode_embedded(args, "arguments")
+        except EmbeddedDuplicate as exc:
+            raise _Bad(f"tool call {i}: {exc}") from None
     elif args is None:
         args = {}
     requestor = tc.get("requestor")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from assay.findings import Finding
 from assay.guard.core import Decision, Guard
+from assay.ingest._json import EmbeddedDuplicate, decode_embedded
+from assay.reasons import Reason
 
-__all__ = ["action", "arguments", "let_through", "record_approval"]
+__all__ = ["EmbeddedDuplicate", "action", "arguments", "let_through", "record_approval",
+           "refused"]
 
 
 def action(tool: str, args: Any, call_id: str | None = None,
@@ -27,14 +30,23 @@ def arguments(raw: str | Mapping[str, Any] | None) -> Any:
     """A tool call's arguments as the model sent them (a JSON text is parsed).
 
     Text that is not JSON stays text, so its digest still names exactly those
-    characters and an approval of other arguments does not fit it.
+    characters and an approval of other arguments does not fit it. JSON text
+    whose object repeats a key raises :class:`EmbeddedDuplicate`: two JSON
+    readers would read different arguments from it, so no answer about it can
+    hold (the caller denies the call, see :func:`refused`).
     """
     if raw is None or isinstance(raw, Mapping):
         return None if raw is None else dict(raw)
-    try:
-        return json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        return raw
+    return decode_embedded(raw, "arguments")
+
+
+def refused(guard: Guard, tool: str | None, call_id: str | None, why: str) -> Decision:
+    """A ``deny`` (``bad-input``) for a call the guard cannot read one way; logged like a check."""
+    decision = Decision("deny", tool, None, (Finding(Reason.BAD_INPUT, why),), ("",),
+                        call_id=call_id)
+    if guard.log is not None:
+        guard.log(decision)
+    return decision
 
 
 def let_through(guard: Guard, call: Mapping[str, Any]) -> Decision:

@@ -36,7 +36,14 @@ from typing import Any, Literal
 
 from assay.guard.core import Decision, Guard
 from assay.integrations import require
-from assay.integrations._guard import action, arguments, let_through, record_approval
+from assay.integrations._guard import (
+    EmbeddedDuplicate,
+    action,
+    arguments,
+    let_through,
+    record_approval,
+    refused,
+)
 
 _agents = require("agents", "openai-agents")
 
@@ -79,7 +86,13 @@ class AgentsGuard:
         Returns the guard's answer for the call once the approval is recorded (a
         ``deny`` when the rule does not accept ``by``: the call will not run).
         """
-        decision = record_approval(self.guard, self._call(item), by)
+        try:
+            call = self._call(item)
+        except EmbeddedDuplicate as exc:
+            decision = refused(self.guard, item.tool_name or item.name, item.call_id, str(exc))
+            state.reject(item, rejection_message=f"assay guard: {decision.message}")
+            return decision
+        decision = record_approval(self.guard, call, by)
         state.approve(item)
         return decision
 
@@ -101,7 +114,10 @@ class AgentsGuard:
         ctx = data.context
         if ctx.tool_call_id in self._through:
             return _agents.ToolGuardrailFunctionOutput.allow()
-        decision = let_through(self.guard, self._context_call(ctx))
+        try:
+            decision = let_through(self.guard, self._context_call(ctx))
+        except EmbeddedDuplicate as exc:
+            decision = refused(self.guard, ctx.tool_name, ctx.tool_call_id, str(exc))
         if decision.allowed:
             self._through.add(ctx.tool_call_id)
             return _agents.ToolGuardrailFunctionOutput.allow(output_info=decision.to_dict())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
 
@@ -25,9 +26,21 @@ a{color:#0b57d0}
 """
 
 
+# What markup escaping leaves alone and a page must not show raw: the bidi embedding,
+# override, isolate and mark characters (they reorder what is read), the C0 and C1
+# controls but tab, newline and carriage return (whitespace in HTML, kept for <pre>), the
+# Unicode line and paragraph separators, and lone surrogates (no character at all).
+_SHOWN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+                    "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def esc(value: Any) -> str:
-    """Escape any value for HTML text or attribute context."""
-    return escape("" if value is None else str(value), quote=True)
+    """Escape any value for HTML text or attribute context; a bidi or control character
+    is shown as ``repr`` shows it (``\\u202e``), as the text reports show it."""
+    text = "" if value is None else str(value)
+    if _SHOWN.search(text) is not None:
+        text = _SHOWN.sub(lambda m: repr(m.group())[1:-1], text)
+    return escape(text, quote=True)
 
 
 def page(title: str, body: str) -> str:

@@ -40,15 +40,17 @@ def ci_report(fmt: str, command: str, cases: Iterable[Case], exit_code: int) -> 
 
 def located_paths(run: ReplayRun, fmt: str, paths: Iterable[str]) -> list[str]:
     """The files worth reading again for ``fmt``: none for text, JSON and JUnit (no lines),
-    every file for HTML (its timelines), and for SARIF and GitHub only the files whose
-    results have a reason or warning naming an event."""
+    every file for HTML (its timelines), and for SARIF and GitHub only the native files
+    with a reason or warning that names an event but not its line (a finding read from a
+    file carries its line already; only a native file has a line per event)."""
     if fmt == "html":
         return list(paths)
     if fmt not in ("sarif", "github"):
         return []
     wanted = {r.path for r in run.results
-              if any(f.seq is not None for f in (*r.reasons, *r.warnings))
-              and (r.verdict == "BLOCK" or r.warnings)}
+              if r.source == "native" and (r.verdict == "BLOCK" or r.warnings)
+              and any(f.seq is not None and f.location.line is None
+                      for f in (*r.reasons, *r.warnings))}
     return [p for p in paths if p in wanted]
 
 

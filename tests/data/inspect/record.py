@@ -22,7 +22,11 @@ And, under matrix/, one log per scenario of the end-to-end matrix
 sample ``send`` (or ``send-fails``) and only ``send_report`` gated:
 approved.json (the ``owner`` approves), missing.json (no approver),
 rejected-not-sent.json (the ``owner`` rejects; the send never runs),
-errored-tool.json (no approver; the send raises).
+errored-tool.json (no approver; the send raises), and handoff.json: a
+``triage`` react agent hands over to a ``reporter`` react agent through
+Inspect's ``handoff()`` (no arguments: the transfer carries no ``account``),
+and the reporter sends once the ``owner`` approves; Inspect's ``auto``
+approver approves the other tools.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval
+from inspect_ai.agent import as_solver, handoff, react
 from inspect_ai.approval import Approval, ApprovalPolicy, approver, auto_approver
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -156,6 +161,41 @@ def run(name: str, fmt: str, samples: list[str], approval: list[ApprovalPolicy] 
         shutil.copyfile(found[0], folder / f"{name}.{fmt}")
 
 
+#: The handoff sample's model turns, in order: triage hands over, the reporter sends and
+#: submits, then triage submits.
+HANDOFF_STEPS: list[tuple[str, dict[str, Any]]] = [
+    ("transfer_to_reporter", {}),
+    ("send_report", {"to": "cfo@example.com", "body": "Q3 report"}),
+    ("submit", {"answer": "Report sent."}),
+    ("submit", {"answer": "Handed over; the report is sent."}),
+]
+
+
+def record_handoff(folder: Path) -> None:
+    """matrix/handoff.json: triage hands over to reporter (Inspect agents and handoff())."""
+    turns = iter(HANDOFF_STEPS)
+
+    def scripted(input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        fn, args = next(turns)  # StopIteration ends a run that went off script
+        out = ModelOutput.for_tool_call("mockllm/model", fn, args)
+        out.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+        return out
+
+    reporter = react(name="reporter", description="Sends the report.",
+                     prompt="Send the report.", tools=[send_report()])
+    triage = react(name="triage", description="Routes the request.",
+                   prompt="Hand the request over to the reporter.", tools=[handoff(reporter)])
+    policy = [ApprovalPolicy(owner(), "send_report"), ApprovalPolicy(auto_approver(), "*")]
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = eval(Task(dataset=[Sample(id="send", input="send")], solver=as_solver(triage),
+                         name="reporter", message_limit=40),
+                    model=get_model("mockllm/model", custom_outputs=scripted), approval=policy,
+                    log_dir=tmp, log_format="json", display="none")
+        assert logs[0].status == "success", logs[0].error
+        (found,) = Path(tmp).glob("*.json")
+        shutil.copyfile(found, folder / "handoff.json")
+
+
 def main() -> int:
     owner_send = [ApprovalPolicy(owner(), "send_report"), ApprovalPolicy(auto_approver(), "*")]
     run("approved", "eval", ["send", "lookup-error"], owner_send)
@@ -173,6 +213,7 @@ def main() -> int:
             ("rejected-not-sent", "send", [ApprovalPolicy(owner_rejects(), "send_report")]),
             ("errored-tool", "send-fails", None)):
         run(scenario, "json", [sample], policy, matrix)
+    record_handoff(matrix)
     return 0
 
 

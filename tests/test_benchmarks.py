@@ -1,0 +1,340 @@
+"""Every benchmark script exits 1 when it misses a target, and 0 only when it meets them all.
+
+Each script's measurements are replaced by figures chosen on either side of
+its targets (the expensive parts: processes, Ray, a database, thousands of
+files), and its ``main`` or its verdict function is run on them; a script with
+a cheap measurement is run for real against a target it cannot meet. No
+timing is asserted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import orjson
+import pytest
+
+from .conftest import EXAMPLES, ROOT, load_script
+
+BENCHMARKS = ROOT / "benchmarks"
+
+
+@pytest.fixture
+def load(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
+    """Import a benchmark script by name; ``sys.path`` and ``sys.argv`` are put back after."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+    def _load(name: str) -> ModuleType:
+        monkeypatch.setattr(sys, "argv", [f"{name}.py"])
+        return load_script(BENCHMARKS / f"{name}.py")
+
+    return _load
+
+
+def _argv(monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
+    monkeypatch.setattr(sys, "argv", ["bench.py", *args])
+
+
+def test_every_script_has_a_miss_test() -> None:
+    """A new script under benchmarks/ needs its case here."""
+    scripts = {p.stem for p in BENCHMARKS.glob("*.py")}
+    tested = {name.removeprefix("test_").removesuffix("_misses")
+              for name in globals() if name.startswith("test_") and name.endswith("_misses")}
+    assert scripts == tested
+
+
+def test_accept_verify_misses(load: Callable[[str], ModuleType]) -> None:
+    """An impossible budget is a miss; a budget nothing misses is met."""
+    bench = load("accept_verify")
+    assert bench.main(["--number", "10", "--budget-us", "0"]) == 1
+    assert bench.main(["--number", "10", "--budget-us", "1e9"]) == 0
+
+
+def test_agent_overhead_misses(load: Callable[[str], ModuleType],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Overhead past the 5 ms budget is a miss."""
+    bench = load("agent_overhead")
+    monkeypatch.setenv("OPENAI_API_KEY", "bench")
+
+    def figures(overhead: float) -> Callable[..., dict[str, Any]]:
+        return lambda n, repeat: {"round_trip_ms": 3.0, "agent_attempt_ms": 3.0 + overhead,
+                                  "command_attempt_ms": 20.0, "agent_overhead_ms": overhead}
+
+    monkeypatch.setattr(bench, "measure", figures(5.5))
+    assert bench.main() == 1
+    monkeypatch.setattr(bench, "measure", figures(0.5))
+    assert bench.main() == 0
+
+
+def test_ci_formats_misses(load: Callable[[str], ModuleType],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two real trajectories against a target no format can meet, then one every format meets."""
+    bench = load("ci_formats")
+    _argv(monkeypatch, "--trajectories", "2")
+    monkeypatch.setattr(bench, "TARGETS", {"junit": 0.0})
+    assert bench.main() == 1
+    monkeypatch.setattr(bench, "TARGETS", {"junit": 1e9})
+    assert bench.main() == 0
+
+
+def test_crash_resume_misses(load: Callable[[str], ModuleType],
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A duplicate publish is a miss, and so is a set of trials where no kill landed mid-run."""
+    bench = load("crash_resume")
+
+    def trials(**kw: Any) -> Callable[..., list[Any]]:
+        def make(*args: Any, **kwargs: Any) -> list[Any]:
+            fields = {"killed": True, "publishes": 1, "exit": 0, "chain_ok": True,
+                      "order_ok": True, **kw}
+            return [bench.Trial(0.1, **fields), bench.Trial(0.2, **{**fields, "killed": False})]
+        return make
+
+    monkeypatch.setattr(bench, "run_trials", trials())
+    assert bench.main(["2", "1"]) == 0
+    monkeypatch.setattr(bench, "run_trials", trials(publishes=2))
+    assert bench.main(["2", "1"]) == 1
+    monkeypatch.setattr(bench, "run_trials", trials(killed=False))
+    assert bench.main(["2", "1"]) == 1
+
+
+def test_fuzz_campaign_misses(load: Callable[[str], ModuleType],
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An internal error or a false pass is a miss; so is a campaign that ran no case."""
+    bench = load("fuzz_campaign")
+    for tallies, code in (({"native": bench.Tally(cases=5)}, 0),
+                          ({"native": bench.Tally(cases=5, internal=1)}, 1),
+                          ({"native": bench.Tally(cases=5, false_pass=1)}, 1),
+                          ({}, 1)):
+        monkeypatch.setattr(bench, "run", lambda *a, t=tallies, **k: t)
+        assert bench.main(["--cases", "5"]) == code, tallies
+
+
+def test_guard_latency_misses(load: Callable[[str], ModuleType],
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each of the four figures over its target is a miss on its own."""
+    bench = load("guard_latency")
+    monkeypatch.setattr(bench, "bare_lookup", lambda calls: (0.1, 0.1))
+    good = {"check": (8.0, 12.0), "observe": 7.0, "hook": (60.0, 12.0, 50.0)}
+    for change in ({}, {"check": (51.0, 12.0)}, {"check": (8.0, 501.0)}, {"observe": 11.0},
+                   {"hook": (81.0, 12.0, 50.0)}):
+        f = {**good, **change}
+        monkeypatch.setattr(bench, "check_latency", lambda calls, v=f["check"]: v)
+        monkeypatch.setattr(bench, "observe_latency", lambda rounds, v=f["observe"]: v)
+        monkeypatch.setattr(bench, "hook_latency", lambda runs, v=f["hook"]: v)
+        assert bench.main([]) == (1 if change else 0), change
+
+
+def test_harness_overhead_misses(load: Callable[[str], ModuleType],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Overhead over 3 ms in process or through the CLI, or a sync count off its target
+    (fewer as well as more), is a miss."""
+    bench = load("harness_overhead")
+    good: dict[str, Any] = {"jsonl": 1.02, "sqlite": 1.02, "cli": 1.02, "syncs": (1.0, 2.0),
+                            "traced": (1.0, 7)}
+    for change in ({}, {"jsonl": 1.04}, {"sqlite": 1.04}, {"cli": 1.04}, {"syncs": (2.0, 2.0)},
+                   {"syncs": (0.0, 2.0)}, {"syncs": (1.0, 1.0)}, {"traced": (0.0, 7)},
+                   {"traced": None}):
+        f = {**good, **change}
+        monkeypatch.setattr(bench, "measure", lambda phases, repeat, f=f: {
+            "bare": 1.0, "jsonl": f["jsonl"], "sqlite": f["sqlite"]})
+        monkeypatch.setattr(bench, "cli_overhead", lambda phases, repeat, f=f: (1.0, f["cli"]))
+        monkeypatch.setattr(bench, "fsyncs_per_phase",
+                            lambda phases, effect, f=f: (f["syncs"][effect], 7))
+        monkeypatch.setattr(bench, "cli_fsyncs", lambda phases, f=f: f["traced"])
+        missed = bool(change) and change != {"traced": None}  # strace missing: not counted
+        assert bench.main(["--phases", "10", "--cli-phases", "10", "--repeat", "1"]) == missed, \
+            change
+
+
+def test_multirun_memory_misses(load: Callable[[str], ModuleType],
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Peak RSS over 1.5x the file is a miss, and so is replay failing to give a verdict."""
+    bench = load("multirun_memory")
+    _argv(monkeypatch, "--megabytes", "0.001")
+
+    def make_file(path: Path, megabytes: float) -> int:
+        path.write_bytes(b"x" * 1000)
+        return 1
+
+    monkeypatch.setattr(bench, "make_file", make_file)
+    for code, rss, want in ((1, 1400, 0), (1, 1600, 1), (2, 100, 1)):
+        monkeypatch.setattr(bench, "peak", lambda cmd, c=code, r=rss: (c, r, 0.1))
+        assert bench.main() == want, (code, rss)
+
+
+def test_pm4py_declare_misses(load: Callable[[str], ModuleType],
+                              monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Under 10x, or the two sides disagreeing, is a miss; without pm4py, exit 2, never a pass."""
+    bench = load("pm4py_declare")
+    assert bench.verdict(True, 10.5) == []
+    assert bench.verdict(True, 9.9) != []
+    assert bench.verdict(True, float("nan")) != []
+    assert bench.verdict(False, 50.0) == ["agreement"]
+    monkeypatch.setattr(bench, "pm4py_installed", lambda: False)
+    assert bench.main([]) == 2
+    err = capsys.readouterr().err
+    assert err == ("pm4py_declare: pm4py is not installed (pip install 'assay[bench]'); "
+                   "nothing was measured\n")
+
+
+def test_pm4py_declare_log_violates_as_built(load: Callable[[str], ModuleType],
+                                             tmp_path: Path) -> None:
+    """assay blocks exactly the traces built to violate, and the CSV holds the same events."""
+    bench = load("pm4py_declare")
+    from assay.conformance import iter_replay, load_spec
+
+    native, csv = bench.write_log(tmp_path, 12)
+    spec, model = bench.write_specs(tmp_path)
+    paths = sorted(str(p) for p in native.iterdir())
+    blocked = {Path(r.path).stem for r in iter_replay(load_spec(spec), paths)
+               if r.verdict == "BLOCK"}
+    assert blocked == {f"t{i:06d}" for i in range(12) if bench.expected(i)}
+    assert len(blocked) == 8
+    rows = csv.read_text().splitlines()
+    assert rows[0] == "case,activity,ts" and len(rows) == 1 + 12 * 20
+    for path in paths:
+        events = [orjson.loads(line) for line in Path(path).read_bytes().splitlines()]
+        case = Path(path).stem
+        assert [r.split(",")[1] for r in rows if r.startswith(case + ",")] == \
+            [bench.activity(e) for e in events]
+    assert orjson.loads(model.read_bytes()) == {"precedence": [
+        ["confirm_with_user", "send_report"], ["approve_archive", "archive"]]}
+
+
+def test_postgres_store_misses(load: Callable[[str], ModuleType],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """More than 2 ms per phase over the JSONL store is a miss (the database left out)."""
+    bench = load("postgres_store")
+
+    class Conn:
+        def __enter__(self) -> Conn:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def execute(self, sql: str) -> None:
+            return None
+
+    monkeypatch.setattr(bench.psycopg, "connect", lambda *a, **k: Conn())
+    monkeypatch.setattr(bench, "workers", lambda *a: 1.0)
+    _argv(monkeypatch, "--url", "postgresql://bench@127.0.0.1:1/none", "--phases", "100")
+    monkeypatch.setattr(bench, "overhead", lambda *a: (1.0, 1.3))
+    assert bench.main() == 1
+    monkeypatch.setattr(bench, "overhead", lambda *a: (1.0, 1.1))
+    assert bench.main() == 0
+
+
+def test_ray_replay_misses(load: Callable[[str], ModuleType]) -> None:
+    """The verdict: different bytes, Ray over 1.5x, worker memory growing over 1.25x, or no
+    worker sampled, each a miss."""
+    bench = load("ray_replay")
+    assert bench.verdict(True, 1.2, 100.0, 120.0) == []
+    assert len(bench.verdict(False, 1.2, 100.0, 120.0)) == 1
+    assert len(bench.verdict(True, 1.6, 100.0, 120.0)) == 1
+    assert len(bench.verdict(True, 1.2, 100.0, 130.0)) == 1
+    assert len(bench.verdict(True, 1.2, 0.0, 120.0)) == 1
+    assert len(bench.verdict(True, 1.2, 100.0, 0.0)) == 1
+
+
+def test_ray_scale_misses(load: Callable[[str], ModuleType]) -> None:
+    """A driver taking over half a batch's time per batch is a miss."""
+    bench = load("ray_scale")
+    assert bench.verdict(0.004, 0.010) == []
+    assert bench.verdict(0.006, 0.010) != []
+
+
+def test_reader_throughput_misses(load: Callable[[str], ModuleType],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Time over 2x parse-only, memory over 1.5x the file, or an ERROR, is a miss."""
+    bench = load("reader_throughput")
+    good = {"kind": "otel span export", "bytes": 1000, "lines": 1, "parse": 1.0, "reader": 1.5,
+            "ratio": 1.5, "peak": 1200, "memory_ratio": 1.2, "counts": {"PASS": 1}}
+    for change in ({}, {"ratio": 2.1}, {"memory_ratio": 1.6}, {"counts": {"ERROR": 1}}):
+        monkeypatch.setattr(bench, "run", lambda *a, c=change: [good, {**good, **c}])
+        assert bench.main([]) == (1 if change else 0), change
+
+
+def test_replay_throughput_misses(load: Callable[[str], ModuleType],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each figure past its target is a miss: json, summary, --jobs 2, peak RSS, cold start."""
+    bench = load("replay_throughput")
+    good = {"floor": 1.0, "json": 1.4, "summary": 1.5, "1": 1.0, "2": 0.6,
+            "python -c pass": 0.02, "replay (8 fixtures)": 0.1, "rss": 1.1}
+    _argv(monkeypatch, "--trajectories", "2", "--runs", "1", "--cold-runs", "1",
+          "--rss-small", "2", "--rss-large", "3")
+    monkeypatch.setattr(bench, "in_process", lambda paths: (1.0, 1.0))
+    monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: None)  # the run audit reads
+    for change in ({}, {"json": 1.6}, {"summary": 1.7}, {"2": 0.7},
+                   {"replay (8 fixtures)": 0.13}, {"rss": 1.3}):
+        f = {**good, **change}
+
+        def medians(cmds: dict[str, list[str]], runs: int, expect: Any = None,
+                    f: dict[str, float] = f) -> dict[str, float]:
+            bench.CPU.clear()
+            bench.CPU.update({k: 1.0 for k in cmds})
+            return {k: f.get(k, 0.05) for k in cmds}
+
+        def run(cmd: list[str], f: dict[str, float] = f) -> tuple[float, int, int]:
+            return 1.0, 1, int(1000 * (f["rss"] if cmd[-1].endswith("rss3") else 1.0))
+
+        monkeypatch.setattr(bench, "medians", medians)
+        monkeypatch.setattr(bench, "run", run)
+        assert bench.main() == (1 if change else 0), change
+
+
+def test_revalidate_speed_misses(load: Callable[[str], ModuleType],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Revalidation over 1.2x hashing alone is a miss."""
+    bench = load("revalidate_speed")
+    monkeypatch.setattr(bench, "measure", lambda mb, rounds: bench.Speed(mb, 1.3, 1.0))
+    assert bench.main([]) == 1
+    monkeypatch.setattr(bench, "measure", lambda mb, rounds: bench.Speed(mb, 1.1, 1.0))
+    assert bench.main([]) == 0
+
+
+def test_transcripts_replay_misses(load: Callable[[str], ModuleType],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replay over 2x the readers' baseline is a miss."""
+    bench = load("transcripts_replay")
+
+    def figures(ratio: float) -> Callable[[int], dict[str, Any]]:
+        return lambda rounds: {"json_load": 1.0, "orjson": 0.5, "baseline": 1.5,
+                               "replay": 1.5 * ratio, "ratio": ratio, "ratio_json_load": ratio,
+                               "trajectories": 1, "events": 1, "bytes": 1,
+                               "counts": {"pass": 1, "block": 0, "error": 0}}
+
+    monkeypatch.setattr(bench, "measure", figures(2.1))
+    assert bench.main() == 1
+    monkeypatch.setattr(bench, "measure", figures(1.9))
+    assert bench.main() == 0
+
+
+def test_doc_pipeline_benchmark_exits_1_when_a_fact_fails(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    """The example's benchmark: an advance without evidence, or a broken document the gated
+    run let through, is a miss."""
+    bench = load_script(EXAMPLES / "doc_pipeline" / "benchmark.py")
+
+    def doc(name: str, **kw: Any) -> Any:
+        fields = {"gated_status": "failed", "stopped_at": "review", "advances": 2,
+                  "unbacked": [], "ungated_published": True, "ungated_broken_at": "review",
+                  "diagnostic": "", **kw}
+        return bench.DocOutcome(name, **fields)
+
+    clean = doc("clean.txt", gated_status="completed", stopped_at=None, advances=4,
+                ungated_broken_at=None)
+    html = str(tmp_path / "report.html")
+    for docs, code in (([clean, doc("broken.txt")], 0),
+                       ([clean, doc("broken.txt", unbacked=["summarize"])], 1),
+                       ([clean, doc("broken.txt", gated_status="completed", stopped_at=None)],
+                        1),
+                       ([], 1)):
+        monkeypatch.setattr(bench, "run_benchmark",
+                            lambda workdir, d=docs: bench.BenchmarkResult(docs=d))
+        assert bench.main(["--html", html]) == code, docs
