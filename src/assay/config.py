@@ -16,12 +16,15 @@ naming the file, the line and the key (exit 2).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["FORMATS", "Config", "find_config"]
 
@@ -91,23 +94,31 @@ def _parse(path: Path, text: str, table: Any) -> Config:
 
 def find_config(start: str | Path | None = None) -> Config:
     """The ``[tool.assay]`` settings nearest ``start`` (default: the current directory)."""
-    import tomllib
+    # os.path, not pathlib: every configured command starts here, and pathlib (with the
+    # urllib.parse it imports) would add to each command's start-up
+    here = os.path.realpath(start if start is not None else os.getcwd())
+    while True:
+        path = os.path.join(here, "pyproject.toml")
+        if os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+                if "tool.assay" in text or "[tool]" in text:
+                    import tomllib
 
-    here = Path(start if start is not None else Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        path = folder / "pyproject.toml"
-        if not path.is_file():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-            if "tool.assay" not in text and "[tool]" not in text:
-                continue  # the common case, without parsing the file
-            doc = tomllib.loads(text)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read: {exc}", path=str(path)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
-        tool = doc.get("tool")
-        if isinstance(tool, dict) and "assay" in tool:
-            return _parse(path, text, tool["assay"])
-    return Config()
+                    doc = tomllib.loads(text)
+                else:
+                    doc = {}  # the common case, without parsing the file
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"cannot read: {exc}", path=path) from None
+            except ValueError as exc:  # tomllib.TOMLDecodeError, imported only when needed
+                raise InputError(f"not valid TOML: {exc}", path=path) from None
+            tool = doc.get("tool")
+            if isinstance(tool, dict) and "assay" in tool:
+                from pathlib import Path
+
+                return _parse(Path(path), text, tool["assay"])
+        parent = os.path.dirname(here)
+        if parent == here:
+            return Config()
+        here = parent

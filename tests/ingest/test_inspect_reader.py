@@ -114,6 +114,18 @@ def test_a_malformed_sample_is_that_samples_error_with_its_line(tmp_path):
     assert failures[0].error.line is not None
 
 
+@pytest.mark.parametrize("decision", ["[]", '{"a": 1}', "null", "3"])
+def test_an_approval_decision_that_is_no_name_is_that_samples_error(decision):
+    """A decision written as a list or an object (unhashable) is read as bad input."""
+    text = (DATA / "approved.json").read_text()
+    bad = text.replace('"decision": "approve"', f'"decision": {decision}', 1)
+    assert bad != text
+    got = entries("bad.json", bad.encode())
+    failures = [e for e in got if isinstance(e, ReadFailure)]
+    assert len(failures) == 1 and len(got) == 2
+    assert "unknown approval decision" in failures[0].error.location_message()
+
+
 @pytest.mark.parametrize("mutate", [
     lambda b: b[: len(b) // 2],                                   # cut short
     lambda b: b.replace(b'"version": 2,', b'"version": 2, "version": 2,', 1),  # repeated key

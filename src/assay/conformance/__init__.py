@@ -378,37 +378,40 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
         formats.clear()
 
 
-_WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any]] | None = None
+_WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any],
+               Callable[[list[Any]], Any] | None] | None = None
 
 
-def _start_worker(spec: Spec, input_format: str | None,
-                  render: Callable[[ReplayResult], Any]) -> None:
+def _start_worker(spec: Spec, input_format: str | None, render: Callable[[ReplayResult], Any],
+                  fold: Callable[[list[Any]], Any] | None = None) -> None:
     import signal
 
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _WORKER = (CompiledSpec(spec), input_format, render)
+    _WORKER = (CompiledSpec(spec), input_format, render, fold)
 
 
-def _judge_chunk(paths: list[str]) -> list[Any]:
+def _judge_chunk(paths: list[str]) -> Any:
     assert _WORKER is not None
-    compiled, input_format, render = _WORKER
-    return list(_judged(compiled, paths, input_format, render))
+    compiled, input_format, render, fold = _WORKER
+    items = list(_judged(compiled, paths, input_format, render))
+    return items if fold is None else fold(items)
 
 
 def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
-                    render: Callable[[ReplayResult], Any],
-                    jobs: int) -> Iterator[tuple[int, list[Any]]]:
-    """(files in the chunk, its items) for chunks of ``paths`` judged by ``jobs`` processes,
-    in order; a few chunks run ahead, so memory holds a few chunks at most."""
+                    render: Callable[[ReplayResult], Any], jobs: int,
+                    fold: Callable[[list[Any]], Any] | None = None) -> Iterator[tuple[int, Any]]:
+    """(files in the chunk, its items, or what ``fold`` made of them in the worker) for
+    chunks of ``paths`` judged by ``jobs`` processes, in order; a few chunks run ahead, so
+    memory holds a few chunks at most."""
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
     size = max(1, min(256, len(paths) // (jobs * 8)))
     chunks = (list(paths[i:i + size]) for i in range(0, len(paths), size))
     pool = ProcessPoolExecutor(jobs, initializer=_start_worker,
-                               initargs=(spec, input_format, render))
-    pending: deque[tuple[int, Future[list[Any]]]] = deque()
+                               initargs=(spec, input_format, render, fold))
+    pending: deque[tuple[int, Future[Any]]] = deque()
     try:
         for chunk in chunks:
             pending.append((len(chunk), pool.submit(_judge_chunk, chunk)))
@@ -432,7 +435,9 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
     judged, go to the sink in the order of ``paths``, and the run returned holds
     neither results nor files. ``jobs`` > 1 judges chunks of files in that many processes
     (``render`` then runs there, and must be picklable); the order and every
-    result are those of one process.
+    result are those of one process. A sink with a ``fold`` (a picklable
+    function of a chunk's items) and a ``merge`` gets each chunk folded in the
+    worker, through ``merge``, instead of item by item.
 
     Ctrl-C raises :class:`ReplayInterrupted` carrying the results judged so far.
     """
@@ -455,16 +460,23 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
     done = 0
     try:
         if jobs > 1 and len(batch) > 1 and STDIN not in batch:
-            for files, items in _judged_in_pool(spec, batch, input_format, keep, jobs):
-                for item in items:
-                    deliver(item)
+            fold = getattr(sink, "fold", None)
+            for files, items in _judged_in_pool(spec, batch, input_format, keep, jobs, fold):
+                if fold is not None:
+                    sink.merge(items)  # type: ignore[union-attr]
+                else:
+                    for item in items:
+                        deliver(item)
                 done += files
         else:
             compiled = CompiledSpec(spec)
-            announced = _Announced(deliver)
+            announced = _Announced(deliver)  # each file's start goes out as it is recorded
+            take = results.append if sink is None else sink.result
             for path in batch:
-                for item in _judged(compiled, [path], input_format, keep, announced):
-                    deliver(item)
+                for result in iter_replay(compiled, [path], input_format=input_format,
+                                          formats=announced):
+                    take(keep(result))
+                announced.clear()
                 done += 1
     except KeyboardInterrupt:
         partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
@@ -491,7 +503,9 @@ def _plain_bytes(path: str) -> bytes | None:
         if not stat.S_ISREG(st.st_mode):
             return None
         data = os.read(fd, st.st_size + 1)
-        if data:  # read to the end, as a file that grew since the stat would be read
+        # a short read of a regular file is its end; a file that grew since the stat (the
+        # byte asked beyond its size came) is read to its new end
+        if len(data) > st.st_size:
             chunks = [data]
             # a small buffer: os.read allocates the whole size asked for, even at the end
             while chunk := os.read(fd, 1 << 16):

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from assay.conformance.result import Finding, ReplayResult, TrajectoryStats, Verdict
+from assay.conformance.result import Finding, ReplayResult, TrajectoryStats
 from assay.conformance.spec import MandatoryCheckpoint, Spec
 from assay.events import EVENT_KINDS, Event, args_digest, field_verified
 from assay.findings import NOWHERE, Location
@@ -57,7 +57,7 @@ class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
     __slots__ = ("binds", "cid", "confirmed_by", "consume", "each", "guard_text", "guarded",
-                 "index", "voiders")
+                 "index", "never_ran", "voiders")
 
     def __init__(self, index: int, rule: MandatoryCheckpoint) -> None:
         self.index = index
@@ -73,6 +73,10 @@ class _Rule:
 
         shown = [g if isinstance(g, str) else _show(g) for g in self.guarded]
         self.guard_text = f"'{shown[0]}'" if len(shown) == 1 else _quote(shown)
+        #: The note of a trajectory in which no guarded action ran (the same every time).
+        self.never_ran = Finding("note", f"checkpoint '{self.cid}': guarded action "
+                                 f"{self.guard_text} never ran; nothing to gate",
+                                 Location(checkpoint_id=self.cid), "note")
 
 
 class CompiledSpec:
@@ -94,6 +98,13 @@ class CompiledSpec:
         # Per receiving agent, the contracted borders that must have been crossed before it
         # runs a guarded action.
         self.contracts_to: dict[str, list[tuple[str, str]]] = {}
+        #: Each contracted border with the warning of a trajectory that never crossed it.
+        self.never_crossed = [(border, Finding(
+            Reason.CONTRACTED_HANDOFF_ABSENT,
+            f"the contracted handoff {border[0]}->{border[1]} never happened in this "
+            "trajectory; its contract was never checked",
+            Location(from_agent=border[0], to_agent=border[1]), "warn"))
+            for border in self.contracts]
         for border in self.contracts:
             self.contracts_to.setdefault(border[1], []).append(border)
         #: The guarded action names, for messages.
@@ -283,7 +294,7 @@ class Replayer:
                     irreversible += 1
                 rules = by_action.get(rec.action_type)
                 if rules:  # a guarded action: the rules read it as an event
-                    event = _event(rec, line)
+                    event: Any = _RecordEvent(rec, line)
                     if rec.agent in contracts_to:
                         self._contracted_before(event)
                     for rule in rules:
@@ -294,7 +305,8 @@ class Replayer:
             elif kind == "checkpoint":
                 checkpoints += 1
                 if rec.checkpoint_id in by_checkpoint:
-                    self._checkpoint(rec.checkpoint_id, rec.confirmed_by, _event(rec, line))
+                    seen: Any = _RecordEvent(rec, line)
+                    self._checkpoint(rec.checkpoint_id, rec.confirmed_by, seen)
         if final.agent is not None and final.agent not in agents:
             agents[final.agent] = None
         self.final = final
@@ -487,9 +499,9 @@ class Replayer:
         for st in self.states:
             rule = st.rule
             if not st.seen_action:
-                notes.append(Finding("note", f"checkpoint '{rule.cid}': guarded action "
-                                     f"{rule.guard_text} never ran; nothing to gate",
-                                     Location(checkpoint_id=rule.cid), "note"))
+                notes.append(rule.never_ran)
+                continue
+            if not (st.failures or st.skipped or st.pending):
                 continue
             judged = list(st.failures)
             for seq, action, where, why, void, line in st.skipped + st.pending:
@@ -507,7 +519,7 @@ class Replayer:
             reasons.extend(judged)
         reasons.extend(self.handoff_reasons)
         for (name, _), (hops, _first, first_border, last_seq, last_border, value) in sorted(
-                self.longest.items(), key=lambda kv: (kv[1][1], kv[0][0], kv[0][1])):
+                self.longest.items(), key=_chain_order) if self.longest else ():
             reasons.append(Finding(
                 propagated(hops),
                 f"field '{name}'={_show(value)} entered unverified at "
@@ -530,33 +542,56 @@ class Replayer:
                 f"the trajectory (read as {source}) records no tool call at all, yet the spec "
                 f"guards {self.c.guard_text}; a reader that found no call is no evidence that "
                 "none was made", severity="warn"))
-        for border in self.c.contracts:
-            if border not in self.crossed and border not in self.absent:
-                warnings.append(Finding(
-                    Reason.CONTRACTED_HANDOFF_ABSENT,
-                    f"the contracted handoff {border[0]}->{border[1]} never happened in this "
-                    "trajectory; its contract was never checked",
-                    Location(from_agent=border[0], to_agent=border[1]), "warn"))
+        crossed, absent = self.crossed, self.absent
+        for border, never in self.c.never_crossed:
+            if border not in crossed and border not in absent:
+                warnings.append(never)
         if source != "native" and not self.locate_messages:
             # Only a native JSONL file has one event per line; another reader's line
             # is its own (a span, a record), so the findings name the seq alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
-        verdict: Verdict
         if reasons:
-            verdict = "BLOCK"
-        else:
-            verdict = "PASS"
-            reasons.append(Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"))
-        return ReplayResult(traj_id, path, verdict, tuple(reasons), tuple(warnings),
+            return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
+                                tuple(notes), task_success, stats, source, final, meta or {})
+        return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {})
 
 
-def _event(record: Any, line: int) -> Event:
-    """A typed record as the event the rules read: its fields, those it left out as None."""
+def _record_data(record: Any) -> dict[str, Any]:
     import msgspec
 
-    data = {"seq": record.seq, "event": record.kind, **msgspec.structs.asdict(record)}
-    return Event(record.seq, record.kind, record.agent, record.ts, data, line)
+    return {"seq": record.seq, "event": record.kind, **msgspec.structs.asdict(record)}
+
+
+class _RecordEvent:
+    """A typed record as the rules read an event: ``seq``, ``kind``, ``agent``, ``ts`` and
+    ``line`` at hand, ``data`` (what :func:`_event` holds) built only when a rule reads it
+    (a message about an unlicensed action, a call a checkpoint binds)."""
+
+    __slots__ = ("_data", "agent", "kind", "line", "rec", "seq", "ts")
+
+    def __init__(self, record: Any, line: int) -> None:
+        self.rec = record
+        self.seq = record.seq
+        self.kind = record.kind
+        self.agent = record.agent
+        self.ts = record.ts
+        self.line = line
+        self._data: dict[str, Any] | None = None
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = _record_data(self.rec)
+        return self._data
+
+
+#: The reasons of every PASS: one finding, the same each time.
+_PASS_REASONS = (Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"),)
+
+
+def _chain_order(kv: tuple[tuple[str, bytes], tuple[Any, ...]]) -> tuple[Any, str, bytes]:
+    return kv[1][1], kv[0][0], kv[0][1]
 
 
 def _seq_only(findings: list[Finding]) -> list[Finding]:

@@ -425,7 +425,7 @@ def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
             except _Bad as exc:
                 raise _Bad(str(exc), line) from None
             decision, who = ev.get("decision"), ev.get("approver")
-            if decision not in _DECISIONS:
+            if not isinstance(decision, str) or decision not in _DECISIONS:
                 raise _Bad(f"{what}: unknown approval decision {decision!r}", line)
             if not isinstance(who, str) or not who:
                 raise _Bad(f"{what}: an approval has no 'approver'", line)

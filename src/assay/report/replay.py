@@ -6,6 +6,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import IO, Any
 
 import orjson
@@ -15,7 +16,8 @@ from assay.conformance.result import scalar_text as _json_scalar
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from assay.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
 
-__all__ = ["Rendered", "ReplayReportWriter", "render_result", "replay_report"]
+__all__ = ["ChunkFolder", "Rendered", "ReplayChunk", "ReplayReportWriter", "render_result",
+           "replay_report"]
 
 HEADER = "assay replay: the final metric says the run arrived; the recorded road decides"
 _TRANSCRIPTS = frozenset({"openai-chat", "tau-bench", "tau2"})
@@ -118,6 +120,8 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
 # -- the report written as it is judged ----------------------------------------------------
 
 _MISSING = object()
+#: Files listed per write at the end of a report (memory holds one batch of lines).
+_BATCH = 4096
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
 #: Where the results go in the JSON document's skeleton: a string no result can be.
 _SLOT = "\x00results\x00"
@@ -167,6 +171,107 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
                     carries, body)
 
 
+class ReplayChunk:
+    """A chunk of files judged, rendered and counted where it was judged (``--jobs``), so
+    that the writer only adds counts and copies bytes: :meth:`ReplayReportWriter.merge`
+    leaves it where :meth:`~ReplayReportWriter.file` and
+    :meth:`~ReplayReportWriter.result` of every item, in order, would have."""
+
+    __slots__ = ("all_native", "carries", "counts", "current", "current_counts", "elsewhere",
+                 "file_count", "files", "groups", "heads", "lead", "parts", "total", "worst")
+
+    def __init__(self) -> None:
+        #: (path, verdict) of results that came before the chunk's first file.
+        self.lead: list[tuple[str | None, str]] = []
+        #: The chunk's files finished before its last one: (path, fmt, PASS, BLOCK, ERROR).
+        self.files: list[tuple[str, str, int, int, int]] = []
+        self.current: tuple[str, str] | None = None
+        self.current_counts: Counter[str] = Counter()
+        self.elsewhere: dict[str | None, Counter[str]] = {}
+        self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        self.groups: dict[str, dict[str, int]] = {}
+        self.carries = False
+        self.worst: int | None = None
+        self.total = 0
+        self.file_count = 0
+        self.all_native = True
+        #: The text report's ``[N] id`` lines without their number (escaped, UTF-8).
+        self.heads: list[bytes] = []
+        #: The rendered results: the JSON results joined, or each text block.
+        self.parts: list[bytes] = []
+
+
+def _spool_file() -> IO[bytes]:
+    """An anonymous temporary file: on Linux one ``O_TMPFILE`` open in the temporary
+    directory (``tempfile`` takes a few milliseconds to import, a cold start pays them),
+    elsewhere or when that fails ``tempfile.TemporaryFile``."""
+    import os
+
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag:
+        folder = os.environ.get("TMPDIR") or "/tmp"
+        try:
+            fd = os.open(folder, flag | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        except OSError:
+            pass
+        else:
+            return open(fd, "w+b")
+    import tempfile
+
+    return tempfile.TemporaryFile("w+b")
+
+
+class ChunkFolder:
+    """Folds the items of one chunk (file starts and :class:`Rendered` results) into a
+    :class:`ReplayChunk`; picklable, so that a worker process runs it."""
+
+    def __init__(self, fmt: str, summary_only: bool) -> None:
+        self.json = fmt == "json"
+        self.summary_only = summary_only
+
+    def __call__(self, items: Iterable[Any]) -> ReplayChunk:
+        chunk = ReplayChunk()
+        counts = chunk.counts
+        bodies: list[bytes] = []
+        for item in items:
+            if not isinstance(item, Rendered):  # a file begins
+                if chunk.current is not None:
+                    c = chunk.current_counts
+                    chunk.files.append((*chunk.current, c["PASS"], c["BLOCK"], c["ERROR"]))
+                    chunk.current_counts = Counter()
+                chunk.current = (item.path, item.fmt)
+                chunk.file_count += 1
+                chunk.all_native = chunk.all_native and item.fmt == "native"
+                continue
+            chunk.total += 1
+            verdict = item.verdict
+            counts[verdict.lower()] += 1
+            if item.warned:
+                counts["warn"] += 1
+            code = VERDICT_EXIT[verdict]
+            chunk.worst = code if chunk.worst is None else worst_exit((chunk.worst, code))
+            if chunk.current is None:
+                chunk.lead.append((item.path, verdict))
+            elif item.path == chunk.current[0]:
+                chunk.current_counts[verdict] += 1
+            else:
+                chunk.elsewhere.setdefault(item.path, Counter())[verdict] += 1
+            if item.by is not None:
+                g = chunk.groups.setdefault(item.by, {"pass": 0, "block": 0, "error": 0})
+                g[verdict.lower()] += 1
+                chunk.carries = chunk.carries or item.carries
+            if self.summary_only:
+                continue
+            bodies.append(item.body)
+            if not self.json:
+                chunk.heads.append(escape_controls(f" {item.id}").encode("utf-8") + b"\n")
+        if self.json:
+            chunk.parts = [b",\n".join(bodies)] if bodies else []
+        else:
+            chunk.parts = bodies
+        return chunk
+
+
 class ReplayReportWriter:
     """Writes the replay report to ``out`` as results arrive, byte for byte :func:`replay_report`.
 
@@ -179,8 +284,6 @@ class ReplayReportWriter:
     def __init__(self, out: IO[str], spec: Any, *, spec_source: str | None,
                  spec_sha256: str | None, fmt: str = "text", summary_only: bool = False,
                  by_field: str | None = None) -> None:
-        import tempfile
-
         self.out = out
         self.spec = spec
         self.spec_source = spec_source
@@ -201,8 +304,8 @@ class ReplayReportWriter:
         #: Results whose path is not the file being judged (none from the readers).
         self.elsewhere: dict[str | None, Counter[str]] = {}
         # closed on leaving the writer's ``with`` block
-        self.spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
-        self.file_spool = tempfile.TemporaryFile("w+b")  # noqa: SIM115
+        self.spool = _spool_file()
+        self.file_spool = _spool_file()
 
     def __enter__(self) -> ReplayReportWriter:
         return self
@@ -228,13 +331,18 @@ class ReplayReportWriter:
 
     def _files(self) -> Iterator[tuple[str, str, Counter[str]]]:
         """Every file in order, with the verdict counts of its results."""
+        elsewhere = self.elsewhere
+        for path, fmt, passed, blocked, errors in self._file_rows():
+            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
+            if path in elsewhere:
+                counts.update(elsewhere[path])
+            yield path, fmt, counts
+
+    def _file_rows(self) -> Iterator[list[Any]]:
+        """Every file in order: its path, format and the counts of its own results."""
         self._file_done()
         self.file_spool.seek(0)
-        for line in self.file_spool:
-            path, fmt, passed, blocked, errors = orjson.loads(line)
-            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
-            counts.update(self.elsewhere.get(path, {}))
-            yield path, fmt, counts
+        return map(orjson.loads, self.file_spool)
 
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
@@ -260,6 +368,50 @@ class ReplayReportWriter:
         else:
             head = escape_controls(f"[{self.total}] {r.id}") + "\n"
             self.spool.write(head.encode("utf-8") + r.body)
+
+    @property
+    def fold(self) -> ChunkFolder:
+        """What folds a chunk of items where it was judged, for :meth:`merge`."""
+        return ChunkFolder(self.fmt, self.summary_only)
+
+    def merge(self, chunk: ReplayChunk) -> None:
+        """A chunk of items folded by :attr:`fold`, taken as its items one by one would be."""
+        for path, verdict in chunk.lead:
+            if self.current is not None and path == self.current[0]:
+                self.current_counts[verdict] += 1
+            else:
+                self.elsewhere.setdefault(path, Counter())[verdict] += 1
+        if chunk.current is not None:
+            self._file_done()
+            for line in chunk.files:
+                self.file_spool.write(orjson.dumps(line) + b"\n")
+            self.current = chunk.current
+            self.current_counts = chunk.current_counts
+        for path, c in chunk.elsewhere.items():
+            self.elsewhere.setdefault(path, Counter()).update(c)
+        for key, n in chunk.counts.items():
+            self.counts[key] += n
+        for key, g in chunk.groups.items():
+            mine = self.groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
+            for verdict, n in g.items():
+                mine[verdict] += n
+        self.carries = self.carries or chunk.carries
+        if chunk.worst is not None:
+            self.worst = (chunk.worst if self.worst is None
+                          else worst_exit((self.worst, chunk.worst)))
+        self.file_count += chunk.file_count
+        self.all_native = self.all_native and chunk.all_native
+        before = self.total
+        self.total += chunk.total
+        if self.summary_only or not chunk.parts:
+            return
+        if self.fmt == "json":
+            self.spool.write(chunk.parts[0] if not before else b",\n" + chunk.parts[0])
+        else:
+            self.spool.write(b"".join(
+                b"[%d]%s%s" % (n, head, body)
+                for n, head, body in zip(range(before + 1, self.total + 1), chunk.heads,
+                                         chunk.parts, strict=True)))
 
     def exit_code(self, interrupted: bool = False) -> int:
         """The folded exit: 130 interrupted, 2 nothing judged, else the worst verdict."""
@@ -315,10 +467,16 @@ class ReplayReportWriter:
         parts = dump_json(doc).split(_SLOT_LINE)
         self.out.write(parts[0])
         if self.file_count:
-            for n, (path, fmt, _) in enumerate(self._files()):
-                entry = orjson.dumps({"path": path, "format": fmt}, option=_JSON_OPTIONS)
-                self.out.write(("    " if not n else ",\n    ")
-                               + entry.decode().replace("\n", "\n    "))
+            # each entry as orjson indents {"path": ..., "format": ...} in its place,
+            # written some thousands at a time
+            dumps = orjson.dumps
+            rows = self._file_rows()
+            sep = b""
+            while batch := list(islice(rows, _BATCH)):
+                self.out.write((sep + b",\n".join([
+                    b'    {\n      "path": ' + dumps(row[0]) + b',\n      "format": '
+                    + dumps(row[1]) + b"\n    }" for row in batch])).decode())
+                sep = b",\n"
             self.out.write("\n" + parts[1])
         if doc["results"]:
             self._copy_spool()
@@ -341,12 +499,15 @@ class ReplayReportWriter:
             files += f", {plural(self.total, 'trajectory', 'trajectories')}"
         emit([*head, files])
         if listed:
-            for path, fmt, c in self._files():
+            files_ = self._files()
+            while batch := list(islice(files_, _BATCH)):
                 emit([f"input: {path} ({fmt}, "
-                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"])
+                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"
+                      for path, fmt, c in batch])
         if self.summary_only:
-            for path, _fmt, c in self._files():
-                emit([_file_line(path, c)])
+            files_ = self._files()
+            while batch := list(islice(files_, _BATCH)):
+                emit([_file_line(path, c) for path, _fmt, c in batch])
         self._copy_spool(digest)
         tail: list[str] = []
         if self.by_field is not None:

@@ -1,0 +1,180 @@
+"""The fast replay path (typed decode, lean engine, chunks folded in workers) writes the
+reference path's reports, byte for byte, in every format."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay import conformance
+from assay.cli import cli
+from assay.conformance import load_spec
+from assay.report.replay import ChunkFolder, Rendered, ReplayReportWriter
+from assay.report.replay import replay_report as whole_report
+
+from ..conftest import EXAMPLES, ROOT
+from ..strategies import json_values
+
+NATIVE_FILES = sorted(str(p) for p in {*EXAMPLES.glob("*.jsonl"),
+                                       *(ROOT / "tests" / "data").rglob("*.jsonl")})
+SPEC = str(EXAMPLES / "spec.json")
+EACH_CONSUME = {
+    "mandatory_checkpoints": [
+        {"checkpoint_id": "ok", "must_precede": ["send", "pay"], "scope": "each",
+         "consume": True, "confirmed_by": ["owner"]},
+        {"checkpoint_id": "cp2", "must_precede": "send"}],
+    "handoff_contracts": [
+        {"from_agent": "a", "to_agent": "b", "required_fields": ["x"],
+         "require_verified": True}]}
+FORMATS = ["text", "json", "junit", "sarif", "github", "html"]
+
+
+def _strict_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference: the typed decode steps aside for every file, the strict reader judges."""
+    monkeypatch.setattr(conformance, "_typed", lambda: lambda data: None)
+
+
+def _reports(spec: str, paths: list[str], tmp: Path) -> dict[str, Any]:
+    """Every report of one replay: each format written to a file, text and JSON also as
+    streamed to stdout, with one process and with two."""
+    out: dict[str, Any] = {}
+    for fmt in FORMATS:
+        target = tmp / f"report.{fmt}"
+        res = CliRunner().invoke(cli, ["replay", spec, *paths, "--format", fmt,
+                                       "--output", str(target)])
+        out[fmt] = (res.exit_code, target.read_bytes())
+    for fmt in ("text", "json"):
+        for extra in ([], ["--summary-only"], ["--jobs", "2"], ["--by", "task_success"]):
+            res = CliRunner().invoke(cli, ["replay", spec, *paths, "--format", fmt, *extra])
+            out[f"{fmt} {' '.join(extra)}"] = (res.exit_code, res.stdout_bytes)
+    return out
+
+
+@pytest.mark.parametrize("spec", ["example", "each-consume"])
+def test_every_native_file_in_the_repository(spec: str, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """All native files of the repository at once: the same bytes in every format."""
+    spec_path = SPEC
+    if spec == "each-consume":
+        spec_path = str(tmp_path / "spec.json")
+        Path(spec_path).write_text(json.dumps(EACH_CONSUME))
+    fast = _reports(spec_path, NATIVE_FILES, tmp_path)
+    _strict_only(monkeypatch)
+    strict = _reports(spec_path, NATIVE_FILES, tmp_path)
+    assert fast.keys() == strict.keys()
+    for key in fast:
+        assert fast[key] == strict[key], key
+
+
+def test_the_fast_path_is_taken() -> None:
+    """The valid native files among them take the typed decode (the others are other
+    formats, or broken on purpose), else the test above would compare little."""
+    from assay.ingest._native_typed import typed_records
+
+    taken = [p for p in NATIVE_FILES if typed_records(Path(p).read_bytes()) is not None]
+    assert len(taken) >= 10
+
+
+_AGENTS = st.sampled_from(["a", "b", "scanner", "aggregator", "reporter"])
+_FIELD = st.one_of(json_values.filter(lambda v: v is not None), st.fixed_dictionaries(
+    {"value": json_values, "verified": st.booleans()}))
+_EVENT = st.one_of(
+    st.fixed_dictionaries({"event": st.just("action"), "agent": _AGENTS,
+                           "action_type": st.sampled_from(["send", "pay", "send_report", "x"])},
+                          optional={"irreversible": st.booleans()}),
+    st.fixed_dictionaries({"event": st.just("checkpoint"), "agent": _AGENTS,
+                           "checkpoint_id": st.sampled_from(["ok", "cp2",
+                                                             "confirm_with_user"])},
+                          optional={"confirmed_by": st.sampled_from(["owner", "someone"])}),
+    st.fixed_dictionaries({"event": st.just("handoff"), "agent": _AGENTS,
+                           "from_agent": _AGENTS, "to_agent": _AGENTS,
+                           "payload": st.dictionaries(st.sampled_from(
+                               ["x", "row_count", "summary", "source"]), _FIELD, max_size=3)}),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(_EVENT, max_size=10), min_size=1, max_size=3), st.booleans())
+def test_generated_trajectories(runs: list[list[dict[str, Any]]], success: bool) -> None:
+    """Generated trajectory files: the same bytes in every format, on both specs."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        paths = []
+        for n, events in enumerate(runs):
+            lines = [json.dumps({"seq": i + 1, **e}) for i, e in enumerate(events)]
+            lines.append(json.dumps({"seq": len(events) + 1, "event": "final",
+                                     "task_success": success}))
+            path = tmp / f"t{n}.jsonl"
+            path.write_text("\n".join(lines) + "\n")
+            paths.append(str(path))
+        (tmp / "spec.json").write_text(json.dumps(EACH_CONSUME))
+        for spec in (SPEC, str(tmp / "spec.json")):
+            fast = _reports(spec, paths, tmp)
+            with pytest.MonkeyPatch.context() as mp:
+                _strict_only(mp)
+                strict = _reports(spec, paths, tmp)
+            assert fast == strict
+
+
+def _item(path: str | None, verdict: str, n: int) -> Rendered:
+    return Rendered(f"id {n}", path, verdict, verdict == "PASS" and n % 3 == 0,
+                    "x" if n % 2 else None, n % 4 == 0, f"body {n}\n".encode())
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("summary_only", [False, True])
+@pytest.mark.parametrize("size", [1, 2, 3, 7])
+def test_folded_chunks_write_what_items_write(fmt: str, summary_only: bool, size: int) -> None:
+    """Chunks folded apart and merged give the writer's bytes for the items one by one,
+    results before a chunk's first file and results of another path included."""
+    spec = load_spec(EXAMPLES / "spec.json")
+    items: list[Any] = []
+    for f in range(5):
+        path = f"f{f}.jsonl"
+        items.append(conformance._FileStart(path, "native" if f != 3 else "otel"))
+        for k in range(f % 3 + 1):
+            n = len(items)
+            items.append(_item(path if k != 2 else "elsewhere", ("PASS", "BLOCK", "ERROR")[n % 3],
+                               n))
+    items.insert(0, _item("f0.jsonl", "PASS", 99))  # before any file begins
+
+    def write(feed: Any) -> str:
+        out = io.StringIO()
+        with ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
+                                fmt=fmt, summary_only=summary_only, by_field="x") as writer:
+            feed(writer)
+            writer.finish()
+        return out.getvalue()
+
+    def one_by_one(writer: ReplayReportWriter) -> None:
+        for item in items:
+            if isinstance(item, Rendered):
+                writer.result(item)
+            else:
+                writer.file(item.path, item.fmt)
+
+    def folded(writer: ReplayReportWriter) -> None:
+        fold = writer.fold
+        assert isinstance(fold, ChunkFolder)
+        for i in range(0, len(items), size):
+            writer.merge(fold(items[i:i + size]))
+
+    assert write(folded) == write(one_by_one)
+
+
+def test_the_writer_matches_the_whole_run_report() -> None:
+    """Streamed and folded, the fixtures' report is the whole-run renderer's."""
+    spec = load_spec(EXAMPLES / "spec.json")
+    paths = sorted(str(p) for p in EXAMPLES.glob("fixture_*.jsonl"))
+    run = conformance.replay_files(spec, paths)
+    res = CliRunner().invoke(cli, ["replay", str(EXAMPLES / "spec.json"), *paths, "--jobs", "2"])
+    assert res.stdout == whole_report(run, spec)
