@@ -16,7 +16,7 @@ from assay.conformance.result import scalar_text as _json_scalar
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from assay.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
 
-__all__ = ["ChunkFolder", "Rendered", "ReplayChunk", "ReplayReportWriter", "render_result",
+__all__ = ["ChunkFolder", "Rendered", "ReplayChunk", "ReplayReportWriter", "Tally", "render_result",
            "replay_report"]
 
 HEADER = "assay replay: the final metric says the run arrived; the recorded road decides"
@@ -272,7 +272,37 @@ class ChunkFolder:
         return chunk
 
 
-class ReplayReportWriter:
+class Tally:
+    """What every replay report counts: verdicts, warnings, ``--by`` groups, the worst exit.
+
+    The plain and the terminal report writers both count with it, so their
+    summaries cannot disagree.
+    """
+
+    def __init__(self) -> None:
+        self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        self.groups: dict[str, dict[str, int]] = {}
+        self.carries = False
+        self.worst: int | None = None
+        self.total = 0
+
+    def count(self, r: Rendered) -> str:
+        """Count ``r``; returns its verdict."""
+        self.total += 1
+        verdict = r.verdict
+        self.counts[verdict.lower()] += 1
+        if r.warned:
+            self.counts["warn"] += 1
+        code = VERDICT_EXIT[verdict]
+        self.worst = code if self.worst is None else worst_exit((self.worst, code))
+        if r.by is not None:
+            g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
+            g[verdict.lower()] += 1
+            self.carries = self.carries or r.carries
+        return verdict
+
+
+class ReplayReportWriter(Tally):
     """Writes the replay report to ``out`` as results arrive, byte for byte :func:`replay_report`.
 
     The head of either report names every file and how many trajectories each
@@ -291,11 +321,7 @@ class ReplayReportWriter:
         self.fmt = fmt
         self.summary_only = summary_only
         self.by_field = by_field
-        self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
-        self.groups: dict[str, dict[str, int]] = {}
-        self.carries = False
-        self.worst: int | None = None
-        self.total = 0
+        super().__init__()
         self.file_count = 0
         self.all_native = True
         #: The file being judged, and its verdict counts so far.
@@ -346,21 +372,11 @@ class ReplayReportWriter:
 
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
-        self.total += 1
-        verdict = r.verdict
-        self.counts[verdict.lower()] += 1
-        if r.warned:
-            self.counts["warn"] += 1
-        code = VERDICT_EXIT[verdict]
-        self.worst = code if self.worst is None else worst_exit((self.worst, code))
+        verdict = self.count(r)
         if self.current is not None and r.path == self.current[0]:
             self.current_counts[verdict] += 1
         else:
             self.elsewhere.setdefault(r.path, Counter())[verdict] += 1
-        if r.by is not None:
-            g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
-            g[verdict.lower()] += 1
-            self.carries = self.carries or r.carries
         if self.summary_only:
             return
         if self.fmt == "json":

@@ -30,6 +30,7 @@ from assay.report._text import escape_controls, plural, text_lines
 from assay.report.replay import (
     HEADER,
     Rendered,
+    Tally,
     _block,
     _file_line,
     _spec_text,
@@ -315,7 +316,7 @@ class ProgressSink:
 
 # -- the writer ----------------------------------------------------------------------------
 
-class TerminalReportWriter:
+class TerminalReportWriter(Tally):
     """The failures-first view, written as results arrive.
 
     Each BLOCK or ERROR block asked for is written the moment it is judged;
@@ -338,11 +339,7 @@ class TerminalReportWriter:
         self.summary_only = summary_only
         self.by_field = by_field
         self.progress = progress
-        self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
-        self.groups: dict[str, dict[str, int]] = {}
-        self.carries = False
-        self.worst: int | None = None
-        self.total = 0
+        super().__init__()
         self.file_count = 0
         self.current: str | None = None
         self.current_counts: Counter[str] = Counter()
@@ -382,21 +379,8 @@ class TerminalReportWriter:
 
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
-        from assay.conformance.result import VERDICT_EXIT
-        from assay.errors import worst_exit
-
-        self.total += 1
-        verdict = r.verdict
-        self.counts[verdict.lower()] += 1
-        if r.warned:
-            self.counts["warn"] += 1
-        code = VERDICT_EXIT[verdict]
-        self.worst = code if self.worst is None else worst_exit((self.worst, code))
+        verdict = self.count(r)
         self.current_counts[verdict] += 1
-        if r.by is not None:
-            g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
-            g[verdict.lower()] += 1
-            self.carries = self.carries or r.carries
         if self.summary_only or self.view.quiet or verdict not in self.view.show:
             return
         head = f"[{self.total}] {r.id}"
