@@ -413,7 +413,10 @@ class TestKillStress:
         import random
 
         ledger = tmp_path / "ledger"
-        quick = "import sys, time\ntime.sleep(0.05)\nopen(sys.argv[1], 'w').write('good')\n"
+        # Each phase takes a while, so that most kills (0.1-0.9 s after the worker starts)
+        # land while the run is going on whatever the machine's speed: a run that finished
+        # before its kill tests nothing.
+        quick = "import sys, time\ntime.sleep(0.2)\nopen(sys.argv[1], 'w').write('good')\n"
         send = f"""
 import os, sys, time
 time.sleep(0.05)
@@ -455,7 +458,7 @@ sys.exit(1)
             assert phases == ["a", "b", "send", "c"], (run_id, phases)
             assert verify_pg_run(url, run_id, None).ok
             assert ledger.read_text().split().count(run_id) == 1, run_id
-        assert killed >= 25  # the others landed after the run completed
+        assert killed >= 25, killed  # the others landed after the run completed
 
     def test_run_refuses_a_store_that_is_neither(self, tmp_path: Path, phase: Build,
                                                  workflow_file: WriteWorkflow) -> None:
