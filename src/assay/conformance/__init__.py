@@ -472,10 +472,21 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
             compiled = CompiledSpec(spec)
             announced = _Announced(deliver)  # each file's start goes out as it is recorded
             take = results.append if sink is None else sink.result
+            # a plain native file is judged here, without a generator per file; any
+            # other goes the way iter_replay takes it (the bytes read are not read again)
+            direct = compiled.typed and input_format in (None, "native")
             for path in batch:
-                for result in iter_replay(compiled, [path], input_format=input_format,
-                                          formats=announced):
-                    take(keep(result))
+                if direct and type(path) is str and path != STDIN:
+                    result, data = _direct_native(compiled, path, announced)
+                    if result is not None:
+                        take(keep(result))
+                    else:
+                        for result in _isolated(compiled, path, input_format, announced, data):
+                            take(keep(result))
+                else:
+                    for result in iter_replay(compiled, [path], input_format=input_format,
+                                              formats=announced):
+                        take(keep(result))
                 announced.clear()
                 done += 1
     except KeyboardInterrupt:
