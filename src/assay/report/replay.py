@@ -294,7 +294,8 @@ class Tally:
         if r.warned:
             self.counts["warn"] += 1
         code = VERDICT_EXIT[verdict]
-        self.worst = code if self.worst is None else worst_exit((self.worst, code))
+        if code != self.worst:  # the same verdict again leaves the worst where it is
+            self.worst = code if self.worst is None else worst_exit((self.worst, code))
         if r.by is not None:
             g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
             g[verdict.lower()] += 1
@@ -351,9 +352,10 @@ class ReplayReportWriter(Tally):
         if self.current is not None:
             c = self.current_counts
             self.file_spool.write(orjson.dumps(
-                [*self.current, c["PASS"], c["BLOCK"], c["ERROR"]]) + b"\n")
+                [*self.current, c.get("PASS", 0), c.get("BLOCK", 0), c.get("ERROR", 0)])
+                + b"\n")
             self.current = None
-            self.current_counts = Counter()
+            c.clear()  # the next file's counts (a chunk merged in gave its own, now done)
 
     def _files(self) -> Iterator[tuple[str, str, Counter[str]]]:
         """Every file in order, with the verdict counts of its results."""
