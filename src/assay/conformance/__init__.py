@@ -348,13 +348,13 @@ class _Announced(list[tuple[str, str]]):
     """The files' formats as :func:`iter_replay` records them, each told on the spot:
     a file cut off by Ctrl-C before its first result is still a file of the report."""
 
-    def __init__(self, tell: Callable[[_FileStart], None]) -> None:
+    def __init__(self, tell: Callable[[str, str], None]) -> None:
         super().__init__()
         self.tell = tell
 
     def append(self, item: tuple[str, str]) -> None:
-        super().append(item)  # iter_replay counts them
-        self.tell(_FileStart(*item))
+        list.append(self, item)  # iter_replay counts them
+        self.tell(*item)
 
 
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
@@ -470,7 +470,9 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                 done += files
         else:
             compiled = CompiledSpec(spec)
-            announced = _Announced(deliver)  # each file's start goes out as it is recorded
+            # each file's start goes out as it is recorded
+            announced = _Announced(sink.file if sink is not None
+                                   else lambda path, fmt: formats.append((path, fmt)))
             take = results.append if sink is None else sink.result
             # a plain native file is judged here, without a generator per file; any
             # other goes the way iter_replay takes it (the bytes read are not read again)

@@ -376,7 +376,8 @@ class ReplayReportWriter(Tally):
         """The next judged trajectory, in order."""
         verdict = self.count(r)
         if self.current is not None and r.path == self.current[0]:
-            self.current_counts[verdict] += 1
+            counts = self.current_counts
+            counts[verdict] = counts.get(verdict, 0) + 1
         else:
             self.elsewhere.setdefault(r.path, Counter())[verdict] += 1
         if self.summary_only:
