@@ -128,7 +128,7 @@ _SLOT = "\x00results\x00"
 _SLOT_LINE = '    "\\u0000results\\u0000"\n'
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once a result, and a frozen init costs
 class Rendered:
     """One judged trajectory as the report needs it, rendered where it was judged.
 
@@ -164,11 +164,52 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
     if summary_only:
         body = b""
     elif fmt == "json":
-        body = b"    " + orjson.dumps(r.to_dict(), option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
+        text = orjson.dumps(_result_json(r), option=_JSON_OPTIONS)
+        body = b"    " + text.replace(b"\n", b"\n    ")
     else:
         body = text_lines(_block(0, r)[1:]).encode("utf-8")
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
                     carries, body)
+
+
+#: Findings tuples that results share (the reasons of every PASS the engine gives are one
+#: tuple), each with its JSON as a result prints it: rendered once, not once per result.
+#: Keyed by identity; the tuple is kept, so its id is not reused while it is here.
+_SHARED: dict[int, tuple[tuple[Any, ...], orjson.Fragment]] = {}
+_SHARED_MAX = 8
+
+
+def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
+    """The JSON of ``findings`` (a result's reasons, warnings or notes) for :func:`_result_json`;
+    ``shared`` asks to keep it for the next result holding the same tuple."""
+    hit = _SHARED.get(id(findings))
+    if hit is not None and hit[0] is findings:
+        return hit[1]
+    listed = [f.to_dict() for f in findings]
+    if shared and findings and len(_SHARED) < _SHARED_MAX:
+        # indented for its place in a result: '{\n  "k": ' before it, '\n}' after it
+        text = orjson.dumps({"k": listed}, option=_JSON_OPTIONS)[9:-2]
+        _SHARED[id(findings)] = (findings, orjson.Fragment(text))
+    return listed
+
+
+def _result_json(r: ReplayResult) -> dict[str, Any]:
+    """:meth:`ReplayResult.to_dict`, the reasons of a PASS rendered once for all
+    (``tests/conformance/test_fast_path_reports.py`` holds the two to the same bytes)."""
+    out: dict[str, Any] = {
+        "id": r.id,
+        "path": r.path,
+        "verdict": r.verdict,
+        "exit": VERDICT_EXIT[r.verdict],
+        "reasons": _findings_json(r.reasons, r.verdict == "PASS"),
+        "warnings": [w.to_dict() for w in r.warnings],
+        "notes": [n.to_dict() for n in r.notes],
+        "task_success": r.task_success,
+        "source": r.source,
+    }
+    if r.meta:
+        out["meta"] = dict(r.meta)
+    return out
 
 
 class ReplayChunk:
