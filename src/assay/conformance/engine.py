@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from assay.conformance.result import Finding, ReplayResult, TrajectoryStats
+from assay.conformance.result import Finding, ReplayResult, new_result, new_stats
 from assay.conformance.spec import MandatoryCheckpoint, Spec
 from assay.events import EVENT_KINDS, Event, args_digest, field_verified
 from assay.findings import NOWHERE, Location
@@ -532,9 +532,9 @@ class Replayer:
         if self.final is not None:
             final = self.final.data
             task_success = final.get("task_success")
-        stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
-                                self.checkpoints + self.derived, self.derived, self.irreversible,
-                                self.actions)
+        stats = new_stats(self.events, tuple(self.agents), self.handoffs,
+                          self.checkpoints + self.derived, self.derived, self.irreversible,
+                          self.actions)
         warnings = list(self.warnings)
         if self.states and not self.actions:
             warnings.append(Finding(
@@ -551,10 +551,10 @@ class Replayer:
             # is its own (a span, a record), so the findings name the seq alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         if reasons:
-            return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
-                                tuple(notes), task_success, stats, source, final, meta or {})
-        return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
-                            tuple(notes), task_success, stats, source, final, meta or {})
+            return new_result(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
+                              tuple(notes), task_success, stats, source, final, meta or {})
+        return new_result(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
+                          tuple(notes), task_success, stats, source, final, meta or {})
 
 
 def _record_data(record: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from assay.findings import Finding
@@ -90,6 +90,73 @@ class ReplayResult:
         if self.meta:
             out["meta"] = dict(self.meta)
         return out
+
+
+class _StatsInit:
+    """:class:`TrajectoryStats`'s slots with a plain init, for :func:`new_stats`."""
+
+    __slots__ = TrajectoryStats.__slots__  # the same names in the same order: the same layout
+
+    def __init__(self, events: int, agents: tuple[str, ...], handoffs: int, checkpoints: int,
+                 derived_checkpoints: int, irreversible: int, actions: int) -> None:
+        self.events = events
+        self.agents = agents
+        self.handoffs = handoffs
+        self.checkpoints = checkpoints
+        self.derived_checkpoints = derived_checkpoints
+        self.irreversible = irreversible
+        self.actions = actions
+
+
+class _ResultInit:
+    """:class:`ReplayResult`'s slots with a plain init, for :func:`new_result`."""
+
+    __slots__ = ReplayResult.__slots__
+
+    def __init__(self, id: str, path: str | None, verdict: Verdict,
+                 reasons: tuple[Finding, ...], warnings: tuple[Finding, ...],
+                 notes: tuple[Finding, ...], task_success: bool | None,
+                 stats: TrajectoryStats | None, source: str, final: Mapping[str, Any],
+                 meta: Mapping[str, Any]) -> None:
+        self.id = id
+        self.path = path
+        self.verdict = verdict
+        self.reasons = reasons
+        self.warnings = warnings
+        self.notes = notes
+        self.task_success = task_success
+        self.stats = stats
+        self.source = source
+        self.final = final
+        self.meta = meta
+
+
+# A frozen dataclass sets each field through object.__setattr__, which the engine pays
+# for every trajectory. These build the same objects (equal, frozen, of the same class)
+# by setting the slots of a twin class with the same layout and then taking its class,
+# which Python allows between classes whose slots are the same
+# (``tests/conformance/test_engine.py`` holds them to the dataclasses).
+_set_class = object.__setattr__
+
+
+def new_stats(events: int, agents: tuple[str, ...], handoffs: int, checkpoints: int,
+              derived_checkpoints: int, irreversible: int, actions: int) -> TrajectoryStats:
+    """``TrajectoryStats(...)``, every field given, faster."""
+    made = _StatsInit(events, agents, handoffs, checkpoints, derived_checkpoints,
+                      irreversible, actions)
+    _set_class(made, "__class__", TrajectoryStats)
+    return cast(TrajectoryStats, made)
+
+
+def new_result(id: str, path: str | None, verdict: Verdict, reasons: tuple[Finding, ...],
+               warnings: tuple[Finding, ...], notes: tuple[Finding, ...],
+               task_success: bool | None, stats: TrajectoryStats | None, source: str,
+               final: Mapping[str, Any], meta: Mapping[str, Any]) -> ReplayResult:
+    """``ReplayResult(...)``, every field given, faster."""
+    made = _ResultInit(id, path, verdict, reasons, warnings, notes, task_success, stats,
+                       source, final, meta)
+    _set_class(made, "__class__", ReplayResult)
+    return cast(ReplayResult, made)
 
 
 @dataclass(frozen=True)
