@@ -315,3 +315,30 @@ def test_the_fast_constructors_build_the_dataclasses() -> None:
         stats.events = 0  # type: ignore[misc]
     assert pickle.loads(pickle.dumps(made)) == made
     assert dataclasses.replace(made, id="other").id == "other"
+
+
+def test_the_fast_finding_constructors_build_the_dataclasses() -> None:
+    """new_location and new_finding, which the engine uses for its findings, give what
+    Location(...) and Finding(...) give."""
+    import dataclasses
+    import pickle
+
+    from assay.conformance.result import new_finding, new_location
+    from assay.findings import NOWHERE, Finding, Location
+
+    named = {"seq": 4, "line": 5, "checkpoint_id": "c", "action_type": "a", "voided_by_seq": 2,
+             "from_agent": "x", "to_agent": "y"}
+    loc = new_location(**named)  # type: ignore[arg-type]
+    assert type(loc) is Location and loc == Location(**named)  # type: ignore[arg-type]
+    assert hash(loc) == hash(Location(**named))  # type: ignore[arg-type]
+    assert new_location(seq=1, message_index=3) == Location(seq=1, message_index=3)
+    assert new_location() == NOWHERE and new_location().to_dict() == {}
+    found = new_finding("checkpoint-skipped", "m", loc)
+    assert type(found) is Finding and found == Finding("checkpoint-skipped", "m", loc)
+    assert new_finding("w", "m", severity="warn") == Finding("w", "m", severity="warn")
+    assert found.to_dict() == Finding("checkpoint-skipped", "m", loc).to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.message = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loc.seq = 0  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(found)) == found
