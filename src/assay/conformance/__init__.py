@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
@@ -501,9 +503,6 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
 def _plain_bytes(path: str) -> bytes | None:
     """The bytes of a regular, uncompressed, UTF-8 file in a few system calls, or None
     when the file needs the general reader (which then names any problem)."""
-    import os
-    import stat
-
     try:
         # a FIFO is never opened here: opening it would wake its writer for nothing
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -546,12 +545,13 @@ def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, s
     (nothing recorded) when the file is not plainly native and goes the general way, with
     the bytes read when there are any, so that way does not read the file again."""
     data = _plain_bytes(path)
-    if data is None or not _native().certainly_native(data):
+    native = _native()
+    if data is None or not native.certainly_native(data):
         return None, data
     if formats is not None:
         formats.append((path, "native"))
     try:
-        events = _native().iter_events(data, path)  # a generator: it reads nothing yet
+        events = native.iter_events(data, path)  # a generator: it reads nothing yet
         typed = _typed()(data)
         if typed is None:
             return replay_events(compiled, events, path, path), None
