@@ -369,8 +369,9 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
     if formats is None:
         formats = []
     told = isinstance(formats, _Announced)
+    direct = compiled.typed and input_format in (None, "native")
     for path in paths:
-        for result in iter_replay(compiled, [path], input_format=input_format, formats=formats):
+        for result in _results_of(compiled, path, input_format, formats, direct):
             if formats and not told:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
@@ -378,6 +379,19 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
         if not told:
             yield from (_FileStart(*f) for f in formats)
         formats.clear()
+
+
+def _results_of(compiled: CompiledSpec, path: str, input_format: str | None,
+                formats: list[tuple[str, str]], direct: bool) -> Iterable[ReplayResult]:
+    """The results of one path, as ``iter_replay(compiled, [path], ...)`` gives them; with
+    ``direct`` (a typed spec, native or detected input) a plain native file is judged on
+    the spot, without a generator, and any other goes on with the bytes already read."""
+    if direct and type(path) is str and path != STDIN:
+        result, data = _direct_native(compiled, path, formats)
+        if result is not None:
+            return (result,)
+        return _isolated(compiled, path, input_format, formats, data)
+    return iter_replay(compiled, [path], input_format=input_format, formats=formats)
 
 
 _WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any],
@@ -476,21 +490,10 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
             announced = _Announced(sink.file if sink is not None
                                    else lambda path, fmt: formats.append((path, fmt)))
             take = results.append if sink is None else sink.result
-            # a plain native file is judged here, without a generator per file; any
-            # other goes the way iter_replay takes it (the bytes read are not read again)
             direct = compiled.typed and input_format in (None, "native")
             for path in batch:
-                if direct and type(path) is str and path != STDIN:
-                    result, data = _direct_native(compiled, path, announced)
-                    if result is not None:
-                        take(keep(result))
-                    else:
-                        for result in _isolated(compiled, path, input_format, announced, data):
-                            take(keep(result))
-                else:
-                    for result in iter_replay(compiled, [path], input_format=input_format,
-                                              formats=announced):
-                        take(keep(result))
+                for result in _results_of(compiled, path, input_format, announced, direct):
+                    take(keep(result))
                 announced.clear()
                 done += 1
     except KeyboardInterrupt:

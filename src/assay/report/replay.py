@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from typing import IO, Any
@@ -93,7 +93,7 @@ def _per_file(run: ReplayRun) -> list[str]:
     return [_file_line(path, verdicts.get(path, Counter())) for path, _fmt in run.files]
 
 
-def _file_line(path: str, c: Counter[str]) -> str:
+def _file_line(path: str, c: Mapping[str, int]) -> str:
     return f"file : {path}: {c['PASS']} PASS, {c['BLOCK']} BLOCK, {c['ERROR']} ERROR"
 
 
@@ -224,8 +224,9 @@ class ReplayChunk:
     def __init__(self) -> None:
         #: (path, verdict) of results that came before the chunk's first file.
         self.lead: list[tuple[str | None, str]] = []
-        #: The chunk's files finished before its last one: (path, fmt, PASS, BLOCK, ERROR).
-        self.files: list[tuple[str, str, int, int, int]] = []
+        #: The chunk's files finished before its last one, each as the writer spools it:
+        #: the JSON line ``[path, fmt, PASS, BLOCK, ERROR]`` (encoded where it was judged).
+        self.files: list[bytes] = []
         self.current: tuple[str, str] | None = None
         self.current_counts: Counter[str] = Counter()
         self.elsewhere: dict[str | None, Counter[str]] = {}
@@ -278,7 +279,8 @@ class ChunkFolder:
             if not isinstance(item, Rendered):  # a file begins
                 if chunk.current is not None:
                     c = chunk.current_counts
-                    chunk.files.append((*chunk.current, c["PASS"], c["BLOCK"], c["ERROR"]))
+                    chunk.files.append(orjson.dumps(
+                        [*chunk.current, c["PASS"], c["BLOCK"], c["ERROR"]]) + b"\n")
                     chunk.current_counts = Counter()
                 chunk.current = (item.path, item.fmt)
                 chunk.file_count += 1
@@ -398,12 +400,14 @@ class ReplayReportWriter(Tally):
             self.current = None
             c.clear()  # the next file's counts (a chunk merged in gave its own, now done)
 
-    def _files(self) -> Iterator[tuple[str, str, Counter[str]]]:
-        """Every file in order, with the verdict counts of its results."""
+    def _files(self) -> Iterator[tuple[str, str, Mapping[str, int]]]:
+        """Every file in order, with the verdict counts of its results (each verdict
+        present: a Counter is built only for a file with results from elsewhere)."""
         elsewhere = self.elsewhere
         for path, fmt, passed, blocked, errors in self._file_rows():
-            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
+            counts: Mapping[str, int] = {"PASS": passed, "BLOCK": blocked, "ERROR": errors}
             if path in elsewhere:
+                counts = Counter(counts)
                 counts.update(elsewhere[path])
             yield path, fmt, counts
 
@@ -443,8 +447,7 @@ class ReplayReportWriter(Tally):
                 self.elsewhere.setdefault(path, Counter())[verdict] += 1
         if chunk.current is not None:
             self._file_done()
-            for line in chunk.files:
-                self.file_spool.write(orjson.dumps(line) + b"\n")
+            self.file_spool.write(b"".join(chunk.files))
             self.current = chunk.current
             self.current_counts = chunk.current_counts
         for path, c in chunk.elsewhere.items():
