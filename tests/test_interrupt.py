@@ -145,16 +145,16 @@ class TestLibrary:
         from assay import conformance
         from assay.conformance import ReplayInterrupted, load_spec, replay_files
 
-        real = conformance.iter_replay
+        real = conformance._plain_bytes
         paths = [str(EXAMPLES / n) for n in ("fixture_conforms.jsonl", "fixture_skipped.jsonl",
                                              "fixture_verified.jsonl")]
 
-        def stop_at_third(spec, items, **kw):  # type: ignore[no-untyped-def]
-            if items == [paths[2]]:
+        def stop_at_third(path):  # type: ignore[no-untyped-def]
+            if path == paths[2]:  # Ctrl-C while the third file is read
                 raise KeyboardInterrupt
-            return real(spec, items, **kw)
+            return real(path)
 
-        monkeypatch.setattr(conformance, "iter_replay", stop_at_third)
+        monkeypatch.setattr(conformance, "_plain_bytes", stop_at_third)
         with pytest.raises(ReplayInterrupted) as info:
             replay_files(load_spec(EXAMPLES / "spec.json"), paths)
         stop = info.value

@@ -289,3 +289,56 @@ class TestNothingJudged:
     def test_a_run_over_nothing_exits_2(self) -> None:
         """Replaying no trajectory at all judged nothing: exit 2, not 0."""
         assert replay(SPEC, []).exit == 2
+
+
+def test_the_fast_constructors_build_the_dataclasses() -> None:
+    """new_result and new_stats, which the engine uses, give what the dataclass constructors
+    give: equal, of the same class, frozen, with the same hash, picklable."""
+    import dataclasses
+    import pickle
+
+    from assay.conformance.result import ReplayResult, TrajectoryStats, new_result, new_stats
+    from assay.findings import Finding
+
+    stats_args = (20, ("a", "b"), 2, 1, 0, 1, 16)
+    stats = new_stats(*stats_args)
+    assert type(stats) is TrajectoryStats and stats == TrajectoryStats(*stats_args)
+    assert hash(stats) == hash(TrajectoryStats(*stats_args))
+    args = ("id", "p.jsonl", "BLOCK", (Finding("x", "y"),), (Finding("w", "v", severity="warn"),),
+            (), False, stats, "native", {"task_success": False}, {"reward": 0.5})
+    made = new_result(*args)  # type: ignore[arg-type]
+    assert type(made) is ReplayResult and made == ReplayResult(*args)  # type: ignore[arg-type]
+    assert [getattr(made, f.name) for f in dataclasses.fields(ReplayResult)] == list(args)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.verdict = "PASS"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stats.events = 0  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(made)) == made
+    assert dataclasses.replace(made, id="other").id == "other"
+
+
+def test_the_fast_finding_constructors_build_the_dataclasses() -> None:
+    """new_location and new_finding, which the engine uses for its findings, give what
+    Location(...) and Finding(...) give."""
+    import dataclasses
+    import pickle
+
+    from assay.conformance.result import new_finding, new_location
+    from assay.findings import NOWHERE, Finding, Location
+
+    named = {"seq": 4, "line": 5, "checkpoint_id": "c", "action_type": "a", "voided_by_seq": 2,
+             "from_agent": "x", "to_agent": "y"}
+    loc = new_location(**named)  # type: ignore[arg-type]
+    assert type(loc) is Location and loc == Location(**named)  # type: ignore[arg-type]
+    assert hash(loc) == hash(Location(**named))  # type: ignore[arg-type]
+    assert new_location(seq=1, message_index=3) == Location(seq=1, message_index=3)
+    assert new_location() == NOWHERE and new_location().to_dict() == {}
+    found = new_finding("checkpoint-skipped", "m", loc)
+    assert type(found) is Finding and found == Finding("checkpoint-skipped", "m", loc)
+    assert new_finding("w", "m", severity="warn") == Finding("w", "m", severity="warn")
+    assert found.to_dict() == Finding("checkpoint-skipped", "m", loc).to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.message = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loc.seq = 0  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(found)) == found

@@ -178,3 +178,23 @@ def test_the_writer_matches_the_whole_run_report() -> None:
     run = conformance.replay_files(spec, paths)
     res = CliRunner().invoke(cli, ["replay", str(EXAMPLES / "spec.json"), *paths, "--jobs", "2"])
     assert res.stdout == whole_report(run, spec)
+
+
+def test_a_rendered_json_result_is_its_to_dict() -> None:
+    """The JSON of one result, as the report writer gets it, is ReplayResult.to_dict's,
+    however often a shared tuple of findings (the reasons of every PASS) comes back."""
+    import orjson
+
+    from assay.conformance.engine import error_result
+    from assay.report.replay import render_result
+
+    options = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+    results = list(conformance.replay(load_spec(SPEC), NATIVE_FILES).results)
+    passed = [r for r in results if r.verdict == "PASS"]
+    assert passed and any(r.verdict == "BLOCK" for r in results)
+    assert len({id(r.reasons) for r in passed}) < len(passed)  # shared: the cache is used
+    results.append(error_result("x", None, "line 2: bad", source="tau-bench",
+                                meta={"reward": 1.0}))
+    for r in results * 2:
+        want = b"    " + orjson.dumps(r.to_dict(), option=options).replace(b"\n", b"\n    ")
+        assert render_result(r, fmt="json").body == want, r.id

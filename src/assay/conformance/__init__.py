@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
@@ -348,13 +350,13 @@ class _Announced(list[tuple[str, str]]):
     """The files' formats as :func:`iter_replay` records them, each told on the spot:
     a file cut off by Ctrl-C before its first result is still a file of the report."""
 
-    def __init__(self, tell: Callable[[_FileStart], None]) -> None:
+    def __init__(self, tell: Callable[[str, str], None]) -> None:
         super().__init__()
         self.tell = tell
 
     def append(self, item: tuple[str, str]) -> None:
-        super().append(item)  # iter_replay counts them
-        self.tell(_FileStart(*item))
+        list.append(self, item)  # iter_replay counts them
+        self.tell(*item)
 
 
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
@@ -367,8 +369,9 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
     if formats is None:
         formats = []
     told = isinstance(formats, _Announced)
+    direct = compiled.typed and input_format in (None, "native")
     for path in paths:
-        for result in iter_replay(compiled, [path], input_format=input_format, formats=formats):
+        for result in _results_of(compiled, path, input_format, formats, direct):
             if formats and not told:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
@@ -376,6 +379,19 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
         if not told:
             yield from (_FileStart(*f) for f in formats)
         formats.clear()
+
+
+def _results_of(compiled: CompiledSpec, path: str, input_format: str | None,
+                formats: list[tuple[str, str]], direct: bool) -> Iterable[ReplayResult]:
+    """The results of one path, as ``iter_replay(compiled, [path], ...)`` gives them; with
+    ``direct`` (a typed spec, native or detected input) a plain native file is judged on
+    the spot, without a generator, and any other goes on with the bytes already read."""
+    if direct and type(path) is str and path != STDIN:
+        result, data = _direct_native(compiled, path, formats)
+        if result is not None:
+            return (result,)
+        return _isolated(compiled, path, input_format, formats, data)
+    return iter_replay(compiled, [path], input_format=input_format, formats=formats)
 
 
 _WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any],
@@ -470,11 +486,13 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                 done += files
         else:
             compiled = CompiledSpec(spec)
-            announced = _Announced(deliver)  # each file's start goes out as it is recorded
+            # each file's start goes out as it is recorded
+            announced = _Announced(sink.file if sink is not None
+                                   else lambda path, fmt: formats.append((path, fmt)))
             take = results.append if sink is None else sink.result
+            direct = compiled.typed and input_format in (None, "native")
             for path in batch:
-                for result in iter_replay(compiled, [path], input_format=input_format,
-                                          formats=announced):
+                for result in _results_of(compiled, path, input_format, announced, direct):
                     take(keep(result))
                 announced.clear()
                 done += 1
@@ -488,9 +506,6 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
 def _plain_bytes(path: str) -> bytes | None:
     """The bytes of a regular, uncompressed, UTF-8 file in a few system calls, or None
     when the file needs the general reader (which then names any problem)."""
-    import os
-    import stat
-
     try:
         # a FIFO is never opened here: opening it would wake its writer for nothing
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -533,12 +548,13 @@ def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, s
     (nothing recorded) when the file is not plainly native and goes the general way, with
     the bytes read when there are any, so that way does not read the file again."""
     data = _plain_bytes(path)
-    if data is None or not _native().certainly_native(data):
+    native = _native()
+    if data is None or not native.certainly_native(data):
         return None, data
     if formats is not None:
         formats.append((path, "native"))
     try:
-        events = _native().iter_events(data, path)  # a generator: it reads nothing yet
+        events = native.iter_events(data, path)  # a generator: it reads nothing yet
         typed = _typed()(data)
         if typed is None:
             return replay_events(compiled, events, path, path), None

@@ -18,7 +18,14 @@ from typing import Any
 
 import orjson
 
-from assay.conformance.result import Finding, ReplayResult, TrajectoryStats
+from assay.conformance.result import (
+    Finding,
+    ReplayResult,
+    new_finding,
+    new_location,
+    new_result,
+    new_stats,
+)
 from assay.conformance.spec import MandatoryCheckpoint, Spec
 from assay.events import EVENT_KINDS, Event, args_digest, field_verified
 from assay.findings import NOWHERE, Location
@@ -202,8 +209,8 @@ class Replayer:
     def locate(self, seq: int, line: int | None, **named: Any) -> Location:
         """The location of the event at ``seq``: its file line, or its message index."""
         if self.locate_messages:
-            return Location(seq=seq, message_index=line, **named)
-        return Location(seq=seq, line=line, **named)
+            return new_location(seq=seq, message_index=line, **named)
+        return new_location(seq=seq, line=line, **named)
 
     def _border(self, border: _Border) -> str:
         """A handoff as messages name it: ``a->b (seq N)``."""
@@ -381,7 +388,7 @@ class Replayer:
                 st.bound[event.seq] = key
             st.licences.append((event.seq, self.where(event)))
             for seq, action, where, _, _, line in st.pending:
-                st.failures.append(Finding(
+                st.failures.append(new_finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
                     f"checkpoint '{cid}' came at {self.where(event)}, after the action it "
                     f"guards: '{action}' ran at {where}",
@@ -424,7 +431,7 @@ class Replayer:
         for border in self.c.contracts_to[event.agent or ""]:
             if border not in self.crossed and border not in self.absent:
                 self.absent.add(border)
-                self.warnings.append(Finding(
+                self.warnings.append(new_finding(
                     Reason.CONTRACTED_HANDOFF_ABSENT,
                     f"guarded action '{event.data['action_type']}' ran at {self.where(event)} "
                     f"but the contracted handoff {border[0]}->{border[1]} never happened "
@@ -442,7 +449,7 @@ class Replayer:
         self.crossed.add((src, dst))
         contract = self.c.contracts.get((src, dst))
         if contract is None:
-            self.warnings.append(Finding(
+            self.warnings.append(new_finding(
                 Reason.UNCONTRACTED_HANDOFF,
                 f"{self._border((src, dst, seq, line))} is covered by no contract; flagged, "
                 "not blocked, because the spec may be incomplete",
@@ -450,7 +457,7 @@ class Replayer:
         else:
             missing = [f for f in contract.required_fields if f not in payload]
             if missing:
-                self.handoff_reasons.append(Finding(
+                self.handoff_reasons.append(new_finding(
                     Reason.HANDOFF_CONTRACT_VIOLATION,
                     f"{self._border((src, dst, seq, line))} did not deliver required fields "
                     f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst)))
@@ -458,7 +465,7 @@ class Replayer:
                 unverified = [f for f in contract.required_fields
                               if f in payload and not field_verified(payload[f])]
                 if unverified:
-                    self.handoff_reasons.append(Finding(
+                    self.handoff_reasons.append(new_finding(
                         Reason.UNVERIFIED_CLAIM_CONSUMED,
                         f"{self._border((src, dst, seq, line))}: required fields "
                         f"{_quote(unverified)} arrived without verified=true where the "
@@ -513,14 +520,14 @@ class Replayer:
                 else:
                     msg = (f"checkpoint '{rule.cid}' is absent from the trajectory; the guarded "
                            f"action '{action}' ran at {where}")
-                judged.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, self.locate(
+                judged.append(new_finding(Reason.CHECKPOINT_SKIPPED, msg, self.locate(
                     seq, line, checkpoint_id=rule.cid, action_type=action, voided_by_seq=void)))
             judged.sort(key=lambda f: f.seq or 0)
             reasons.extend(judged)
         reasons.extend(self.handoff_reasons)
         for (name, _), (hops, _first, first_border, last_seq, last_border, value) in sorted(
                 self.longest.items(), key=_chain_order) if self.longest else ():
-            reasons.append(Finding(
+            reasons.append(new_finding(
                 propagated(hops),
                 f"field '{name}'={_show(value)} entered unverified at "
                 f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
@@ -532,12 +539,12 @@ class Replayer:
         if self.final is not None:
             final = self.final.data
             task_success = final.get("task_success")
-        stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
-                                self.checkpoints + self.derived, self.derived, self.irreversible,
-                                self.actions)
+        stats = new_stats(self.events, tuple(self.agents), self.handoffs,
+                          self.checkpoints + self.derived, self.derived, self.irreversible,
+                          self.actions)
         warnings = list(self.warnings)
         if self.states and not self.actions:
-            warnings.append(Finding(
+            warnings.append(new_finding(
                 Reason.NO_ACTIONS_RECORDED,
                 f"the trajectory (read as {source}) records no tool call at all, yet the spec "
                 f"guards {self.c.guard_text}; a reader that found no call is no evidence that "
@@ -551,10 +558,10 @@ class Replayer:
             # is its own (a span, a record), so the findings name the seq alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         if reasons:
-            return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
-                                tuple(notes), task_success, stats, source, final, meta or {})
-        return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
-                            tuple(notes), task_success, stats, source, final, meta or {})
+            return new_result(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
+                              tuple(notes), task_success, stats, source, final, meta or {})
+        return new_result(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
+                          tuple(notes), task_success, stats, source, final, meta or {})
 
 
 def _record_data(record: Any) -> dict[str, Any]:

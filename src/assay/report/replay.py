@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from typing import IO, Any
@@ -93,7 +93,7 @@ def _per_file(run: ReplayRun) -> list[str]:
     return [_file_line(path, verdicts.get(path, Counter())) for path, _fmt in run.files]
 
 
-def _file_line(path: str, c: Counter[str]) -> str:
+def _file_line(path: str, c: Mapping[str, int]) -> str:
     return f"file : {path}: {c['PASS']} PASS, {c['BLOCK']} BLOCK, {c['ERROR']} ERROR"
 
 
@@ -128,7 +128,7 @@ _SLOT = "\x00results\x00"
 _SLOT_LINE = '    "\\u0000results\\u0000"\n'
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once a result, and a frozen init costs
 class Rendered:
     """One judged trajectory as the report needs it, rendered where it was judged.
 
@@ -164,11 +164,52 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
     if summary_only:
         body = b""
     elif fmt == "json":
-        body = b"    " + orjson.dumps(r.to_dict(), option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
+        text = orjson.dumps(_result_json(r), option=_JSON_OPTIONS)
+        body = b"    " + text.replace(b"\n", b"\n    ")
     else:
         body = text_lines(_block(0, r)[1:]).encode("utf-8")
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
                     carries, body)
+
+
+#: Findings tuples that results share (the reasons of every PASS the engine gives are one
+#: tuple), each with its JSON as a result prints it: rendered once, not once per result.
+#: Keyed by identity; the tuple is kept, so its id is not reused while it is here.
+_SHARED: dict[int, tuple[tuple[Any, ...], orjson.Fragment]] = {}
+_SHARED_MAX = 8
+
+
+def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
+    """The JSON of ``findings`` (a result's reasons, warnings or notes) for :func:`_result_json`;
+    ``shared`` asks to keep it for the next result holding the same tuple."""
+    hit = _SHARED.get(id(findings))
+    if hit is not None and hit[0] is findings:
+        return hit[1]
+    listed = [f.to_dict() for f in findings]
+    if shared and findings and len(_SHARED) < _SHARED_MAX:
+        # indented for its place in a result: '{\n  "k": ' before it, '\n}' after it
+        text = orjson.dumps({"k": listed}, option=_JSON_OPTIONS)[9:-2]
+        _SHARED[id(findings)] = (findings, orjson.Fragment(text))
+    return listed
+
+
+def _result_json(r: ReplayResult) -> dict[str, Any]:
+    """:meth:`ReplayResult.to_dict`, the reasons of a PASS rendered once for all
+    (``tests/conformance/test_fast_path_reports.py`` holds the two to the same bytes)."""
+    out: dict[str, Any] = {
+        "id": r.id,
+        "path": r.path,
+        "verdict": r.verdict,
+        "exit": VERDICT_EXIT[r.verdict],
+        "reasons": _findings_json(r.reasons, r.verdict == "PASS"),
+        "warnings": [w.to_dict() for w in r.warnings],
+        "notes": [n.to_dict() for n in r.notes],
+        "task_success": r.task_success,
+        "source": r.source,
+    }
+    if r.meta:
+        out["meta"] = dict(r.meta)
+    return out
 
 
 class ReplayChunk:
@@ -183,8 +224,9 @@ class ReplayChunk:
     def __init__(self) -> None:
         #: (path, verdict) of results that came before the chunk's first file.
         self.lead: list[tuple[str | None, str]] = []
-        #: The chunk's files finished before its last one: (path, fmt, PASS, BLOCK, ERROR).
-        self.files: list[tuple[str, str, int, int, int]] = []
+        #: The chunk's files finished before its last one, each as the writer spools it:
+        #: the JSON line ``[path, fmt, PASS, BLOCK, ERROR]`` (encoded where it was judged).
+        self.files: list[bytes] = []
         self.current: tuple[str, str] | None = None
         self.current_counts: Counter[str] = Counter()
         self.elsewhere: dict[str | None, Counter[str]] = {}
@@ -237,7 +279,8 @@ class ChunkFolder:
             if not isinstance(item, Rendered):  # a file begins
                 if chunk.current is not None:
                     c = chunk.current_counts
-                    chunk.files.append((*chunk.current, c["PASS"], c["BLOCK"], c["ERROR"]))
+                    chunk.files.append(orjson.dumps(
+                        [*chunk.current, c["PASS"], c["BLOCK"], c["ERROR"]]) + b"\n")
                     chunk.current_counts = Counter()
                 chunk.current = (item.path, item.fmt)
                 chunk.file_count += 1
@@ -294,7 +337,8 @@ class Tally:
         if r.warned:
             self.counts["warn"] += 1
         code = VERDICT_EXIT[verdict]
-        self.worst = code if self.worst is None else worst_exit((self.worst, code))
+        if code != self.worst:  # the same verdict again leaves the worst where it is
+            self.worst = code if self.worst is None else worst_exit((self.worst, code))
         if r.by is not None:
             g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
             g[verdict.lower()] += 1
@@ -351,16 +395,19 @@ class ReplayReportWriter(Tally):
         if self.current is not None:
             c = self.current_counts
             self.file_spool.write(orjson.dumps(
-                [*self.current, c["PASS"], c["BLOCK"], c["ERROR"]]) + b"\n")
+                [*self.current, c.get("PASS", 0), c.get("BLOCK", 0), c.get("ERROR", 0)])
+                + b"\n")
             self.current = None
-            self.current_counts = Counter()
+            c.clear()  # the next file's counts (a chunk merged in gave its own, now done)
 
-    def _files(self) -> Iterator[tuple[str, str, Counter[str]]]:
-        """Every file in order, with the verdict counts of its results."""
+    def _files(self) -> Iterator[tuple[str, str, Mapping[str, int]]]:
+        """Every file in order, with the verdict counts of its results (each verdict
+        present: a Counter is built only for a file with results from elsewhere)."""
         elsewhere = self.elsewhere
         for path, fmt, passed, blocked, errors in self._file_rows():
-            counts = Counter({"PASS": passed, "BLOCK": blocked, "ERROR": errors})
+            counts: Mapping[str, int] = {"PASS": passed, "BLOCK": blocked, "ERROR": errors}
             if path in elsewhere:
+                counts = Counter(counts)
                 counts.update(elsewhere[path])
             yield path, fmt, counts
 
@@ -374,7 +421,8 @@ class ReplayReportWriter(Tally):
         """The next judged trajectory, in order."""
         verdict = self.count(r)
         if self.current is not None and r.path == self.current[0]:
-            self.current_counts[verdict] += 1
+            counts = self.current_counts
+            counts[verdict] = counts.get(verdict, 0) + 1
         else:
             self.elsewhere.setdefault(r.path, Counter())[verdict] += 1
         if self.summary_only:
@@ -399,8 +447,7 @@ class ReplayReportWriter(Tally):
                 self.elsewhere.setdefault(path, Counter())[verdict] += 1
         if chunk.current is not None:
             self._file_done()
-            for line in chunk.files:
-                self.file_spool.write(orjson.dumps(line) + b"\n")
+            self.file_spool.write(b"".join(chunk.files))
             self.current = chunk.current
             self.current_counts = chunk.current_counts
         for path, c in chunk.elsewhere.items():
