@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
-__all__ = ["CHROMIUM", "browser"]
+__all__ = ["CHROMIUM", "browser", "hostile_body", "open_page"]
 
 CHROMIUM = os.environ.get("ASSAY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -33,3 +33,37 @@ def browser() -> Iterator[Browser]:
             yield b
         finally:
             b.close()
+
+
+def open_page(page: Page, path: Path, width: int | None = None) -> list[str]:
+    """Load ``path``; return every console message and page error, and each request made."""
+    seen: list[str] = []
+
+    def console(msg: ConsoleMessage) -> None:
+        seen.append(f"console {msg.type}: {msg.text}")
+
+    page.on("console", console)
+    page.on("pageerror", lambda exc: seen.append(f"pageerror: {exc}"))
+    page.on("request", lambda req: seen.append(f"request: {req.url}")
+            if not req.url.startswith("file:") else None)
+    if width is not None:
+        page.set_viewport_size({"width": width, "height": 900})
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return seen
+
+
+def hostile_body(page: Page, path: Path) -> str:
+    """Open a page built from hostile input; assert nothing in it ran; return its text.
+
+    The hostile input holds a ``<script>`` that sets ``window.__pwned``, a
+    ``</style>`` followed by an element with id ``pwn``, and an image tag.
+    """
+    assert open_page(page, path) == []
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#pwn").count() == 0
+    assert page.locator("img").count() == 0
+    body = page.locator("body").inner_text()
+    assert "<script>window.__pwned=1</script>" in body
+    assert '</style><b id="pwn">bold</b>' in body
+    return body

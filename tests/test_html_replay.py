@@ -12,11 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import ConsoleMessage, Page
 
 from assay.cli import main
 
-from .browser import browser
+from .browser import browser, hostile_body, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).parent / "data" / "html" / "hostile.jsonl"
@@ -53,20 +52,7 @@ def hostile_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
     return out
 
 
-def _open(page: Page, path: Path) -> list[str]:
-    """Load ``path``; return every console message and page error, and each request made."""
-    seen: list[str] = []
-
-    def console(msg: ConsoleMessage) -> None:
-        seen.append(f"console {msg.type}: {msg.text}")
-
-    page.on("console", console)
-    page.on("pageerror", lambda exc: seen.append(f"pageerror: {exc}"))
-    page.on("request", lambda req: seen.append(f"request: {req.url}")
-            if not req.url.startswith("file:") else None)
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return seen
+_open = open_page
 
 
 class TestPageSource:
@@ -154,13 +140,7 @@ class TestInBrowser:
         """<script>, </style>, event handlers and bidi controls show as text; nothing runs."""
         with browser() as b:
             page = b.new_page()
-            assert _open(page, hostile_page) == []
-            assert page.evaluate("window.__pwned") is None
-            assert page.locator("#pwn").count() == 0
-            assert page.locator("img").count() == 0
-            body = page.locator("body").inner_text()
-            assert "<script>window.__pwned=1</script>" in body
-            assert '</style><b id="pwn">bold</b>' in body
+            body = hostile_body(page, hostile_page)
             assert "<script>window.__pwned=3\\u202e<b>x.jsonl" in body
             assert "sc\\u202eanner" in body and "a\\u2066b" in body
             assert "\u202e" not in body and "\u2066" not in body

@@ -21,18 +21,11 @@ from assay.report.replay import replay_report as whole_report
 
 from ..conftest import EXAMPLES, ROOT
 from ..strategies import json_values
+from .test_typed_path import EACH_CONSUME
 
 NATIVE_FILES = sorted(str(p) for p in {*EXAMPLES.glob("*.jsonl"),
                                        *(ROOT / "tests" / "data").rglob("*.jsonl")})
 SPEC = str(EXAMPLES / "spec.json")
-EACH_CONSUME = {
-    "mandatory_checkpoints": [
-        {"checkpoint_id": "ok", "must_precede": ["send", "pay"], "scope": "each",
-         "consume": True, "confirmed_by": ["owner"]},
-        {"checkpoint_id": "cp2", "must_precede": "send"}],
-    "handoff_contracts": [
-        {"from_agent": "a", "to_agent": "b", "required_fields": ["x"],
-         "require_verified": True}]}
 FORMATS = ["text", "json", "junit", "sarif", "github", "html"]
 
 

@@ -17,16 +17,18 @@ from assay.ingest.native import iter_events, typed_records
 from ..conftest import EXAMPLES, ROOT
 from ..strategies import json_values
 
+#: A spec using the rule options the typed path reads most of (each, consume, verified).
+EACH_CONSUME = {
+    "mandatory_checkpoints": [
+        {"checkpoint_id": "ok", "must_precede": ["send", "pay"], "scope": "each",
+         "consume": True, "confirmed_by": ["owner"]},
+        {"checkpoint_id": "cp2", "must_precede": "send"}],
+    "handoff_contracts": [
+        {"from_agent": "a", "to_agent": "b", "required_fields": ["x"],
+         "require_verified": True}]}
 SPECS = {
     "example": parse_spec(json.loads((EXAMPLES / "spec.json").read_text()), "spec.json"),
-    "each-consume": parse_spec({
-        "mandatory_checkpoints": [
-            {"checkpoint_id": "ok", "must_precede": ["send", "pay"], "scope": "each",
-             "consume": True, "confirmed_by": ["owner"]},
-            {"checkpoint_id": "cp2", "must_precede": "send"}],
-        "handoff_contracts": [
-            {"from_agent": "a", "to_agent": "b", "required_fields": ["x"],
-             "require_verified": True}]}),
+    "each-consume": parse_spec(EACH_CONSUME),
 }
 
 NATIVE_FILES = sorted({*EXAMPLES.glob("*.jsonl"), *(ROOT / "tests" / "data").rglob("*.jsonl")})

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from playwright.sync_api import ConsoleMessage, Page
+from playwright.sync_api import Page
 
 from assay.cli import cli
 
-from ..browser import browser
+from ..browser import browser, hostile_body, open_page
 from ..evidence_layout import record_lines, write_record_lines
 
 Build = Callable[..., dict[str, Any]]
@@ -37,19 +37,7 @@ def _run(path: Path, runs: Path, run_id: str, *extra: str, role: str = "writer",
 
 
 def _open(page: Page, path: Path) -> list[str]:
-    seen: list[str] = []
-
-    def console(msg: ConsoleMessage) -> None:
-        seen.append(f"console {msg.type}: {msg.text}")
-
-    page.on("console", console)
-    page.on("pageerror", lambda exc: seen.append(f"pageerror: {exc}"))
-    page.on("request", lambda req: seen.append(f"request: {req.url}")
-            if not req.url.startswith("file:") else None)
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return seen
+    return open_page(page, path, width=1280)
 
 
 def _cells(html: str) -> list[str]:
@@ -182,13 +170,6 @@ class TestHostileInBrowser:
         html = _audit(runs, "x", out)
         assert "\u202e" not in html and "\u2066" not in html
         with browser() as b:
-            page = b.new_page()
-            assert _open(page, out) == []
-            assert page.evaluate("window.__pwned") is None
-            assert page.locator("#pwn").count() == 0
-            assert page.locator("img").count() == 0
-            body = page.locator("body").inner_text()
-            assert "<script>window.__pwned=1</script>" in body
-            assert '</style><b id="pwn">bold</b>' in body
-            assert "sc\\u202eanner a\\u2066b" in body
-            assert "<b>eve</b>\\u202e" in body
+            body = hostile_body(b.new_page(), out)
+        assert "sc\\u202eanner a\\u2066b" in body
+        assert "<b>eve</b>\\u202e" in body
