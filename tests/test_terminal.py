@@ -250,6 +250,21 @@ class TestProgress:
         _, _, err = _run("replay", SPEC, FIXTURES[0])
         assert err == b""
 
+    @pytest.mark.parametrize("fmt", ["junit", "sarif", "github", "html"])
+    def test_for_the_formats_written_whole(self, fmt: str, tmp_path: Path) -> None:
+        """A report written at the end shows the same line while it judges; the report's
+        bytes are those written without a terminal."""
+        out = tmp_path / f"report.{fmt}"
+        code, _, err = _run("replay", SPEC, *FIXTURES, "--format", fmt, "-o", str(out),
+                            stdout_tty=False)
+        assert code == 1
+        assert err.startswith(b"\r\x1b[Kassay replay: 1 of 8 files, 0 trajectories")
+        assert err.endswith(b"\r\x1b[K")
+        plain = tmp_path / f"plain.{fmt}"
+        assert _plain("replay", SPEC, *FIXTURES, "--format", fmt, "-o",
+                      str(plain)).returncode == 1
+        assert out.read_bytes() == plain.read_bytes()
+
 
 #: Code that reports which top-level modules a command loaded (as tests/test_command_imports).
 PROBE = """
@@ -390,6 +405,25 @@ class TestStreamed:
         assert "summary: 0 PASS, 5 BLOCK, 0 ERROR -> overall exit 130" in text
         assert text.splitlines()[-1].startswith("report-sha256: ")
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+    def test_ctrl_c_with_progress_keeps_what_was_judged(self, tmp_path: Path) -> None:
+        """A JUnit report written whole, with the progress line: Ctrl-C still writes the
+        five results judged, and the line is cleared before the error."""
+        names = _batch_ending_in_a_pipe(tmp_path, 5)
+        target = tmp_path / "report.xml"
+        run = Run(["replay", str(EXAMPLES / "spec.json"), *names, "--format", "junit",
+                   "--output", str(target)], stdout_tty=False, cwd=tmp_path)
+        fd = _wait_for_reader(tmp_path / "last.jsonl", run.proc)
+        try:
+            run.proc.send_signal(signal.SIGINT)
+            code, _, err = run.finish()
+        finally:
+            os.close(fd)
+        assert code == 130
+        assert err.startswith(b"\r\x1b[Kassay replay: 1 of 6 files")
+        last = err.rsplit(b"\r\x1b[K", 1)[1].decode()
+        assert last.startswith("error[interrupted]: interrupted after 5 of 6 files")
+        assert target.read_text().count("<testcase ") == 5
 
     def test_failure_leaves_the_target_untouched(self, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:

@@ -326,6 +326,8 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
 
                 run = replay_paths(loaded, inputs.paths, input_format=input_format,
                                    address=ray_address or None)
+            elif len(inputs.paths) > 1 and sys.stderr.isatty():
+                run = _replay_with_progress(loaded, inputs.paths, input_format, jobs)
             else:
                 run = replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs)
         except ReplayInterrupted as stop:
@@ -347,6 +349,22 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
                    "every result is grouped under (absent)", err=True)
     sys.exit(code)
+
+
+def _replay_with_progress(spec: Any, paths: Any, input_format: str | None,
+                          jobs: int) -> Any:
+    """:func:`replay_files` for a report written whole, with the progress line on stderr
+    (a terminal) while it judges; Ctrl-C still carries what was judged."""
+    from assay.conformance import ReplayInterrupted, replay_files
+    from assay.report.terminal import Progress, ProgressCollector
+
+    collector = ProgressCollector(Progress(sys.stderr, len(paths)))
+    try:
+        replay_files(spec, paths, input_format=input_format, jobs=jobs, sink=collector)
+    except ReplayInterrupted as stop:
+        raise ReplayInterrupted(collector.run(spec, interrupted=True), stop.done,
+                                stop.total) from None
+    return collector.run(spec)
 
 
 def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: int, *,

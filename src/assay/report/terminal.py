@@ -38,7 +38,7 @@ from assay.report.replay import (
     render_result,
 )
 
-__all__ = ["Progress", "ProgressSink", "TerminalReportWriter", "TerminalView",
+__all__ = ["Progress", "ProgressCollector", "ProgressSink", "TerminalReportWriter", "TerminalView",
            "paint_report", "render_terminal", "wants_colour", "wants_terminal"]
 
 NOTE = ("note : task_success is what each run recorded: printed for contrast, ignored for "
@@ -312,6 +312,32 @@ class ProgressSink:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.writer, name)
+
+
+class ProgressCollector:
+    """Every file and result of a replay whose report is written whole (JUnit, SARIF,
+    GitHub, HTML), telling ``progress`` of each as it comes."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.files: list[tuple[str, str]] = []
+        self.results: list[Any] = []
+
+    def file(self, path: str, fmt: str) -> None:
+        self.files.append((path, fmt))
+        self.progress.file()
+
+    def result(self, item: Any) -> None:
+        self.results.append(item)
+        self.progress.result(item.verdict)
+
+    def run(self, spec: Any, *, interrupted: bool = False) -> Any:
+        """The :class:`~assay.conformance.result.ReplayRun` of what came; the line cleared."""
+        from assay.conformance.result import ReplayRun
+
+        self.progress.clear()
+        return ReplayRun(spec.source, self.results, tuple(self.files), interrupted=interrupted,
+                         spec_sha256=spec.sha256)
 
 
 # -- the writer ----------------------------------------------------------------------------
