@@ -114,3 +114,23 @@ def test_malformed_native_still_gets_the_native_message(tmp_path: Path) -> None:
     assert detect_format(no_seq.read_bytes()) == "native"
     assert detect_format(b"") == "native"
     assert detect_format(b"not json at all") == "native"
+
+
+def test_a_codex_rollout_is_told_by_any_of_its_first_lines(tmp_path: Path) -> None:
+    """A rollout whose first line is cut off is still Codex: the Codex reader names line 1,
+    instead of the native reader asking for a 'seq' no rollout has."""
+    rollout = ROOT / "examples" / "frameworks" / "codex" / "approved.jsonl"
+    lines = rollout.read_bytes().splitlines(keepends=True)
+    assert detect_format(rollout.read_bytes()) == "codex"
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(lines[0][:40] + b"\n" + b"".join(lines[1:]))
+    assert detect_format(cut.read_bytes()) == "codex"
+    fmt, entries = load(str(cut))
+    (failure,) = list(entries)
+    assert fmt == "codex" and isinstance(failure, ReadFailure)
+    assert f"{cut}:1: unparseable JSON" in str(failure.error) and "seq" not in str(failure.error)
+    # the same words inside a string of another document are not a rollout line
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b'{"kind": "note", "text": "{\\"type\\":\\"session_meta\\",'
+                      b'\\"payload\\":{}}"}\n')
+    assert detect_format(other.read_bytes()) == UNKNOWN

@@ -82,17 +82,41 @@ class _Bad(Exception):
         self.line = line
 
 
+#: A line that may be a rollout line: an object with a top-level ``"type"`` Codex writes. The
+#: same words inside a string of another document are escaped (``\\"type\\"``), so they
+#: do not match; a match is confirmed by decoding its line.
+_ROLLOUT_LINE = re.compile(
+    rb'^[ \t]*\{.*?"type"\s*:\s*"(?:' + b"|".join(re.escape(t.encode()) for t in sorted(_TYPES))
+    + rb')"', re.MULTILINE)
+_LOOK = 65536  # how far into the file detection looks
+_TRIES = 32  # candidate lines decoded at most
+
+
 def detect_codex(data: bytes) -> bool:
-    """True when the first line is a Codex rollout line."""
-    first = data.lstrip().split(b"\n", 1)[0]
-    if b'"payload"' not in first:
-        return False
-    try:
-        obj = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return False
-    return (isinstance(obj, dict) and isinstance(obj.get("type"), str) and obj["type"] in _TYPES
-            and isinstance(obj.get("payload"), dict))
+    """True when a line near the start is a Codex rollout line.
+
+    Any line will do, not only the first: a rollout whose first line is cut
+    off is still read as one, and the reader names that line.
+    """
+    end = min(len(data), _LOOK)
+    at = 0
+    for _ in range(_TRIES):
+        found = _ROLLOUT_LINE.search(data, at, end)
+        if found is None:
+            return False
+        stop = data.find(b"\n", found.start())
+        line = data[found.start():len(data) if stop < 0 else stop]
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            obj = None
+        if (isinstance(obj, dict) and obj.get("type") in _TYPES
+                and isinstance(obj.get("payload"), dict)):
+            return True
+        if stop < 0:
+            return False
+        at = stop + 1
+    return False
 
 
 def _text(content: Any, line: int) -> str:
