@@ -33,6 +33,33 @@ class TestSessions:
         with assay.GuardStore(tmp_path, SPEC).session("s-1") as live:
             assert live.check({"event": "action", "action_type": "deploy"}).verdict == "ask"
 
+    def test_the_spec_cache_keeps_the_latest_specs(self, tmp_path: Path) -> None:
+        """Each edit of a spec file caches one more checked spec; the oldest are removed,
+        and a spec whose cache entry went is read and checked again, the same."""
+        import hashlib
+        import os
+
+        from assay.guard.snapshot import SPEC_CACHE_KEEP
+
+        state = tmp_path / "state"
+        spec = tmp_path / "spec.json"
+        digests: list[str] = []
+        for i in range(SPEC_CACHE_KEEP + 4):
+            doc = {"mandatory_checkpoints": [{"checkpoint_id": f"ok{i}",
+                                              "must_precede": "deploy"}]}
+            spec.write_text(json.dumps(doc))
+            assay.GuardStore(state, spec)
+            digest = hashlib.sha256(spec.read_bytes()).hexdigest()
+            digests.append(digest)
+            os.utime(state / ".specs" / digest, (1_000_000 + i, 1_000_000 + i))  # in order
+        cached = list((state / ".specs").iterdir())
+        assert sorted(p.name for p in cached) == sorted(digests[-SPEC_CACHE_KEEP:])
+        assert not [p for p in cached if p.name.startswith(".")]
+        first = {"mandatory_checkpoints": [{"checkpoint_id": "ok0", "must_precede": "deploy"}]}
+        spec.write_text(json.dumps(first))
+        store = assay.GuardStore(state, spec)
+        assert [r.checkpoint_id for r in store.spec.mandatory_checkpoints] == ["ok0"]
+
     def test_unknown_session_fails_closed(self, tmp_path: Path) -> None:
         """A session that was never created is an error, not an empty past."""
         with pytest.raises(StoreError, match="unknown guard session 'nope'"), \

@@ -28,6 +28,7 @@ can also rewrite the session's events.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import marshal
@@ -99,6 +100,29 @@ def write_cache(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
+
+
+#: How many checked specs the spec cache keeps: an edit of the spec file adds one, and
+#: the least recently written beyond these are removed (read again when needed).
+SPEC_CACHE_KEEP = 16
+
+
+def prune_cache(directory: Path, keep: int = SPEC_CACHE_KEEP) -> None:
+    """Remove all but the ``keep`` newest cache files of ``directory``; never an error.
+
+    A file another process is reading at that moment is read whole or not at all
+    (then it checks the spec again), so removing it costs at most a re-read.
+    """
+    try:
+        with os.scandir(directory) as entries:
+            found = [(e.stat().st_mtime_ns, e.path) for e in entries
+                     if not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return
+    found.sort(reverse=True)
+    for _, path in found[keep:]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def read_cache(path: Path) -> bytes | None:

@@ -109,6 +109,7 @@ def _cached_spec(directory: Path, path: str | PathLike[str]) -> Spec:
         dumped = snapshot.dump_spec(spec) if spec.sha256 == digest else None
         if dumped is not None:
             snapshot.write_cache(cache, dumped)
+            snapshot.prune_cache(cache.parent)
     return spec
 
 
