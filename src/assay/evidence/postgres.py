@@ -40,7 +40,13 @@ from assay.evidence.head import Head, HeadError
 from assay.evidence.keys import EvidenceKey
 from assay.evidence.manifest import manifest_digest
 from assay.evidence.record import FIELDS, GENESIS, seal
-from assay.evidence.store import StoreKind, _judge, check_run_id, rows_to_records
+from assay.evidence.store import (
+    StoreKind,
+    _judge,
+    check_run_id,
+    last_effect_states,
+    rows_to_records,
+)
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -389,15 +395,7 @@ class PostgresStore:
         with self.db.transaction() as conn:
             rows = conn.execute("SELECT entry FROM assay_effects WHERE run_id = %s"
                                 " ORDER BY position", (self.run_id,)).fetchall()
-        out: dict[str, str] = {}
-        for (raw,) in rows:
-            try:
-                entry = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(entry, dict) and "phase" in entry and "state" in entry:
-                out[str(entry["phase"])] = str(entry["state"])
-        return out
+        return last_effect_states(raw for (raw,) in rows)
 
     def records(self) -> list[dict[str, Any]]:
         """Every record of the run in chain order, ``gate`` and ``artifact`` decoded."""

@@ -33,7 +33,7 @@ import dataclasses
 import os
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -719,6 +719,23 @@ def rows_to_records(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
             with contextlib.suppress(orjson.JSONDecodeError):
                 rec[k] = orjson.loads(rec[k])
         out.append(rec)
+    return out
+
+
+def last_effect_states(entries: Iterable[bytes | str]) -> dict[str, str]:
+    """The last state each phase's effect entries (JSON texts) record, in order.
+
+    An entry that is not JSON, or lacks ``phase`` or ``state``, is skipped: the
+    file store's torn last line, which its next write starts afresh.
+    """
+    out: dict[str, str] = {}
+    for raw in entries:
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and "phase" in entry and "state" in entry:
+            out[str(entry["phase"])] = str(entry["state"])
     return out
 
 

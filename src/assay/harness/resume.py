@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from assay._files import FileRefused, digest_regular, fsync_dir
+from assay.evidence.store import last_effect_states
 from assay.harness.model import Phase
 
 __all__ = [
@@ -115,12 +116,4 @@ def effect_states(run_dir: Path) -> dict[str, str]:
         data = (run_dir / EFFECTS_LOG).read_bytes()
     except FileNotFoundError:
         return {}
-    out: dict[str, str] = {}
-    for line in data.splitlines():
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and "phase" in rec and "state" in rec:
-            out[str(rec["phase"])] = str(rec["state"])
-    return out
+    return last_effect_states(data.splitlines())
