@@ -651,43 +651,52 @@ _DECODE_OTLP = decoder(_OtlpDocument).decode
 _DECODE_SEEN = decoder(_SeenDocument).decode
 
 
+def _decoded_spans(doc: _OtlpDocument | _SeenDocument) -> list[Any]:
+    """The spans of one decoded line in the order written, from ``scopeSpans`` (or the
+    older ``instrumentationLibrarySpans``) of every resource."""
+    out: list[Any] = []
+    for rs in doc.resourceSpans:
+        scopes = rs.scopeSpans
+        if scopes is None or scopes is UNSET:
+            scopes = rs.instrumentationLibrarySpans
+        for ss in scopes or ():
+            if ss.spans:
+                out.extend(ss.spans)
+    return out
+
+
 def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list[Span]:
     """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
     same (attributes aside). Raises :class:`Slow` where that raises (the decoder has
     checked the ids and times)."""
     spans: list[Span] = []
     append = spans.append
-    for rs in doc.resourceSpans:
-        scopes = rs.scopeSpans
-        if scopes is None or scopes is UNSET:
-            scopes = rs.instrumentationLibrarySpans
-        for ss in scopes or ():
-            for sp in ss.spans or ():
-                trace = sp.traceId
-                st = sp.status
-                code = "UNSET"
-                error = None
-                if st is not None and st is not UNSET:
-                    c = st.code
-                    if c is not UNSET:
-                        if c not in _STATUS_CODES:
-                            raise Slow
-                        code = _STATUS_CODES[c]
-                    if code == "ERROR":
-                        msg = st.message
-                        error = msg if isinstance(msg, str) and msg else "error"
-                events: Sequence[tuple[str, int, dict[str, Any]]] = ()
-                if sp.events:
-                    events = [(ev.name if isinstance(ev.name, str) else "",
-                               0 if ev.timeUnixNano is UNSET else int(ev.timeUnixNano),
-                               _mapped(ev.attributes)) for ev in sp.events]
-                end = sp.endTimeUnixNano
-                parent = sp.parentSpanId
-                append(Span(
-                    trace, sp.spanId, parent or None, sp.name or "",
-                    int(sp.startTimeUnixNano),
-                    None if end is None or end is UNSET else int(end),
-                    _mapped(sp.attributes), code, error, events, first + len(spans), line))
+    for sp in _decoded_spans(doc):
+        trace = sp.traceId
+        st = sp.status
+        code = "UNSET"
+        error = None
+        if st is not None and st is not UNSET:
+            c = st.code
+            if c is not UNSET:
+                if c not in _STATUS_CODES:
+                    raise Slow
+                code = _STATUS_CODES[c]
+            if code == "ERROR":
+                msg = st.message
+                error = msg if isinstance(msg, str) and msg else "error"
+        events: Sequence[tuple[str, int, dict[str, Any]]] = ()
+        if sp.events:
+            events = [(ev.name if isinstance(ev.name, str) else "",
+                       0 if ev.timeUnixNano is UNSET else int(ev.timeUnixNano),
+                       _mapped(ev.attributes)) for ev in sp.events]
+        end = sp.endTimeUnixNano
+        parent = sp.parentSpanId
+        append(Span(
+            trace, sp.spanId, parent or None, sp.name or "",
+            int(sp.startTimeUnixNano),
+            None if end is None or end is UNSET else int(end),
+            _mapped(sp.attributes), code, error, events, first + len(spans), line))
     return spans
 
 
@@ -704,33 +713,28 @@ def _checked(doc: _OtlpDocument) -> tuple[int, dict[str, list[str]]]:
     times: list[str] = []
     named: dict[str, list[str]] = {}
     count = 0
-    for rs in doc.resourceSpans:
-        scopes = rs.scopeSpans
-        if scopes is None or scopes is UNSET:
-            scopes = rs.instrumentationLibrarySpans
-        for ss in scopes or ():
-            for sp in ss.spans or ():
-                st = sp.status
-                if st is not None and st is not UNSET and st.code is not UNSET \
-                        and st.code not in _STATUS_CODES:
-                    raise Slow
-                ids.append(f"{sp.traceId}:{sp.spanId}:{sp.parentSpanId or ''}")
-                start, end = sp.startTimeUnixNano, sp.endTimeUnixNano
-                if type(start) is str:
-                    times.append(start)
-                if type(end) is str:
-                    times.append(end)
-                for ev in sp.events or ():
-                    if type(ev.timeUnixNano) is str:
-                        times.append(ev.timeUnixNano)
-                    _valid(ev.attributes)
-                count += 1
-                conversation = _valid(sp.attributes)
-                found = named.get(sp.traceId)
-                if found is None:
-                    found = named[sp.traceId] = []
-                if isinstance(conversation, str) and conversation:
-                    found.append(conversation)
+    for sp in _decoded_spans(doc):
+        st = sp.status
+        if st is not None and st is not UNSET and st.code is not UNSET \
+                and st.code not in _STATUS_CODES:
+            raise Slow
+        ids.append(f"{sp.traceId}:{sp.spanId}:{sp.parentSpanId or ''}")
+        start, end = sp.startTimeUnixNano, sp.endTimeUnixNano
+        if type(start) is str:
+            times.append(start)
+        if type(end) is str:
+            times.append(end)
+        for ev in sp.events or ():
+            if type(ev.timeUnixNano) is str:
+                times.append(ev.timeUnixNano)
+            _valid(ev.attributes)
+        count += 1
+        conversation = _valid(sp.attributes)
+        found = named.get(sp.traceId)
+        if found is None:
+            found = named[sp.traceId] = []
+        if isinstance(conversation, str) and conversation:
+            found.append(conversation)
     if not (_whole(_IDS, ids) and _whole(_TIMES, times)):
         raise Slow
     return count, named
