@@ -90,17 +90,19 @@ def no_cycle_collection() -> Iterator[None]:
 _NONBLANK = re.compile(rb"\S")
 
 
-def line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
+def line_bounds(data: bytes, *, utf8: bool = True) -> Iterator[tuple[int, int, int]]:
     """(line number, start, end) for each line of ``data`` holding more than blanks.
 
     In a file that is not ASCII, a line is checked to be UTF-8 here, because
     msgspec does not look inside the strings it skips (orjson, the strict path,
-    refuses the whole line): such a line raises :class:`Slow`.
+    refuses the whole line): such a line raises :class:`Slow`. ``utf8=False``
+    leaves that out, for structs that skip no string (msgspec checks those it
+    decodes).
     """
     find, search = data.find, _NONBLANK.search
     size = len(data)
     pos, n = 0, 0
-    ascii_file = data.isascii()
+    ascii_file = not utf8 or data.isascii()
     while pos < size:
         end = find(b"\n", pos, size)
         if end < 0:

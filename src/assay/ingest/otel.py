@@ -51,7 +51,14 @@ from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._fast import I64, Slow, decoder, kept_every_key_at, no_cycle_collection
+from assay.ingest._fast import (
+    I64,
+    Slow,
+    decoder,
+    kept_every_key_at,
+    line_bounds,
+    no_cycle_collection,
+)
 from assay.ingest._json import (
     DuplicateKey,
     EmbeddedDuplicate,
@@ -806,7 +813,7 @@ class _Streamed:
         self.traces: dict[str, _Trace] = {}
         total = 0
         view = memoryview(data)
-        for n, start, end in _line_bounds(data):
+        for n, start, end in line_bounds(data, utf8=False):
             try:
                 doc = _DECODE_OTLP(view[start:end])
             except (msgspec.DecodeError, msgspec.ValidationError):
@@ -869,19 +876,6 @@ class _Streamed:
             if not bucket:
                 del self.cache[k]
         return [span for t in trace_ids for span in taken.get(t, ())]
-
-
-def _line_bounds(data: bytes) -> Iterator[tuple[int, int, int]]:
-    """(line number, start, end) of each line of ``data`` holding more than blanks."""
-    pos, n, size = 0, 0, len(data)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        if end < 0:
-            end = size
-        n += 1
-        if (pos < end and data[pos] > 0x20) or data[pos:end].strip():
-            yield n, pos, end
-        pos = end + 1
 
 
 # -- the mapping ----------------------------------------------------------------------------
