@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -59,3 +60,20 @@ def load_script(path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def no_evidence_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No evidence key from the environment: the test says which key it uses."""
+    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
+    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
+
+
+@pytest.fixture
+def url() -> Iterator[str]:
+    """A PostgreSQL URL whose connections work in a schema of their own, dropped after the
+    test (see tests/postgres.py)."""
+    from .postgres import pg_schema
+
+    with pg_schema() as found:
+        yield found

@@ -15,11 +15,7 @@ from assay.evidence import EvidenceKey, Head, JsonlStore, load_key, verify_run
 
 from .test_tamper_matrix import KEY, build
 
-
-@pytest.fixture(autouse=True)
-def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
+pytestmark = pytest.mark.usefixtures("no_evidence_key")
 
 
 class TestLoadKey:

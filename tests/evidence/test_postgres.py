@@ -8,14 +8,14 @@ without a key. Run with ``-s`` to see the table.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pytest
 
 from assay.errors import AssayError, StoreError
-from assay.evidence import FIELDS, GENESIS, EvidenceKey, Head, params_digest, record_hash
+from assay.evidence import FIELDS, GENESIS, EvidenceKey, params_digest
 from assay.evidence.postgres import (
     SCHEMA_VERSION,
     Claim,
@@ -26,28 +26,15 @@ from assay.evidence.postgres import (
     verify_pg_run,
 )
 
-from ..postgres import pg_schema, sql
+from ..postgres import sql
+from .test_tamper_matrix import KEY, KEY_ONLY, N, matching_head, rehash
 
-KEY = EvidenceKey(b"k" * 32)
-ATTACKER_KEY = EvidenceKey(b"a" * 32)
-N = 5
-#: Without a key, these need a writer who also rewrites the head, and nothing can tell.
-KEY_ONLY = {"re-hash", "append", "cut-tail"}
 PARAMS = {"doc": "a"}
 
 State = tuple[list[dict[str, Any]], dict[str, Any]]
 
 
-@pytest.fixture
-def url() -> Iterator[str]:
-    with pg_schema() as found:
-        yield found
-
-
-@pytest.fixture(autouse=True)
-def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
+pytestmark = pytest.mark.usefixtures("no_evidence_key")
 
 
 def _manifest(key: EvidenceKey | None) -> dict[str, Any]:
@@ -111,24 +98,6 @@ def write_state(url: str, records: list[dict[str, Any]], head: dict[str, Any] | 
                  f"('r', %s, {', '.join(['%s'] * len(cols))})", pos, *values)
     if head is not None:
         sql(url, "UPDATE assay_heads SET doc = %s WHERE run_id = 'r'", orjson.dumps(head).decode())
-
-
-def rehash(records: list[dict[str, Any]], start: int = 0) -> None:
-    prev = records[start - 1]["hash"] if start else GENESIS
-    for r in records[start:]:
-        r["prev_hash"] = prev
-        r["hash"] = record_hash(r)
-        prev = r["hash"]
-
-
-def matching_head(head: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The head a writer without the key would write: counts fit, the MAC is a guess."""
-    out = dict(head, records=len(records),
-               last_hash=records[-1]["hash"] if records else GENESIS)
-    if out.get("auth") == "hmac-sha256":
-        forged = Head.from_dict({**out, "mac": None})
-        out["mac"] = ATTACKER_KEY.mac(forged.body())
-    return out
 
 
 Tamper = Callable[[str], None]

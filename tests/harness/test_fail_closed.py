@@ -195,13 +195,7 @@ class TestParamsAreData:
         assert "doc</td><td>&lt;corpus&gt;" in out.read_text()
 
 
-@pytest.fixture
-def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
-
-
-@pytest.mark.usefixtures("_no_env_key")
+@pytest.mark.usefixtures("no_evidence_key")
 class TestKeyFile:
     """``--key-file`` on run, evidence verify and audit."""
 

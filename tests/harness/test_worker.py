@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from assay.cli import cli
 from assay.evidence.postgres import verify_pg_run
 
-from ..postgres import pg_schema, sql
+from ..postgres import sql
 
 Build = Callable[..., dict[str, Any]]
 WriteWorkflow = Callable[..., Path]
@@ -43,16 +43,7 @@ open(sys.argv[1], "w").write("good")
 """
 
 
-@pytest.fixture
-def url() -> Iterator[str]:
-    with pg_schema() as found:
-        yield found
-
-
-@pytest.fixture(autouse=True)
-def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
+pytestmark = pytest.mark.usefixtures("no_evidence_key")
 
 
 class Workers:
