@@ -11,25 +11,16 @@ from click.testing import CliRunner
 from assay.cli import cli
 from assay.conformance import Finding as ReplayFinding
 from assay.conformance import load_spec, parse_spec, replay, replay_events
-from assay.events import Event
 from assay.findings import NOWHERE, Finding, Location
 from assay.guard import Guard
 from assay.revalidation.core import finding
 
 from .conftest import EXAMPLES, ROOT
+from .trajectories import events as _events
 
 TRANSCRIPTS = ROOT / "tests" / "data" / "transcripts"
 AIRLINE = EXAMPLES / "tau" / "airline.yaml"
 YIELDS = {"event": "message", "role": "assistant", "text": "anything else?", "yields_turn": True}
-
-
-def _events(*records: dict[str, Any]) -> list[Event]:
-    out = []
-    for i, rec in enumerate(records, 1):
-        r = dict(rec)
-        out.append(Event.make(i, r.pop("event"), r.pop("agent", "bot"), **r))
-    out.append(Event.make(len(out) + 1, "final", "bot", task_success=True))
-    return out
 
 
 def _spec(**rule: Any) -> Any:

@@ -7,20 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.conformance import parse_spec, replay, replay_events
-from assay.events import Event
+
+from ..trajectories import events as _events
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SPEC = parse_spec(json.loads((ROOT / "examples" / "spec.json").read_text()), "spec.json")
 TAU = ROOT / "examples" / "tau" / "airline.yaml"
-
-
-def _events(*records: dict[str, Any]) -> list[Event]:
-    out = []
-    for i, rec in enumerate(records, 1):
-        r = dict(rec)
-        out.append(Event.make(i, r.pop("event"), r.pop("agent", "bot"), **r))
-    out.append(Event.make(len(out) + 1, "final", "bot", task_success=True))
-    return out
 
 
 def _warnings(result: Any) -> list[str]:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from assay.conformance import parse_spec, replay, replay_events
-from assay.events import Event
 
 from ..conftest import EXAMPLES
+from ..trajectories import events as _events
 
 SPEC = parse_spec(json.loads((EXAMPLES / "spec.json").read_text()), "examples/spec.json")
 
@@ -26,16 +26,6 @@ FIXTURES = {
     "fixture_uncontracted.jsonl": ("PASS", ["trajectory-conforms"], ["uncontracted-handoff"]),
     "fixture_bad_input.jsonl": ("ERROR", ["bad-input"], []),
 }
-
-
-def _events(*records: dict[str, Any]) -> list[Event]:
-    """Number records into events and close them with a final."""
-    out = []
-    for i, rec in enumerate(records, 1):
-        r = dict(rec)
-        out.append(Event.make(i, r.pop("event"), r.pop("agent", "bot"), **r))
-    out.append(Event.make(len(out) + 1, "final", "bot", task_success=True))
-    return out
 
 
 def _act(name: str, **kw: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from assay.events import Event
 from assay.revalidation import load_checkpoint, revalidate
 
 from ..conftest import DATA, EXAMPLES
+from ..trajectories import events as _events
 
 SPECS = [EXAMPLES / "tau" / "airline.yaml", EXAMPLES / "tau" / "retail.yaml",
          EXAMPLES / "spec.json", DATA / "frameworks" / "spec.yaml"]
@@ -34,15 +35,6 @@ def cuts(data: bytes) -> Iterator[tuple[int, bytes]]:
     lines = data.splitlines(keepends=True)
     for n in range(len(lines)):
         yield n, b"".join(lines[:n])
-
-
-def _events(*records: dict[str, Any]) -> list[Event]:
-    out = []
-    for i, rec in enumerate(records, 1):
-        r = dict(rec)
-        out.append(Event.make(i, r.pop("event"), r.pop("agent", "bot"), **r))
-    out.append(Event.make(len(out) + 1, "final", "bot", task_success=True))
-    return out
 
 
 def _matching(selector: dict[str, Any]) -> dict[str, Any]:
