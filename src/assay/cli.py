@@ -753,17 +753,23 @@ def audit(run_id: str, runs_dir: str, html_out: str | None, store_url: str | Non
     sys.exit(trail.exit)
 
 
+def _guard_store_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--spec`` and ``--state-dir``: what every guard command enforces, and where."""
+    command = click.option(
+        "--state-dir", default=".assay/guard", show_default=True,
+        type=click.Path(file_okay=False),
+        help="Directory holding one directory per session: its state and decision log.")(command)
+    return click.option("--spec", "spec", required=True, type=click.Path(dir_okay=False),
+                        help="The replay spec to enforce (JSON or YAML).")(command)
+
+
 @cli.group()
 def guard() -> None:
     """Enforce a replay spec live: check each call before it runs."""
 
 
 @guard.command("claude-code", short_help="Answer a Claude Code hook event from a spec.")
-@click.option("--spec", "spec", required=True, type=click.Path(dir_okay=False),
-              help="The replay spec to enforce (JSON or YAML).")
-@click.option("--state-dir", default=".assay/guard", show_default=True,
-              type=click.Path(file_okay=False),
-              help="Directory holding one directory per session: its state and decision log.")
+@_guard_store_options
 @click.option("--approver", default="user", show_default=True, metavar="NAME",
               help="Who answers at Claude Code's permission prompt: the confirmed_by of the "
                    "checkpoint recorded when an asked call is approved there.")
@@ -793,11 +799,7 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
 
 
 @guard.command("serve", short_help="Answer guard checks over HTTP on a loopback address.")
-@click.option("--spec", "spec", required=True, type=click.Path(dir_okay=False),
-              help="The replay spec to enforce (JSON or YAML).")
-@click.option("--state-dir", default=".assay/guard", show_default=True,
-              type=click.Path(file_okay=False),
-              help="Directory holding one directory per session: its state and decision log.")
+@_guard_store_options
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Loopback address to listen on (127.0.0.1, ::1 or localhost); any other "
                    "address is refused.")
