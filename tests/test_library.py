@@ -215,14 +215,16 @@ class TestDiscoverability:
         assert set(assay.report.__all__) <= set(dir(assay.report))
 
     def test_py_typed_ships_in_the_package(self) -> None:
-        """py.typed marks the package as typed; the wheel packs the whole package folder."""
+        """py.typed marks the package as typed; the wheel packs every package under src/
+        with py.typed and the C extension's type stub."""
         import tomllib
 
         assert (ROOT / "src" / "assay" / "py.typed").is_file()
+        assert (ROOT / "src" / "assay" / "_accel.pyi").is_file()
         conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
-        wheel = conf["tool"]["hatch"]["build"]["targets"]["wheel"]
-        assert wheel["packages"] == ["src/assay"]
-        assert "exclude" not in wheel and "only-include" not in wheel
+        tool = conf["tool"]["setuptools"]
+        assert tool["packages"]["find"] == {"where": ["src"]}
+        assert set(tool["package-data"]["assay"]) == {"py.typed", "_accel.pyi"}
 
 
 class TestReadme:

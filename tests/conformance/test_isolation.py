@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from assay import conformance
 from assay.conformance import load_spec, replay
 from assay.events import Event, Trajectory
 
@@ -76,6 +77,24 @@ def test_cli_exits_with_the_verdicts_not_70(monkeypatch: pytest.MonkeyPatch,
         return original(data, path)
 
     monkeypatch.setattr(native, "iter_events", broken)
+    # the strict reader is the one that breaks: the C judge and the typed decode step aside
+    monkeypatch.setattr(conformance, "_ACCEL", None)
+    monkeypatch.setattr(conformance, "_typed", lambda: lambda data: None)
     res = CliRunner().invoke(cli, ["replay", str(SPEC), str(CONFORMS)])
     assert res.exit_code == 2, res.output
     assert "RecursionError" in res.output
+
+
+def test_a_c_judge_failure_is_that_files_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same when what breaks is the result of the C judge: ERROR and exit 2, never 70."""
+    from click.testing import CliRunner
+
+    from assay.cli import cli
+
+    def broken(*args: Any) -> Any:
+        raise MemoryError("out of memory")
+
+    monkeypatch.setattr(conformance, "native_result", broken)
+    res = CliRunner().invoke(cli, ["replay", str(SPEC), str(SKIPPED), str(CONFORMS)])
+    assert res.exit_code == 2, res.output
+    assert res.output.count("MemoryError") == 2

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from assay._inputs import STDIN, STDIN_ID
 from assay._text_check import check_utf8
-from assay.conformance.engine import CompiledSpec, Replayer, error_result
+from assay.conformance.engine import CompiledSpec, Replayer, error_result, native_result
 from assay.conformance.result import (
     Finding,
     ReplayInterrupted,
@@ -159,6 +159,71 @@ def _typed() -> Any:
     return module.typed_records
 
 
+def _accel() -> Any:
+    """The C extension :mod:`assay._accel`, or None where it is not built or
+    ``ASSAY_PURE_PYTHON`` is set (the Python path then decides alone, with the same
+    results)."""
+    global _ACCEL
+    if _ACCEL is _UNSET:
+        _ACCEL = None
+        if not os.environ.get("ASSAY_PURE_PYTHON"):
+            try:
+                import assay._accel as _ACCEL
+            except ImportError:  # not built here: the Python path judges alone
+                _ACCEL = None
+    return _ACCEL
+
+
+_UNSET: Any = object()
+_ACCEL: Any = _UNSET
+
+
+def _replay_native(compiled: CompiledSpec, data: bytes, path: str) -> ReplayResult:
+    """Judge the bytes of a native file.
+
+    Four ways, each the fallback of the one before, all giving the same result: the C
+    judge and the C scan (:mod:`assay._accel`) and the typed decode, which only vouch
+    for a valid file and give way on anything unusual, and the strict reader, which
+    reads any file and names what is wrong with it. The first three serve only a spec
+    whose rules read nothing beyond each event type's own fields (``compiled.typed``);
+    the C judge, only one whose checkpoints bind no call.
+    """
+    if compiled.typed:
+        accel = _ACCEL if _ACCEL is not _UNSET else _accel()
+        if accel is not None:
+            plan = compiled.plan(accel)
+            if plan is not None:
+                judged = accel.judge_native(data, plan)
+                if judged is not None:
+                    result = native_result(compiled, data, judged, path)
+                    if result is not None:
+                        return result
+            scanned = accel.scan_native(data, *compiled.scan_names)
+            if scanned is not None:
+                final = _scanned_final(data, scanned)
+                if final is not None:
+                    r = Replayer(compiled)
+                    r.feed_scanned(data, scanned, final)
+                    return r.finish(path, path)
+        typed = _typed()(data)
+        if typed is not None:
+            return _replay_records(compiled, typed[0], typed[1], path)
+    return replay_events(compiled, _native().iter_events(data, path), path, path)
+
+
+def _scanned_final(data: bytes, scanned: tuple[Any, ...]) -> Event | None:
+    """The final event of a scanned file: its line decoded whole, as the strict reader
+    holds it (``--by`` and the reports read any of its fields)."""
+    import orjson
+
+    try:
+        final = orjson.loads(data[scanned[8]:scanned[9]])
+    except orjson.JSONDecodeError:
+        return None
+    return Event(scanned[6], "final", final.get("agent"), final.get("ts"), final,
+                 scanned[5] + 1)
+
+
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None,
                data: bytes | None = None) -> Iterator[ReplayResult]:
@@ -192,14 +257,7 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         if fmt == "native":
             if formats is not None:
                 formats.append((path, fmt))
-            # The strict reader, lazily: it reads the file only when the typed decode
-            # cannot vouch for it (and names what is wrong with it).
-            events = native.iter_events(data, path)
-            typed = _typed()(data) if compiled.typed else None
-            if typed is None:
-                yield replay_events(compiled, events, path, path)
-            else:
-                yield _replay_records(compiled, typed[0], typed[1], path)
+            yield _replay_native(compiled, data, path)
             return
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again
@@ -554,11 +612,7 @@ def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, s
     if formats is not None:
         formats.append((path, "native"))
     try:
-        events = native.iter_events(data, path)  # a generator: it reads nothing yet
-        typed = _typed()(data)
-        if typed is None:
-            return replay_events(compiled, events, path, path), None
-        return _replay_records(compiled, typed[0], typed[1], path), None
+        return _replay_native(compiled, data, path), None
     except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
         return error_result(path, path, _crash(path, exc)), None
 

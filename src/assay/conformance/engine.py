@@ -134,6 +134,44 @@ class CompiledSpec:
         #: No rule reads more of an event than its type's own fields, so typed records
         #: (:meth:`Replayer.feed_records`) judge exactly as whole events do.
         self.typed = not self.selects and not self.by_selector
+        #: What :func:`assay._accel.scan_native` is asked to pick out: the guarded action
+        #: types and the checkpoint ids a rule names, as UTF-8.
+        self.scan_names = (tuple(n.encode() for n in self.by_action),
+                           tuple(n.encode() for n in self.by_checkpoint))
+        #: The rules and contracts as :func:`assay._accel.make_plan` takes them, or None
+        #: when a rule binds its checkpoint to a call (judged in Python alone).
+        self.native_rules: tuple[Any, Any] | None = None
+        if self.typed and not any(r.binds for r in self.rules):
+            self.native_rules = (
+                tuple((r.cid.encode(), tuple(n.encode() for n in source.guard_names()),
+                       r.each, r.consume,
+                       None if r.confirmed_by is None else tuple(
+                           n.encode() for n in r.confirmed_by),
+                       _quote(sorted(r.confirmed_by or ())).encode())
+                      for r, source in zip(self.rules, spec.mandatory_checkpoints,
+                                           strict=True)),
+                tuple((src.encode(), dst.encode(),
+                       tuple(f.encode() for f in c.required_fields), c.require_verified)
+                      for (src, dst), c in self.contracts.items()))
+        self._plan: Any = None
+        self._no_actions: dict[str, Finding] = {}
+
+    def plan(self, accel: Any) -> Any:
+        """The compiled plan of :func:`assay._accel.judge_native` for this spec, or None."""
+        if self._plan is None and self.native_rules is not None:
+            self._plan = accel.make_plan(*self.native_rules) or False
+        return self._plan or None
+
+    def no_actions(self, source: str) -> Finding:
+        """The warning of a trajectory read as ``source`` that records no tool call."""
+        found = self._no_actions.get(source)
+        if found is None:
+            found = self._no_actions[source] = new_finding(
+                Reason.NO_ACTIONS_RECORDED,
+                f"the trajectory (read as {source}) records no tool call at all, yet the spec "
+                f"guards {self.guard_text}; a reader that found no call is no evidence that "
+                "none was made", severity="warn")
+        return found
 
 
 #: A guarded action that ran without a licence: seq, action, where, why, voided by, line.
@@ -322,6 +360,45 @@ class Replayer:
         self.irreversible += irreversible
         self.handoffs += handoffs
         self.checkpoints += checkpoints
+
+    def feed_scanned(self, data: bytes, scanned: tuple[Any, ...], final: Event) -> None:
+        """Take a whole native trajectory as :func:`assay._accel.scan_native` read it.
+
+        The scan vouches for the file as :func:`assay.ingest._native_typed.typed_records`
+        would and hands over only what the rules read: the agents, the counts, and
+        the guarded actions, named checkpoints and handoffs, with the byte spans of
+        what is decoded here (a payload, a ``confirmed_by``, a whole line when a
+        message or a bound call reads it). Only for ``CompiledSpec.typed``; the
+        verdict is the one :meth:`feed_records` gives.
+        """
+        c = self.c
+        agents = self.agents
+        by_action = c.by_action
+        contracts_to = c.contracts_to
+        states = self.states
+        loads = orjson.loads
+        agents.update(dict.fromkeys(scanned[0]))
+        for kind, seq, line, agent, name, dst, start, end, at, stop in scanned[7]:
+            if kind == 1:
+                self._handoff_at(name, dst, loads(data[start:end]), seq, line)
+                continue
+            if kind == 0:
+                event: Any = _ScannedEvent(data, "action", seq, agent, line, at, stop)
+                if agent in contracts_to:
+                    self._contracted_before(event)
+                for rule in by_action[name]:
+                    self._guarded(states[rule.index], event)
+            else:
+                event = _ScannedEvent(data, "checkpoint", seq, agent, line, at, stop)
+                self._checkpoint(name, loads(data[start:end]) if start >= 0 else None, event)
+        if final.agent is not None and final.agent not in agents:
+            agents[final.agent] = None
+        self.final = final
+        self.events += scanned[5] + 1
+        self.actions += scanned[1]
+        self.irreversible += scanned[2]
+        self.handoffs += scanned[3]
+        self.checkpoints += scanned[4]
 
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
@@ -544,11 +621,7 @@ class Replayer:
                           self.actions)
         warnings = list(self.warnings)
         if self.states and not self.actions:
-            warnings.append(new_finding(
-                Reason.NO_ACTIONS_RECORDED,
-                f"the trajectory (read as {source}) records no tool call at all, yet the spec "
-                f"guards {self.c.guard_text}; a reader that found no call is no evidence that "
-                "none was made", severity="warn"))
+            warnings.append(self.c.no_actions(source))
         crossed, absent = self.crossed, self.absent
         for border, never in self.c.never_crossed:
             if border not in crossed and border not in absent:
@@ -590,6 +663,74 @@ class _RecordEvent:
     def data(self) -> dict[str, Any]:
         if self._data is None:
             self._data = _record_data(self.rec)
+        return self._data
+
+
+#: The findings :func:`assay._accel.judge_native` makes, by the number it gives them.
+_NATIVE_CODES: tuple[tuple[str, str], ...] = (
+    (Reason.CHECKPOINT_AFTER_ACTION, "error"), (Reason.CHECKPOINT_SKIPPED, "error"),
+    (Reason.HANDOFF_CONTRACT_VIOLATION, "error"), (Reason.UNVERIFIED_CLAIM_CONSUMED, "error"),
+    ("", "error"),  # propagated(hops)
+    (Reason.CONTRACTED_HANDOFF_ABSENT, "warn"), (Reason.UNCONTRACTED_HANDOFF, "warn"))
+
+
+def _native_finding(made: tuple[Any, ...]) -> Finding:
+    code, message, seq, line, cid, action, src, dst, hops = made
+    reason, severity = _NATIVE_CODES[code]
+    return new_finding(reason or propagated(hops), message,
+                       new_location(seq, line, None, cid, action, None, src, dst), severity)
+
+
+def native_result(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...],
+                  path: str) -> ReplayResult | None:
+    """The result of a native file :func:`assay._accel.judge_native` judged, the one
+    :meth:`Replayer.finish` gives after :meth:`Replayer.feed_records` on the same file;
+    None when its final line does not decode after all (Python judges it then)."""
+    (agents, actions, irreversible, handoffs, checkpoints, records, _final_seq, start, end,
+     reasons, found, unseen, uncrossed) = judged
+    try:
+        final = orjson.loads(data[start:end])
+    except orjson.JSONDecodeError:
+        return None
+    agent = final.get("agent")
+    if agent is not None and agent not in agents:
+        agents.append(agent)
+    warnings = [_native_finding(f) for f in found]
+    if compiled.rules and not actions:
+        warnings.append(compiled.no_actions("native"))
+    if uncrossed:
+        never = compiled.never_crossed
+        warnings.extend(never[i][1] for i in uncrossed)
+    rules = compiled.rules
+    stats = new_stats(records + 1, tuple(agents), handoffs, checkpoints, 0, irreversible,
+                      actions)
+    return new_result(path, path, "BLOCK" if reasons else "PASS",
+                      tuple(map(_native_finding, reasons)) if reasons else _PASS_REASONS,
+                      tuple(warnings), tuple(rules[i].never_ran for i in unseen),
+                      final.get("task_success"), stats, "native", final, {})
+
+
+class _ScannedEvent:
+    """An event of a scanned file as the rules read it: ``data`` (the line decoded,
+    as the strict reader holds it) only when a rule reads it."""
+
+    __slots__ = ("_data", "_end", "_start", "agent", "kind", "line", "raw", "seq")
+
+    def __init__(self, raw: bytes, kind: str, seq: int, agent: str | None, line: int,
+                 start: int, end: int) -> None:
+        self.raw = raw
+        self.kind = kind
+        self.seq = seq
+        self.agent = agent
+        self.line = line
+        self._start = start
+        self._end = end
+        self._data: dict[str, Any] | None = None
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = orjson.loads(self.raw[self._start:self._end])
         return self._data
 
 

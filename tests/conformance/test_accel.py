@@ -1,0 +1,325 @@
+"""The C extension (assay._accel) judges native files exactly as the Python path does.
+
+Three ways judge a native file for a spec whose rules read only each event type's
+own fields: the C judge (``judge_native``), the C scan feeding the Python engine
+(``scan_native``), and the Python readers (the typed decode, then the strict reader,
+which is the reference). Whatever the C code vouches for must get the reference's
+result, to the byte of every report; whatever it does not understand it gives way on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import assay._accel as accel  # a missing extension fails these tests; it never skips them
+from assay import conformance
+from assay.conformance import CompiledSpec, parse_spec, replay_events
+from assay.errors import SpecError
+from assay.ingest.native import iter_events
+from assay.report.replay import render_result
+
+from ..conftest import EXAMPLES, ROOT
+from ..strategies import json_values
+from .test_typed_path import EACH_CONSUME, SPECS
+
+NATIVE_FILES = sorted({*EXAMPLES.glob("*.jsonl"), *(ROOT / "tests" / "data").rglob("*.jsonl")})
+
+
+def _reference(compiled: CompiledSpec, data: bytes, path: str) -> Any:
+    return replay_events(compiled, iter_events(data, path), path, path)
+
+
+def _ways(compiled: CompiledSpec, data: bytes, path: str = "t.jsonl") -> dict[str, Any]:
+    """The result each way gives (None: that way gave way)."""
+    out: dict[str, Any] = {"reference": _reference(compiled, data, path)}
+    plan = compiled.plan(accel)
+    judged = accel.judge_native(data, plan) if plan is not None else None
+    out["judge"] = (None if judged is None
+                    else conformance.native_result(compiled, data, judged, path))
+    scanned = accel.scan_native(data, *compiled.scan_names)
+    if scanned is None:
+        out["scan"] = None
+    else:
+        final = conformance._scanned_final(data, scanned)
+        r = conformance.Replayer(compiled)
+        r.feed_scanned(data, scanned, final)
+        out["scan"] = r.finish(path, path)
+    out["default"] = conformance._replay_native(compiled, data, path)
+    return out
+
+
+def _agree(compiled: CompiledSpec, data: bytes, path: str = "t.jsonl") -> dict[str, Any]:
+    ways = _ways(compiled, data, path)
+    ref = ways["reference"]
+    for name, result in ways.items():
+        if result is None:
+            continue
+        assert result == ref, (name, data)
+        assert render_result(result, fmt="json").body == render_result(ref, fmt="json").body
+        assert render_result(result).body == render_result(ref).body
+    return ways
+
+
+def test_the_extension_is_built() -> None:
+    """The install built the extension, and replay uses it (ASSAY_PURE_PYTHON unset)."""
+    assert conformance._accel() is accel
+
+
+def test_a_spec_that_binds_calls_gets_no_plan() -> None:
+    spec = parse_spec({"mandatory_checkpoints": [
+        {"checkpoint_id": "ok", "must_precede": "send", "binds": {"tool": True}}]})
+    compiled = CompiledSpec(spec)
+    assert compiled.typed and compiled.plan(accel) is None
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_every_native_file_in_the_repository(spec: str) -> None:
+    compiled = CompiledSpec(SPECS[spec])
+    judged = 0
+    for path in NATIVE_FILES:
+        ways = _agree(compiled, path.read_bytes(), str(path))
+        judged += ways["judge"] is not None
+    assert judged >= 10  # the valid native files among them are judged in C
+
+
+# -- generated specs and trajectories ----------------------------------------------------
+
+_ACTIONS = ["send", "pay", "read", "send_report"]
+_CIDS = ["ok", "cp2", "confirm"]
+_AGENTS = ["a", "b", "c", "reporter"]
+_NAMES = st.sampled_from(["x", "row_count", "summary", "source", "y"])
+
+_RULE = st.fixed_dictionaries(
+    {"checkpoint_id": st.sampled_from(_CIDS),
+     "must_precede": st.one_of(st.sampled_from(_ACTIONS),
+                               st.lists(st.sampled_from(_ACTIONS), min_size=1, max_size=3))},
+    optional={"scope": st.sampled_from(["first", "each"]), "consume": st.booleans(),
+              "confirmed_by": st.lists(st.sampled_from(["owner", "lead", "bot"]), min_size=1,
+                                       max_size=2, unique=True)})
+_CONTRACT = st.fixed_dictionaries(
+    {"from_agent": st.sampled_from(_AGENTS), "to_agent": st.sampled_from(_AGENTS),
+     "required_fields": st.lists(_NAMES, max_size=3)},
+    optional={"require_verified": st.booleans()})
+_SPEC = st.fixed_dictionaries(
+    {"mandatory_checkpoints": st.lists(_RULE, max_size=3)},
+    optional={"handoff_contracts": st.lists(_CONTRACT, max_size=3)},
+).filter(lambda s: s["mandatory_checkpoints"] or s.get("handoff_contracts"))
+
+_CLAIM = st.one_of(
+    st.integers(-5, 5), st.sampled_from(["v", "w", "", "é", "a\"b", "\u2028"]),
+    st.booleans(), st.none(), st.floats(-2, 2, allow_nan=False), json_values,
+    st.fixed_dictionaries({"value": st.one_of(st.integers(0, 3), st.sampled_from(["v", "w"]),
+                                              json_values)},
+                          optional={"verified": st.one_of(st.booleans(), st.none(),
+                                                          st.just(1))}))
+_EVENT = st.one_of(
+    st.fixed_dictionaries({"event": st.just("action"), "action_type": st.sampled_from(_ACTIONS)},
+                          optional={"agent": st.sampled_from([*_AGENTS, None]),
+                                    "irreversible": st.one_of(st.booleans(), st.just(1)),
+                                    "args": json_values, "result": json_values,
+                                    "ts": st.just("2026-01-01T00:00:00Z")}),
+    st.fixed_dictionaries({"event": st.just("checkpoint"), "checkpoint_id": st.sampled_from(_CIDS)},
+                          optional={"agent": st.sampled_from(_AGENTS),
+                                    "confirmed_by": st.one_of(
+                                        st.sampled_from(["owner", "lead", "nobody", "é"]),
+                                        st.none(), st.integers(-1, 1), st.booleans(),
+                                        json_values)}),
+    st.fixed_dictionaries({"event": st.just("handoff"), "from_agent": st.sampled_from(_AGENTS),
+                           "to_agent": st.sampled_from(_AGENTS),
+                           "payload": st.dictionaries(_NAMES, _CLAIM, max_size=4)},
+                          optional={"agent": st.sampled_from(_AGENTS)}),
+    st.fixed_dictionaries({"event": st.just("message"),
+                           "role": st.sampled_from(["user", "assistant", "system", "tool"])},
+                          optional={"text": st.one_of(st.text(max_size=5), st.none()),
+                                    "yields_turn": st.one_of(st.booleans(), st.none()),
+                                    "agent": st.sampled_from(_AGENTS)}),
+)
+
+
+def _file(events: list[dict[str, Any]], success: bool, seed: int) -> bytes:
+    """A native file of ``events``, written in one of several styles (spacing, key order,
+    escapes), as different writers write JSON."""
+    rnd = random.Random(seed)
+    lines = []
+    records = [{"seq": i * 2 + 1, **e} for i, e in enumerate(events)]
+    records.append({"seq": len(events) * 2 + 1, "event": "final", "task_success": success,
+                    "agent": rnd.choice(_AGENTS)})
+    for rec in records:
+        items = list(rec.items())
+        if rnd.random() < 0.3:
+            rnd.shuffle(items)
+        style = rnd.random()
+        if style < 0.4:
+            lines.append(json.dumps(dict(items)))
+        elif style < 0.7:
+            lines.append(json.dumps(dict(items), separators=(",", ":"), ensure_ascii=False))
+        else:
+            lines.append(json.dumps(dict(items), indent=None, separators=(" , ", " : ")))
+    return ("\n".join(lines) + rnd.choice(["\n", "", "\n\n", "\r\n"])).encode()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SPEC, st.lists(_EVENT, max_size=14), st.booleans(), st.integers(0, 1000))
+def test_generated_specs_and_trajectories(spec: dict[str, Any], events: list[dict[str, Any]],
+                                          success: bool, seed: int) -> None:
+    try:
+        parsed = parse_spec(spec)
+    except SpecError:
+        assume(False)  # the loader refuses it (a contract given twice): not a spec
+    _agree(CompiledSpec(parsed), _file(events, success, seed))
+
+
+def test_generated_files_are_mostly_judged_in_c() -> None:
+    """The property above exercises the C judge, not only its giving way."""
+    rnd = random.Random(7)
+    compiled = CompiledSpec(SPECS["each-consume"])
+    judged = 0
+    for n in range(200):
+        events = []
+        for _ in range(rnd.randrange(12)):
+            kind = rnd.random()
+            if kind < 0.4:
+                events.append({"event": "action", "agent": rnd.choice(_AGENTS),
+                               "action_type": rnd.choice(_ACTIONS)})
+            elif kind < 0.7:
+                events.append({"event": "checkpoint", "agent": rnd.choice(_AGENTS),
+                               "checkpoint_id": rnd.choice(_CIDS),
+                               "confirmed_by": rnd.choice(["owner", "lead"])})
+            else:
+                events.append({"event": "handoff", "from_agent": rnd.choice(_AGENTS),
+                               "to_agent": rnd.choice(_AGENTS),
+                               "payload": {"x": {"value": rnd.randrange(3),
+                                                 "verified": rnd.random() < 0.5},
+                                           "y": rnd.choice(["v", "w"])}})
+        ways = _agree(compiled, _file(events, True, n))
+        judged += ways["judge"] is not None
+    assert judged >= 150
+
+
+# -- what the C code gives way on ----------------------------------------------------------
+
+GOOD = [
+    '{"seq": 1, "event": "action", "agent": "a", "action_type": "send"}',
+    '{"seq": 2, "event": "handoff", "from_agent": "a", "to_agent": "b", '
+    '"payload": {"x": {"value": 1, "verified": false}}}',
+    '{"seq": 3, "event": "final", "task_success": true}',
+]
+
+
+def _doc(*lines: str) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("lines", [
+    pytest.param([GOOD[0].replace('"agent"', '"ag\\u0065nt"'), *GOOD[1:]], id="escaped key"),
+    pytest.param([GOOD[0].replace('"a",', '"a", "agent": "b",'), *GOOD[1:]], id="repeated key"),
+    pytest.param([GOOD[0], GOOD[1].replace('"verified": false', '"verified": false, '
+                                           '"verified": true'), GOOD[2]],
+                 id="repeated nested key"),
+    pytest.param([GOOD[0].replace('"send"', '"send", "args": 1234567890123456789'), *GOOD[1:]],
+                 id="19 digits"),
+    pytest.param([GOOD[0], "", *GOOD[1:]], id="blank line"),
+    pytest.param([GOOD[0].replace('"a"', '"\\ud800"'), *GOOD[1:]], id="lone surrogate"),
+    pytest.param([GOOD[0].replace('"send"', '"send", "args": ' + "[" * 300 + "]" * 300),
+                  *GOOD[1:]], id="deep nesting"),
+    pytest.param([GOOD[0].replace('"send"', '"send", "call_id": "c1"'), *GOOD[1:]],
+                 id="undeclared key"),
+    pytest.param([GOOD[0].replace('"seq": 1', '"seq": 1.0'), *GOOD[1:]], id="float seq"),
+    pytest.param([GOOD[0], GOOD[1].replace('"seq": 2', '"seq": 1'), GOOD[2]],
+                 id="seq repeated"),
+    pytest.param([GOOD[0], GOOD[1], GOOD[2].replace('"seq": 3', '"seq": 2')],
+                 id="final seq repeated"),
+    pytest.param([GOOD[0], GOOD[1].replace('"value": 1', '"value": 1.5'), GOOD[2]],
+                 id="float claim"),
+    pytest.param([GOOD[0], GOOD[1].replace('{"value": 1, "verified": false}', '{"k": 1}'),
+                  GOOD[2]], id="object claim"),
+    pytest.param([GOOD[0], GOOD[1].replace('"value": 1', '"value": -0'), GOOD[2]],
+                 id="negative zero claim"),
+    pytest.param([GOOD[0], GOOD[2], GOOD[1]], id="event after final"),
+    pytest.param([GOOD[0].replace('"action"', '"final"'), *GOOD[1:]], id="two finals"),
+    pytest.param([GOOD[0].replace('"a"', '"a\\"b"'), *GOOD[1:]], id="escaped agent"),
+    pytest.param([GOOD[0].replace("}", "} x"), *GOOD[1:]], id="trailing text"),
+])
+def test_gives_way(lines: list[str]) -> None:
+    compiled = CompiledSpec(parse_spec(EACH_CONSUME))
+    data = _doc(*lines)
+    assert accel.judge_native(data, compiled.plan(accel)) is None
+    _agree(compiled, data)
+
+
+def test_judges_the_good_file() -> None:
+    compiled = CompiledSpec(parse_spec(EACH_CONSUME))
+    data = _doc(*GOOD)
+    ways = _agree(compiled, data)
+    assert ways["judge"] is not None and ways["judge"].verdict == "BLOCK"
+
+
+def test_invalid_utf8_inside_a_string_gives_way() -> None:
+    compiled = CompiledSpec(parse_spec(EACH_CONSUME))
+    data = _doc(*GOOD).replace(b'"a"', b'"\xc3\x28"', 1)
+    assert accel.judge_native(data, compiled.plan(accel)) is None
+    assert accel.scan_native(data, *compiled.scan_names) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_mutated_files_agree(data: st.DataObject) -> None:
+    """Bytes changed, inserted or removed anywhere: the ways agree, ERROR included."""
+    raw = bytearray(_doc(*GOOD))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw)))
+        op = data.draw(st.sampled_from(["set", "insert", "delete"]))
+        byte = data.draw(st.sampled_from(list(b'{}[]",:\\ 0129e.-tfnu\n\r\x00\xc3\xff')))
+        if op == "set" and at < len(raw):
+            raw[at] = byte
+        elif op == "insert":
+            raw.insert(at, byte)
+        elif at < len(raw):
+            del raw[at]
+    _agree(CompiledSpec(parse_spec(EACH_CONSUME)), bytes(raw))
+
+
+def test_a_plan_is_reused_file_after_file() -> None:
+    """The plan's state is left clean after each file, a given-way one included."""
+    compiled = CompiledSpec(parse_spec(EACH_CONSUME))
+    plan = compiled.plan(accel)
+    good = _doc(*GOOD)
+    first = accel.judge_native(good, plan)
+    assert accel.judge_native(_doc(GOOD[0], "", *GOOD[1:]), plan) is None
+    assert accel.judge_native(good, plan) == first
+
+
+def test_bad_arguments_raise() -> None:
+    with pytest.raises(TypeError):
+        accel.judge_native(b"", object())
+    with pytest.raises(TypeError):
+        accel.make_plan(((b"ok", ("send",), False, False, None, b"[]"),), ())
+    with pytest.raises(TypeError):
+        accel.scan_native(b"", ("send",), ())
+
+
+def test_pure_python_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(conformance, "_ACCEL", conformance._UNSET)
+    monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
+    assert conformance._accel() is None
+
+
+def test_the_cli_report_is_the_same_without_the_extension(tmp_path: Path) -> None:
+    paths = [str(p) for p in sorted(EXAMPLES.glob("fixture_*.jsonl"))]
+    cmd = [sys.executable, "-m", "assay", "replay", str(EXAMPLES / "spec.json"), *paths,
+           "--format", "json"]
+    fast = subprocess.run(cmd, capture_output=True, check=False)
+    pure = subprocess.run(cmd, capture_output=True, check=False,
+                          env={**os.environ, "ASSAY_PURE_PYTHON": "1"})
+    assert fast.returncode == pure.returncode == 1
+    assert fast.stdout == pure.stdout and b"BLOCK" in fast.stdout
