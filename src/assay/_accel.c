@@ -24,8 +24,12 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef const unsigned char *cp;
 
@@ -1811,6 +1815,63 @@ done:
     return result;
 }
 
+/* -- reading a file ----------------------------------------------------------------- */
+
+PyDoc_STRVAR(read_regular_doc,
+"read_regular(path) -> bytes | None\n\n"
+"The bytes of a regular file, in a few system calls, or None when the path is not a\n"
+"regular file or cannot be read (the general reader then opens it and names any problem).\n"
+"A FIFO is never opened. A file that grows while it is read is read to its new end.");
+
+static PyObject *
+read_regular(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    PyObject *encoded;
+    if (!PyUnicode_FSConverter(arg, &encoded)) return NULL;
+    const char *path = PyBytes_AS_STRING(encoded);
+    struct stat st;
+    PyObject *data = NULL;
+    int fd = -1;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) goto none;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) goto none;
+    Py_ssize_t cap = (Py_ssize_t)st.st_size + 1, n = 0;
+    data = PyBytes_FromStringAndSize(NULL, cap);
+    if (!data) goto fail;
+    for (;;) {
+        if (n == cap) {
+            Py_ssize_t more = cap < (1 << 16) ? (1 << 16) : cap;
+            if (_PyBytes_Resize(&data, cap + more) != 0) goto fail;
+            cap += more;
+        }
+        ssize_t got = read(fd, PyBytes_AS_STRING(data) + n, (size_t)(cap - n));
+        if (got < 0) {
+            if (errno == EINTR) {
+                if (PyErr_CheckSignals() != 0) goto fail;
+                continue;
+            }
+            goto none;
+        }
+        if (got == 0) break;
+        n += got;
+    }
+    close(fd);
+    Py_DECREF(encoded);
+    if (_PyBytes_Resize(&data, n) != 0) return NULL;
+    return data;
+none:
+    if (fd >= 0) close(fd);
+    Py_XDECREF(data);
+    Py_DECREF(encoded);
+    Py_RETURN_NONE;
+fail:
+    if (fd >= 0) close(fd);
+    Py_XDECREF(data);
+    Py_DECREF(encoded);
+    return NULL;
+}
+
 PyDoc_STRVAR(scan_native_doc,
 "scan_native(data, guarded, checkpoints) -> tuple | None\n\n"
 "Read a native JSONL trajectory in one pass, or give way (None).\n\n"
@@ -1876,6 +1937,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"scan_native", scan_native, METH_VARARGS, scan_native_doc},
+    {"read_regular", read_regular, METH_O, read_regular_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"judge_native", judge_native, METH_VARARGS, judge_native_doc},
     {NULL, NULL, 0, NULL},

@@ -323,3 +323,46 @@ def test_the_cli_report_is_the_same_without_the_extension(tmp_path: Path) -> Non
                           env={**os.environ, "ASSAY_PURE_PYTHON": "1"})
     assert fast.returncode == pure.returncode == 1
     assert fast.stdout == pure.stdout and b"BLOCK" in fast.stdout
+
+
+class TestReadRegular:
+    def test_reads_a_file_whole(self, tmp_path: Path) -> None:
+        path = tmp_path / "t.jsonl"
+        for size in (0, 1, 65535, 65536, 200_001):
+            data = bytes(random.Random(size).randrange(256) for _ in range(size))
+            path.write_bytes(data)
+            assert accel.read_regular(str(path)) == data
+            assert accel.read_regular(path) == data  # a path object too
+
+    def test_what_it_does_not_read(self, tmp_path: Path) -> None:
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        assert accel.read_regular(str(fifo)) is None  # never opened: no writer is woken
+        assert accel.read_regular(str(tmp_path)) is None
+        assert accel.read_regular(str(tmp_path / "missing")) is None
+        locked = tmp_path / "locked"
+        locked.write_text("{}")
+        locked.chmod(0)
+        if os.geteuid() != 0:  # root reads it anyway
+            assert accel.read_regular(str(locked)) is None
+        with pytest.raises(TypeError):
+            accel.read_regular(3)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="null"):
+            accel.read_regular("a\0b")
+
+    def test_a_replayed_fifo_still_reads(self, tmp_path: Path) -> None:
+        """A FIFO named on the command line goes the general way, and is judged."""
+        import threading
+
+        fifo = tmp_path / "t.jsonl"
+        os.mkfifo(fifo)
+
+        def write() -> None:
+            with open(fifo, "wb") as fh:
+                fh.write(_doc(*GOOD))
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        run = conformance.replay(parse_spec(EACH_CONSUME), [str(fifo)])
+        writer.join()
+        assert [r.verdict for r in run.results] == ["BLOCK"]

@@ -178,7 +178,8 @@ _UNSET: Any = object()
 _ACCEL: Any = _UNSET
 
 
-def _replay_native(compiled: CompiledSpec, data: bytes, path: str) -> ReplayResult:
+def _replay_native(compiled: CompiledSpec, data: bytes, path: str, *,
+                   tried: bool = False) -> ReplayResult:
     """Judge the bytes of a native file.
 
     Four ways, each the fallback of the one before, all giving the same result: the C
@@ -186,12 +187,13 @@ def _replay_native(compiled: CompiledSpec, data: bytes, path: str) -> ReplayResu
     for a valid file and give way on anything unusual, and the strict reader, which
     reads any file and names what is wrong with it. The first three serve only a spec
     whose rules read nothing beyond each event type's own fields (``compiled.typed``);
-    the C judge, only one whose checkpoints bind no call.
+    the C judge, only one whose checkpoints bind no call. ``tried``: the C judge gave
+    way on these bytes already.
     """
     if compiled.typed:
         accel = _ACCEL if _ACCEL is not _UNSET else _accel()
         if accel is not None:
-            plan = compiled.plan(accel)
+            plan = None if tried else compiled.plan(accel)
             if plan is not None:
                 judged = accel.judge_native(data, plan)
                 if judged is not None:
@@ -561,9 +563,26 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
     return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)
 
 
-def _plain_bytes(path: str) -> bytes | None:
+def _plain_bytes(path: str, data: bytes | None = None) -> bytes | None:
     """The bytes of a regular, uncompressed, UTF-8 file in a few system calls, or None
-    when the file needs the general reader (which then names any problem)."""
+    when the file needs the general reader (which then names any problem). ``data``, when
+    given, is the file read already (:func:`assay._accel.read_regular`)."""
+    if data is None:
+        data = _read_regular(path)
+    if data is None:
+        return None
+    native = _native()
+    if data.startswith((native._GZIP_MAGIC, native._ZSTD_MAGIC, native._ZIP_MAGIC)):
+        return None
+    try:
+        check_utf8(data, path, TraceError)
+    except TraceError:
+        return None
+    return data
+
+
+def _read_regular(path: str) -> bytes | None:
+    """:func:`assay._accel.read_regular` in Python."""
     try:
         # a FIFO is never opened here: opening it would wake its writer for nothing
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -589,13 +608,6 @@ def _plain_bytes(path: str) -> bytes | None:
         return None
     finally:
         os.close(fd)
-    native = _native()
-    if data.startswith((native._GZIP_MAGIC, native._ZSTD_MAGIC, native._ZIP_MAGIC)):
-        return None
-    try:
-        check_utf8(data, path, TraceError)
-    except TraceError:
-        return None
     return data
 
 
@@ -605,14 +617,33 @@ def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, s
     same format recorded and the same result as :func:`_isolated` gives, or no result
     (nothing recorded) when the file is not plainly native and goes the general way, with
     the bytes read when there are any, so that way does not read the file again."""
-    data = _plain_bytes(path)
+    accel = _ACCEL if _ACCEL is not _UNSET else _accel()
+    plan = compiled.plan(accel) if accel is not None else None
+    if plan is None:
+        data = _plain_bytes(path)
+    else:
+        # The C judge first: a file it vouches for is native, uncompressed and UTF-8
+        # (it gives way on anything else), so the checks below are for the others.
+        raw = accel.read_regular(path)
+        if raw is None:
+            return None, None
+        try:
+            judged = accel.judge_native(raw, plan)
+            result = None if judged is None else native_result(compiled, raw, judged, path)
+        except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
+            result = error_result(path, path, _crash(path, exc))
+        if result is not None:
+            if formats is not None:
+                formats.append((path, "native"))
+            return result, None
+        data = _plain_bytes(path, raw)
     native = _native()
     if data is None or not native.certainly_native(data):
         return None, data
     if formats is not None:
         formats.append((path, "native"))
     try:
-        return _replay_native(compiled, data, path), None
+        return _replay_native(compiled, data, path, tried=plan is not None), None
     except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
         return error_result(path, path, _crash(path, exc)), None
 
