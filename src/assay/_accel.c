@@ -30,6 +30,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 typedef const unsigned char *cp;
 
@@ -126,6 +129,26 @@ read_string(Ctx *x, cp *s, Py_ssize_t *len, int *esc)
     *s = x->p;
     *esc = 0;
     for (;;) {
+#ifdef __SSE2__
+        /* sixteen bytes at a time while sixteen are left: stop at a quote, a backslash,
+         * a control character or a non-ASCII byte (signed: below 0x20 or negative) */
+        {
+            const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+            const __m128i space = _mm_set1_epi8(0x20);
+            while (x->end - x->p >= 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)x->p);
+                __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                                        _mm_cmpeq_epi8(v, slash)),
+                                           _mm_cmplt_epi8(v, space));
+                int mask = _mm_movemask_epi8(hit);
+                if (mask) {
+                    x->p += __builtin_ctz((unsigned)mask);
+                    break;
+                }
+                x->p += 16;
+            }
+        }
+#endif
         while (x->p < x->end && str_class[*x->p] == 0) x->p++;
         if (x->p >= x->end) return GIVE_WAY;
         unsigned char c = *x->p;
@@ -400,14 +423,31 @@ typedef struct {
     long long ival;
 } Val;
 
+#define IS(f) (memcmp(s, field_names[f], (size_t)len) == 0 ? (f) : -1)
+
+/* The field a key names, or -1 */
 static int
 field_of(cp s, Py_ssize_t len)
 {
-    for (int f = 0; f < N_FIELDS; f++) {
-        if (field_lens[f] == len && memcmp(field_names[f], s, (size_t)len) == 0) return f;
+    switch (len) {
+    case 2: return IS(F_TS);
+    case 3: return IS(F_SEQ);
+    case 4: return s[0] == 'a' ? IS(F_ARGS) : s[0] == 'r' ? IS(F_ROLE) : IS(F_TEXT);
+    case 5: return s[0] == 'e' ? IS(F_EVENT) : IS(F_AGENT);
+    case 6: return IS(F_RESULT);
+    case 7: return IS(F_PAYLOAD);
+    case 8: return IS(F_TO_AGENT);
+    case 10: return IS(F_FROM_AGENT);
+    case 11: return s[0] == 'a' ? IS(F_ACTION_TYPE) : IS(F_YIELDS_TURN);
+    case 12:
+        return s[0] == 'i' ? IS(F_IRREVERSIBLE) : s[0] == 'c' ? IS(F_CONFIRMED_BY)
+                                                              : IS(F_TASK_SUCCESS);
+    case 13: return IS(F_CHECKPOINT_ID);
+    default: return -1;
     }
-    return -1;
 }
+
+#undef IS
 
 /* A value at x->p, recorded in *v with its type. */
 static int
@@ -475,8 +515,11 @@ read_fields(Ctx *x, Val *vals, unsigned *seen, int others)
         if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
         if (esc) return GIVE_WAY;
         int f = field_of(s, len);
-        if (f < 0 && !others) return GIVE_WAY;
-        if ((rc = push_key(x, kbase, s, len)) != OK) return rc;
+        if (f >= 0) {
+            if (*seen & BIT(f)) return GIVE_WAY; /* a field given twice */
+        }
+        else if (!others) return GIVE_WAY;
+        else if ((rc = push_key(x, kbase, s, len)) != OK) return rc; /* none is a field */
         skip_ws(x);
         if (x->p >= x->end || *x->p != ':') return GIVE_WAY;
         x->p++;
