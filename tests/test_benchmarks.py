@@ -267,7 +267,7 @@ def test_replay_throughput_misses(load: Callable[[str], ModuleType],
     good = {"floor": 1.0, "json": 1.4, "summary": 1.5, "1": 1.0, "2": 0.6,
             "python -c pass": 0.02, "replay (8 fixtures)": 0.1, "rss": 1.1}
     _argv(monkeypatch, "--trajectories", "2", "--runs", "1", "--cold-runs", "1",
-          "--rss-small", "2", "--rss-large", "3")
+          "--jobs-trajectories", "2", "--rss-small", "2", "--rss-large", "3")
     monkeypatch.setattr(bench, "in_process", lambda paths: (1.0, 1.0))
     monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: None)  # the run audit reads
     for change in ({}, {"json": 1.6}, {"summary": 1.7}, {"2": 0.7},

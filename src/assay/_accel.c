@@ -1898,6 +1898,7 @@ read_regular(PyObject *module, PyObject *arg)
         }
         if (got == 0) break;
         n += got;
+        if (n < cap) break; /* a short read of a regular file is its end */
     }
     close(fd);
     Py_DECREF(encoded);
