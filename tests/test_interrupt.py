@@ -145,16 +145,21 @@ class TestLibrary:
         from assay import conformance
         from assay.conformance import ReplayInterrupted, load_spec, replay_files
 
-        real = conformance._plain_bytes
+        import assay._accel as accel
+
         paths = [str(EXAMPLES / n) for n in ("fixture_conforms.jsonl", "fixture_skipped.jsonl",
                                              "fixture_verified.jsonl")]
 
-        def stop_at_third(path):  # type: ignore[no-untyped-def]
-            if path == paths[2]:  # Ctrl-C while the third file is read
-                raise KeyboardInterrupt
-            return real(path)
+        def stopping(real):  # type: ignore[no-untyped-def]
+            def stop_at_third(path, *rest):  # type: ignore[no-untyped-def]
+                if path == paths[2]:  # Ctrl-C while the third file is read
+                    raise KeyboardInterrupt
+                return real(path, *rest)
+            return stop_at_third
 
-        monkeypatch.setattr(conformance, "_plain_bytes", stop_at_third)
+        # the file is read by the C extension, or by Python where it is not used
+        monkeypatch.setattr(accel, "read_regular", stopping(accel.read_regular))
+        monkeypatch.setattr(conformance, "_plain_bytes", stopping(conformance._plain_bytes))
         with pytest.raises(ReplayInterrupted) as info:
             replay_files(load_spec(EXAMPLES / "spec.json"), paths)
         stop = info.value
