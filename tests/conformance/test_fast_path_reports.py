@@ -193,3 +193,54 @@ def test_a_rendered_json_result_is_its_to_dict() -> None:
     for r in results * 2:
         want = b"    " + orjson.dumps(r.to_dict(), option=options).replace(b"\n", b"\n    ")
         assert render_result(r, fmt="json").body == want, r.id
+
+
+CLAUDE_FILES = sorted(str(p) for p in {*(ROOT / "tests" / "data" / "coding" / "claude-code")
+                                       .glob("*.jsonl"),
+                                       *(EXAMPLES / "frameworks" / "claude-code").glob("*.jsonl")})
+#: Specs that select nothing (the replay asks the reader for no text), one binding its
+#: checkpoints to the call, and one that selects (the text is read).
+CLAUDE_SPECS = {
+    "typed": {"mandatory_checkpoints": [
+        {"checkpoint_id": "AskUserQuestion", "confirmed_by": ["user"], "must_precede": "Edit"},
+        {"checkpoint_id": "ExitPlanMode", "must_precede": ["Bash", "Write"]}],
+        "handoff_contracts": [{"from_agent": "claude", "to_agent": "general-purpose",
+                               "required_fields": ["prompt"]}]},
+    "binds": {"mandatory_checkpoints": [
+        {"checkpoint_id": "AskUserQuestion", "must_precede": "Bash", "scope": "each",
+         "consume": True, "binds": {"call": True}}]},
+    "selects": {"mandatory_checkpoints": [
+        {"checkpoint_id": "AskUserQuestion", "must_precede": "Bash",
+         "voided_by": [{"event": "message", "role": "assistant", "yields_turn": True}]}]},
+}
+
+
+@pytest.mark.parametrize("spec", sorted(CLAUDE_SPECS))
+def test_claude_code_reports_without_the_text(spec: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code transcripts (errored and refused calls, answers, side files, abandoned
+    branches): a replay that asks the reader for no text writes the reports of one that
+    reads every word, byte for byte; the judging asks for none exactly when the spec
+    selects nothing."""
+    import assay.ingest
+    from assay.ingest import claude_code
+
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(CLAUDE_SPECS[spec]))
+    asked: list[bool] = []
+    real = claude_code.read_claude_code
+
+    def spy(path: str, data: bytes, *, text: bool = True) -> Any:
+        asked.append(text)
+        return real(path, data, text=text)
+
+    monkeypatch.setattr(claude_code, "read_claude_code", spy)
+    lean = _reports(str(spec_path), CLAUDE_FILES, tmp_path)
+    # (the reports that draw events or point at lines read the files again, text and all)
+    assert (False in asked) == (spec != "selects")
+    load = assay.ingest.load
+    monkeypatch.setattr(assay.ingest, "load", lambda *a, **k: load(*a, **{**k, "text": True}))
+    full = _reports(str(spec_path), CLAUDE_FILES, tmp_path)
+    assert lean.keys() == full.keys()
+    for key in lean:
+        assert lean[key] == full[key], key

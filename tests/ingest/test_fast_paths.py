@@ -31,6 +31,10 @@ OTLP_LINES = sorted(p for p in [*DATA.rglob("*.jsonl"), *(ROOT / "examples").rgl
                     if b"resourceSpans" in p.read_bytes())
 CLAUDE = sorted([*(DATA / "coding" / "claude-code").glob("*.jsonl"),
                  *(ROOT / "examples" / "frameworks" / "claude-code").glob("*.jsonl")])
+APPROVED = ROOT / "examples" / "frameworks" / "claude-code" / "approved.jsonl"
+FAST_SETTINGS = settings(max_examples=100, deadline=None,
+                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                HealthCheck.function_scoped_fixture])
 
 
 def _seen(entries: Any) -> list[tuple[Any, ...]]:
@@ -52,8 +56,9 @@ def _no_fast_path(*_: Any, **__: Any) -> Any:
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, fmt: str, path: str,
-          data: bytes) -> tuple[list[Any], list[Any], bool]:
-    """(fast reading, strict reading, whether the fast path took the file)."""
+          data: bytes, **options: Any) -> tuple[list[Any], list[Any], bool]:
+    """(fast reading, strict reading, whether the fast path took the file); ``options``
+    go to the reader (``text=False``)."""
     from assay.ingest import reader
 
     calls: list[str] = []
@@ -68,10 +73,10 @@ def _both(monkeypatch: pytest.MonkeyPatch, fmt: str, path: str,
 
     with monkeypatch.context() as m:
         m.setattr(*target, spy)
-        fast = _seen(reader(fmt)(path, data))
+        fast = _seen(reader(fmt)(path, data, **options))
     with monkeypatch.context() as m:
         m.setattr(*target, _no_fast_path)
-        strict = _seen(reader(fmt)(path, data))
+        strict = _seen(reader(fmt)(path, data, **options))
     return fast, strict, calls == ["fast", "done"]
 
 
@@ -103,6 +108,74 @@ class TestSameReading:
             assert took, fmt
             assert fast == strict
             assert all(kind == "trajectory" for kind, *_ in fast)
+
+
+#: The fields ``text=False`` leaves out, by event type.
+FREE_TEXT = {"action": ("result", "error"), "message": ("text",), "checkpoint": ("text",)}
+
+
+def _without_text(seen: list[Any]) -> list[Any]:
+    """A full reading as ``text=False`` gives it: the free text out, the rest as it is."""
+    out = []
+    for entry in seen:
+        if entry[0] == "trajectory":
+            events = [(*e[:4], [(k, v) for k, v in e[4] if k not in FREE_TEXT.get(e[1], ())],
+                       e[5]) for e in entry[5]]
+            entry = (*entry[:5], events)
+        out.append(entry)
+    return out
+
+
+class TestWithoutText:
+    """``text=False`` (a replay whose spec selects nothing): both paths read the same, and
+    what they read is the full reading without its free text, errors and all."""
+
+    @pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.name)
+    def test_claude_code_transcripts(self, monkeypatch: pytest.MonkeyPatch,
+                                     path: Path) -> None:
+        """Errors and refusals, AskUserQuestion answers, sidechains, abandoned branches:
+        the same events as the full reading, less the text."""
+        fast, strict, took = _both(monkeypatch, "claude-code", str(path), path.read_bytes(),
+                                   text=False)
+        assert fast == strict
+        assert took or fast[0][0] == "failure"
+        full, _, _ = _both(monkeypatch, "claude-code", str(path), path.read_bytes())
+        assert fast == _without_text(full)
+
+    def test_the_recorded_files_cover_what_the_text_decides(self) -> None:
+        """The files above hold errored results, refused calls, answers and side files."""
+        bodies = b"".join(p.read_bytes() for p in CLAUDE)
+        for marker in (b'"is_error":true', b"doesn't want to proceed", b'"answers":{',
+                       b'"isSidechain":true', b'"AskUserQuestion"'):
+            assert marker in bodies.replace(b": ", b":"), marker
+
+    @pytest.mark.parametrize(("old", "new"), [
+        # a tool result that is no text: the file is refused, with the text or without it
+        (b'"content":"[main 1a2b3c4] Fix typo', b'"content":7,"x":"[main 1a2b3c4] Fix typo'),
+        (b'"type":"tool_result","content":"To github',
+         b'"type":"tool_result","is_error":"no","content":"To github'),
+        (b'"tool_use_id":"toolu_', b'"tool_use_id":"nope_'),
+    ])
+    def test_a_malformed_result_is_refused_without_the_text(
+            self, monkeypatch: pytest.MonkeyPatch, old: bytes, new: bytes) -> None:
+        """What is wrong with a result the events no longer hold still refuses the file."""
+        body = APPROVED.read_bytes()
+        assert old in body
+        body = body.replace(old, new, 1)
+        fast, strict, _ = _both(monkeypatch, "claude-code", "session.jsonl", body, text=False)
+        full, _, _ = _both(monkeypatch, "claude-code", "session.jsonl", body)
+        assert fast == strict == full
+        assert fast[0][0] == "failure"
+
+    @FAST_SETTINGS
+    @given(st.data())
+    def test_mutated_files(self, monkeypatch: pytest.MonkeyPatch, data: st.DataObject) -> None:
+        """A value changed, a key deleted or repeated: the same reading on both paths."""
+        path, body = _mutated("claude-code", data)
+        fast, strict, _ = _both(monkeypatch, "claude-code", path, body, text=False)
+        assert fast == strict
+        full, _, _ = _both(monkeypatch, "claude-code", path, body)
+        assert fast == _without_text(full)
 
 
 FAST = settings(max_examples=200, deadline=None,
@@ -206,9 +279,6 @@ class TestWhatTheFastPathRefuses:
         (entry,) = list(claude_mod.read_claude_code("session.jsonl", body))
         assert isinstance(entry, ReadFailure)
         assert "unparseable JSON" in entry.error.message and entry.error.line == 1
-
-
-APPROVED = ROOT / "examples" / "frameworks" / "claude-code" / "approved.jsonl"
 
 
 class TestClaudeCodeKeysChecked:

@@ -263,7 +263,8 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
             return
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again
-    fmt, entries = load(path, input_format, data=data)
+    # a spec that selects nothing reads no tool's output: the reader need not keep it
+    fmt, entries = load(path, input_format, data=data, text=not compiled.typed)
     if formats is not None:
         formats.append((path, fmt))
     judged = 0

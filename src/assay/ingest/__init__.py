@@ -15,7 +15,10 @@ offers two functions, named by its :class:`Format` line:
   ``True`` counts as :data:`LIKELY`;
 - ``read(path: str, data: bytes) -> Iterator[Trajectory | ReadFailure]``: every
   run of the file. :func:`read_runs` does the part every multi-run reader
-  shares: decode once or fail once, then build each run on its own.
+  shares: decode once or fail once, then build each run on its own. A reader
+  whose :class:`Format` line says ``drops_text`` also takes ``text=False``: the
+  events may then leave out the free text no rule of a spec that selects nothing
+  reads (a tool's output), for a replay that judges them and throws them away.
 
 Detection asks every registered reader in turn (:func:`detect_format`), until
 one is certain; the single most confident one reads the file. When none claims it, or two claim it
@@ -70,6 +73,8 @@ class Format:
     module: str
     detect: str
     read: str
+    #: Its read function takes ``text=False`` (see :func:`load`).
+    drops_text: bool = False
 
     def detector(self) -> Detector:
         fn = _DETECTORS.get(self.name)
@@ -92,7 +97,8 @@ REGISTRY: tuple[Format, ...] = (
     Format("atif", "assay.ingest.atif", "is_atif", "read_atif"),
     Format("openai-agents", "assay.ingest.openai_agents", "detect_openai_agents",
            "read_openai_agents"),
-    Format("claude-code", "assay.ingest.claude_code", "detect_claude_code", "read_claude_code"),
+    Format("claude-code", "assay.ingest.claude_code", "detect_claude_code", "read_claude_code",
+           drops_text=True),
     Format("codex", "assay.ingest.codex", "detect_codex", "read_codex"),
     Format("inspect", "assay.ingest.inspect_ai", "detect_inspect", "read_inspect"),
 )
@@ -198,7 +204,7 @@ def read_runs(path: str, data: bytes, runs: Callable[[str, bytes], Iterable[R]],
 
 
 def load(path: str, input_format: str | None = None, *,
-         data: bytes | None = None) -> tuple[str, Iterator[Entry]]:
+         data: bytes | None = None, text: bool = True) -> tuple[str, Iterator[Entry]]:
     """Read ``path`` and return ``(format name, entries)``.
 
     An unreadable file gives one :class:`ReadFailure`; it never raises for the
@@ -206,6 +212,12 @@ def load(path: str, input_format: str | None = None, *,
     ``data``, when given, is the file's content already read (standard input),
     and ``path`` only names it. A file whose format cannot be told is one
     :class:`ReadFailure` under the format name :data:`UNKNOWN`.
+
+    ``text=False`` is for a caller that reads none of the events' free text (a
+    replay whose spec selects nothing, :attr:`~assay.conformance.CompiledSpec.typed`):
+    a reader that can (``drops_text``) leaves out what only such text would hold, a
+    tool's output, and keeps a long file's events smaller. Every other field, and
+    whether the file reads at all, is the same.
     """
     from assay.ingest.native import read_bytes
 
@@ -220,4 +232,6 @@ def load(path: str, input_format: str | None = None, *,
     fmt = input_format or detect_format(data)
     if fmt == UNKNOWN:
         return fmt, iter([_undetected(path, data)])
+    if not text and _BY_NAME[fmt].drops_text:
+        return fmt, _BY_NAME[fmt].reader()(path, data, text=False)  # type: ignore[call-arg]
     return fmt, reader(fmt)(path, data)

@@ -17,6 +17,12 @@ rest in C. Two things the generic decoders gave for free are kept here:
 (:func:`line_views`), and :func:`no_cycle_collection` pauses the cycle collector
 while a file's records are built.
 
+:func:`kept_lines` decodes a JSON Lines file a chunk of lines at a time (one call
+into msgspec per chunk, not per line) and checks the keys by length, which costs
+no counting at all: with floats kept as written (``float_hook=msgspec.Raw``, see
+:func:`lines_decoder`) a re-encoding is never longer than what it was decoded
+from, and a dropped key makes it shorter (:func:`kept_lines` says why).
+
 A reader's fast path accepts only what its strict path accepts and builds the
 same thing from it; anything unusual (a type the structs do not expect, a value
 out of range) makes it give way to the strict path, which gives the one-line
@@ -32,9 +38,10 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
+import orjson
 
 __all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key", "kept_every_key_at",
-           "line_bounds", "line_views", "no_cycle_collection"]
+           "kept_lines", "line_bounds", "line_views", "lines_decoder", "no_cycle_collection"]
 
 #: An integer orjson decodes as an integer (it turns larger ones into floats; 2**63 and up
 #: give way to the strict path too): a field typed so refuses what that path reads differently.
@@ -147,3 +154,101 @@ def jsonl(data: bytes, decoder: msgspec.json.Decoder[Any]) -> Iterator[tuple[int
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise Slow from None
         yield n, value
+
+
+def lines_decoder(kind: Any) -> msgspec.json.Decoder[Any]:
+    """A reusable decoder for :func:`kept_lines`: ``kind``, with every float kept as the
+    :class:`msgspec.Raw` text it was written as (re-encoded, it is the same bytes)."""
+    return msgspec.json.Decoder(kind, float_hook=msgspec.Raw)
+
+
+_CHUNK = 1 << 16
+_ENCODER = msgspec.json.Encoder()
+
+
+def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any]
+               ) -> Iterator[tuple[range | list[int], list[Any]]]:
+    """(line numbers, values) for the lines of a JSON Lines file holding more than
+    blanks, a chunk of about 64 kB at a time, each line decoded by ``decoder``
+    (from :func:`lines_decoder`) and checked to repeat no key. Raises :class:`Slow` for a
+    line ``decoder`` cannot decode or one that repeats a key.
+
+    The check is exact and counts nothing. ``decoder``'s structs must leave absent fields
+    out of the encoding (``UNSET`` defaults) and hold no :class:`msgspec.Raw` field. Then
+    re-encoding a decoded line is never longer than the line: keys and strings are
+    written with the fewest escapes JSON allows (msgspec escapes only the quote, the
+    backslash and control characters, with the short escapes where JSON has them),
+    integers as JSON writes them (``-0`` loses its sign), floats as the text they were
+    written as, no blanks; a key given twice loses a key and its value, and a field the
+    structs do not declare is skipped. So a re-encoding exactly as long as its line lost
+    nothing, and every string in it was decoded (checked to be UTF-8). A chunk is
+    re-encoded whole, as a list: when it has as many values as lines, no line is empty,
+    and the list is as long as the lines, less their line ends, plus its brackets and
+    commas, each line is one value that lost nothing. Otherwise each line of the chunk
+    is decoded on its own, and one whose re-encoding is shorter (a blank, an undeclared
+    field, a key given twice) is read again by orjson and checked exactly
+    (:mod:`assay.ingest._json`).
+    """
+    from assay.ingest._json import repeated_key
+
+    size = len(data)
+    view = memoryview(data)
+    find = data.find
+    decode_lines, decode = decoder.decode_lines, decoder.decode
+    buf = bytearray()
+    into = _ENCODER.encode_into
+    pos, n = 0, 1  # n: the number of the line that starts at pos
+    while pos < size:
+        end = find(b"\n", min(pos + _CHUNK, size))
+        end = size if end < 0 else end + 1
+        lines, empty, at = 0, False, pos
+        while at < end:
+            stop = find(b"\n", at, end)
+            if stop < 0:
+                stop = end
+            if stop == at:
+                empty = True
+            lines += 1
+            at = stop + 1
+        try:
+            values = decode_lines(view[pos:end])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise Slow from None
+        k = len(values)
+        if k == lines and not empty:
+            into(values, buf)
+            ends = lines if data[end - 1] == 0x0A else lines - 1
+            if len(buf) == end - pos - ends + k + 1:
+                yield range(n, n + k), values
+                pos, n = end, n + lines
+                continue
+        del values
+        numbers: list[int] = []
+        kept: list[Any] = []
+        at = pos
+        while at < end:
+            stop = find(b"\n", at, end)
+            if stop < 0:
+                stop = end
+            if at < stop and (data[at] > 0x20 or _NONBLANK.search(data, at, stop)):
+                try:
+                    value = decode(view[at:stop])
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    raise Slow from None
+                into(value, buf)
+                if len(buf) != stop - at:
+                    if len(buf) > stop - at:
+                        raise Slow  # never: the re-encoding cannot grow
+                    line = data[at:stop]
+                    try:
+                        exact = orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        raise Slow from None
+                    if repeated_key(line, exact) is not None:
+                        raise Slow
+                numbers.append(n)
+                kept.append(value)
+            n += 1
+            at = stop + 1
+        yield numbers, kept
+        pos = end

@@ -33,9 +33,10 @@ the file and line. See docs/frameworks/claude-code.md.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from sys import intern
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import orjson
@@ -43,7 +44,7 @@ from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._fast import Slow, decoder, line_bounds, no_cycle_collection
+from assay.ingest._fast import Slow, kept_lines, lines_decoder, no_cycle_collection
 from assay.ingest._json import lines_of, message, repeated_key
 from assay.shellcmd import command_text
 
@@ -179,7 +180,7 @@ def _live(entries: list[tuple[int, dict[str, Any]]]) -> set[str]:
     return live
 
 
-def _events(path: str, data: bytes) -> tuple[list[Event], dict[str, Any]]:
+def _events(path: str, data: bytes, keep_text: bool = True) -> tuple[list[Event], dict[str, Any]]:
     entries = _entries(path, data)
     if not entries:
         raise _Bad(1, "empty transcript: no entries")
@@ -298,7 +299,7 @@ def _events(path: str, data: bytes) -> tuple[list[Event], dict[str, Any]]:
     _yield_turn(staged)
     off_chain = {call_id for call_id, (_, on_chain, _) in calls.items() if not on_chain}
     del calls
-    return _built(staged, off_chain), {"session_id": session} if isinstance(
+    return _built(staged, off_chain, keep_text), {"session_id": session} if isinstance(
         session, str) else {}
 
 
@@ -310,16 +311,15 @@ def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> No
 
 # -- the fast path ----------------------------------------------------------------------------
 #
-# Each line is decoded into structs that declare the fields Claude Code writes, straight from a
-# view of the file, and the events are built from them. A repeated key is refused anywhere in a
-# line: re-encoding a decoded line writes every key it kept once, with its colon (absent fields
-# stay out, ``UNSET``), so a line whose re-encoding has as many colons as the line itself lost
-# no key (see ingest._fast). A line with a field the structs do not declare has fewer: it gets
-# the exact check (orjson and the colon count of ingest._json, then the key named), and so do
-# the parts kept as raw JSON (a call's input, ``toolUseResult``) when they are read. Anything
-# the strict reading above would refuse or read differently (a type it does not expect, a uuid
-# given twice, a call answered twice...) makes the file give way to it (``Slow``), which says
-# what is wrong.
+# The lines are decoded a chunk at a time into structs that declare the fields Claude Code
+# writes, straight from the file's bytes, and every key is checked by the length of the chunk's
+# re-encoding (ingest._fast.kept_lines): a line with a field the structs do not declare, or a
+# key given twice, is read again by orjson and checked exactly. The events are built as the
+# lines are read, numbered as if every entry were on the live chain; once the last line has
+# named the chain, a transcript where that is so (the common case) is done, and any other is
+# renumbered without what the strict reading above never stages. Anything that reading would
+# refuse or read differently (a type it does not expect, a uuid given twice, a call answered
+# twice...) makes the file give way to it (``Slow``), which says what is wrong.
 
 class _Block(msgspec.Struct, gc=False, omit_defaults=True):
     type: str
@@ -410,33 +410,41 @@ class _Entry(msgspec.Struct, gc=False, omit_defaults=True):
     planContent: Any = UNSET
 
 
-_ENTRY = decoder(_Entry)
+_ENTRY = lines_decoder(_Entry)
 _ENCODE = msgspec.json.Encoder().encode
 _REJECTED = "User rejected tool use"
 _LEAF_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
-
-
-def _closer_look(line: bytes) -> None:
-    """A line whose re-encoding lost a key: a field the structs do not declare (read on), or a
-    key given twice (:class:`Slow`: the strict path names it)."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        raise Slow from None
-    if repeated_key(line, value) is not None:
-        raise Slow
+#: The integers orjson, the strict path's reader, reads as integers (it makes larger ones floats).
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+_new = tuple.__new__
 
 
 def _as_orjson(value: Any) -> Any:
     """``value`` (decoded by msgspec) as orjson, the strict path's reader, reads its JSON.
 
-    The two differ on integers beyond 64 bits (orjson reads them as floats); written back
-    and read again, a value is what the strict path holds, number for number.
+    The two differ on floats (kept as their text, :class:`msgspec.Raw`) and integers beyond
+    64 bits (orjson reads them as floats); written back and read again, a value is what the
+    strict path holds, number for number.
     """
     try:
         return orjson.loads(_ENCODE(value))
     except (orjson.JSONDecodeError, msgspec.EncodeError):
         raise Slow from None
+
+
+def _args(value: Any) -> Any:
+    """A call's input as the strict path holds it: a flat object of strings, booleans, nulls
+    and integers orjson reads alike is taken as it is, anything else through
+    :func:`_as_orjson`."""
+    if type(value) is dict:
+        for item in value.values():
+            kind = type(item)
+            if kind is str or kind is bool or item is None or (
+                    kind is int and _INT_MIN <= item <= _INT_MAX):
+                continue
+            return _as_orjson(value)
+        return value
+    return _as_orjson(value)
 
 
 def _fast_text(content: str | list[_Block] | UnsetType | None) -> str:
@@ -467,190 +475,350 @@ def _tool_use_result(value: Any) -> Any:
 
 #: Who stands for the transcript's agent until the whole file has said who that is.
 _AGENT = "\x00agent"
+#: What a uuid on the live chain maps to once the chain is known.
+_LIVE = object()
 
 
-def _fast_events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
+# The records of the events are the ``__dict__`` of instances of these classes, one per kind
+# of record: plain dicts whose keys their class shares (PEP 412), half the memory of a dict
+# literal holding the same record, which matters for the hundreds of thousands of events of a
+# long session. Each class is used for one kind of record only, so its keys stay shared.
+
+class _Action:
+    seq: int
+    ts: str
+    agent: str | None
+    event: str
+    action_type: str
+    args: dict[str, Any]
+    call_id: str
+    command: str
+
+
+class _Handoff:
+    seq: int
+    ts: str
+    agent: str | None
+    event: str
+    from_agent: str | None
+    to_agent: str
+    payload: dict[str, Any]
+    call_id: str
+
+
+class _Checkpoint:
+    seq: int
+    ts: str
+    agent: str
+    event: str
+    checkpoint_id: str
+    confirmed_by: str
+    text: str
+    call_id: str
+    answers: dict[str, Any]
+
+
+class _Prompt:
+    seq: int
+    ts: str
+    agent: str
+    event: str
+    role: str
+    text: str
+
+
+class _Reply:
+    seq: int
+    ts: str
+    agent: str | None
+    event: str
+    role: str
+    text: str
+    yields_turn: bool
+
+
+def _record(event: Event) -> dict[str, Any]:
+    """The record of an event this reader built (a dict, still being completed)."""
+    return cast(dict[str, Any], event.data)
+
+
+def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str, Any]]:
     """:func:`_events` for a transcript of well-formed entries, in one pass. Raises :class:`Slow`.
 
-    Each line is built as it is decoded and nothing of it is kept but what the events
-    keep; each staged record notes where it sits (its entry's uuid, and for an answer
-    of parallel calls the entry it hangs off), and once the last line has named the
-    live chain the records off it are dropped, as :func:`_events` never stages them.
+    Each event is built as its line is read, numbered as if every entry were on the live
+    chain, and nothing of a line is kept but what the events keep. Once the last line has
+    named the live chain, a transcript whose every message entry is on it, with no call
+    refused, is done; any other is renumbered by :func:`_renumbered`.
     """
-    if b"\\u003" in data and (b"\\u003a" in data or b"\\u003A" in data):
-        raise Slow  # a colon the re-encoding would write raw: the colon counts cannot compare
-    links: dict[str, str | None] = {}  # uuid -> the entry before it on its chain
-    leaf = None
+    links: dict[str, Any] = {}  # uuid -> the entry before it on its chain
+    leaf = last = None
     side = main = False
     agent_id = session = None
-    # every call, on any branch, by id: [action fields, its entry's uuid, line]
-    calls: dict[str, list[Any]] = {}
-    # kind, agent, fields, line, uuid, uuid of the entry answered calls hang off, a new prompt
-    staged: list[tuple[str, str | None, dict[str, Any], int, Any, Any, bool]] = []
-    stage = staged.append
-    decode, encode, count = _ENTRY.decode, _ENCODE, data.count
-    view = memoryview(data)
+    agent: str | None = None
+    # call id -> its action's record until the call is answered, then None
+    calls: dict[str, dict[str, Any] | None] = {}
+    refused: set[str] = set()
+    events: list[Event] = []
+    add = events.append
+    # per message entry: its uuid, its first event, the uuid its answers hang off (for
+    # parallel calls, answered off the chain)
+    uids: list[Any] = []
+    starts = array("q")
+    alts: list[Any] = []
+    whole = True  # every message entry has a uuid and the agent was known in time
     read = 0
-    for n, start, end in line_bounds(data):
-        read += 1
-        try:
-            obj = decode(view[start:end])
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            raise Slow from None
-        if encode(obj).count(b":") != count(b":", start, end):
-            _closer_look(data[start:end])
-        kind = obj.type
-        uid = obj.uuid
-        if type(uid) is str:
-            if uid in links:
-                raise Slow  # given twice: the strict path compares the two
-            parent = obj.parentUuid
-            links[uid] = parent or (None if obj.logicalParentUuid is UNSET
-                                    else obj.logicalParentUuid)
-            if kind in _LEAF_TYPES:
-                leaf = uid
-        else:
-            uid = None
-        if agent_id is None and type(obj.agentId) is str:
-            agent_id = obj.agentId
-        if kind not in _MESSAGE_TYPES:
-            continue
-        if obj.isSidechain is True:
-            side = True
-        else:
-            main = True
-        if not session and obj.sessionId is not UNSET:
-            session = obj.sessionId
-        msg = obj.message
-        if msg is UNSET:
-            raise Slow
-        ts = obj.timestamp
-        if ts is UNSET:
-            ts = None
-        elif ts is not None and type(ts) is not str:
-            raise Slow
-        content = msg.content
-        alt = None
-        if type(content) is not list:
-            blocks: list[_Block] = []
-            results = 0
-        else:
-            blocks = content
-            results = 0
-            for block in blocks:
-                if block.type.endswith("tool_result"):
-                    results += 1
-            if kind == "user" and results and results == len(blocks):
-                alt = obj.parentUuid if type(obj.parentUuid) is str else None
-        for block in blocks:
-            btype = block.type
-            if btype in _CALL_BLOCKS:
-                name, call_id = block.name, block.id
-                if type(name) is not str or not name or type(call_id) is not str or not call_id \
-                        or call_id in calls:
-                    raise Slow
-                args: Any = None if block.input is UNSET else _as_orjson(block.input)
-                if args is not None and type(args) is not dict:
-                    raise Slow
-                fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args or {},
-                                          "call_id": call_id}
-                if name == "Bash":
-                    command = command_text((args or {}).get("command"))
-                    if command is not None:
-                        fields["command"] = command
-                calls[call_id] = [fields, uid, n]
-                stage(("action", _AGENT, fields, n, None, None, False))
-                if name in _HANDOFF_TOOLS:
-                    to = (args or {}).get("subagent_type")
-                    stage(("handoff", _AGENT, {
-                        "ts": ts, "from_agent": _AGENT,
-                        "to_agent": to if isinstance(to, str) and to else "subagent",
-                        "payload": args or {}, "call_id": call_id}, n, uid, alt, False))
-            elif btype.endswith("tool_result"):
-                call_id = block.tool_use_id
-                if type(call_id) is not str or call_id not in calls:
-                    raise Slow
-                target = calls[call_id][0]
-                if "result" in target or "error" in target or target.get("_refused"):
-                    raise Slow
-                body = block.content
-                try:
-                    text = _text_of(None if body is UNSET else body, n)
-                except _Bad:
-                    raise Slow from None
-                is_error = block.is_error
-                if is_error is UNSET:
-                    is_error = None
-                if is_error is not None and type(is_error) is not bool:
-                    raise Slow
-                if is_error and (text.startswith(_REFUSED)
-                                 or _tool_use_result(obj.toolUseResult) == _REJECTED):
-                    target["_refused"] = True
-                    continue
-                if is_error:
-                    target["error"] = text
+    for numbers, values in kept_lines(data, _ENTRY):
+        read += len(values)
+        for n, obj in zip(numbers, values):  # noqa: B905 (as many numbers as values)
+            kind = obj.type
+            uid = obj.uuid
+            if type(uid) is str:
+                if uid in links:
+                    raise Slow  # given twice: the strict path compares the two
+                parent = obj.parentUuid
+                if parent:
+                    links[uid] = last if parent == last else parent
                 else:
-                    target["result"] = text
-                    tool = target["action_type"]
-                    if tool in ("AskUserQuestion", "ExitPlanMode"):
-                        cp: dict[str, Any] = {"ts": ts, "checkpoint_id": tool,
-                                              "confirmed_by": "user", "text": text,
-                                              "call_id": call_id}
-                        extra = _tool_use_result(obj.toolUseResult)
-                        if tool == "AskUserQuestion" and isinstance(extra, dict) and isinstance(
-                                extra.get("answers"), dict):
-                            cp["answers"] = extra["answers"]
-                        stage(("checkpoint", "user", cp, n, uid, alt, False))
-            elif "tool" in btype:
+                    links[uid] = None if obj.logicalParentUuid is UNSET else obj.logicalParentUuid
+                last = uid
+                if kind in _LEAF_TYPES:
+                    leaf = uid
+            else:
+                uid = None
+            if agent_id is None and type(obj.agentId) is str:
+                agent_id = obj.agentId
+            if kind != "user" and kind != "assistant":
+                continue
+            if obj.isSidechain is True:
+                side = True
+            else:
+                main = True
+            if agent is None:
+                if not side:
+                    agent = MAIN_AGENT
+                elif agent_id is not None:
+                    agent = f"agent-{agent_id}" if agent_id else "subagent"
+                else:
+                    agent, whole = _AGENT, False  # its agentId may come later
+            if not session:
+                sid = obj.sessionId
+                if sid is not UNSET:
+                    if type(sid) is msgspec.Raw:
+                        raise Slow
+                    session = sid
+            msg = obj.message
+            if msg is UNSET:
                 raise Slow
-        if kind == "user" and not results:
-            text = _fast_text(content)
-            role = "system" if obj.isMeta is True else "user"
-            stage(("message", role, {"ts": ts, "role": role, "text": text}, n, uid, alt,
-                   role == "user"))
-        elif kind == "assistant":
-            text = _fast_text(content)
-            if text:
-                stage(("message", _AGENT, {"ts": ts, "role": "assistant", "text": text,
-                                           "yields_turn": False}, n, uid, alt, False))
+            ts = obj.timestamp
+            if ts is UNSET:
+                ts = None
+            elif ts is not None and type(ts) is not str:
+                raise Slow
+            if uid is None:
+                whole = False
+            uids.append(uid)
+            starts.append(len(events))
+            content = msg.content
+            results = 0
+            if type(content) is list:
+                for block in content:
+                    btype = block.type
+                    if btype in _CALL_BLOCKS:
+                        name, call_id = block.name, block.id
+                        if type(name) is not str or not name or type(call_id) is not str \
+                                or not call_id or call_id in calls:
+                            raise Slow
+                        name = intern(name)
+                        args = block.input
+                        if args is UNSET or args is None:
+                            args = {}
+                        else:
+                            args = _args(args)
+                            if type(args) is not dict:
+                                raise Slow
+                        seq = len(events) + 1
+                        act = _Action()
+                        act.seq = seq
+                        if ts is not None:
+                            act.ts = ts
+                        act.agent, act.event, act.action_type = agent, "action", name
+                        act.args, act.call_id = args, call_id
+                        if name == "Bash":
+                            command = command_text(args.get("command"))
+                            if command is not None:
+                                act.command = command
+                        rec = act.__dict__
+                        calls[call_id] = rec
+                        add(_new(Event, (seq, "action", agent, ts, rec, n)))
+                        if name in _HANDOFF_TOOLS:
+                            to = args.get("subagent_type")
+                            hand = _Handoff()
+                            hand.seq = seq + 1
+                            if ts is not None:
+                                hand.ts = ts
+                            hand.agent, hand.event, hand.from_agent = agent, "handoff", agent
+                            hand.to_agent = to if isinstance(to, str) and to else "subagent"
+                            hand.payload, hand.call_id = args, call_id
+                            add(_new(Event, (seq + 1, "handoff", agent, ts, hand.__dict__, n)))
+                    elif btype.endswith("tool_result"):
+                        results += 1
+                        call_id = block.tool_use_id
+                        target = calls.get(call_id) if type(call_id) is str else None
+                        if target is None:
+                            raise Slow  # no such call, or answered already
+                        calls[call_id] = None
+                        body = block.content
+                        if type(body) is str:
+                            answer = body
+                        else:
+                            try:
+                                answer = _text_of(None if body is UNSET else body, n)
+                            except _Bad:
+                                raise Slow from None
+                        is_error = block.is_error
+                        if is_error is not UNSET and is_error is not None \
+                                and type(is_error) is not bool:
+                            raise Slow
+                        if is_error is True:
+                            if answer.startswith(_REFUSED) or _tool_use_result(
+                                    obj.toolUseResult) == _REJECTED:
+                                refused.add(call_id)  # refused at the prompt: never ran
+                                whole = False
+                                continue
+                            if text:
+                                target["error"] = answer
+                            continue
+                        if text:
+                            target["result"] = answer
+                        tool = target["action_type"]
+                        if tool == "AskUserQuestion" or tool == "ExitPlanMode":
+                            seq = len(events) + 1
+                            check = _Checkpoint()
+                            check.seq = seq
+                            if ts is not None:
+                                check.ts = ts
+                            check.agent, check.event, check.checkpoint_id = (
+                                "user", "checkpoint", tool)
+                            check.confirmed_by = "user"
+                            if text:
+                                check.text = answer
+                            check.call_id = call_id
+                            if tool == "AskUserQuestion":
+                                extra = _tool_use_result(obj.toolUseResult)
+                                if isinstance(extra, dict) and isinstance(extra.get("answers"),
+                                                                          dict):
+                                    check.answers = extra["answers"]
+                            add(_new(Event, (seq, "checkpoint", "user", ts, check.__dict__, n)))
+                    elif "tool" in btype:
+                        raise Slow
+            if kind == "user":
+                if results:
+                    parent = obj.parentUuid
+                    alts.append(parent if results == len(content)
+                                and type(parent) is str else None)
+                    continue
+                alts.append(None)
+                words = _fast_text(content)
+                role = "system" if obj.isMeta is True else "user"
+                if role == "user" and events:
+                    prior = events[-1]
+                    if prior.kind == "message" and prior.data["role"] == "assistant":
+                        _record(prior)["yields_turn"] = True
+                seq = len(events) + 1
+                said = _Prompt()
+                said.seq = seq
+                if ts is not None:
+                    said.ts = ts
+                said.agent, said.event, said.role = role, "message", role
+                if text:
+                    said.text = words
+                add(_new(Event, (seq, "message", role, ts, said.__dict__, n)))
+            else:
+                alts.append(None)
+                words = _fast_text(content)
+                if words:
+                    seq = len(events) + 1
+                    reply = _Reply()
+                    reply.seq = seq
+                    if ts is not None:
+                        reply.ts = ts
+                    reply.agent, reply.event, reply.role = agent, "message", "assistant"
+                    if text:
+                        reply.text = words
+                    reply.yields_turn = False
+                    add(_new(Event, (seq, "message", agent, ts, reply.__dict__, n)))
     if not read or (side and main):
         raise Slow  # no entry, or a sidechain in a main transcript: the strict path says so
-    live: set[str] = set()
-    cur = leaf
+    # the live chain, marked in place: each uuid on it now maps to _LIVE
+    cur, on_chain = leaf, 0
     while cur is not None and cur in links:
-        if cur in live:
-            raise Slow
-        live.add(cur)
-        cur = links[cur]
-    del links
-    agent = f"agent-{agent_id}" if side and agent_id else ("subagent" if side else MAIN_AGENT)
-    kept: list[tuple[str, str | None, dict[str, Any], int]] = []
-    staged.reverse()
-    pop = staged.pop
-    while staged:
-        kind, who, fields, n, uid, alt, prompt = pop()
-        if kind != "action" and uid not in live and (alt is None or alt not in live):
-            continue  # off the live chain: not the road taken (a call is judged in _built)
+        after = links[cur]
+        if after is _LIVE:
+            raise Slow  # the chain loops: the strict path says where
+        links[cur] = _LIVE
+        on_chain += 1
+        cur = after
+    if events:
+        last_event = events[-1]
+        if last_event.kind == "message" and last_event.data["role"] == "assistant":
+            _record(last_event)["yields_turn"] = True
+    get = links.get
+    if not whole or (on_chain < len(links) and not all(get(uid) is _LIVE for uid in uids)):
+        starts.append(len(events))
+        events = _renumbered(events, uids, starts, alts, links, calls, refused,
+                             agent if agent is not _AGENT else
+                             (f"agent-{agent_id}" if agent_id else "subagent"))
+    del calls, links
+    events.append(Event.make(len(events) + 1, "final", None, task_success=False))
+    return events, {"session_id": session} if isinstance(session, str) else {}
+
+
+def _renumbered(events: list[Event], uids: list[Any], starts: array[int], alts: list[Any],
+                links: dict[str, Any], calls: dict[str, Any], refused: set[str],
+                agent: str | None) -> list[Event]:
+    """The events of a transcript with entries off the live chain, refused calls or an agent
+    named late, as the strict reading stages them: an entry off the chain keeps only its
+    calls (a call that was answered ran), a refused call and an unanswered call off the
+    chain are left out, and the rest is numbered again. ``links`` maps each uuid on the
+    live chain to ``_LIVE``."""
+    staged: list[tuple[Event, bool]] = []  # each event, and whether its entry is on the chain
+    get = links.get
+    for i, uid in enumerate(uids):
+        on = get(uid) is _LIVE
+        on_entry = on or (alts[i] is not None and get(alts[i]) is _LIVE)
+        for event in events[starts[i]:starts[i + 1]]:
+            if event.kind == "action" or on_entry:
+                staged.append((event, on))
+            if event.kind == "message" and event.data["role"] == "assistant":
+                _record(event)["yields_turn"] = False
+    for i, (event, _) in enumerate(staged):  # the turns, as the strict reading marks them
+        if event.kind == "message" and event.data["role"] == "assistant" and (
+                i + 1 == len(staged) or (staged[i + 1][0].kind == "message"
+                                         and staged[i + 1][0].data["role"] == "user")):
+            _record(event)["yields_turn"] = True
+    out: list[Event] = []
+    for event, on in staged:
+        kind, who, rec = event.kind, event.agent, _record(event)
+        if kind == "action":
+            call_id = rec["call_id"]
+            if call_id in refused or (not on and calls.get(call_id) is not None):
+                continue  # refused, or an abandoned branch's call that never answered
         if who is _AGENT:
-            who = agent
-        if kind == "handoff":
-            fields["from_agent"] = agent
-        if prompt:
-            _yield_turn(kept)
-        kept.append((kind, who, fields, n))
-    _yield_turn(kept)
-    off_chain = {call_id for call_id, (_, uid, _) in calls.items() if uid not in live}
-    del calls, live
-    return _built(kept, off_chain), {"session_id": session} if isinstance(session, str) else {}
+            who = rec["agent"] = agent
+            if kind == "handoff":
+                rec["from_agent"] = agent
+        rec["seq"] = seq = len(out) + 1
+        out.append(_new(Event, (seq, kind, who, event.ts, rec, event.line)))
+    return out
 
 
 def _built(staged: list[tuple[str, str | None, dict[str, Any], int]],
-           off_chain: set[str]) -> list[Event]:
+           off_chain: set[str], text: bool = True) -> list[Event]:
     """The events of the staged records, numbered; a call that never ran is left out.
 
     ``off_chain`` holds the ids of the calls made on an abandoned branch. The staged
     list is emptied as it is read, so each record's fields are freed once its event
-    holds them.
+    holds them. ``text=False`` leaves the free text out (:func:`read_claude_code`).
     """
     events: list[Event] = []
     append = events.append
@@ -665,6 +833,11 @@ def _built(staged: list[tuple[str, str | None, dict[str, Any], int]],
             if (fields["call_id"] in off_chain and "result" not in fields
                     and "error" not in fields):
                 continue  # an abandoned branch's call that never answered: it did not run
+            if not text:
+                fields.pop("result", None)
+                fields.pop("error", None)
+        elif not text:
+            fields.pop("text", None)
         seq += 1
         ts = fields.pop("ts", None)
         # the record Event.make builds: seq, ts, agent, event, then the fields
@@ -681,16 +854,23 @@ def _built(staged: list[tuple[str, str | None, dict[str, Any], int]],
     return events
 
 
-def read_claude_code(path: str, data: bytes) -> Iterator[Any]:
-    """One trajectory per transcript file (a subagent's side file is its own)."""
+def read_claude_code(path: str, data: bytes, *, text: bool = True) -> Iterator[Any]:
+    """One trajectory per transcript file (a subagent's side file is its own).
+
+    ``text=False`` leaves the free text out of the events: an action's tool result
+    (``result``, ``error``), a message's and a checkpoint's ``text``. It is for a reader
+    of the events that reads none of it (a replay whose spec selects nothing, see
+    :attr:`assay.conformance.CompiledSpec.typed`): a long session holds most of its bytes
+    there. The file is refused, and every other field read, exactly as with the text.
+    """
     from assay.ingest import ReadFailure
 
     try:
         try:
             with no_cycle_collection():
-                events, meta = _fast_events(data)
+                events, meta = _fast_events(data, text)
         except Slow:
-            events, meta = _events(path, data)
+            events, meta = _events(path, data, keep_text=text)
     except _Bad as exc:
         yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
         return
