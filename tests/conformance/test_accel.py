@@ -366,3 +366,76 @@ class TestReadRegular:
         run = conformance.replay(parse_spec(EACH_CONSUME), [str(fifo)])
         writer.join()
         assert [r.verdict for r in run.results] == ["BLOCK"]
+
+
+class TestCheckLines:
+    """check_lines: True only for lines that are JSON values with no key given twice."""
+
+    @staticmethod
+    def _reference(data: bytes) -> bool:
+        """Every non-blank line one JSON value, no object repeating a key (Python's json,
+        strict: no NaN, no lone surrogate, valid UTF-8)."""
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+            keys = [k for k, _ in items]
+            if len(set(keys)) != len(keys):
+                raise ValueError("repeated key")
+            return dict(items)
+
+        def constant(name: str) -> Any:
+            raise ValueError(name)
+
+        for line in data.split(b"\n"):
+            if not line.strip(b" \t\r"):
+                continue
+            try:
+                text = line.decode("utf-8")
+                json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+                text.encode("utf-8")  # a lone surrogate escape fails here ...
+                json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8")  # ... or here
+            except (ValueError, UnicodeError):
+                return False
+        return True
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(json_values, max_size=5), st.sampled_from(["\n", "\r\n", "\n\n"]))
+    def test_valid_lines(self, values: list[Any], sep: str) -> None:
+        data = sep.join(json.dumps(v, ensure_ascii=False) for v in values).encode()
+        ok, ref = accel.check_lines(data), self._reference(data)
+        assert ref or not ok  # never True for what is not valid
+        assert ok or not ref or b"\\" in data  # False for valid lines only with an escape
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(json_values, min_size=1, max_size=3), st.data())
+    def test_mutated_lines_never_pass_wrongly(self, values: list[Any], data: st.DataObject) -> None:
+        raw = bytearray("\n".join(json.dumps(v) for v in values).encode())
+        for _ in range(data.draw(st.integers(1, 3))):
+            at = data.draw(st.integers(0, len(raw)))
+            byte = data.draw(st.sampled_from(list(b'{}[]",:\\ 0129e.-tfnu\n\x00\xc3\xff')))
+            raw.insert(at, byte)
+        if accel.check_lines(bytes(raw)):
+            assert self._reference(bytes(raw))
+
+    @pytest.mark.parametrize(("line", "ok"), [
+        (b'{"a": 1, "a": 2}', False),
+        (b'[{"a": {"b": 1, "c": {"b": 2}}}]', True),
+        (b'[{"a": {"b": 1, "c": 2, "b": 3}}]', False),
+        (b'{"a": 1, "\\u0061": 2}', False),  # an escaped key: look closer
+        (b'{"k": 123456789012345678901234567890, "f": 1e400}', True),
+        (b'{"a": 1} {"b": 2}', False),
+        (b'{"a": "\\ud800"}', False),
+        (b'{"a": "\xed\xa0\x80"}', False),
+        (b"[" * 201 + b"]" * 201, False),
+        (b"  \t", True),
+        (b'"text"', True),
+        (b"NaN", False),
+        (b"01", False),
+    ])
+    def test_cases(self, line: bytes, ok: bool) -> None:
+        assert accel.check_lines(line + b"\n") is ok
+
+    def test_a_range(self) -> None:
+        data = b'{"a": 1, "a": 2}\n{"b": 1}\n'
+        assert not accel.check_lines(data)
+        assert accel.check_lines(data, 17)
+        assert accel.check_lines(data, 17, 25)
+        assert accel.check_lines(data, 0, 0)
