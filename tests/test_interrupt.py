@@ -142,10 +142,9 @@ class TestOtherCommandsInterrupted:
 class TestLibrary:
     def test_replay_files_carries_the_partial_run(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """replay_files turns Ctrl-C into ReplayInterrupted holding the judged results."""
+        import assay._accel as accel
         from assay import conformance
         from assay.conformance import ReplayInterrupted, load_spec, replay_files
-
-        import assay._accel as accel
 
         paths = [str(EXAMPLES / n) for n in ("fixture_conforms.jsonl", "fixture_skipped.jsonl",
                                              "fixture_verified.jsonl")]
