@@ -1,0 +1,126 @@
+"""Run the C extension under AddressSanitizer and UndefinedBehaviorSanitizer.
+
+Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy of
+``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
+
+1. runs ``tests/conformance/test_accel.py`` (the agreement tests, generated and
+   mutated files included);
+2. feeds the extension's four entry points ``--cases`` mutated files (bytes set,
+   inserted, removed, files cut short) built from the native files in
+   ``examples/`` and ``tests/data/``, each in a buffer of exactly its size
+   (``PYTHONMALLOC=malloc``, an ``array``), so that a read one byte past the end is
+   reported.
+
+Any report of either sanitizer aborts the process: the script exits non-zero.
+Needs gcc with libasan and libubsan (Debian's gcc has both).
+
+Run: ``python scripts/sanitize_accel.py [--cases 40000] [--seed 1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FUZZ = r"""
+import array, random, sys
+from pathlib import Path
+import assay._accel as accel
+from assay.conformance import CompiledSpec, parse_spec
+
+assert accel.__file__.startswith(sys.argv[3]), accel.__file__  # the sanitized build
+spec = parse_spec({
+    "mandatory_checkpoints": [
+        {"checkpoint_id": "ok", "must_precede": ["send", "send_report"],
+         "confirmed_by": ["owner"], "consume": True, "scope": "each"},
+        {"checkpoint_id": "confirm_with_user", "must_precede": "send_report"}],
+    "handoff_contracts": [
+        {"from_agent": "a", "to_agent": "b", "required_fields": ["x"],
+         "require_verified": True},
+        {"from_agent": "scanner", "to_agent": "aggregator",
+         "required_fields": ["row_count"]}]})
+plan = CompiledSpec(spec).plan(accel)
+root = Path(sys.argv[4])
+seeds = [p.read_bytes() for p in sorted({*root.glob("examples/*.jsonl"),
+                                         *root.glob("tests/data/**/*.jsonl")})]
+rnd = random.Random(int(sys.argv[2]))
+alphabet = b'{}[]",:\\ 0129e.-tfnuE+\n\r\t\x00\xc3\xa9\xf0\x9f\xed\xff'
+judged = 0
+for _ in range(int(sys.argv[1])):
+    data = bytearray(rnd.choice(seeds))
+    for _ in range(rnd.randrange(1, 6)):
+        op, at = rnd.random(), rnd.randrange(len(data) + 1)
+        if op < 0.4:
+            data[at:at] = bytes([rnd.choice(alphabet)])
+        elif op < 0.7 and at < len(data):
+            data[at] = rnd.choice(alphabet)
+        elif op < 0.9:
+            del data[at:at + rnd.randrange(1, 8)]
+        else:
+            del data[at:]
+    view = memoryview(array.array("B", data))  # exactly its size: no byte to spare
+    accel.check_lines(view)
+    accel.check_lines(view, rnd.randrange(len(data) + 1))
+    accel.scan_native(view, (b"send", b"send_report"), (b"ok", b"confirm_with_user"))
+    judged += accel.judge_native(view, plan) is not None
+print(f"{sys.argv[1]} mutated files, {judged} of them judged in C: no sanitizer report")
+"""
+
+
+def runtime(name: str) -> str:
+    out = subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    if not os.path.isabs(out):
+        raise SystemExit(f"gcc has no {name}: install gcc's sanitizer runtimes")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=40_000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    preload = f"{runtime('libasan.so')} {runtime('libubsan.so')}"
+    with tempfile.TemporaryDirectory(prefix="assay-asan-") as name:
+        src = Path(name) / "src"
+        shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns(
+            "*.so", "__pycache__"))
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-g", "-fno-omit-frame-pointer",
+                        "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                        f"-I{sysconfig.get_paths()['include']}", str(src / "assay" / "_accel.c"),
+                        "-o", str(src / "assay" / f"_accel{suffix}")], check=True)
+        env = {**os.environ, "PYTHONPATH": str(src), "LD_PRELOAD": preload,
+               "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+               "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+               "PYTHONMALLOC": "malloc"}
+        env.pop("ASSAY_PURE_PYTHON", None)
+        probe = "import assay._accel as a; print(a.__file__)"
+        where = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                               text=True, check=True).stdout
+        if not where.startswith(str(src)):
+            raise SystemExit(f"sanitize_accel: the sanitized build is not the one used: {where}")
+        tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                str(ROOT / "tests" / "conformance" / "test_accel.py")],
+                               env=env, cwd=ROOT, check=False)
+        if tests.returncode != 0:
+            print("sanitize_accel: the extension's tests failed under the sanitizers")
+            return 1
+        fuzz = subprocess.run([sys.executable, "-c", FUZZ, str(args.cases), str(args.seed),
+                               str(src), str(ROOT)], env=env, cwd=ROOT, check=False)
+        if fuzz.returncode != 0:
+            print("sanitize_accel: a sanitizer stopped the mutated files")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
