@@ -329,7 +329,7 @@ class TestReadRegular:
     def test_reads_a_file_whole(self, tmp_path: Path) -> None:
         path = tmp_path / "t.jsonl"
         for size in (0, 1, 65535, 65536, 200_001):
-            data = bytes(random.Random(size).randrange(256) for _ in range(size))
+            data = random.Random(size).randbytes(size)
             path.write_bytes(data)
             assert accel.read_regular(str(path)) == data
             assert accel.read_regular(path) == data  # a path object too
