@@ -384,7 +384,9 @@ class TestPathList:
         paths = PathList(given)
         assert list(paths) == given
         assert [paths[i] for i in range(-5, 5)] == given + given
-        assert paths[1:3] == given[1:3]
+        for cut in (slice(1, 3), slice(0, 5), slice(2, 9), slice(3, 1), slice(4, 4),
+                    slice(-2, None), slice(None, None, 2), slice(4, 0, -1)):
+            assert paths[cut] == given[cut], cut  # a run of them is decoded at once
         assert "-" in paths and "b.jsonl" not in paths and "a" not in paths
         assert paths == given
         with pytest.raises(IndexError):

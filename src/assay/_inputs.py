@@ -79,7 +79,16 @@ class PathList(Sequence[str]):
 
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            if start >= stop:
+                return []
+            # one decode for the run (a NUL ends any broken UTF-8 sequence, so the
+            # surrogate escapes are those of each path decoded alone)
+            ends = self._ends
+            low = ends[start - 1] if start else 0
+            return os.fsdecode(bytes(self._blob[low:ends[stop - 1] - 1])).split("\0")
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self._ends):
@@ -157,7 +166,12 @@ def _directory(path: str, recursive: bool) -> Iterator[str]:
 
 
 def _joined(path: str, names: list[str]) -> Iterator[str]:
-    return (os.path.join(path, name) for name in _taken(names))
+    """``os.path.join(path, name)`` for each name (never empty, never holding a
+    separator), taken from the end of ``names``."""
+    prefix = os.path.join(path, "")
+    take = names.pop
+    while names:
+        yield prefix + take()
 
 
 def _taken(items: list[_T]) -> Iterator[_T]:
@@ -190,14 +204,15 @@ def _walk(path: str) -> list[tuple[str, ...]]:
     return found
 
 
-def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
-    """``(path, expanded)`` for one argument; ``expanded`` when assay chose the file."""
+def _expand(arg: str, recursive: bool) -> Iterator[tuple[Iterable[str], bool]]:
+    """``(paths, expanded)`` for one argument, a group at a time (a directory's files are
+    one group); ``expanded`` when assay chose the files."""
     if arg == STDIN:
-        yield arg, False
+        yield (arg,), False
     elif os.path.isdir(arg):
-        yield from ((p, True) for p in _directory(arg, recursive))
+        yield _directory(arg, recursive), True
     elif os.path.lexists(arg) or not _GLOB_CHARS.intersection(arg):
-        yield arg, False  # a missing plain file is judged ERROR, naming it
+        yield (arg,), False  # a missing plain file is judged ERROR, naming it
     else:
         import glob
 
@@ -206,9 +221,9 @@ def _expand(arg: str, recursive: bool) -> Iterator[tuple[str, bool]]:
             raise InputError(f"no file matches {arg!r}")
         for match in matches:
             if os.path.isdir(match):
-                yield from ((p, True) for p in _directory(match, recursive))
+                yield _directory(match, recursive), True
             else:
-                yield match, True
+                yield (match,), True
 
 
 def _identity(path: str) -> tuple[int, int] | str:
@@ -282,27 +297,37 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     firsts: dict[tuple[int, int] | str, str] | None = None
     paths = PathList()
     notes: list[str] = []
+    stat, add = os.stat, seen.add
     for arg in args:
-        for path, expanded in _expand(arg, recursive):
-            key = STDIN if path == STDIN else _identity(path)
-            if expanded and key == spec_key:
-                notes.append(f"{path} is the spec, not read as a trajectory")
-                continue
-            if seen.add(key):
-                paths.append(path)
-                if firsts is not None:
-                    firsts[key] = path
-                continue
-            if firsts is None:
-                firsts = {}
-                for earlier in paths:
-                    firsts.setdefault(STDIN if earlier == STDIN else _identity(earlier),
-                                      earlier)
-            first = firsts.get(key, path)
-            if first == path:
-                notes.append(f"{path} is given more than once; judged once")
-            else:
-                notes.append(f"{path} is the same file as {first}; judged once")
+        for group, expanded in _expand(arg, recursive):
+            for path in group:
+                key: tuple[int, int] | str
+                if path == STDIN:
+                    key = STDIN
+                else:  # _identity, inline: a batch directory's files come this way
+                    try:
+                        st = stat(path)
+                        key = (st.st_dev, st.st_ino)
+                    except (OSError, ValueError):
+                        key = _identity(path)
+                if expanded and key == spec_key:
+                    notes.append(f"{path} is the spec, not read as a trajectory")
+                    continue
+                if add(key):
+                    paths.append(path)
+                    if firsts is not None:
+                        firsts[key] = path
+                    continue
+                if firsts is None:
+                    firsts = {}
+                    for earlier in paths:
+                        firsts.setdefault(STDIN if earlier == STDIN else _identity(earlier),
+                                          earlier)
+                first = firsts.get(key, path)
+                if first == path:
+                    notes.append(f"{path} is given more than once; judged once")
+                else:
+                    notes.append(f"{path} is the same file as {first}; judged once")
     return Inputs(paths, tuple(notes))
 
 
