@@ -140,8 +140,20 @@ class TestExitCodesAndErrors:
 
 class TestEntryPoints:
     def test_version(self, run) -> None:  # type: ignore[no-untyped-def]
-        """--version prints the package version."""
-        assert run("--version").output.strip() == f"assay, version {__version__}"
+        """--version prints the package version, and whether replay runs the C extension."""
+        assert run("--version").output.strip() == (f"assay, version {__version__} "
+                                                  "(C extension: on)")
+
+    def test_version_says_when_the_extension_is_off(self, run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+        monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
+        assert run("--version").output.strip().endswith("(C extension: off (ASSAY_PURE_PYTHON))")
+        import importlib.util
+
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec",
+                            lambda name, *a: None if name == "assay._accel" else real(name, *a))
+        assert run("--version").output.strip().endswith(
+            "(C extension: not built; replay uses its Python path)")
 
     def test_python_dash_m_and_console_script(self) -> None:
         """python -m assay runs the same CLI as the console script, in a fresh process."""

@@ -210,8 +210,25 @@ def _emit(text: str, output: str | None = None, *, paint: bool = False) -> None:
     sys.stdout.flush()
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the version, and whether replay runs the C extension."""
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.util import find_spec
+
+    if find_spec("assay._accel") is None:
+        accel = "C extension: not built; replay uses its Python path"
+    elif os.environ.get("ASSAY_PURE_PYTHON"):
+        accel = "C extension: off (ASSAY_PURE_PYTHON)"
+    else:
+        accel = "C extension: on"
+    click.echo(f"assay, version {__version__} ({accel})")
+    ctx.exit()
+
+
 @click.group("assay", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="assay")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the version and exit.")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Gate AI-agent work on evidence instead of the agent's word.
