@@ -266,79 +266,82 @@ push_key(Ctx *x, Py_ssize_t kbase, cp s, Py_ssize_t len)
     return OK;
 }
 
+/* An opening bracket at x->p; *empty when the container closes at once. */
+static inline int
+open_container(Ctx *x, unsigned char close, int *empty)
+{
+    if (++x->depth > MAX_DEPTH) return GIVE_WAY;
+    x->p++;
+    skip_ws(x);
+    *empty = x->p < x->end && *x->p == close;
+    if (*empty) {
+        x->p++;
+        x->depth--;
+    }
+    return OK;
+}
+
+/* An object's key and its colon: a string written without escapes (an escaped key is
+ * compared here only as written, so it gives way). */
+static inline int
+read_key(Ctx *x, cp *s, Py_ssize_t *len)
+{
+    int rc, esc;
+    if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+    if ((rc = read_string(x, s, len, &esc)) != OK) return rc;
+    if (esc) return GIVE_WAY;
+    skip_ws(x);
+    if (x->p >= x->end || *x->p != ':') return GIVE_WAY;
+    x->p++;
+    skip_ws(x);
+    return OK;
+}
+
+/* After a member: a comma (another follows) or the closing bracket (*done). */
+static inline int
+next_member(Ctx *x, unsigned char close, int *done)
+{
+    skip_ws(x);
+    if (x->p >= x->end) return GIVE_WAY;
+    if (*x->p == ',') {
+        x->p++;
+        skip_ws(x);
+        *done = 0;
+        return OK;
+    }
+    if (*x->p != close) return GIVE_WAY;
+    x->p++;
+    x->depth--;
+    *done = 1;
+    return OK;
+}
+
 /* An object at x->p: every key unescaped and said once, every value valid. */
 static int
 read_object(Ctx *x)
 {
-    int rc;
-    if (++x->depth > MAX_DEPTH) return GIVE_WAY;
-    x->p++;
-    skip_ws(x);
-    if (x->p < x->end && *x->p == '}') {
-        x->p++;
-        x->depth--;
-        return OK;
-    }
+    int rc, done;
+    if ((rc = open_container(x, '}', &done)) != OK || done) return rc;
     Py_ssize_t kbase = x->kn;
-    for (;;) {
-        if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+    do {
         cp s;
         Py_ssize_t len;
-        int esc;
-        if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-        if (esc) return GIVE_WAY;
-        if ((rc = push_key(x, kbase, s, len)) != OK) return rc;
-        skip_ws(x);
-        if (x->p >= x->end || *x->p != ':') return GIVE_WAY;
-        x->p++;
-        skip_ws(x);
-        if ((rc = read_value(x)) != OK) return rc;
-        skip_ws(x);
-        if (x->p >= x->end) return GIVE_WAY;
-        if (*x->p == ',') {
-            x->p++;
-            skip_ws(x);
-            continue;
-        }
-        if (*x->p == '}') {
-            x->p++;
-            break;
-        }
-        return GIVE_WAY;
-    }
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key(x, kbase, s, len)) != OK
+            || (rc = read_value(x)) != OK || (rc = next_member(x, '}', &done)) != OK)
+            return rc;
+    } while (!done);
     x->kn = kbase;
-    x->depth--;
     return OK;
 }
 
 static int
 read_array(Ctx *x)
 {
-    int rc;
-    if (++x->depth > MAX_DEPTH) return GIVE_WAY;
-    x->p++;
-    skip_ws(x);
-    if (x->p < x->end && *x->p == ']') {
-        x->p++;
-        x->depth--;
-        return OK;
-    }
-    for (;;) {
-        if ((rc = read_value(x)) != OK) return rc;
-        skip_ws(x);
-        if (x->p >= x->end) return GIVE_WAY;
-        if (*x->p == ',') {
-            x->p++;
-            skip_ws(x);
-            continue;
-        }
-        if (*x->p == ']') {
-            x->p++;
-            break;
-        }
-        return GIVE_WAY;
-    }
-    x->depth--;
+    int rc, done;
+    if ((rc = open_container(x, ']', &done)) != OK || done) return rc;
+    do {
+        if ((rc = read_value(x)) != OK || (rc = next_member(x, ']', &done)) != OK) return rc;
+    } while (!done);
     return OK;
 }
 
@@ -497,54 +500,28 @@ read_typed(Ctx *x, Val *v)
 static int
 read_fields(Ctx *x, Val *vals, unsigned *seen, int others)
 {
-    int rc;
+    int rc, done;
     *seen = 0;
     if (x->p >= x->end || *x->p != '{') return GIVE_WAY;
-    x->depth = 1;
-    x->p++;
-    skip_ws(x);
-    if (x->p < x->end && *x->p == '}') {
-        x->p++;
-        return OK;
-    }
+    x->depth = 0;
+    if ((rc = open_container(x, '}', &done)) != OK || done) return rc;
     Py_ssize_t kbase = x->kn;
-    for (;;) {
-        if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+    do {
         cp s;
         Py_ssize_t len;
-        int esc;
-        if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-        if (esc) return GIVE_WAY;
+        if ((rc = read_key(x, &s, &len)) != OK) return rc;
         int f = field_of(s, len);
         if (f >= 0) {
             if (*seen & BIT(f)) return GIVE_WAY; /* a field given twice */
-        }
-        else if (!others) return GIVE_WAY;
-        else if ((rc = push_key(x, kbase, s, len)) != OK) return rc; /* none is a field */
-        skip_ws(x);
-        if (x->p >= x->end || *x->p != ':') return GIVE_WAY;
-        x->p++;
-        skip_ws(x);
-        if (f >= 0) {
             if ((rc = read_typed(x, &vals[f])) != OK) return rc;
             *seen |= BIT(f);
         }
-        else if ((rc = read_value(x)) != OK) return rc;
-        skip_ws(x);
-        if (x->p >= x->end) return GIVE_WAY;
-        if (*x->p == ',') {
-            x->p++;
-            skip_ws(x);
-            continue;
-        }
-        if (*x->p == '}') {
-            x->p++;
-            break;
-        }
-        return GIVE_WAY;
-    }
+        else if (!others) return GIVE_WAY;
+        else if ((rc = push_key(x, kbase, s, len)) != OK || (rc = read_value(x)) != OK)
+            return rc; /* no other key is a field: the fields' bits leave them out */
+        if ((rc = next_member(x, '}', &done)) != OK) return rc;
+    } while (!done);
     x->kn = kbase;
-    x->depth = 0;
     return OK;
 }
 
@@ -1254,22 +1231,17 @@ static int
 inner_fields(Ctx *x, const Val *obj, Val *value, int *has_value, int *verified_true,
              int *has_verified)
 {
-    int rc;
+    int rc, done;
     *has_value = *verified_true = *has_verified = 0;
-    x->p = obj->start + 1;
+    x->p = obj->start;
     x->end = obj->end;
-    for (;;) {
-        skip_ws(x);
-        if (*x->p == '}') return OK;
+    x->depth = 0;
+    if ((rc = open_container(x, '}', &done)) != OK || done) return rc;
+    do {
         cp s;
         Py_ssize_t len;
-        int esc;
-        if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-        skip_ws(x);
-        x->p++; /* the colon */
-        skip_ws(x);
         Val v;
-        if ((rc = read_typed(x, &v)) != OK) return rc;
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = read_typed(x, &v)) != OK) return rc;
         if (len == 5 && memcmp(s, "value", 5) == 0) {
             *has_value = 1;
             *value = v;
@@ -1278,9 +1250,9 @@ inner_fields(Ctx *x, const Val *obj, Val *value, int *has_value, int *verified_t
             *has_verified = 1;
             *verified_true = v.type == T_TRUE;
         }
-        skip_ws(x);
-        if (*x->p == ',') x->p++;
-    }
+        if ((rc = next_member(x, '}', &done)) != OK) return rc;
+    } while (!done);
+    return OK;
 }
 
 static Holder *
@@ -1309,21 +1281,17 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
     Span names[MAX_PAYLOAD];
     Val values[MAX_PAYLOAD];
     Py_ssize_t n = 0;
-    x->p = payload->start + 1;
+    int done;
+    x->p = payload->start;
     x->end = payload->end;
-    for (;;) {
-        skip_ws(x);
-        if (*x->p == '}') break;
+    x->depth = 0;
+    if ((rc = open_container(x, '}', &done)) != OK) return rc;
+    while (!done) {
         if (n >= MAX_PAYLOAD) return GIVE_WAY;
-        int esc;
-        if ((rc = read_string(x, &names[n].s, &names[n].len, &esc)) != OK) return rc;
-        skip_ws(x);
-        x->p++;
-        skip_ws(x);
-        if ((rc = read_typed(x, &values[n])) != OK) return rc;
+        if ((rc = read_key(x, &names[n].s, &names[n].len)) != OK
+            || (rc = read_typed(x, &values[n])) != OK || (rc = next_member(x, '}', &done)) != OK)
+            return rc;
         n++;
-        skip_ws(x);
-        if (*x->p == ',') x->p++;
     }
     /* what each value says of itself: {"value": v, "verified": b} */
     Val inner[MAX_PAYLOAD];
