@@ -600,6 +600,19 @@ agent_of(Agents *a, const Val *v, int *rc)
     return o;
 }
 
+/* The agents met, in order, as a new list */
+static PyObject *
+agents_list(const Agents *a)
+{
+    PyObject *out = PyList_New(a->n);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < a->n; i++) {
+        Py_INCREF(a->obj[i]);
+        PyList_SET_ITEM(out, i, a->obj[i]);
+    }
+    return out;
+}
+
 static inline Py_ssize_t
 rstripped(cp data, Py_ssize_t n)
 {
@@ -1805,12 +1818,8 @@ judge_native(PyObject *module, PyObject *args)
         Py_INCREF(result);
         goto done;
     }
-    PyObject *agents = PyList_New(ag.n);
+    PyObject *agents = agents_list(&ag);
     if (!agents) goto done;
-    for (Py_ssize_t i = 0; i < ag.n; i++) {
-        Py_INCREF(ag.obj[i]);
-        PyList_SET_ITEM(agents, i, ag.obj[i]);
-    }
     result = Py_BuildValue("(NLLLLLLnnOOOO)", agents, counts[0], counts[1], counts[2],
                            counts[3], counts[4], counts[5], fin[0], fin[1], reasons, j->warnings,
                            unseen, uncrossed);
@@ -1978,12 +1987,8 @@ scan_native(PyObject *module, PyObject *args)
         Py_INCREF(result);
         goto done;
     }
-    PyObject *agents = PyList_New(ag.n);
+    PyObject *agents = agents_list(&ag);
     if (!agents) goto done;
-    for (Py_ssize_t i = 0; i < ag.n; i++) {
-        Py_INCREF(ag.obj[i]);
-        PyList_SET_ITEM(agents, i, ag.obj[i]);
-    }
     result = Py_BuildValue("(NLLLLLLOnn)", agents, counts[0], counts[1], counts[2], counts[3],
                            counts[4], counts[5], relevant, fin[0], fin[1]);
 done:
