@@ -413,14 +413,15 @@ class _Entry(msgspec.Struct, gc=False, omit_defaults=True):
 
 # The same structs, closed: an undeclared field fails the decoding, so a chunk they decode
 # skipped nothing, and ``check_lines`` alone vouches that no key was given twice
-# (ingest._fast.kept_lines).
+# (ingest._fast.kept_lines). A closed list field holds the closed struct, which
+# the reader reads as its base (mypy holds lists invariant, hence the ignores).
 
 class _ClosedBlock(_Block, forbid_unknown_fields=True):
     pass
 
 
 class _ClosedMessage(_Message, forbid_unknown_fields=True):
-    content: str | list[_ClosedBlock] | UnsetType | None = UNSET
+    content: str | list[_ClosedBlock] | UnsetType | None = UNSET  # type: ignore[assignment]
 
 
 class _ClosedEntry(_Entry, forbid_unknown_fields=True):

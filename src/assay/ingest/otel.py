@@ -590,7 +590,8 @@ class _OtlpDocument(msgspec.Struct, omit_defaults=True, gc=False):
 
 # The same structs, closed: an undeclared field fails the decoding, so a line they decode
 # skipped nothing, and ``check_lines`` alone vouches that no key was given twice
-# (:class:`_Streamed`).
+# (:class:`_Streamed`). A closed list field holds the closed struct, which
+# the reader reads as its base (mypy holds lists invariant, hence the ignores).
 
 class _ClosedAnyValue(_AnyValue, forbid_unknown_fields=True):
     arrayValue: _ClosedArrayValue | UnsetType | None = UNSET
@@ -602,11 +603,11 @@ class _ClosedKeyValue(_KeyValue, forbid_unknown_fields=True):
 
 
 class _ClosedArrayValue(_ArrayValue, forbid_unknown_fields=True):
-    values: list[_ClosedAnyValue] | UnsetType | None = UNSET
+    values: list[_ClosedAnyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
 
 
 class _ClosedKvList(_KvList, forbid_unknown_fields=True):
-    values: list[_ClosedKeyValue] | UnsetType | None = UNSET
+    values: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
 
 
 class _ClosedStatus(_Status, forbid_unknown_fields=True):
@@ -614,26 +615,26 @@ class _ClosedStatus(_Status, forbid_unknown_fields=True):
 
 
 class _ClosedSpanEvent(_SpanEvent, forbid_unknown_fields=True):
-    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET
+    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
 
 
 class _ClosedOtlpSpan(_OtlpSpan, forbid_unknown_fields=True):
-    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET
-    events: list[_ClosedSpanEvent] | UnsetType | None = UNSET
+    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+    events: list[_ClosedSpanEvent] | UnsetType | None = UNSET  # type: ignore[assignment]
     status: _ClosedStatus | UnsetType | None = UNSET
 
 
 class _ClosedScopeSpans(_ScopeSpans, forbid_unknown_fields=True):
-    spans: list[_ClosedOtlpSpan] | UnsetType = UNSET
+    spans: list[_ClosedOtlpSpan] | UnsetType = UNSET  # type: ignore[assignment]
 
 
 class _ClosedResourceSpans(_ResourceSpans, forbid_unknown_fields=True):
-    scopeSpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET
-    instrumentationLibrarySpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET
+    scopeSpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
+    instrumentationLibrarySpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
 
 
 class _ClosedDocument(_OtlpDocument, forbid_unknown_fields=True):
-    resourceSpans: list[_ClosedResourceSpans]
+    resourceSpans: list[_ClosedResourceSpans]  # type: ignore[assignment]
 
 
 #: The attributes the mapping reads; a span keeps only these (and so holds no prompt,
