@@ -244,3 +244,40 @@ def test_claude_code_reports_without_the_text(spec: str, tmp_path: Path,
     assert lean.keys() == full.keys()
     for key in lean:
         assert lean[key] == full[key], key
+
+
+SPAN_FILES = sorted(str(p) for p in {*(ROOT / "tests" / "data").rglob("*.jsonl"),
+                                     *EXAMPLES.rglob("*.jsonl")}
+                    if b"resourceSpans" in p.read_bytes())
+SPAN_SPEC = {"mandatory_checkpoints": [
+    {"checkpoint_id": "approve_send_report", "must_precede": "send_report"},
+    {"checkpoint_id": "approval", "must_precede": ["send_email", "send"]}]}
+
+
+@pytest.mark.parametrize("kind", ["claude-code", "otel"])
+def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code transcripts and OTel span files: the readers' repeated-key check in C
+    (``check_lines``) and the re-encoding checks alone write the same reports, byte for
+    byte."""
+    accel = pytest.importorskip("assay._accel")
+    from assay.ingest import _fast
+
+    spec = CLAUDE_SPECS["selects"] if kind == "claude-code" else SPAN_SPEC
+    files = CLAUDE_FILES if kind == "claude-code" else SPAN_FILES
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    calls: list[bool] = []
+
+    def check_lines(*args: Any) -> bool:
+        calls.append(accel.check_lines(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(_fast, "_CHECK_LINES", check_lines)
+    with_c = _reports(str(spec_path), files, tmp_path)
+    assert True in calls  # the check vouched for some files
+    monkeypatch.setattr(_fast, "_CHECK_LINES", None)
+    without = _reports(str(spec_path), files, tmp_path)
+    assert with_c.keys() == without.keys()
+    for key in with_c:
+        assert with_c[key] == without[key], key

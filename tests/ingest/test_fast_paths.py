@@ -3,11 +3,14 @@
 Each reader decodes a large file into msgspec structs first and gives way to its
 strict reading (orjson, every value checked in Python) for anything unusual. The
 two must agree on every file: the same trajectories, events, records and lines,
-and the same one-line errors.
+and the same one-line errors. Every test here runs twice: with the repeated-key
+check of the C extension (``check_lines``) and with the re-encoding checks alone
+(as without the extension, or with ``ASSAY_PURE_PYTHON=1``).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.events import Trajectory
-from assay.ingest import ReadFailure, load
+from assay.ingest import ReadFailure, _fast, load
 from assay.ingest import claude_code as claude_mod
 from assay.ingest import otel as otel_mod
 from assay.ingest._fast import Slow
@@ -35,6 +38,18 @@ APPROVED = ROOT / "examples" / "frameworks" / "claude-code" / "approved.jsonl"
 FAST_SETTINGS = settings(max_examples=100, deadline=None,
                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                 HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(autouse=True, params=["check_lines", "re-encoding"])
+def key_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test with the C extension's check for repeated keys, and with the re-encoding
+    checks alone."""
+    if request.param == "check_lines":
+        accel = pytest.importorskip("assay._accel")
+        monkeypatch.setattr(_fast, "_CHECK_LINES", accel.check_lines)
+    else:
+        monkeypatch.setattr(_fast, "_CHECK_LINES", None)
+    return str(request.param)
 
 
 def _seen(entries: Any) -> list[tuple[Any, ...]]:
@@ -379,3 +394,88 @@ class TestSpanExportLayouts:
         assert fast == strict
         assert [kind for kind, *_ in fast] == ["trajectory"] * 4
         assert fast[3][4]["traces"] == [f"{4:032x}", f"{5:032x}"]
+
+
+class TestKeyCheckRoutes:
+    """Which check vouches for the keys: ``check_lines`` where the closed structs skipped
+    nothing, the re-encoding for the rest; both read what the strict path reads."""
+
+    def _spied(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        """Record each re-encoding check the readers make."""
+        used: list[str] = []
+        real_at = otel_mod.kept_every_key_at
+
+        def kept_every_key_at(*args: Any) -> bool:
+            used.append("otel")
+            return real_at(*args)
+
+        class Encoder:
+            def encode_into(self, value: Any, buf: bytearray) -> None:
+                used.append("claude-code")
+                _fast.msgspec.json.Encoder().encode_into(value, buf)
+
+        monkeypatch.setattr(otel_mod, "kept_every_key_at", kept_every_key_at)
+        monkeypatch.setattr(_fast, "_ENCODER", Encoder())
+        return used
+
+    def test_the_benchmark_files_need_no_re_encoding(
+            self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, key_check: str) -> None:
+        """With the extension, no line of the generated export or transcript is
+        re-encoded; without it, every one is. The readings are the same."""
+        bench = load_script(BENCH)
+        spans, session = tmp_path / "spans.jsonl", tmp_path / "session.jsonl"
+        bench.write_otel(spans, 100_000)
+        bench.write_claude(session, 100_000)
+        used = self._spied(monkeypatch)
+        for fmt, path in (("otel", spans), ("claude-code", session)):
+            fast, strict, took = _both(monkeypatch, fmt, str(path), path.read_bytes())
+            assert took and fast == strict
+            assert (fmt in used) == (key_check == "re-encoding"), fmt
+
+    @pytest.mark.parametrize(("fmt", "old", "new", "dup"), [
+        # an escaped key: check_lines looks closer, the exact check names it
+        ("otel", '"scope": {}', '"scope": {"a": 1, "\\u0061": 2}', "a"),
+        ("claude-code", '"gitBranch":"main",', '"gitBranch":"main","todos":{"b":1,"\\u0062":2},',
+         "b"),
+        # a repeated key inside a field the closed structs do not declare
+        ("otel", '"scope": {}', '"scope": {}, "vendor": {"c": 1, "c": 2}', "c"),
+        ("claude-code", '"gitBranch":"main",', '"gitBranch":"main","vendor":{"d":1,"d":2},', "d"),
+    ])
+    def test_a_repeated_key_check_lines_cannot_vouch_for(
+            self, monkeypatch: pytest.MonkeyPatch, fmt: str, old: str, new: str,
+            dup: str) -> None:
+        """A key repeated under an escape, or inside an undeclared field: refused on both
+        paths, naming the key."""
+        if fmt == "otel":
+            src = (SPAN.replace("RESOURCE", "{}").replace('"spans"', '"scope": {}, "spans"')
+                   + "\n").encode()
+        else:
+            src = APPROVED.read_bytes()
+        body = src.replace(old.encode(), new.encode(), 1)
+        assert body != src
+        fast, strict, _ = _both(monkeypatch, fmt, "trace.jsonl", body)
+        assert fast == strict
+        assert fast[0][0] == "failure" and f"duplicate key {dup!r}" in fast[0][3]
+
+    @pytest.mark.parametrize("value", [b"1e400", b"-1.8e308", b"1" + b"0" * 400])
+    def test_a_number_orjson_refuses_in_an_undeclared_field(
+            self, monkeypatch: pytest.MonkeyPatch, value: bytes) -> None:
+        """check_lines takes numbers of any length; a line with a field the closed structs
+        do not declare still goes to orjson, which refuses a number beyond a double."""
+        src = APPROVED.read_bytes()
+        body = src.replace(b'"gitBranch":"main",', b'"gitBranch":"main","vendor":[' + value
+                           + b"],", 1)
+        fast, strict, _ = _both(monkeypatch, "claude-code", "session.jsonl", body)
+        assert fast == strict
+        assert fast[0][0] == "failure" and "unparseable JSON" in fast[0][3]
+
+
+def test_the_checker_is_off_in_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ASSAY_PURE_PYTHON=1`` or an extension that is not built: no ``check_lines``."""
+    monkeypatch.setattr(_fast, "_CHECK_LINES", _fast._UNSET)
+    monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
+    assert _fast.line_checker() is None
+    monkeypatch.setattr(_fast, "_CHECK_LINES", _fast._UNSET)
+    monkeypatch.delenv("ASSAY_PURE_PYTHON")
+    monkeypatch.setitem(sys.modules, "assay._accel", None)  # import fails
+    assert _fast.line_checker() is None

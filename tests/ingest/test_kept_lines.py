@@ -1,6 +1,7 @@
 """The chunked JSON Lines decoding of ``ingest._fast.kept_lines``: every line it gives is the
 line orjson reads, and a key given twice anywhere gives way to the strict path, however the
-rest of the line or its chunk is written."""
+rest of the line or its chunk is written. Every test runs with the C extension's
+``check_lines`` (and closed structs) and with the re-encoding check alone."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
+from assay.ingest import _fast
 from assay.ingest._fast import Slow, kept_lines, lines_decoder
 from assay.ingest._json import find_duplicate
 
@@ -40,12 +42,33 @@ class _Line(msgspec.Struct, omit_defaults=True):
     inner: _Inner | Any = UNSET
 
 
+class _ClosedInner(_Inner, forbid_unknown_fields=True):
+    pass
+
+
+class _ClosedLine(_Line, forbid_unknown_fields=True):
+    inner: _ClosedInner | Any = UNSET
+
+
 DECODER = lines_decoder(_Line)
 ANY = lines_decoder(Any)
+#: the closed decoder for each: the same structs refusing an undeclared field
+CLOSED = {id(DECODER): lines_decoder(_ClosedLine), id(ANY): ANY}
+
+
+@pytest.fixture(autouse=True, params=["check_lines", "re-encoding"])
+def key_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test with the C extension's check for repeated keys, and with the re-encoding
+    check alone."""
+    if request.param == "check_lines":
+        accel = pytest.importorskip("assay._accel")
+        monkeypatch.setattr(_fast, "_CHECK_LINES", accel.check_lines)
+    else:
+        monkeypatch.setattr(_fast, "_CHECK_LINES", None)
 
 
 def _read(body: bytes, decoder: msgspec.json.Decoder[Any] = ANY) -> list[tuple[int, Any]]:
-    return [(n, v) for numbers, values in kept_lines(body, decoder)
+    return [(n, v) for numbers, values in kept_lines(body, decoder, CLOSED[id(decoder)])
             for n, v in zip(numbers, values, strict=True)]
 
 
@@ -103,12 +126,22 @@ class TestRepeatedKeys:
         b'{"a":"\\u0041\\u0041\\u0041","b":1,"b":1}\n',
         b'{"a":1}{"b":2,"b":2}\n\n',                 # two values on a line, an empty line
         b'{"a":1}  {"b":2,"b":2}\n  \n',
+        b'{"a":1,"\\u0061":2}\n',                   # the same key, once escaped
+        b'{"zz":{"y":1,"y":2},"a":1}\n',           # inside a field the structs skip
     ])
     @pytest.mark.parametrize("decoder", [ANY, DECODER], ids=["any", "struct"])
     def test_refused(self, body: bytes, decoder: msgspec.json.Decoder[Any]) -> None:
         """A key given twice anywhere (or a line that is no single value) gives way."""
         with pytest.raises(Slow):
             _read(body, decoder)
+
+    def test_a_file_check_lines_cannot_vouch_for_whole(self) -> None:
+        """One line with an escaped key (no repeat) among many chunks: every line read,
+        as orjson reads it."""
+        lines = [orjson.dumps({"a": i, "b": "x" * (i % 300)}) for i in range(4000)]
+        lines[2500] = b'{"a":2500,"\\u0062":"y"}'
+        body = b"\n".join(lines) + b"\n"
+        assert [(n, _plain(v)) for n, v in _read(body, DECODER)] == _orjson(body)
 
     def test_an_undeclared_field_is_read_on(self) -> None:
         """A field the structs do not declare is a closer look, not a refusal."""

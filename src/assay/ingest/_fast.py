@@ -23,6 +23,17 @@ no counting at all: with floats kept as written (``float_hook=msgspec.Raw``, see
 :func:`lines_decoder`) a re-encoding is never longer than what it was decoded
 from, and a dropped key makes it shorter (:func:`kept_lines` says why).
 
+Where the C extension is built, :func:`line_checker` gives the first, cheaper
+answer to "did any object repeat a key": :func:`assay._accel.check_lines` reads a
+file's lines once, in C, and vouches that each is one JSON value, valid UTF-8,
+with no key given twice in any object at any depth. It says nothing about fields
+a struct does not declare, so a reader that takes its word decodes with *closed*
+structs (``forbid_unknown_fields``: an undeclared field is a validation error)
+and gives such a line the re-encoding check above; where it says False (an
+escaped key, deep nesting, anything invalid) the re-encoding check decides too.
+``ASSAY_PURE_PYTHON=1`` or a missing extension leaves the re-encoding check
+alone, with the same results.
+
 A reader's fast path accepts only what its strict path accepts and builds the
 same thing from it; anything unusual (a type the structs do not expect, a value
 out of range) makes it give way to the strict path, which gives the one-line
@@ -33,15 +44,17 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import re
-from collections.abc import Iterator
-from typing import Annotated, Any
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, cast
 
 import msgspec
 import orjson
 
 __all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key", "kept_every_key_at",
-           "kept_lines", "line_bounds", "line_views", "lines_decoder", "no_cycle_collection"]
+           "kept_lines", "line_bounds", "line_checker", "line_views", "lines_decoder",
+           "no_cycle_collection"]
 
 #: An integer orjson decodes as an integer (it turns larger ones into floats; 2**63 and up
 #: give way to the strict path too): a field typed so refuses what that path reads differently.
@@ -52,6 +65,35 @@ _ENCODE = msgspec.json.Encoder().encode
 
 class Slow(Exception):
     """The fast path gives way: the strict path reads the file and says what is wrong."""
+
+
+#: ``check_lines(data, start=0, end=len(data)) -> bool``
+LineChecker = Callable[..., bool]
+
+_UNSET: Any = object()
+_CHECK_LINES: Any = _UNSET
+
+
+def line_checker() -> LineChecker | None:
+    """:func:`assay._accel.check_lines`, or None where the extension is not built or
+    ``ASSAY_PURE_PYTHON`` is set (the re-encoding checks then decide alone, with the same
+    results).
+
+    True from it means every line of the range that holds more than blanks is one JSON
+    value (valid UTF-8, valid escapes, numbers of any length) with no key given twice in
+    any object at any depth; False means "look closer", never "bad".
+    """
+    global _CHECK_LINES
+    if _CHECK_LINES is _UNSET:
+        _CHECK_LINES = None
+        if not os.environ.get("ASSAY_PURE_PYTHON"):
+            try:
+                import assay._accel as accel
+            except ImportError:  # not built here: the re-encoding checks decide
+                pass
+            else:
+                _CHECK_LINES = accel.check_lines
+    return cast("LineChecker | None", _CHECK_LINES)
 
 
 def decoder(kind: Any) -> msgspec.json.Decoder[Any]:
@@ -166,7 +208,8 @@ _CHUNK = 1 << 16
 _ENCODER = msgspec.json.Encoder()
 
 
-def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any]
+def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any],
+               closed: msgspec.json.Decoder[Any] | None = None
                ) -> Iterator[tuple[range | list[int], list[Any]]]:
     """(line numbers, values) for the lines of a JSON Lines file holding more than
     blanks, a chunk of about 64 kB at a time, each line decoded by ``decoder``
@@ -188,6 +231,15 @@ def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any]
     is decoded on its own, and one whose re-encoding is shorter (a blank, an undeclared
     field, a key given twice) is read again by orjson and checked exactly
     (:mod:`assay.ingest._json`).
+
+    ``closed``: the same structs with ``forbid_unknown_fields`` (``decoder`` itself for
+    structs that cannot meet an undeclared field, such as ``Any``). Where
+    :func:`line_checker` is available, a chunk is decoded by ``closed`` first: when that
+    succeeds (every field declared, so nothing was skipped), the chunk has as many values
+    as lines and no empty line, and ``check_lines`` vouches its lines (once for the whole
+    file, else for the chunk), each line is one value that repeated no key and lost
+    nothing, and it is taken without the re-encoding. Any other chunk is checked by the
+    length of its re-encoding, as above.
     """
     from assay.ingest._json import repeated_key
 
@@ -197,6 +249,9 @@ def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any]
     decode_lines, decode = decoder.decode_lines, decoder.decode
     buf = bytearray()
     into = _ENCODER.encode_into
+    check = line_checker() if closed is not None else None
+    decode_closed = closed.decode_lines if closed is not None else None
+    whole = check is not None and check(data)  # every line vouched at once
     pos, n = 0, 1  # n: the number of the line that starts at pos
     while pos < size:
         end = find(b"\n", min(pos + _CHUNK, size))
@@ -210,10 +265,24 @@ def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any]
                 empty = True
             lines += 1
             at = stop + 1
-        try:
-            values = decode_lines(view[pos:end])
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            raise Slow from None
+        values: list[Any] | None = None
+        if check is not None and decode_closed is not None:
+            try:
+                values = decode_closed(view[pos:end])
+            except msgspec.ValidationError:
+                values = None  # an undeclared field, maybe: the re-encoding checks
+            except msgspec.DecodeError:
+                raise Slow from None
+            if values is not None and len(values) == lines and not empty and (
+                    whole or check(data, pos, end)):
+                yield range(n, n + lines), values
+                pos, n = end, n + lines
+                continue
+        if values is None:
+            try:
+                values = decode_lines(view[pos:end])
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                raise Slow from None
         k = len(values)
         if k == lines and not empty:
             into(values, buf)

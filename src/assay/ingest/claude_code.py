@@ -312,9 +312,10 @@ def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> No
 # -- the fast path ----------------------------------------------------------------------------
 #
 # The lines are decoded a chunk at a time into structs that declare the fields Claude Code
-# writes, straight from the file's bytes, and every key is checked by the length of the chunk's
-# re-encoding (ingest._fast.kept_lines): a line with a field the structs do not declare, or a
-# key given twice, is read again by orjson and checked exactly. The events are built as the
+# writes, straight from the file's bytes, and every key is checked (ingest._fast.kept_lines):
+# by ``check_lines`` in C where the chunk's closed structs skipped nothing, else by the length
+# of the chunk's re-encoding; a line with a field the structs do not declare, or a key given
+# twice, is read again by orjson and checked exactly. The events are built as the
 # lines are read, numbered as if every entry were on the live chain; once the last line has
 # named the chain, a transcript where that is so (the common case) is done, and any other is
 # renumbered without what the strict reading above never stages. Anything that reading would
@@ -410,7 +411,25 @@ class _Entry(msgspec.Struct, gc=False, omit_defaults=True):
     planContent: Any = UNSET
 
 
+# The same structs, closed: an undeclared field fails the decoding, so a chunk they decode
+# skipped nothing, and ``check_lines`` alone vouches that no key was given twice
+# (ingest._fast.kept_lines). A closed list field holds the closed struct, which
+# the reader reads as its base (mypy holds lists invariant, hence the ignores).
+
+class _ClosedBlock(_Block, forbid_unknown_fields=True):
+    pass
+
+
+class _ClosedMessage(_Message, forbid_unknown_fields=True):
+    content: str | list[_ClosedBlock] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedEntry(_Entry, forbid_unknown_fields=True):
+    message: _ClosedMessage | UnsetType = UNSET
+
+
 _ENTRY = lines_decoder(_Entry)
+_CLOSED_ENTRY = lines_decoder(_ClosedEntry)
 _ENCODE = msgspec.json.Encoder().encode
 _REJECTED = "User rejected tool use"
 _LEAF_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
@@ -567,7 +586,7 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
     alts: list[Any] = []
     whole = True  # every message entry has a uuid and the agent was known in time
     read = 0
-    for numbers, values in kept_lines(data, _ENTRY):
+    for numbers, values in kept_lines(data, _ENTRY, _CLOSED_ENTRY):
         read += len(values)
         for n, obj in zip(numbers, values):  # noqa: B905 (as many numbers as values)
             kind = obj.type

@@ -57,6 +57,7 @@ from assay.ingest._fast import (
     decoder,
     kept_every_key_at,
     line_bounds,
+    line_checker,
     no_cycle_collection,
 )
 from assay.ingest._json import (
@@ -587,6 +588,55 @@ class _OtlpDocument(msgspec.Struct, omit_defaults=True, gc=False):
     resourceSpans: list[_ResourceSpans]
 
 
+# The same structs, closed: an undeclared field fails the decoding, so a line they decode
+# skipped nothing, and ``check_lines`` alone vouches that no key was given twice
+# (:class:`_Streamed`). A closed list field holds the closed struct, which
+# the reader reads as its base (mypy holds lists invariant, hence the ignores).
+
+class _ClosedAnyValue(_AnyValue, forbid_unknown_fields=True):
+    arrayValue: _ClosedArrayValue | UnsetType | None = UNSET
+    kvlistValue: _ClosedKvList | UnsetType | None = UNSET
+
+
+class _ClosedKeyValue(_KeyValue, forbid_unknown_fields=True):
+    value: _ClosedAnyValue | UnsetType = UNSET
+
+
+class _ClosedArrayValue(_ArrayValue, forbid_unknown_fields=True):
+    values: list[_ClosedAnyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedKvList(_KvList, forbid_unknown_fields=True):
+    values: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedStatus(_Status, forbid_unknown_fields=True):
+    pass
+
+
+class _ClosedSpanEvent(_SpanEvent, forbid_unknown_fields=True):
+    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedOtlpSpan(_OtlpSpan, forbid_unknown_fields=True):
+    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+    events: list[_ClosedSpanEvent] | UnsetType | None = UNSET  # type: ignore[assignment]
+    status: _ClosedStatus | UnsetType | None = UNSET
+
+
+class _ClosedScopeSpans(_ScopeSpans, forbid_unknown_fields=True):
+    spans: list[_ClosedOtlpSpan] | UnsetType = UNSET  # type: ignore[assignment]
+
+
+class _ClosedResourceSpans(_ResourceSpans, forbid_unknown_fields=True):
+    scopeSpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
+    instrumentationLibrarySpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedDocument(_OtlpDocument, forbid_unknown_fields=True):
+    resourceSpans: list[_ClosedResourceSpans]  # type: ignore[assignment]
+
+
 #: The attributes the mapping reads; a span keeps only these (and so holds no prompt,
 #: model output or token count while the rest of the file is read).
 _MAPPED = frozenset({
@@ -655,6 +705,7 @@ def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
 
 
 _DECODE_OTLP = decoder(_OtlpDocument).decode
+_DECODE_CLOSED = decoder(_ClosedDocument).decode
 _DECODE_SEEN = decoder(_SeenDocument).decode
 
 
@@ -811,13 +862,30 @@ class _Streamed:
         self.lines: list[tuple[int, int, int, int, int]] = []
         self.cache: dict[int, dict[str, list[Span]]] = {}
         self.traces: dict[str, _Trace] = {}
-        total = 0
+        self.total = 0  # spans so far
         view = memoryview(data)
+        # every key: vouched by check_lines in C (once for the file, else a line at a
+        # time) where the closed structs decode a line, so skipped nothing; else checked
+        # by the colons of the line's re-encoding
+        check = line_checker()
+        whole = check is not None and check(data)
         for n, start, end in line_bounds(data, utf8=False):
-            try:
-                doc = _DECODE_OTLP(view[start:end])
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                raise Slow from None
+            doc: _OtlpDocument | None = None
+            if check is not None:
+                try:
+                    doc = _DECODE_CLOSED(view[start:end])
+                except msgspec.ValidationError:
+                    doc = None  # an undeclared field, maybe: the colons decide
+                except msgspec.DecodeError:
+                    raise Slow from None
+                if doc is not None and (whole or check(data, start, end)):
+                    self._note(n, start, end, doc)
+                    continue
+            if doc is None:
+                try:
+                    doc = _DECODE_OTLP(view[start:end])
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    raise Slow from None
             if not kept_every_key_at(data, start, end, doc):
                 raw = data[start:end]
                 try:
@@ -825,19 +893,24 @@ class _Streamed:
                 except orjson.JSONDecodeError:
                     raise Slow from None
                 check_line(raw, exact, n, None)
-            k = len(self.lines)
-            spans, named = _checked(doc)
-            self.lines.append((n, start, end, total, len(named)))
-            total += spans
-            for trace_id, conversations in named.items():
-                trace = self.traces.get(trace_id)
-                if trace is None:
-                    trace = self.traces[trace_id] = _Trace()
-                trace.lines.append(k)
-                if conversations:
-                    trace.conversations.update(conversations)
-        if not total:
+            self._note(n, start, end, doc)
+        if not self.total:
             raise Slow
+
+    def _note(self, n: int, start: int, end: int, doc: _OtlpDocument) -> None:
+        """Check the spans of line ``n`` (``data[start:end]``, decoded as ``doc``, every key
+        checked) and note where its traces are."""
+        k = len(self.lines)
+        spans, named = _checked(doc)
+        self.lines.append((n, start, end, self.total, len(named)))
+        self.total += spans
+        for trace_id, conversations in named.items():
+            trace = self.traces.get(trace_id)
+            if trace is None:
+                trace = self.traces[trace_id] = _Trace()
+            trace.lines.append(k)
+            if conversations:
+                trace.conversations.update(conversations)
 
     def runs(self) -> list[_Run]:
         """The runs, grouped as :func:`_group` groups them."""
