@@ -1839,24 +1839,30 @@ done:
 /* -- checking lines --------------------------------------------------------------- */
 
 PyDoc_STRVAR(check_lines_doc,
-"check_lines(data, start=0, end=len(data)) -> bool\n\n"
+"check_lines(data, start=0, end=len(data), *, any_number=False) -> bool\n\n"
 "True when every line of data[start:end] that holds more than blanks is one JSON value,\n"
 "with no key given twice in any object at any depth, every string valid UTF-8 with valid\n"
-"escapes. False means \"look closer\", not \"bad\": an escaped key (compared here only as\n"
-"written), nesting deeper than 200 or any invalid text all answer False, and the\n"
-"caller's exact check decides.");
+"escapes, and (unless any_number) every number one that orjson and msgspec read alike:\n"
+"at most 18 digits before and after its point and an exponent of at most 2 digits.\n"
+"False means \"look closer\", not \"bad\": an escaped key (compared here only as\n"
+"written), nesting deeper than 200, a longer number or any invalid text all answer\n"
+"False, and the caller's exact check decides.");
 
 static PyObject *
-check_lines(PyObject *module, PyObject *args)
+check_lines(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     Py_buffer buf;
     Py_ssize_t start = 0, end = PY_SSIZE_T_MAX;
+    int any_number = 0;
+    static char *kwlist[] = {"data", "start", "end", "any_number", NULL};
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*|nn:check_lines", &buf, &start, &end)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|nn$p:check_lines", kwlist, &buf, &start,
+                                     &end, &any_number))
+        return NULL;
     if (start < 0) start = 0;
     if (end > buf.len) end = buf.len;
     Ctx x = {0};
-    x.any_number = 1;
+    x.any_number = any_number;
     int rc = OK;
     cp p = (cp)buf.buf + start, stop = (cp)buf.buf + (end > start ? end : start);
     while (p < stop && rc == OK) {
@@ -2003,7 +2009,8 @@ done:
 static PyMethodDef methods[] = {
     {"scan_native", scan_native, METH_VARARGS, scan_native_doc},
     {"read_regular", read_regular, METH_O, read_regular_doc},
-    {"check_lines", check_lines, METH_VARARGS, check_lines_doc},
+    {"check_lines", (PyCFunction)(void (*)(void))check_lines, METH_VARARGS | METH_KEYWORDS,
+     check_lines_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"judge_native", judge_native, METH_VARARGS, judge_native_doc},
     {NULL, NULL, 0, NULL},

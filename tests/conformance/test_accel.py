@@ -420,7 +420,9 @@ class TestCheckLines:
         (b'[{"a": {"b": 1, "c": {"b": 2}}}]', True),
         (b'[{"a": {"b": 1, "c": 2, "b": 3}}]', False),
         (b'{"a": 1, "\\u0061": 2}', False),  # an escaped key: look closer
-        (b'{"k": 123456789012345678901234567890, "f": 1e400}', True),
+        (b'{"k": 123456789012345678901234567890}', False),  # the readers disagree on it
+        (b'{"f": 1e400}', False),
+        (b'{"f": 1.5e-10, "g": -0.000001, "h": 123456789012345678}', True),
         (b'{"a": 1} {"b": 2}', False),
         (b'{"a": "\\ud800"}', False),
         (b'{"a": "\xed\xa0\x80"}', False),
@@ -432,6 +434,13 @@ class TestCheckLines:
     ])
     def test_cases(self, line: bytes, ok: bool) -> None:
         assert accel.check_lines(line + b"\n") is ok
+
+    def test_any_number(self) -> None:
+        """any_number vouches for lines whatever the length of their numbers."""
+        line = b'{"k": 123456789012345678901234567890, "f": 1e400, "g": 0.1234567890123456789}\n'
+        assert not accel.check_lines(line)
+        assert accel.check_lines(line, any_number=True)
+        assert not accel.check_lines(b'{"a": 1, "a": 1e400}\n', any_number=True)
 
     def test_a_range(self) -> None:
         data = b'{"a": 1, "a": 2}\n{"b": 1}\n'

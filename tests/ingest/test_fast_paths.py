@@ -285,6 +285,25 @@ class TestWhatTheFastPathRefuses:
         assert isinstance(entry, Trajectory)
         assert [e.action_type for e in entry.events if e.kind == "action"] == ["send"]
 
+    @pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"9" * 400, b"-" + b"9" * 320,
+                                        b"1e-400", b"1" + b"0" * 300, b"1.5"])
+    def test_numbers_beyond_a_double_in_a_part_the_reader_skips(
+            self, monkeypatch: pytest.MonkeyPatch, number: bytes) -> None:
+        """A number beyond a double's range in a field the reader never reads: each fast
+        path reads the file as its strict path does (the transcript's refuses it, as orjson
+        does; the span reader's strict path reads it)."""
+        span = SPAN.replace("RESOURCE", '{"n": NUMBER}').encode().replace(b"NUMBER", number)
+        src = APPROVED.read_bytes()
+        transcript = src.replace(b'"gitBranch":"main",', b'"gitBranch":"main","todos":['
+                                 + number + b"],", 1)
+        assert transcript != src
+        for fmt, body in (("otel", span + b"\n"), ("claude-code", transcript)):
+            fast, strict, _ = _both(monkeypatch, fmt, "t.jsonl", body)
+            assert fast == strict, (fmt, number)
+            if fmt == "claude-code":
+                refused = number.lstrip(b"-") in (b"1e400", b"9" * 400, b"9" * 320)
+                assert (fast[0][0] == "failure") is refused, number
+
     def test_invalid_utf8_in_a_skipped_claude_field(self, tmp_path: Path) -> None:
         """Bytes that are not UTF-8 in a field the reader never reads still make it refuse."""
         src = (ROOT / "examples" / "frameworks" / "claude-code" / "approved.jsonl").read_bytes()

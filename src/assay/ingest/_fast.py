@@ -52,9 +52,21 @@ from typing import Annotated, Any, cast
 import msgspec
 import orjson
 
-__all__ = ["I64", "Slow", "decoder", "jsonl", "kept_every_key", "kept_every_key_at",
-           "kept_lines", "line_bounds", "line_checker", "line_views", "lines_decoder",
-           "no_cycle_collection"]
+__all__ = [
+    "I64",
+    "Slow",
+    "decoder",
+    "huge_integer",
+    "jsonl",
+    "kept_every_key",
+    "kept_every_key_at",
+    "kept_lines",
+    "line_bounds",
+    "line_checker",
+    "line_views",
+    "lines_decoder",
+    "no_cycle_collection",
+]
 
 #: An integer orjson decodes as an integer (it turns larger ones into floats; 2**63 and up
 #: give way to the strict path too): a field typed so refuses what that path reads differently.
@@ -198,10 +210,34 @@ def jsonl(data: bytes, decoder: msgspec.json.Decoder[Any]) -> Iterator[tuple[int
         yield n, value
 
 
+def _float_text(text: str) -> msgspec.Raw:
+    """A float kept as the text it was written as; one beyond a double's range (which
+    orjson, the strict path, refuses) is refused here too."""
+    if float(text) in _INFINITE:
+        raise ValueError("a number beyond a double's range")
+    return msgspec.Raw(text.encode())
+
+
+_INFINITE = (float("inf"), float("-inf"))
+#: Every digit as 0, every other byte as a space: a run of :data:`_HUGE` in a translated
+#: text is an integer orjson may read as an infinite double (and refuse).
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_HUGE = b"0" * 309
+
+
+def huge_integer(data: bytes | memoryview) -> bool:
+    """True when ``data`` may hold an integer of 309 digits or more: orjson reads such a
+    number as a double, which can be infinite, and refuses it, where msgspec decodes it
+    as an int. The fast paths give way on it without the C check (which tells numbers
+    from strings); strings this long in digits are rare."""
+    return _HUGE in bytes(data).translate(_DIGITS)
+
+
 def lines_decoder(kind: Any) -> msgspec.json.Decoder[Any]:
     """A reusable decoder for :func:`kept_lines`: ``kind``, with every float kept as the
-    :class:`msgspec.Raw` text it was written as (re-encoded, it is the same bytes)."""
-    return msgspec.json.Decoder(kind, float_hook=msgspec.Raw)
+    :class:`msgspec.Raw` text it was written as (re-encoded, it is the same bytes), and
+    one beyond a double's range refused, as the strict path refuses it."""
+    return msgspec.json.Decoder(kind, float_hook=_float_text)
 
 
 _CHUNK = 1 << 16
@@ -252,6 +288,8 @@ def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any],
     check = line_checker() if closed is not None else None
     decode_closed = closed.decode_lines if closed is not None else None
     whole = check is not None and check(data)  # every line vouched at once
+    if check is None and huge_integer(data):
+        raise Slow  # a number the strict path may refuse: it decides
     pos, n = 0, 1  # n: the number of the line that starts at pos
     while pos < size:
         end = find(b"\n", min(pos + _CHUNK, size))
@@ -284,7 +322,10 @@ def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any],
             except (msgspec.DecodeError, msgspec.ValidationError):
                 raise Slow from None
         k = len(values)
-        if k == lines and not empty:
+        # where the C check is there, a chunk it does not vouch for (a number the readers
+        # read differently, an escaped key) is read line by line, and such a line by orjson
+        vouched = check is None or whole or check(data, pos, end)
+        if k == lines and not empty and vouched:
             into(values, buf)
             ends = lines if data[end - 1] == 0x0A else lines - 1
             if len(buf) == end - pos - ends + k + 1:
@@ -305,7 +346,8 @@ def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any],
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     raise Slow from None
                 into(value, buf)
-                if len(buf) != stop - at:
+                if len(buf) != stop - at or not (
+                        vouched or (check is not None and check(data, at, stop))):
                     if len(buf) > stop - at:
                         raise Slow  # never: the re-encoding cannot grow
                     line = data[at:stop]
