@@ -1000,6 +1000,19 @@ finding(int code, Buf *msg, long long seq, Py_ssize_t line, Span cid, Span actio
 
 static const Span NOSPAN = {NULL, 0};
 
+/* A finding made and put at the end of `list` */
+static int
+append_finding(PyObject *list, int code, Buf *msg, long long seq, Py_ssize_t line, Span cid,
+               Span action, Span from, Span to, int hops)
+{
+    PyObject *f = finding(code, msg, seq, line, cid, action, from, to, hops);
+    if (!f) return FAIL;
+    int bad = PyList_Append(list, f);
+    Py_DECREF(f);
+    return bad ? FAIL : OK;
+}
+
+
 static inline int
 span_eq(Span a, cp s, Py_ssize_t len)
 {
@@ -1120,9 +1133,8 @@ judge_action(Judge *j, long long seq, Py_ssize_t line, Py_ssize_t agent, const V
                 rc = FAIL;
                 break;
             }
-            PyObject *f = finding(W_ABSENT, &msg, seq, line, NOSPAN, action, k->from, k->to, 0);
-            if (!f || PyList_Append(j->warnings, f)) rc = FAIL;
-            Py_XDECREF(f);
+            rc = append_finding(j->warnings, W_ABSENT, &msg, seq, line, NOSPAN, action, k->from,
+                                k->to, 0);
         }
     }
     for (Py_ssize_t i = 0; i < pl->n_rules && rc == OK; i++) {
@@ -1332,11 +1344,9 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
             || buf_str(&msg, " is covered by no contract; flagged, not blocked, because the "
                              "spec may be incomplete") != OK)
             goto fail;
-        PyObject *f = finding(W_UNCONTRACTED, &msg, seq, line, NOSPAN, NOSPAN, src, dst, 0);
-        if (!f) goto fail;
-        int bad = PyList_Append(j->warnings, f);
-        Py_DECREF(f);
-        if (bad) goto fail;
+        if (append_finding(j->warnings, W_UNCONTRACTED, &msg, seq, line, NOSPAN, NOSPAN, src,
+                           dst, 0) != OK)
+            goto fail;
     }
     else {
         const Contract *k = &pl->contracts[ci];
@@ -1364,11 +1374,9 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
                 || buf_str(&msg, " did not deliver required fields ") != OK
                 || quote_names(&msg, missing, n_missing) != OK)
                 goto fail;
-            PyObject *f = finding(R_VIOLATION, &msg, seq, line, NOSPAN, NOSPAN, src, dst, 0);
-            if (!f) goto fail;
-            int bad = PyList_Append(j->handoff_reasons, f);
-            Py_DECREF(f);
-            if (bad) goto fail;
+            if (append_finding(j->handoff_reasons, R_VIOLATION, &msg, seq, line, NOSPAN, NOSPAN,
+                               src, dst, 0) != OK)
+                goto fail;
         }
         if (k->require_verified && n_unverified) {
             if (border_text(&msg, src, dst, seq) != OK
@@ -1377,11 +1385,9 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
                 || buf_str(&msg, " arrived without verified=true where the contract demands "
                                  "verification") != OK)
                 goto fail;
-            PyObject *f = finding(R_UNVERIFIED, &msg, seq, line, NOSPAN, NOSPAN, src, dst, 0);
-            if (!f) goto fail;
-            int bad = PyList_Append(j->handoff_reasons, f);
-            Py_DECREF(f);
-            if (bad) goto fail;
+            if (append_finding(j->handoff_reasons, R_UNVERIFIED, &msg, seq, line, NOSPAN, NOSPAN,
+                               src, dst, 0) != OK)
+                goto fail;
         }
     }
     PyMem_Free(msg.b);
@@ -1579,10 +1585,8 @@ judge_finish(Judge *j, PyObject *reasons, PyObject *unseen, PyObject *uncrossed)
             rc = FAIL;
             break;
         }
-        PyObject *f = finding(R_PROPAGATED, &msg, last->seq, last->line, NOSPAN, NOSPAN, last->src,
-                              last->dst, ch->best_hops);
-        if (!f || PyList_Append(reasons, f)) rc = FAIL;
-        Py_XDECREF(f);
+        rc = append_finding(reasons, R_PROPAGATED, &msg, last->seq, last->line, NOSPAN, NOSPAN,
+                            last->src, last->dst, ch->best_hops);
     }
     for (Py_ssize_t c = 0; c < pl->n_contracts && rc == OK; c++) {
         if (j->crossed[c] || j->absent[c]) continue;

@@ -95,7 +95,7 @@ _EVENT = st.one_of(
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.lists(st.lists(_EVENT, max_size=10), min_size=1, max_size=3), st.booleans())
 def test_generated_trajectories(runs: list[list[dict[str, Any]]], success: bool) -> None:
     """Generated trajectory files: the same bytes in every format, on both specs."""

@@ -40,16 +40,8 @@ FAST_SETTINGS = settings(max_examples=100, deadline=None,
                                                 HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(autouse=True, params=["check_lines", "re-encoding"])
-def key_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test with the C extension's check for repeated keys, and with the re-encoding
-    checks alone."""
-    if request.param == "check_lines":
-        accel = pytest.importorskip("assay._accel")
-        monkeypatch.setattr(_fast, "_CHECK_LINES", accel.check_lines)
-    else:
-        monkeypatch.setattr(_fast, "_CHECK_LINES", None)
-    return str(request.param)
+#: every test runs with the C check and without it (tests/ingest/conftest.py)
+pytestmark = pytest.mark.usefixtures("key_check")
 
 
 def _seen(entries: Any) -> list[tuple[Any, ...]]:

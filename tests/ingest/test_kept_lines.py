@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
-from assay.ingest import _fast
 from assay.ingest._fast import Slow, kept_lines, lines_decoder
 from assay.ingest._json import find_duplicate
 
@@ -56,15 +55,8 @@ ANY = lines_decoder(Any)
 CLOSED = {id(DECODER): lines_decoder(_ClosedLine), id(ANY): ANY}
 
 
-@pytest.fixture(autouse=True, params=["check_lines", "re-encoding"])
-def key_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test with the C extension's check for repeated keys, and with the re-encoding
-    check alone."""
-    if request.param == "check_lines":
-        accel = pytest.importorskip("assay._accel")
-        monkeypatch.setattr(_fast, "_CHECK_LINES", accel.check_lines)
-    else:
-        monkeypatch.setattr(_fast, "_CHECK_LINES", None)
+#: every test runs with the C check and without it (tests/ingest/conftest.py)
+pytestmark = pytest.mark.usefixtures("key_check")
 
 
 def _read(body: bytes, decoder: msgspec.json.Decoder[Any] = ANY) -> list[tuple[int, Any]]:
@@ -148,7 +140,7 @@ class TestRepeatedKeys:
         body = b'{"a":1,"zz":{"y":1}}\n' * 3
         assert [v.a for _, v in _read(body, DECODER)] == [1, 1, 1]
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=150, deadline=None)
     @given(st.lists(st.dictionaries(st.text(max_size=3), VALUES, max_size=4),
                     min_size=1, max_size=6), st.data())
     def test_generated_lines(self, docs: list[dict[str, Any]], data: st.DataObject) -> None:

@@ -1,0 +1,19 @@
+"""Fixtures shared by the ingest tests."""
+
+from __future__ import annotations
+
+import pytest
+
+import assay._accel as accel  # the extension is built by the install: never skipped
+from assay.ingest import _fast
+
+
+@pytest.fixture(params=["check_lines", "re-encoding"])
+def key_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test once with the C extension's check for repeated keys, once with the
+    re-encoding checks alone (as where the extension is not built)."""
+    if request.param == "check_lines":
+        monkeypatch.setattr(_fast, "_CHECK_LINES", accel.check_lines)
+    else:
+        monkeypatch.setattr(_fast, "_CHECK_LINES", None)
+    return str(request.param)
