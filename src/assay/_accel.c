@@ -1956,8 +1956,9 @@ PyDoc_STRVAR(scan_native_doc,
 "Read a native JSONL trajectory in one pass, or give way (None).\n\n"
 "guarded and checkpoints are tuples of UTF-8 bytes: the action types a rule guards and\n"
 "the checkpoint ids a rule names. The result is (agents, actions, irreversible,\n"
-"handoffs, checkpoints, records, final_seq, relevant, final_start, final_end): the\n"
-"agents of the records before the final line in first-seen order, the counts, and the\n"
+"handoffs, checkpoints, records, final_seq, final_start, final_end, relevant), the same\n"
+"head as judge_native's: the agents of the records before the final line in first-seen\n"
+"order, the counts, where the final line is, and the\n"
 "events a rule reads as tuples (kind, seq, line, agent, name, to_agent, value_start,\n"
 "value_end, line_start, line_end): kind 0 a guarded action, 1 a handoff (name its\n"
 "from_agent, the value its payload), 2 a named checkpoint (the value its confirmed_by,\n"
@@ -1999,8 +2000,8 @@ scan_native(PyObject *module, PyObject *args)
     }
     PyObject *agents = agents_list(&ag);
     if (!agents) goto done;
-    result = Py_BuildValue("(NLLLLLLOnn)", agents, counts[0], counts[1], counts[2], counts[3],
-                           counts[4], counts[5], relevant, fin[0], fin[1]);
+    result = Py_BuildValue("(NLLLLLLnnO)", agents, counts[0], counts[1], counts[2], counts[3],
+                           counts[4], counts[5], fin[0], fin[1], relevant);
 done:
     for (Py_ssize_t i = 0; i < ag.n; i++) Py_DECREF(ag.obj[i]);
     Py_XDECREF(relevant);

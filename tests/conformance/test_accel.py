@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import assay._accel as accel  # a missing extension fails these tests; it never skips them
 from assay import conformance
 from assay.conformance import CompiledSpec, parse_spec, replay_events
+from assay.conformance.engine import final_event
 from assay.errors import SpecError
 from assay.ingest.native import iter_events
 from assay.report.replay import render_result
@@ -50,7 +51,7 @@ def _ways(compiled: CompiledSpec, data: bytes, path: str = "t.jsonl") -> dict[st
     if scanned is None:
         out["scan"] = None
     else:
-        final = conformance._scanned_final(data, scanned)
+        final = final_event(data, scanned)
         r = conformance.Replayer(compiled)
         r.feed_scanned(data, scanned, final)
         out["scan"] = r.finish(path, path)

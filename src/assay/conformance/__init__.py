@@ -17,7 +17,13 @@ from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from assay._inputs import STDIN, STDIN_ID
 from assay._text_check import check_utf8
-from assay.conformance.engine import CompiledSpec, Replayer, error_result, native_result
+from assay.conformance.engine import (
+    CompiledSpec,
+    Replayer,
+    error_result,
+    final_event,
+    native_result,
+)
 from assay.conformance.result import (
     Finding,
     ReplayInterrupted,
@@ -202,7 +208,7 @@ def _replay_native(compiled: CompiledSpec, data: bytes, path: str, *,
                         return result
             scanned = accel.scan_native(data, *compiled.scan_names)
             if scanned is not None:
-                final = _scanned_final(data, scanned)
+                final = final_event(data, scanned)
                 if final is not None:
                     r = Replayer(compiled)
                     r.feed_scanned(data, scanned, final)
@@ -211,19 +217,6 @@ def _replay_native(compiled: CompiledSpec, data: bytes, path: str, *,
         if typed is not None:
             return _replay_records(compiled, typed[0], typed[1], path)
     return replay_events(compiled, _native().iter_events(data, path), path, path)
-
-
-def _scanned_final(data: bytes, scanned: tuple[Any, ...]) -> Event | None:
-    """The final event of a scanned file: its line decoded whole, as the strict reader
-    holds it (``--by`` and the reports read any of its fields)."""
-    import orjson
-
-    try:
-        final = orjson.loads(data[scanned[8]:scanned[9]])
-    except orjson.JSONDecodeError:
-        return None
-    return Event(scanned[6], "final", final.get("agent"), final.get("ts"), final,
-                 scanned[5] + 1)
 
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,

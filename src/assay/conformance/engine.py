@@ -378,7 +378,7 @@ class Replayer:
         states = self.states
         loads = orjson.loads
         agents.update(dict.fromkeys(scanned[0]))
-        for kind, seq, line, agent, name, dst, start, end, at, stop in scanned[7]:
+        for kind, seq, line, agent, name, dst, start, end, at, stop in scanned[9]:
             if kind == 1:
                 self._handoff_at(name, dst, loads(data[start:end]), seq, line)
                 continue
@@ -681,20 +681,31 @@ def _native_finding(made: tuple[Any, ...]) -> Finding:
                        new_location(seq, line, None, cid, action, None, src, dst), severity)
 
 
+def final_event(data: bytes, head: tuple[Any, ...]) -> Event | None:
+    """The final event of a file :func:`assay._accel.judge_native` or ``scan_native`` read
+    (both results begin alike: ... records, final seq, final line's start and end): its
+    line decoded whole, as the strict reader holds it (``--by`` and the reports read any
+    of its fields); None when it does not decode after all (Python judges the file then)."""
+    try:
+        final = orjson.loads(data[head[7]:head[8]])
+    except orjson.JSONDecodeError:
+        return None
+    return Event(head[6], "final", final.get("agent"), final.get("ts"), final, head[5] + 1)
+
+
 def native_result(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...],
                   path: str) -> ReplayResult | None:
     """The result of a native file :func:`assay._accel.judge_native` judged, the one
     :meth:`Replayer.finish` gives after :meth:`Replayer.feed_records` on the same file;
     None when its final line does not decode after all (Python judges it then)."""
-    (agents, actions, irreversible, handoffs, checkpoints, records, _final_seq, start, end,
-     reasons, found, unseen, uncrossed) = judged
-    try:
-        final = orjson.loads(data[start:end])
-    except orjson.JSONDecodeError:
+    last = final_event(data, judged)
+    if last is None:
         return None
-    agent = final.get("agent")
-    if agent is not None and agent not in agents:
-        agents.append(agent)
+    (agents, actions, irreversible, handoffs, checkpoints, records, _seq, _start, _end,
+     reasons, found, unseen, uncrossed) = judged
+    final = last.data
+    if last.agent is not None and last.agent not in agents:
+        agents.append(last.agent)
     warnings = [_native_finding(f) for f in found]
     if compiled.rules and not actions:
         warnings.append(compiled.no_actions("native"))
