@@ -14,6 +14,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
+from assay import _inputs
 from assay.cli import cli
 
 from .conftest import EXAMPLES, ROOT
@@ -98,6 +99,8 @@ class TestDirectories:
             raise PermissionError(13, "Permission denied", path)
 
         monkeypatch.setattr(os, "scandir", refuse)
+        # the C listing gives way on a directory it cannot open; the Python one names why
+        monkeypatch.setattr(_inputs, "_LIST", False)
         for args in (["runs"], ["runs", "-r"]):
             result = replay("spec.json", *args)
             assert result.exit_code == 2, args
@@ -391,3 +394,103 @@ class TestPathList:
         assert paths == given
         with pytest.raises(IndexError):
             paths[5]
+
+
+class TestNativeListing:
+    """The C listing (:func:`assay._accel.list_trajectories`) against the Python one: the
+    same files, order, notes and identities, and it gives way where Python must decide."""
+
+    @staticmethod
+    def both(args: list[str], monkeypatch: pytest.MonkeyPatch,
+             spec: str | None = None) -> tuple[_inputs.Inputs, _inputs.Inputs]:
+        native = _inputs.expand_inputs(args, spec=spec)
+        with monkeypatch.context() as m:
+            m.setattr(_inputs, "_LIST", False)
+            python = _inputs.expand_inputs(args, spec=spec)
+        return native, python
+
+    @pytest.fixture
+    def odd(self, here: Path) -> Path:
+        """A directory of every kind of entry a listing meets."""
+        runs = here / "runs"
+        runs.mkdir()
+        for name in ("b.jsonl", "a.json", "c.ndjson", "d.jsonl.gz", "e.json.zst",
+                     "caf\u00e9.jsonl", "Z.jsonl", "f.jsonl.bz2", "g.txt", ".hidden.jsonl",
+                     "h.gz", "x.zst.jsonl", "\u00e9t\u00e9.jsonl", "\U0001f600.jsonl"):
+            (runs / name).write_bytes(b"x")
+        (runs / "dir.jsonl").mkdir()
+        (runs / "dir.jsonl" / "inner.jsonl").write_bytes(b"x")
+        os.symlink("b.jsonl", runs / "link-to-file.jsonl")
+        os.symlink("dir.jsonl", runs / "link-to-dir.jsonl")
+        os.symlink("missing.jsonl", runs / "broken.jsonl")
+        os.mkfifo(runs / "fifo.jsonl")
+        return runs
+
+    def test_edge_entries_list_alike(self, odd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Hidden names, other suffixes, directories, FIFOs and broken links are left out
+        alike; a link to a file is its target (judged once, with the note)."""
+        from assay._accel import list_trajectories
+
+        assert list_trajectories("runs", b"runs/") is None  # two names of one file
+        native, python = self.both(["runs"], monkeypatch)
+        assert list(native.paths) == list(python.paths)
+        assert native.notes == python.notes == (
+            "runs/link-to-file.jsonl is the same file as runs/b.jsonl; judged once",)
+        (odd / "link-to-file.jsonl").unlink()
+        assert list_trajectories("runs", b"runs/") is not None  # the C listing is used
+        native, python = self.both(["runs"], monkeypatch)
+        assert native == python and not native.notes
+        assert list(native.paths)[:3] == ["runs/Z.jsonl", "runs/a.json", "runs/b.jsonl"]
+
+    def test_after_other_arguments_and_before_them(self, odd: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        """Files named before or after a listed directory are matched against it."""
+        (odd / "link-to-file.jsonl").unlink()
+        for args in (["runs", "runs/b.jsonl", "./runs"], ["runs/a.json", "runs"],
+                     ["-", "runs"], ["runs", "-", "runs/Z.jsonl"], ["runs", "runs/*.json"]):
+            native, python = self.both(args, monkeypatch)
+            assert list(native.paths) == list(python.paths), args
+            assert native.notes == python.notes, args
+
+    def test_spec_inside_is_left_out(self, odd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        (odd / "link-to-file.jsonl").unlink()
+        native, python = self.both(["runs"], monkeypatch, spec="runs/c.ndjson")
+        assert native == python
+        assert "runs/c.ndjson" not in native.paths
+        assert native.notes == ("runs/c.ndjson is the spec, not read as a trajectory",)
+
+    def test_gives_way(self, here: Path) -> None:
+        """Whatever Python must name or decide: a missing or unreadable path, a file,
+        two names of one file, a name that is not UTF-8, no trajectory file at all."""
+        from assay._accel import list_trajectories
+
+        assert list_trajectories("missing", b"missing/") is None
+        (here / "file.jsonl").write_bytes(b"x")
+        assert list_trajectories("file.jsonl", b"file.jsonl/") is None
+        (here / "empty").mkdir()
+        assert list_trajectories("empty", b"empty/") == (b"", b"", b"")
+        (here / "links").mkdir()
+        (here / "links" / "a.jsonl").write_bytes(b"x")
+        os.link(here / "links" / "a.jsonl", here / "links" / "b.jsonl")
+        assert list_trajectories("links", b"links/") is None
+        (here / "bytes").mkdir()
+        (here / "bytes" / "ok.jsonl").write_bytes(b"x")
+        (here / "bytes" / os.fsdecode(b"bad\xff.jsonl")).write_bytes(b"x")
+        assert list_trajectories("bytes", b"bytes/") is None
+        inputs = _inputs.expand_inputs(["bytes"])  # the Python listing takes it
+        assert list(inputs.paths) == ["bytes/bad\udcff.jsonl", "bytes/ok.jsonl"]
+
+    def test_layout(self, here: Path) -> None:
+        """Paths, their NUL-ended offsets and (device, inode) pairs, in name order."""
+        import array
+
+        from assay._accel import list_trajectories
+
+        (here / "runs").mkdir()
+        for name in ("b.jsonl", "a.jsonl"):
+            (here / "runs" / name).write_bytes(b"x")
+        blob, ends, keys = list_trajectories("runs", b"P/")
+        assert blob == b"P/a.jsonl\0P/b.jsonl\0"
+        assert array.array("Q", ends).tolist() == [10, 20]
+        a, b = os.stat(here / "runs" / "a.jsonl"), os.stat(here / "runs" / "b.jsonl")
+        assert array.array("Q", keys).tolist() == [a.st_dev, a.st_ino, b.st_dev, b.st_ino]

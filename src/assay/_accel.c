@@ -24,9 +24,11 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -2011,6 +2013,193 @@ done:
     return result;
 }
 
+/* ---- listing a directory of trajectory files ---------------------------------------- */
+
+/* A name assay reads from a directory: not hidden, ending in .jsonl, .ndjson or .json,
+ * each optionally followed by .gz or .zst (assay._inputs.is_trajectory_name). */
+static int
+trajectory_name(const char *name, size_t n)
+{
+    static const char *const zipped[] = {".gz", ".zst"};
+    static const char *const kinds[] = {".jsonl", ".ndjson", ".json"};
+    if (n == 0 || name[0] == '.') return 0;
+    for (int i = 0; i < 2; i++) {
+        size_t k = strlen(zipped[i]);
+        if (n >= k && memcmp(name + n - k, zipped[i], k) == 0) {
+            n -= k;
+            break;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        size_t k = strlen(kinds[i]);
+        if (n >= k && memcmp(name + n - k, kinds[i], k) == 0) return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    char *name;
+    size_t len;
+    unsigned long long dev, ino;
+} Entry;
+
+static int
+entry_by_name(const void *a, const void *b)
+{
+    /* names hold no NUL; strcmp orders bytes as unsigned, which for UTF-8 is the order
+     * of the code points, the order of Python's sorted() on the decoded names */
+    return strcmp(((const Entry *)a)->name, ((const Entry *)b)->name);
+}
+
+static int
+entry_by_key(const void *a, const void *b)
+{
+    const Entry *x = *(const Entry *const *)a, *y = *(const Entry *const *)b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino) return x->ino < y->ino ? -1 : 1;
+    return 0;
+}
+
+static int
+valid_utf8(const char *s, size_t n)
+{
+    Ctx x = {0};
+    x.p = (cp)s;
+    x.end = (cp)s + n;
+    while (x.p < x.end) {
+        if (*x.p < 0x80) x.p++;
+        else if (utf8_seq(&x) != OK) return 0;
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(list_trajectories_doc,
+"list_trajectories(path, prefix) -> (paths, ends, keys) | None\n\n"
+"The trajectory files directly in the directory path (assay._inputs._list: hidden\n"
+"names skipped, regular files or links to them only), sorted by name, each identified\n"
+"by its device and inode as os.stat gives them. paths is prefix + name + NUL for each\n"
+"file, ends the native uint64 offsets where each ends, keys two native uint64 (device,\n"
+"inode) per file. None gives way to the Python listing: a directory that cannot be\n"
+"read, a name that is not UTF-8, a file that cannot be stat'ed, two names of one file.");
+
+static PyObject *
+list_trajectories(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *encoded = NULL, *result = NULL;
+    Py_buffer prefix;
+    if (!PyArg_ParseTuple(args, "O&y*:list_trajectories", PyUnicode_FSConverter, &encoded,
+                          &prefix))
+        return NULL;
+    Entry *entries = NULL, **byk = NULL;
+    size_t n = 0, cap = 0, chars = 0;
+    int give_way = 0, no_memory = 0;
+    /* the directory is read without the GIL (plain malloc, no Python object): another
+     * thread, such as one importing the worker pool's modules, runs meanwhile */
+    Py_BEGIN_ALLOW_THREADS
+    DIR *dir = NULL;
+    int fd = open(PyBytes_AS_STRING(encoded), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || !(dir = fdopendir(fd))) {
+        if (fd >= 0) close(fd);
+        give_way = 1;
+    }
+    struct dirent *e;
+    errno = 0;
+    while (dir && !give_way && !no_memory && (e = readdir(dir)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (!trajectory_name(e->d_name, len)) continue;
+        struct stat st;
+        /* os.stat follows links: the key is the file's, and a link to a non-file is left out */
+        if (fstatat(dirfd(dir), e->d_name, &st, 0) != 0) {
+            if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) continue; /* a broken link */
+            give_way = 1;
+            break;
+        }
+        if (!S_ISREG(st.st_mode)) continue;
+        if (!valid_utf8(e->d_name, len)) {
+            give_way = 1;
+            break;
+        }
+        if (n == cap) {
+            size_t more = cap ? cap * 2 : 256;
+            Entry *grown = realloc(entries, more * sizeof(Entry));
+            if (!grown) {
+                no_memory = 1;
+                break;
+            }
+            entries = grown;
+            cap = more;
+        }
+        char *copy = malloc(len + 1);
+        if (!copy) {
+            no_memory = 1;
+            break;
+        }
+        memcpy(copy, e->d_name, len + 1);
+        entries[n].name = copy;
+        entries[n].len = len;
+        entries[n].dev = (unsigned long long)st.st_dev;
+        entries[n].ino = (unsigned long long)st.st_ino;
+        n++;
+        chars += len;
+        errno = 0;
+    }
+    if (dir && !give_way && !no_memory && errno != 0) give_way = 1; /* readdir failed */
+    if (dir) closedir(dir);
+    if (n && !give_way && !no_memory) {
+        qsort(entries, n, sizeof(Entry), entry_by_name);
+        /* two names of one file (hard links): Python's listing notes them */
+        byk = malloc(n * sizeof(Entry *));
+        if (!byk) no_memory = 1;
+        else {
+            for (size_t i = 0; i < n; i++) byk[i] = &entries[i];
+            qsort(byk, n, sizeof(Entry *), entry_by_key);
+            for (size_t i = 1; i < n && !give_way; i++)
+                if (entry_by_key(&byk[i - 1], &byk[i]) == 0) give_way = 1;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (no_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (give_way) goto done;
+    {
+        size_t total = chars + n * ((size_t)prefix.len + 1);
+        PyObject *blob = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+        PyObject *ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+        PyObject *keys = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
+        if (!blob || !ends || !keys) {
+            Py_XDECREF(blob);
+            Py_XDECREF(ends);
+            Py_XDECREF(keys);
+            goto done;
+        }
+        char *b = PyBytes_AS_STRING(blob);
+        uint64_t *end = (uint64_t *)PyBytes_AS_STRING(ends);
+        uint64_t *key = (uint64_t *)PyBytes_AS_STRING(keys);
+        size_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            memcpy(b + at, prefix.buf, (size_t)prefix.len);
+            at += (size_t)prefix.len;
+            memcpy(b + at, entries[i].name, entries[i].len + 1); /* and its NUL */
+            at += entries[i].len + 1;
+            end[i] = at;
+            key[2 * i] = entries[i].dev;
+            key[2 * i + 1] = entries[i].ino;
+        }
+        result = Py_BuildValue("(NNN)", blob, ends, keys);
+    }
+done:
+    for (size_t i = 0; i < n; i++) free(entries[i].name);
+    free(entries);
+    free(byk);
+    PyBuffer_Release(&prefix);
+    Py_XDECREF(encoded);
+    if (give_way && !PyErr_Occurred()) Py_RETURN_NONE;
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan_native", scan_native, METH_VARARGS, scan_native_doc},
     {"read_regular", read_regular, METH_O, read_regular_doc},
@@ -2018,6 +2207,7 @@ static PyMethodDef methods[] = {
      check_lines_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"judge_native", judge_native, METH_VARARGS, judge_native_doc},
+    {"list_trajectories", list_trajectories, METH_VARARGS, list_trajectories_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import TYPE_CHECKING, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from assay.errors import InputError, SpecError, TraceError
 
@@ -61,6 +61,15 @@ class PathList(Sequence[str]):
         self._ends = array("Q")
         for path in paths:
             self.append(path)
+
+    @classmethod
+    def _of_blob(cls, blob: bytes, ends: bytes) -> PathList:
+        """The list whose paths are ``blob`` (each path's bytes and a NUL), ending at the
+        native uint64 offsets packed in ``ends``."""
+        paths = cls()
+        paths._blob += blob
+        paths._ends.frombytes(ends)
+        return paths
 
     def append(self, path: str) -> None:
         """Add ``path`` at the end."""
@@ -141,12 +150,67 @@ def is_trajectory_name(name: str) -> bool:
     return name.endswith(TRAJECTORY_SUFFIXES)
 
 
-def _directory(path: str, recursive: bool) -> Iterator[str]:
+class _Listed:
+    """A directory's trajectory files as the C extension lists them: their paths in
+    order and each one's (device, inode), no two alike."""
+
+    __slots__ = ("blob", "ends", "keys")
+
+    def __init__(self, blob: bytes, ends: bytes, keys: bytes) -> None:
+        self.blob, self.ends, self.keys = blob, ends, keys
+
+    def holds(self, key: tuple[int, int] | str | None) -> bool:
+        """True when ``key`` is one of the files' identities."""
+        if not isinstance(key, tuple):
+            return False
+        packed = array("Q", key).tobytes()
+        at = self.keys.find(packed)
+        while at >= 0 and at % len(packed):
+            at = self.keys.find(packed, at + 1)
+        return at >= 0
+
+    def pairs(self) -> Iterator[tuple[str, tuple[int, int]]]:
+        """Each file's path and identity, in order."""
+        keys = array("Q")
+        keys.frombytes(self.keys)
+        paths = PathList._of_blob(self.blob, self.ends)
+        return zip(paths, zip(keys[::2], keys[1::2], strict=True), strict=True)
+
+
+_LIST: Any = None
+
+
+def _native_list(path: str) -> _Listed | None:
+    """The directory's files listed in C (:func:`assay._accel.list_trajectories`), or
+    None where the extension is not built, ``ASSAY_PURE_PYTHON`` is set, or it gives way
+    (the Python listing then reads the directory and names any problem)."""
+    global _LIST
+    if _LIST is None:
+        _LIST = False
+        if not os.environ.get("ASSAY_PURE_PYTHON"):
+            try:
+                from assay._accel import list_trajectories as _LIST
+            except ImportError:  # not built: the Python listing alone
+                pass
+    if _LIST is False or type(path) is not str:
+        return None
+    try:
+        listed = _LIST(path, os.fsencode(os.path.join(path, "")))
+    except (OSError, ValueError, UnicodeError):
+        return None
+    if listed is None or not listed[1]:
+        return None  # none at all: the Python listing says so
+    return _Listed(*listed)
+
+
+def _directory(path: str, recursive: bool) -> Iterator[str] | _Listed:
     """The trajectory files in ``path``, hidden files and directories skipped, sorted.
 
     Raises at once for a directory that cannot be read or holds no trajectory file;
     the paths are then joined one at a time, as they are taken.
     """
+    if not recursive and (listed := _native_list(path)) is not None:
+        return listed
     found: list[str] | list[tuple[str, ...]]
     try:
         found = _list(path) if not recursive else _walk(path)
@@ -204,7 +268,7 @@ def _walk(path: str) -> list[tuple[str, ...]]:
     return found
 
 
-def _expand(arg: str, recursive: bool) -> Iterator[tuple[Iterable[str], bool]]:
+def _expand(arg: str, recursive: bool) -> Iterator[tuple[Iterable[str] | _Listed, bool]]:
     """``(paths, expanded)`` for one argument, a group at a time (a directory's files are
     one group); ``expanded`` when assay chose the files."""
     if arg == STDIN:
@@ -298,11 +362,28 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     paths = PathList()
     notes: list[str] = []
     stat, add = os.stat, seen.add
+    pending: _Listed | None = None  # a listing taken whole, its identities not yet in seen
     for arg in args:
         for group, expanded in _expand(arg, recursive):
-            for path in group:
+            if pending is not None:  # files are looked up against it from now on
+                for _, listed_key in pending.pairs():
+                    add(listed_key)
+                pending = None
+            pairs: Iterable[tuple[str, tuple[int, int] | None]]
+            if isinstance(group, _Listed):
+                if not paths and not group.holds(spec_key):
+                    # the first files named, none the spec, no two alike: taken as listed
+                    paths = PathList._of_blob(group.blob, group.ends)
+                    pending = group
+                    continue
+                pairs = group.pairs()
+            else:
+                pairs = ((path, None) for path in group)
+            for path, known in pairs:
                 key: tuple[int, int] | str
-                if path == STDIN:
+                if known is not None:
+                    key = known
+                elif path == STDIN:
                     key = STDIN
                 else:  # _identity, inline: a batch directory's files come this way
                     try:

@@ -449,22 +449,24 @@ def _results_of(compiled: CompiledSpec, path: str, input_format: str | None,
 
 
 _WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any],
-               Callable[[list[Any]], Any] | None] | None = None
+               Callable[[list[Any]], Any] | None, Sequence[str]] | None = None
 
 
 def _start_worker(spec: Spec, input_format: str | None, render: Callable[[ReplayResult], Any],
-                  fold: Callable[[list[Any]], Any] | None = None) -> None:
+                  fold: Callable[[list[Any]], Any] | None, paths: Sequence[str]) -> None:
     import signal
 
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _WORKER = (CompiledSpec(spec), input_format, render, fold)
+    _WORKER = (CompiledSpec(spec), input_format, render, fold, paths)
 
 
-def _judge_chunk(paths: list[str]) -> Any:
+def _judge_chunk(start: int, stop: int) -> Any:
+    """Judge ``paths[start:stop]`` of the batch the worker was started with (a forked
+    worker shares the parent's list: only the two numbers travel)."""
     assert _WORKER is not None
-    compiled, input_format, render, fold = _WORKER
-    items = list(_judged(compiled, paths, input_format, render))
+    compiled, input_format, render, fold, paths = _WORKER
+    items = list(_judged(compiled, paths[start:stop], input_format, render))
     return items if fold is None else fold(items)
 
 
@@ -478,13 +480,13 @@ def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
     from concurrent.futures import Future, ProcessPoolExecutor
 
     size = max(1, min(256, len(paths) // (jobs * 8)))
-    chunks = (list(paths[i:i + size]) for i in range(0, len(paths), size))
     pool = ProcessPoolExecutor(jobs, initializer=_start_worker,
-                               initargs=(spec, input_format, render, fold))
+                               initargs=(spec, input_format, render, fold, paths))
     pending: deque[tuple[int, Future[Any]]] = deque()
     try:
-        for chunk in chunks:
-            pending.append((len(chunk), pool.submit(_judge_chunk, chunk)))
+        for start in range(0, len(paths), size):
+            stop = min(start + size, len(paths))
+            pending.append((stop - start, pool.submit(_judge_chunk, start, stop)))
             if len(pending) > jobs * 2:
                 n, future = pending.popleft()
                 yield n, future.result()
