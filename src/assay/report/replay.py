@@ -224,8 +224,8 @@ class ReplayChunk:
     def __init__(self) -> None:
         #: (path, verdict) of results that came before the chunk's first file.
         self.lead: list[tuple[str | None, str]] = []
-        #: The chunk's files finished before its last one, each as the writer spools it:
-        #: the JSON line ``[path, fmt, PASS, BLOCK, ERROR]`` (encoded where it was judged).
+        #: The chunk's files finished before its last one, each as the writer spools it
+        #: (:func:`file_entry`, encoded where it was judged).
         self.files: list[bytes] = []
         self.current: tuple[str, str] | None = None
         self.current_counts: Counter[str] = Counter()
@@ -263,6 +263,18 @@ def _spool_file() -> IO[bytes]:
     return tempfile.TemporaryFile("w+b")
 
 
+def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> bytes:
+    """A finished file as the writer spools it. The JSON report's entry is its final bytes
+    (``{"path": ..., "format": ...}`` as orjson indents it in the list, after a ``,\\n``
+    the list drops from the first); the text report's is the JSON line ``[path, format,
+    PASS, BLOCK, ERROR]``, its counts read back at the end."""
+    if json:
+        return (b',\n    {\n      "path": ' + orjson.dumps(path) + b',\n      "format": '
+                + orjson.dumps(fmt) + b"\n    }")
+    return orjson.dumps([path, fmt, counts.get("PASS", 0), counts.get("BLOCK", 0),
+                         counts.get("ERROR", 0)]) + b"\n"
+
+
 class ChunkFolder:
     """Folds the items of one chunk (file starts and :class:`Rendered` results) into a
     :class:`ReplayChunk`; picklable, so that a worker process runs it."""
@@ -278,9 +290,8 @@ class ChunkFolder:
         for item in items:
             if not isinstance(item, Rendered):  # a file begins
                 if chunk.current is not None:
-                    c = chunk.current_counts
-                    chunk.files.append(orjson.dumps(
-                        [*chunk.current, c["PASS"], c["BLOCK"], c["ERROR"]]) + b"\n")
+                    chunk.files.append(file_entry(self.json, *chunk.current,
+                                                  chunk.current_counts))
                     chunk.current_counts = Counter()
                 chunk.current = (item.path, item.fmt)
                 chunk.file_count += 1
@@ -393,12 +404,10 @@ class ReplayReportWriter(Tally):
 
     def _file_done(self) -> None:
         if self.current is not None:
-            c = self.current_counts
-            self.file_spool.write(orjson.dumps(
-                [*self.current, c.get("PASS", 0), c.get("BLOCK", 0), c.get("ERROR", 0)])
-                + b"\n")
+            self.file_spool.write(file_entry(self.fmt == "json", *self.current,
+                                             self.current_counts))
             self.current = None
-            c.clear()  # the next file's counts (a chunk merged in gave its own, now done)
+            self.current_counts.clear()  # the next file's counts (a chunk merged in gave its own, now done)
 
     def _files(self) -> Iterator[tuple[str, str, Mapping[str, int]]]:
         """Every file in order, with the verdict counts of its results (each verdict
@@ -495,6 +504,10 @@ class ReplayReportWriter(Tally):
 
     def _copy_spool(self, digest: Any = None) -> None:
         """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them)."""
+        self._copy(self.spool, digest=digest)
+
+    def _copy(self, spool: IO[bytes], *, skip: int = 0, digest: Any = None) -> None:
+        """Write ``spool`` from byte ``skip`` on to ``out``, as :meth:`_copy_spool`."""
         import codecs
 
         buffer = getattr(self.out, "buffer", None)
@@ -509,8 +522,8 @@ class ReplayReportWriter(Tally):
         else:
             decode = codecs.getincrementaldecoder("utf-8")().decode
             write = lambda chunk: self.out.write(decode(chunk))  # noqa: E731
-        self.spool.seek(0)
-        while chunk := self.spool.read(1 << 16):
+        spool.seek(skip)
+        while chunk := spool.read(1 << 16):
             write(chunk)
             if digest is not None:
                 digest.update(chunk)
@@ -530,16 +543,8 @@ class ReplayReportWriter(Tally):
         parts = dump_json(doc).split(_SLOT_LINE)
         self.out.write(parts[0])
         if self.file_count:
-            # each entry as orjson indents {"path": ..., "format": ...} in its place,
-            # written some thousands at a time
-            dumps = orjson.dumps
-            rows = self._file_rows()
-            sep = b""
-            while batch := list(islice(rows, _BATCH)):
-                self.out.write((sep + b",\n".join([
-                    b'    {\n      "path": ' + dumps(row[0]) + b',\n      "format": '
-                    + dumps(row[1]) + b"\n    }" for row in batch])).decode())
-                sep = b",\n"
+            self._file_done()
+            self._copy(self.file_spool, skip=2)  # the first entry's ",\n"
             self.out.write("\n" + parts[1])
         if doc["results"]:
             self._copy_spool()
