@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
@@ -188,10 +189,8 @@ def _native_list(path: str) -> _Listed | None:
     if _LIST is None:
         _LIST = False
         if not os.environ.get("ASSAY_PURE_PYTHON"):
-            try:
+            with suppress(ImportError):  # not built: the Python listing alone
                 from assay._accel import list_trajectories as _LIST
-            except ImportError:  # not built: the Python listing alone
-                pass
     if _LIST is False or type(path) is not str:
         return None
     try:

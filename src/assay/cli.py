@@ -408,7 +408,7 @@ def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: i
     """
     from functools import partial
 
-    from assay.report.replay import ReplayReportWriter, render_result
+    from assay.report.replay import ReplayReportWriter, ResultRenderer
 
     out: Any = sys.stdout
     if output is not None:
@@ -437,7 +437,7 @@ def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: i
                                       spec_sha256=spec.sha256, summary_only=summary_only,
                                       by_field=by_field, progress=progress)
     else:
-        render = partial(render_result, fmt=fmt, summary_only=summary_only, by_field=by_field)
+        render = ResultRenderer(fmt=fmt, summary_only=summary_only, by_field=by_field)
         report = ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
                                     fmt=fmt, summary_only=summary_only, by_field=by_field)
     stack.enter_context(report)

@@ -27,7 +27,7 @@ from assay.conformance import CompiledSpec, parse_spec, replay_events
 from assay.conformance.engine import final_event
 from assay.errors import SpecError
 from assay.ingest.native import iter_events
-from assay.report.replay import render_result
+from assay.report.replay import ResultRenderer, render_result
 
 from ..conftest import EXAMPLES, ROOT
 from ..strategies import json_values
@@ -68,7 +68,20 @@ def _agree(compiled: CompiledSpec, data: bytes, path: str = "t.jsonl") -> dict[s
         assert result == ref, (name, data)
         assert render_result(result, fmt="json").body == render_result(ref, fmt="json").body
         assert render_result(result).body == render_result(ref).body
+    plan = compiled.plan(accel)
+    judged = accel.judge_native(data, plan) if plan is not None else None
+    if judged is not None and ways["judge"] is not None:
+        # the report's rendering straight from the C judge's tuples, no result objects
+        for options in _RENDERINGS:
+            renderer = ResultRenderer(**options)
+            assert renderer.from_native(compiled, data, judged, path) == renderer(ref), options
     return ways
+
+
+_RENDERINGS: list[dict[str, Any]] = [
+    {"fmt": "json"}, {"fmt": "text"}, {"fmt": "json", "summary_only": True},
+    {"fmt": "text", "summary_only": True}, {"fmt": "json", "by_field": "task_success"},
+    {"fmt": "json", "by_field": "no_such_field"}, {"fmt": "text", "by_field": "agent"}]
 
 
 def test_the_extension_is_built() -> None:

@@ -94,7 +94,13 @@ def test_a_c_judge_failure_is_that_files_error(monkeypatch: pytest.MonkeyPatch) 
     def broken(*args: Any) -> Any:
         raise MemoryError("out of memory")
 
+    from assay.conformance import engine
+
     monkeypatch.setattr(conformance, "native_result", broken)
-    res = CliRunner().invoke(cli, ["replay", str(SPEC), str(SKIPPED), str(CONFORMS)])
-    assert res.exit_code == 2, res.output
-    assert res.output.count("MemoryError") == 2
+    monkeypatch.setattr(engine, "native_result", broken)  # the text report's way
+    monkeypatch.setattr(engine, "native_json", broken)  # the JSON report's way
+    for fmt in ("text", "json"):
+        res = CliRunner().invoke(cli, ["replay", str(SPEC), str(SKIPPED), str(CONFORMS),
+                                       "--format", fmt])
+        assert res.exit_code == 2, res.output
+        assert res.output.count("MemoryError") == 2, fmt

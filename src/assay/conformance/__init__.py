@@ -424,15 +424,32 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
         formats = []
     told = isinstance(formats, _Announced)
     direct = compiled.typed and input_format in (None, "native")
+    native = render if direct and hasattr(render, "from_native") else None
     for path in paths:
-        for result in _results_of(compiled, path, input_format, formats, direct):
+        for item in _rendered_of(compiled, path, input_format, formats, direct, render, native):
             if formats and not told:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
-            yield render(result)
+            yield item
         if not told:
             yield from (_FileStart(*f) for f in formats)
         formats.clear()
+
+
+def _rendered_of(compiled: CompiledSpec, path: str, input_format: str | None,
+                 formats: list[tuple[str, str]], direct: bool,
+                 render: Callable[[ReplayResult], Any],
+                 native: Any) -> Iterable[Any]:
+    """The results of one path through ``render``. With ``native`` (``render`` itself when
+    it has a ``from_native(compiled, data, judged, path)``: the same rendering from
+    :func:`assay._accel.judge_native`'s tuples, without the result objects), a file the C
+    judge vouches for is rendered from its tuples."""
+    if native is not None and type(path) is str and path != STDIN:
+        item, data = _direct_native(compiled, path, formats, native)
+        if item is not None:
+            return (item,)
+        return map(render, _isolated(compiled, path, input_format, formats, data))
+    return map(render, _results_of(compiled, path, input_format, formats, direct))
 
 
 def _results_of(compiled: CompiledSpec, path: str, input_format: str | None,
@@ -547,9 +564,11 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                                    else lambda path, fmt: formats.append((path, fmt)))
             take = results.append if sink is None else sink.result
             direct = compiled.typed and input_format in (None, "native")
+            native = render if direct and hasattr(render, "from_native") else None
             for path in batch:
-                for result in _results_of(compiled, path, input_format, announced, direct):
-                    take(keep(result))
+                for item in _rendered_of(compiled, path, input_format, announced, direct, keep,
+                                         native):
+                    take(item)
                 announced.clear()
                 done += 1
     except KeyboardInterrupt:
@@ -607,12 +626,14 @@ def _read_regular(path: str) -> bytes | None:
     return data
 
 
-def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, str]] | None
-                   ) -> tuple[ReplayResult | None, bytes | None]:
+def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, str]] | None,
+                   renderer: Any = None) -> tuple[Any, bytes | None]:
     """A plain native file judged without detection and the general reader's layers: the
     same format recorded and the same result as :func:`_isolated` gives, or no result
     (nothing recorded) when the file is not plainly native and goes the general way, with
-    the bytes read when there are any, so that way does not read the file again."""
+    the bytes read when there are any, so that way does not read the file again.
+
+    With ``renderer`` (see :func:`_rendered_of`) what is given is the result rendered."""
     accel = _ACCEL if _ACCEL is not _UNSET else _accel()
     plan = compiled.plan(accel) if accel is not None else None
     if plan is None:
@@ -625,9 +646,16 @@ def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, s
             return None, None
         try:
             judged = accel.judge_native(raw, plan)
-            result = None if judged is None else native_result(compiled, raw, judged, path)
+            if judged is None:
+                result = None
+            elif renderer is not None:
+                result = renderer.from_native(compiled, raw, judged, path)
+            else:
+                result = native_result(compiled, raw, judged, path)
         except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
             result = error_result(path, path, _crash(path, exc))
+            if renderer is not None:
+                result = renderer(result)
         if result is not None:
             if formats is not None:
                 formats.append((path, "native"))
@@ -639,9 +667,10 @@ def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, s
     if formats is not None:
         formats.append((path, "native"))
     try:
-        return _replay_native(compiled, data, path, tried=plan is not None), None
+        result = _replay_native(compiled, data, path, tried=plan is not None)
     except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
-        return error_result(path, path, _crash(path, exc)), None
+        result = error_result(path, path, _crash(path, exc))
+    return (result if renderer is None else renderer(result)), None
 
 
 def _same(result: ReplayResult) -> ReplayResult:

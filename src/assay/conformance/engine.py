@@ -721,6 +721,53 @@ def native_result(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...],
                       final.get("task_success"), stats, "native", final, {})
 
 
+def _native_finding_json(made: tuple[Any, ...]) -> dict[str, Any]:
+    """``_native_finding(made).to_dict()``, without the objects."""
+    code, message, seq, line, cid, action, src, dst, hops = made
+    reason = _NATIVE_CODES[code][0]
+    out: dict[str, Any] = {"code": str(reason or propagated(hops)), "message": message}
+    if seq is not None:
+        out["seq"] = seq
+    if line is not None:
+        out["line"] = line
+    if cid is not None:
+        out["checkpoint_id"] = cid
+    if action is not None:
+        out["action_type"] = action
+    if src is not None:
+        out["from_agent"] = src
+    if dst is not None:
+        out["to_agent"] = dst
+    return out
+
+
+def native_json(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
+                ) -> tuple[str, Any, list[dict[str, Any]], list[dict[str, Any]],
+                           dict[str, Any]] | None:
+    """What a report prints of :func:`native_result`, without the result objects: its
+    verdict, its reasons (the shared PASS tuple, or each reason's ``to_dict()``), its
+    warnings' and notes' ``to_dict()``, and its final event's fields; None where
+    :func:`native_result` gives None."""
+    try:
+        final = orjson.loads(data[judged[7]:judged[8]])
+    except orjson.JSONDecodeError:
+        return None
+    if type(final) is not dict:
+        return None
+    actions, reasons, found, unseen, uncrossed = (judged[1], judged[9], judged[10],
+                                                  judged[11], judged[12])
+    warnings = [_native_finding_json(f) for f in found] if found else []
+    if compiled.rules and not actions:
+        warnings.append(compiled.no_actions("native").to_dict())
+    if uncrossed:
+        never = compiled.never_crossed
+        warnings.extend(never[i][1].to_dict() for i in uncrossed)
+    notes = [compiled.rules[i].never_ran.to_dict() for i in unseen] if unseen else []
+    if reasons:
+        return "BLOCK", [_native_finding_json(f) for f in reasons], warnings, notes, final
+    return "PASS", _PASS_REASONS, warnings, notes, final
+
+
 class _ScannedEvent:
     """An event of a scanned file as the rules read it: ``data`` (the line decoded,
     as the strict reader holds it) only when a rule reads it."""

@@ -16,8 +16,8 @@ from assay.conformance.result import scalar_text as _json_scalar
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from assay.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
 
-__all__ = ["ChunkFolder", "Rendered", "ReplayChunk", "ReplayReportWriter", "Tally", "render_result",
-           "replay_report"]
+__all__ = ["ChunkFolder", "Rendered", "ReplayChunk", "ReplayReportWriter", "ResultRenderer",
+           "Tally", "render_result", "replay_report"]
 
 HEADER = "assay replay: the final metric says the run arrived; the recorded road decides"
 _TRANSCRIPTS = frozenset({"openai-chat", "tau-bench", "tau2"})
@@ -170,6 +170,67 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
         body = text_lines(_block(0, r)[1:]).encode("utf-8")
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
                     carries, body)
+
+
+class ResultRenderer:
+    """:func:`render_result` with its options bound (picklable, for ``--jobs`` workers),
+    and :meth:`from_native`, the same rendering of a native file straight from the C
+    judge's tuples."""
+
+    __slots__ = ("by_field", "fmt", "summary_only")
+
+    def __init__(self, *, fmt: str = "text", summary_only: bool = False,
+                 by_field: str | None = None) -> None:
+        self.fmt = fmt
+        self.summary_only = summary_only
+        self.by_field = by_field
+
+    def __getstate__(self) -> tuple[str, bool, str | None]:
+        return self.fmt, self.summary_only, self.by_field
+
+    def __setstate__(self, state: tuple[str, bool, str | None]) -> None:
+        self.fmt, self.summary_only, self.by_field = state
+
+    def __call__(self, r: ReplayResult) -> Rendered:
+        return render_result(r, fmt=self.fmt, summary_only=self.summary_only,
+                             by_field=self.by_field)
+
+    def from_native(self, compiled: Any, data: bytes, judged: tuple[Any, ...],
+                    path: str) -> Rendered | None:
+        """``self(native_result(compiled, data, judged, path))``, byte for byte; the JSON
+        report and ``--summary-only`` build no result object for it. None where
+        :func:`~assay.conformance.engine.native_result` gives None."""
+        from assay.conformance.engine import native_json, native_result
+
+        if self.fmt != "json" and not self.summary_only:
+            result = native_result(compiled, data, judged, path)
+            return None if result is None else self(result)
+        parts = native_json(compiled, data, judged)
+        if parts is None:
+            return None
+        verdict, reasons, warnings, notes, final = parts
+        by = None
+        carries = False
+        if self.by_field is not None:
+            value = final.get(self.by_field, _MISSING)  # a native file has no reader facts
+            carries = value is not _MISSING
+            by = _json_scalar(value) if carries else "(absent)"
+        body = b""
+        if not self.summary_only:
+            text = orjson.dumps({
+                "id": path,
+                "path": path,
+                "verdict": verdict,
+                "exit": VERDICT_EXIT[verdict],
+                "reasons": _findings_json(reasons, True) if verdict == "PASS" else reasons,
+                "warnings": warnings,
+                "notes": notes,
+                "task_success": final.get("task_success"),
+                "source": "native",
+            }, option=_JSON_OPTIONS)
+            body = b"    " + text.replace(b"\n", b"\n    ")
+        return Rendered(path, path, verdict, verdict == "PASS" and bool(warnings), by, carries,
+                        body)
 
 
 #: Findings tuples that results share (the reasons of every PASS the engine gives are one
@@ -407,7 +468,8 @@ class ReplayReportWriter(Tally):
             self.file_spool.write(file_entry(self.fmt == "json", *self.current,
                                              self.current_counts))
             self.current = None
-            self.current_counts.clear()  # the next file's counts (a chunk merged in gave its own, now done)
+            # the next file's counts (a chunk merged in gave its own, now done)
+            self.current_counts.clear()
 
     def _files(self) -> Iterator[tuple[str, str, Mapping[str, int]]]:
         """Every file in order, with the verdict counts of its results (each verdict
