@@ -180,3 +180,48 @@ class TestEntryPoints:
         assert info.value.code == 70
         err = capsys.readouterr().err
         assert err == "error[internal]: RuntimeError: kaboom\n"
+
+
+class TestReplayProcessExit:
+    """A ``replay`` process ends without tearing down the interpreter: every byte it
+    wrote is out first, and its exit code is the report's."""
+
+    def test_a_report_larger_than_a_pipe_arrives_whole(self, tmp_path: Path) -> None:
+        runs = tmp_path / "runs"
+        runs.mkdir()
+        fixtures = sorted(EXAMPLES.glob("fixture_*.jsonl"))
+        for i in range(200):
+            src = fixtures[i % len(fixtures)]
+            (runs / f"{i:03d}-{src.name}").write_bytes(src.read_bytes())
+        spec = str(EXAMPLES / "spec.json")
+        for fmt in ("json", "text"):
+            piped = subprocess.run([sys.executable, "-m", "assay", "replay", spec, str(runs),
+                                    "--format", fmt], capture_output=True, check=False)
+            assert piped.returncode == 1, piped.stderr
+            assert len(piped.stdout) > 1 << 16  # more than a pipe holds at once
+            inside = CliRunner().invoke(cli, ["replay", spec, str(runs), "--format", fmt])
+            assert inside.exit_code == 1
+            assert piped.stdout == inside.stdout_bytes, fmt
+            to_file = tmp_path / f"report.{fmt}"
+            written = subprocess.run([sys.executable, "-m", "assay", "replay", spec, str(runs),
+                                      "--format", fmt, "-o", str(to_file)],
+                                     capture_output=True, check=False)
+            assert written.returncode == 1, written.stderr
+            assert to_file.read_bytes() == piped.stdout
+
+    def test_exit_codes_and_errors(self, tmp_path: Path) -> None:
+        spec = str(EXAMPLES / "spec.json")
+        passing = subprocess.run([sys.executable, "-m", "assay", "replay", spec,
+                                  str(EXAMPLES / "fixture_conforms.jsonl")],
+                                 capture_output=True, check=False)
+        assert passing.returncode == 0, passing.stderr
+        missing = subprocess.run([sys.executable, "-m", "assay", "replay",
+                                  str(tmp_path / "none.json"), "x.jsonl"],
+                                 capture_output=True, check=False)
+        assert missing.returncode == 2
+        assert missing.stderr.startswith(b"error[bad-input]: ")
+        usage = subprocess.run([sys.executable, "-m", "assay", "replay"],
+                               capture_output=True, check=False)
+        assert usage.returncode == 2
+        assert usage.stderr == (b"error[usage]: replay: missing argument 'SPEC'; "
+                                b"see 'assay replay --help'\n")
