@@ -4,7 +4,7 @@ Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy 
 ``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
 
 1. runs ``tests/conformance/test_accel.py`` (the agreement tests, generated and
-   mutated files included);
+   mutated files included) and the directory listing's tests in ``tests/test_inputs.py``;
 2. feeds the extension's four entry points ``--cases`` mutated files (bytes set,
    inserted, removed, files cut short) built from the native files in
    ``examples/`` and ``tests/data/``, each in a buffer of exactly its size
@@ -109,7 +109,8 @@ def main() -> int:
         if not where.startswith(str(src)):
             raise SystemExit(f"sanitize_accel: the sanitized build is not the one used: {where}")
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                str(ROOT / "tests" / "conformance" / "test_accel.py")],
+                                str(ROOT / "tests" / "conformance" / "test_accel.py"),
+                                f"{ROOT / 'tests' / 'test_inputs.py'}::TestNativeListing"],
                                env=env, cwd=ROOT, check=False)
         if tests.returncode != 0:
             print("sanitize_accel: the extension's tests failed under the sanitizers")

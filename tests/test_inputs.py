@@ -494,3 +494,26 @@ class TestNativeListing:
         assert array.array("Q", ends).tolist() == [10, 20]
         a, b = os.stat(here / "runs" / "a.jsonl"), os.stat(here / "runs" / "b.jsonl")
         assert array.array("Q", keys).tolist() == [a.st_dev, a.st_ino, b.st_dev, b.st_ino]
+
+    def test_a_large_directory(self, here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Thousands of files (their stat calls spread over threads) list alike; a link
+        among them is its target, a broken one nothing, two names of one file give way."""
+        from assay._accel import list_trajectories
+
+        runs = here / "runs"
+        runs.mkdir()
+        for i in range(2100):  # over 2 x 1024: two threads at least
+            (runs / f"t{i:05d}.jsonl").touch()
+        os.symlink("gone.jsonl", runs / "t01500-broken.jsonl")
+        (runs / "t02099-dir.jsonl").mkdir()
+        os.symlink("t02099-dir.jsonl", runs / "t02099-link.jsonl")
+        listed = list_trajectories("runs", b"runs/")
+        assert listed is not None and len(listed[1]) == 2100 * 8
+        native, python = self.both(["runs"], monkeypatch)
+        assert native == python and len(native.paths) == 2100 and not native.notes
+        os.link(runs / "t00007.jsonl", runs / "t01800-again.jsonl")
+        assert list_trajectories("runs", b"runs/") is None
+        native, python = self.both(["runs"], monkeypatch)
+        assert native == python
+        assert native.notes == ("runs/t01800-again.jsonl is the same file as "
+                                "runs/t00007.jsonl; judged once",)

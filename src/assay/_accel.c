@@ -26,6 +26,7 @@
 #include <Python.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -2041,7 +2042,72 @@ typedef struct {
     char *name;
     size_t len;
     unsigned long long dev, ino;
+    unsigned char type; /* the entry's d_type; 0 once found to be no regular file */
 } Entry;
+
+typedef struct {
+    int dir;
+    Entry *entries;
+    size_t start, stop;
+    int give_way;
+} StatJob;
+
+/* stat (following links, as os.stat) the entries [start, stop) of one directory */
+static void *
+stat_range(void *arg)
+{
+    StatJob *job = arg;
+    for (size_t i = job->start; i < job->stop; i++) {
+        Entry *en = &job->entries[i];
+        struct stat st;
+        if (fstatat(job->dir, en->name, &st, 0) != 0) {
+            /* a broken link is no file; a file gone since it was listed is Python's to name */
+            if (en->type == DT_REG) job->give_way = 1;
+            en->type = 0;
+            continue;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            if (en->type == DT_REG) job->give_way = 1; /* replaced since it was listed */
+            en->type = 0;
+            continue;
+        }
+        en->dev = (unsigned long long)st.st_dev;
+        en->ino = (unsigned long long)st.st_ino;
+    }
+    return NULL;
+}
+
+/* Each entry's identity, the stat calls spread over a few threads for a large directory
+ * (they are most of a listing's cost). 0 done, 1 give way. */
+static int
+stat_entries(int dir, Entry *entries, size_t n)
+{
+    enum { MAX_THREADS = 4, PER_THREAD = 1024 };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t threads = n / PER_THREAD;
+    if (threads > (size_t)MAX_THREADS) threads = MAX_THREADS;
+    if (cpus > 0 && threads > (size_t)cpus) threads = (size_t)cpus;
+    if (threads < 1) threads = 1;
+    StatJob jobs[MAX_THREADS];
+    pthread_t ids[MAX_THREADS];
+    size_t started = 0;
+    for (size_t t = 0; t < threads; t++) {
+        jobs[t] = (StatJob){dir, entries, n * t / threads, n * (t + 1) / threads, 0};
+        if (t == 0) continue; /* the first range is this thread's own */
+        if (pthread_create(&ids[t], NULL, stat_range, &jobs[t]) != 0) {
+            stat_range(&jobs[t]); /* no thread to be had: this one does it */
+            continue;
+        }
+        started |= (size_t)1 << t;
+    }
+    stat_range(&jobs[0]);
+    int give_way = jobs[0].give_way;
+    for (size_t t = 1; t < threads; t++) {
+        if (started & ((size_t)1 << t)) pthread_join(ids[t], NULL);
+        give_way |= jobs[t].give_way;
+    }
+    return give_way ? 1 : 0;
+}
 
 static int
 entry_by_name(const void *a, const void *b)
@@ -2108,14 +2174,8 @@ list_trajectories(PyObject *module, PyObject *args)
     while (dir && !give_way && !no_memory && (e = readdir(dir)) != NULL) {
         size_t len = strlen(e->d_name);
         if (!trajectory_name(e->d_name, len)) continue;
-        struct stat st;
-        /* os.stat follows links: the key is the file's, and a link to a non-file is left out */
-        if (fstatat(dirfd(dir), e->d_name, &st, 0) != 0) {
-            if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) continue; /* a broken link */
-            give_way = 1;
-            break;
-        }
-        if (!S_ISREG(st.st_mode)) continue;
+        unsigned char type = e->d_type;
+        if (type != DT_REG && type != DT_LNK && type != DT_UNKNOWN) continue; /* no file */
         if (!valid_utf8(e->d_name, len)) {
             give_way = 1;
             break;
@@ -2138,13 +2198,27 @@ list_trajectories(PyObject *module, PyObject *args)
         memcpy(copy, e->d_name, len + 1);
         entries[n].name = copy;
         entries[n].len = len;
-        entries[n].dev = (unsigned long long)st.st_dev;
-        entries[n].ino = (unsigned long long)st.st_ino;
+        entries[n].type = type;
         n++;
         chars += len;
         errno = 0;
     }
     if (dir && !give_way && !no_memory && errno != 0) give_way = 1; /* readdir failed */
+    if (dir && !give_way && !no_memory && n) {
+        give_way = stat_entries(dirfd(dir), entries, n);
+        /* a link to no regular file (or to nothing) is left out, as os.DirEntry.is_file has it */
+        size_t kept = 0;
+        chars = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (entries[i].type == 0) {
+                free(entries[i].name);
+                continue;
+            }
+            chars += entries[i].len;
+            entries[kept++] = entries[i];
+        }
+        n = kept;
+    }
     if (dir) closedir(dir);
     if (n && !give_way && !no_memory) {
         qsort(entries, n, sizeof(Entry), entry_by_name);
