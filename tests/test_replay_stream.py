@@ -90,6 +90,28 @@ class TestJobs:
         assert one.exit_code == two.exit_code == 1
         assert two.stdout == one.stdout
 
+    def test_json_chunks_pass_through_files_and_leave_nothing(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A JSON report's chunks go from the workers to the report through files of their
+        own (never the pool's pipes), in order, and the folder is gone afterwards."""
+        import tempfile
+
+        runs = tmp_path / "runs"
+        runs.mkdir()
+        for i in range(120):  # some dozens of chunks
+            src = Path(FIXTURES[i % len(FIXTURES)])
+            (runs / f"{i:03d}-{src.name}").write_bytes(src.read_bytes())
+        spool = tmp_path / "tmp"
+        spool.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(spool))
+        args = ["replay", str(EXAMPLES / "spec.json"), str(runs), "--format", "json"]
+        for by in ([], ["--by", "task_success"]):
+            one = CliRunner().invoke(cli, [*args, *by, "--jobs", "1"])
+            two = CliRunner().invoke(cli, [*args, *by, "--jobs", "2"])
+            assert one.exit_code == two.exit_code == 1
+            assert two.stdout == one.stdout
+            assert list(spool.iterdir()) == []
+
     def test_jobs_must_be_positive(self) -> None:
         """--jobs 0 is a usage error."""
         res = CliRunner().invoke(cli, ["replay", str(EXAMPLES / "spec.json"), FIXTURES[0],

@@ -280,7 +280,8 @@ class ReplayChunk:
     :meth:`~ReplayReportWriter.result` of every item, in order, would have."""
 
     __slots__ = ("all_native", "carries", "counts", "current", "current_counts", "elsewhere",
-                 "file_count", "files", "groups", "heads", "lead", "parts", "total", "worst")
+                 "file_count", "files", "groups", "heads", "lead", "parts", "spooled", "total",
+                 "worst")
 
     def __init__(self) -> None:
         #: (path, verdict) of results that came before the chunk's first file.
@@ -302,6 +303,10 @@ class ReplayChunk:
         self.heads: list[bytes] = []
         #: The rendered results: the JSON results joined, or each text block.
         self.parts: list[bytes] = []
+        #: Where a JSON chunk's bytes wait instead (a folder given to the folder): the
+        #: worker's process id, the offset in its file, the length of the files' entries
+        #: and of the results (the latter after a ",\n").
+        self.spooled: tuple[int, int, int, int] | None = None
 
 
 def _spool_file() -> IO[bytes]:
@@ -338,11 +343,44 @@ def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> by
 
 class ChunkFolder:
     """Folds the items of one chunk (file starts and :class:`Rendered` results) into a
-    :class:`ReplayChunk`; picklable, so that a worker process runs it."""
+    :class:`ReplayChunk`; picklable, so that a worker process runs it.
 
-    def __init__(self, fmt: str, summary_only: bool) -> None:
+    With ``folder`` (JSON reports), each worker process appends its chunks' bytes to a
+    file of its own there and the chunk says where they are: the writer copies them
+    into its spools from that file, and they never travel through the pool's pipes.
+    """
+
+    def __init__(self, fmt: str, summary_only: bool, folder: str | None = None) -> None:
         self.json = fmt == "json"
         self.summary_only = summary_only
+        self.folder = folder if self.json else None
+        self._fd = -1
+        self._pid = 0
+        self._size = 0
+
+    def __getstate__(self) -> tuple[bool, bool, str | None]:
+        return self.json, self.summary_only, self.folder
+
+    def __setstate__(self, state: tuple[bool, bool, str | None]) -> None:
+        self.json, self.summary_only, self.folder = state
+        self._fd, self._pid, self._size = -1, 0, 0
+
+    def _spool(self, data: bytes) -> tuple[int, int]:
+        """Append ``data`` to this process's file in the folder: (process id, offset)."""
+        import os
+
+        assert self.folder is not None
+        if self._pid != os.getpid():  # first use in this process (a fork starts afresh)
+            self._pid = os.getpid()
+            self._fd = os.open(os.path.join(self.folder, str(self._pid)),
+                               os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            self._size = 0
+        at = self._size
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+        self._size += len(data)
+        return self._pid, at
 
     def __call__(self, items: Iterable[Any]) -> ReplayChunk:
         chunk = ReplayChunk()
@@ -380,10 +418,16 @@ class ChunkFolder:
             bodies.append(item.body)
             if not self.json:
                 chunk.heads.append(escape_controls(f" {item.id}").encode("utf-8") + b"\n")
-        if self.json:
-            chunk.parts = [b",\n".join(bodies)] if bodies else []
-        else:
+        if not self.json:
             chunk.parts = bodies
+        elif self.folder is not None and (bodies or chunk.files):
+            files = b"".join(chunk.files)
+            parts = b",\n" + b",\n".join(bodies) if bodies else b""
+            pid, at = self._spool(files + parts)
+            chunk.spooled = (pid, at, len(files), len(parts))
+            chunk.files = []
+        elif bodies:
+            chunk.parts = [b",\n".join(bodies)]
         return chunk
 
 
@@ -448,6 +492,10 @@ class ReplayReportWriter(Tally):
         # closed on leaving the writer's ``with`` block
         self.spool = _spool_file()
         self.file_spool = _spool_file()
+        #: Under --jobs with a JSON report: the folder the workers' chunk files are in,
+        #: and the descriptors of those opened here.
+        self._chunks: str | None = None
+        self._chunk_fds: dict[int, int] = {}
 
     def __enter__(self) -> ReplayReportWriter:
         return self
@@ -455,6 +503,15 @@ class ReplayReportWriter(Tally):
     def __exit__(self, *exc: object) -> None:
         self.spool.close()
         self.file_spool.close()
+        if self._chunks is not None:
+            import os
+            import shutil
+
+            for fd in self._chunk_fds.values():
+                os.close(fd)
+            self._chunk_fds.clear()
+            shutil.rmtree(self._chunks, ignore_errors=True)  # chunk files not opened here
+            self._chunks = None
 
     def file(self, path: str, fmt: str) -> None:
         """A file begins, read as ``fmt``."""
@@ -507,7 +564,42 @@ class ReplayReportWriter(Tally):
     @property
     def fold(self) -> ChunkFolder:
         """What folds a chunk of items where it was judged, for :meth:`merge`."""
-        return ChunkFolder(self.fmt, self.summary_only)
+        if self.fmt == "json" and not self.summary_only and self._chunks is None:
+            import tempfile
+
+            self._chunks = tempfile.mkdtemp(prefix="assay-chunks-")
+        return ChunkFolder(self.fmt, self.summary_only, self._chunks)
+
+    def _copy_in(self, pid: int, offset: int, length: int, spool: IO[bytes]) -> None:
+        """Append ``length`` bytes at ``offset`` of worker ``pid``'s chunk file to ``spool``
+        (in the kernel where it can: they are never read into this process)."""
+        import os
+
+        if not length:
+            return
+        fd = self._chunk_fds.get(pid)
+        if fd is None:
+            assert self._chunks is not None
+            name = os.path.join(self._chunks, str(pid))
+            fd = self._chunk_fds[pid] = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+            os.unlink(name)  # open here and in the worker: gone from the folder already
+        spool.flush()
+        out = spool.fileno()
+        while length:
+            try:
+                n = os.copy_file_range(fd, out, length, offset)
+            except (AttributeError, OSError):  # not on this system, or not between these
+                n = 0
+            if n <= 0:
+                view = memoryview(os.pread(fd, min(length, 1 << 20), offset))
+                if not view:
+                    raise OSError(f"a worker's chunk file ended early ({length} bytes short)")
+                n = len(view)
+                while view:
+                    view = view[os.write(out, view):]
+            offset += n
+            length -= n
+        spool.seek(0, os.SEEK_END)  # the file object's position follows the descriptor's
 
     def merge(self, chunk: ReplayChunk) -> None:
         """A chunk of items folded by :attr:`fold`, taken as its items one by one would be."""
@@ -516,9 +608,13 @@ class ReplayReportWriter(Tally):
                 self.current_counts[verdict] += 1
             else:
                 self.elsewhere.setdefault(path, Counter())[verdict] += 1
+        spooled = chunk.spooled
         if chunk.current is not None:
             self._file_done()
-            self.file_spool.write(b"".join(chunk.files))
+            if spooled is not None:
+                self._copy_in(spooled[0], spooled[1], spooled[2], self.file_spool)
+            else:
+                self.file_spool.write(b"".join(chunk.files))
             self.current = chunk.current
             self.current_counts = chunk.current_counts
         for path, c in chunk.elsewhere.items():
@@ -537,6 +633,11 @@ class ReplayReportWriter(Tally):
         self.all_native = self.all_native and chunk.all_native
         before = self.total
         self.total += chunk.total
+        if spooled is not None and spooled[3]:
+            pid, at, files, parts = spooled
+            skip = 0 if before else 2  # the first result of the report has no ",\n"
+            self._copy_in(pid, at + files + skip, parts - skip, self.spool)
+            return
         if self.summary_only or not chunk.parts:
             return
         if self.fmt == "json":
