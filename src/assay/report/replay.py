@@ -329,6 +329,26 @@ def _spool_file() -> IO[bytes]:
     return tempfile.TemporaryFile("w+b")
 
 
+def _send(spool: IO[bytes], start: int, out: Any) -> int:
+    """Copy ``spool`` from byte ``start`` on to the file descriptor under ``out`` in the
+    kernel (``os.sendfile``); where it cannot (no descriptor, an append-only file, no
+    sendfile), what is left for the caller: the offset it got to."""
+    import os
+
+    try:
+        fd = out.fileno()
+        spool.flush()
+        size = os.fstat(spool.fileno()).st_size
+        while start < size:
+            sent = os.sendfile(fd, spool.fileno(), start, size - start)
+            if sent <= 0:
+                break
+            start += sent
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        pass
+    return start
+
+
 def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> bytes:
     """A finished file as the writer spools it. The JSON report's entry is its final bytes
     (``{"path": ..., "format": ...}`` as orjson indents it in the list, after a ``,\\n``
@@ -681,6 +701,9 @@ class ReplayReportWriter(Tally):
             utf8 = False
         if buffer is not None and utf8 and getattr(self.out, "errors", "strict") == "strict":
             self.out.flush()
+            buffer.flush()
+            if digest is None:
+                skip = _send(spool, skip, buffer)
             write = buffer.write
         else:
             decode = codecs.getincrementaldecoder("utf-8")().decode
