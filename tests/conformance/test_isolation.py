@@ -97,8 +97,7 @@ def test_a_c_judge_failure_is_that_files_error(monkeypatch: pytest.MonkeyPatch) 
     from assay.conformance import engine
 
     monkeypatch.setattr(conformance, "native_result", broken)
-    monkeypatch.setattr(engine, "native_result", broken)  # the text report's way
-    monkeypatch.setattr(engine, "native_json", broken)  # the JSON report's way
+    monkeypatch.setattr(engine, "native_parts", broken)  # the reports' way
     for fmt in ("text", "json"):
         res = CliRunner().invoke(cli, ["replay", str(SPEC), str(SKIPPED), str(CONFORMS),
                                        "--format", fmt])

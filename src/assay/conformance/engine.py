@@ -14,7 +14,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -741,21 +741,40 @@ def _native_finding_json(made: tuple[Any, ...]) -> dict[str, Any]:
     return out
 
 
-def native_json(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
-                ) -> tuple[str, Any, list[dict[str, Any]], list[dict[str, Any]],
-                           dict[str, Any]] | None:
-    """What a report prints of :func:`native_result`, without the result objects: its
-    verdict, its reasons (the shared PASS tuple, or each reason's ``to_dict()``), its
-    warnings' and notes' ``to_dict()``, and its final event's fields; None where
-    :func:`native_result` gives None."""
+class NativeParts(NamedTuple):
+    """What a report prints of :func:`native_result`, without the result objects (see
+    :func:`native_parts`)."""
+
+    verdict: str
+    reasons: Any
+    warnings: list[dict[str, Any]]
+    notes: list[dict[str, Any]]
+    final: dict[str, Any]
+    agents: list[str]
+    events: int
+    handoffs: int
+    checkpoints: int
+    irreversible: int
+
+
+def native_parts(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
+                 ) -> NativeParts | None:
+    """What a report prints of :func:`native_result`, without the result objects: the
+    verdict; the reasons (the shared PASS tuple of findings, or each reason's
+    ``to_dict()``); the warnings' and notes' ``to_dict()``; the final event's fields; and
+    the counts of its stats (agents, events, handoffs, checkpoints, irreversible actions).
+    None where :func:`native_result` gives None."""
     try:
         final = orjson.loads(data[judged[7]:judged[8]])
     except orjson.JSONDecodeError:
         return None
     if type(final) is not dict:
         return None
-    actions, reasons, found, unseen, uncrossed = (judged[1], judged[9], judged[10],
-                                                  judged[11], judged[12])
+    (agents, actions, irreversible, handoffs, checkpoints, records, _seq, _start, _end,
+     reasons, found, unseen, uncrossed) = judged
+    agent = final.get("agent")
+    if agent is not None and agent not in agents:
+        agents.append(agent)
     warnings = [_native_finding_json(f) for f in found] if found else []
     if compiled.rules and not actions:
         warnings.append(compiled.no_actions("native").to_dict())
@@ -763,9 +782,10 @@ def native_json(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
         never = compiled.never_crossed
         warnings.extend(never[i][1].to_dict() for i in uncrossed)
     notes = [compiled.rules[i].never_ran.to_dict() for i in unseen] if unseen else []
-    if reasons:
-        return "BLOCK", [_native_finding_json(f) for f in reasons], warnings, notes, final
-    return "PASS", _PASS_REASONS, warnings, notes, final
+    listed: Any = [_native_finding_json(f) for f in reasons] if reasons else _PASS_REASONS
+    verdict = "BLOCK" if reasons else "PASS"
+    return NativeParts(verdict, listed, warnings, notes, final, agents, records + 1, handoffs,
+                       checkpoints, irreversible)
 
 
 class _ScannedEvent:

@@ -197,26 +197,24 @@ class ResultRenderer:
 
     def from_native(self, compiled: Any, data: bytes, judged: tuple[Any, ...],
                     path: str) -> Rendered | None:
-        """``self(native_result(compiled, data, judged, path))``, byte for byte; the JSON
-        report and ``--summary-only`` build no result object for it. None where
+        """``self(native_result(compiled, data, judged, path))``, byte for byte, built from
+        the tuples without the result objects. None where
         :func:`~assay.conformance.engine.native_result` gives None."""
-        from assay.conformance.engine import native_json, native_result
+        from assay.conformance.engine import native_parts
 
-        if self.fmt != "json" and not self.summary_only:
-            result = native_result(compiled, data, judged, path)
-            return None if result is None else self(result)
-        parts = native_json(compiled, data, judged)
+        parts = native_parts(compiled, data, judged)
         if parts is None:
             return None
-        verdict, reasons, warnings, notes, final = parts
+        verdict, reasons, warnings, notes, final = parts[:5]
         by = None
         carries = False
         if self.by_field is not None:
             value = final.get(self.by_field, _MISSING)  # a native file has no reader facts
             carries = value is not _MISSING
             by = _json_scalar(value) if carries else "(absent)"
-        body = b""
-        if not self.summary_only:
+        if self.summary_only:
+            body = b""
+        elif self.fmt == "json":
             text = orjson.dumps({
                 "id": path,
                 "path": path,
@@ -229,8 +227,34 @@ class ResultRenderer:
                 "source": "native",
             }, option=_JSON_OPTIONS)
             body = b"    " + text.replace(b"\n", b"\n    ")
+        else:
+            body = text_lines(_native_block(parts)).encode("utf-8")
         return Rendered(path, path, verdict, verdict == "PASS" and bool(warnings), by, carries,
                         body)
+
+
+def _native_block(parts: Any) -> list[str]:
+    """:func:`_block` of a native result without its ``[N] id`` line, from its parts."""
+    success = _json_scalar(parts.final.get("task_success"))
+    block = parts.verdict == "BLOCK"
+    headline = parts.reasons[0]["code"] if block else parts.reasons[0].code
+    out = [f"trajectory: {plural(parts.events, 'event')}, agents: "
+           f"{', '.join(parts.agents) or '-'}; {plural(parts.handoffs, 'handoff')}, "
+           f"{plural(parts.checkpoints, 'checkpoint')}, "
+           f"{plural(parts.irreversible, 'irreversible action')}",
+           f"final : task_success={success} (recorded, printed for contrast, ignored for "
+           "the verdict)",
+           f"verdict : {parts.verdict} ({headline}) exit {VERDICT_EXIT[parts.verdict]}"]
+    if block:
+        out.extend(f"reason : {f['code']}: {f['message']}" for f in parts.reasons)
+    else:
+        out.extend(f"detail : {f.message}" for f in parts.reasons)
+    out.extend(f"warn : {f['code']}: {f['message']}" for f in parts.warnings)
+    out.extend(f"note : {f['message']}" for f in parts.notes)
+    if block:
+        out.append(f"contrast : final metric says task_success={success} / trajectory says "
+                   f"{headline}")
+    return out
 
 
 #: Findings tuples that results share (the reasons of every PASS the engine gives are one
