@@ -182,9 +182,16 @@ class TestEntryPoints:
         assert err == "error[internal]: RuntimeError: kaboom\n"
 
 
+#: The console script, whose ``replay`` ends without the interpreter's teardown.
+ASSAY = [str(Path(sys.executable).with_name("assay"))]
+
+
 class TestReplayProcessExit:
     """A ``replay`` process ends without tearing down the interpreter: every byte it
     wrote is out first, and its exit code is the report's."""
+
+    def test_the_console_script_is_there(self) -> None:
+        assert Path(ASSAY[0]).is_file()
 
     def test_a_report_larger_than_a_pipe_arrives_whole(self, tmp_path: Path) -> None:
         runs = tmp_path / "runs"
@@ -195,7 +202,7 @@ class TestReplayProcessExit:
             (runs / f"{i:03d}-{src.name}").write_bytes(src.read_bytes())
         spec = str(EXAMPLES / "spec.json")
         for fmt in ("json", "text"):
-            piped = subprocess.run([sys.executable, "-m", "assay", "replay", spec, str(runs),
+            piped = subprocess.run([*ASSAY, "replay", spec, str(runs),
                                     "--format", fmt], capture_output=True, check=False)
             assert piped.returncode == 1, piped.stderr
             assert len(piped.stdout) > 1 << 16  # more than a pipe holds at once
@@ -203,7 +210,7 @@ class TestReplayProcessExit:
             assert inside.exit_code == 1
             assert piped.stdout == inside.stdout_bytes, fmt
             to_file = tmp_path / f"report.{fmt}"
-            written = subprocess.run([sys.executable, "-m", "assay", "replay", spec, str(runs),
+            written = subprocess.run([*ASSAY, "replay", spec, str(runs),
                                       "--format", fmt, "-o", str(to_file)],
                                      capture_output=True, check=False)
             assert written.returncode == 1, written.stderr
@@ -211,16 +218,16 @@ class TestReplayProcessExit:
 
     def test_exit_codes_and_errors(self, tmp_path: Path) -> None:
         spec = str(EXAMPLES / "spec.json")
-        passing = subprocess.run([sys.executable, "-m", "assay", "replay", spec,
+        passing = subprocess.run([*ASSAY, "replay", spec,
                                   str(EXAMPLES / "fixture_conforms.jsonl")],
                                  capture_output=True, check=False)
         assert passing.returncode == 0, passing.stderr
-        missing = subprocess.run([sys.executable, "-m", "assay", "replay",
+        missing = subprocess.run([*ASSAY, "replay",
                                   str(tmp_path / "none.json"), "x.jsonl"],
                                  capture_output=True, check=False)
         assert missing.returncode == 2
         assert missing.stderr.startswith(b"error[bad-input]: ")
-        usage = subprocess.run([sys.executable, "-m", "assay", "replay"],
+        usage = subprocess.run([*ASSAY, "replay"],
                                capture_output=True, check=False)
         assert usage.returncode == 2
         assert usage.stderr == (b"error[usage]: replay: missing argument 'SPEC'; "

@@ -15,8 +15,13 @@ import sys
 __all__ = ["main"]
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console entry point: the hook's lean path, else the click CLI."""
+def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
+    """Console entry point: the hook's lean path, else the click CLI.
+
+    ``quick_exit`` lets a ``replay`` process end without the interpreter's teardown
+    (:func:`_leave`); ``python -m assay`` keeps the usual exit, so that a profiler
+    running the module gets its turn.
+    """
     args = sys.argv[1:] if argv is None else argv
     if args[:2] == ["guard", "claude-code"]:
         import gc
@@ -31,7 +36,8 @@ def main(argv: list[str] | None = None) -> None:
             _hook(options, leave=argv is None)
     from assay.cli import main as cli_main
 
-    if argv is None and args[:1] == ["replay"] and not any(a.startswith("--ray") for a in args):
+    if (quick_exit and argv is None and args[:1] == ["replay"]
+            and not any(a.startswith("--ray") for a in args)):
         try:
             cli_main(argv)
         except SystemExit as done:
@@ -41,10 +47,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _leave(done: SystemExit) -> None:
-    """End a ``replay`` process once its output is flushed, without tearing down the
-    interpreter: after a batch of 50,000 files that teardown costs some 30 ms, and a few
-    ms on any run. Whatever is not a plain exit code, an interrupt (its pool may still be
-    stopping), or a flush that fails takes the usual way out."""
+    """End a ``replay`` process once its output is flushed and the exit functions have
+    run, without tearing down the interpreter: after a batch of 50,000 files that
+    teardown costs some 30 ms, and a few ms on any run. Whatever is not a plain exit
+    code, an interrupt (its pool may still be stopping), or a flush that fails takes
+    the usual way out."""
     code = done.code
     if not isinstance(code, int) or code == 130:
         raise done
@@ -53,8 +60,12 @@ def _leave(done: SystemExit) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         raise done from None
+    import atexit
     import os
 
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is not None:  # what was registered still runs (coverage, say)
+        run_exit_functions()
     os._exit(code)
 
 
@@ -87,4 +98,4 @@ def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(quick_exit=False)
