@@ -59,6 +59,7 @@ from assay.ingest._fast import (
     kept_every_key_at,
     line_bounds,
     line_checker,
+    native,
     no_cycle_collection,
 )
 from assay.ingest._json import (
@@ -839,11 +840,65 @@ class _Trace:
 
 
 class _Run(NamedTuple):
-    """One run of a file: its traces (the first names it), its conversation, its spans."""
+    """One run of a file: its traces (the first names it), its conversation, its spans,
+    and, where the C extension indexed the file, its events mapped in C (None: it gives
+    way, and :func:`spans_to_events` maps the spans)."""
 
     trace_ids: list[str]
     conversation: str | None
     members: Callable[[], list[Span]]
+    mapped: Callable[[], tuple[tuple[Event, ...], int] | None] | None = None
+
+
+def _indexed(data: bytes) -> list[_Run] | None:
+    """The runs of a file of OTLP/JSON lines indexed in C, or None (no extension, or it
+    gives way: :class:`_Streamed` reads the file).
+
+    :func:`assay._accel.otel_index` reads every line once and vouches for exactly what
+    :class:`_Streamed`'s first reading accepts; it keeps in C what the mapping reads of
+    each span. Each run is then mapped in C (:func:`assay._accel.otel_map`), or, where
+    that gives way (another convention, span events, anything unusual), its lines are
+    decoded again and mapped here, as :class:`_Streamed` does.
+    """
+    accel = native()
+    if accel is None:
+        return None
+    found = accel.otel_index(data, Event)
+    if found is None:
+        return None
+    index, traces = found
+    groups: dict[str, list[int]] = {}
+    for k, (trace_id, conversations) in enumerate(traces):
+        if len(conversations) == 1:
+            groups.setdefault("conversation " + conversations[0], []).append(k)
+        else:
+            groups["trace " + trace_id] = [k]
+    runs = []
+    otel_map = accel.otel_map
+    for key, numbers in groups.items():
+        ids = [traces[k][0] for k in numbers]
+        first = traces[numbers[0]][1]
+        which = tuple(numbers)
+        runs.append(_Run(ids, first[0] if key.startswith("conversation ") else None,
+                         partial(_lines_members, data, partial(accel.otel_lines, index, which),
+                                 ids),
+                         partial(otel_map, index, which, True)))
+    return runs
+
+
+def _lines_members(data: bytes, lines: Callable[[], list[tuple[int, int, int, int, int]]],
+                   trace_ids: list[str]) -> list[Span]:
+    """The spans of the traces ``trace_ids`` held by ``lines()`` (line number, start, end,
+    first span, traces), each trace's in file order: what :meth:`_Streamed.members`
+    gives."""
+    view = memoryview(data)
+    wanted = set(trace_ids)
+    taken: dict[str, list[Span]] = {}
+    for n, start, end, first, _ in lines():
+        for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
+            if span.trace_id in wanted:
+                taken.setdefault(span.trace_id, []).append(span)
+    return [span for t in trace_ids for span in taken.get(t, ())]
 
 
 class _Streamed:
@@ -1216,7 +1271,8 @@ def _runs(path: str, data: bytes) -> list[_Run]:
     """The runs of a span file: streamed from OTLP/JSON lines, else every span read first."""
     try:
         with no_cycle_collection():
-            return _Streamed(data).runs()
+            indexed = _indexed(data)
+            return _Streamed(data).runs() if indexed is None else indexed
     except Slow:
         pass
     return [_Run(trace_ids, conversation, partial(list, members))
@@ -1231,6 +1287,14 @@ def _trajectory(path: str, run: _Run) -> Trajectory:
     collecting = gc.isenabled()  # paused while the run's records are built (no_cycle_collection)
     gc.disable()
     try:
+        mapped = run.mapped() if run.mapped is not None else None
+        if mapped is not None:
+            events, count = mapped
+            meta: dict[str, Any] = {"trace_id": trace_id, "spans": count}
+            if run.conversation is not None:
+                meta["conversation_id"] = run.conversation
+                meta["traces"] = run.trace_ids
+            return Trajectory(tid, events, path, "otel", meta)
         members = run.members()
         events = spans_to_events(members)
     except _Bad as exc:
@@ -1238,7 +1302,7 @@ def _trajectory(path: str, run: _Run) -> Trajectory:
     finally:
         if collecting:
             gc.enable()
-    meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+    meta = {"trace_id": trace_id, "spans": len(members)}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation
         meta["traces"] = run.trace_ids
