@@ -2048,9 +2048,28 @@ static const char *attr_names[N_ATTRS] = {
 /* Attributes that mark another convention's span: otel_map gives way on them. */
 static const char *convention_names[2] = {"openinference.span.kind", "traceloop.span.kind"};
 
-#define SF_EVENTS 1      /* span events: Python maps the run */
+#define SF_EVENTS 1      /* more span events than otel_map orders (Python maps the run) */
 #define SF_UNUSUAL 2     /* an attribute the mapping reads that is not a plain string */
 #define SF_CONVENTION 4  /* OpenInference or OpenLLMetry */
+
+/* What a list of attributes says of the attributes the mapping reads */
+typedef struct {
+    unsigned present, unusual; /* by attribute: named (any value); not a plain string */
+    int convention;
+    Ref attrs[N_ATTRS];
+} Attrs;
+
+#define CHECKPOINT_BITS ((1u << A_CID) | (1u << A_CONFIRMED) | (1u << A_DECISION))
+/* Span events are ordered by their position under 998 (spans_to_events: tie + 2 + i) */
+#define MAX_SPAN_EVENTS 997
+
+/* A span event that names assay.checkpoint.id */
+typedef struct {
+    long long time;
+    int32_t i; /* its position among the span's events */
+    unsigned unusual;
+    Ref cid, confirmed, decision;
+} OEvent;
 
 typedef struct {
     int32_t trace, next; /* the trace's number; the next span of that trace, -1 */
@@ -2062,6 +2081,7 @@ typedef struct {
     long long start, end; /* end -1: none */
     Ref name, message;
     unsigned present; /* which attributes the span names (any value) */
+    int32_t ev_first, ev_count; /* its events naming a checkpoint, in the index's events */
     Ref attrs[N_ATTRS];
 } OSpan;
 
@@ -2084,6 +2104,8 @@ typedef struct {
     PyObject *event_type;
     OSpan **blocks; /* the spans, SPAN_BLOCK a block (never moved once written) */
     Py_ssize_t n_spans, n_blocks;
+    OEvent *events;
+    Py_ssize_t n_events, cap_events;
     OLine *lines;
     Py_ssize_t n_lines, cap_lines;
     OTrace *traces;
@@ -2105,6 +2127,7 @@ oindex_free(OIndex *ix)
     Py_XDECREF(ix->event_type);
     for (Py_ssize_t b = 0; b < ix->n_blocks; b++) PyMem_Free(ix->blocks[b]);
     PyMem_Free(ix->blocks);
+    PyMem_Free(ix->events);
     PyMem_Free(ix->lines);
     PyMem_Free(ix->traces);
     PyMem_Free(ix->table);
@@ -2237,9 +2260,9 @@ is_null(Ctx *x)
 
 static int ox_any_value(Ctx *x, Ref *str, cp data);
 
-/* A list of KeyValue, or null. With span set, the attributes of that span. */
+/* A list of KeyValue, or null. With span set, what it says of the mapping's attributes. */
 static int
-ox_key_values(Ctx *x, cp data, OSpan *span)
+ox_key_values(Ctx *x, cp data, Attrs *span)
 {
     int rc, done;
     if (is_null(x)) return OK;
@@ -2272,10 +2295,10 @@ ox_key_values(Ctx *x, cp data, OSpan *span)
                 if (span->present & (1u << a)) return GIVE_WAY; /* given twice */
                 span->present |= 1u << a;
                 if (has_value && str.set) span->attrs[a] = str;
-                else span->flags |= SF_UNUSUAL;
+                else span->unusual |= 1u << a;
             }
             for (int c = 0; c < 2; c++) {
-                if (key_is(key, key_len, convention_names[c])) span->flags |= SF_CONVENTION;
+                if (key_is(key, key_len, convention_names[c])) span->convention = 1;
             }
         }
         if ((rc = next_member(x, ']', &done)) != OK) return rc;
@@ -2411,18 +2434,22 @@ ox_status(Ctx *x, cp data, OSpan *sp)
 }
 
 static int
-ox_events(Ctx *x, OSpan *sp, cp data)
+ox_events(Ctx *x, OIndex *ix, OSpan *sp, cp data)
 {
     int rc, done;
     if (is_null(x)) return OK;
     if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
     if ((rc = open_container(x, ']', &done)) != OK) return rc;
+    int32_t i = 0;
+    sp->ev_first = (int32_t)ix->n_events;
     while (!done) {
         unsigned seen = 0;
-        sp->flags |= SF_EVENTS;
+        long long t = 0;
+        Attrs at;
+        memset(&at, 0, sizeof at);
+        if (i >= MAX_SPAN_EVENTS) sp->flags |= SF_EVENTS;
         OBJECT_MEMBERS(x, seen, {
             if (key_is(s, len, "timeUnixNano")) {
-                long long t;
                 bit = 1;
                 TRY(read_nanos(x, &t));
             }
@@ -2432,13 +2459,30 @@ ox_events(Ctx *x, OSpan *sp, cp data)
             }
             else if (key_is(s, len, "attributes")) {
                 bit = 4;
-                TRY(ox_key_values(x, data, NULL));
+                TRY(ox_key_values(x, data, &at));
             }
             else if (key_is(s, len, "droppedAttributesCount")) {
                 bit = 8;
                 TRY(read_value(x));
             }
         });
+        if (at.present & (1u << A_CID)) {
+            if (ix->n_events >= INT32_MAX - 1) return GIVE_WAY;
+            if (grow((void **)&ix->events, &ix->cap_events, ix->n_events + 1, sizeof(OEvent))
+                != OK)
+                return FAIL;
+            OEvent *ev = &ix->events[ix->n_events++];
+            ev->time = t;
+            ev->i = i;
+            ev->unusual = at.unusual & CHECKPOINT_BITS;
+            ev->cid = at.attrs[A_CID];
+            ev->confirmed = at.attrs[A_CONFIRMED];
+            ev->decision = at.attrs[A_DECISION];
+            if (!(at.present & (1u << A_CONFIRMED))) ev->confirmed.set = 0;
+            if (!(at.present & (1u << A_DECISION))) ev->decision.set = 0;
+            sp->ev_count++;
+        }
+        i++;
         if ((rc = next_member(x, ']', &done)) != OK) return rc;
     }
     return OK;
@@ -2559,7 +2603,7 @@ ox_span(Ctx *x, OIndex *ix, cp data, int32_t line_k)
             }
             else if (key_is(s, len, "events")) {
                 bit = 1u << 5;
-                TRY(ox_events(x, sp, data));
+                TRY(ox_events(x, ix, sp, data));
             }
             else if (key_is(s, len, "status")) {
                 bit = 1u << 6;
@@ -2586,8 +2630,14 @@ ox_span(Ctx *x, OIndex *ix, cp data, int32_t line_k)
                 TRY(read_value(x));
             }
             else if (key_is(s, len, "attributes")) {
+                Attrs at;
                 bit = 1u << 9;
-                TRY(ox_key_values(x, data, sp));
+                memset(&at, 0, sizeof at);
+                TRY(ox_key_values(x, data, &at));
+                sp->present = at.present;
+                memcpy(sp->attrs, at.attrs, sizeof at.attrs);
+                if (at.unusual) sp->flags |= SF_UNUSUAL;
+                if (at.convention) sp->flags |= SF_CONVENTION;
             }
             break;
         case 12:
@@ -3058,6 +3108,7 @@ enum { SK_ACTION, SK_HANDOFF, SK_CHECKPOINT };
 typedef struct {
     long long when, order;
     int kind;
+    int32_t event;  /* a checkpoint: the span event naming it (in the index), -1: the span */
     int32_t span;   /* its position in the run */
     int32_t agent;  /* the position of the span naming the agent, -1 */
     int32_t outer;  /* a handoff: the tool span; its from agent's span */
@@ -3190,6 +3241,30 @@ action_fields(Run *r, int32_t i, int keep_result, PyObject *d)
     return set_new(d, S_span_id, id_str(sp->id));
 }
 
+/* Whether a checkpoint's decision approves it: absent, or one of the words of
+ * otel._APPROVED in any case (ASCII; other text gives way) */
+static int
+approves(cp data, Ref dec, int *approved)
+{
+    char low[16];
+    *approved = 1;
+    if (!dec.set) return OK;
+    if (dec.esc) return GIVE_WAY;
+    *approved = 0;
+    for (uint32_t k = 0; k < dec.len; k++) {
+        if (data[dec.off + k] >= 0x80) return GIVE_WAY; /* lower() beyond ASCII: Python's */
+    }
+    if (dec.len >= sizeof low) return OK;
+    for (uint32_t k = 0; k < dec.len; k++) {
+        unsigned char c = data[dec.off + k];
+        low[k] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    low[dec.len] = 0;
+    *approved = !strcmp(low, "approved") || !strcmp(low, "approve") || !strcmp(low, "accepted")
+                || !strcmp(low, "confirmed");
+    return OK;
+}
+
 static int
 map_run(Run *r, int keep_result, PyObject **out)
 {
@@ -3237,7 +3312,9 @@ map_run(Run *r, int keep_result, PyObject **out)
         OSpan *sp = run_span(r, i);
         r->parent[i] = sp->has_parent ? run_find(r, sp->parent) : -1;
     }
-    staged = PyMem_Malloc((size_t)(2 * n + 1) * sizeof(Staged));
+    Py_ssize_t marks = 2 * n + 1;
+    for (Py_ssize_t i = 0; i < n; i++) marks += run_span(r, i)->ev_count;
+    staged = PyMem_Malloc((size_t)marks * sizeof(Staged));
     agent_str = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
     if (!staged || !agent_str) {
         PyErr_NoMemory();
@@ -3292,43 +3369,37 @@ map_run(Run *r, int keep_result, PyObject **out)
         }
         if (sp->present & (1u << A_CID)) {
             Ref cid = sp->attrs[A_CID];
+            int approved;
             if (!cid.set || cid.len == 0) {
                 rc = GIVE_WAY; /* Python names the span */
                 goto done;
             }
-            Ref dec = sp->attrs[A_DECISION];
-            int approved = 1;
-            if (dec.set) {
-                char low[16];
-                approved = 0;
-                if (dec.len < (int32_t)sizeof low) {
-                    for (int32_t k = 0; k < dec.len; k++) {
-                        unsigned char c = data[dec.off + k];
-                        if (c >= 0x80) {
-                            rc = GIVE_WAY; /* lower() beyond ASCII: Python's */
-                            goto done;
-                        }
-                        low[k] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-                    }
-                    low[dec.len] = 0;
-                    approved = !strcmp(low, "approved") || !strcmp(low, "approve")
-                               || !strcmp(low, "accepted") || !strcmp(low, "confirmed");
-                }
-                else {
-                    for (int32_t k = 0; k < dec.len; k++) {
-                        if (data[dec.off + k] >= 0x80) {
-                            rc = GIVE_WAY;
-                            goto done;
-                        }
-                    }
-                }
-            }
+            if ((rc = approves(data, sp->attrs[A_DECISION], &approved)) != OK) goto done;
             if (approved) {
                 Staged *c = &staged[n_staged++];
                 c->kind = SK_CHECKPOINT;
+                c->event = -1;
                 c->span = (int32_t)i;
                 c->when = sp->start;
                 c->order = tie + 1;
+                c->agent = run_agent(r, (int32_t)i);
+            }
+        }
+        for (int32_t q = 0; q < sp->ev_count; q++) {
+            OEvent *ev = &r->ix->events[sp->ev_first + q];
+            int approved;
+            if (ev->unusual || !ev->cid.set || ev->cid.len == 0) {
+                rc = GIVE_WAY;
+                goto done;
+            }
+            if ((rc = approves(data, ev->decision, &approved)) != OK) goto done;
+            if (approved) {
+                Staged *c = &staged[n_staged++];
+                c->kind = SK_CHECKPOINT;
+                c->event = sp->ev_first + q;
+                c->span = (int32_t)i;
+                c->when = ev->time;
+                c->order = tie + 2 + ev->i;
                 c->agent = run_agent(r, (int32_t)i);
             }
         }
@@ -3413,13 +3484,17 @@ map_run(Run *r, int keep_result, PyObject **out)
                 rc = FAIL;
             Py_XDECREF(payload);
         }
-        else if (set_str(d, S_checkpoint_id, data, sp->attrs[A_CID]) != OK
-                 || set_new(d, S_span_id, id_str(sp->id)) != OK
-                 || (sp->attrs[A_CONFIRMED].set
-                     && set_str(d, S_confirmed_by, data, sp->attrs[A_CONFIRMED]) != OK)
-                 || (sp->attrs[A_DECISION].set
-                     && set_str(d, S_decision, data, sp->attrs[A_DECISION]) != OK))
-            rc = FAIL;
+        else {
+            OEvent *ev = st->event >= 0 ? &r->ix->events[st->event] : NULL;
+            Ref cid = ev ? ev->cid : sp->attrs[A_CID];
+            Ref who_ref = ev ? ev->confirmed : sp->attrs[A_CONFIRMED];
+            Ref dec = ev ? ev->decision : sp->attrs[A_DECISION];
+            if (set_str(d, S_checkpoint_id, data, cid) != OK
+                || set_new(d, S_span_id, id_str(sp->id)) != OK
+                || (who_ref.set && set_str(d, S_confirmed_by, data, who_ref) != OK)
+                || (dec.set && set_str(d, S_decision, data, dec) != OK))
+                rc = FAIL;
+        }
         PyObject *ev = rc == OK ? etype->tp_alloc(etype, 6) : NULL;
         if (!ev) {
             Py_XDECREF(ts);
