@@ -78,7 +78,8 @@ print(f"{sys.argv[1]} mutated files, {judged} of them judged in C: no sanitizer 
 
 import importlib.util, orjson
 from assay.events import Event
-spec_b = importlib.util.spec_from_file_location("bench", root / "benchmarks" / "reader_throughput.py")
+spec_b = importlib.util.spec_from_file_location(
+    "bench", root / "benchmarks" / "reader_throughput.py")
 bench = importlib.util.module_from_spec(spec_b)
 spec_b.loader.exec_module(bench)
 spans = [bench.otel_trace(i) for i in range(0, 60, 7)]

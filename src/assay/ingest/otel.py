@@ -1287,26 +1287,24 @@ def _trajectory(path: str, run: _Run) -> Trajectory:
     collecting = gc.isenabled()  # paused while the run's records are built (no_cycle_collection)
     gc.disable()
     try:
-        mapped = run.mapped() if run.mapped is not None else None
+        mapped = run.mapped() if run.mapped is not None else None  # in C, or None
         if mapped is not None:
             events, count = mapped
-            meta: dict[str, Any] = {"trace_id": trace_id, "spans": count}
-            if run.conversation is not None:
-                meta["conversation_id"] = run.conversation
-                meta["traces"] = run.trace_ids
-            return Trajectory(tid, events, path, "otel", meta)
-        members = run.members()
-        events = spans_to_events(members)
+            source = "otel"  # otel_map maps spans of the GenAI conventions alone
+        else:
+            members = run.members()
+            events, count = tuple(spans_to_events(members)), len(members)
+            source = _source(members)
     except _Bad as exc:
         raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
     finally:
         if collecting:
             gc.enable()
-    meta = {"trace_id": trace_id, "spans": len(members)}
+    meta: dict[str, Any] = {"trace_id": trace_id, "spans": count}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation
         meta["traces"] = run.trace_ids
-    return Trajectory(tid, tuple(events), path, _source(members), meta)
+    return Trajectory(tid, events, path, source, meta)
 
 
 _CONVERSATION = "gen_ai.conversation.id"
