@@ -3302,7 +3302,7 @@ map_run(Run *r, int keep_result, PyObject **out)
             Ref nm = sp->name;
             if (nm.set && nm.esc) return GIVE_WAY;
             if (nm.set && (key_is(data + nm.off, nm.len, "execute_tool")
-                           || (nm.len > 13 && memcmp(data + nm.off, "execute_tool ", 13) == 0)))
+                           || (nm.len >= 13 && memcmp(data + nm.off, "execute_tool ", 13) == 0)))
                 return GIVE_WAY;
         }
         else if (r->kind[i] == 1 && !(sp->attrs[A_TOOL].set && sp->attrs[A_TOOL].len > 0))

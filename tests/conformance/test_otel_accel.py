@@ -259,7 +259,8 @@ def _span(draw: st.DrawFn, trace: str, k: int, ids: list[str]) -> str:
     fields = [f'"traceId":"{trace}"', f'"spanId":"{span_id}"',
               f'"parentSpanId":"{parent}"',
               '"name":"' + draw(st.sampled_from(["s", "s", "agent", "execute_tool",
-                                                 "execute_tool x", ""])) + '"',
+                                                 "execute_tool x", "", "execute_tool "]))
+              + '"',
               f'"startTimeUnixNano":"{start}"' if draw(st.booleans())
               else f'"startTimeUnixNano":{start}',
               '"endTimeUnixNano":"' + str(draw(st.integers(0, 5))) + '"',
@@ -381,3 +382,16 @@ def test_every_decision_reads_alike(monkeypatch: pytest.MonkeyPatch, decision: s
     for data in (line, as_event):
         mapped = _agree(monkeypatch, data)
         assert mapped == [decision.isascii() and "\\" not in decision]
+
+
+@pytest.mark.parametrize("name", ["execute_tool", "execute_tool ", "execute_tool x",
+                                  "execute_toolx", "execute_too", "Execute_tool x", ""])
+def test_a_call_without_its_operation_name_reads_alike(monkeypatch: pytest.MonkeyPatch,
+                                                       name: str) -> None:
+    """A span named as a tool call but without ``execute_tool``: the same failure (never a
+    run mapped without the call), and a name that is no call's the same events."""
+    line = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"a" * 32
+            + b'","spanId":"' + b"b" * 16 + b'","name":"' + name.encode()
+            + b'","startTimeUnixNano":"1","attributes":[]}]}]}]}\n')
+    mapped = _agree(monkeypatch, line)
+    assert mapped == [not (name == "execute_tool" or name.startswith("execute_tool "))]
