@@ -395,3 +395,18 @@ def test_a_call_without_its_operation_name_reads_alike(monkeypatch: pytest.Monke
             + b'","startTimeUnixNano":"1","attributes":[]}]}]}]}\n')
     mapped = _agree(monkeypatch, line)
     assert mapped == [not (name == "execute_tool" or name.startswith("execute_tool "))]
+
+
+@SETTINGS
+@given(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1), st.booleans())
+def test_timestamps_read_alike(start: int, end: int, as_text: bool) -> None:
+    """Every time a long long holds, as digits or a number: the same ``ts`` of each event."""
+    def nanos(n: int) -> bytes:
+        return b'"%d"' % n if as_text or n >= 10**18 else b"%d" % n
+
+    line = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"a" * 32
+            + b'","spanId":"' + b"b" * 16 + b'","startTimeUnixNano":' + nanos(start)
+            + b',"endTimeUnixNano":' + nanos(end) + b',"attributes":[{"key":'
+            b'"assay.checkpoint.id","value":{"stringValue":"ok"}}]}]}]}]}\n')
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert _agree(monkeypatch, line) == [True]
