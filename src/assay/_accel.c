@@ -2115,6 +2115,11 @@ typedef struct {
 } OIndex;
 
 #define SPAN_BLOCK 512
+/* What the index may hold: 30% of the file's size (at least 1 MB). A file of spans so
+ * small that their records would pass it gives way (the Python reader holds about 1.1x
+ * the file, the index adds to that). */
+#define INDEX_SHARE(size) \
+    ((size_t)(size) / 10 * 3 > ((size_t)1 << 20) ? (size_t)(size) / 10 * 3 : ((size_t)1 << 20))
 #define SPAN(ix, i) (&(ix)->blocks[(i) / SPAN_BLOCK][(i) % SPAN_BLOCK])
 
 static const char *OINDEX = "assay._accel.otel_index";
@@ -2467,7 +2472,11 @@ ox_events(Ctx *x, OIndex *ix, OSpan *sp, cp data)
             }
         });
         if (at.present & (1u << A_CID)) {
-            if (ix->n_events >= INT32_MAX - 1) return GIVE_WAY;
+            if (ix->n_events >= INT32_MAX - 1
+                || (size_t)(ix->n_spans + 1) * sizeof(OSpan)
+                           + (size_t)(ix->n_events + 1) * 2 * sizeof(OEvent)
+                       > INDEX_SHARE(ix->buf.len))
+                return GIVE_WAY;
             if (grow((void **)&ix->events, &ix->cap_events, ix->n_events + 1, sizeof(OEvent))
                 != OK)
                 return FAIL;
@@ -2557,6 +2566,9 @@ ox_span(Ctx *x, OIndex *ix, cp data, int32_t line_k)
         }
         ix->n_blocks++;
     }
+    if ((size_t)(ix->n_spans + 1) * sizeof(OSpan) + (size_t)ix->cap_events * sizeof(OEvent)
+        > INDEX_SHARE(ix->buf.len))
+        return GIVE_WAY;
     OSpan *sp = SPAN(ix, ix->n_spans);
     memset(sp, 0, sizeof *sp);
     sp->end = -1;
