@@ -246,6 +246,50 @@ def test_claude_code_reports_without_the_text(spec: str, tmp_path: Path,
         assert lean[key] == full[key], key
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
+def test_otel_reports_without_the_text(native: bool, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Span files (each convention, errored calls, handoffs, the benchmark export): a
+    replay that asks the OTel reader for no text (no tool result) writes the reports of
+    one that reads every result, byte for byte, with the reading in C and in Python."""
+    import orjson
+
+    import assay.ingest
+    from assay.ingest import _fast, otel
+
+    accel = pytest.importorskip("assay._accel")
+    monkeypatch.setattr(_fast, "_NATIVE", accel if native else None)
+    files = []
+    for doc in sorted((ROOT / "tests" / "data" / "frameworks").rglob("*.json")):
+        raw = orjson.loads(doc.read_bytes())
+        if isinstance(raw, dict) and "resourceSpans" in raw:
+            files.append(str(doc))
+            target = tmp_path / f"{doc.parent.name}-{doc.stem}.jsonl"
+            target.write_bytes(orjson.dumps(raw) + b"\n")
+            files.append(str(target))
+    bench = load_script(ROOT / "benchmarks" / "reader_throughput.py")
+    bench.write_otel(tmp_path / "export.jsonl", 60_000)
+    files.append(str(tmp_path / "export.jsonl"))
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(SPAN_SPEC))
+    asked: list[bool] = []
+    real = otel.read_otel
+
+    def spy(path: str, data: bytes, *, text: bool = True) -> Any:
+        asked.append(text)
+        return real(path, data, text=text)
+
+    monkeypatch.setattr(otel, "read_otel", spy)
+    lean = _reports(str(spec_path), files, tmp_path)
+    assert False in asked
+    load = assay.ingest.load
+    monkeypatch.setattr(assay.ingest, "load", lambda *a, **k: load(*a, **{**k, "text": True}))
+    full = _reports(str(spec_path), files, tmp_path)
+    assert lean.keys() == full.keys()
+    for key in lean:
+        assert lean[key] == full[key], key
+
+
 SPAN_FILES = sorted(str(p) for p in {*(ROOT / "tests" / "data").rglob("*.jsonl"),
                                      *EXAMPLES.rglob("*.jsonl")}
                     if b"resourceSpans" in p.read_bytes())

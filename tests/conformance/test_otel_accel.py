@@ -92,7 +92,7 @@ def _use_c(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
 
 
 def _reading(monkeypatch: pytest.MonkeyPatch, data: bytes, on: bool,
-             mapped: list[bool] | None = None) -> list[str]:
+             mapped: list[bool] | None = None, text: bool = True) -> list[str]:
     _use_c(monkeypatch, on)
     real = accel.otel_map
 
@@ -104,7 +104,7 @@ def _reading(monkeypatch: pytest.MonkeyPatch, data: bytes, on: bool,
 
     with monkeypatch.context() as m:
         m.setattr(accel, "otel_map", spy)
-        return _seen(read_otel("spans.jsonl", data))
+        return _seen(read_otel("spans.jsonl", data, text=text))
 
 
 def _reports(monkeypatch: pytest.MonkeyPatch, data: bytes, on: bool, tmp_path: Path) -> list[Any]:
@@ -119,11 +119,12 @@ def _reports(monkeypatch: pytest.MonkeyPatch, data: bytes, on: bool, tmp_path: P
     return out
 
 
-def _agree(monkeypatch: pytest.MonkeyPatch, data: bytes) -> list[bool]:
-    """The C reading is the Python reading; which runs otel_map mapped."""
+def _agree(monkeypatch: pytest.MonkeyPatch, data: bytes, text: bool = True) -> list[bool]:
+    """The C reading is the Python reading (with each tool result, or with none when not
+    ``text``); which runs otel_map mapped."""
     mapped: list[bool] = []
-    with_c = _reading(monkeypatch, data, True, mapped)
-    assert with_c == _reading(monkeypatch, data, False), data[:2000]
+    with_c = _reading(monkeypatch, data, True, mapped, text)
+    assert with_c == _reading(monkeypatch, data, False, None, text), data[:2000]
     return mapped
 
 
@@ -131,8 +132,9 @@ def _agree(monkeypatch: pytest.MonkeyPatch, data: bytes) -> list[bool]:
 def test_every_span_file_reads_alike(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                      name: str, data: bytes) -> None:
     """Every span file in the repository, and its OTLP/JSON lines: the same runs, events,
-    failures, and reports byte for byte."""
+    failures, and reports byte for byte; without the text too."""
     _agree(monkeypatch, data)
+    _agree(monkeypatch, data, text=False)
     assert _reports(monkeypatch, data, True, tmp_path) == _reports(monkeypatch, data, False,
                                                                     tmp_path)
 
@@ -155,6 +157,7 @@ def test_the_benchmark_export_is_mapped_in_c(monkeypatch: pytest.MonkeyPatch,
     assert accel.otel_index(data, Event) is not None
     mapped = _agree(monkeypatch, data)
     assert mapped and all(mapped)
+    assert _agree(monkeypatch, data, text=False) == mapped
     assert _reports(monkeypatch, data, True, tmp_path) == _reports(monkeypatch, data, False,
                                                                     tmp_path)
 
@@ -304,11 +307,32 @@ def otlp_lines(draw: st.DrawFn) -> bytes:
 
 
 @SETTINGS
-@given(otlp_lines())
-def test_generated_lines_read_alike(data: bytes) -> None:
+@given(otlp_lines(), st.booleans())
+def test_generated_lines_read_alike(data: bytes, text: bool) -> None:
     """Generated GenAI, OpenInference and OpenLLMetry spans, well and badly formed."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _agree(monkeypatch, data)
+        _agree(monkeypatch, data, text)
+
+
+def test_without_the_text_only_the_results_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``text=False``: each action without its ``result``, nothing else changed."""
+    from assay.ingest import load
+
+    bench = load_script(BENCH)
+    data = b"".join(bench.otel_trace(i) for i in range(12))
+    for on in (True, False):
+        _use_c(monkeypatch, on)
+        full = list(read_otel("s.jsonl", data))
+        lean = list(read_otel("s.jsonl", data, text=False))
+        assert len(full) == len(lean) == 12
+        for a, b in zip(full, lean, strict=True):
+            assert isinstance(a, Trajectory) and isinstance(b, Trajectory)
+            assert [{k: v for k, v in e.data.items() if k != "result"} for e in a.events] == [
+                dict(e.data) for e in b.events]
+            assert any("result" in e.data for e in a.events)
+            assert a.meta == b.meta and a.source == b.source
+    assert load(str(ROOT / "examples" / "frameworks" / "otel" / "spans.jsonl"),
+                text=False)[0] == "otel"
 
 
 def _mutated(rnd: random.Random, seed: bytes) -> bytes:

@@ -90,7 +90,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, fmt: str, path: str,
         for target in targets:
             m.setattr(*target, _no_fast_path)
         if fmt == "otel":
-            m.setattr(otel_mod, "_indexed", lambda _: None)
+            m.setattr(otel_mod, "_indexed", lambda *_: None)
         strict = _seen(reader(fmt)(path, data, **options))
     return fast, strict, calls[-1:] == ["done"]
 
