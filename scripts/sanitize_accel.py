@@ -3,13 +3,17 @@
 Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy of
 ``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
 
-1. runs ``tests/conformance/test_accel.py`` (the agreement tests, generated and
-   mutated files included) and the directory listing's tests in ``tests/test_inputs.py``;
-2. feeds the extension's four entry points ``--cases`` mutated files (bytes set,
+1. runs ``tests/conformance/test_accel.py`` and ``tests/conformance/test_otel_accel.py``
+   (the agreement tests, generated and mutated files included) and the directory
+   listing's tests in ``tests/test_inputs.py``;
+2. feeds the extension's entry points ``--cases`` mutated files (bytes set,
    inserted, removed, files cut short) built from the native files in
-   ``examples/`` and ``tests/data/``, each in a buffer of exactly its size
-   (``PYTHONMALLOC=malloc``, an ``array``), so that a read one byte past the end is
-   reported.
+   ``examples/`` and ``tests/data/``, and as many mutated OTLP/JSON span lines (the
+   span files there, one document a line, and lines of the reader benchmark's
+   export), each in a buffer of exactly its size (``PYTHONMALLOC=malloc``, an
+   ``array``), so that a read one byte past the end is reported. Every run of an
+   OTel file ``otel_index`` takes is mapped (``otel_map``, with and without results)
+   and its lines listed (``otel_lines``).
 
 Any report of either sanitizer aborts the process: the script exits non-zero.
 Needs gcc with libasan and libubsan (Debian's gcc has both).
@@ -72,6 +76,56 @@ for _ in range(int(sys.argv[1])):
     accel.scan_native(view, (b"send", b"send_report"), (b"ok", b"confirm_with_user"))
     judged += accel.judge_native(view, plan) is not None
 print(f"{sys.argv[1]} mutated files, {judged} of them judged in C: no sanitizer report")
+
+import importlib.util, orjson
+from assay.events import Event
+spec_b = importlib.util.spec_from_file_location(
+    "bench", root / "benchmarks" / "reader_throughput.py")
+bench = importlib.util.module_from_spec(spec_b)
+spec_b.loader.exec_module(bench)
+spans = [bench.otel_trace(i) for i in range(0, 60, 7)]
+for p in sorted({*root.glob("examples/**/*.json*"), *root.glob("tests/data/**/*.json*")}):
+    raw = p.read_bytes()
+    if b"resourceSpans" not in raw:
+        continue
+    spans.append(raw)
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        continue
+    if isinstance(doc, dict):
+        spans.append(orjson.dumps(doc) + b"\n")
+alphabet = b'{}[]",:\\ 0129abfe.-tnu\n\x00\xc3\xa9\xed\xff'
+indexed = mapped = 0
+for _ in range(int(sys.argv[1])):
+    data = bytearray(b"".join(rnd.choice(spans) for _ in range(rnd.randrange(1, 3))))
+    for _ in range(rnd.randrange(0, 5)):
+        op, at = rnd.random(), rnd.randrange(len(data) + 1)
+        if op < 0.4:
+            data[at:at] = bytes([rnd.choice(alphabet)])
+        elif op < 0.7 and at < len(data):
+            data[at] = rnd.choice(alphabet)
+        elif op < 0.9:
+            del data[at:at + rnd.randrange(1, 8)]
+        else:
+            del data[at:]
+    view = memoryview(array.array("B", data))
+    found = accel.otel_index(view, Event)
+    if found is None:
+        continue
+    indexed += 1
+    index, traces = found
+    for k in range(len(traces)):
+        mapped += accel.otel_map(index, (k,), True) is not None
+        accel.otel_map(index, (k,), False)
+        accel.otel_lines(index, (k,))
+    if traces:
+        everything = tuple(range(len(traces)))
+        accel.otel_map(index, everything, True)
+        accel.otel_lines(index, everything)
+    del index, found
+print(f"{sys.argv[1]} mutated span files, {indexed} indexed in C, {mapped} runs mapped: "
+      "no sanitizer report")
 """
 
 
@@ -110,6 +164,7 @@ def main() -> int:
             raise SystemExit(f"sanitize_accel: the sanitized build is not the one used: {where}")
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                 str(ROOT / "tests" / "conformance" / "test_accel.py"),
+                                str(ROOT / "tests" / "conformance" / "test_otel_accel.py"),
                                 f"{ROOT / 'tests' / 'test_inputs.py'}::TestNativeListing"],
                                env=env, cwd=ROOT, check=False)
         if tests.returncode != 0:

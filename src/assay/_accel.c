@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -2274,6 +2275,1737 @@ done:
     return result;
 }
 
+/* -- OpenTelemetry span exports (otel_index, otel_map) ---------------------------------
+ *
+ * otel_index(data, event_type) reads a file of OTLP/JSON lines (one resourceSpans document
+ * per line) once and keeps, in C, what the mapping reads of each span: where its ids, name,
+ * status message and GenAI attributes are in data, its times and status code. It vouches
+ * only for what the reader's typed decode accepts (assay.ingest.otel: the closed structs,
+ * the ids and times it checks, no key repeated at any depth, strings valid UTF-8) and gives
+ * way (None) on anything else: an unknown field, an escaped key, base64 or upper-case ids,
+ * an attribute of the mapping given twice in one span. otel_map(index, traces, result)
+ * maps the spans of the traces of one run to events as assay.ingest.otel.spans_to_events
+ * does, for spans of the GenAI conventions alone; it gives way (None) on anything else
+ * (another convention, span events, an attribute the mapping reads that is not a string,
+ * a malformed span, arguments that are not plain JSON), and Python maps that run.
+ */
+
+/* A string of a line: where its body starts from the line's start, its length, whether it
+ * holds an escape, whether it is there at all */
+typedef struct {
+    uint32_t off;
+    uint32_t len : 30, esc : 1, set : 1;
+} Ref;
+
+#define MAX_LINE ((Py_ssize_t)1 << 30)
+
+enum {
+    A_OP, A_AGENT, A_TOOL, A_CALL_ID, A_ARGS, A_RESULT, A_CONV, A_CID, A_CONFIRMED, A_DECISION,
+    N_ATTRS
+};
+static const char *attr_names[N_ATTRS] = {
+    "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.conversation.id",
+    "assay.checkpoint.id", "assay.checkpoint.confirmed_by", "assay.checkpoint.decision",
+};
+/* Attributes that mark another convention's span: otel_map gives way on them. */
+static const char *convention_names[2] = {"openinference.span.kind", "traceloop.span.kind"};
+
+#define SF_EVENTS 1      /* more span events than otel_map orders (Python maps the run) */
+#define SF_UNUSUAL 2     /* an attribute the mapping reads that is not a plain string */
+#define SF_CONVENTION 4  /* OpenInference or OpenLLMetry */
+
+/* What a list of attributes says of the attributes the mapping reads */
+typedef struct {
+    unsigned present, unusual; /* by attribute: named (any value); not a plain string */
+    int convention;
+    Ref attrs[N_ATTRS];
+} Attrs;
+
+#define CHECKPOINT_BITS ((1u << A_CID) | (1u << A_CONFIRMED) | (1u << A_DECISION))
+/* Span events are ordered by their position under 998 (spans_to_events: tie + 2 + i) */
+#define MAX_SPAN_EVENTS 997
+
+/* A span event that names assay.checkpoint.id */
+typedef struct {
+    long long time;
+    int32_t i; /* its position among the span's events */
+    unsigned unusual;
+    Ref cid, confirmed, decision;
+} OEvent;
+
+typedef struct {
+    int32_t trace, next; /* the trace's number; the next span of that trace, -1 */
+    int32_t line;        /* index of its line in the index's lines */
+    int32_t flags;
+    uint64_t id, parent; /* span id and parent span id as numbers */
+    int has_parent;
+    int code; /* 0 UNSET, 1 OK, 2 ERROR */
+    long long start, end; /* end -1: none */
+    Ref name, message;
+    unsigned present; /* which attributes the span names (any value) */
+    int32_t ev_first, ev_count; /* its events naming a checkpoint, in the index's events */
+    Ref attrs[N_ATTRS];
+} OSpan;
+
+typedef struct {
+    Py_ssize_t n, start, end, first;
+    int32_t traces;
+} OLine;
+
+typedef struct {
+    unsigned char id[16];
+    int32_t first, last; /* spans */
+    int32_t last_line;
+    int n_conv; /* 0, 1 or 2 (two or more) */
+    Py_ssize_t conv_off[2], conv_len[2]; /* in data */
+} OTrace;
+
+typedef struct {
+    Py_buffer buf;
+    int has_buf;
+    PyObject *event_type;
+    OSpan **blocks; /* the spans, SPAN_BLOCK a block (never moved once written) */
+    Py_ssize_t n_spans, n_blocks;
+    OEvent *events;
+    Py_ssize_t n_events, cap_events;
+    OLine *lines;
+    Py_ssize_t n_lines, cap_lines;
+    OTrace *traces;
+    Py_ssize_t n_traces, cap_traces;
+    int32_t *table; /* trace ids, open addressing */
+    Py_ssize_t table_cap;
+} OIndex;
+
+#define SPAN_BLOCK 512
+/* What the index may hold: 30% of the file's size (at least 1 MB). A file of spans so
+ * small that their records would pass it gives way (the Python reader holds about 1.1x
+ * the file, the index adds to that). */
+#define INDEX_SHARE(size) \
+    ((size_t)(size) / 10 * 3 > ((size_t)1 << 20) ? (size_t)(size) / 10 * 3 : ((size_t)1 << 20))
+#define SPAN(ix, i) (&(ix)->blocks[(i) / SPAN_BLOCK][(i) % SPAN_BLOCK])
+
+static const char *OINDEX = "assay._accel.otel_index";
+
+static void
+oindex_free(OIndex *ix)
+{
+    if (!ix) return;
+    if (ix->has_buf) PyBuffer_Release(&ix->buf);
+    Py_XDECREF(ix->event_type);
+    for (Py_ssize_t b = 0; b < ix->n_blocks; b++) PyMem_Free(ix->blocks[b]);
+    PyMem_Free(ix->blocks);
+    PyMem_Free(ix->events);
+    PyMem_Free(ix->lines);
+    PyMem_Free(ix->traces);
+    PyMem_Free(ix->table);
+    PyMem_Free(ix);
+}
+
+static void
+oindex_capsule_free(PyObject *capsule)
+{
+    oindex_free(PyCapsule_GetPointer(capsule, OINDEX));
+}
+
+static int
+grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t size)
+{
+    if (need <= *cap) return OK;
+    Py_ssize_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *np = PyMem_Realloc(*p, (size_t)c * size);
+    if (!np) {
+        PyErr_NoMemory();
+        return FAIL;
+    }
+    *p = np;
+    *cap = c;
+    return OK;
+}
+
+static inline int
+key_is(cp s, Py_ssize_t len, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)len == n && memcmp(s, word, n) == 0;
+}
+
+/* Lower-case hex of exactly n digits, as a number (n <= 16) */
+static int
+lower_hex(cp s, Py_ssize_t len, Py_ssize_t n, uint64_t *out)
+{
+    if (len != n) return GIVE_WAY;
+    uint64_t v = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        int h;
+        if (c >= '0' && c <= '9') h = c - '0';
+        else if (c >= 'a' && c <= 'f') h = c - 'a' + 10;
+        else return GIVE_WAY;
+        v = (v << 4) | (unsigned)h;
+    }
+    *out = v;
+    return OK;
+}
+
+/* A string at s of the line starting at data (a line is shorter than MAX_LINE) */
+static inline Ref
+ref_of(cp data, cp s, Py_ssize_t len, int esc)
+{
+    Ref r;
+    r.off = (uint32_t)(s - data);
+    r.len = (uint32_t)len;
+    r.esc = esc ? 1 : 0;
+    r.set = 1;
+    return r;
+}
+
+/* Nanoseconds: a string of 1 to 20 digits or a non-negative integer, within a long long */
+static int
+read_nanos(Ctx *x, long long *out)
+{
+    if (x->p >= x->end) return GIVE_WAY;
+    if (*x->p == '"') {
+        cp s;
+        Py_ssize_t len;
+        int esc, rc;
+        if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
+        if (esc || len < 1 || len > 20) return GIVE_WAY;
+        unsigned long long v = 0;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (s[i] < '0' || s[i] > '9') return GIVE_WAY;
+            unsigned d = (unsigned)(s[i] - '0');
+            if (v > (unsigned long long)(LLONG_MAX - d) / 10) return GIVE_WAY;
+            v = v * 10 + d;
+        }
+        *out = (long long)v;
+        return OK;
+    }
+    if (*x->p == '-') return GIVE_WAY;
+    int is_int, rc;
+    long long v;
+    if ((rc = read_number(x, &is_int, &v)) != OK) return rc;
+    if (!is_int || v < 0) return GIVE_WAY;
+    *out = v;
+    return OK;
+}
+
+/* A member loop over an object whose keys are all known: `body` reads the value of key
+ * (s, len) and sets `bit` to its bit (0: an unknown key, which gives way). */
+#define OBJECT_MEMBERS(x, seen, ...)                                               \
+    do {                                                                           \
+        int rc_, done_;                                                            \
+        if (x->p >= x->end || *x->p != '{') return GIVE_WAY;                       \
+        if ((rc_ = open_container(x, '}', &done_)) != OK) return rc_;              \
+        while (!done_) {                                                           \
+            cp s;                                                                  \
+            Py_ssize_t len;                                                        \
+            unsigned bit = 0;                                                      \
+            if ((rc_ = read_key(x, &s, &len)) != OK) return rc_;                   \
+            __VA_ARGS__                                                            \
+            if (!bit || (seen & bit)) return GIVE_WAY;                             \
+            seen |= bit;                                                           \
+            if ((rc_ = next_member(x, '}', &done_)) != OK) return rc_;             \
+        }                                                                          \
+    } while (0)
+
+#define TRY(e)                          \
+    do {                                \
+        int rc__ = (e);                 \
+        if (rc__ != OK) return rc__;    \
+    } while (0)
+
+static inline int
+is_null(Ctx *x)
+{
+    if (x->end - x->p >= 4 && memcmp(x->p, "null", 4) == 0) {
+        x->p += 4;
+        return 1;
+    }
+    return 0;
+}
+
+static int ox_any_value(Ctx *x, Ref *str, cp data);
+
+/* A list of KeyValue, or null. With span set, what it says of the mapping's attributes. */
+static int
+ox_key_values(Ctx *x, cp data, Attrs *span)
+{
+    int rc, done;
+    if (is_null(x)) return OK;
+    if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
+    if ((rc = open_container(x, ']', &done)) != OK) return rc;
+    while (!done) {
+        cp key = NULL;
+        Py_ssize_t key_len = 0;
+        int has_value = 0;
+        Ref str = {0, 0, 0, 0};
+        unsigned seen = 0;
+        OBJECT_MEMBERS(x, seen, {
+            if (key_is(s, len, "key")) {
+                int esc;
+                bit = 1;
+                if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+                TRY(read_string(x, &key, &key_len, &esc));
+                if (esc) return GIVE_WAY; /* compared as written */
+            }
+            else if (key_is(s, len, "value")) {
+                bit = 2;
+                has_value = 1;
+                TRY(ox_any_value(x, &str, data));
+            }
+        });
+        if (!key) return GIVE_WAY;
+        if (span) {
+            for (int a = 0; a < N_ATTRS; a++) {
+                if (!key_is(key, key_len, attr_names[a])) continue;
+                if (span->present & (1u << a)) return GIVE_WAY; /* given twice */
+                span->present |= 1u << a;
+                if (has_value && str.set) span->attrs[a] = str;
+                else span->unusual |= 1u << a;
+            }
+            for (int c = 0; c < 2; c++) {
+                if (key_is(key, key_len, convention_names[c])) span->convention = 1;
+            }
+        }
+        if ((rc = next_member(x, ']', &done)) != OK) return rc;
+    }
+    return OK;
+}
+
+/* An AnyValue, checked as the reader checks it; *str the stringValue when there is one. An
+ * intValue string must be one int() reads alike everywhere: -?[0-9]{1,18}. */
+static int
+ox_any_value(Ctx *x, Ref *str, cp data)
+{
+    unsigned seen = 0;
+    str->set = 0;
+    OBJECT_MEMBERS(x, seen, {
+        if (key_is(s, len, "stringValue")) {
+            cp t;
+            Py_ssize_t tl;
+            int esc;
+            bit = 1;
+            if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+            TRY(read_string(x, &t, &tl, &esc));
+            *str = ref_of(data, t, tl, esc);
+        }
+        else if (key_is(s, len, "boolValue")) {
+            bit = 2;
+            if (literal(x, "true", 4) != OK && literal(x, "false", 5) != OK) return GIVE_WAY;
+        }
+        else if (key_is(s, len, "intValue")) {
+            bit = 4;
+            if (x->p < x->end && *x->p == '"') {
+                cp t;
+                Py_ssize_t tl;
+                int esc;
+                TRY(read_string(x, &t, &tl, &esc));
+                Py_ssize_t i = (tl > 0 && t[0] == '-') ? 1 : 0;
+                if (esc || tl - i < 1 || tl - i > 18) return GIVE_WAY;
+                for (; i < tl; i++) {
+                    if (t[i] < '0' || t[i] > '9') return GIVE_WAY;
+                }
+            }
+            else {
+                int is_int;
+                long long v;
+                TRY(read_number(x, &is_int, &v));
+                if (!is_int) return GIVE_WAY;
+            }
+        }
+        else if (key_is(s, len, "doubleValue")) {
+            int is_int;
+            long long v;
+            bit = 8;
+            TRY(read_number(x, &is_int, &v));
+        }
+        else if (key_is(s, len, "bytesValue")) {
+            cp t;
+            Py_ssize_t tl;
+            int esc;
+            bit = 16;
+            if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+            TRY(read_string(x, &t, &tl, &esc));
+        }
+        else if (key_is(s, len, "arrayValue") || key_is(s, len, "kvlistValue")) {
+            int array = s[0] == 'a';
+            bit = array ? 32 : 64;
+            if (!is_null(x)) {
+                unsigned inner = 0;
+                OBJECT_MEMBERS(x, inner, {
+                    if (key_is(s, len, "values")) {
+                        bit = 1;
+                        if (!array) TRY(ox_key_values(x, data, NULL));
+                        else if (!is_null(x)) {
+                            int rc2, done2;
+                            if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
+                            TRY(open_container(x, ']', &done2));
+                            while (!done2) {
+                                Ref ignored;
+                                TRY(ox_any_value(x, &ignored, data));
+                                if ((rc2 = next_member(x, ']', &done2)) != OK) return rc2;
+                            }
+                        }
+                    }
+                });
+                bit = array ? 32 : 64;
+            }
+        }
+    });
+    return OK;
+}
+
+/* A span's status: its code and, when a string, its message */
+static int
+ox_status(Ctx *x, cp data, OSpan *sp)
+{
+    unsigned seen = 0;
+    if (is_null(x)) return OK;
+    OBJECT_MEMBERS(x, seen, {
+        if (key_is(s, len, "code")) {
+            bit = 1;
+            if (x->p < x->end && *x->p == '"') {
+                cp t;
+                Py_ssize_t tl;
+                int esc;
+                TRY(read_string(x, &t, &tl, &esc));
+                if (esc) return GIVE_WAY;
+                if (key_is(t, tl, "STATUS_CODE_UNSET") || key_is(t, tl, "UNSET")) sp->code = 0;
+                else if (key_is(t, tl, "STATUS_CODE_OK") || key_is(t, tl, "OK")) sp->code = 1;
+                else if (key_is(t, tl, "STATUS_CODE_ERROR") || key_is(t, tl, "ERROR"))
+                    sp->code = 2;
+                else return GIVE_WAY;
+            }
+            else {
+                int is_int;
+                long long v;
+                TRY(read_number(x, &is_int, &v));
+                if (!is_int || v < 0 || v > 2) return GIVE_WAY;
+                sp->code = (int)v;
+            }
+        }
+        else if (key_is(s, len, "message")) {
+            bit = 2;
+            if (x->p < x->end && *x->p == '"') {
+                cp t;
+                Py_ssize_t tl;
+                int esc;
+                TRY(read_string(x, &t, &tl, &esc));
+                sp->message = ref_of(data, t, tl, esc);
+            }
+            else TRY(read_value(x));
+        }
+    });
+    return OK;
+}
+
+static int
+ox_events(Ctx *x, OIndex *ix, OSpan *sp, cp data)
+{
+    int rc, done;
+    if (is_null(x)) return OK;
+    if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
+    if ((rc = open_container(x, ']', &done)) != OK) return rc;
+    int32_t i = 0;
+    sp->ev_first = (int32_t)ix->n_events;
+    while (!done) {
+        unsigned seen = 0;
+        long long t = 0;
+        Attrs at;
+        memset(&at, 0, sizeof at);
+        if (i >= MAX_SPAN_EVENTS) sp->flags |= SF_EVENTS;
+        OBJECT_MEMBERS(x, seen, {
+            if (key_is(s, len, "timeUnixNano")) {
+                bit = 1;
+                TRY(read_nanos(x, &t));
+            }
+            else if (key_is(s, len, "name")) {
+                bit = 2;
+                TRY(read_value(x));
+            }
+            else if (key_is(s, len, "attributes")) {
+                bit = 4;
+                TRY(ox_key_values(x, data, &at));
+            }
+            else if (key_is(s, len, "droppedAttributesCount")) {
+                bit = 8;
+                TRY(read_value(x));
+            }
+        });
+        if (at.present & (1u << A_CID)) {
+            if (ix->n_events >= INT32_MAX - 1
+                || (size_t)(ix->n_spans + 1) * sizeof(OSpan)
+                           + (size_t)(ix->n_events + 1) * 2 * sizeof(OEvent)
+                       > INDEX_SHARE(ix->buf.len))
+                return GIVE_WAY;
+            if (grow((void **)&ix->events, &ix->cap_events, ix->n_events + 1, sizeof(OEvent))
+                != OK)
+                return FAIL;
+            OEvent *ev = &ix->events[ix->n_events++];
+            ev->time = t;
+            ev->i = i;
+            ev->unusual = at.unusual & CHECKPOINT_BITS;
+            ev->cid = at.attrs[A_CID];
+            ev->confirmed = at.attrs[A_CONFIRMED];
+            ev->decision = at.attrs[A_DECISION];
+            if (!(at.present & (1u << A_CONFIRMED))) ev->confirmed.set = 0;
+            if (!(at.present & (1u << A_DECISION))) ev->decision.set = 0;
+            sp->ev_count++;
+        }
+        i++;
+        if ((rc = next_member(x, ']', &done)) != OK) return rc;
+    }
+    return OK;
+}
+
+static uint64_t
+id_hash(const unsigned char id[16])
+{
+    uint64_t a, b;
+    memcpy(&a, id, 8);
+    memcpy(&b, id + 8, 8);
+    uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL);
+    return h ^ (h >> 29);
+}
+
+/* The number of the trace with this id, added when new */
+static int
+trace_of(OIndex *ix, const unsigned char id[16], int32_t *out)
+{
+    if (ix->n_traces * 2 >= ix->table_cap) {
+        Py_ssize_t cap = ix->table_cap ? ix->table_cap * 2 : 1024;
+        int32_t *t = PyMem_Malloc((size_t)cap * sizeof(int32_t));
+        if (!t) {
+            PyErr_NoMemory();
+            return FAIL;
+        }
+        for (Py_ssize_t i = 0; i < cap; i++) t[i] = -1;
+        for (Py_ssize_t k = 0; k < ix->n_traces; k++) {
+            Py_ssize_t h = (Py_ssize_t)(id_hash(ix->traces[k].id) & (uint64_t)(cap - 1));
+            while (t[h] >= 0) h = (h + 1) & (cap - 1);
+            t[h] = (int32_t)k;
+        }
+        PyMem_Free(ix->table);
+        ix->table = t;
+        ix->table_cap = cap;
+    }
+    Py_ssize_t h = (Py_ssize_t)(id_hash(id) & (uint64_t)(ix->table_cap - 1));
+    while (ix->table[h] >= 0) {
+        if (memcmp(ix->traces[ix->table[h]].id, id, 16) == 0) {
+            *out = ix->table[h];
+            return OK;
+        }
+        h = (h + 1) & (ix->table_cap - 1);
+    }
+    if (ix->n_traces >= INT32_MAX - 1) return GIVE_WAY;
+    if (grow((void **)&ix->traces, &ix->cap_traces, ix->n_traces + 1, sizeof(OTrace)) != OK)
+        return FAIL;
+    OTrace *t = &ix->traces[ix->n_traces];
+    memcpy(t->id, id, 16);
+    t->first = t->last = -1;
+    t->last_line = -1;
+    t->n_conv = 0;
+    ix->table[h] = (int32_t)ix->n_traces;
+    *out = (int32_t)ix->n_traces++;
+    return OK;
+}
+
+static int
+ox_span(Ctx *x, OIndex *ix, cp data, int32_t line_k)
+{
+    if (ix->n_spans >= INT32_MAX - 1) return GIVE_WAY;
+    if (ix->n_spans == ix->n_blocks * SPAN_BLOCK) {
+        OSpan **nb = PyMem_Realloc(ix->blocks, (size_t)(ix->n_blocks + 1) * sizeof(OSpan *));
+        if (!nb) {
+            PyErr_NoMemory();
+            return FAIL;
+        }
+        ix->blocks = nb;
+        if (!(nb[ix->n_blocks] = PyMem_Malloc(SPAN_BLOCK * sizeof(OSpan)))) {
+            PyErr_NoMemory();
+            return FAIL;
+        }
+        ix->n_blocks++;
+    }
+    if ((size_t)(ix->n_spans + 1) * sizeof(OSpan) + (size_t)ix->cap_events * sizeof(OEvent)
+        > INDEX_SHARE(ix->buf.len))
+        return GIVE_WAY;
+    OSpan *sp = SPAN(ix, ix->n_spans);
+    memset(sp, 0, sizeof *sp);
+    sp->end = -1;
+    unsigned char tid[16];
+    int has_tid = 0, has_sid = 0, has_start = 0;
+    unsigned seen = 0;
+    OBJECT_MEMBERS(x, seen, {
+        cp t;
+        Py_ssize_t tl;
+        int esc;
+        switch (len) {
+        case 4:
+            if (key_is(s, len, "name")) {
+                bit = 1u << 0;
+                if (!is_null(x)) {
+                    if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+                    TRY(read_string(x, &t, &tl, &esc));
+                    sp->name = ref_of(data, t, tl, esc);
+                }
+            }
+            else if (key_is(s, len, "kind")) {
+                bit = 1u << 1;
+                TRY(read_value(x));
+            }
+            break;
+        case 5:
+            if (key_is(s, len, "flags")) {
+                bit = 1u << 2;
+                TRY(read_value(x));
+            }
+            else if (key_is(s, len, "links")) {
+                bit = 1u << 3;
+                TRY(read_value(x));
+            }
+            break;
+        case 6:
+            if (key_is(s, len, "spanId")) {
+                bit = 1u << 4;
+                if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+                TRY(read_string(x, &t, &tl, &esc));
+                if (esc) return GIVE_WAY;
+                TRY(lower_hex(t, tl, 16, &sp->id));
+                has_sid = 1;
+            }
+            else if (key_is(s, len, "events")) {
+                bit = 1u << 5;
+                TRY(ox_events(x, ix, sp, data));
+            }
+            else if (key_is(s, len, "status")) {
+                bit = 1u << 6;
+                TRY(ox_status(x, data, sp));
+            }
+            break;
+        case 7:
+            if (key_is(s, len, "traceId")) {
+                uint64_t hi, lo;
+                bit = 1u << 7;
+                if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+                TRY(read_string(x, &t, &tl, &esc));
+                if (esc || tl != 32) return GIVE_WAY;
+                TRY(lower_hex(t, 16, 16, &hi));
+                TRY(lower_hex(t + 16, 16, 16, &lo));
+                memcpy(tid, &hi, 8);
+                memcpy(tid + 8, &lo, 8);
+                has_tid = 1;
+            }
+            break;
+        case 10:
+            if (key_is(s, len, "traceState")) {
+                bit = 1u << 8;
+                TRY(read_value(x));
+            }
+            else if (key_is(s, len, "attributes")) {
+                Attrs at;
+                bit = 1u << 9;
+                memset(&at, 0, sizeof at);
+                TRY(ox_key_values(x, data, &at));
+                sp->present = at.present;
+                memcpy(sp->attrs, at.attrs, sizeof at.attrs);
+                if (at.unusual) sp->flags |= SF_UNUSUAL;
+                if (at.convention) sp->flags |= SF_CONVENTION;
+            }
+            break;
+        case 12:
+            if (key_is(s, len, "parentSpanId")) {
+                bit = 1u << 10;
+                if (!is_null(x)) {
+                    if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+                    TRY(read_string(x, &t, &tl, &esc));
+                    if (esc) return GIVE_WAY;
+                    if (tl) {
+                        TRY(lower_hex(t, tl, 16, &sp->parent));
+                        sp->has_parent = 1;
+                    }
+                }
+            }
+            break;
+        case 15:
+            if (key_is(s, len, "endTimeUnixNano")) {
+                bit = 1u << 11;
+                if (!is_null(x)) TRY(read_nanos(x, &sp->end));
+            }
+            break;
+        case 17:
+            if (key_is(s, len, "startTimeUnixNano")) {
+                bit = 1u << 12;
+                TRY(read_nanos(x, &sp->start));
+                has_start = 1;
+            }
+            else if (key_is(s, len, "droppedLinksCount")) {
+                bit = 1u << 13;
+                TRY(read_value(x));
+            }
+            break;
+        case 18:
+            if (key_is(s, len, "droppedEventsCount")) {
+                bit = 1u << 14;
+                TRY(read_value(x));
+            }
+            break;
+        case 22:
+            if (key_is(s, len, "droppedAttributesCount")) {
+                bit = 1u << 15;
+                TRY(read_value(x));
+            }
+            break;
+        default:
+            break;
+        }
+    });
+    if (!has_tid || !has_sid || !has_start) return GIVE_WAY;
+    int32_t k;
+    TRY(trace_of(ix, tid, &k));
+    OTrace *tr = &ix->traces[k];
+    sp->trace = k;
+    sp->next = -1;
+    sp->line = line_k;
+    Py_ssize_t me = ix->n_spans++;
+    if (tr->last >= 0) SPAN(ix, tr->last)->next = (int32_t)me;
+    else tr->first = (int32_t)me;
+    tr->last = (int32_t)me;
+    if (tr->last_line != line_k) {
+        tr->last_line = line_k;
+        ix->lines[line_k].traces++;
+    }
+    /* the conversation it names, for the grouping (a non-empty string) */
+    if (sp->attrs[A_CONV].set && sp->attrs[A_CONV].len > 0 && tr->n_conv < 2) {
+        Ref c = sp->attrs[A_CONV];
+        if (c.esc) return GIVE_WAY; /* compared as written */
+        cp all = (cp)ix->buf.buf;
+        int known = 0;
+        for (int i = 0; i < tr->n_conv; i++) {
+            if (tr->conv_len[i] == c.len
+                && memcmp(all + tr->conv_off[i], data + c.off, (size_t)c.len) == 0)
+                known = 1;
+        }
+        if (!known) {
+            tr->conv_off[tr->n_conv] = (data - all) + c.off;
+            tr->conv_len[tr->n_conv++] = c.len;
+        }
+    }
+    return OK;
+}
+
+static int
+ox_spans_list(Ctx *x, OIndex *ix, cp data, int32_t line_k)
+{
+    int rc, done;
+    if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
+    if ((rc = open_container(x, ']', &done)) != OK) return rc;
+    while (!done) {
+        if ((rc = ox_span(x, ix, data, line_k)) != OK) return rc;
+        if ((rc = next_member(x, ']', &done)) != OK) return rc;
+    }
+    return OK;
+}
+
+static int
+ox_scope_spans(Ctx *x, OIndex *ix, cp data, int32_t line_k)
+{
+    int rc, done;
+    if (is_null(x)) return OK;
+    if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
+    if ((rc = open_container(x, ']', &done)) != OK) return rc;
+    while (!done) {
+        unsigned seen = 0;
+        OBJECT_MEMBERS(x, seen, {
+            if (key_is(s, len, "scope")) {
+                bit = 1;
+                TRY(read_value(x));
+            }
+            else if (key_is(s, len, "spans")) {
+                bit = 2;
+                TRY(ox_spans_list(x, ix, data, line_k));
+            }
+            else if (key_is(s, len, "schemaUrl")) {
+                bit = 4;
+                TRY(read_value(x));
+            }
+        });
+        if ((rc = next_member(x, ']', &done)) != OK) return rc;
+    }
+    return OK;
+}
+
+static int
+ox_document(Ctx *x, OIndex *ix, cp data, int32_t line_k)
+{
+    unsigned seen = 0;
+    OBJECT_MEMBERS(x, seen, {
+        if (key_is(s, len, "resourceSpans")) {
+            int rc2, done2;
+            bit = 1;
+            if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
+            TRY(open_container(x, ']', &done2));
+            while (!done2) {
+                unsigned inner = 0;
+                OBJECT_MEMBERS(x, inner, {
+                    if (key_is(s, len, "resource")) {
+                        bit = 1;
+                        TRY(read_value(x));
+                    }
+                    else if (key_is(s, len, "scopeSpans")) {
+                        bit = 2;
+                        TRY(ox_scope_spans(x, ix, data, line_k));
+                    }
+                    else if (key_is(s, len, "schemaUrl")) {
+                        bit = 4;
+                        TRY(read_value(x));
+                    }
+                    /* instrumentationLibrarySpans: Python reads it */
+                });
+                if ((rc2 = next_member(x, ']', &done2)) != OK) return rc2;
+            }
+            bit = 1;
+        }
+    });
+    if (!seen) return GIVE_WAY;
+    return OK;
+}
+
+static int
+otel_scan(OIndex *ix)
+{
+    cp data = (cp)ix->buf.buf;
+    Py_ssize_t size = ix->buf.len;
+    Ctx x = {0};
+    int rc = OK;
+    cp p = data, stop = data + size;
+    Py_ssize_t n = 0;
+    while (p < stop && rc == OK) {
+        cp nl = memchr(p, '\n', (size_t)(stop - p));
+        if (!nl) nl = stop;
+        n++;
+        x.p = p;
+        x.end = nl;
+        x.depth = 0;
+        x.kn = 0;
+        skip_ws(&x);
+        if (x.p < x.end) {
+            if (ix->n_lines >= INT32_MAX - 1) {
+                rc = GIVE_WAY;
+                break;
+            }
+            if (grow((void **)&ix->lines, &ix->cap_lines, ix->n_lines + 1, sizeof(OLine)) != OK) {
+                rc = FAIL;
+                break;
+            }
+            OLine *ln = &ix->lines[ix->n_lines];
+            ln->n = n;
+            ln->start = p - data;
+            ln->end = nl - data;
+            ln->first = ix->n_spans;
+            ln->traces = 0;
+            ix->n_lines++;
+            if (nl - p >= MAX_LINE) rc = GIVE_WAY;
+            else rc = ox_document(&x, ix, p, (int32_t)(ix->n_lines - 1));
+            if (rc == OK) {
+                skip_ws(&x);
+                if (x.p != x.end) rc = GIVE_WAY;
+            }
+        }
+        p = nl + 1;
+    }
+    PyMem_Free(x.kptr);
+    PyMem_Free(x.klen);
+    if (rc == OK && ix->n_spans == 0) rc = GIVE_WAY;
+    return rc;
+}
+
+/* A string of data as str, its escapes read */
+static PyObject *
+ref_str(cp data, Ref r)
+{
+    cp s = data + r.off;
+    if (!r.esc) return PyUnicode_DecodeUTF8((const char *)s, r.len, "strict");
+    /* unescape into UTF-8 (read_string has checked the escapes) */
+    char *out = PyMem_Malloc((size_t)r.len + 1);
+    if (!out) return PyErr_NoMemory();
+    Py_ssize_t o = 0;
+    for (Py_ssize_t i = 0; i < r.len;) {
+        unsigned char c = s[i];
+        if (c != '\\') {
+            out[o++] = (char)c;
+            i++;
+            continue;
+        }
+        unsigned char e = s[i + 1];
+        i += 2;
+        switch (e) {
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'u': {
+            unsigned u = 0;
+            for (int k = 0; k < 4; k++) u = (u << 4) | (unsigned)hexval(s[i + k]);
+            i += 4;
+            if (u >= 0xD800 && u <= 0xDBFF) {
+                unsigned v = 0;
+                for (int k = 0; k < 4; k++) v = (v << 4) | (unsigned)hexval(s[i + 2 + k]);
+                i += 6;
+                u = 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00);
+            }
+            if (u < 0x80) out[o++] = (char)u;
+            else if (u < 0x800) {
+                out[o++] = (char)(0xC0 | (u >> 6));
+                out[o++] = (char)(0x80 | (u & 0x3F));
+            }
+            else if (u < 0x10000) {
+                out[o++] = (char)(0xE0 | (u >> 12));
+                out[o++] = (char)(0x80 | ((u >> 6) & 0x3F));
+                out[o++] = (char)(0x80 | (u & 0x3F));
+            }
+            else {
+                out[o++] = (char)(0xF0 | (u >> 18));
+                out[o++] = (char)(0x80 | ((u >> 12) & 0x3F));
+                out[o++] = (char)(0x80 | ((u >> 6) & 0x3F));
+                out[o++] = (char)(0x80 | (u & 0x3F));
+            }
+            break;
+        }
+        default: out[o++] = (char)e; break; /* " \ / */
+        }
+    }
+    PyObject *str = PyUnicode_DecodeUTF8(out, o, "strict");
+    PyMem_Free(out);
+    return str;
+}
+
+/* -- JSON held in a string (a tool call's arguments and result), built as orjson builds it */
+
+static int build_value(Ctx *x, PyObject **out);
+
+static int
+build_string(Ctx *x, PyObject **out)
+{
+    cp s;
+    Py_ssize_t len;
+    int esc, rc;
+    cp base = x->p;
+    if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
+    Ref r = ref_of(base, s, len, esc);
+    *out = ref_str(base, r);
+    return *out ? OK : FAIL;
+}
+
+static int
+build_value(Ctx *x, PyObject **out)
+{
+    int rc, done;
+    *out = NULL;
+    if (x->p >= x->end) return GIVE_WAY;
+    switch (*x->p) {
+    case '"':
+        return build_string(x, out);
+    case '{': {
+        if ((rc = open_container(x, '}', &done)) != OK) return rc;
+        PyObject *d = PyDict_New();
+        if (!d) return FAIL;
+        while (!done) {
+            PyObject *k, *v;
+            if (x->p >= x->end || *x->p != '"') rc = GIVE_WAY;
+            else rc = build_string(x, &k);
+            if (rc != OK) {
+                Py_DECREF(d);
+                return rc;
+            }
+            skip_ws(x);
+            if (x->p >= x->end || *x->p != ':') {
+                Py_DECREF(k);
+                Py_DECREF(d);
+                return GIVE_WAY;
+            }
+            x->p++;
+            skip_ws(x);
+            if ((rc = build_value(x, &v)) != OK) {
+                Py_DECREF(k);
+                Py_DECREF(d);
+                return rc;
+            }
+            Py_ssize_t before = PyDict_GET_SIZE(d);
+            int bad = PyDict_SetItem(d, k, v);
+            Py_DECREF(k);
+            Py_DECREF(v);
+            if (bad) {
+                Py_DECREF(d);
+                return FAIL;
+            }
+            if (PyDict_GET_SIZE(d) == before) { /* a key given twice: Python says so */
+                Py_DECREF(d);
+                return GIVE_WAY;
+            }
+            if ((rc = next_member(x, '}', &done)) != OK) {
+                Py_DECREF(d);
+                return rc;
+            }
+        }
+        *out = d;
+        return OK;
+    }
+    case '[': {
+        if ((rc = open_container(x, ']', &done)) != OK) return rc;
+        PyObject *l = PyList_New(0);
+        if (!l) return FAIL;
+        while (!done) {
+            PyObject *v;
+            if ((rc = build_value(x, &v)) != OK) {
+                Py_DECREF(l);
+                return rc;
+            }
+            int bad = PyList_Append(l, v);
+            Py_DECREF(v);
+            if (bad) {
+                Py_DECREF(l);
+                return FAIL;
+            }
+            if ((rc = next_member(x, ']', &done)) != OK) {
+                Py_DECREF(l);
+                return rc;
+            }
+        }
+        *out = l;
+        return OK;
+    }
+    case 't':
+        if (literal(x, "true", 4) != OK) return GIVE_WAY;
+        *out = Py_NewRef(Py_True);
+        return OK;
+    case 'f':
+        if (literal(x, "false", 5) != OK) return GIVE_WAY;
+        *out = Py_NewRef(Py_False);
+        return OK;
+    case 'n':
+        if (literal(x, "null", 4) != OK) return GIVE_WAY;
+        *out = Py_NewRef(Py_None);
+        return OK;
+    default: {
+        int is_int;
+        long long v;
+        if ((rc = read_number(x, &is_int, &v)) != OK) return rc;
+        if (!is_int) return GIVE_WAY; /* a float: Python reads it */
+        *out = PyLong_FromLongLong(v);
+        return *out ? OK : FAIL;
+    }
+    }
+}
+
+/* The JSON a string attribute holds, as orjson.loads reads it with no key repeated; gives
+ * way on anything else (not JSON, blank, a float, a repeated key). */
+static int
+embedded(cp data, Ref r, PyObject **out)
+{
+    PyObject *text = NULL;
+    cp s = data + r.off;
+    Py_ssize_t len = r.len;
+    if (r.esc) {
+        text = ref_str(data, r);
+        if (!text) return FAIL;
+        s = (cp)PyUnicode_AsUTF8AndSize(text, &len);
+        if (!s) {
+            Py_DECREF(text);
+            return FAIL;
+        }
+    }
+    Ctx x = {0};
+    x.p = s;
+    x.end = s + len;
+    skip_ws(&x);
+    int rc = build_value(&x, out);
+    if (rc == OK) {
+        skip_ws(&x);
+        if (x.p != x.end) {
+            Py_CLEAR(*out);
+            rc = GIVE_WAY;
+        }
+    }
+    Py_XDECREF(text);
+    return rc;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.ffffffZ" of nanoseconds since the epoch, as otel._iso writes it */
+static PyObject *
+iso_of(long long nanos)
+{
+    long long secs = nanos / 1000000000LL, rest = nanos % 1000000000LL;
+    long long days = secs / 86400, clock = secs % 86400;
+    /* civil from days (H. Hinnant) */
+    long long z = days + 719468;
+    long long era = z / 146097;
+    long long doe = z - era * 146097;
+    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long y = yoe + era * 400;
+    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    long long mp = (5 * doy + 2) / 153;
+    long long d = doy - (153 * mp + 2) / 5 + 1;
+    long long m = mp < 10 ? mp + 3 : mp - 9;
+    if (m <= 2) y++;
+    char t[40];
+    int n = snprintf(t, sizeof t, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%06lldZ", y, m, d,
+                     clock / 3600, clock / 60 % 60, clock % 60, rest / 1000);
+    return PyUnicode_FromStringAndSize(t, n);
+}
+
+static PyObject *S_seq, *S_ts, *S_agent, *S_event, *S_action_type, *S_args, *S_call_id,
+    *S_result, *S_error, *S_span_id, *S_checkpoint_id, *S_confirmed_by, *S_decision,
+    *S_from_agent, *S_to_agent, *S_payload, *S_task_success, *S_arguments, *S_action,
+    *S_checkpoint, *S_handoff, *S_final, *S_error_text;
+
+static int
+intern_names(void)
+{
+#define I(var, text) if (!(var = PyUnicode_InternFromString(text))) return FAIL
+    I(S_seq, "seq"); I(S_ts, "ts"); I(S_agent, "agent"); I(S_event, "event");
+    I(S_action_type, "action_type"); I(S_args, "args"); I(S_call_id, "call_id");
+    I(S_result, "result"); I(S_error, "error"); I(S_span_id, "span_id");
+    I(S_checkpoint_id, "checkpoint_id"); I(S_confirmed_by, "confirmed_by");
+    I(S_decision, "decision"); I(S_from_agent, "from_agent"); I(S_to_agent, "to_agent");
+    I(S_payload, "payload"); I(S_task_success, "task_success"); I(S_arguments, "arguments");
+    I(S_action, "action"); I(S_checkpoint, "checkpoint"); I(S_handoff, "handoff");
+    I(S_final, "final"); I(S_error_text, "error");
+#undef I
+    return OK;
+}
+
+enum { SK_ACTION, SK_HANDOFF, SK_CHECKPOINT };
+
+typedef struct {
+    long long when, order;
+    int kind;
+    int32_t event;  /* a checkpoint: the span event naming it (in the index), -1: the span */
+    int32_t span;   /* its position in the run */
+    int32_t agent;  /* the position of the span naming the agent, -1 */
+    int32_t outer;  /* a handoff: the tool span; its from agent's span */
+    int32_t from;
+} Staged;
+
+static int
+staged_cmp(const void *a, const void *b)
+{
+    const Staged *x = a, *y = b;
+    if (x->when != y->when) return x->when < y->when ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+typedef struct {
+    OIndex *ix;
+    cp data;
+    int32_t *run;      /* index of each span of the run */
+    Py_ssize_t n;
+    int *kind;         /* 0 none, 1 tool, 2 agent */
+    int32_t *parent;   /* the position of each span's parent in the run, -1 */
+    int32_t *slots;    /* by span id */
+    Py_ssize_t n_slots;
+} Run;
+
+static int32_t
+run_find(Run *r, uint64_t id)
+{
+    Py_ssize_t mask = r->n_slots - 1;
+    Py_ssize_t h = (Py_ssize_t)((id * 0x9E3779B97F4A7C15ULL) >> 20) & mask;
+    while (r->slots[h] >= 0) {
+        if (SPAN(r->ix, r->run[r->slots[h]])->id == id) return r->slots[h];
+        h = (h + 1) & mask;
+    }
+    return -1;
+}
+
+static inline OSpan *
+run_span(Run *r, Py_ssize_t i)
+{
+    return SPAN(r->ix, r->run[i]);
+}
+
+/* agent_of: the nearest span up the parents (itself first) naming an agent, -1 */
+static int32_t
+run_agent(Run *r, int32_t i)
+{
+    Py_ssize_t seen = 0;
+    while (i >= 0 && seen < r->n) {
+        OSpan *sp = run_span(r, i);
+        if (sp->attrs[A_AGENT].set && sp->attrs[A_AGENT].len > 0) return i;
+        i = sp->has_parent ? r->parent[i] : -1;
+        seen++;
+    }
+    return -1;
+}
+
+/* Where the strings of a span are */
+#define BASE(r, sp) ((r)->data + (r)->ix->lines[(sp)->line].start)
+
+/* Two strings, each of its own line, the same as written */
+static int
+refs_equal(cp a_base, Ref a, cp b_base, Ref b)
+{
+    return a.len == b.len && memcmp(a_base + a.off, b_base + b.off, (size_t)a.len) == 0;
+}
+
+/* A span or parent id as lower-case hex */
+static PyObject *
+id_str(uint64_t id)
+{
+    static const char digits[] = "0123456789abcdef";
+    char hex[16];
+    for (int i = 0; i < 16; i++) hex[15 - i] = digits[(id >> (4 * i)) & 15];
+    return PyUnicode_FromStringAndSize(hex, 16);
+}
+
+static int
+ref_is(cp data, Ref r, const char *word)
+{
+    return r.set && !r.esc && key_is(data + r.off, r.len, word);
+}
+
+static int
+set_str(PyObject *d, PyObject *key, cp data, Ref r)
+{
+    PyObject *v = ref_str(data, r);
+    if (!v) return FAIL;
+    int bad = PyDict_SetItem(d, key, v);
+    Py_DECREF(v);
+    return bad ? FAIL : OK;
+}
+
+static int
+set_new(PyObject *d, PyObject *key, PyObject *v)
+{
+    if (!v) return FAIL;
+    int bad = PyDict_SetItem(d, key, v);
+    Py_DECREF(v);
+    return bad ? FAIL : OK;
+}
+
+/* The fields of the action a tool span records (after seq, ts, agent and event) */
+static int
+action_fields(Run *r, int32_t i, int keep_result, PyObject *d)
+{
+    OSpan *sp = run_span(r, i);
+    cp data = BASE(r, sp);
+    PyObject *args = NULL;
+    int rc;
+    if (sp->attrs[A_ARGS].set) {
+        if ((rc = embedded(data, sp->attrs[A_ARGS], &args)) != OK) return rc;
+    }
+    else if (!(args = PyDict_New())) return FAIL;
+    if (set_str(d, S_action_type, data, sp->attrs[A_TOOL]) != OK || set_new(d, S_args, args) != OK)
+        return FAIL;
+    if (sp->attrs[A_CALL_ID].set && set_str(d, S_call_id, data, sp->attrs[A_CALL_ID]) != OK)
+        return FAIL;
+    if (keep_result && sp->attrs[A_RESULT].set) {
+        PyObject *result;
+        if ((rc = embedded(data, sp->attrs[A_RESULT], &result)) != OK) return rc;
+        if (set_new(d, S_result, result) != OK) return FAIL;
+    }
+    if (sp->code == 2) {
+        if (sp->message.set && sp->message.len > 0) {
+            if (set_str(d, S_error, data, sp->message) != OK) return FAIL;
+        }
+        else if (PyDict_SetItem(d, S_error, S_error_text)) return FAIL;
+    }
+    return set_new(d, S_span_id, id_str(sp->id));
+}
+
+/* Whether a checkpoint's decision approves it: absent, or one of the words of
+ * otel._APPROVED in any case (ASCII; other text gives way) */
+static int
+approves(cp data, Ref dec, int *approved)
+{
+    char low[16];
+    *approved = 1;
+    if (!dec.set) return OK;
+    if (dec.esc) return GIVE_WAY;
+    *approved = 0;
+    for (uint32_t k = 0; k < dec.len; k++) {
+        if (data[dec.off + k] >= 0x80) return GIVE_WAY; /* lower() beyond ASCII: Python's */
+    }
+    if (dec.len >= sizeof low) return OK;
+    for (uint32_t k = 0; k < dec.len; k++) {
+        unsigned char c = data[dec.off + k];
+        low[k] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    low[dec.len] = 0;
+    *approved = !strcmp(low, "approved") || !strcmp(low, "approve") || !strcmp(low, "accepted")
+                || !strcmp(low, "confirmed");
+    return OK;
+}
+
+static int
+map_run(Run *r, int keep_result, PyObject **out)
+{
+    cp data;
+    Py_ssize_t n = r->n;
+    int rc = OK;
+    Staged *staged = NULL;
+    Py_ssize_t n_staged = 0;
+    PyObject *events = NULL;
+    PyObject **agent_str = NULL;
+    *out = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        OSpan *sp = run_span(r, i);
+        data = BASE(r, sp);
+        if (sp->flags) return GIVE_WAY;
+        /* strings the mapping compares: as written */
+        if (sp->attrs[A_OP].esc || sp->attrs[A_AGENT].esc || sp->attrs[A_DECISION].esc)
+            return GIVE_WAY;
+        int32_t slot_at = -1;
+        Py_ssize_t mask = r->n_slots - 1;
+        Py_ssize_t h = (Py_ssize_t)((sp->id * 0x9E3779B97F4A7C15ULL) >> 20) & mask;
+        while (r->slots[h] >= 0) {
+            if (run_span(r, r->slots[h])->id == sp->id) return GIVE_WAY; /* an id twice */
+            h = (h + 1) & mask;
+        }
+        slot_at = (int32_t)i;
+        r->slots[h] = slot_at;
+        Ref op = sp->attrs[A_OP];
+        r->kind[i] = ref_is(data, op, "execute_tool") ? 1 : ref_is(data, op, "invoke_agent") ? 2 : 0;
+        if (!r->kind[i]) {
+            /* a span recording a call without the operation name: Python names it */
+            if (sp->present & ((1u << A_TOOL) | (1u << A_CALL_ID) | (1u << A_ARGS)
+                               | (1u << A_RESULT)))
+                return GIVE_WAY;
+            Ref nm = sp->name;
+            if (nm.set && nm.esc) return GIVE_WAY;
+            if (nm.set && (key_is(data + nm.off, nm.len, "execute_tool")
+                           || (nm.len >= 13 && memcmp(data + nm.off, "execute_tool ", 13) == 0)))
+                return GIVE_WAY;
+        }
+        else if (r->kind[i] == 1 && !(sp->attrs[A_TOOL].set && sp->attrs[A_TOOL].len > 0))
+            return GIVE_WAY;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        OSpan *sp = run_span(r, i);
+        r->parent[i] = sp->has_parent ? run_find(r, sp->parent) : -1;
+    }
+    Py_ssize_t marks = 2 * n + 1;
+    for (Py_ssize_t i = 0; i < n; i++) marks += run_span(r, i)->ev_count;
+    staged = PyMem_Malloc((size_t)marks * sizeof(Staged));
+    agent_str = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
+    if (!staged || !agent_str) {
+        PyErr_NoMemory();
+        rc = FAIL;
+        goto done;
+    }
+    /* handed: (tool span, to agent) pairs met, a handoff each */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        OSpan *sp = run_span(r, i);
+        data = BASE(r, sp);
+        long long tie = (long long)r->run[i] * 1000;
+        Staged *st = &staged[n_staged];
+        st->span = (int32_t)i;
+        st->when = sp->start;
+        st->order = tie;
+        if (r->kind[i] == 1) {
+            st->kind = SK_ACTION;
+            st->agent = run_agent(r, (int32_t)i);
+            n_staged++;
+        }
+        else if (r->kind[i] == 2 && sp->attrs[A_AGENT].set && sp->attrs[A_AGENT].len > 0) {
+            /* the nearest enclosing GenAI span */
+            int32_t cur = sp->has_parent ? r->parent[i] : -1;
+            Py_ssize_t seen = 0;
+            while (cur >= 0 && seen < n && !r->kind[cur]) {
+                OSpan *cs = run_span(r, cur);
+                cur = cs->has_parent ? r->parent[cur] : -1;
+                seen++;
+            }
+            if (cur >= 0 && seen < n && r->kind[cur] == 1) {
+                int32_t from = run_agent(r, cur);
+                Ref to = sp->attrs[A_AGENT];
+                OSpan *fs = from >= 0 ? run_span(r, from) : NULL;
+                if (fs && !refs_equal(BASE(r, fs), fs->attrs[A_AGENT], data, to)) {
+                    int handed = 0;
+                    for (Py_ssize_t k = 0; k < n_staged; k++) {
+                        Staged *o = &staged[k];
+                        OSpan *os = run_span(r, o->span);
+                        if (o->kind == SK_HANDOFF && o->outer == cur
+                            && refs_equal(BASE(r, os), os->attrs[A_AGENT], data, to))
+                            handed = 1;
+                    }
+                    if (!handed) {
+                        st->kind = SK_HANDOFF;
+                        st->agent = from;
+                        st->outer = cur;
+                        st->from = from;
+                        n_staged++;
+                    }
+                }
+            }
+        }
+        if (sp->present & (1u << A_CID)) {
+            Ref cid = sp->attrs[A_CID];
+            int approved;
+            if (!cid.set || cid.len == 0) {
+                rc = GIVE_WAY; /* Python names the span */
+                goto done;
+            }
+            if ((rc = approves(data, sp->attrs[A_DECISION], &approved)) != OK) goto done;
+            if (approved) {
+                Staged *c = &staged[n_staged++];
+                c->kind = SK_CHECKPOINT;
+                c->event = -1;
+                c->span = (int32_t)i;
+                c->when = sp->start;
+                c->order = tie + 1;
+                c->agent = run_agent(r, (int32_t)i);
+            }
+        }
+        for (int32_t q = 0; q < sp->ev_count; q++) {
+            OEvent *ev = &r->ix->events[sp->ev_first + q];
+            int approved;
+            if (ev->unusual || !ev->cid.set || ev->cid.len == 0) {
+                rc = GIVE_WAY;
+                goto done;
+            }
+            if ((rc = approves(data, ev->decision, &approved)) != OK) goto done;
+            if (approved) {
+                Staged *c = &staged[n_staged++];
+                c->kind = SK_CHECKPOINT;
+                c->event = sp->ev_first + q;
+                c->span = (int32_t)i;
+                c->when = ev->time;
+                c->order = tie + 2 + ev->i;
+                c->agent = run_agent(r, (int32_t)i);
+            }
+        }
+    }
+    qsort(staged, (size_t)n_staged, sizeof(Staged), staged_cmp);
+    events = PyTuple_New(n_staged + 1);
+    if (!events) {
+        rc = FAIL;
+        goto done;
+    }
+    PyTypeObject *etype = (PyTypeObject *)r->ix->event_type;
+    for (Py_ssize_t e = 0; e <= n_staged; e++) {
+        Staged *st = e < n_staged ? &staged[e] : NULL;
+        PyObject *agent = Py_None, *kind, *line = Py_None, *flag = NULL;
+        int32_t who;
+        long long when;
+        if (st) {
+            who = st->agent;
+            when = st->when;
+            kind = st->kind == SK_ACTION ? S_action : st->kind == SK_HANDOFF ? S_handoff
+                                                                            : S_checkpoint;
+        }
+        else {
+            /* the final event: the end of the last span, the first root with an agent */
+            int ok = 1;
+            when = -1;
+            who = -1;
+            for (Py_ssize_t i = 0; i < n; i++) {
+                OSpan *sp = run_span(r, i);
+                long long t = sp->end > 0 ? sp->end : sp->start;
+                if (t > when) when = t;
+                if (!sp->has_parent || r->parent[i] < 0) {
+                    ok = ok && sp->code != 2;
+                    if (who < 0) who = run_agent(r, (int32_t)i);
+                }
+            }
+            kind = S_final;
+            flag = ok ? Py_True : Py_False;
+        }
+        if (who >= 0) {
+            if (!agent_str[who])
+                agent_str[who] = ref_str(BASE(r, run_span(r, who)), run_span(r, who)->attrs[A_AGENT]);
+            if (!agent_str[who]) {
+                rc = FAIL;
+                goto done;
+            }
+            agent = agent_str[who];
+        }
+        OSpan *sp = st ? run_span(r, st->span) : NULL;
+        data = sp ? BASE(r, sp) : r->data;
+        PyObject *ts = iso_of(when), *seq = PyLong_FromSsize_t(e + 1), *d = PyDict_New();
+        if (sp) line = PyLong_FromSsize_t(r->ix->lines[sp->line].n);
+        else Py_INCREF(line);
+        int bad = !ts || !seq || !line || !d || PyDict_SetItem(d, S_seq, seq)
+                  || PyDict_SetItem(d, S_ts, ts)
+                  || (agent != Py_None && PyDict_SetItem(d, S_agent, agent))
+                  || PyDict_SetItem(d, S_event, kind);
+        if (bad) rc = FAIL;
+        else if (!st) {
+            if (PyDict_SetItem(d, S_task_success, flag)) rc = FAIL;
+        }
+        else if (st->kind == SK_ACTION) {
+            rc = action_fields(r, st->span, keep_result, d);
+        }
+        else if (st->kind == SK_HANDOFF) {
+            PyObject *args = NULL, *payload = NULL;
+            OSpan *tool = run_span(r, st->outer);
+            if (tool->attrs[A_ARGS].set)
+                rc = embedded(BASE(r, tool), tool->attrs[A_ARGS], &args);
+            else if (!(args = PyDict_New())) rc = FAIL;
+            if (rc == OK) {
+                if (PyDict_Check(args)) payload = Py_NewRef(args);
+                else if (!(payload = PyDict_New()) || PyDict_SetItem(payload, S_arguments, args))
+                    rc = FAIL;
+            }
+            Py_XDECREF(args);
+            if (rc == OK
+                && (PyDict_SetItem(d, S_from_agent, agent) != 0
+                    || set_str(d, S_to_agent, data, sp->attrs[A_AGENT]) != OK
+                    || PyDict_SetItem(d, S_payload, payload) != 0
+                    || set_new(d, S_span_id, id_str(sp->id)) != OK))
+                rc = FAIL;
+            Py_XDECREF(payload);
+        }
+        else {
+            OEvent *ev = st->event >= 0 ? &r->ix->events[st->event] : NULL;
+            Ref cid = ev ? ev->cid : sp->attrs[A_CID];
+            Ref who_ref = ev ? ev->confirmed : sp->attrs[A_CONFIRMED];
+            Ref dec = ev ? ev->decision : sp->attrs[A_DECISION];
+            if (set_str(d, S_checkpoint_id, data, cid) != OK
+                || set_new(d, S_span_id, id_str(sp->id)) != OK
+                || (who_ref.set && set_str(d, S_confirmed_by, data, who_ref) != OK)
+                || (dec.set && set_str(d, S_decision, data, dec) != OK))
+                rc = FAIL;
+        }
+        PyObject *ev = rc == OK ? etype->tp_alloc(etype, 6) : NULL;
+        if (!ev) {
+            Py_XDECREF(ts);
+            Py_XDECREF(seq);
+            Py_XDECREF(line);
+            Py_XDECREF(d);
+            if (rc == OK) rc = FAIL;
+            goto done;
+        }
+        PyTuple_SET_ITEM(ev, 0, seq);
+        PyTuple_SET_ITEM(ev, 1, Py_NewRef(kind));
+        PyTuple_SET_ITEM(ev, 2, Py_NewRef(agent));
+        PyTuple_SET_ITEM(ev, 3, ts);
+        PyTuple_SET_ITEM(ev, 4, d);
+        PyTuple_SET_ITEM(ev, 5, line);
+        PyTuple_SET_ITEM(events, e, ev);
+    }
+    *out = events;
+    events = NULL;
+done:
+    Py_XDECREF(events);
+    if (agent_str) {
+        for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(agent_str[i]);
+    }
+    PyMem_Free(agent_str);
+    PyMem_Free(staged);
+    return rc;
+}
+
+PyDoc_STRVAR(otel_index_doc,
+"otel_index(data, event_type) -> (index, traces) | None\n\n"
+"Read a file of OTLP/JSON lines (one resourceSpans document per line) once, or give way\n"
+"(None). index holds, in C, what the mapping reads of every span (otel_map, otel_lines);\n"
+"traces lists each trace in the order it first appears as (trace id, conversations): the\n"
+"non-empty gen_ai.conversation.id strings its spans name, none, one, or the first two\n"
+"when they name more. event_type is the class otel_map builds events of\n"
+"(assay.events.Event).");
+
+static PyObject *
+otel_index(PyObject *module, PyObject *args)
+{
+    PyObject *event_type;
+    (void)module;
+    OIndex *ix = PyMem_Calloc(1, sizeof(OIndex));
+    if (!ix) return PyErr_NoMemory();
+    if (!PyArg_ParseTuple(args, "y*O!:otel_index", &ix->buf, &PyType_Type, &event_type)) {
+        PyMem_Free(ix);
+        return NULL;
+    }
+    ix->has_buf = 1;
+    if (!PyType_IsSubtype((PyTypeObject *)event_type, &PyTuple_Type)
+        || ((PyTypeObject *)event_type)->tp_dictoffset) {
+        oindex_free(ix);
+        PyErr_SetString(PyExc_TypeError, "otel_index: event_type must be a named tuple class");
+        return NULL;
+    }
+    ix->event_type = Py_NewRef(event_type);
+    int rc = otel_scan(ix);
+    if (rc != OK) {
+        oindex_free(ix);
+        if (rc == FAIL) return NULL;
+        Py_RETURN_NONE;
+    }
+    cp data = (cp)ix->buf.buf;
+    PyObject *traces = PyList_New(ix->n_traces);
+    if (!traces) {
+        oindex_free(ix);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < ix->n_traces; k++) {
+        OTrace *t = &ix->traces[k];
+        char hex[33];
+        static const char digits[] = "0123456789abcdef";
+        uint64_t hi, lo;
+        memcpy(&hi, t->id, 8);
+        memcpy(&lo, t->id + 8, 8);
+        for (int i = 0; i < 16; i++) {
+            hex[15 - i] = digits[(hi >> (4 * i)) & 15];
+            hex[31 - i] = digits[(lo >> (4 * i)) & 15];
+        }
+        PyObject *id = PyUnicode_FromStringAndSize(hex, 32);
+        PyObject *conv = PyTuple_New(t->n_conv);
+        int bad = !id || !conv;
+        for (int i = 0; !bad && i < t->n_conv; i++) {
+            PyObject *c = PyUnicode_DecodeUTF8((const char *)data + t->conv_off[i],
+                                               t->conv_len[i], "strict");
+            if (!c) bad = 1;
+            else PyTuple_SET_ITEM(conv, i, c);
+        }
+        PyObject *item = bad ? NULL : PyTuple_Pack(2, id, conv);
+        Py_XDECREF(id);
+        Py_XDECREF(conv);
+        if (!item) {
+            Py_DECREF(traces);
+            oindex_free(ix);
+            return NULL;
+        }
+        PyList_SET_ITEM(traces, k, item);
+    }
+    /* the table of trace ids is no longer needed */
+    PyMem_Free(ix->table);
+    ix->table = NULL;
+    ix->table_cap = 0;
+    PyObject *capsule = PyCapsule_New(ix, OINDEX, oindex_capsule_free);
+    if (!capsule) {
+        Py_DECREF(traces);
+        oindex_free(ix);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", capsule, traces);
+}
+
+/* The spans of the traces numbered in a tuple, in order, as indices (a new array) */
+static int
+run_spans(OIndex *ix, PyObject *numbers, int32_t **out, Py_ssize_t *n)
+{
+    Py_ssize_t count = 0, m = PyTuple_GET_SIZE(numbers);
+    for (int pass = 0; pass < 2; pass++) {
+        for (Py_ssize_t i = 0; i < m; i++) {
+            Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(numbers, i));
+            if (k == -1 && PyErr_Occurred()) return FAIL;
+            if (k < 0 || k >= ix->n_traces) {
+                PyErr_SetString(PyExc_IndexError, "otel_map: no such trace");
+                return FAIL;
+            }
+            for (int32_t s = ix->traces[k].first; s >= 0; s = SPAN(ix, s)->next) {
+                if (pass) (*out)[count] = s;
+                count++;
+            }
+        }
+        if (!pass) {
+            *n = count;
+            *out = PyMem_Malloc((size_t)(count + 1) * sizeof(int32_t));
+            if (!*out) {
+                PyErr_NoMemory();
+                return FAIL;
+            }
+            count = 0;
+        }
+    }
+    return OK;
+}
+
+static OIndex *
+index_of(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, OINDEX)) {
+        PyErr_SetString(PyExc_TypeError, "the index must come from otel_index");
+        return NULL;
+    }
+    return PyCapsule_GetPointer(capsule, OINDEX);
+}
+
+PyDoc_STRVAR(otel_map_doc,
+"otel_map(index, traces, result) -> (events, spans) | None\n\n"
+"The events of one run, the spans of the traces numbered in the tuple traces (positions\n"
+"in otel_index's list), mapped as assay.ingest.otel.spans_to_events maps spans of the\n"
+"GenAI conventions, with the final event; spans is how many spans the run holds. result:\n"
+"keep each tool call's result. None: the run is Python's to map (another convention,\n"
+"span events, an attribute of the mapping that is not a plain string, a malformed span).");
+
+static PyObject *
+otel_map(PyObject *module, PyObject *args)
+{
+    PyObject *capsule, *numbers;
+    int keep_result;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OO!p:otel_map", &capsule, &PyTuple_Type, &numbers, &keep_result))
+        return NULL;
+    OIndex *ix = index_of(capsule);
+    if (!ix) return NULL;
+    Run r = {0};
+    r.ix = ix;
+    r.data = (cp)ix->buf.buf;
+    if (run_spans(ix, numbers, &r.run, &r.n) != OK) return NULL;
+    PyObject *result = NULL, *events = NULL;
+    r.n_slots = 16;
+    while (r.n_slots < 2 * r.n) r.n_slots *= 2;
+    r.kind = PyMem_Malloc((size_t)(r.n + 1) * sizeof(int));
+    r.parent = PyMem_Malloc((size_t)(r.n + 1) * sizeof(int32_t));
+    r.slots = PyMem_Malloc((size_t)r.n_slots * sizeof(int32_t));
+    if (!r.kind || !r.parent || !r.slots) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < r.n_slots; i++) r.slots[i] = -1;
+    int rc = r.n ? map_run(&r, keep_result, &events) : GIVE_WAY;
+    if (rc == FAIL) goto done;
+    if (rc == GIVE_WAY) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    result = Py_BuildValue("(Nn)", events, r.n);
+done:
+    PyMem_Free(r.run);
+    PyMem_Free(r.kind);
+    PyMem_Free(r.parent);
+    PyMem_Free(r.slots);
+    return result;
+}
+
+PyDoc_STRVAR(otel_lines_doc,
+"otel_lines(index, traces) -> list\n\n"
+"The lines that hold the spans of the traces numbered in the tuple traces, in file order,\n"
+"as (line number, start, end, first span, traces): data[start:end] is the line, first\n"
+"the index in the file of its first span, traces how many traces its spans belong to.");
+
+static PyObject *
+otel_lines(PyObject *module, PyObject *args)
+{
+    PyObject *capsule, *numbers;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OO!:otel_lines", &capsule, &PyTuple_Type, &numbers))
+        return NULL;
+    OIndex *ix = index_of(capsule);
+    if (!ix) return NULL;
+    int32_t *spans;
+    Py_ssize_t n;
+    if (run_spans(ix, numbers, &spans, &n) != OK) return NULL;
+    unsigned char *mark = PyMem_Calloc((size_t)ix->n_lines + 1, 1);
+    PyObject *out = mark ? PyList_New(0) : NULL;
+    if (!mark) PyErr_NoMemory();
+    for (Py_ssize_t i = 0; out && i < n; i++) mark[SPAN(ix, spans[i])->line] = 1;
+    for (Py_ssize_t k = 0; out && k < ix->n_lines; k++) {
+        if (!mark[k]) continue;
+        OLine *ln = &ix->lines[k];
+        PyObject *t = Py_BuildValue("(nnnni)", ln->n, ln->start, ln->end, ln->first,
+                                    (int)ln->traces);
+        if (!t || PyList_Append(out, t)) Py_CLEAR(out);
+        Py_XDECREF(t);
+    }
+    PyMem_Free(mark);
+    PyMem_Free(spans);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan_native", scan_native, METH_VARARGS, scan_native_doc},
     {"read_regular", read_regular, METH_O, read_regular_doc},
@@ -2282,6 +4014,9 @@ static PyMethodDef methods[] = {
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"judge_native", judge_native, METH_VARARGS, judge_native_doc},
     {"list_trajectories", list_trajectories, METH_VARARGS, list_trajectories_doc},
+    {"otel_index", otel_index, METH_VARARGS, otel_index_doc},
+    {"otel_map", otel_map, METH_VARARGS, otel_map_doc},
+    {"otel_lines", otel_lines, METH_VARARGS, otel_lines_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2296,5 +4031,6 @@ PyInit__accel(void)
 {
     init_tables();
     for (int f = 0; f < N_FIELDS; f++) field_lens[f] = (Py_ssize_t)strlen(field_names[f]);
+    if (intern_names() != OK) return NULL;
     return PyModule_Create(&module_def);
 }

@@ -19,7 +19,7 @@ from assay.conformance import load_spec
 from assay.report.replay import ChunkFolder, Rendered, ReplayReportWriter
 from assay.report.replay import replay_report as whole_report
 
-from ..conftest import EXAMPLES, ROOT
+from ..conftest import EXAMPLES, ROOT, load_script
 from ..strategies import json_values
 from .test_typed_path import EACH_CONSUME
 
@@ -246,6 +246,50 @@ def test_claude_code_reports_without_the_text(spec: str, tmp_path: Path,
         assert lean[key] == full[key], key
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
+def test_otel_reports_without_the_text(native: bool, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Span files (each convention, errored calls, handoffs, the benchmark export): a
+    replay that asks the OTel reader for no text (no tool result) writes the reports of
+    one that reads every result, byte for byte, with the reading in C and in Python."""
+    import orjson
+
+    import assay.ingest
+    from assay.ingest import _fast, otel
+
+    accel = pytest.importorskip("assay._accel")
+    monkeypatch.setattr(_fast, "_NATIVE", accel if native else None)
+    files = []
+    for doc in sorted((ROOT / "tests" / "data" / "frameworks").rglob("*.json")):
+        raw = orjson.loads(doc.read_bytes())
+        if isinstance(raw, dict) and "resourceSpans" in raw:
+            files.append(str(doc))
+            target = tmp_path / f"{doc.parent.name}-{doc.stem}.jsonl"
+            target.write_bytes(orjson.dumps(raw) + b"\n")
+            files.append(str(target))
+    bench = load_script(ROOT / "benchmarks" / "reader_throughput.py")
+    bench.write_otel(tmp_path / "export.jsonl", 60_000)
+    files.append(str(tmp_path / "export.jsonl"))
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(SPAN_SPEC))
+    asked: list[bool] = []
+    real = otel.read_otel
+
+    def spy(path: str, data: bytes, *, text: bool = True) -> Any:
+        asked.append(text)
+        return real(path, data, text=text)
+
+    monkeypatch.setattr(otel, "read_otel", spy)
+    lean = _reports(str(spec_path), files, tmp_path)
+    assert False in asked
+    load = assay.ingest.load
+    monkeypatch.setattr(assay.ingest, "load", lambda *a, **k: load(*a, **{**k, "text": True}))
+    full = _reports(str(spec_path), files, tmp_path)
+    assert lean.keys() == full.keys()
+    for key in lean:
+        assert lean[key] == full[key], key
+
+
 SPAN_FILES = sorted(str(p) for p in {*(ROOT / "tests" / "data").rglob("*.jsonl"),
                                      *EXAMPLES.rglob("*.jsonl")}
                     if b"resourceSpans" in p.read_bytes())
@@ -258,13 +302,28 @@ SPAN_SPEC = {"mandatory_checkpoints": [
 def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Claude Code transcripts and OTel span files: the readers' repeated-key check in C
-    (``check_lines``) and the re-encoding checks alone write the same reports, byte for
-    byte."""
+    (``check_lines``), with the OTel index and mapping in C (``otel_index``), and the
+    re-encoding checks alone write the same reports, byte for byte. The span files include
+    the recorded OTLP/JSON documents written one a line, and a small benchmark export."""
     accel = pytest.importorskip("assay._accel")
+    import orjson
+
     from assay.ingest import _fast
 
     spec = CLAUDE_SPECS["selects"] if kind == "claude-code" else SPAN_SPEC
-    files = CLAUDE_FILES if kind == "claude-code" else SPAN_FILES
+    files = CLAUDE_FILES if kind == "claude-code" else list(SPAN_FILES)
+    if kind == "otel":
+        lines = tmp_path / "lines"
+        lines.mkdir()
+        for doc in sorted((ROOT / "tests" / "data" / "frameworks").rglob("*.json")):
+            raw = orjson.loads(doc.read_bytes())
+            if isinstance(raw, dict) and "resourceSpans" in raw:
+                target = lines / f"{doc.parent.name}-{doc.stem}.jsonl"
+                target.write_bytes(orjson.dumps(raw) + b"\n")
+                files.append(str(target))
+        bench = load_script(ROOT / "benchmarks" / "reader_throughput.py")
+        bench.write_otel(lines / "export.jsonl", 60_000)
+        files.append(str(lines / "export.jsonl"))
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     calls: list[bool] = []
@@ -273,10 +332,22 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
         calls.append(accel.check_lines(*args))
         return calls[-1]
 
+    indexed: list[bool] = []
+    real_index = accel.otel_index
+
+    def otel_index(*args: Any) -> Any:
+        found = real_index(*args)
+        indexed.append(found is not None)
+        return found
+
     monkeypatch.setattr(_fast, "_CHECK_LINES", check_lines)
+    monkeypatch.setattr(_fast, "_NATIVE", accel)
+    monkeypatch.setattr(accel, "otel_index", otel_index)
     with_c = _reports(str(spec_path), files, tmp_path)
     assert True in calls  # the check vouched for some files
+    assert (True in indexed) == (kind == "otel")  # the index read some span files
     monkeypatch.setattr(_fast, "_CHECK_LINES", None)
+    monkeypatch.setattr(_fast, "_NATIVE", None)
     without = _reports(str(spec_path), files, tmp_path)
     assert with_c.keys() == without.keys()
     for key in with_c:

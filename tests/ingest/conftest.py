@@ -10,10 +10,12 @@ from assay.ingest import _fast
 
 @pytest.fixture(params=["check_lines", "re-encoding"])
 def key_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The test once with the C extension's check for repeated keys, once with the
-    re-encoding checks alone (as where the extension is not built)."""
+    """The test once with the C extension (its check for repeated keys, the OTel index),
+    once with the re-encoding checks alone (as where the extension is not built)."""
     if request.param == "check_lines":
         monkeypatch.setattr(_fast, "_CHECK_LINES", accel.check_lines)
+        monkeypatch.setattr(_fast, "_NATIVE", accel)
     else:
         monkeypatch.setattr(_fast, "_CHECK_LINES", None)
+        monkeypatch.setattr(_fast, "_NATIVE", None)
     return str(request.param)

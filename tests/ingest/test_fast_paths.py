@@ -69,22 +69,30 @@ def _both(monkeypatch: pytest.MonkeyPatch, fmt: str, path: str,
     from assay.ingest import reader
 
     calls: list[str] = []
-    target = (otel_mod, "_Streamed") if fmt == "otel" else (claude_mod, "_fast_events")
-    real = getattr(*target)
+    # OTel: the index in C (where built) or else the streamed reading; either is the fast path
+    targets = ([(otel_mod, "_indexed"), (otel_mod, "_Streamed")] if fmt == "otel"
+               else [(claude_mod, "_fast_events")])
 
-    def spy(*args: Any) -> Any:
-        calls.append("fast")
-        out = real(*args)
-        calls.append("done")
-        return out
+    def spy(real: Any) -> Any:
+        def call(*args: Any) -> Any:
+            calls.append("fast")
+            out = real(*args)
+            if out is not None:
+                calls.append("done")
+            return out
+        return call
 
     with monkeypatch.context() as m:
-        m.setattr(*target, spy)
+        for target in targets:
+            m.setattr(*target, spy(getattr(*target)))
         fast = _seen(reader(fmt)(path, data, **options))
     with monkeypatch.context() as m:
-        m.setattr(*target, _no_fast_path)
+        for target in targets:
+            m.setattr(*target, _no_fast_path)
+        if fmt == "otel":
+            m.setattr(otel_mod, "_indexed", lambda *_: None)
         strict = _seen(reader(fmt)(path, data, **options))
-    return fast, strict, calls == ["fast", "done"]
+    return fast, strict, calls[-1:] == ["done"]
 
 
 class TestSameReading:
@@ -482,11 +490,16 @@ class TestKeyCheckRoutes:
 
 
 def test_the_checker_is_off_in_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``ASSAY_PURE_PYTHON=1`` or an extension that is not built: no ``check_lines``."""
-    monkeypatch.setattr(_fast, "_CHECK_LINES", _fast._UNSET)
+    """``ASSAY_PURE_PYTHON=1`` or an extension that is not built: no ``check_lines``, no
+    OTel index."""
+    for unset in ("_CHECK_LINES", "_NATIVE"):
+        monkeypatch.setattr(_fast, unset, _fast._UNSET)
     monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
     assert _fast.line_checker() is None
-    monkeypatch.setattr(_fast, "_CHECK_LINES", _fast._UNSET)
+    assert _fast.native() is None
+    for unset in ("_CHECK_LINES", "_NATIVE"):
+        monkeypatch.setattr(_fast, unset, _fast._UNSET)
     monkeypatch.delenv("ASSAY_PURE_PYTHON")
     monkeypatch.setitem(sys.modules, "assay._accel", None)  # import fails
     assert _fast.line_checker() is None
+    assert _fast.native() is None

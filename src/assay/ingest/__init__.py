@@ -93,7 +93,7 @@ REGISTRY: tuple[Format, ...] = (
     Format("openai-chat", "assay.ingest.transcripts", "detect_openai_chat", "read_openai_chat"),
     Format("tau-bench", "assay.ingest.transcripts", "detect_tau_bench", "read_tau_bench"),
     Format("tau2", "assay.ingest.transcripts", "detect_tau2", "read_tau2"),
-    Format("otel", "assay.ingest.otel", "detect_otel", "read_otel"),
+    Format("otel", "assay.ingest.otel", "detect_otel", "read_otel", drops_text=True),
     Format("atif", "assay.ingest.atif", "is_atif", "read_atif"),
     Format("openai-agents", "assay.ingest.openai_agents", "detect_openai_agents",
            "read_openai_agents"),

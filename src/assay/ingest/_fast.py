@@ -65,6 +65,7 @@ __all__ = [
     "line_checker",
     "line_views",
     "lines_decoder",
+    "native",
     "no_cycle_collection",
 ]
 
@@ -84,6 +85,24 @@ LineChecker = Callable[..., bool]
 
 _UNSET: Any = object()
 _CHECK_LINES: Any = _UNSET
+_NATIVE: Any = _UNSET
+
+
+def native() -> Any:
+    """The C extension :mod:`assay._accel`, or None where it is not built or
+    ``ASSAY_PURE_PYTHON`` is set (the Python path then reads alone, with the same
+    results)."""
+    global _NATIVE
+    if _NATIVE is _UNSET:
+        _NATIVE = None
+        if not os.environ.get("ASSAY_PURE_PYTHON"):
+            try:
+                import assay._accel as accel
+            except ImportError:  # not built here: the Python path reads alone
+                pass
+            else:
+                _NATIVE = accel
+    return _NATIVE
 
 
 def line_checker() -> LineChecker | None:
@@ -97,14 +116,8 @@ def line_checker() -> LineChecker | None:
     """
     global _CHECK_LINES
     if _CHECK_LINES is _UNSET:
-        _CHECK_LINES = None
-        if not os.environ.get("ASSAY_PURE_PYTHON"):
-            try:
-                import assay._accel as accel
-            except ImportError:  # not built here: the re-encoding checks decide
-                pass
-            else:
-                _CHECK_LINES = accel.check_lines
+        accel = native()
+        _CHECK_LINES = None if accel is None else accel.check_lines
     return cast("LineChecker | None", _CHECK_LINES)
 
 

@@ -59,6 +59,7 @@ from assay.ingest._fast import (
     kept_every_key_at,
     line_bounds,
     line_checker,
+    native,
     no_cycle_collection,
 )
 from assay.ingest._json import (
@@ -839,11 +840,65 @@ class _Trace:
 
 
 class _Run(NamedTuple):
-    """One run of a file: its traces (the first names it), its conversation, its spans."""
+    """One run of a file: its traces (the first names it), its conversation, its spans,
+    and, where the C extension indexed the file, its events mapped in C (None: it gives
+    way, and :func:`spans_to_events` maps the spans)."""
 
     trace_ids: list[str]
     conversation: str | None
     members: Callable[[], list[Span]]
+    mapped: Callable[[], tuple[tuple[Event, ...], int] | None] | None = None
+
+
+def _indexed(data: bytes, text: bool = True) -> list[_Run] | None:
+    """The runs of a file of OTLP/JSON lines indexed in C, or None (no extension, or it
+    gives way: :class:`_Streamed` reads the file).
+
+    :func:`assay._accel.otel_index` reads every line once and vouches for exactly what
+    :class:`_Streamed`'s first reading accepts; it keeps in C what the mapping reads of
+    each span. Each run is then mapped in C (:func:`assay._accel.otel_map`), or, where
+    that gives way (another convention, anything unusual), its lines are decoded again
+    and mapped here, as :class:`_Streamed` does. ``text=False``: no tool result.
+    """
+    accel = native()
+    if accel is None:
+        return None
+    found = accel.otel_index(data, Event)
+    if found is None:
+        return None
+    index, traces = found
+    groups: dict[str, list[int]] = {}
+    for k, (trace_id, conversations) in enumerate(traces):
+        if len(conversations) == 1:
+            groups.setdefault("conversation " + conversations[0], []).append(k)
+        else:
+            groups["trace " + trace_id] = [k]
+    runs = []
+    otel_map = accel.otel_map
+    for key, numbers in groups.items():
+        ids = [traces[k][0] for k in numbers]
+        first = traces[numbers[0]][1]
+        which = tuple(numbers)
+        runs.append(_Run(ids, first[0] if key.startswith("conversation ") else None,
+                         partial(_lines_members, data, partial(accel.otel_lines, index, which),
+                                 ids),
+                         partial(otel_map, index, which, text)))
+    return runs
+
+
+def _lines_members(data: bytes, lines: Callable[[], list[tuple[int, int, int, int, int]]],
+                   trace_ids: list[str]) -> list[Span]:
+    """The spans of the traces ``trace_ids`` held by ``lines()`` (line number, start, end,
+    first span, traces), each trace's in file order: what :meth:`_Streamed.members`
+    gives."""
+    view = memoryview(data)
+    wanted = set(trace_ids)
+    taken: dict[str, list[Span]] = {}
+    for n, start, end, first, _ in lines():
+        for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
+            if span.trace_id in wanted:
+                taken.setdefault(span.trace_id, []).append(span)
+    return [span for t in trace_ids for span in taken.get(t, ())]
 
 
 class _Streamed:
@@ -1031,15 +1086,16 @@ def _entity_args(raw: Any) -> Any:
     return value
 
 
-def _tool_call(span: Span) -> dict[str, Any]:
-    """The action fields of a tool span of any convention. Raises :class:`_Bad`."""
+def _tool_call(span: Span, text: bool = True) -> dict[str, Any]:
+    """The action fields of a tool span of any convention (without its result when not
+    ``text``). Raises :class:`_Bad`."""
     try:
-        return _tool_fields(span)
+        return _tool_fields(span, text)
     except EmbeddedDuplicate as exc:
         raise _Bad(f"{span.label()}: {exc}", span.line) from None
 
 
-def _tool_fields(span: Span) -> dict[str, Any]:
+def _tool_fields(span: Span, text: bool) -> dict[str, Any]:
     a = span.attrs
     if _op(span) == "execute_tool":
         tool = a.get("gen_ai.tool.name")
@@ -1068,7 +1124,7 @@ def _tool_fields(span: Span) -> dict[str, Any]:
         result_key = "traceloop.entity.output"
     if call_id is not None:
         fields["call_id"] = call_id
-    if result_key in a and (span.error is None or _op(span) == "execute_tool"):
+    if text and result_key in a and (span.error is None or _op(span) == "execute_tool"):
         # an errored call's output is no result: the call failed
         fields["result"] = _decoded(a[result_key])
     if span.error is not None:
@@ -1089,8 +1145,10 @@ def _looks_like_a_call(span: Span) -> bool:
         span.attrs.keys().isdisjoint(_TOOL_ATTRS)
 
 
-def spans_to_events(spans: list[Span]) -> list[Event]:
-    """Map the spans of one trace to events. Raises :class:`_Bad` naming the span."""
+def spans_to_events(spans: list[Span], *, text: bool = True) -> list[Event]:
+    """Map the spans of one trace to events. Raises :class:`_Bad` naming the span.
+
+    ``text=False`` leaves each tool call's result out (a replay whose spec reads none)."""
     by_id = {s.span_id: s for s in spans}
     limit = len(spans)
     kinds: dict[Span, str | None] = {}  # each span's kind and own agent, found once
@@ -1135,7 +1193,7 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
         kind = kinds[span]
         tie = span.index * 1000
         if kind == "tool":
-            staged.append((span.start, tie, "action", agent_of(span), _tool_call(span),
+            staged.append((span.start, tie, "action", agent_of(span), _tool_call(span, text),
                            span.line))
         elif kind is None and _looks_like_a_call(span):
             # skipping it would drop the call (a misspelt or missing operation name)
@@ -1149,7 +1207,7 @@ def spans_to_events(spans: list[Span]) -> list[Event]:
                 if from_agent is not None and from_agent != to_agent and (
                         outer.span_id, to_agent) not in handed:
                     handed.add((outer.span_id, to_agent))
-                    args = _tool_call(outer)["args"]
+                    args = _tool_call(outer, False)["args"]
                     payload = args if isinstance(args, dict) else {"arguments": args}
                     staged.append((span.start, tie, "handoff", from_agent,
                                    {"from_agent": from_agent, "to_agent": to_agent,
@@ -1205,25 +1263,31 @@ def _staged_order(staged: tuple[int, int, str, str | None, dict[str, Any], int |
 
 # -- the reader -------------------------------------------------------------------------------
 
-def read_otel(path: str, data: bytes) -> Iterator[Any]:
-    """One trajectory per trace id of an OTLP/JSON or SDK ``to_json`` span file."""
+def read_otel(path: str, data: bytes, *, text: bool = True) -> Iterator[Any]:
+    """One trajectory per trace id of an OTLP/JSON or SDK ``to_json`` span file.
+
+    ``text=False`` leaves each tool call's result out of its action (see
+    :func:`assay.ingest.load`); everything else, and whether the file reads, is the same.
+    """
     from assay.ingest import read_runs
 
-    return read_runs(path, data, _runs, partial(_trajectory, path))
+    return read_runs(path, data, partial(_runs, text=text),
+                     partial(_trajectory, path, text=text))
 
 
-def _runs(path: str, data: bytes) -> list[_Run]:
+def _runs(path: str, data: bytes, *, text: bool = True) -> list[_Run]:
     """The runs of a span file: streamed from OTLP/JSON lines, else every span read first."""
     try:
         with no_cycle_collection():
-            return _Streamed(data).runs()
+            indexed = _indexed(data, text)
+            return _Streamed(data).runs() if indexed is None else indexed
     except Slow:
         pass
     return [_Run(trace_ids, conversation, partial(list, members))
             for trace_ids, conversation, members in _group(parse_spans(data))]
 
 
-def _trajectory(path: str, run: _Run) -> Trajectory:
+def _trajectory(path: str, run: _Run, *, text: bool = True) -> Trajectory:
     from assay.ingest import BadRun
 
     trace_id = run.trace_ids[0]
@@ -1231,18 +1295,24 @@ def _trajectory(path: str, run: _Run) -> Trajectory:
     collecting = gc.isenabled()  # paused while the run's records are built (no_cycle_collection)
     gc.disable()
     try:
-        members = run.members()
-        events = spans_to_events(members)
+        mapped = run.mapped() if run.mapped is not None else None  # in C, or None
+        if mapped is not None:
+            events, count = mapped
+            source = "otel"  # otel_map maps spans of the GenAI conventions alone
+        else:
+            members = run.members()
+            events, count = tuple(spans_to_events(members, text=text)), len(members)
+            source = _source(members)
     except _Bad as exc:
         raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
     finally:
         if collecting:
             gc.enable()
-    meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(members)}
+    meta: dict[str, Any] = {"trace_id": trace_id, "spans": count}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation
         meta["traces"] = run.trace_ids
-    return Trajectory(tid, tuple(events), path, _source(members), meta)
+    return Trajectory(tid, events, path, source, meta)
 
 
 _CONVERSATION = "gen_ai.conversation.id"
