@@ -3,7 +3,8 @@
 Each example is one mutation of one valid seed document (``surfaces.py``),
 run in-process through the CLI. Hypothesis draws the case number; the
 mutation is a pure function of it, and ``derandomize=True`` makes every run
-judge the same cases. About a minute in all.
+judge the same cases. About 25 seconds in the default suite; ``-m stress`` runs
+four times as many cases of each surface.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from ..conftest import ROOT, load_script
 from .surfaces import SURFACES, Workspace
 
 #: Examples per surface: the cheap in-process ones get more than those that start processes.
-EXAMPLES = {"workflow": 300, "store": 300}
-DEFAULT_EXAMPLES = 1200
+#: The default suite runs a share of them; ``pytest -m stress`` runs each surface again with
+#: four times as many.
+EXAMPLES = {"workflow": 100, "store": 100}
+DEFAULT_EXAMPLES = 400
+STRESS_FACTOR = 4
 
 pytestmark = pytest.mark.fuzz
 
@@ -34,8 +38,8 @@ def _judge(workspace: Workspace, surface: str, k: int) -> None:
         f"{out.false_pass} passed (exit 0) on an invalid document ({out.invalid}): {what}")
 
 
-def _property(surface: str):  # type: ignore[no-untyped-def]
-    @settings(max_examples=EXAMPLES.get(surface, DEFAULT_EXAMPLES), deadline=None,
+def _property(surface: str, factor: int = 1):  # type: ignore[no-untyped-def]
+    @settings(max_examples=EXAMPLES.get(surface, DEFAULT_EXAMPLES) * factor, deadline=None,
               derandomize=True, database=None)
     @given(k=st.integers(min_value=0, max_value=2**32 - 1))
     def check(workspace: Workspace, k: int) -> None:
@@ -57,6 +61,13 @@ test_trace = _property("trace")
 test_workflow = _property("workflow")
 test_checkpoint = _property("checkpoint")
 test_store = _property("store")
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize("surface", sorted(SURFACES))
+def test_many_more_cases(workspace: Workspace, surface: str) -> None:
+    """Every surface again, with four times the default suite's cases (``-m stress``)."""
+    _property(surface, STRESS_FACTOR)(workspace)
 
 
 def test_campaign_small_run_counts_zero_and_zero() -> None:
