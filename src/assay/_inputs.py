@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
@@ -187,10 +186,9 @@ def _native_list(path: str) -> _Listed | None:
     (the Python listing then reads the directory and names any problem)."""
     global _LIST
     if _LIST is None:
-        _LIST = False
-        if not os.environ.get("ASSAY_PURE_PYTHON"):
-            with suppress(ImportError):  # not built: the Python listing alone
-                from assay._accel import list_trajectories as _LIST
+        from assay.ingest._fast import native
+
+        _LIST = getattr(native(), "list_trajectories", False)
     if _LIST is False or type(path) is not str:
         return None
     try:

@@ -171,12 +171,9 @@ def _accel() -> Any:
     results)."""
     global _ACCEL
     if _ACCEL is _UNSET:
-        _ACCEL = None
-        if not os.environ.get("ASSAY_PURE_PYTHON"):
-            try:
-                import assay._accel as _ACCEL
-            except ImportError:  # not built here: the Python path judges alone
-                _ACCEL = None
+        from assay.ingest._fast import native
+
+        _ACCEL = native()
     return _ACCEL
 
 

@@ -726,19 +726,14 @@ def _native_finding_json(made: tuple[Any, ...]) -> dict[str, Any]:
     code, message, seq, line, cid, action, src, dst, hops = made
     reason = _NATIVE_CODES[code][0]
     out: dict[str, Any] = {"code": str(reason or propagated(hops)), "message": message}
-    if seq is not None:
-        out["seq"] = seq
-    if line is not None:
-        out["line"] = line
-    if cid is not None:
-        out["checkpoint_id"] = cid
-    if action is not None:
-        out["action_type"] = action
-    if src is not None:
-        out["from_agent"] = src
-    if dst is not None:
-        out["to_agent"] = dst
+    # the location's known fields, in Location's order
+    for key, value in zip(_NATIVE_PLACES, (seq, line, cid, action, src, dst)):
+        if value is not None:
+            out[key] = value
     return out
+
+
+_NATIVE_PLACES = ("seq", "line", "checkpoint_id", "action_type", "from_agent", "to_agent")
 
 
 class NativeParts(NamedTuple):
