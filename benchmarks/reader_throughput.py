@@ -29,6 +29,7 @@ against parse-only (target <= 2.0 x) and peak memory against the file size
 (target <= 1.5 x). The exit status is 1 when a target is missed.
 
     python benchmarks/reader_throughput.py [--otel-mb 100] [--claude-mb 50] [--rounds 3]
+                                           [--only otel|claude]
 """
 
 from __future__ import annotations
@@ -305,12 +306,17 @@ def report(m: dict[str, Any]) -> list[str]:
     ]
 
 
-def run(otel_bytes: int, claude_bytes: int, rounds: int, folder: Path) -> list[dict[str, Any]]:
+def run(otel_bytes: int, claude_bytes: int, rounds: int, folder: Path,
+        only: str | None = None) -> list[dict[str, Any]]:
     otel, claude = folder / "spans.otlp.jsonl", folder / "session.jsonl"
-    write_otel(otel, otel_bytes)
-    write_claude(claude, claude_bytes)
-    return [measure("otel span export", otel, OTEL_SPEC, rounds),
-            measure("claude code transcript", claude, CLAUDE_SPEC, rounds)]
+    results = []
+    if only in (None, "otel"):
+        write_otel(otel, otel_bytes)
+        results.append(measure("otel span export", otel, OTEL_SPEC, rounds))
+    if only in (None, "claude"):
+        write_claude(claude, claude_bytes)
+        results.append(measure("claude code transcript", claude, CLAUDE_SPEC, rounds))
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,10 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--otel-mb", type=float, default=100.0)
     ap.add_argument("--claude-mb", type=float, default=50.0)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", choices=("otel", "claude"), default=None,
+                    help="measure one of the two files")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="assay-readers-") as tmp:
         results = run(int(args.otel_mb * 1e6), int(args.claude_mb * 1e6), args.rounds,
-                      Path(tmp))
+                      Path(tmp), args.only)
     missed = []
     for m in results:
         print("\n".join(report(m)))

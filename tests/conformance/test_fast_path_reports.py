@@ -258,8 +258,8 @@ SPAN_SPEC = {"mandatory_checkpoints": [
 def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Claude Code transcripts and OTel span files: the readers' repeated-key check in C
-    (``check_lines``) and the re-encoding checks alone write the same reports, byte for
-    byte."""
+    (``check_lines``; for transcripts, ``claude_lines``, which reads the lines in C) and the
+    re-encoding checks alone write the same reports, byte for byte."""
     accel = pytest.importorskip("assay._accel")
     from assay.ingest import _fast
 
@@ -274,8 +274,26 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
         return calls[-1]
 
     monkeypatch.setattr(_fast, "_CHECK_LINES", check_lines)
+    if kind == "claude-code":  # transcripts are read by claude_lines, which checks as it reads
+        from assay.ingest import claude_code
+
+        real_reader = claude_code._line_reader
+
+        def line_reader() -> Any:
+            read = real_reader()
+            if read is None:
+                return None
+
+            def spy(*args: Any) -> Any:
+                out = read(*args)
+                calls.append(out is not None)
+                return out
+
+            return spy
+
+        monkeypatch.setattr(claude_code, "_line_reader", line_reader)
     with_c = _reports(str(spec_path), files, tmp_path)
-    assert True in calls  # the check vouched for some files
+    assert True in calls  # the check vouched for some files (claude_lines read some)
     monkeypatch.setattr(_fast, "_CHECK_LINES", None)
     without = _reports(str(spec_path), files, tmp_path)
     assert with_c.keys() == without.keys()

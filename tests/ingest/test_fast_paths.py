@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import assay._accel as accel
 from assay.events import Trajectory
 from assay.ingest import ReadFailure, _fast, load
 from assay.ingest import claude_code as claude_mod
@@ -183,6 +184,106 @@ class TestWithoutText:
         assert fast == strict
         full, _, _ = _both(monkeypatch, "claude-code", path, body)
         assert fast == _without_text(full)
+
+
+def _fields(chunks: Any) -> list[Any]:
+    """The entries a reading of the lines gave, numbers read as orjson reads them and
+    ``toolUseResult`` as the reader keeps it."""
+    import msgspec
+    import orjson
+
+    def norm(value: Any) -> Any:
+        if value is msgspec.UNSET or value is claude_mod._NO_MESSAGE:
+            return value
+        if type(value) is tuple:
+            return tuple(norm(v) for v in value)
+        if type(value) is list:
+            return [norm(v) for v in value]
+        return orjson.loads(msgspec.json.encode(value))
+
+    return [(*norm(entry[:11]), claude_mod._tool_use_result(entry[11]))
+            for entries in chunks for entry in entries]
+
+
+def _in_c(body: bytes) -> list[Any] | None:
+    """The entries ``claude_lines`` reads, or None where it gives way."""
+    try:
+        return _fields(claude_mod._c_lines(body, accel.claude_lines))
+    except claude_mod._GaveWay:
+        return None
+
+
+class TestClaudeLinesInC:
+    """``claude_lines`` reads a transcript's lines in C: the fields the typed decode gives,
+    or it gives way (and the typed decode reads the file)."""
+
+    @pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.name)
+    def test_every_recorded_transcript(self, path: Path) -> None:
+        """Each recorded transcript is read in C, field for field as the typed decode reads it."""
+        body = path.read_bytes()
+        assert _in_c(body) == _fields(claude_mod._struct_lines(body))
+
+    def test_the_benchmark_transcript(self, tmp_path: Path) -> None:
+        """The generated transcript is read in C, over many chunks."""
+        session = tmp_path / "session.jsonl"
+        load_script(BENCH).write_claude(session, 400_000)
+        body = session.read_bytes()
+        assert _in_c(body) == _fields(claude_mod._struct_lines(body))
+
+    @pytest.mark.parametrize("line", [
+        # escapes, in the fields read and in those skipped
+        rb'{"type":"user","uuid":"u\u00e9\ud83d\ude00","message":{"content":"a\"b\\c\n\t'
+        rb'\/\b\f\r\u0000"},"cwd":"\u00e9"}',
+        # numbers, nested values and floats in a call's input
+        b'{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+        b'"input":{"a":1.5,"b":-0,"c":[1,{"d":null}],"e":-0.0,"f":1E5,"g":123456789012345678,'
+        b'"h":0.1e-99,"i":true}}]}}',
+        b'{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t",'
+        b'"content":[{"type":"text","text":"x"},{"type":"image","source":{}}],"is_error":true}]},'
+        b'"toolUseResult":"User rejected tool use"}',
+        b'{"type":"user","message":{"content":null},"toolUseResult":{"answers":{"q":"a"},'
+        b'"questions":[]}}',
+        b'{"type":"user","message":{},"toolUseResult":[1,2]}',
+        b'{"type":"user","toolUseResult":{"stdout":"x"},"isMeta":true,"isSidechain":null}',
+        b'  {"type": "system" , "content" : 7}  \r',
+    ])
+    def test_lines_read_in_c(self, line: bytes) -> None:
+        """Escapes, numbers, nesting and blanks: the typed decode's fields."""
+        body = b"\n" + line + b"\n  \n" + line
+        got = _in_c(body)
+        assert got is not None
+        assert got == _fields(claude_mod._struct_lines(body))
+        assert [entry[0] for entry in got] == [2, 4]
+
+    @pytest.mark.parametrize("line", [
+        b'{"type":7}', b"[]", b'{"uuid":"u"}', b'{"type":"user","message":null}',
+        b'{"type":"user","message":"x"}', b'{"type":"user","message":{"content":7}}',
+        b'{"type":"user","message":{"content":[7]}}',
+        b'{"type":"user","message":{"content":[{"text":"x"}]}}',
+        b'{"type":"user","uuid":7}', b'{"type":"user","isSidechain":"no"}',
+        b'{"type":"user","sessionId":1.5}', b'{"type":"user","timestamp":1}',
+        b'{"type":"user","a":1,"a":2}', b'{"type":"user","message":{"usage":{"a":1,"a":2}}}',
+        b'{"type":"user","\\u0061":1}', b'{"type":"user","n":1234567890123456789}',
+        b'{"type":"user","n":1e400}', b'{"type":"user","x":"\xe9"}', b'{"type":"user"} x',
+        b'{"type":"user","x":"\\ud800"}',
+    ])
+    def test_lines_it_gives_way_on(self, line: bytes) -> None:
+        """A line the structs type otherwise, or that check_lines does not vouch for."""
+        assert _in_c(b'{"type":"user"}\n' + line + b"\n") is None
+
+    @FAST_SETTINGS
+    @given(st.data())
+    def test_mutated_files(self, data: st.DataObject) -> None:
+        """A value changed, a key deleted or repeated: the typed decode's fields, or it
+        gives way."""
+        _, body = _mutated("claude-code", data)
+        got = _in_c(body)
+        if got is not None:
+            try:
+                typed = _fields(claude_mod._struct_lines(body))
+            except Slow:
+                raise AssertionError("read in C, refused by the typed decode") from None
+            assert got == typed
 
 
 FAST = settings(max_examples=200, deadline=None,
