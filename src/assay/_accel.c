@@ -2081,6 +2081,30 @@ cc_str(cp s, Py_ssize_t len, int esc)
     return out;
 }
 
+/* Short strings met again and again (keys, block and entry types), one object each: a
+ * direct-mapped cache, as orjson and msgspec keep one for keys. */
+#define CC_CACHE 1024
+#define CC_CACHED_LEN 32
+static PyObject *cc_cache[CC_CACHE];
+
+static PyObject *
+cc_short(cp s, Py_ssize_t len)
+{
+    if (len > CC_CACHED_LEN) return PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+    uint32_t h = 2166136261u;
+    for (Py_ssize_t i = 0; i < len; i++) h = (h ^ s[i]) * 16777619u;
+    h = (h ^ (uint32_t)len) % CC_CACHE;
+    PyObject *o = cc_cache[h];
+    if (o && PyUnicode_GET_LENGTH(o) == len && memcmp(PyUnicode_DATA(o), s, (size_t)len) == 0)
+        return Py_NewRef(o);
+    o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+    if (!o) return NULL;
+    if (PyUnicode_IS_COMPACT_ASCII(o)) {
+        Py_XSETREF(cc_cache[h], Py_NewRef(o));
+    }
+    return o;
+}
+
 /* A number at x->p as orjson reads it: an int, or a float (numbers read_number accepts
  * here have at most 18 digits before and after the point and an exponent of two). */
 static int
@@ -2139,7 +2163,7 @@ cc_value(Ctx *x, PyObject **out)
                 Py_DECREF(d);
                 return rc;
             }
-            k = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+            k = cc_short(s, len);
             if (!k || PyDict_SetItem(d, k, v) < 0) {
                 Py_XDECREF(k);
                 Py_DECREF(v);
@@ -2211,6 +2235,19 @@ cc_key(cp s, Py_ssize_t len, const char **names, const Py_ssize_t *lens, int n)
     return -1;
 }
 
+/* A type: a string, kept once (cc_short) when it has no escape; anything else gives way. */
+static int
+cc_type_field(Ctx *x, PyObject **out)
+{
+    cp s;
+    Py_ssize_t len;
+    int esc, rc;
+    if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
+    if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
+    *out = esc ? cc_str(s, len, esc) : cc_short(s, len);
+    return *out ? OK : FAIL;
+}
+
 /* A string, or null when nullable; anything else gives way. */
 static int
 cc_str_field(Ctx *x, int nullable, PyObject **out)
@@ -2251,7 +2288,7 @@ cc_block(Ctx *x, PyObject *unset, PyObject **out)
         if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key(x, kbase, s, len)) != OK)
             goto fail;
         int k = cc_key(s, len, cc_block_keys, cc_block_lens, CB_N);
-        if (k == CB_TYPE) rc = cc_str_field(x, 0, &f[k]);
+        if (k == CB_TYPE) rc = cc_type_field(x, &f[k]);
         else if (k >= 0) rc = cc_value(x, &f[k]);
         else rc = read_value(x);
         if (rc != OK || (rc = next_member(x, '}', &done)) != OK) goto fail;
@@ -2393,7 +2430,7 @@ cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObjec
             goto fail;
         int k = cc_key(s, len, cc_entry_keys, cc_entry_lens, CE_N);
         switch (k) {
-        case CE_TYPE: rc = cc_str_field(x, 0, &f[k]); break;
+        case CE_TYPE: rc = cc_type_field(x, &f[k]); break;
         case CE_UUID: case CE_PARENT: case CE_LOGICAL: case CE_AGENT_ID: case CE_SESSION:
         case CE_TIMESTAMP:
             rc = cc_str_field(x, 1, &f[k]);

@@ -255,6 +255,21 @@ class TestClaudeLinesInC:
         assert got == _fields(claude_mod._struct_lines(body))
         assert [entry[0] for entry in got] == [2, 4]
 
+    def test_many_keys_and_types(self) -> None:
+        """Short keys and types are kept once each in C: thousands of them, of every length
+        up to past the cached ones, each read as written."""
+        import orjson
+
+        lines = []
+        for i in range(3000):
+            key = f"k{i}" + "x" * (i % 40)
+            lines.append(orjson.dumps({"type": f"t{i % 700}", "message": {"content": [
+                {"type": f"b{i}", "input": {key: i, "é" + key: [key]}}]}}))
+        body = b"\n".join(lines)
+        got = _in_c(body)
+        assert got is not None and len(got) == 3000
+        assert got == _fields(claude_mod._struct_lines(body))
+
     @pytest.mark.parametrize("line", [
         b'{"type":7}', b"[]", b'{"uuid":"u"}', b'{"type":"user","message":null}',
         b'{"type":"user","message":"x"}', b'{"type":"user","message":{"content":7}}',
