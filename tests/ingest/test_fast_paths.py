@@ -606,3 +606,33 @@ def test_the_checker_is_off_in_pure_python(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("ASSAY_PURE_PYTHON")
     monkeypatch.setitem(sys.modules, "assay._accel", None)  # import fails
     assert _fast.line_checker() is None
+
+
+class TestLongLived:
+    """The records a reader built are counted as long-lived at once, not walked."""
+
+    def test_young_objects_move_to_the_oldest_generation(self) -> None:
+        """Objects built with the collector paused end in the oldest generation, and the
+        youngest is empty, so the next allocation starts no collection."""
+        import gc
+
+        with _fast.no_cycle_collection():
+            records = [{"seq": i, "args": {"a": [i]}} for i in range(5000)]
+            _fast.as_long_lived()
+        assert gc.get_count()[0] < 100
+        oldest = {id(o) for o in gc.get_objects(2)}
+        assert all(id(r) in oldest for r in records[::500])
+        assert gc.get_freeze_count() == 0
+
+    def test_frozen_objects_stay_frozen(self) -> None:
+        """A program that froze objects itself keeps them frozen."""
+        import gc
+
+        gc.freeze()
+        try:
+            frozen = gc.get_freeze_count()
+            assert frozen > 0
+            _fast.as_long_lived()
+            assert gc.get_freeze_count() == frozen
+        finally:
+            gc.unfreeze()

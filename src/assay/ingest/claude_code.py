@@ -47,6 +47,7 @@ from assay.events import Event, Trajectory
 from assay.ingest._fast import (
     _CHUNK,
     Slow,
+    as_long_lived,
     kept_lines,
     line_checker,
     lines_decoder,
@@ -639,15 +640,18 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
     read = _line_reader()
     if read is not None:
         try:
-            return _events_of(_c_lines(data, read), text)
+            return _events_of(_c_lines(data, read), text, exact=True)
         except _GaveWay:
             pass
     return _events_of(_struct_lines(data), text)
 
 
-def _events_of(chunks: Iterator[list[_EntryFields]],
-               text: bool) -> tuple[list[Event], dict[str, Any]]:
+def _events_of(chunks: Iterator[list[_EntryFields]], text: bool,
+               exact: bool = False) -> tuple[list[Event], dict[str, Any]]:
     """The events of the entries of ``chunks`` (:func:`_fast_events`). Raises :class:`Slow`.
+
+    ``exact``: the entries' values are what orjson reads already (:func:`_c_lines`), so a
+    call's input is taken as it is.
 
     Each event is built as its line is read, numbered as if every entry were on the live
     chain, and nothing of a line is kept but what the events keep. Once the last line has
@@ -676,12 +680,13 @@ def _events_of(chunks: Iterator[list[_EntryFields]],
         for (n, kind, uid, parent, logical, sidechain, agent_field, sid, ts, meta, content,
              extra_field) in entries:
             if type(uid) is str:
-                if uid in links:
-                    raise Slow  # given twice: the strict path compares the two
+                known = len(links)
                 if parent:
                     links[uid] = last if parent == last else parent
                 else:
                     links[uid] = None if logical is UNSET else logical
+                if len(links) == known:
+                    raise Slow  # given twice: the strict path compares the two
                 last = uid
                 if kind in _LEAF_TYPES:
                     leaf = uid
@@ -721,15 +726,15 @@ def _events_of(chunks: Iterator[list[_EntryFields]],
                 for btype, _, call_id, name, args, answered, body, is_error in content:
                     if btype in _CALL_BLOCKS:
                         if type(name) is not str or not name or type(call_id) is not str \
-                                or not call_id or call_id in calls:
+                                or not call_id:
                             raise Slow
                         name = intern(name)
                         if args is UNSET or args is None:
                             args = {}
-                        else:
+                        elif type(args) is not dict:
+                            raise Slow
+                        elif not exact:
                             args = _args(args)
-                            if type(args) is not dict:
-                                raise Slow
                         seq = len(events) + 1
                         act = _Action()
                         act.seq = seq
@@ -742,7 +747,10 @@ def _events_of(chunks: Iterator[list[_EntryFields]],
                             if command is not None:
                                 act.command = command
                         rec = act.__dict__
+                        known = len(calls)
                         calls[call_id] = rec
+                        if len(calls) == known:
+                            raise Slow  # the call id is used twice
                         add(_new(Event, (seq, "action", agent, ts, rec, n)))
                         if name in _HANDOFF_TOOLS:
                             to = args.get("subagent_type")
@@ -960,6 +968,7 @@ def read_claude_code(path: str, data: bytes, *, text: bool = True) -> Iterator[A
         try:
             with no_cycle_collection():
                 events, meta = _fast_events(data, text)
+                as_long_lived()  # the events live on: the collector need not walk them now
         except Slow:
             events, meta = _events(path, data, keep_text=text)
     except _Bad as exc:
