@@ -2013,7 +2013,7 @@ done:
 
 /* -- Claude Code transcript lines ------------------------------------------------------
  *
- * claude_lines(data, start, end, first_line, unset, no_message) reads the lines of a
+ * claude_lines(data, start, end, first_line, unset, no_message, later) reads the lines of a
  * Claude Code transcript in data[start:end] (whole lines) and gives, for each line that
  * holds more than blanks, the fields the reader reads, or gives way (None). It checks what
  * check_lines checks (one JSON value per line, no key given twice at any depth, valid
@@ -2311,13 +2311,47 @@ fail:
     return rc;
 }
 
+/* The text of a list of blocks as the reader joins it: the "text" blocks' texts, one line
+ * apart; ``later`` where a text block's text is not a string (the reader decides). */
+static int
+cc_words(PyObject *blocks, PyObject *later, PyObject **words)
+{
+    PyObject *texts = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(blocks);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = PyList_GET_ITEM(blocks, i);
+        PyObject *type = PyTuple_GET_ITEM(b, CB_TYPE), *text = PyTuple_GET_ITEM(b, CB_TEXT);
+        if (PyUnicode_CompareWithASCIIString(type, "text") != 0) continue;
+        if (!PyUnicode_CheckExact(text)) {
+            Py_XDECREF(texts);
+            *words = Py_NewRef(later);
+            return OK;
+        }
+        if (!texts && !(texts = PyList_New(0))) return FAIL;
+        if (PyList_Append(texts, text) < 0) {
+            Py_DECREF(texts);
+            return FAIL;
+        }
+    }
+    if (!texts) *words = PyUnicode_New(0, 0);
+    else if (PyList_GET_SIZE(texts) == 1) *words = Py_NewRef(PyList_GET_ITEM(texts, 0));
+    else {
+        PyObject *sep = PyUnicode_FromStringAndSize("\n", 1);
+        *words = sep ? PyUnicode_Join(sep, texts) : NULL;
+        Py_XDECREF(sep);
+    }
+    Py_XDECREF(texts);
+    return *words ? OK : FAIL;
+}
+
 /* A message object: its content (a string, null or a list of blocks), ``unset`` when it
  * has none. */
 static int
-cc_message(Ctx *x, PyObject *unset, PyObject **out)
+cc_message(Ctx *x, PyObject *unset, PyObject *later, PyObject **out, PyObject **words)
 {
     int rc, done;
     PyObject *content = NULL;
+    *words = NULL;
     if (x->p >= x->end || *x->p != '{') return GIVE_WAY;
     if ((rc = open_container(x, '}', &done)) != OK) return rc;
     Py_ssize_t kbase = x->kn;
@@ -2347,6 +2381,7 @@ cc_message(Ctx *x, PyObject *unset, PyObject **out)
                     Py_DECREF(b);
                     if ((rc = next_member(x, ']', &end)) != OK) goto fail;
                 }
+                if ((rc = cc_words(content, later, words)) != OK) goto fail;
             }
             else rc = GIVE_WAY;
         }
@@ -2354,10 +2389,20 @@ cc_message(Ctx *x, PyObject *unset, PyObject **out)
         if (rc != OK || (rc = next_member(x, '}', &done)) != OK) goto fail;
     }
     x->kn = kbase;
+    if (!*words) {
+        /* a string is its own text; null or no content, none */
+        *words = content && PyUnicode_Check(content) ? Py_NewRef(content)
+                                                     : PyUnicode_New(0, 0);
+        if (!*words) {
+            rc = FAIL;
+            goto fail;
+        }
+    }
     *out = content ? content : Py_NewRef(unset);
     return OK;
 fail:
     Py_XDECREF(content);
+    Py_CLEAR(*words);
     return rc;
 }
 
@@ -2415,10 +2460,11 @@ cc_init(void)
  * sessionId, timestamp, isMeta, content, toolUseResult); content is ``no_message`` when
  * the entry has no message. */
 static int
-cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObject **out)
+cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObject *later,
+         PyObject **out)
 {
     int rc, done;
-    PyObject *f[CE_N] = {NULL};
+    PyObject *f[CE_N] = {NULL}, *words = NULL;
     if (x->p >= x->end || *x->p != '{') return GIVE_WAY;
     if ((rc = open_container(x, '}', &done)) != OK) return rc;
     if (done) return GIVE_WAY; /* no type */
@@ -2436,7 +2482,7 @@ cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObjec
             rc = cc_str_field(x, 1, &f[k]);
             break;
         case CE_SIDECHAIN: case CE_IS_META: rc = cc_bool_field(x, &f[k]); break;
-        case CE_MESSAGE: rc = cc_message(x, unset, &f[k]); break;
+        case CE_MESSAGE: rc = cc_message(x, unset, later, &f[k], &words); break;
         case CE_TOOL_USE_RESULT: rc = cc_tool_use_result(x, &f[k]); break;
         default: rc = read_value(x); break;
         }
@@ -2447,7 +2493,7 @@ cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObjec
         rc = GIVE_WAY;
         goto fail;
     }
-    PyObject *t = PyTuple_New(CE_N + 1);
+    PyObject *t = PyTuple_New(CE_N + 2);
     if (!t) {
         rc = FAIL;
         goto fail;
@@ -2463,23 +2509,28 @@ cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObjec
         PyObject *v = f[i] ? f[i] : Py_NewRef(i == CE_MESSAGE ? no_message : unset);
         PyTuple_SET_ITEM(t, i + 1, v);
     }
+    PyTuple_SET_ITEM(t, CE_N + 1, words ? words : Py_NewRef(later));
     *out = t;
     return OK;
 fail:
     for (int i = 0; i < CE_N; i++) Py_XDECREF(f[i]);
+    Py_XDECREF(words);
     return rc;
 }
 
 PyDoc_STRVAR(claude_lines_doc,
-"claude_lines(data, start, end, first_line, unset, no_message) -> (list, int) | None\n\n"
+"claude_lines(data, start, end, first_line, unset, no_message, later)\n"
+"    -> (list, int) | None\n\n"
 "The entries of the Claude Code transcript lines in data[start:end] and the number of the\n"
 "line after them, or None (give way).\n"
 "One tuple per line that holds more than blanks: (line, type, uuid, parentUuid,\n"
 "logicalParentUuid, isSidechain, agentId, sessionId, timestamp, isMeta, content,\n"
-"toolUseResult), the line numbered from first_line, each absent field unset, content\n"
+"toolUseResult, words), the line numbered from first_line, each absent field unset, content\n"
 "no_message for an entry without a message, else the message's content (unset when\n"
 "absent): a string, None, or a list of blocks (type, text, id, name, input, tool_use_id,\n"
-"content, is_error). toolUseResult is a string, {\"answers\": ...} or None. Values are\n"
+"content, is_error). toolUseResult is a string, {\"answers\": ...} or None. words is\n"
+"the message's text (a string content, or its text blocks' texts one line apart), later\n"
+"where a text block's text is no string or the entry has no message. Values are\n"
 "built as orjson reads them; the lines are checked as check_lines checks them.");
 
 static PyObject *
@@ -2487,10 +2538,10 @@ claude_lines(PyObject *module, PyObject *args)
 {
     Py_buffer buf;
     Py_ssize_t start, end, line;
-    PyObject *unset, *no_message;
+    PyObject *unset, *no_message, *later;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*nnnOO:claude_lines", &buf, &start, &end, &line, &unset,
-                          &no_message))
+    if (!PyArg_ParseTuple(args, "y*nnnOOO:claude_lines", &buf, &start, &end, &line, &unset,
+                          &no_message, &later))
         return NULL;
     if (start < 0) start = 0;
     if (end > buf.len) end = buf.len;
@@ -2509,7 +2560,7 @@ claude_lines(PyObject *module, PyObject *args)
         skip_ws(&x);
         if (x.p < x.end) {
             PyObject *entry;
-            rc = cc_entry(&x, line, unset, no_message, &entry);
+            rc = cc_entry(&x, line, unset, no_message, later, &entry);
             if (rc == OK) {
                 skip_ws(&x);
                 if (x.p != x.end) rc = GIVE_WAY;

@@ -201,7 +201,16 @@ def _fields(chunks: Any) -> list[Any]:
             return [norm(v) for v in value]
         return orjson.loads(msgspec.json.encode(value))
 
-    return [(*norm(entry[:11]), claude_mod._tool_use_result(entry[11]))
+    def words(entry: Any) -> Any:  # the text the loop reads, worked out where it was left
+        if entry[12] is not claude_mod._LATER:
+            return entry[12]
+        try:
+            return claude_mod._fast_text(entry[10])
+        except Slow:
+            return Slow
+
+    return [(*norm(entry[:11]), claude_mod._tool_use_result(entry[11]),
+             words(entry) if entry[10] is not claude_mod._NO_MESSAGE else None)
             for entries in chunks for entry in entries]
 
 
@@ -244,6 +253,13 @@ class TestClaudeLinesInC:
         b'{"type":"user","message":{"content":null},"toolUseResult":{"answers":{"q":"a"},'
         b'"questions":[]}}',
         b'{"type":"user","message":{},"toolUseResult":[1,2]}',
+        # the text of a message: text blocks one line apart, none, or one that is no string
+        b'{"type":"assistant","message":{"content":[{"type":"text","text":"a"},{"type":'
+        b'"tool_use","id":"t","name":"X","input":{}},{"type":"thinking","thinking":"x"},'
+        b'{"type":"text","text":"b"},{"type":"text","text":""}]}}',
+        b'{"type":"assistant","message":{"content":[{"type":"text","text":5}]}}',
+        b'{"type":"assistant","message":{"content":[{"type":"text"}]}}',
+        b'{"type":"assistant","message":{"content":[]}}',
         b'{"type":"user","toolUseResult":{"stdout":"x"},"isMeta":true,"isSidechain":null}',
         b'  {"type": "system" , "content" : 7}  \r',
     ])

@@ -569,14 +569,17 @@ def _record(event: Event) -> dict[str, Any]:
 
 
 #: One entry as the fast path reads it: (line, type, uuid, parentUuid, logicalParentUuid,
-#: isSidechain, agentId, sessionId, timestamp, isMeta, content, toolUseResult), each absent
-#: field ``UNSET``; content is :data:`_NO_MESSAGE` when the entry has no message, else the
-#: message's content: a string, None, ``UNSET``, or a list of blocks, each (type, text, id,
-#: name, input, tool_use_id, content, is_error).
+#: isSidechain, agentId, sessionId, timestamp, isMeta, content, toolUseResult, words), each
+#: absent field ``UNSET``; content is :data:`_NO_MESSAGE` when the entry has no message,
+#: else the message's content: a string, None, ``UNSET``, or a list of blocks, each (type,
+#: text, id, name, input, tool_use_id, content, is_error); words is the message's text as
+#: :func:`_fast_text` joins it, or :data:`_LATER` for the loop to work out.
 _EntryFields = tuple[Any, ...]
 _BlockFields = tuple[Any, ...]
 #: The content of an entry that has no message.
 _NO_MESSAGE: Any = object()
+#: The text of an entry the loop works out itself (:func:`_fast_text`).
+_LATER: Any = object()
 
 
 class _GaveWay(Exception):
@@ -603,7 +606,7 @@ def _c_lines(data: bytes, read: Any) -> Iterator[list[_EntryFields]]:
     while pos < size:
         end = find(b"\n", min(pos + _CHUNK, size))
         end = size if end < 0 else end + 1
-        got = read(data, pos, end, n, UNSET, _NO_MESSAGE)
+        got = read(data, pos, end, n, UNSET, _NO_MESSAGE, _LATER)
         if got is None:
             raise _GaveWay
         entries, n = got
@@ -627,7 +630,7 @@ def _struct_lines(data: bytes) -> Iterator[list[_EntryFields]]:
                                 b.is_error) for b in content]
             out.append((n, obj.type, obj.uuid, obj.parentUuid, obj.logicalParentUuid,
                         obj.isSidechain, obj.agentId, obj.sessionId, obj.timestamp, obj.isMeta,
-                        content, obj.toolUseResult))
+                        content, obj.toolUseResult, _LATER))
         yield out
 
 
@@ -678,7 +681,7 @@ def _events_of(chunks: Iterator[list[_EntryFields]], text: bool,
     for entries in chunks:
         read += len(entries)
         for (n, kind, uid, parent, logical, sidechain, agent_field, sid, ts, meta, content,
-             extra_field) in entries:
+             extra_field, words) in entries:
             if type(uid) is str:
                 known = len(links)
                 if parent:
@@ -817,7 +820,8 @@ def _events_of(chunks: Iterator[list[_EntryFields]], text: bool,
                                 and type(parent) is str else None)
                     continue
                 alts.append(None)
-                words = _fast_text(content)
+                if words is _LATER:
+                    words = _fast_text(content)
                 role = "system" if meta is True else "user"
                 if role == "user" and events:
                     prior = events[-1]
@@ -834,7 +838,8 @@ def _events_of(chunks: Iterator[list[_EntryFields]], text: bool,
                 add(_new(Event, (seq, "message", role, ts, said.__dict__, n)))
             else:
                 alts.append(None)
-                words = _fast_text(content)
+                if words is _LATER:
+                    words = _fast_text(content)
                 if words:
                     seq = len(events) + 1
                     reply = _Reply()
