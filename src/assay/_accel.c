@@ -2022,6 +2022,23 @@ done:
  * entry that is not an object, a field of another type than the reader's structs declare,
  * an escaped key) gives way, and the reader's typed decode reads the chunk. */
 
+/* push_key for an object whose keys so far are summed up in *seen (a bit per key, from its
+ * length and its first and last bytes): a key whose bit is new equals none of them, and is
+ * remembered without comparing. */
+static int
+cc_push_key(Ctx *x, Py_ssize_t kbase, uint64_t *seen, cp s, Py_ssize_t len)
+{
+    uint64_t bit = (uint64_t)1 << ((len ? (size_t)len * 7 + s[0] * 3u + s[len - 1] : 0) & 63);
+    if (*seen & bit) return push_key(x, kbase, s, len);
+    *seen |= bit;
+    if (x->kn - kbase >= MAX_KEYS) return GIVE_WAY;
+    if (x->kn == x->kcap) return push_key(x, kbase, s, len); /* it grows the stack */
+    x->kptr[x->kn] = s;
+    x->klen[x->kn] = len;
+    x->kn++;
+    return OK;
+}
+
 /* The decoded text of a string whose raw body is [s, s + len), escapes and all (already
  * checked by read_string). */
 static PyObject *
@@ -2154,11 +2171,13 @@ cc_value(Ctx *x, PyObject **out)
             return OK;
         }
         Py_ssize_t kbase = x->kn;
+        uint64_t seen = 0;
         do {
             cp s;
             Py_ssize_t len;
             PyObject *k, *v;
-            if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key(x, kbase, s, len)) != OK
+            if ((rc = read_key(x, &s, &len)) != OK
+                || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK
                 || (rc = cc_value(x, &v)) != OK) {
                 Py_DECREF(d);
                 return rc;
@@ -2230,7 +2249,9 @@ static inline int
 cc_key(cp s, Py_ssize_t len, const char **names, const Py_ssize_t *lens, int n)
 {
     for (int i = 0; i < n; i++) {
-        if (lens[i] == len && memcmp(s, names[i], (size_t)len) == 0) return i;
+        if (lens[i] == len && names[i][0] == (char)s[0]
+            && memcmp(s, names[i], (size_t)len) == 0)
+            return i;
     }
     return -1;
 }
@@ -2282,10 +2303,11 @@ cc_block(Ctx *x, PyObject *unset, PyObject **out)
     if ((rc = open_container(x, '}', &done)) != OK) return rc;
     if (done) return GIVE_WAY; /* no type */
     Py_ssize_t kbase = x->kn;
+    uint64_t seen = 0;
     do {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key(x, kbase, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
             goto fail;
         int k = cc_key(s, len, cc_block_keys, cc_block_lens, CB_N);
         if (k == CB_TYPE) rc = cc_type_field(x, &f[k]);
@@ -2355,10 +2377,11 @@ cc_message(Ctx *x, PyObject *unset, PyObject *later, PyObject **out, PyObject **
     if (x->p >= x->end || *x->p != '{') return GIVE_WAY;
     if ((rc = open_container(x, '}', &done)) != OK) return rc;
     Py_ssize_t kbase = x->kn;
+    uint64_t seen = 0;
     while (!done) {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key(x, kbase, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
             goto fail;
         if (KEY_IS(s, len, "content")) {
             if (x->p < x->end && (*x->p == '"' || *x->p == 'n')) rc = cc_value(x, &content);
@@ -2421,10 +2444,11 @@ cc_tool_use_result(Ctx *x, PyObject **out)
     PyObject *answers = NULL;
     if ((rc = open_container(x, '}', &done)) != OK) return rc;
     Py_ssize_t kbase = x->kn;
+    uint64_t seen = 0;
     while (!done) {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key(x, kbase, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
             goto fail;
         if (KEY_IS(s, len, "answers")) rc = cc_value(x, &answers);
         else rc = read_value(x);
@@ -2469,10 +2493,11 @@ cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObjec
     if ((rc = open_container(x, '}', &done)) != OK) return rc;
     if (done) return GIVE_WAY; /* no type */
     Py_ssize_t kbase = x->kn;
+    uint64_t seen = 0;
     do {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key(x, kbase, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
             goto fail;
         int k = cc_key(s, len, cc_entry_keys, cc_entry_lens, CE_N);
         switch (k) {

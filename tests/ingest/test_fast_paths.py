@@ -286,6 +286,17 @@ class TestClaudeLinesInC:
         assert got is not None and len(got) == 3000
         assert got == _fields(claude_mod._struct_lines(body))
 
+    def test_an_object_of_many_keys(self) -> None:
+        """Hundreds of keys in one object: each told from the others, a repeated one found."""
+        keys = [f"k{i}" for i in range(300)]
+        line = ('{"type":"user","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+                '"input":{' + ",".join(f'"{k}":{i}' for i, k in enumerate(keys)) + "}}]}}")
+        body = line.encode()
+        got = _in_c(body)
+        assert got is not None and got == _fields(claude_mod._struct_lines(body))
+        assert len(got[0][10][0][4]) == 300
+        assert _in_c(body.replace(b'"k299":299', b'"k299":299,"k150":1')) is None
+
     @pytest.mark.parametrize("line", [
         b'{"type":7}', b"[]", b'{"uuid":"u"}', b'{"type":"user","message":null}',
         b'{"type":"user","message":"x"}', b'{"type":"user","message":{"content":7}}',
@@ -294,6 +305,14 @@ class TestClaudeLinesInC:
         b'{"type":"user","uuid":7}', b'{"type":"user","isSidechain":"no"}',
         b'{"type":"user","sessionId":1.5}', b'{"type":"user","timestamp":1}',
         b'{"type":"user","a":1,"a":2}', b'{"type":"user","message":{"usage":{"a":1,"a":2}}}',
+        b'{"type":"user","uuid":"u","x":1,"uuid":"u"}', b'{"type":"user","type":"user"}',
+        b'{"type":"user","message":{"content":"a","role":"user","content":"a"}}',
+        b'{"type":"user","message":{"content":[{"type":"text","text":"a","type":"text"}]}}',
+        b'{"type":"user","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+        b'"input":{"a":1,"b":{"c":1,"c":1}}}]}}',
+        b'{"type":"user","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+        b'"input":{"ab":1,"ba":2,"ab":3}}]}}',
+        b'{"type":"user","toolUseResult":{"answers":{"q":1,"q":1}}}',
         b'{"type":"user","\\u0061":1}', b'{"type":"user","n":1234567890123456789}',
         b'{"type":"user","n":1e400}', b'{"type":"user","x":"\xe9"}', b'{"type":"user"} x',
         b'{"type":"user","x":"\\ud800"}',
