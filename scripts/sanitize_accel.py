@@ -3,9 +3,10 @@
 Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy of
 ``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
 
-1. runs ``tests/conformance/test_accel.py`` (the agreement tests, generated and
-   mutated files included);
-2. feeds the extension's four entry points ``--cases`` mutated files (bytes set,
+1. runs ``tests/conformance/test_accel.py`` and the tests of ``claude_lines`` in
+   ``tests/ingest/test_fast_paths.py`` (the agreement tests, generated and mutated files
+   included);
+2. feeds the extension's entry points ``--cases`` mutated files (bytes set,
    inserted, removed, files cut short) built from the native files in
    ``examples/`` and ``tests/data/``, each in a buffer of exactly its size
    (``PYTHONMALLOC=malloc``, an ``array``), so that a read one byte past the end is
@@ -53,7 +54,7 @@ seeds = [p.read_bytes() for p in sorted({*root.glob("examples/*.jsonl"),
                                          *root.glob("tests/data/**/*.jsonl")})]
 rnd = random.Random(int(sys.argv[2]))
 alphabet = b'{}[]",:\\ 0129e.-tfnuE+\n\r\t\x00\xc3\xa9\xf0\x9f\xed\xff'
-judged = 0
+judged = read = 0
 for _ in range(int(sys.argv[1])):
     data = bytearray(rnd.choice(seeds))
     for _ in range(rnd.randrange(1, 6)):
@@ -71,7 +72,11 @@ for _ in range(int(sys.argv[1])):
     accel.check_lines(view, rnd.randrange(len(data) + 1))
     accel.scan_native(view, (b"send", b"send_report"), (b"ok", b"confirm_with_user"))
     judged += accel.judge_native(view, plan) is not None
-print(f"{sys.argv[1]} mutated files, {judged} of them judged in C: no sanitizer report")
+    start = rnd.randrange(len(data) + 1)
+    read += accel.claude_lines(view, 0, len(data), 1, None, False, True) is not None
+    accel.claude_lines(view, start, start + rnd.randrange(len(data) + 1), 7, None, False, True)
+print(f"{sys.argv[1]} mutated files, {judged} of them judged in C, {read} read as transcripts:"
+      " no sanitizer report")
 """
 
 
@@ -109,7 +114,9 @@ def main() -> int:
         if not where.startswith(str(src)):
             raise SystemExit(f"sanitize_accel: the sanitized build is not the one used: {where}")
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                str(ROOT / "tests" / "conformance" / "test_accel.py")],
+                                str(ROOT / "tests" / "conformance" / "test_accel.py"),
+                                str(ROOT / "tests" / "ingest" / "test_fast_paths.py")
+                                + "::TestClaudeLinesInC"],
                                env=env, cwd=ROOT, check=False)
         if tests.returncode != 0:
             print("sanitize_accel: the extension's tests failed under the sanitizers")
