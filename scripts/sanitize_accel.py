@@ -74,7 +74,8 @@ for _ in range(int(sys.argv[1])):
     judged += accel.judge_native(view, plan) is not None
     start = rnd.randrange(len(data) + 1)
     read += accel.claude_lines(view, 0, len(data), 1, None, False, True) is not None
-    accel.claude_lines(view, start, start + rnd.randrange(len(data) + 1), 7, None, False, True)
+    accel.claude_lines(view, start, start + rnd.randrange(len(data) + 1), 7, None, False, True,
+                       False)
 print(f"{sys.argv[1]} mutated files, {judged} of them judged in C, {read} read as transcripts:"
       " no sanitizer report")
 """

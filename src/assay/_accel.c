@@ -2034,14 +2034,15 @@ done:
 
 /* -- Claude Code transcript lines ------------------------------------------------------
  *
- * claude_lines(data, start, end, first_line, unset, no_message, later) reads the lines of a
- * Claude Code transcript in data[start:end] (whole lines) and gives, for each line that
- * holds more than blanks, the fields the reader reads, or gives way (None). It checks what
- * check_lines checks (one JSON value per line, no key given twice at any depth, valid
- * UTF-8 and escapes, numbers both readers read alike) and builds Python values only for
- * the fields the reader reads, as orjson would read them. A line it does not expect (an
- * entry that is not an object, a field of another type than the reader's structs declare,
- * an escaped key) gives way, and the reader's typed decode reads the chunk. */
+ * claude_lines(data, start, end, first_line, unset, no_message, later, text) reads the
+ * lines of a Claude Code transcript in data[start:end] (whole lines) and gives, for each
+ * line that holds more than blanks, the fields the reader reads, or gives way (None). It
+ * checks what check_lines checks (one JSON value per line, no key given twice at any
+ * depth, valid UTF-8 and escapes, numbers both readers read alike) and builds Python
+ * values only for the fields the reader reads, as orjson would read them. A line it does
+ * not expect (an entry that is not an object, a field of another type than the reader's
+ * structs declare, an escaped key) gives way, and the reader's typed decode reads the
+ * file. */
 
 /* push_key for an object whose keys so far are summed up in *seen (a bit per key, from its
  * length and its first and last bytes): a key whose bit is new equals none of them, and is
@@ -2314,11 +2315,15 @@ static const char *cc_block_keys[CB_N] = {"type", "text", "id", "name", "input",
 static Py_ssize_t cc_block_lens[CB_N];
 
 /* A content block: (type, text, id, name, input, tool_use_id, content, is_error), each
- * absent field ``unset``. */
+ * absent field ``unset``. Without ``text``, a content that is a string is checked but
+ * built only for a block that is an error (the reader reads no other result's text):
+ * for any other it is "". */
 static int
-cc_block(Ctx *x, PyObject *unset, PyObject **out)
+cc_block(Ctx *x, PyObject *unset, int text, PyObject **out)
 {
-    int rc, done;
+    int rc, done, held = 0, held_esc = 0;
+    cp held_s = NULL;
+    Py_ssize_t held_len = 0;
     PyObject *f[CB_N] = {NULL};
     if (x->p >= x->end || *x->p != '{') return GIVE_WAY;
     if ((rc = open_container(x, '}', &done)) != OK) return rc;
@@ -2328,10 +2333,15 @@ cc_block(Ctx *x, PyObject *unset, PyObject **out)
     do {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK
+            || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
             goto fail;
         int k = cc_key(s, len, cc_block_keys, cc_block_lens, CB_N);
         if (k == CB_TYPE) rc = cc_type_field(x, &f[k]);
+        else if (k == CB_CONTENT && !text && x->p < x->end && *x->p == '"') {
+            rc = read_string(x, &held_s, &held_len, &held_esc);
+            held = 1;
+        }
         else if (k >= 0) rc = cc_value(x, &f[k]);
         else rc = read_value(x);
         if (rc != OK || (rc = next_member(x, '}', &done)) != OK) goto fail;
@@ -2340,6 +2350,14 @@ cc_block(Ctx *x, PyObject *unset, PyObject **out)
     if (!f[CB_TYPE]) {
         rc = GIVE_WAY;
         goto fail;
+    }
+    if (held) {
+        f[CB_CONTENT] = f[CB_IS_ERROR] == Py_True ? cc_str(held_s, held_len, held_esc)
+                                                  : PyUnicode_New(0, 0);
+        if (!f[CB_CONTENT]) {
+            rc = FAIL;
+            goto fail;
+        }
     }
     PyObject *t = PyTuple_New(CB_N);
     if (!t) {
@@ -2390,7 +2408,8 @@ cc_words(PyObject *blocks, PyObject *later, PyObject **words)
 /* A message object: its content (a string, null or a list of blocks), ``unset`` when it
  * has none. */
 static int
-cc_message(Ctx *x, PyObject *unset, PyObject *later, PyObject **out, PyObject **words)
+cc_message(Ctx *x, PyObject *unset, PyObject *later, int text, PyObject **out,
+           PyObject **words)
 {
     int rc, done;
     PyObject *content = NULL;
@@ -2416,7 +2435,7 @@ cc_message(Ctx *x, PyObject *unset, PyObject *later, PyObject **out, PyObject **
                 }
                 while (!end) {
                     PyObject *b;
-                    if ((rc = cc_block(x, unset, &b)) != OK) goto fail;
+                    if ((rc = cc_block(x, unset, text, &b)) != OK) goto fail;
                     if (PyList_Append(content, b) < 0) {
                         Py_DECREF(b);
                         rc = FAIL;
@@ -2506,7 +2525,7 @@ cc_init(void)
  * the entry has no message. */
 static int
 cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObject *later,
-         PyObject **out)
+         int text, PyObject **out)
 {
     int rc, done;
     PyObject *f[CE_N] = {NULL}, *words = NULL;
@@ -2528,7 +2547,7 @@ cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObjec
             rc = cc_str_field(x, 1, &f[k]);
             break;
         case CE_SIDECHAIN: case CE_IS_META: rc = cc_bool_field(x, &f[k]); break;
-        case CE_MESSAGE: rc = cc_message(x, unset, later, &f[k], &words); break;
+        case CE_MESSAGE: rc = cc_message(x, unset, later, text, &f[k], &words); break;
         case CE_TOOL_USE_RESULT: rc = cc_tool_use_result(x, &f[k]); break;
         default: rc = read_value(x); break;
         }
@@ -2565,7 +2584,7 @@ fail:
 }
 
 PyDoc_STRVAR(claude_lines_doc,
-"claude_lines(data, start, end, first_line, unset, no_message, later)\n"
+"claude_lines(data, start, end, first_line, unset, no_message, later, text=True)\n"
 "    -> (list, int) | None\n\n"
 "The entries of the Claude Code transcript lines in data[start:end] and the number of the\n"
 "line after them, or None (give way).\n"
@@ -2576,7 +2595,8 @@ PyDoc_STRVAR(claude_lines_doc,
 "absent): a string, None, or a list of blocks (type, text, id, name, input, tool_use_id,\n"
 "content, is_error). toolUseResult is a string, {\"answers\": ...} or None. words is\n"
 "the message's text (a string content, or its text blocks' texts one line apart), later\n"
-"where a text block's text is no string or the entry has no message. Values are\n"
+"where a text block's text is no string or the entry has no message. Without text, a\n"
+"block's content that is a string is \"\" unless the block's is_error is true. Values are\n"
 "built as orjson reads them; the lines are checked as check_lines checks them.");
 
 static PyObject *
@@ -2585,9 +2605,10 @@ claude_lines(PyObject *module, PyObject *args)
     Py_buffer buf;
     Py_ssize_t start, end, line;
     PyObject *unset, *no_message, *later;
+    int text = 1;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*nnnOOO:claude_lines", &buf, &start, &end, &line, &unset,
-                          &no_message, &later))
+    if (!PyArg_ParseTuple(args, "y*nnnOOO|p:claude_lines", &buf, &start, &end, &line, &unset,
+                          &no_message, &later, &text))
         return NULL;
     if (start < 0) start = 0;
     if (end > buf.len) end = buf.len;
@@ -2606,7 +2627,7 @@ claude_lines(PyObject *module, PyObject *args)
         skip_ws(&x);
         if (x.p < x.end) {
             PyObject *entry;
-            rc = cc_entry(&x, line, unset, no_message, later, &entry);
+            rc = cc_entry(&x, line, unset, no_message, later, text, &entry);
             if (rc == OK) {
                 skip_ws(&x);
                 if (x.p != x.end) rc = GIVE_WAY;

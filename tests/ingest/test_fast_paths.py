@@ -214,12 +214,25 @@ def _fields(chunks: Any) -> list[Any]:
             for entries in chunks for entry in entries]
 
 
-def _in_c(body: bytes) -> list[Any] | None:
+def _in_c(body: bytes, text: bool = True) -> list[Any] | None:
     """The entries ``claude_lines`` reads, or None where it gives way."""
     try:
-        return _fields(claude_mod._c_lines(body, accel.claude_lines))
+        return _fields(claude_mod._c_lines(body, accel.claude_lines, text))
     except claude_mod._GaveWay:
         return None
+
+
+def _results_left_out(entries: list[Any]) -> list[Any]:
+    """Entries as ``claude_lines`` reads them without the text: a block's content that is a
+    string is "" unless the block is an error."""
+    out = []
+    for entry in entries:
+        content = entry[10]
+        if type(content) is list:
+            content = [(*b[:6], "" if type(b[6]) is str and b[7] is not True else b[6], b[7])
+                       for b in content]
+        out.append((*entry[:10], content, *entry[11:]))
+    return out
 
 
 class TestClaudeLinesInC:
@@ -228,9 +241,25 @@ class TestClaudeLinesInC:
 
     @pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.name)
     def test_every_recorded_transcript(self, path: Path) -> None:
-        """Each recorded transcript is read in C, field for field as the typed decode reads it."""
+        """Each recorded transcript is read in C, field for field as the typed decode reads it;
+        without the text, only the results that are no error are left out."""
         body = path.read_bytes()
-        assert _in_c(body) == _fields(claude_mod._struct_lines(body))
+        full = _in_c(body)
+        assert full is not None and full == _fields(claude_mod._struct_lines(body))
+        assert _in_c(body, text=False) == _results_left_out(full)
+
+    def test_an_error_keeps_its_text(self) -> None:
+        """Without the text, a result that is an error keeps it (the reader reads whether it
+        says the call was refused), escapes and all; any other result's text is ""."""
+        line = (rb'{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t",'
+                rb'"content":"The user doesn\u0027t want to proceed","is_error":true},'
+                rb'{"is_error":false,"type":"tool_result","tool_use_id":"u","content":"ok"},'
+                rb'{"type":"tool_result","tool_use_id":"v","content":"x"},'
+                rb'{"type":"tool_result","tool_use_id":"w","content":[{"type":"text","text":"y"}]}'
+                rb']}}')
+        (entry,) = _in_c(line, text=False) or [None]
+        assert [b[6] for b in entry[10]] == ["The user doesn't want to proceed", "", "",
+                                             [{"type": "text", "text": "y"}]]
 
     def test_the_benchmark_transcript(self, tmp_path: Path) -> None:
         """The generated transcript is read in C, over many chunks."""
@@ -334,6 +363,7 @@ class TestClaudeLinesInC:
             except Slow:
                 raise AssertionError("read in C, refused by the typed decode") from None
             assert got == typed
+            assert _in_c(body, text=False) == _results_left_out(got)
 
 
 FAST = settings(max_examples=200, deadline=None,

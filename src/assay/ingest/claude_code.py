@@ -596,17 +596,20 @@ def _line_reader() -> Any:
     return getattr(accel, "claude_lines", None)
 
 
-def _c_lines(data: bytes, read: Any) -> Iterator[list[_EntryFields]]:
+def _c_lines(data: bytes, read: Any, text: bool = True) -> Iterator[list[_EntryFields]]:
     """The entries of a transcript a chunk of about 64 kB at a time, read in C
     (``claude_lines``: the lines checked as ``check_lines`` checks them, only the fields the
-    reader reads built). Raises :class:`_GaveWay` where it gives way."""
+    reader reads built). Raises :class:`_GaveWay` where it gives way.
+
+    ``text=False``: a tool result's text is built only where the result is an error (the
+    loop then reads only whether it says the call was refused); any other is ``""``."""
     size = len(data)
     find = data.find
     pos, n = 0, 1
     while pos < size:
         end = find(b"\n", min(pos + _CHUNK, size))
         end = size if end < 0 else end + 1
-        got = read(data, pos, end, n, UNSET, _NO_MESSAGE, _LATER)
+        got = read(data, pos, end, n, UNSET, _NO_MESSAGE, _LATER, text)
         if got is None:
             raise _GaveWay
         entries, n = got
@@ -643,7 +646,7 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
     read = _line_reader()
     if read is not None:
         try:
-            return _events_of(_c_lines(data, read), text, exact=True)
+            return _events_of(_c_lines(data, read, text), text, exact=True)
         except _GaveWay:
             pass
     return _events_of(_struct_lines(data), text)
