@@ -323,8 +323,10 @@ def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> No
 # them as ``check_lines`` does and builds only the fields the reader reads (_c_lines). Without
 # it, or where it gives way, the lines are decoded a chunk at a time into structs that declare
 # the fields Claude Code writes, straight from the file's bytes, and every key is checked
-# (ingest._fast.kept_lines): by the length of the chunk's re-encoding; a line with a field the
-# structs do not declare, or a key given twice, is read again by orjson and checked exactly.
+# (ingest._fast.kept_lines): by ``check_lines`` where the extension is built and the chunk's
+# closed structs skipped nothing, else by the length of the chunk's re-encoding; a line with a
+# field the structs do not declare, or a key given twice, is read again by orjson and checked
+# exactly.
 # Both give the loop the same tuple per entry (_EntryFields). The events are built as the
 # lines are read, numbered as if every entry were on the live chain; once the last line has
 # named the chain, a transcript where that is so (the common case) is done, and any other is
