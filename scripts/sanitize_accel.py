@@ -3,8 +3,9 @@
 Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy of
 ``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
 
-1. runs ``tests/conformance/test_accel.py`` and ``tests/conformance/test_otel_accel.py``
-   (the agreement tests, generated and mutated files included) and the directory
+1. runs ``tests/conformance/test_accel.py``, ``tests/conformance/test_otel_accel.py``
+   and the tests of ``claude_lines`` in ``tests/ingest/test_fast_paths.py`` (the
+   agreement tests, generated and mutated files included) and the directory
    listing's tests in ``tests/test_inputs.py``;
 2. feeds the extension's entry points ``--cases`` mutated files (bytes set,
    inserted, removed, files cut short) built from the native files in
@@ -56,11 +57,11 @@ root = Path(sys.argv[4])
 seeds = [p.read_bytes() for p in sorted({*root.glob("examples/*.jsonl"),
                                          *root.glob("tests/data/**/*.jsonl")})]
 rnd = random.Random(int(sys.argv[2]))
-alphabet = b'{}[]",:\\ 0129e.-tfnuE+\n\r\t\x00\xc3\xa9\xf0\x9f\xed\xff'
-judged = 0
-for _ in range(int(sys.argv[1])):
-    data = bytearray(rnd.choice(seeds))
-    for _ in range(rnd.randrange(1, 6)):
+
+
+def mutated(data, alphabet, edits):
+    # data after that many random edits: a byte set, inserted or removed, or the end cut
+    for _ in range(edits):
         op, at = rnd.random(), rnd.randrange(len(data) + 1)
         if op < 0.4:
             data[at:at] = bytes([rnd.choice(alphabet)])
@@ -70,12 +71,24 @@ for _ in range(int(sys.argv[1])):
             del data[at:at + rnd.randrange(1, 8)]
         else:
             del data[at:]
+    return data
+
+
+alphabet = b'{}[]",:\\ 0129e.-tfnuE+\n\r\t\x00\xc3\xa9\xf0\x9f\xed\xff'
+judged = read = 0
+for _ in range(int(sys.argv[1])):
+    data = mutated(bytearray(rnd.choice(seeds)), alphabet, rnd.randrange(1, 6))
     view = memoryview(array.array("B", data))  # exactly its size: no byte to spare
     accel.check_lines(view)
     accel.check_lines(view, rnd.randrange(len(data) + 1))
     accel.scan_native(view, (b"send", b"send_report"), (b"ok", b"confirm_with_user"))
     judged += accel.judge_native(view, plan) is not None
-print(f"{sys.argv[1]} mutated files, {judged} of them judged in C: no sanitizer report")
+    start = rnd.randrange(len(data) + 1)
+    read += accel.claude_lines(view, 0, len(data), 1, None, False, True) is not None
+    accel.claude_lines(view, start, start + rnd.randrange(len(data) + 1), 7, None, False, True,
+                       False)
+print(f"{sys.argv[1]} mutated files, {judged} of them judged in C, {read} read as transcripts:"
+      " no sanitizer report")
 
 import importlib.util, orjson
 from assay.events import Event
@@ -98,17 +111,8 @@ for p in sorted({*root.glob("examples/**/*.json*"), *root.glob("tests/data/**/*.
 alphabet = b'{}[]",:\\ 0129abfe.-tnu\n\x00\xc3\xa9\xed\xff'
 indexed = mapped = 0
 for _ in range(int(sys.argv[1])):
-    data = bytearray(b"".join(rnd.choice(spans) for _ in range(rnd.randrange(1, 3))))
-    for _ in range(rnd.randrange(0, 5)):
-        op, at = rnd.random(), rnd.randrange(len(data) + 1)
-        if op < 0.4:
-            data[at:at] = bytes([rnd.choice(alphabet)])
-        elif op < 0.7 and at < len(data):
-            data[at] = rnd.choice(alphabet)
-        elif op < 0.9:
-            del data[at:at + rnd.randrange(1, 8)]
-        else:
-            del data[at:]
+    data = mutated(bytearray(b"".join(rnd.choice(spans) for _ in range(rnd.randrange(1, 3)))),
+                   alphabet, rnd.randrange(0, 5))
     view = memoryview(array.array("B", data))
     found = accel.otel_index(view, Event)
     if found is None:
@@ -165,6 +169,8 @@ def main() -> int:
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                 str(ROOT / "tests" / "conformance" / "test_accel.py"),
                                 str(ROOT / "tests" / "conformance" / "test_otel_accel.py"),
+                                str(ROOT / "tests" / "ingest" / "test_fast_paths.py")
+                                + "::TestClaudeLinesInC",
                                 f"{ROOT / 'tests' / 'test_inputs.py'}::TestNativeListing"],
                                env=env, cwd=ROOT, check=False)
         if tests.returncode != 0:

@@ -360,6 +360,14 @@ class TestReadRegular:
             assert accel.read_regular(str(path)) == data
             assert accel.read_regular(path) == data  # a path object too
 
+    def test_reads_a_large_file_whole(self, tmp_path: Path) -> None:
+        """A file large enough to be read into huge pages reads byte for byte."""
+        path = tmp_path / "t.jsonl"
+        for size in (8 << 20, (12 << 20) + 12345):
+            data = random.Random(size).randbytes(size)
+            path.write_bytes(data)
+            assert accel.read_regular(str(path)) == data
+
     def test_what_it_does_not_read(self, tmp_path: Path) -> None:
         fifo = tmp_path / "fifo"
         os.mkfifo(fifo)

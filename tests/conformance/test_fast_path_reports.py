@@ -302,9 +302,10 @@ SPAN_SPEC = {"mandatory_checkpoints": [
 def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Claude Code transcripts and OTel span files: the readers' repeated-key check in C
-    (``check_lines``), with the OTel index and mapping in C (``otel_index``), and the
-    re-encoding checks alone write the same reports, byte for byte. The span files include
-    the recorded OTLP/JSON documents written one a line, and a small benchmark export."""
+    (``check_lines``; for transcripts, ``claude_lines``, which reads the lines in C), with
+    the OTel index and mapping in C (``otel_index``), and the re-encoding checks alone write
+    the same reports, byte for byte. The span files include the recorded OTLP/JSON
+    documents written one a line, and a small benchmark export."""
     accel = pytest.importorskip("assay._accel")
     import orjson
 
@@ -343,8 +344,26 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
     monkeypatch.setattr(_fast, "_CHECK_LINES", check_lines)
     monkeypatch.setattr(_fast, "_NATIVE", accel)
     monkeypatch.setattr(accel, "otel_index", otel_index)
+    if kind == "claude-code":  # transcripts are read by claude_lines, which checks as it reads
+        from assay.ingest import claude_code
+
+        real_reader = claude_code._line_reader
+
+        def line_reader() -> Any:
+            read = real_reader()
+            if read is None:
+                return None
+
+            def spy(*args: Any) -> Any:
+                out = read(*args)
+                calls.append(out is not None)
+                return out
+
+            return spy
+
+        monkeypatch.setattr(claude_code, "_line_reader", line_reader)
     with_c = _reports(str(spec_path), files, tmp_path)
-    assert True in calls  # the check vouched for some files
+    assert True in calls  # the check vouched for some files (claude_lines read some)
     assert (True in indexed) == (kind == "otel")  # the index read some span files
     monkeypatch.setattr(_fast, "_CHECK_LINES", None)
     monkeypatch.setattr(_fast, "_NATIVE", None)

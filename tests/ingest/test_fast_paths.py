@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import assay._accel as accel
 from assay.events import Trajectory
 from assay.ingest import ReadFailure, _fast, load
 from assay.ingest import claude_code as claude_mod
@@ -191,6 +192,186 @@ class TestWithoutText:
         assert fast == strict
         full, _, _ = _both(monkeypatch, "claude-code", path, body)
         assert fast == _without_text(full)
+
+
+def _fields(chunks: Any) -> list[Any]:
+    """The entries a reading of the lines gave, numbers read as orjson reads them and
+    ``toolUseResult`` as the reader keeps it."""
+    import msgspec
+    import orjson
+
+    def norm(value: Any) -> Any:
+        if value is msgspec.UNSET or value is claude_mod._NO_MESSAGE:
+            return value
+        if type(value) is tuple:
+            return tuple(norm(v) for v in value)
+        if type(value) is list:
+            return [norm(v) for v in value]
+        return orjson.loads(msgspec.json.encode(value))
+
+    def words(entry: Any) -> Any:  # the text the loop reads, worked out where it was left
+        if entry[12] is not claude_mod._LATER:
+            return entry[12]
+        try:
+            return claude_mod._fast_text(entry[10])
+        except Slow:
+            return Slow
+
+    return [(*norm(entry[:11]), claude_mod._tool_use_result(entry[11]),
+             words(entry) if entry[10] is not claude_mod._NO_MESSAGE else None)
+            for entries in chunks for entry in entries]
+
+
+def _in_c(body: bytes, text: bool = True) -> list[Any] | None:
+    """The entries ``claude_lines`` reads, or None where it gives way."""
+    try:
+        return _fields(claude_mod._c_lines(body, accel.claude_lines, text))
+    except claude_mod._GaveWay:
+        return None
+
+
+def _results_left_out(entries: list[Any]) -> list[Any]:
+    """Entries as ``claude_lines`` reads them without the text: a block's content that is a
+    string is "" unless the block is an error."""
+    out = []
+    for entry in entries:
+        content = entry[10]
+        if type(content) is list:
+            content = [(*b[:6], "" if type(b[6]) is str and b[7] is not True else b[6], b[7])
+                       for b in content]
+        out.append((*entry[:10], content, *entry[11:]))
+    return out
+
+
+class TestClaudeLinesInC:
+    """``claude_lines`` reads a transcript's lines in C: the fields the typed decode gives,
+    or it gives way (and the typed decode reads the file)."""
+
+    @pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.name)
+    def test_every_recorded_transcript(self, path: Path) -> None:
+        """Each recorded transcript is read in C, field for field as the typed decode reads it;
+        without the text, only the results that are no error are left out."""
+        body = path.read_bytes()
+        full = _in_c(body)
+        assert full is not None and full == _fields(claude_mod._struct_lines(body))
+        assert _in_c(body, text=False) == _results_left_out(full)
+
+    def test_an_error_keeps_its_text(self) -> None:
+        """Without the text, a result that is an error keeps it (the reader reads whether it
+        says the call was refused), escapes and all; any other result's text is ""."""
+        line = (rb'{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t",'
+                rb'"content":"The user doesn\u0027t want to proceed","is_error":true},'
+                rb'{"is_error":false,"type":"tool_result","tool_use_id":"u","content":"ok"},'
+                rb'{"type":"tool_result","tool_use_id":"v","content":"x"},'
+                rb'{"type":"tool_result","tool_use_id":"w","content":[{"type":"text","text":"y"}]}'
+                rb']}}')
+        (entry,) = _in_c(line, text=False) or [None]
+        assert [b[6] for b in entry[10]] == ["The user doesn't want to proceed", "", "",
+                                             [{"type": "text", "text": "y"}]]
+
+    def test_the_benchmark_transcript(self, tmp_path: Path) -> None:
+        """The generated transcript is read in C, over many chunks."""
+        session = tmp_path / "session.jsonl"
+        load_script(BENCH).write_claude(session, 400_000)
+        body = session.read_bytes()
+        assert _in_c(body) == _fields(claude_mod._struct_lines(body))
+
+    @pytest.mark.parametrize("line", [
+        # escapes, in the fields read and in those skipped
+        rb'{"type":"user","uuid":"u\u00e9\ud83d\ude00","message":{"content":"a\"b\\c\n\t'
+        rb'\/\b\f\r\u0000"},"cwd":"\u00e9"}',
+        # numbers, nested values and floats in a call's input
+        b'{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+        b'"input":{"a":1.5,"b":-0,"c":[1,{"d":null}],"e":-0.0,"f":1E5,"g":123456789012345678,'
+        b'"h":0.1e-99,"i":true}}]}}',
+        b'{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t",'
+        b'"content":[{"type":"text","text":"x"},{"type":"image","source":{}}],"is_error":true}]},'
+        b'"toolUseResult":"User rejected tool use"}',
+        b'{"type":"user","message":{"content":null},"toolUseResult":{"answers":{"q":"a"},'
+        b'"questions":[]}}',
+        b'{"type":"user","message":{},"toolUseResult":[1,2]}',
+        # the text of a message: text blocks one line apart, none, or one that is no string
+        b'{"type":"assistant","message":{"content":[{"type":"text","text":"a"},{"type":'
+        b'"tool_use","id":"t","name":"X","input":{}},{"type":"thinking","thinking":"x"},'
+        b'{"type":"text","text":"b"},{"type":"text","text":""}]}}',
+        b'{"type":"assistant","message":{"content":[{"type":"text","text":5}]}}',
+        b'{"type":"assistant","message":{"content":[{"type":"text"}]}}',
+        b'{"type":"assistant","message":{"content":[]}}',
+        b'{"type":"user","toolUseResult":{"stdout":"x"},"isMeta":true,"isSidechain":null}',
+        b'  {"type": "system" , "content" : 7}  \r',
+    ])
+    def test_lines_read_in_c(self, line: bytes) -> None:
+        """Escapes, numbers, nesting and blanks: the typed decode's fields."""
+        body = b"\n" + line + b"\n  \n" + line
+        got = _in_c(body)
+        assert got is not None
+        assert got == _fields(claude_mod._struct_lines(body))
+        assert [entry[0] for entry in got] == [2, 4]
+
+    def test_many_keys_and_types(self) -> None:
+        """Short keys and types are kept once each in C: thousands of them, of every length
+        up to past the cached ones, each read as written."""
+        import orjson
+
+        lines = []
+        for i in range(3000):
+            key = f"k{i}" + "x" * (i % 40)
+            lines.append(orjson.dumps({"type": f"t{i % 700}", "message": {"content": [
+                {"type": f"b{i}", "input": {key: i, "é" + key: [key]}}]}}))
+        body = b"\n".join(lines)
+        got = _in_c(body)
+        assert got is not None and len(got) == 3000
+        assert got == _fields(claude_mod._struct_lines(body))
+
+    def test_an_object_of_many_keys(self) -> None:
+        """Hundreds of keys in one object: each told from the others, a repeated one found."""
+        keys = [f"k{i}" for i in range(300)]
+        line = ('{"type":"user","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+                '"input":{' + ",".join(f'"{k}":{i}' for i, k in enumerate(keys)) + "}}]}}")
+        body = line.encode()
+        got = _in_c(body)
+        assert got is not None and got == _fields(claude_mod._struct_lines(body))
+        assert len(got[0][10][0][4]) == 300
+        assert _in_c(body.replace(b'"k299":299', b'"k299":299,"k150":1')) is None
+
+    @pytest.mark.parametrize("line", [
+        b'{"type":7}', b"[]", b'{"uuid":"u"}', b'{"type":"user","message":null}',
+        b'{"type":"user","message":"x"}', b'{"type":"user","message":{"content":7}}',
+        b'{"type":"user","message":{"content":[7]}}',
+        b'{"type":"user","message":{"content":[{"text":"x"}]}}',
+        b'{"type":"user","uuid":7}', b'{"type":"user","isSidechain":"no"}',
+        b'{"type":"user","sessionId":1.5}', b'{"type":"user","timestamp":1}',
+        b'{"type":"user","a":1,"a":2}', b'{"type":"user","message":{"usage":{"a":1,"a":2}}}',
+        b'{"type":"user","uuid":"u","x":1,"uuid":"u"}', b'{"type":"user","type":"user"}',
+        b'{"type":"user","message":{"content":"a","role":"user","content":"a"}}',
+        b'{"type":"user","message":{"content":[{"type":"text","text":"a","type":"text"}]}}',
+        b'{"type":"user","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+        b'"input":{"a":1,"b":{"c":1,"c":1}}}]}}',
+        b'{"type":"user","message":{"content":[{"type":"tool_use","id":"t","name":"X",'
+        b'"input":{"ab":1,"ba":2,"ab":3}}]}}',
+        b'{"type":"user","toolUseResult":{"answers":{"q":1,"q":1}}}',
+        b'{"type":"user","\\u0061":1}', b'{"type":"user","n":1234567890123456789}',
+        b'{"type":"user","n":1e400}', b'{"type":"user","x":"\xe9"}', b'{"type":"user"} x',
+        b'{"type":"user","x":"\\ud800"}',
+    ])
+    def test_lines_it_gives_way_on(self, line: bytes) -> None:
+        """A line the structs type otherwise, or that check_lines does not vouch for."""
+        assert _in_c(b'{"type":"user"}\n' + line + b"\n") is None
+
+    @FAST_SETTINGS
+    @given(st.data())
+    def test_mutated_files(self, data: st.DataObject) -> None:
+        """A value changed, a key deleted or repeated: the typed decode's fields, or it
+        gives way."""
+        _, body = _mutated("claude-code", data)
+        got = _in_c(body)
+        if got is not None:
+            try:
+                typed = _fields(claude_mod._struct_lines(body))
+            except Slow:
+                raise AssertionError("read in C, refused by the typed decode") from None
+            assert got == typed
+            assert _in_c(body, text=False) == _results_left_out(got)
 
 
 FAST = settings(max_examples=200, deadline=None,
@@ -503,3 +684,33 @@ def test_the_checker_is_off_in_pure_python(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(sys.modules, "assay._accel", None)  # import fails
     assert _fast.line_checker() is None
     assert _fast.native() is None
+
+
+class TestLongLived:
+    """The records a reader built are counted as long-lived at once, not walked."""
+
+    def test_young_objects_move_to_the_oldest_generation(self) -> None:
+        """Objects built with the collector paused end in the oldest generation, and the
+        youngest is empty, so the next allocation starts no collection."""
+        import gc
+
+        with _fast.no_cycle_collection():
+            records = [{"seq": i, "args": {"a": [i]}} for i in range(5000)]
+            _fast.as_long_lived()
+        assert gc.get_count()[0] < 100
+        oldest = {id(o) for o in gc.get_objects(2)}
+        assert all(id(r) in oldest for r in records[::500])
+        assert gc.get_freeze_count() == 0
+
+    def test_frozen_objects_stay_frozen(self) -> None:
+        """A program that froze objects itself keeps them frozen."""
+        import gc
+
+        gc.freeze()
+        try:
+            frozen = gc.get_freeze_count()
+            assert frozen > 0
+            _fast.as_long_lived()
+            assert gc.get_freeze_count() == frozen
+        finally:
+            gc.unfreeze()

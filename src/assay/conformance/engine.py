@@ -727,7 +727,7 @@ def _native_finding_json(made: tuple[Any, ...]) -> dict[str, Any]:
     reason = _NATIVE_CODES[code][0]
     out: dict[str, Any] = {"code": str(reason or propagated(hops)), "message": message}
     # the location's known fields, in Location's order
-    for key, value in zip(_NATIVE_PLACES, (seq, line, cid, action, src, dst)):
+    for key, value in zip(_NATIVE_PLACES, (seq, line, cid, action, src, dst), strict=True):
         if value is not None:
             out[key] = value
     return out

@@ -44,7 +44,15 @@ from msgspec import UNSET, UnsetType
 
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
-from assay.ingest._fast import Slow, kept_lines, lines_decoder, no_cycle_collection
+from assay.ingest._fast import (
+    _CHUNK,
+    Slow,
+    as_long_lived,
+    kept_lines,
+    line_checker,
+    lines_decoder,
+    no_cycle_collection,
+)
 from assay.ingest._json import lines_of, message, repeated_key
 from assay.shellcmd import command_text
 
@@ -311,11 +319,15 @@ def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> No
 
 # -- the fast path ----------------------------------------------------------------------------
 #
-# The lines are decoded a chunk at a time into structs that declare the fields Claude Code
-# writes, straight from the file's bytes, and every key is checked (ingest._fast.kept_lines):
-# by ``check_lines`` in C where the chunk's closed structs skipped nothing, else by the length
-# of the chunk's re-encoding; a line with a field the structs do not declare, or a key given
-# twice, is read again by orjson and checked exactly. The events are built as the
+# Where the C extension is built, ``claude_lines`` reads the lines a chunk at a time, checks
+# them as ``check_lines`` does and builds only the fields the reader reads (_c_lines). Without
+# it, or where it gives way, the lines are decoded a chunk at a time into structs that declare
+# the fields Claude Code writes, straight from the file's bytes, and every key is checked
+# (ingest._fast.kept_lines): by ``check_lines`` where the extension is built and the chunk's
+# closed structs skipped nothing, else by the length of the chunk's re-encoding; a line with a
+# field the structs do not declare, or a key given twice, is read again by orjson and checked
+# exactly.
+# Both give the loop the same tuple per entry (_EntryFields). The events are built as the
 # lines are read, numbered as if every entry were on the live chain; once the last line has
 # named the chain, a transcript where that is so (the common case) is done, and any other is
 # renumbered without what the strict reading above never stages. Anything that reading would
@@ -466,20 +478,19 @@ def _args(value: Any) -> Any:
     return _as_orjson(value)
 
 
-def _fast_text(content: str | list[_Block] | UnsetType | None) -> str:
-    """:func:`_text_of` for a decoded message content. Raises :class:`Slow`."""
+def _fast_text(content: Any) -> str:
+    """:func:`_text_of` for a decoded message content (its blocks as :data:`_BlockFields`).
+    Raises :class:`Slow`."""
     if type(content) is str:
         return content
     if content is None or content is UNSET:
         return ""
     parts = []
     for block in content:
-        if not isinstance(block, _Block):
-            raise Slow
-        if block.type == "text":
-            if type(block.text) is not str:
+        if block[0] == "text":
+            if type(block[1]) is not str:
                 raise Slow
-            parts.append(block.text)
+            parts.append(block[1])
     return "\n".join(parts)
 
 
@@ -561,8 +572,96 @@ def _record(event: Event) -> dict[str, Any]:
     return cast(dict[str, Any], event.data)
 
 
+#: One entry as the fast path reads it: (line, type, uuid, parentUuid, logicalParentUuid,
+#: isSidechain, agentId, sessionId, timestamp, isMeta, content, toolUseResult, words), each
+#: absent field ``UNSET``; content is :data:`_NO_MESSAGE` when the entry has no message,
+#: else the message's content: a string, None, ``UNSET``, or a list of blocks, each (type,
+#: text, id, name, input, tool_use_id, content, is_error); words is the message's text as
+#: :func:`_fast_text` joins it, or :data:`_LATER` for the loop to work out.
+_EntryFields = tuple[Any, ...]
+_BlockFields = tuple[Any, ...]
+#: The content of an entry that has no message.
+_NO_MESSAGE: Any = object()
+#: The text of an entry the loop works out itself (:func:`_fast_text`).
+_LATER: Any = object()
+
+
+class _GaveWay(Exception):
+    """The C reading of the lines gave way: the typed decode reads the file."""
+
+
+def _line_reader() -> Any:
+    """:func:`assay._accel.claude_lines`, where :func:`ingest._fast.line_checker` has the
+    extension (not with ``ASSAY_PURE_PYTHON``); else None."""
+    if line_checker() is None:
+        return None
+    import assay._accel as accel
+
+    return getattr(accel, "claude_lines", None)
+
+
+def _c_lines(data: bytes, read: Any, text: bool = True) -> Iterator[list[_EntryFields]]:
+    """The entries of a transcript a chunk of about 64 kB at a time, read in C
+    (``claude_lines``: the lines checked as ``check_lines`` checks them, only the fields the
+    reader reads built). Raises :class:`_GaveWay` where it gives way.
+
+    ``text=False``: a tool result's text is built only where the result is an error (the
+    loop then reads only whether it says the call was refused); any other is ``""``."""
+    size = len(data)
+    find = data.find
+    pos, n = 0, 1
+    while pos < size:
+        end = find(b"\n", min(pos + _CHUNK, size))
+        end = size if end < 0 else end + 1
+        got = read(data, pos, end, n, UNSET, _NO_MESSAGE, _LATER, text)
+        if got is None:
+            raise _GaveWay
+        entries, n = got
+        yield entries
+        pos = end
+
+
+def _struct_lines(data: bytes) -> Iterator[list[_EntryFields]]:
+    """The entries of a transcript decoded into the structs above, a chunk at a time
+    (ingest._fast.kept_lines), as :data:`_EntryFields`."""
+    for numbers, values in kept_lines(data, _ENTRY, _CLOSED_ENTRY):
+        out = []
+        for n, obj in zip(numbers, values):  # noqa: B905 (as many numbers as values)
+            msg = obj.message
+            if msg is UNSET:
+                content: Any = _NO_MESSAGE
+            else:
+                content = msg.content
+                if type(content) is list:
+                    content = [(b.type, b.text, b.id, b.name, b.input, b.tool_use_id, b.content,
+                                b.is_error) for b in content]
+            out.append((n, obj.type, obj.uuid, obj.parentUuid, obj.logicalParentUuid,
+                        obj.isSidechain, obj.agentId, obj.sessionId, obj.timestamp, obj.isMeta,
+                        content, obj.toolUseResult, _LATER))
+        yield out
+
+
 def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str, Any]]:
     """:func:`_events` for a transcript of well-formed entries, in one pass. Raises :class:`Slow`.
+
+    The lines are read in C where the extension is built (:func:`_c_lines`), else, or where
+    it gives way, by the typed decode (:func:`_struct_lines`); both give the same fields.
+    """
+    read = _line_reader()
+    if read is not None:
+        try:
+            return _events_of(_c_lines(data, read, text), text, exact=True)
+        except _GaveWay:
+            pass
+    return _events_of(_struct_lines(data), text)
+
+
+def _events_of(chunks: Iterator[list[_EntryFields]], text: bool,
+               exact: bool = False) -> tuple[list[Event], dict[str, Any]]:
+    """The events of the entries of ``chunks`` (:func:`_fast_events`). Raises :class:`Slow`.
+
+    ``exact``: the entries' values are what orjson reads already (:func:`_c_lines`), so a
+    call's input is taken as it is.
 
     Each event is built as its line is read, numbered as if every entry were on the live
     chain, and nothing of a line is kept but what the events keep. Once the last line has
@@ -586,29 +685,28 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
     alts: list[Any] = []
     whole = True  # every message entry has a uuid and the agent was known in time
     read = 0
-    for numbers, values in kept_lines(data, _ENTRY, _CLOSED_ENTRY):
-        read += len(values)
-        for n, obj in zip(numbers, values):  # noqa: B905 (as many numbers as values)
-            kind = obj.type
-            uid = obj.uuid
+    for entries in chunks:
+        read += len(entries)
+        for (n, kind, uid, parent, logical, sidechain, agent_field, sid, ts, meta, content,
+             extra_field, words) in entries:
             if type(uid) is str:
-                if uid in links:
-                    raise Slow  # given twice: the strict path compares the two
-                parent = obj.parentUuid
+                known = len(links)
                 if parent:
                     links[uid] = last if parent == last else parent
                 else:
-                    links[uid] = None if obj.logicalParentUuid is UNSET else obj.logicalParentUuid
+                    links[uid] = None if logical is UNSET else logical
+                if len(links) == known:
+                    raise Slow  # given twice: the strict path compares the two
                 last = uid
                 if kind in _LEAF_TYPES:
                     leaf = uid
             else:
                 uid = None
-            if agent_id is None and type(obj.agentId) is str:
-                agent_id = obj.agentId
+            if agent_id is None and type(agent_field) is str:
+                agent_id = agent_field
             if kind != "user" and kind != "assistant":
                 continue
-            if obj.isSidechain is True:
+            if sidechain is True:
                 side = True
             else:
                 main = True
@@ -619,16 +717,12 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                     agent = f"agent-{agent_id}" if agent_id else "subagent"
                 else:
                     agent, whole = _AGENT, False  # its agentId may come later
-            if not session:
-                sid = obj.sessionId
-                if sid is not UNSET:
-                    if type(sid) is msgspec.Raw:
-                        raise Slow
-                    session = sid
-            msg = obj.message
-            if msg is UNSET:
+            if not session and sid is not UNSET:
+                if type(sid) is msgspec.Raw:
+                    raise Slow
+                session = sid
+            if content is _NO_MESSAGE:
                 raise Slow
-            ts = obj.timestamp
             if ts is UNSET:
                 ts = None
             elif ts is not None and type(ts) is not str:
@@ -637,24 +731,20 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                 whole = False
             uids.append(uid)
             starts.append(len(events))
-            content = msg.content
             results = 0
             if type(content) is list:
-                for block in content:
-                    btype = block.type
+                for btype, _, call_id, name, args, answered, body, is_error in content:
                     if btype in _CALL_BLOCKS:
-                        name, call_id = block.name, block.id
                         if type(name) is not str or not name or type(call_id) is not str \
-                                or not call_id or call_id in calls:
+                                or not call_id:
                             raise Slow
                         name = intern(name)
-                        args = block.input
                         if args is UNSET or args is None:
                             args = {}
-                        else:
+                        elif type(args) is not dict:
+                            raise Slow
+                        elif not exact:
                             args = _args(args)
-                            if type(args) is not dict:
-                                raise Slow
                         seq = len(events) + 1
                         act = _Action()
                         act.seq = seq
@@ -667,7 +757,10 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                             if command is not None:
                                 act.command = command
                         rec = act.__dict__
+                        known = len(calls)
                         calls[call_id] = rec
+                        if len(calls) == known:
+                            raise Slow  # the call id is used twice
                         add(_new(Event, (seq, "action", agent, ts, rec, n)))
                         if name in _HANDOFF_TOOLS:
                             to = args.get("subagent_type")
@@ -681,12 +774,11 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                             add(_new(Event, (seq + 1, "handoff", agent, ts, hand.__dict__, n)))
                     elif btype.endswith("tool_result"):
                         results += 1
-                        call_id = block.tool_use_id
+                        call_id = answered
                         target = calls.get(call_id) if type(call_id) is str else None
                         if target is None:
                             raise Slow  # no such call, or answered already
                         calls[call_id] = None
-                        body = block.content
                         if type(body) is str:
                             answer = body
                         else:
@@ -694,13 +786,12 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                                 answer = _text_of(None if body is UNSET else body, n)
                             except _Bad:
                                 raise Slow from None
-                        is_error = block.is_error
                         if is_error is not UNSET and is_error is not None \
                                 and type(is_error) is not bool:
                             raise Slow
                         if is_error is True:
                             if answer.startswith(_REFUSED) or _tool_use_result(
-                                    obj.toolUseResult) == _REJECTED:
+                                    extra_field) == _REJECTED:
                                 refused.add(call_id)  # refused at the prompt: never ran
                                 whole = False
                                 continue
@@ -723,7 +814,7 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                                 check.text = answer
                             check.call_id = call_id
                             if tool == "AskUserQuestion":
-                                extra = _tool_use_result(obj.toolUseResult)
+                                extra = _tool_use_result(extra_field)
                                 if isinstance(extra, dict) and isinstance(extra.get("answers"),
                                                                           dict):
                                     check.answers = extra["answers"]
@@ -732,13 +823,13 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                         raise Slow
             if kind == "user":
                 if results:
-                    parent = obj.parentUuid
                     alts.append(parent if results == len(content)
                                 and type(parent) is str else None)
                     continue
                 alts.append(None)
-                words = _fast_text(content)
-                role = "system" if obj.isMeta is True else "user"
+                if words is _LATER:
+                    words = _fast_text(content)
+                role = "system" if meta is True else "user"
                 if role == "user" and events:
                     prior = events[-1]
                     if prior.kind == "message" and prior.data["role"] == "assistant":
@@ -754,7 +845,8 @@ def _fast_events(data: bytes, text: bool = True) -> tuple[list[Event], dict[str,
                 add(_new(Event, (seq, "message", role, ts, said.__dict__, n)))
             else:
                 alts.append(None)
-                words = _fast_text(content)
+                if words is _LATER:
+                    words = _fast_text(content)
                 if words:
                     seq = len(events) + 1
                     reply = _Reply()
@@ -888,6 +980,7 @@ def read_claude_code(path: str, data: bytes, *, text: bool = True) -> Iterator[A
         try:
             with no_cycle_collection():
                 events, meta = _fast_events(data, text)
+                as_long_lived()  # the events live on: the collector need not walk them now
         except Slow:
             events, meta = _events(path, data, keep_text=text)
     except _Bad as exc:
