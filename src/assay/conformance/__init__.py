@@ -493,7 +493,9 @@ def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    size = max(1, min(256, len(paths) // (jobs * 8)))
+    # about eight chunks a process, of 1,024 files at most: each chunk costs a round trip
+    # through the pool (256 a chunk spent some 0.3 s more CPU over 50,000 files)
+    size = max(1, min(1024, len(paths) // (jobs * 8)))
     pool = ProcessPoolExecutor(jobs, initializer=_start_worker,
                                initargs=(spec, input_format, render, fold, paths))
     pending: deque[tuple[int, Future[Any]]] = deque()
