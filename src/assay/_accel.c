@@ -3030,32 +3030,45 @@ ox_spans_list(Ctx *x, OIndex *ix, cp data, int32_t line_k)
     return OK;
 }
 
+typedef int (*OxList)(Ctx *x, OIndex *ix, cp data, int32_t line_k);
+
+/* A list of OTLP wrappers, each {head: ..., list_key: [...], "schemaUrl": ...}: the
+ * resourceSpans entries ({resource, scopeSpans}) and the scopeSpans entries ({scope,
+ * spans}) alike, inner() reading each wrapper's list. */
 static int
-ox_scope_spans(Ctx *x, OIndex *ix, cp data, int32_t line_k)
+ox_wrappers(Ctx *x, OIndex *ix, cp data, int32_t line_k, const char *head,
+            const char *list_key, OxList inner)
 {
     int rc, done;
-    if (is_null(x)) return OK;
     if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
     if ((rc = open_container(x, ']', &done)) != OK) return rc;
     while (!done) {
         unsigned seen = 0;
         OBJECT_MEMBERS(x, seen, {
-            if (key_is(s, len, "scope")) {
+            if (key_is(s, len, head)) {
                 bit = 1;
                 TRY(read_value(x));
             }
-            else if (key_is(s, len, "spans")) {
+            else if (key_is(s, len, list_key)) {
                 bit = 2;
-                TRY(ox_spans_list(x, ix, data, line_k));
+                TRY(inner(x, ix, data, line_k));
             }
             else if (key_is(s, len, "schemaUrl")) {
                 bit = 4;
                 TRY(read_value(x));
             }
+            /* instrumentationLibrarySpans and anything else: Python reads it */
         });
         if ((rc = next_member(x, ']', &done)) != OK) return rc;
     }
     return OK;
+}
+
+static int
+ox_scope_spans(Ctx *x, OIndex *ix, cp data, int32_t line_k)
+{
+    if (is_null(x)) return OK;
+    return ox_wrappers(x, ix, data, line_k, "scope", "spans", ox_spans_list);
 }
 
 static int
@@ -3064,30 +3077,8 @@ ox_document(Ctx *x, OIndex *ix, cp data, int32_t line_k)
     unsigned seen = 0;
     OBJECT_MEMBERS(x, seen, {
         if (key_is(s, len, "resourceSpans")) {
-            int rc2, done2;
             bit = 1;
-            if (x->p >= x->end || *x->p != '[') return GIVE_WAY;
-            TRY(open_container(x, ']', &done2));
-            while (!done2) {
-                unsigned inner = 0;
-                OBJECT_MEMBERS(x, inner, {
-                    if (key_is(s, len, "resource")) {
-                        bit = 1;
-                        TRY(read_value(x));
-                    }
-                    else if (key_is(s, len, "scopeSpans")) {
-                        bit = 2;
-                        TRY(ox_scope_spans(x, ix, data, line_k));
-                    }
-                    else if (key_is(s, len, "schemaUrl")) {
-                        bit = 4;
-                        TRY(read_value(x));
-                    }
-                    /* instrumentationLibrarySpans: Python reads it */
-                });
-                if ((rc2 = next_member(x, ']', &done2)) != OK) return rc2;
-            }
-            bit = 1;
+            TRY(ox_wrappers(x, ix, data, line_k, "resource", "scopeSpans", ox_scope_spans));
         }
     });
     if (!seen) return GIVE_WAY;

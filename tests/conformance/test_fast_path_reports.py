@@ -222,28 +222,62 @@ def test_claude_code_reports_without_the_text(spec: str, tmp_path: Path,
     branches): a replay that asks the reader for no text writes the reports of one that
     reads every word, byte for byte; the judging asks for none exactly when the spec
     selects nothing."""
-    import assay.ingest
     from assay.ingest import claude_code
 
+    asked = _lean_reports_match(claude_code, "read_claude_code", CLAUDE_SPECS[spec],
+                                CLAUDE_FILES, tmp_path, monkeypatch)
+    assert (False in asked) == (spec != "selects")
+
+
+def _lean_reports_match(module: Any, reader: str, spec: dict[str, Any], files: list[str],
+                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The reports of ``files`` read as the judging asks (text or none) and read with every
+    text, byte for byte the same; what the judging asked ``module.reader`` for, a text
+    flag a file."""
+    import assay.ingest
+
     spec_path = tmp_path / "spec.json"
-    spec_path.write_text(json.dumps(CLAUDE_SPECS[spec]))
+    spec_path.write_text(json.dumps(spec))
     asked: list[bool] = []
-    real = claude_code.read_claude_code
+    real = getattr(module, reader)
 
     def spy(path: str, data: bytes, *, text: bool = True) -> Any:
         asked.append(text)
         return real(path, data, text=text)
 
-    monkeypatch.setattr(claude_code, "read_claude_code", spy)
-    lean = _reports(str(spec_path), CLAUDE_FILES, tmp_path)
+    monkeypatch.setattr(module, reader, spy)
+    lean = _reports(str(spec_path), files, tmp_path)
     # (the reports that draw events or point at lines read the files again, text and all)
-    assert (False in asked) == (spec != "selects")
     load = assay.ingest.load
     monkeypatch.setattr(assay.ingest, "load", lambda *a, **k: load(*a, **{**k, "text": True}))
-    full = _reports(str(spec_path), CLAUDE_FILES, tmp_path)
+    full = _reports(str(spec_path), files, tmp_path)
     assert lean.keys() == full.keys()
     for key in lean:
         assert lean[key] == full[key], key
+    return asked
+
+
+#: The recorded OTLP/JSON span documents (indented, one document a file).
+SPAN_DOCUMENTS = sorted(str(doc) for doc in (ROOT / "tests" / "data" / "frameworks").rglob("*.json")
+                        if b'"resourceSpans"' in doc.read_bytes())
+
+
+def _spans_as_lines(folder: Path) -> list[str]:
+    """Each recorded span document written on one line, as the OTLP file exporter writes
+    them, and a small export of the reader benchmark, in ``folder``."""
+    import orjson
+
+    files = []
+    for doc in map(Path, SPAN_DOCUMENTS):
+        raw = orjson.loads(doc.read_bytes())
+        if isinstance(raw, dict) and "resourceSpans" in raw:
+            target = folder / f"{doc.parent.name}-{doc.stem}.jsonl"
+            target.write_bytes(orjson.dumps(raw) + b"\n")
+            files.append(str(target))
+    bench = load_script(ROOT / "benchmarks" / "reader_throughput.py")
+    bench.write_otel(folder / "export.jsonl", 60_000)
+    files.append(str(folder / "export.jsonl"))
+    return files
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
@@ -252,42 +286,14 @@ def test_otel_reports_without_the_text(native: bool, tmp_path: Path,
     """Span files (each convention, errored calls, handoffs, the benchmark export): a
     replay that asks the OTel reader for no text (no tool result) writes the reports of
     one that reads every result, byte for byte, with the reading in C and in Python."""
-    import orjson
 
-    import assay.ingest
+    import assay._accel as accel  # built by the install: a missing extension fails here
     from assay.ingest import _fast, otel
 
-    accel = pytest.importorskip("assay._accel")
     monkeypatch.setattr(_fast, "_NATIVE", accel if native else None)
-    files = []
-    for doc in sorted((ROOT / "tests" / "data" / "frameworks").rglob("*.json")):
-        raw = orjson.loads(doc.read_bytes())
-        if isinstance(raw, dict) and "resourceSpans" in raw:
-            files.append(str(doc))
-            target = tmp_path / f"{doc.parent.name}-{doc.stem}.jsonl"
-            target.write_bytes(orjson.dumps(raw) + b"\n")
-            files.append(str(target))
-    bench = load_script(ROOT / "benchmarks" / "reader_throughput.py")
-    bench.write_otel(tmp_path / "export.jsonl", 60_000)
-    files.append(str(tmp_path / "export.jsonl"))
-    spec_path = tmp_path / "spec.json"
-    spec_path.write_text(json.dumps(SPAN_SPEC))
-    asked: list[bool] = []
-    real = otel.read_otel
-
-    def spy(path: str, data: bytes, *, text: bool = True) -> Any:
-        asked.append(text)
-        return real(path, data, text=text)
-
-    monkeypatch.setattr(otel, "read_otel", spy)
-    lean = _reports(str(spec_path), files, tmp_path)
+    files = [*SPAN_DOCUMENTS, *_spans_as_lines(tmp_path)]
+    asked = _lean_reports_match(otel, "read_otel", SPAN_SPEC, files, tmp_path, monkeypatch)
     assert False in asked
-    load = assay.ingest.load
-    monkeypatch.setattr(assay.ingest, "load", lambda *a, **k: load(*a, **{**k, "text": True}))
-    full = _reports(str(spec_path), files, tmp_path)
-    assert lean.keys() == full.keys()
-    for key in lean:
-        assert lean[key] == full[key], key
 
 
 SPAN_FILES = sorted(str(p) for p in {*(ROOT / "tests" / "data").rglob("*.jsonl"),
@@ -306,9 +312,7 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
     the OTel index and mapping in C (``otel_index``), and the re-encoding checks alone write
     the same reports, byte for byte. The span files include the recorded OTLP/JSON
     documents written one a line, and a small benchmark export."""
-    accel = pytest.importorskip("assay._accel")
-    import orjson
-
+    import assay._accel as accel  # built by the install: a missing extension fails here
     from assay.ingest import _fast
 
     spec = CLAUDE_SPECS["selects"] if kind == "claude-code" else SPAN_SPEC
@@ -316,15 +320,7 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
     if kind == "otel":
         lines = tmp_path / "lines"
         lines.mkdir()
-        for doc in sorted((ROOT / "tests" / "data" / "frameworks").rglob("*.json")):
-            raw = orjson.loads(doc.read_bytes())
-            if isinstance(raw, dict) and "resourceSpans" in raw:
-                target = lines / f"{doc.parent.name}-{doc.stem}.jsonl"
-                target.write_bytes(orjson.dumps(raw) + b"\n")
-                files.append(str(target))
-        bench = load_script(ROOT / "benchmarks" / "reader_throughput.py")
-        bench.write_otel(lines / "export.jsonl", 60_000)
-        files.append(str(lines / "export.jsonl"))
+        files += _spans_as_lines(lines)
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     calls: list[bool] = []
