@@ -686,11 +686,41 @@ def final_event(data: bytes, head: tuple[Any, ...]) -> Event | None:
     (both results begin alike: ... records, final seq, final line's start and end): its
     line decoded whole, as the strict reader holds it (``--by`` and the reports read any
     of its fields); None when it does not decode after all (Python judges the file then)."""
-    try:
-        final = orjson.loads(data[head[7]:head[8]])
-    except orjson.JSONDecodeError:
+    final = _final_line(data, head)
+    if final is None:
         return None
     return Event(head[6], "final", final.get("agent"), final.get("ts"), final, head[5] + 1)
+
+
+def _final_line(data: bytes, head: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The final line's fields, of :func:`final_event`; None when it does not decode."""
+    try:
+        final: dict[str, Any] = orjson.loads(data[head[7]:head[8]])
+    except orjson.JSONDecodeError:
+        return None
+    return final
+
+
+def _native_pieces(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
+                   ) -> tuple[dict[str, Any], list[Finding], tuple[Finding, ...]] | None:
+    """What :func:`native_result` and :func:`native_parts` both read of a file the C judge
+    judged, beyond its tuples: the final line's fields (its agent added to ``judged``'s
+    agents),
+    the warnings the spec gives rather than the C judge (no action recorded, a contracted
+    border never crossed, after the judge's own) and the notes of rules whose action never
+    ran; None when the final line does not decode after all (Python judges it then)."""
+    final = _final_line(data, judged)
+    if final is None:
+        return None
+    agents, actions, uncrossed, unseen = judged[0], judged[1], judged[12], judged[11]
+    agent = final.get("agent")
+    if agent is not None and agent not in agents:
+        agents.append(agent)
+    extra = [compiled.no_actions("native")] if compiled.rules and not actions else []
+    if uncrossed:
+        never = compiled.never_crossed
+        extra.extend(never[i][1] for i in uncrossed)
+    return final, extra, tuple(compiled.rules[i].never_ran for i in unseen) if unseen else ()
 
 
 def native_result(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...],
@@ -698,26 +728,17 @@ def native_result(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...],
     """The result of a native file :func:`assay._accel.judge_native` judged, the one
     :meth:`Replayer.finish` gives after :meth:`Replayer.feed_records` on the same file;
     None when its final line does not decode after all (Python judges it then)."""
-    last = final_event(data, judged)
-    if last is None:
+    pieces = _native_pieces(compiled, data, judged)
+    if pieces is None:
         return None
+    final, extra, notes = pieces
     (agents, actions, irreversible, handoffs, checkpoints, records, _seq, _start, _end,
-     reasons, found, unseen, uncrossed) = judged
-    final = last.data
-    if last.agent is not None and last.agent not in agents:
-        agents.append(last.agent)
-    warnings = [_native_finding(f) for f in found]
-    if compiled.rules and not actions:
-        warnings.append(compiled.no_actions("native"))
-    if uncrossed:
-        never = compiled.never_crossed
-        warnings.extend(never[i][1] for i in uncrossed)
-    rules = compiled.rules
+     reasons, found, _unseen, _uncrossed) = judged
     stats = new_stats(records + 1, tuple(agents), handoffs, checkpoints, 0, irreversible,
                       actions)
     return new_result(path, path, "BLOCK" if reasons else "PASS",
                       tuple(map(_native_finding, reasons)) if reasons else _PASS_REASONS,
-                      tuple(warnings), tuple(rules[i].never_ran for i in unseen),
+                      (*map(_native_finding, found), *extra), notes,
                       final.get("task_success"), stats, "native", final, {})
 
 
@@ -759,28 +780,19 @@ def native_parts(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
     ``to_dict()``); the warnings' and notes' ``to_dict()``; the final event's fields; and
     the counts of its stats (agents, events, handoffs, checkpoints, irreversible actions).
     None where :func:`native_result` gives None."""
-    try:
-        final = orjson.loads(data[judged[7]:judged[8]])
-    except orjson.JSONDecodeError:
+    pieces = _native_pieces(compiled, data, judged)
+    if pieces is None:
         return None
-    if type(final) is not dict:
-        return None
-    (agents, actions, irreversible, handoffs, checkpoints, records, _seq, _start, _end,
-     reasons, found, unseen, uncrossed) = judged
-    agent = final.get("agent")
-    if agent is not None and agent not in agents:
-        agents.append(agent)
-    warnings = [_native_finding_json(f) for f in found] if found else []
-    if compiled.rules and not actions:
-        warnings.append(compiled.no_actions("native").to_dict())
-    if uncrossed:
-        never = compiled.never_crossed
-        warnings.extend(never[i][1].to_dict() for i in uncrossed)
-    notes = [compiled.rules[i].never_ran.to_dict() for i in unseen] if unseen else []
+    final, extra, notes = pieces
+    (agents, _actions, irreversible, handoffs, checkpoints, records, _seq, _start, _end,
+     reasons, found, _unseen, _uncrossed) = judged
+    warnings = list(map(_native_finding_json, found))
+    if extra:
+        warnings.extend(w.to_dict() for w in extra)
     listed: Any = [_native_finding_json(f) for f in reasons] if reasons else _PASS_REASONS
-    verdict = "BLOCK" if reasons else "PASS"
-    return NativeParts(verdict, listed, warnings, notes, final, agents, records + 1, handoffs,
-                       checkpoints, irreversible)
+    return NativeParts("BLOCK" if reasons else "PASS", listed, warnings,
+                       [n.to_dict() for n in notes] if notes else [], final, agents,
+                       records + 1, handoffs, checkpoints, irreversible)
 
 
 class _ScannedEvent:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import IO, Any
@@ -51,7 +51,7 @@ def _files_lines(run: ReplayRun) -> list[str]:
 
 
 def _block(index: int, r: ReplayResult) -> list[str]:
-    out = [f"[{index}] {r.id}"]
+    stats = None
     if r.stats is not None:
         s = r.stats
         cps = plural(s.checkpoints, "checkpoint")
@@ -61,22 +61,39 @@ def _block(index: int, r: ReplayResult) -> list[str]:
             acts = plural(s.actions, "tool call")
         else:
             acts = plural(s.irreversible, "irreversible action")
-        out.append(f"trajectory: {plural(s.events, 'event')}, agents: "
-                   f"{', '.join(s.agents) or '-'}; {plural(s.handoffs, 'handoff')}, {cps}, "
-                   f"{acts}")
-        extra = "".join(f"{k}={_json_scalar(v)}; " for k, v in sorted(r.meta.items()))
-        out.append(f"final : task_success={_json_scalar(r.task_success)} ({extra}recorded, "
+        stats = (s.events, s.agents, s.handoffs, cps, acts)
+    return [f"[{index}] {r.id}",
+            *_block_lines(stats, r.meta, r.task_success, r.verdict, r.headline,
+                          [(f.code, f.message) for f in r.reasons],
+                          [(f.code, f.message) for f in r.warnings],
+                          [n.message for n in r.notes])]
+
+
+def _block_lines(stats: tuple[int, Sequence[str], int, str, str] | None,
+                 meta: Mapping[str, Any], task_success: Any, verdict: str, headline: str,
+                 reasons: list[tuple[str, str]], warnings: list[tuple[str, str]],
+                 notes: list[str]) -> list[str]:
+    """A result's block after its ``[N] id`` line. ``stats``: its events, agents and
+    handoffs and the phrases counting its checkpoints and actions (no ``trajectory`` and
+    ``final`` lines without them); reasons and warnings as (code, message)."""
+    out = []
+    if stats is not None:
+        events, agents, handoffs, cps, acts = stats
+        out.append(f"trajectory: {plural(events, 'event')}, agents: "
+                   f"{', '.join(agents) or '-'}; {plural(handoffs, 'handoff')}, {cps}, {acts}")
+        extra = "".join(f"{k}={_json_scalar(v)}; " for k, v in sorted(meta.items()))
+        out.append(f"final : task_success={_json_scalar(task_success)} ({extra}recorded, "
                    "printed for contrast, ignored for the verdict)")
-    out.append(f"verdict : {r.verdict} ({r.headline}) exit {r.exit}")
-    if r.verdict == "BLOCK":
-        out.extend(f"reason : {f.code}: {f.message}" for f in r.reasons)
+    out.append(f"verdict : {verdict} ({headline}) exit {VERDICT_EXIT[verdict]}")
+    if verdict == "BLOCK":
+        out.extend(f"reason : {code}: {message}" for code, message in reasons)
     else:
-        out.extend(f"detail : {f.message}" for f in r.reasons)
-    out.extend(f"warn : {f.code}: {f.message}" for f in r.warnings)
-    out.extend(f"note : {f.message}" for f in r.notes)
-    if r.verdict == "BLOCK":
-        out.append(f"contrast : final metric says task_success={_json_scalar(r.task_success)} / "
-                   f"trajectory says {r.headline}")
+        out.extend(f"detail : {message}" for _code, message in reasons)
+    out.extend(f"warn : {code}: {message}" for code, message in warnings)
+    out.extend(f"note : {message}" for message in notes)
+    if verdict == "BLOCK":
+        out.append(f"contrast : final metric says task_success={_json_scalar(task_success)} / "
+                   f"trajectory says {headline}")
     return out
 
 
@@ -153,23 +170,34 @@ class Rendered:
 def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = False,
                   by_field: str | None = None) -> Rendered:
     """Render one result for :class:`ReplayReportWriter`, as the options ask."""
-    by = None
-    carries = False
-    if by_field is not None:
-        value = r.final.get(by_field, _MISSING)
-        if value is _MISSING:
-            value = r.meta.get(by_field, _MISSING)
-        carries = value is not _MISSING
-        by = _json_scalar(value) if carries else "(absent)"
+    by, carries = _by_group(by_field, r.final, r.meta)
     if summary_only:
         body = b""
     elif fmt == "json":
-        text = orjson.dumps(_result_json(r), option=_JSON_OPTIONS)
-        body = b"    " + text.replace(b"\n", b"\n    ")
+        body = _json_body(_result_json(r))
     else:
         body = text_lines(_block(0, r)[1:]).encode("utf-8")
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
                     carries, body)
+
+
+def _by_group(by_field: str | None, final: Mapping[str, Any], meta: Mapping[str, Any]
+              ) -> tuple[str | None, bool]:
+    """The ``--by`` group of a result whose final event is ``final`` and whose reader facts
+    are ``meta``, and whether either carries the field."""
+    if by_field is None:
+        return None, False
+    value = final.get(by_field, _MISSING)
+    if value is _MISSING:
+        value = meta.get(by_field, _MISSING)
+    if value is _MISSING:
+        return "(absent)", False
+    return _json_scalar(value), True
+
+
+def _json_body(result: dict[str, Any]) -> bytes:
+    """A result's JSON, indented for its place in the report's ``results`` list."""
+    return b"    " + orjson.dumps(result, option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
 
 
 class ResultRenderer:
@@ -206,55 +234,27 @@ class ResultRenderer:
         if parts is None:
             return None
         verdict, reasons, warnings, notes, final = parts[:5]
-        by = None
-        carries = False
-        if self.by_field is not None:
-            value = final.get(self.by_field, _MISSING)  # a native file has no reader facts
-            carries = value is not _MISSING
-            by = _json_scalar(value) if carries else "(absent)"
+        by, carries = (None, False) if self.by_field is None else _by_group(
+            self.by_field, final, {})  # a native file has no reader facts
         if self.summary_only:
             body = b""
         elif self.fmt == "json":
-            text = orjson.dumps({
-                "id": path,
-                "path": path,
-                "verdict": verdict,
-                "exit": VERDICT_EXIT[verdict],
-                "reasons": _findings_json(reasons, True) if verdict == "PASS" else reasons,
-                "warnings": warnings,
-                "notes": notes,
-                "task_success": final.get("task_success"),
-                "source": "native",
-            }, option=_JSON_OPTIONS)
-            body = b"    " + text.replace(b"\n", b"\n    ")
+            body = _json_body(_result_dict(
+                path, path, verdict,
+                _findings_json(reasons, True) if verdict == "PASS" else reasons, warnings,
+                notes, final.get("task_success"), "native", {}))
         else:
-            body = text_lines(_native_block(parts)).encode("utf-8")
+            pairs = ([(f["code"], f["message"]) for f in reasons] if verdict == "BLOCK"
+                     else [(f.code, f.message) for f in reasons])
+            body = text_lines(_block_lines(
+                (parts.events, parts.agents, parts.handoffs,
+                 plural(parts.checkpoints, "checkpoint"),
+                 plural(parts.irreversible, "irreversible action")),
+                {}, final.get("task_success"), verdict, pairs[0][0], pairs,
+                [(w["code"], w["message"]) for w in warnings],
+                [n["message"] for n in notes])).encode("utf-8")
         return Rendered(path, path, verdict, verdict == "PASS" and bool(warnings), by, carries,
                         body)
-
-
-def _native_block(parts: Any) -> list[str]:
-    """:func:`_block` of a native result without its ``[N] id`` line, from its parts."""
-    success = _json_scalar(parts.final.get("task_success"))
-    block = parts.verdict == "BLOCK"
-    headline = parts.reasons[0]["code"] if block else parts.reasons[0].code
-    out = [f"trajectory: {plural(parts.events, 'event')}, agents: "
-           f"{', '.join(parts.agents) or '-'}; {plural(parts.handoffs, 'handoff')}, "
-           f"{plural(parts.checkpoints, 'checkpoint')}, "
-           f"{plural(parts.irreversible, 'irreversible action')}",
-           f"final : task_success={success} (recorded, printed for contrast, ignored for "
-           "the verdict)",
-           f"verdict : {parts.verdict} ({headline}) exit {VERDICT_EXIT[parts.verdict]}"]
-    if block:
-        out.extend(f"reason : {f['code']}: {f['message']}" for f in parts.reasons)
-    else:
-        out.extend(f"detail : {f.message}" for f in parts.reasons)
-    out.extend(f"warn : {f['code']}: {f['message']}" for f in parts.warnings)
-    out.extend(f"note : {f['message']}" for f in parts.notes)
-    if block:
-        out.append(f"contrast : final metric says task_success={success} / trajectory says "
-                   f"{headline}")
-    return out
 
 
 #: Findings tuples that results share (the reasons of every PASS the engine gives are one
@@ -281,19 +281,28 @@ def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
 def _result_json(r: ReplayResult) -> dict[str, Any]:
     """:meth:`ReplayResult.to_dict`, the reasons of a PASS rendered once for all
     (``tests/conformance/test_fast_path_reports.py`` holds the two to the same bytes)."""
+    return _result_dict(r.id, r.path, r.verdict, _findings_json(r.reasons, r.verdict == "PASS"),
+                        [w.to_dict() for w in r.warnings], [n.to_dict() for n in r.notes],
+                        r.task_success, r.source, r.meta)
+
+
+def _result_dict(id_: str, path: str | None, verdict: str, reasons: Any,
+                 warnings: list[dict[str, Any]], notes: list[dict[str, Any]],
+                 task_success: Any, source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """One entry of the JSON report's ``results``, its findings already as JSON."""
     out: dict[str, Any] = {
-        "id": r.id,
-        "path": r.path,
-        "verdict": r.verdict,
-        "exit": VERDICT_EXIT[r.verdict],
-        "reasons": _findings_json(r.reasons, r.verdict == "PASS"),
-        "warnings": [w.to_dict() for w in r.warnings],
-        "notes": [n.to_dict() for n in r.notes],
-        "task_success": r.task_success,
-        "source": r.source,
+        "id": id_,
+        "path": path,
+        "verdict": verdict,
+        "exit": VERDICT_EXIT[verdict],
+        "reasons": reasons,
+        "warnings": warnings,
+        "notes": notes,
+        "task_success": task_success,
+        "source": source,
     }
-    if r.meta:
-        out["meta"] = dict(r.meta)
+    if meta:
+        out["meta"] = dict(meta)
     return out
 
 
