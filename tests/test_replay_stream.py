@@ -112,6 +112,17 @@ class TestJobs:
             assert two.stdout == one.stdout
             assert list(spool.iterdir()) == []
 
+        def no_sendfile(*_: object) -> int:
+            raise OSError(22, "Invalid argument")
+
+        # where the kernel will not copy, the writer copies the chunks itself
+        one = CliRunner().invoke(cli, [*args, "--jobs", "1"])
+        monkeypatch.setattr("os.sendfile", no_sendfile)
+        two = CliRunner().invoke(cli, [*args, "--jobs", "2"])
+        assert two.exit_code == 1
+        assert two.stdout == one.stdout
+        assert list(spool.iterdir()) == []
+
     def test_jobs_must_be_positive(self) -> None:
         """--jobs 0 is a usage error."""
         res = CliRunner().invoke(cli, ["replay", str(EXAMPLES / "spec.json"), FIXTURES[0],

@@ -362,24 +362,23 @@ def _spool_file() -> IO[bytes]:
     return tempfile.TemporaryFile("w+b")
 
 
-def _send(spool: IO[bytes], start: int, out: Any) -> int:
-    """Copy ``spool`` from byte ``start`` on to the file descriptor under ``out`` in the
-    kernel (``os.sendfile``); where it cannot (no descriptor, an append-only file, no
-    sendfile), what is left for the caller: the offset it got to."""
+def _send(src: int, offset: int, length: int, dst: int) -> int:
+    """Copy ``length`` bytes at ``offset`` of descriptor ``src`` to ``dst`` (at its own
+    position) in the kernel, with ``os.sendfile``: how many it copied, fewer where it
+    cannot go on (an append-only file, a stream it does not take): the caller copies the
+    rest itself."""
     import os
 
+    done = 0
     try:
-        fd = out.fileno()
-        spool.flush()
-        size = os.fstat(spool.fileno()).st_size
-        while start < size:
-            sent = os.sendfile(fd, spool.fileno(), start, size - start)
+        while done < length:
+            sent = os.sendfile(dst, src, offset + done, length - done)
             if sent <= 0:
                 break
-            start += sent
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            done += sent
+    except OSError:
         pass
-    return start
+    return done
 
 
 def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> bytes:
@@ -625,7 +624,8 @@ class ReplayReportWriter(Tally):
 
     def _copy_in(self, pid: int, offset: int, length: int, spool: IO[bytes]) -> None:
         """Append ``length`` bytes at ``offset`` of worker ``pid``'s chunk file to ``spool``
-        (in the kernel where it can: they are never read into this process)."""
+        (in the kernel where it can, :func:`_send`: they are never read into this
+        process)."""
         import os
 
         if not length:
@@ -638,20 +638,17 @@ class ReplayReportWriter(Tally):
             os.unlink(name)  # open here and in the worker: gone from the folder already
         spool.flush()
         out = spool.fileno()
-        while length:
-            try:
-                n = os.copy_file_range(fd, out, length, offset)
-            except (AttributeError, OSError):  # not on this system, or not between these
-                n = 0
-            if n <= 0:
-                view = memoryview(os.pread(fd, min(length, 1 << 20), offset))
-                if not view:
-                    raise OSError(f"a worker's chunk file ended early ({length} bytes short)")
-                n = len(view)
-                while view:
-                    view = view[os.write(out, view):]
-            offset += n
-            length -= n
+        sent = _send(fd, offset, length, out)
+        offset += sent
+        length -= sent
+        while length:  # what the kernel did not copy
+            view = memoryview(os.pread(fd, min(length, 1 << 20), offset))
+            if not view:
+                raise OSError(f"a worker's chunk file ended early ({length} bytes short)")
+            offset += len(view)
+            length -= len(view)
+            while view:
+                view = view[os.write(out, view):]
         spool.seek(0, os.SEEK_END)  # the file object's position follows the descriptor's
 
     def merge(self, chunk: ReplayChunk) -> None:
@@ -722,6 +719,19 @@ class ReplayReportWriter(Tally):
         """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them)."""
         self._copy(self.spool, digest=digest)
 
+    @staticmethod
+    def _send_out(spool: IO[bytes], start: int, out: Any) -> int:
+        """:func:`_send` of ``spool`` from byte ``start`` on to the descriptor under
+        ``out``; 0 where it has none."""
+        import os
+
+        try:
+            fd = out.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is one
+            return 0
+        spool.flush()
+        return _send(spool.fileno(), start, os.fstat(spool.fileno()).st_size - start, fd)
+
     def _copy(self, spool: IO[bytes], *, skip: int = 0, digest: Any = None) -> None:
         """Write ``spool`` from byte ``skip`` on to ``out``, as :meth:`_copy_spool`."""
         import codecs
@@ -736,7 +746,7 @@ class ReplayReportWriter(Tally):
             self.out.flush()
             buffer.flush()
             if digest is None:
-                skip = _send(spool, skip, buffer)
+                skip += self._send_out(spool, skip, buffer)
             write = buffer.write
         else:
             decode = codecs.getincrementaldecoder("utf-8")().decode
