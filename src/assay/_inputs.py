@@ -169,12 +169,15 @@ class _Listed:
             at = self.keys.find(packed, at + 1)
         return at >= 0
 
-    def pairs(self) -> Iterator[tuple[str, tuple[int, int]]]:
-        """Each file's path and identity, in order."""
+    def identities(self) -> Iterator[tuple[int, int]]:
+        """Each file's (device, inode), in order."""
         keys = array("Q")
         keys.frombytes(self.keys)
-        paths = PathList._of_blob(self.blob, self.ends)
-        return zip(paths, zip(keys[::2], keys[1::2], strict=True), strict=True)
+        return zip(keys[::2], keys[1::2], strict=True)
+
+    def pairs(self) -> Iterator[tuple[str, tuple[int, int]]]:
+        """Each file's path and identity, in order."""
+        return zip(PathList._of_blob(self.blob, self.ends), self.identities(), strict=True)
 
 
 _LIST: Any = None
@@ -358,12 +361,12 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     firsts: dict[tuple[int, int] | str, str] | None = None
     paths = PathList()
     notes: list[str] = []
-    stat, add = os.stat, seen.add
+    add = seen.add
     pending: _Listed | None = None  # a listing taken whole, its identities not yet in seen
     for arg in args:
         for group, expanded in _expand(arg, recursive):
             if pending is not None:  # files are looked up against it from now on
-                for _, listed_key in pending.pairs():
+                for listed_key in pending.identities():
                     add(listed_key)
                 pending = None
             pairs: Iterable[tuple[str, tuple[int, int] | None]]
@@ -382,12 +385,8 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
                     key = known
                 elif path == STDIN:
                     key = STDIN
-                else:  # _identity, inline: a batch directory's files come this way
-                    try:
-                        st = stat(path)
-                        key = (st.st_dev, st.st_ino)
-                    except (OSError, ValueError):
-                        key = _identity(path)
+                else:
+                    key = _identity(path)
                 if expanded and key == spec_key:
                     notes.append(f"{path} is the spec, not read as a trajectory")
                     continue

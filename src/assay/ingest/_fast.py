@@ -56,6 +56,7 @@ __all__ = [
     "I64",
     "Slow",
     "as_long_lived",
+    "chunk_end",
     "decoder",
     "huge_integer",
     "jsonl",
@@ -272,6 +273,13 @@ def lines_decoder(kind: Any) -> msgspec.json.Decoder[Any]:
 
 
 _CHUNK = 1 << 16
+
+
+def chunk_end(data: bytes, pos: int) -> int:
+    """The end of the chunk of whole lines of ``data`` that starts at ``pos``: the first
+    line end at or after about 64 kB on, or the end of ``data``."""
+    end = data.find(b"\n", min(pos + _CHUNK, len(data)))
+    return len(data) if end < 0 else end + 1
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -323,8 +331,7 @@ def kept_lines(data: bytes, decoder: msgspec.json.Decoder[Any],
         raise Slow  # a number the strict path may refuse: it decides
     pos, n = 0, 1  # n: the number of the line that starts at pos
     while pos < size:
-        end = find(b"\n", min(pos + _CHUNK, size))
-        end = size if end < 0 else end + 1
+        end = chunk_end(data, pos)
         lines, empty, at = 0, False, pos
         while at < end:
             stop = find(b"\n", at, end)

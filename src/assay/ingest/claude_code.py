@@ -45,9 +45,9 @@ from msgspec import UNSET, UnsetType
 from assay.errors import TraceError
 from assay.events import Event, Trajectory
 from assay.ingest._fast import (
-    _CHUNK,
     Slow,
     as_long_lived,
+    chunk_end,
     kept_lines,
     line_checker,
     lines_decoder,
@@ -608,11 +608,9 @@ def _c_lines(data: bytes, read: Any, text: bool = True) -> Iterator[list[_EntryF
     ``text=False``: a tool result's text is built only where the result is an error (the
     loop then reads only whether it says the call was refused); any other is ``""``."""
     size = len(data)
-    find = data.find
     pos, n = 0, 1
     while pos < size:
-        end = find(b"\n", min(pos + _CHUNK, size))
-        end = size if end < 0 else end + 1
+        end = chunk_end(data, pos)
         got = read(data, pos, end, n, UNSET, _NO_MESSAGE, _LATER, text)
         if got is None:
             raise _GaveWay
