@@ -38,7 +38,7 @@ import binascii
 import gc
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from sys import intern
@@ -867,22 +867,14 @@ def _indexed(data: bytes, text: bool = True) -> list[_Run] | None:
     if found is None:
         return None
     index, traces = found
-    groups: dict[str, list[int]] = {}
-    for k, (trace_id, conversations) in enumerate(traces):
-        if len(conversations) == 1:
-            groups.setdefault("conversation " + conversations[0], []).append(k)
-        else:
-            groups["trace " + trace_id] = [k]
+    number = {trace_id: k for k, (trace_id, _) in enumerate(traces)}
     runs = []
-    otel_map = accel.otel_map
-    for key, numbers in groups.items():
-        ids = [traces[k][0] for k in numbers]
-        first = traces[numbers[0]][1]
-        which = tuple(numbers)
-        runs.append(_Run(ids, first[0] if key.startswith("conversation ") else None,
+    for ids, conversation in _grouped(traces):
+        which = tuple(number[t] for t in ids)
+        runs.append(_Run(ids, conversation,
                          partial(_lines_members, data, partial(accel.otel_lines, index, which),
                                  ids),
-                         partial(otel_map, index, which, text)))
+                         partial(accel.otel_map, index, which, text)))
     return runs
 
 
@@ -975,16 +967,8 @@ class _Streamed:
 
     def runs(self) -> list[_Run]:
         """The runs, grouped as :func:`_group` groups them."""
-        groups: dict[str, list[str]] = {}
-        for trace_id, trace in self.traces.items():
-            if len(trace.conversations) == 1:
-                (conversation,) = trace.conversations
-                groups.setdefault("conversation " + conversation, []).append(trace_id)
-            else:
-                groups["trace " + trace_id] = [trace_id]
-        return [_Run(ids, next(iter(self.traces[ids[0]].conversations))
-                     if key.startswith("conversation ") else None,
-                     partial(self.members, ids)) for key, ids in groups.items()]
+        return [_Run(ids, conversation, partial(self.members, ids)) for ids, conversation
+                in _grouped((t, trace.conversations) for t, trace in self.traces.items())]
 
     def members(self, trace_ids: list[str]) -> list[Span]:
         """The spans of the traces ``trace_ids``, each trace's in file order, decoded again."""
@@ -1331,23 +1315,26 @@ def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
     traces: dict[str, list[Span]] = {}
     for span in spans:
         traces.setdefault(span.trace_id, []).append(span)
-    groups: dict[str, tuple[list[str], str | None, list[Span]]] = {}
-    for trace_id, members in traces.items():
-        ids: set[str] = set()
-        for s in members:
-            c = s.attrs.get(_CONVERSATION)
-            if isinstance(c, str) and c:
-                ids.add(c)
-        if len(ids) == 1:
-            (conversation,) = ids
-            key = "conversation " + conversation
-            if key in groups:
-                groups[key][0].append(trace_id)
-                groups[key][2].extend(members)
-                continue
-            groups[key] = ([trace_id], conversation, list(members))
+    named = ((trace_id, {c for s in members
+                         if isinstance(c := s.attrs.get(_CONVERSATION), str) and c})
+             for trace_id, members in traces.items())
+    return [(ids, conversation, [span for t in ids for span in traces[t]])
+            for ids, conversation in _grouped(named)]
+
+
+def _grouped(traces: Iterable[tuple[str, Collection[str]]]
+             ) -> list[tuple[list[str], str | None]]:
+    """Traces, each with the conversations its spans name, grouped into runs as
+    :func:`_group` says: (trace ids, the conversation joining them or None), in the order
+    each run's first trace comes."""
+    groups: dict[str, tuple[list[str], str | None]] = {}
+    for trace_id, conversations in traces:
+        if len(conversations) == 1:
+            (conversation,) = conversations
+            groups.setdefault("conversation " + conversation, ([], conversation))[0].append(
+                trace_id)
         else:
-            groups["trace " + trace_id] = ([trace_id], None, members)
+            groups["trace " + trace_id] = ([trace_id], None)
     return list(groups.values())
 
 
