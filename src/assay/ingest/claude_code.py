@@ -49,8 +49,8 @@ from assay.ingest._fast import (
     as_long_lived,
     chunk_end,
     kept_lines,
-    line_checker,
     lines_decoder,
+    native,
     no_cycle_collection,
 )
 from assay.ingest._json import lines_of, message, repeated_key
@@ -591,13 +591,9 @@ class _GaveWay(Exception):
 
 
 def _line_reader() -> Any:
-    """:func:`assay._accel.claude_lines`, where :func:`ingest._fast.line_checker` has the
-    extension (not with ``ASSAY_PURE_PYTHON``); else None."""
-    if line_checker() is None:
-        return None
-    import assay._accel as accel
-
-    return getattr(accel, "claude_lines", None)
+    """:func:`assay._accel.claude_lines`, where the extension is there
+    (:func:`ingest._fast.native`: not with ``ASSAY_PURE_PYTHON``); else None."""
+    return getattr(native(), "claude_lines", None)
 
 
 def _c_lines(data: bytes, read: Any, text: bool = True) -> Iterator[list[_EntryFields]]:
