@@ -3134,65 +3134,70 @@ otel_scan(OIndex *ix)
     return rc;
 }
 
+/* The text of a JSON string whose raw body is [s, s + len), its escapes read (read_string
+ * has checked them); both readers build their strings with it. */
+static PyObject *
+json_text(cp s, Py_ssize_t len, int esc)
+{
+    if (!esc) return PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+    unsigned char *buf = PyMem_Malloc((size_t)len + 1);
+    if (!buf) return PyErr_NoMemory();
+    unsigned char *o = buf;
+    cp p = s, end = s + len;
+    while (p < end) {
+        if (*p != '\\') {
+            *o++ = *p++;
+            continue;
+        }
+        unsigned char e = p[1];
+        p += 2;
+        switch (e) {
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            unsigned u = 0;
+            for (int i = 0; i < 4; i++) u = (u << 4) | (unsigned)hexval(p[i]);
+            p += 4;
+            if (u >= 0xD800 && u <= 0xDBFF) { /* a pair, checked by read_string */
+                unsigned v = 0;
+                for (int i = 0; i < 4; i++) v = (v << 4) | (unsigned)hexval(p[2 + i]);
+                p += 6;
+                u = 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00);
+            }
+            if (u < 0x80) *o++ = (unsigned char)u;
+            else if (u < 0x800) {
+                *o++ = (unsigned char)(0xC0 | (u >> 6));
+                *o++ = (unsigned char)(0x80 | (u & 0x3F));
+            }
+            else if (u < 0x10000) {
+                *o++ = (unsigned char)(0xE0 | (u >> 12));
+                *o++ = (unsigned char)(0x80 | ((u >> 6) & 0x3F));
+                *o++ = (unsigned char)(0x80 | (u & 0x3F));
+            }
+            else {
+                *o++ = (unsigned char)(0xF0 | (u >> 18));
+                *o++ = (unsigned char)(0x80 | ((u >> 12) & 0x3F));
+                *o++ = (unsigned char)(0x80 | ((u >> 6) & 0x3F));
+                *o++ = (unsigned char)(0x80 | (u & 0x3F));
+            }
+            break;
+        }
+        default: *o++ = e; break; /* the quote, the backslash, the slash */
+        }
+    }
+    PyObject *out = PyUnicode_DecodeUTF8((const char *)buf, o - buf, "strict");
+    PyMem_Free(buf);
+    return out;
+}
+
 /* A string of data as str, its escapes read */
 static PyObject *
 ref_str(cp data, Ref r)
 {
-    cp s = data + r.off;
-    if (!r.esc) return PyUnicode_DecodeUTF8((const char *)s, r.len, "strict");
-    /* unescape into UTF-8 (read_string has checked the escapes) */
-    char *out = PyMem_Malloc((size_t)r.len + 1);
-    if (!out) return PyErr_NoMemory();
-    Py_ssize_t o = 0;
-    for (Py_ssize_t i = 0; i < r.len;) {
-        unsigned char c = s[i];
-        if (c != '\\') {
-            out[o++] = (char)c;
-            i++;
-            continue;
-        }
-        unsigned char e = s[i + 1];
-        i += 2;
-        switch (e) {
-        case 'b': out[o++] = '\b'; break;
-        case 'f': out[o++] = '\f'; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
-        case 'u': {
-            unsigned u = 0;
-            for (int k = 0; k < 4; k++) u = (u << 4) | (unsigned)hexval(s[i + k]);
-            i += 4;
-            if (u >= 0xD800 && u <= 0xDBFF) {
-                unsigned v = 0;
-                for (int k = 0; k < 4; k++) v = (v << 4) | (unsigned)hexval(s[i + 2 + k]);
-                i += 6;
-                u = 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00);
-            }
-            if (u < 0x80) out[o++] = (char)u;
-            else if (u < 0x800) {
-                out[o++] = (char)(0xC0 | (u >> 6));
-                out[o++] = (char)(0x80 | (u & 0x3F));
-            }
-            else if (u < 0x10000) {
-                out[o++] = (char)(0xE0 | (u >> 12));
-                out[o++] = (char)(0x80 | ((u >> 6) & 0x3F));
-                out[o++] = (char)(0x80 | (u & 0x3F));
-            }
-            else {
-                out[o++] = (char)(0xF0 | (u >> 18));
-                out[o++] = (char)(0x80 | ((u >> 12) & 0x3F));
-                out[o++] = (char)(0x80 | ((u >> 6) & 0x3F));
-                out[o++] = (char)(0x80 | (u & 0x3F));
-            }
-            break;
-        }
-        default: out[o++] = (char)e; break; /* " \ / */
-        }
-    }
-    PyObject *str = PyUnicode_DecodeUTF8(out, o, "strict");
-    PyMem_Free(out);
-    return str;
+    return json_text(data + r.off, r.len, r.esc);
 }
 
 /* -- JSON held in a string (a tool call's arguments and result), built as orjson builds it */
@@ -4047,65 +4052,6 @@ cc_push_key(Ctx *x, Py_ssize_t kbase, uint64_t *seen, cp s, Py_ssize_t len)
     return OK;
 }
 
-/* The decoded text of a string whose raw body is [s, s + len), escapes and all (already
- * checked by read_string). */
-static PyObject *
-cc_str(cp s, Py_ssize_t len, int esc)
-{
-    if (!esc) return PyUnicode_DecodeUTF8((const char *)s, len, "strict");
-    unsigned char *buf = PyMem_Malloc((size_t)len + 1);
-    if (!buf) return PyErr_NoMemory();
-    unsigned char *o = buf;
-    cp p = s, end = s + len;
-    while (p < end) {
-        if (*p != '\\') {
-            *o++ = *p++;
-            continue;
-        }
-        unsigned char e = p[1];
-        p += 2;
-        switch (e) {
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
-        case 'u': {
-            unsigned u = 0;
-            for (int i = 0; i < 4; i++) u = (u << 4) | (unsigned)hexval(p[i]);
-            p += 4;
-            if (u >= 0xD800 && u <= 0xDBFF) { /* a pair, checked by read_string */
-                unsigned v = 0;
-                for (int i = 0; i < 4; i++) v = (v << 4) | (unsigned)hexval(p[2 + i]);
-                p += 6;
-                u = 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00);
-            }
-            if (u < 0x80) *o++ = (unsigned char)u;
-            else if (u < 0x800) {
-                *o++ = (unsigned char)(0xC0 | (u >> 6));
-                *o++ = (unsigned char)(0x80 | (u & 0x3F));
-            }
-            else if (u < 0x10000) {
-                *o++ = (unsigned char)(0xE0 | (u >> 12));
-                *o++ = (unsigned char)(0x80 | ((u >> 6) & 0x3F));
-                *o++ = (unsigned char)(0x80 | (u & 0x3F));
-            }
-            else {
-                *o++ = (unsigned char)(0xF0 | (u >> 18));
-                *o++ = (unsigned char)(0x80 | ((u >> 12) & 0x3F));
-                *o++ = (unsigned char)(0x80 | ((u >> 6) & 0x3F));
-                *o++ = (unsigned char)(0x80 | (u & 0x3F));
-            }
-            break;
-        }
-        default: *o++ = e; break; /* the quote, the backslash, the slash */
-        }
-    }
-    PyObject *out = PyUnicode_DecodeUTF8((const char *)buf, o - buf, "strict");
-    PyMem_Free(buf);
-    return out;
-}
-
 /* Short strings met again and again (keys, block and entry types), one object each: a
  * direct-mapped cache, as orjson and msgspec keep one for keys. */
 #define CC_CACHE 1024
@@ -4167,7 +4113,7 @@ cc_value(Ctx *x, PyObject **out)
         Py_ssize_t len;
         int esc;
         if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-        *out = cc_str(s, len, esc);
+        *out = json_text(s, len, esc);
         return *out ? OK : FAIL;
     }
     case '{': {
@@ -4273,7 +4219,7 @@ cc_type_field(Ctx *x, PyObject **out)
     int esc, rc;
     if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
     if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-    *out = esc ? cc_str(s, len, esc) : cc_short(s, len);
+    *out = esc ? json_text(s, len, esc) : cc_short(s, len);
     return *out ? OK : FAIL;
 }
 
@@ -4338,7 +4284,7 @@ cc_block(Ctx *x, PyObject *unset, int text, PyObject **out)
         goto fail;
     }
     if (held) {
-        f[CB_CONTENT] = f[CB_IS_ERROR] == Py_True ? cc_str(held_s, held_len, held_esc)
+        f[CB_CONTENT] = f[CB_IS_ERROR] == Py_True ? json_text(held_s, held_len, held_esc)
                                                   : PyUnicode_New(0, 0);
         if (!f[CB_CONTENT]) {
             rc = FAIL;
