@@ -3200,74 +3200,128 @@ ref_str(cp data, Ref r)
     return json_text(data + r.off, r.len, r.esc);
 }
 
-/* -- JSON held in a string (a tool call's arguments and result), built as orjson builds it */
+/* -- JSON values built as orjson builds them: the values a transcript's lines hold, and the
+ * JSON held in a string (a tool call's arguments and result in a span) */
 
-static int build_value(Ctx *x, PyObject **out);
-
+/* push_key for an object whose keys so far are summed up in *seen (a bit per key, from its
+ * length and its first and last bytes): a key whose bit is new equals none of them, and is
+ * remembered without comparing. */
 static int
-build_string(Ctx *x, PyObject **out)
+push_key_seen(Ctx *x, Py_ssize_t kbase, uint64_t *seen, cp s, Py_ssize_t len)
 {
-    cp s;
-    Py_ssize_t len;
-    int esc, rc;
-    cp base = x->p;
-    if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-    Ref r = ref_of(base, s, len, esc);
-    *out = ref_str(base, r);
+    uint64_t bit = (uint64_t)1 << ((len ? (size_t)len * 7 + s[0] * 3u + s[len - 1] : 0) & 63);
+    if (*seen & bit) return push_key(x, kbase, s, len);
+    *seen |= bit;
+    if (x->kn - kbase >= MAX_KEYS) return GIVE_WAY;
+    if (x->kn == x->kcap) return push_key(x, kbase, s, len); /* it grows the stack */
+    x->kptr[x->kn] = s;
+    x->klen[x->kn] = len;
+    x->kn++;
+    return OK;
+}
+
+/* Short strings met again and again (keys, block and entry types), one object each: a
+ * direct-mapped cache, as orjson and msgspec keep one for keys. */
+#define SHORT_TEXTS 1024
+#define SHORT_TEXT_LEN 32
+static PyObject *short_texts[SHORT_TEXTS];
+
+static PyObject *
+short_text(cp s, Py_ssize_t len)
+{
+    if (len > SHORT_TEXT_LEN) return PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+    uint32_t h = 2166136261u;
+    for (Py_ssize_t i = 0; i < len; i++) h = (h ^ s[i]) * 16777619u;
+    h = (h ^ (uint32_t)len) % SHORT_TEXTS;
+    PyObject *o = short_texts[h];
+    if (o && PyUnicode_GET_LENGTH(o) == len && memcmp(PyUnicode_DATA(o), s, (size_t)len) == 0)
+        return Py_NewRef(o);
+    o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+    if (!o) return NULL;
+    if (PyUnicode_IS_COMPACT_ASCII(o)) {
+        Py_XSETREF(short_texts[h], Py_NewRef(o));
+    }
+    return o;
+}
+
+/* A number at x->p as orjson reads it: an int, or a float (numbers read_number accepts
+ * here have at most 18 digits before and after the point and an exponent of two); with
+ * floats 0, a float gives way. */
+static int
+json_number(Ctx *x, int floats, PyObject **out)
+{
+    cp s = x->p;
+    int is_int, rc;
+    long long v;
+    if ((rc = read_number(x, &is_int, &v)) != OK) return rc;
+    if (is_int) {
+        *out = PyLong_FromLongLong(v);
+        return *out ? OK : FAIL;
+    }
+    if (!floats) return GIVE_WAY;
+    char text[64];
+    Py_ssize_t n = x->p - s;
+    if (n >= (Py_ssize_t)sizeof text) return GIVE_WAY;
+    memcpy(text, s, (size_t)n);
+    text[n] = 0;
+    double d = PyOS_string_to_double(text, NULL, NULL);
+    if (d == -1.0 && PyErr_Occurred()) return FAIL;
+    *out = PyFloat_FromDouble(d);
     return *out ? OK : FAIL;
 }
 
+/* Any JSON value at x->p, built as orjson builds it (keys checked as read_object does:
+ * one given twice, or escaped, gives way; floats as json_number has them). */
 static int
-build_value(Ctx *x, PyObject **out)
+json_value(Ctx *x, int floats, PyObject **out)
 {
     int rc, done;
     *out = NULL;
     if (x->p >= x->end) return GIVE_WAY;
     switch (*x->p) {
-    case '"':
-        return build_string(x, out);
+    case '"': {
+        cp s;
+        Py_ssize_t len;
+        int esc;
+        if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
+        *out = json_text(s, len, esc);
+        return *out ? OK : FAIL;
+    }
     case '{': {
         if ((rc = open_container(x, '}', &done)) != OK) return rc;
         PyObject *d = PyDict_New();
         if (!d) return FAIL;
-        while (!done) {
+        if (done) {
+            *out = d;
+            return OK;
+        }
+        Py_ssize_t kbase = x->kn;
+        uint64_t seen = 0;
+        do {
+            cp s;
+            Py_ssize_t len;
             PyObject *k, *v;
-            if (x->p >= x->end || *x->p != '"') rc = GIVE_WAY;
-            else rc = build_string(x, &k);
-            if (rc != OK) {
+            if ((rc = read_key(x, &s, &len)) != OK
+                || (rc = push_key_seen(x, kbase, &seen, s, len)) != OK
+                || (rc = json_value(x, floats, &v)) != OK) {
                 Py_DECREF(d);
                 return rc;
             }
-            skip_ws(x);
-            if (x->p >= x->end || *x->p != ':') {
-                Py_DECREF(k);
-                Py_DECREF(d);
-                return GIVE_WAY;
-            }
-            x->p++;
-            skip_ws(x);
-            if ((rc = build_value(x, &v)) != OK) {
-                Py_DECREF(k);
-                Py_DECREF(d);
-                return rc;
-            }
-            Py_ssize_t before = PyDict_GET_SIZE(d);
-            int bad = PyDict_SetItem(d, k, v);
-            Py_DECREF(k);
-            Py_DECREF(v);
-            if (bad) {
+            k = short_text(s, len);
+            if (!k || PyDict_SetItem(d, k, v) < 0) {
+                Py_XDECREF(k);
+                Py_DECREF(v);
                 Py_DECREF(d);
                 return FAIL;
             }
-            if (PyDict_GET_SIZE(d) == before) { /* a key given twice: Python says so */
-                Py_DECREF(d);
-                return GIVE_WAY;
-            }
+            Py_DECREF(k);
+            Py_DECREF(v);
             if ((rc = next_member(x, '}', &done)) != OK) {
                 Py_DECREF(d);
                 return rc;
             }
-        }
+        } while (!done);
+        x->kn = kbase;
         *out = d;
         return OK;
     }
@@ -3277,16 +3331,16 @@ build_value(Ctx *x, PyObject **out)
         if (!l) return FAIL;
         while (!done) {
             PyObject *v;
-            if ((rc = build_value(x, &v)) != OK) {
+            if ((rc = json_value(x, floats, &v)) != OK) {
                 Py_DECREF(l);
                 return rc;
             }
-            int bad = PyList_Append(l, v);
-            Py_DECREF(v);
-            if (bad) {
+            if (PyList_Append(l, v) < 0) {
+                Py_DECREF(v);
                 Py_DECREF(l);
                 return FAIL;
             }
+            Py_DECREF(v);
             if ((rc = next_member(x, ']', &done)) != OK) {
                 Py_DECREF(l);
                 return rc;
@@ -3296,30 +3350,24 @@ build_value(Ctx *x, PyObject **out)
         return OK;
     }
     case 't':
-        if (literal(x, "true", 4) != OK) return GIVE_WAY;
+        if ((rc = literal(x, "true", 4)) != OK) return rc;
         *out = Py_NewRef(Py_True);
         return OK;
     case 'f':
-        if (literal(x, "false", 5) != OK) return GIVE_WAY;
+        if ((rc = literal(x, "false", 5)) != OK) return rc;
         *out = Py_NewRef(Py_False);
         return OK;
     case 'n':
-        if (literal(x, "null", 4) != OK) return GIVE_WAY;
+        if ((rc = literal(x, "null", 4)) != OK) return rc;
         *out = Py_NewRef(Py_None);
         return OK;
-    default: {
-        int is_int;
-        long long v;
-        if ((rc = read_number(x, &is_int, &v)) != OK) return rc;
-        if (!is_int) return GIVE_WAY; /* a float: Python reads it */
-        *out = PyLong_FromLongLong(v);
-        return *out ? OK : FAIL;
-    }
+    default:
+        return json_number(x, floats, out);
     }
 }
 
 /* The JSON a string attribute holds, as orjson.loads reads it with no key repeated; gives
- * way on anything else (not JSON, blank, a float, a repeated key). */
+ * way on anything else (not JSON, blank, a float, a repeated or escaped key). */
 static int
 embedded(cp data, Ref r, PyObject **out)
 {
@@ -3339,7 +3387,7 @@ embedded(cp data, Ref r, PyObject **out)
     x.p = s;
     x.end = s + len;
     skip_ws(&x);
-    int rc = build_value(&x, out);
+    int rc = json_value(&x, 0, out);
     if (rc == OK) {
         skip_ws(&x);
         if (x.p != x.end) {
@@ -3348,6 +3396,8 @@ embedded(cp data, Ref r, PyObject **out)
         }
     }
     Py_XDECREF(text);
+    PyMem_Free(x.kptr);
+    PyMem_Free(x.klen);
     return rc;
 }
 
@@ -4035,166 +4085,6 @@ otel_lines(PyObject *module, PyObject *args)
  * structs declare, an escaped key) gives way, and the reader's typed decode reads the
  * file. */
 
-/* push_key for an object whose keys so far are summed up in *seen (a bit per key, from its
- * length and its first and last bytes): a key whose bit is new equals none of them, and is
- * remembered without comparing. */
-static int
-cc_push_key(Ctx *x, Py_ssize_t kbase, uint64_t *seen, cp s, Py_ssize_t len)
-{
-    uint64_t bit = (uint64_t)1 << ((len ? (size_t)len * 7 + s[0] * 3u + s[len - 1] : 0) & 63);
-    if (*seen & bit) return push_key(x, kbase, s, len);
-    *seen |= bit;
-    if (x->kn - kbase >= MAX_KEYS) return GIVE_WAY;
-    if (x->kn == x->kcap) return push_key(x, kbase, s, len); /* it grows the stack */
-    x->kptr[x->kn] = s;
-    x->klen[x->kn] = len;
-    x->kn++;
-    return OK;
-}
-
-/* Short strings met again and again (keys, block and entry types), one object each: a
- * direct-mapped cache, as orjson and msgspec keep one for keys. */
-#define CC_CACHE 1024
-#define CC_CACHED_LEN 32
-static PyObject *cc_cache[CC_CACHE];
-
-static PyObject *
-cc_short(cp s, Py_ssize_t len)
-{
-    if (len > CC_CACHED_LEN) return PyUnicode_DecodeUTF8((const char *)s, len, "strict");
-    uint32_t h = 2166136261u;
-    for (Py_ssize_t i = 0; i < len; i++) h = (h ^ s[i]) * 16777619u;
-    h = (h ^ (uint32_t)len) % CC_CACHE;
-    PyObject *o = cc_cache[h];
-    if (o && PyUnicode_GET_LENGTH(o) == len && memcmp(PyUnicode_DATA(o), s, (size_t)len) == 0)
-        return Py_NewRef(o);
-    o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
-    if (!o) return NULL;
-    if (PyUnicode_IS_COMPACT_ASCII(o)) {
-        Py_XSETREF(cc_cache[h], Py_NewRef(o));
-    }
-    return o;
-}
-
-/* A number at x->p as orjson reads it: an int, or a float (numbers read_number accepts
- * here have at most 18 digits before and after the point and an exponent of two). */
-static int
-cc_number(Ctx *x, PyObject **out)
-{
-    cp s = x->p;
-    int is_int, rc;
-    long long v;
-    if ((rc = read_number(x, &is_int, &v)) != OK) return rc;
-    if (is_int) {
-        *out = PyLong_FromLongLong(v);
-        return *out ? OK : FAIL;
-    }
-    char text[64];
-    Py_ssize_t n = x->p - s;
-    if (n >= (Py_ssize_t)sizeof text) return GIVE_WAY;
-    memcpy(text, s, (size_t)n);
-    text[n] = 0;
-    double d = PyOS_string_to_double(text, NULL, NULL);
-    if (d == -1.0 && PyErr_Occurred()) return FAIL;
-    *out = PyFloat_FromDouble(d);
-    return *out ? OK : FAIL;
-}
-
-/* Any JSON value at x->p, built as orjson builds it (keys checked as read_object does). */
-static int
-cc_value(Ctx *x, PyObject **out)
-{
-    int rc, done;
-    *out = NULL;
-    if (x->p >= x->end) return GIVE_WAY;
-    switch (*x->p) {
-    case '"': {
-        cp s;
-        Py_ssize_t len;
-        int esc;
-        if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-        *out = json_text(s, len, esc);
-        return *out ? OK : FAIL;
-    }
-    case '{': {
-        if ((rc = open_container(x, '}', &done)) != OK) return rc;
-        PyObject *d = PyDict_New();
-        if (!d) return FAIL;
-        if (done) {
-            *out = d;
-            return OK;
-        }
-        Py_ssize_t kbase = x->kn;
-        uint64_t seen = 0;
-        do {
-            cp s;
-            Py_ssize_t len;
-            PyObject *k, *v;
-            if ((rc = read_key(x, &s, &len)) != OK
-                || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK
-                || (rc = cc_value(x, &v)) != OK) {
-                Py_DECREF(d);
-                return rc;
-            }
-            k = cc_short(s, len);
-            if (!k || PyDict_SetItem(d, k, v) < 0) {
-                Py_XDECREF(k);
-                Py_DECREF(v);
-                Py_DECREF(d);
-                return FAIL;
-            }
-            Py_DECREF(k);
-            Py_DECREF(v);
-            if ((rc = next_member(x, '}', &done)) != OK) {
-                Py_DECREF(d);
-                return rc;
-            }
-        } while (!done);
-        x->kn = kbase;
-        *out = d;
-        return OK;
-    }
-    case '[': {
-        if ((rc = open_container(x, ']', &done)) != OK) return rc;
-        PyObject *l = PyList_New(0);
-        if (!l) return FAIL;
-        while (!done) {
-            PyObject *v;
-            if ((rc = cc_value(x, &v)) != OK) {
-                Py_DECREF(l);
-                return rc;
-            }
-            if (PyList_Append(l, v) < 0) {
-                Py_DECREF(v);
-                Py_DECREF(l);
-                return FAIL;
-            }
-            Py_DECREF(v);
-            if ((rc = next_member(x, ']', &done)) != OK) {
-                Py_DECREF(l);
-                return rc;
-            }
-        }
-        *out = l;
-        return OK;
-    }
-    case 't':
-        if ((rc = literal(x, "true", 4)) != OK) return rc;
-        *out = Py_NewRef(Py_True);
-        return OK;
-    case 'f':
-        if ((rc = literal(x, "false", 5)) != OK) return rc;
-        *out = Py_NewRef(Py_False);
-        return OK;
-    case 'n':
-        if ((rc = literal(x, "null", 4)) != OK) return rc;
-        *out = Py_NewRef(Py_None);
-        return OK;
-    default:
-        return cc_number(x, out);
-    }
-}
-
 #define KEY_IS(s, len, name) \
     ((len) == (Py_ssize_t)sizeof(name) - 1 && memcmp((s), (name), sizeof(name) - 1) == 0)
 
@@ -4210,7 +4100,7 @@ cc_key(cp s, Py_ssize_t len, const char **names, const Py_ssize_t *lens, int n)
     return -1;
 }
 
-/* A type: a string, kept once (cc_short) when it has no escape; anything else gives way. */
+/* A type: a string, kept once (short_text) when it has no escape; anything else gives way. */
 static int
 cc_type_field(Ctx *x, PyObject **out)
 {
@@ -4219,7 +4109,7 @@ cc_type_field(Ctx *x, PyObject **out)
     int esc, rc;
     if (x->p >= x->end || *x->p != '"') return GIVE_WAY;
     if ((rc = read_string(x, &s, &len, &esc)) != OK) return rc;
-    *out = esc ? json_text(s, len, esc) : cc_short(s, len);
+    *out = esc ? json_text(s, len, esc) : short_text(s, len);
     return *out ? OK : FAIL;
 }
 
@@ -4227,8 +4117,8 @@ cc_type_field(Ctx *x, PyObject **out)
 static int
 cc_str_field(Ctx *x, int nullable, PyObject **out)
 {
-    if (x->p < x->end && *x->p == '"') return cc_value(x, out);
-    if (nullable && x->p < x->end && *x->p == 'n') return cc_value(x, out);
+    if (x->p < x->end && *x->p == '"') return json_value(x, 1, out);
+    if (nullable && x->p < x->end && *x->p == 'n') return json_value(x, 1, out);
     return GIVE_WAY;
 }
 
@@ -4236,7 +4126,7 @@ cc_str_field(Ctx *x, int nullable, PyObject **out)
 static int
 cc_bool_field(Ctx *x, PyObject **out)
 {
-    if (x->p < x->end && (*x->p == 't' || *x->p == 'f' || *x->p == 'n')) return cc_value(x, out);
+    if (x->p < x->end && (*x->p == 't' || *x->p == 'f' || *x->p == 'n')) return json_value(x, 1, out);
     return GIVE_WAY;
 }
 
@@ -4266,7 +4156,7 @@ cc_block(Ctx *x, PyObject *unset, int text, PyObject **out)
         cp s;
         Py_ssize_t len;
         if ((rc = read_key(x, &s, &len)) != OK
-            || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
+            || (rc = push_key_seen(x, kbase, &seen, s, len)) != OK)
             goto fail;
         int k = cc_key(s, len, cc_block_keys, cc_block_lens, CB_N);
         if (k == CB_TYPE) rc = cc_type_field(x, &f[k]);
@@ -4274,7 +4164,7 @@ cc_block(Ctx *x, PyObject *unset, int text, PyObject **out)
             rc = read_string(x, &held_s, &held_len, &held_esc);
             held = 1;
         }
-        else if (k >= 0) rc = cc_value(x, &f[k]);
+        else if (k >= 0) rc = json_value(x, 1, &f[k]);
         else rc = read_value(x);
         if (rc != OK || (rc = next_member(x, '}', &done)) != OK) goto fail;
     } while (!done);
@@ -4353,10 +4243,10 @@ cc_message(Ctx *x, PyObject *unset, PyObject *later, int text, PyObject **out,
     while (!done) {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key_seen(x, kbase, &seen, s, len)) != OK)
             goto fail;
         if (KEY_IS(s, len, "content")) {
-            if (x->p < x->end && (*x->p == '"' || *x->p == 'n')) rc = cc_value(x, &content);
+            if (x->p < x->end && (*x->p == '"' || *x->p == 'n')) rc = json_value(x, 1, &content);
             else if (x->p < x->end && *x->p == '[') {
                 int end;
                 if ((rc = open_container(x, ']', &end)) != OK) goto fail;
@@ -4407,7 +4297,7 @@ static int
 cc_tool_use_result(Ctx *x, PyObject **out)
 {
     int rc, done;
-    if (x->p < x->end && *x->p == '"') return cc_value(x, out);
+    if (x->p < x->end && *x->p == '"') return json_value(x, 1, out);
     if (x->p >= x->end || *x->p != '{') {
         if ((rc = read_value(x)) != OK) return rc;
         *out = Py_NewRef(Py_None);
@@ -4420,9 +4310,9 @@ cc_tool_use_result(Ctx *x, PyObject **out)
     while (!done) {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key_seen(x, kbase, &seen, s, len)) != OK)
             goto fail;
-        if (KEY_IS(s, len, "answers")) rc = cc_value(x, &answers);
+        if (KEY_IS(s, len, "answers")) rc = json_value(x, 1, &answers);
         else rc = read_value(x);
         if (rc != OK || (rc = next_member(x, '}', &done)) != OK) goto fail;
     }
@@ -4469,7 +4359,7 @@ cc_entry(Ctx *x, Py_ssize_t line, PyObject *unset, PyObject *no_message, PyObjec
     do {
         cp s;
         Py_ssize_t len;
-        if ((rc = read_key(x, &s, &len)) != OK || (rc = cc_push_key(x, kbase, &seen, s, len)) != OK)
+        if ((rc = read_key(x, &s, &len)) != OK || (rc = push_key_seen(x, kbase, &seen, s, len)) != OK)
             goto fail;
         int k = cc_key(s, len, cc_entry_keys, cc_entry_lens, CE_N);
         switch (k) {
