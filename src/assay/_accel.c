@@ -571,49 +571,62 @@ str_of(const Val *v)
 
 typedef struct {
     Py_ssize_t n;
-    Py_ssize_t n_at; /* the index agent_of found or added last */
+    Py_ssize_t n_at; /* the index agent_at found or added last */
     cp s[MAX_AGENTS];
     Py_ssize_t len[MAX_AGENTS];
-    PyObject *obj[MAX_AGENTS];
+    PyObject *obj[MAX_AGENTS]; /* each agent's str, made when first asked for (agent_obj) */
 } Agents;
 
-/* The agent's str, added in first-seen order (a borrowed reference), or NULL with
- * *rc set. */
-static PyObject *
-agent_of(Agents *a, const Val *v, int *rc)
+/* The agent's index, added in first-seen order, or -1 with *rc set */
+static Py_ssize_t
+agent_at(Agents *a, const Val *v, int *rc)
 {
     for (Py_ssize_t i = a->n - 1; i >= 0; i--) {
         if (a->len[i] == v->len && memcmp(a->s[i], v->s, (size_t)v->len) == 0) {
             a->n_at = i;
-            return a->obj[i];
+            return i;
         }
     }
     if (a->n >= MAX_AGENTS) {
         *rc = GIVE_WAY;
-        return NULL;
-    }
-    PyObject *o = str_of(v);
-    if (!o) {
-        *rc = FAIL;
-        return NULL;
+        return -1;
     }
     a->s[a->n] = v->s;
     a->len[a->n] = v->len;
-    a->obj[a->n] = o;
+    a->obj[a->n] = NULL;
     a->n_at = a->n;
-    a->n++;
-    return o;
+    return a->n++;
+}
+
+/* Agent i's str (a borrowed reference), or NULL with an exception set */
+static PyObject *
+agent_obj(Agents *a, Py_ssize_t i)
+{
+    if (!a->obj[i]) a->obj[i] = PyUnicode_DecodeUTF8((const char *)a->s[i], a->len[i], "strict");
+    return a->obj[i];
+}
+
+static void
+agents_clear(Agents *a)
+{
+    for (Py_ssize_t i = 0; i < a->n; i++) Py_CLEAR(a->obj[i]);
+    a->n = 0;
 }
 
 /* The agents met, in order, as a new list */
 static PyObject *
-agents_list(const Agents *a)
+agents_list(Agents *a)
 {
     PyObject *out = PyList_New(a->n);
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < a->n; i++) {
-        Py_INCREF(a->obj[i]);
-        PyList_SET_ITEM(out, i, a->obj[i]);
+        PyObject *o = agent_obj(a, i);
+        if (!o) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_INCREF(o);
+        PyList_SET_ITEM(out, i, o);
     }
     return out;
 }
@@ -650,7 +663,7 @@ relevant_event(int kind, long long seq, Py_ssize_t line, PyObject *agent, const 
     }
     Py_ssize_t vs = has_value ? value->start - data : -1;
     Py_ssize_t ve = has_value ? value->end - data : -1;
-    return Py_BuildValue("(iLnONNnnnn)", kind, seq, line, agent ? agent : Py_None, n1, n2, vs,
+    return Py_BuildValue("(iLnONNnnnn)", kind, seq, line, agent, n1, n2, vs,
                          ve, (Py_ssize_t)(ls - data), (Py_ssize_t)(le - data));
 }
 
@@ -663,10 +676,11 @@ static int judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const
                          const Val *dst, const Val *payload);
 
 /* The whole file. With a Judge (judge_native), each event goes to the rules here; without
- * one (scan_native), the events a rule reads are listed in `relevant` for Python. */
+ * one (scan_native), the events a rule reads are listed in `relevant` for Python. `fin_agent`,
+ * when given, gets the final line's "agent" (type T_NULL when it has none). */
 static int
 scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents *ag,
-     PyObject *relevant, long long counts[6], Py_ssize_t fin[2], Judge *jd)
+     PyObject *relevant, long long counts[6], Py_ssize_t fin[2], Judge *jd, Val *fin_agent)
 {
     int rc;
     Py_ssize_t end = rstripped(data, size);
@@ -704,13 +718,15 @@ scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents
         if (line == 1 ? seq <= -(1LL << 62) : seq <= last_seq) return GIVE_WAY;
         last_seq = seq;
         if (!str_or_null(seen, F_AGENT, vals) || !str_or_null(seen, F_TS, vals)) return GIVE_WAY;
-        PyObject *agent = NULL;
+        Py_ssize_t agent = -1;
         if ((seen & BIT(F_AGENT)) && vals[F_AGENT].type == T_STRING) {
             if (vals[F_AGENT].esc) return GIVE_WAY;
             rc = OK;
-            agent = agent_of(ag, &vals[F_AGENT], &rc);
-            if (!agent) return rc;
+            agent = agent_at(ag, &vals[F_AGENT], &rc);
+            if (agent < 0) return rc;
         }
+        /* the agent's str, where scan_native lists the event */
+#define AGENT_OBJ() (agent < 0 ? Py_None : agent_obj(ag, agent))
         PyObject *ev = NULL;
         switch (kind) {
         case K_ACTION: {
@@ -720,11 +736,12 @@ scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents
             if ((seen & BIT(F_IRREVERSIBLE)) && vals[F_IRREVERSIBLE].type == T_TRUE)
                 irreversible++;
             if (jd) {
-                if ((rc = judge_action(jd, seq, line, agent ? ag->n_at : -1, at)) != OK)
-                    return rc;
+                if ((rc = judge_action(jd, seq, line, agent, at)) != OK) return rc;
             }
             else if (name_index(guarded, at->s, at->len) >= 0) {
-                ev = relevant_event(0, seq, line, agent, at, NULL, NULL, 0, data, p, nl);
+                PyObject *ao = AGENT_OBJ();
+                if (!ao) return FAIL;
+                ev = relevant_event(0, seq, line, ao, at, NULL, NULL, 0, data, p, nl);
                 if (!ev) return FAIL;
             }
             break;
@@ -740,7 +757,9 @@ scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents
             }
             else if (name_index(cids, cid->s, cid->len) >= 0) {
                 int has = (seen & BIT(F_CONFIRMED_BY)) != 0;
-                ev = relevant_event(2, seq, line, agent, cid, NULL, &vals[F_CONFIRMED_BY], has,
+                PyObject *ao = AGENT_OBJ();
+                if (!ao) return FAIL;
+                ev = relevant_event(2, seq, line, ao, cid, NULL, &vals[F_CONFIRMED_BY], has,
                                     data, p, nl);
                 if (!ev) return FAIL;
             }
@@ -761,7 +780,9 @@ scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents
                 x->kcap = sub.kcap;
                 break;
             }
-            ev = relevant_event(1, seq, line, agent, src, dst, &vals[F_PAYLOAD], 1, data, p, nl);
+            PyObject *ao = AGENT_OBJ();
+            if (!ao) return FAIL;
+            ev = relevant_event(1, seq, line, ao, src, dst, &vals[F_PAYLOAD], 1, data, p, nl);
             if (!ev) return FAIL;
             break;
         }
@@ -776,6 +797,7 @@ scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents
                 return GIVE_WAY;
         }
         }
+#undef AGENT_OBJ
         if (ev) {
             int bad = PyList_Append(relevant, ev);
             Py_DECREF(ev);
@@ -799,6 +821,10 @@ scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents
     if (vals[F_TASK_SUCCESS].type != T_TRUE && vals[F_TASK_SUCCESS].type != T_FALSE)
         return GIVE_WAY;
     if (!str_or_null(seen, F_AGENT, vals) || !str_or_null(seen, F_TS, vals)) return GIVE_WAY;
+    if (fin_agent) {
+        if (seen & BIT(F_AGENT)) *fin_agent = vals[F_AGENT];
+        else fin_agent->type = T_NULL;
+    }
     counts[0] = actions;
     counts[1] = irreversible;
     counts[2] = handoffs;
@@ -925,7 +951,7 @@ typedef struct {
 
 typedef struct {
     long long seq;
-    PyObject *finding;
+    Py_ssize_t rec; /* the finding, in Judge.recs */
 } Failure;
 
 typedef struct {
@@ -961,20 +987,92 @@ typedef struct {
     Py_ssize_t best_first_border, best_border;
 } Chain;
 
+/* Which list a finding belongs to: a rule's reasons (ordered by judge_finish), a handoff's
+ * reasons, the warnings (both in the order made) */
+enum { L_RULE, L_HANDOFF, L_WARNING };
+
+/* A finding as the judge makes it, with no Python object: judge_native turns it into a
+ * tuple, judge_files renders it. The spans point into the file or the plan. */
+typedef struct {
+    int list, code, hops;
+    long long seq;
+    Py_ssize_t line;
+    Span cid, action, from, to;
+    Py_ssize_t at, len; /* the message, in Judge.texts */
+} Rec;
+
 struct Judge {
     const Plan *plan;
     int busy; /* a call is using it (a finalizer run by the collector could call again) */
     RState st[MAX_RULES];
     unsigned char crossed[MAX_CONTRACTS], absent[MAX_CONTRACTS];
     Agents *ag;
-    PyObject *handoff_reasons, *warnings;
     Border borders[MAX_HANDOFFS];
     Py_ssize_t n_borders;
     Chain chains[MAX_CHAINS];
     Py_ssize_t n_chains;
+    /* the findings of the file being judged, and their messages */
+    Rec *recs;
+    Py_ssize_t n_recs, cap_recs;
+    Buf texts;
+    /* after judge_finish: the reasons in order (indices into recs), the rules no guarded
+     * action reached and the contracts never crossed */
+    Py_ssize_t *order;
+    Py_ssize_t n_order;
+    Py_ssize_t unseen[MAX_RULES], n_unseen;
+    Py_ssize_t uncrossed[MAX_CONTRACTS], n_uncrossed;
 };
 
 enum { R_AFTER, R_SKIPPED, R_VIOLATION, R_UNVERIFIED, R_PROPAGATED, W_ABSENT, W_UNCONTRACTED };
+
+static const Span NOSPAN = {NULL, 0};
+
+/* A finding made (its message taken from `msg`, which is left empty): its index in
+ * j->recs, or -1 with an exception set */
+static Py_ssize_t
+add_rec(Judge *j, int list, int code, Buf *msg, long long seq, Py_ssize_t line, Span cid,
+        Span action, Span from, Span to, int hops)
+{
+    if (j->n_recs == j->cap_recs) {
+        Py_ssize_t cap = j->cap_recs ? j->cap_recs * 2 : 16;
+        Rec *recs = PyMem_Realloc(j->recs, (size_t)cap * sizeof(Rec));
+        if (!recs) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        j->recs = recs;
+        Py_ssize_t *order = PyMem_Realloc(j->order, (size_t)cap * sizeof(Py_ssize_t));
+        if (!order) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        j->order = order;
+        j->cap_recs = cap;
+    }
+    Rec *r = &j->recs[j->n_recs];
+    r->list = list;
+    r->code = code;
+    r->hops = hops;
+    r->seq = seq;
+    r->line = line;
+    r->cid = cid;
+    r->action = action;
+    r->from = from;
+    r->to = to;
+    r->at = j->texts.n;
+    r->len = msg->n;
+    if (buf_add(&j->texts, msg->b, msg->n) != OK) return -1;
+    msg->n = 0;
+    return j->n_recs++;
+}
+
+/* A finding made, as add_rec: OK or FAIL */
+static int
+put_rec(Judge *j, int list, int code, Buf *msg, long long seq, Py_ssize_t line, Span cid,
+        Span action, Span from, Span to, int hops)
+{
+    return add_rec(j, list, code, msg, seq, line, cid, action, from, to, hops) < 0 ? FAIL : OK;
+}
 
 static PyObject *
 span_str(Span sp)
@@ -983,16 +1081,16 @@ span_str(Span sp)
     return PyUnicode_DecodeUTF8((const char *)sp.s, sp.len, "strict");
 }
 
-/* (code, message, seq, line, checkpoint_id, action_type, from_agent, to_agent, hops) */
+/* Finding i as the tuple judge_native gives: (code, message, seq, line, checkpoint_id,
+ * action_type, from_agent, to_agent, hops) */
 static PyObject *
-finding(int code, Buf *msg, long long seq, Py_ssize_t line, Span cid, Span action, Span from,
-        Span to, int hops)
+rec_tuple(const Judge *j, Py_ssize_t i)
 {
-    PyObject *m = PyUnicode_DecodeUTF8(msg->b, msg->n, "strict");
-    msg->n = 0;
+    const Rec *r = &j->recs[i];
+    PyObject *m = PyUnicode_DecodeUTF8(j->texts.b + r->at, r->len, "strict");
     if (!m) return NULL;
-    PyObject *c = span_str(cid), *a = c ? span_str(action) : NULL;
-    PyObject *f = a ? span_str(from) : NULL, *t = f ? span_str(to) : NULL;
+    PyObject *c = span_str(r->cid), *a = c ? span_str(r->action) : NULL;
+    PyObject *f = a ? span_str(r->from) : NULL, *t = f ? span_str(r->to) : NULL;
     if (!t) {
         Py_DECREF(m);
         Py_XDECREF(c);
@@ -1000,21 +1098,7 @@ finding(int code, Buf *msg, long long seq, Py_ssize_t line, Span cid, Span actio
         Py_XDECREF(f);
         return NULL;
     }
-    return Py_BuildValue("(iNLnNNNNi)", code, m, seq, line, c, a, f, t, hops);
-}
-
-static const Span NOSPAN = {NULL, 0};
-
-/* A finding made and put at the end of `list` */
-static int
-append_finding(PyObject *list, int code, Buf *msg, long long seq, Py_ssize_t line, Span cid,
-               Span action, Span from, Span to, int hops)
-{
-    PyObject *f = finding(code, msg, seq, line, cid, action, from, to, hops);
-    if (!f) return FAIL;
-    int bad = PyList_Append(list, f);
-    Py_DECREF(f);
-    return bad ? FAIL : OK;
+    return Py_BuildValue("(iNLnNNNNi)", r->code, m, r->seq, r->line, c, a, f, t, r->hops);
 }
 
 
@@ -1138,8 +1222,8 @@ judge_action(Judge *j, long long seq, Py_ssize_t line, Py_ssize_t agent, const V
                 rc = FAIL;
                 break;
             }
-            rc = append_finding(j->warnings, W_ABSENT, &msg, seq, line, NOSPAN, action, k->from,
-                                k->to, 0);
+            rc = put_rec(j, L_WARNING, W_ABSENT, &msg, seq, line, NOSPAN, action, k->from, k->to,
+                         0);
         }
     }
     for (Py_ssize_t i = 0; i < pl->n_rules && rc == OK; i++) {
@@ -1237,14 +1321,14 @@ judge_checkpoint(Judge *j, long long seq, Py_ssize_t line, const Val *cid,
                 rc = FAIL;
                 break;
             }
-            PyObject *f = finding(R_AFTER, &msg, pd->seq, pd->line, r->cid, pd->action, NOSPAN,
-                                  NOSPAN, 0);
-            if (!f) {
+            Py_ssize_t f = add_rec(j, L_RULE, R_AFTER, &msg, pd->seq, pd->line, r->cid,
+                                   pd->action, NOSPAN, NOSPAN, 0);
+            if (f < 0) {
                 rc = FAIL;
                 break;
             }
             st->fail[st->n_fail].seq = pd->seq;
-            st->fail[st->n_fail].finding = f;
+            st->fail[st->n_fail].rec = f;
             st->n_fail++;
         }
         if (rc == OK) {
@@ -1349,8 +1433,8 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
             || buf_str(&msg, " is covered by no contract; flagged, not blocked, because the "
                              "spec may be incomplete") != OK)
             goto fail;
-        if (append_finding(j->warnings, W_UNCONTRACTED, &msg, seq, line, NOSPAN, NOSPAN, src,
-                           dst, 0) != OK)
+        if (put_rec(j, L_WARNING, W_UNCONTRACTED, &msg, seq, line, NOSPAN, NOSPAN, src, dst, 0)
+            != OK)
             goto fail;
     }
     else {
@@ -1379,8 +1463,8 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
                 || buf_str(&msg, " did not deliver required fields ") != OK
                 || quote_names(&msg, missing, n_missing) != OK)
                 goto fail;
-            if (append_finding(j->handoff_reasons, R_VIOLATION, &msg, seq, line, NOSPAN, NOSPAN,
-                               src, dst, 0) != OK)
+            if (put_rec(j, L_HANDOFF, R_VIOLATION, &msg, seq, line, NOSPAN, NOSPAN, src, dst, 0)
+                != OK)
                 goto fail;
         }
         if (k->require_verified && n_unverified) {
@@ -1390,8 +1474,8 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
                 || buf_str(&msg, " arrived without verified=true where the contract demands "
                                  "verification") != OK)
                 goto fail;
-            if (append_finding(j->handoff_reasons, R_UNVERIFIED, &msg, seq, line, NOSPAN, NOSPAN,
-                               src, dst, 0) != OK)
+            if (put_rec(j, L_HANDOFF, R_UNVERIFIED, &msg, seq, line, NOSPAN, NOSPAN, src, dst,
+                        0) != OK)
                 goto fail;
         }
     }
@@ -1478,18 +1562,17 @@ span_cmp(Span a, Span b)
 /* The verdict's findings: each rule's in seq order, then the handoffs', then the claims
  * carried two handoffs or more, in the order they entered. */
 static int
-judge_finish(Judge *j, PyObject *reasons, PyObject *unseen, PyObject *uncrossed)
+judge_finish(Judge *j)
 {
     const Plan *pl = j->plan;
     Buf msg = {0};
     int rc = OK;
+    j->n_order = j->n_unseen = j->n_uncrossed = 0;
     for (Py_ssize_t i = 0; i < pl->n_rules && rc == OK; i++) {
         RState *st = &j->st[i];
         const Rule *r = &pl->rules[i];
         if (!st->seen) {
-            PyObject *o = PyLong_FromSsize_t(i);
-            if (!o || PyList_Append(unseen, o)) rc = FAIL;
-            Py_XDECREF(o);
+            j->unseen[j->n_unseen++] = i;
             continue;
         }
         if (!st->n_fail && !st->n_pending) continue;
@@ -1501,10 +1584,7 @@ judge_finish(Judge *j, PyObject *reasons, PyObject *unseen, PyObject *uncrossed)
             break;
         }
         Py_ssize_t m = 0;
-        for (Py_ssize_t k = 0; k < st->n_fail; k++) {
-            judged[m++] = st->fail[k];
-            st->fail[k].finding = NULL; /* now judged's */
-        }
+        for (Py_ssize_t k = 0; k < st->n_fail; k++) judged[m++] = st->fail[k];
         st->n_fail = 0;
         for (Py_ssize_t k = 0; k < st->n_pending && rc == OK; k++) {
             Pending *pd = &st->pending[k];
@@ -1523,14 +1603,14 @@ judge_finish(Judge *j, PyObject *reasons, PyObject *unseen, PyObject *uncrossed)
                       || buf_span(&msg, pd->action) != OK || buf_str(&msg, "' ran at ") != OK
                       || buf_seq(&msg, pd->seq) != OK;
             }
-            PyObject *f = bad ? NULL : finding(R_SKIPPED, &msg, pd->seq, pd->line, r->cid,
-                                               pd->action, NOSPAN, NOSPAN, 0);
-            if (!f) {
+            Py_ssize_t f = bad ? -1 : add_rec(j, L_RULE, R_SKIPPED, &msg, pd->seq, pd->line,
+                                              r->cid, pd->action, NOSPAN, NOSPAN, 0);
+            if (f < 0) {
                 rc = FAIL;
                 break;
             }
             judged[m].seq = pd->seq;
-            judged[m].finding = f;
+            judged[m].rec = f;
             m++;
         }
         /* a stable sort by seq, as list.sort */
@@ -1543,16 +1623,15 @@ judge_finish(Judge *j, PyObject *reasons, PyObject *unseen, PyObject *uncrossed)
             }
             judged[b] = t;
         }
-        for (Py_ssize_t k = 0; k < m; k++) {
-            if (rc == OK && PyList_Append(reasons, judged[k].finding)) rc = FAIL;
-            Py_DECREF(judged[k].finding);
+        /* j->order holds room for every finding (add_rec grows both) */
+        if (rc == OK) {
+            for (Py_ssize_t k = 0; k < m; k++) j->order[j->n_order++] = judged[k].rec;
         }
         PyMem_Free(judged);
     }
     if (rc == OK) {
-        Py_ssize_t n = PyList_GET_SIZE(j->handoff_reasons);
-        for (Py_ssize_t k = 0; k < n && rc == OK; k++) {
-            if (PyList_Append(reasons, PyList_GET_ITEM(j->handoff_reasons, k))) rc = FAIL;
+        for (Py_ssize_t k = 0; k < j->n_recs; k++) {
+            if (j->recs[k].list == L_HANDOFF) j->order[j->n_order++] = k;
         }
     }
     /* the chains of two handoffs or more, by (first seq, field name, value) */
@@ -1590,14 +1669,14 @@ judge_finish(Judge *j, PyObject *reasons, PyObject *unseen, PyObject *uncrossed)
             rc = FAIL;
             break;
         }
-        rc = append_finding(reasons, R_PROPAGATED, &msg, last->seq, last->line, NOSPAN, NOSPAN,
-                            last->src, last->dst, ch->best_hops);
+        Py_ssize_t f = add_rec(j, L_RULE, R_PROPAGATED, &msg, last->seq, last->line, NOSPAN,
+                               NOSPAN, last->src, last->dst, ch->best_hops);
+        if (f < 0) rc = FAIL;
+        else j->order[j->n_order++] = f;
     }
     for (Py_ssize_t c = 0; c < pl->n_contracts && rc == OK; c++) {
         if (j->crossed[c] || j->absent[c]) continue;
-        PyObject *o = PyLong_FromSsize_t(c);
-        if (!o || PyList_Append(uncrossed, o)) rc = FAIL;
-        Py_XDECREF(o);
+        j->uncrossed[j->n_uncrossed++] = c;
     }
     PyMem_Free(msg.b);
     return rc;
@@ -1610,7 +1689,6 @@ judge_reset(Judge *j)
     for (Py_ssize_t i = 0; i < j->plan->n_rules; i++) {
         RState *st = &j->st[i];
         for (Py_ssize_t k = 0; k < st->n_pending; k++) PyMem_Free(st->pending[k].why);
-        for (Py_ssize_t k = 0; k < st->n_fail; k++) Py_XDECREF(st->fail[k].finding);
         st->n_pending = st->n_fail = st->n_lic = 0;
         st->done = st->seen = 0;
         st->why_not.n = 0;
@@ -1618,8 +1696,8 @@ judge_reset(Judge *j)
     memset(j->crossed, 0, sizeof j->crossed);
     memset(j->absent, 0, sizeof j->absent);
     j->n_borders = j->n_chains = 0;
-    Py_CLEAR(j->handoff_reasons);
-    Py_CLEAR(j->warnings);
+    j->n_recs = j->n_order = j->n_unseen = j->n_uncrossed = 0;
+    j->texts.n = 0;
 }
 
 static void
@@ -1627,6 +1705,9 @@ judge_free(Judge *j)
 {
     judge_reset(j);
     for (Py_ssize_t i = 0; i < MAX_RULES; i++) PyMem_Free(j->st[i].why_not.b);
+    PyMem_Free(j->recs);
+    PyMem_Free(j->order);
+    PyMem_Free(j->texts.b);
     PyMem_Free(j);
 }
 
@@ -1809,34 +1890,59 @@ judge_native(PyObject *module, PyObject *args)
         Py_RETURN_NONE;
     }
     j->busy = 1;
-    PyObject *result = NULL, *reasons = NULL, *unseen = NULL, *uncrossed = NULL;
+    PyObject *result = NULL, *reasons = NULL, *warnings = NULL, *unseen = NULL,
+             *uncrossed = NULL, *agents = NULL;
     long long counts[6];
     Py_ssize_t fin[2];
     j->ag = &ag;
-    j->handoff_reasons = PyList_New(0);
-    j->warnings = PyList_New(0);
-    reasons = PyList_New(0);
-    unseen = PyList_New(0);
-    uncrossed = PyList_New(0);
-    if (!j->handoff_reasons || !j->warnings || !reasons || !unseen || !uncrossed) goto done;
-    int rc = scan((cp)buf.buf, buf.len, pl->guarded, pl->cids, &x, &ag, NULL, counts, fin, j);
-    if (rc == OK) rc = judge_finish(j, reasons, unseen, uncrossed);
+    int rc = scan((cp)buf.buf, buf.len, pl->guarded, pl->cids, &x, &ag, NULL, counts, fin, j,
+                  NULL);
+    if (rc == OK) rc = judge_finish(j);
     if (rc == FAIL) goto done;
     if (rc == GIVE_WAY) {
         result = Py_None;
         Py_INCREF(result);
         goto done;
     }
-    PyObject *agents = agents_list(&ag);
-    if (!agents) goto done;
-    result = Py_BuildValue("(NLLLLLLnnOOOO)", agents, counts[0], counts[1], counts[2],
-                           counts[3], counts[4], counts[5], fin[0], fin[1], reasons, j->warnings,
+    reasons = PyList_New(j->n_order);
+    warnings = PyList_New(0);
+    unseen = PyList_New(j->n_unseen);
+    uncrossed = PyList_New(j->n_uncrossed);
+    agents = agents_list(&ag);
+    if (!reasons || !warnings || !unseen || !uncrossed || !agents) goto done;
+    for (Py_ssize_t k = 0; k < j->n_order; k++) {
+        PyObject *f = rec_tuple(j, j->order[k]);
+        if (!f) goto done;
+        PyList_SET_ITEM(reasons, k, f);
+    }
+    for (Py_ssize_t k = 0; k < j->n_recs; k++) {
+        if (j->recs[k].list != L_WARNING) continue;
+        PyObject *f = rec_tuple(j, k);
+        if (!f) goto done;
+        int bad = PyList_Append(warnings, f);
+        Py_DECREF(f);
+        if (bad) goto done;
+    }
+    for (Py_ssize_t k = 0; k < j->n_unseen; k++) {
+        PyObject *o = PyLong_FromSsize_t(j->unseen[k]);
+        if (!o) goto done;
+        PyList_SET_ITEM(unseen, k, o);
+    }
+    for (Py_ssize_t k = 0; k < j->n_uncrossed; k++) {
+        PyObject *o = PyLong_FromSsize_t(j->uncrossed[k]);
+        if (!o) goto done;
+        PyList_SET_ITEM(uncrossed, k, o);
+    }
+    result = Py_BuildValue("(OLLLLLLnnOOOO)", agents, counts[0], counts[1], counts[2],
+                           counts[3], counts[4], counts[5], fin[0], fin[1], reasons, warnings,
                            unseen, uncrossed);
 done:
     judge_reset(j);
     j->busy = 0;
-    for (Py_ssize_t i = 0; i < ag.n; i++) Py_DECREF(ag.obj[i]);
+    agents_clear(&ag);
+    Py_XDECREF(agents);
     Py_XDECREF(reasons);
+    Py_XDECREF(warnings);
     Py_XDECREF(unseen);
     Py_XDECREF(uncrossed);
     PyMem_Free(x.kptr);
@@ -2016,7 +2122,8 @@ scan_native(PyObject *module, PyObject *args)
     PyObject *result = NULL;
     PyObject *relevant = PyList_New(0);
     if (!relevant) goto done;
-    int rc = scan((cp)buf.buf, buf.len, guarded, cids, &x, &ag, relevant, counts, fin, NULL);
+    int rc = scan((cp)buf.buf, buf.len, guarded, cids, &x, &ag, relevant, counts, fin, NULL,
+                  NULL);
     if (rc == FAIL) goto done;
     if (rc == GIVE_WAY) {
         result = Py_None;
@@ -2028,7 +2135,7 @@ scan_native(PyObject *module, PyObject *args)
     result = Py_BuildValue("(NLLLLLLnnO)", agents, counts[0], counts[1], counts[2], counts[3],
                            counts[4], counts[5], fin[0], fin[1], relevant);
 done:
-    for (Py_ssize_t i = 0; i < ag.n; i++) Py_DECREF(ag.obj[i]);
+    agents_clear(&ag);
     Py_XDECREF(relevant);
     PyMem_Free(x.kptr);
     PyMem_Free(x.klen);
