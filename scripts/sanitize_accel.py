@@ -3,13 +3,15 @@
 Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy of
 ``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
 
-1. runs ``tests/conformance/test_accel.py``, ``tests/conformance/test_otel_accel.py``
-   and the tests of ``claude_lines`` in ``tests/ingest/test_fast_paths.py`` (the
+1. runs ``tests/conformance/test_accel.py``, ``tests/conformance/test_otel_accel.py``,
+   ``tests/conformance/test_native_runs.py`` and the tests of ``claude_lines`` in ``tests/ingest/test_fast_paths.py`` (the
    agreement tests, generated and mutated files included) and the directory
    listing's tests in ``tests/test_inputs.py``;
 2. feeds the extension's entry points ``--cases`` mutated files (bytes set,
    inserted, removed, files cut short) built from the native files in
-   ``examples/`` and ``tests/data/``, and as many mutated OTLP/JSON span lines (the
+   ``examples/`` and ``tests/data/`` (every eighth run of four of them also read,
+   judged and rendered by ``judge_files`` in each report mode), and as many mutated
+   OTLP/JSON span lines (the
    span files there, one document a line, and lines of the reader benchmark's
    export), each in a buffer of exactly its size (``PYTHONMALLOC=malloc``, an
    ``array``), so that a read one byte past the end is reported. Every run of an
@@ -52,8 +54,17 @@ spec = parse_spec({
          "require_verified": True},
         {"from_agent": "scanner", "to_agent": "aggregator",
          "required_fields": ["row_count"]}]})
-plan = CompiledSpec(spec).plan(accel)
+compiled = CompiledSpec(spec)
+plan = compiled.plan(accel)
 root = Path(sys.argv[4])
+import os, tempfile
+from assay._inputs import PathList
+from assay.report.replay import ResultRenderer
+styles = [ResultRenderer(fmt=f, summary_only=s).native_style(compiled)
+          for f in ("json", "text") for s in (False, True)]
+files_dir = tempfile.mkdtemp(prefix="assay-asan-files-")
+batch = [os.path.join(files_dir, f"t{k}.jsonl") for k in range(4)]
+blob, ends = PathList(batch).buffers()
 seeds = [p.read_bytes() for p in sorted({*root.glob("examples/*.jsonl"),
                                          *root.glob("tests/data/**/*.jsonl")})]
 rnd = random.Random(int(sys.argv[2]))
@@ -75,8 +86,8 @@ def mutated(data, alphabet, edits):
 
 
 alphabet = b'{}[]",:\\ 0129e.-tfnuE+\n\r\t\x00\xc3\xa9\xf0\x9f\xed\xff'
-judged = read = 0
-for _ in range(int(sys.argv[1])):
+judged = read = in_runs = 0
+for n in range(int(sys.argv[1])):
     data = mutated(bytearray(rnd.choice(seeds)), alphabet, rnd.randrange(1, 6))
     view = memoryview(array.array("B", data))  # exactly its size: no byte to spare
     accel.check_lines(view)
@@ -87,8 +98,16 @@ for _ in range(int(sys.argv[1])):
     read += accel.claude_lines(view, 0, len(data), 1, None, False, True) is not None
     accel.claude_lines(view, start, start + rnd.randrange(len(data) + 1), 7, None, False, True,
                        False)
-print(f"{sys.argv[1]} mutated files, {judged} of them judged in C, {read} read as transcripts:"
-      " no sanitizer report")
+    # every 8th file: a run of four files read, judged and rendered by judge_files
+    with open(batch[n % 4], "wb") as fh:
+        fh.write(data)
+    if n % 8 == 7:
+        for style in styles:
+            in_runs += accel.judge_files(blob, ends, 0, 4, plan, style, n)[0]
+import shutil
+shutil.rmtree(files_dir)
+print(f"{sys.argv[1]} mutated files, {judged} of them judged in C, {read} read as transcripts,"
+      f" {in_runs} files judged and rendered in runs: no sanitizer report")
 
 import importlib.util, orjson
 from assay.events import Event
@@ -169,6 +188,7 @@ def main() -> int:
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                 str(ROOT / "tests" / "conformance" / "test_accel.py"),
                                 str(ROOT / "tests" / "conformance" / "test_otel_accel.py"),
+                                str(ROOT / "tests" / "conformance" / "test_native_runs.py"),
                                 str(ROOT / "tests" / "ingest" / "test_fast_paths.py")
                                 + "::TestClaudeLinesInC",
                                 f"{ROOT / 'tests' / 'test_inputs.py'}::TestNativeListing"],

@@ -675,12 +675,18 @@ static int judge_checkpoint(Judge *j, long long seq, Py_ssize_t line, const Val 
 static int judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *src,
                          const Val *dst, const Val *payload);
 
+/* What judge_files reads of the final line beyond its place */
+typedef struct {
+    Val agent; /* type T_NULL when it has none */
+    int task_success;
+} Final;
+
 /* The whole file. With a Judge (judge_native), each event goes to the rules here; without
- * one (scan_native), the events a rule reads are listed in `relevant` for Python. `fin_agent`,
- * when given, gets the final line's "agent" (type T_NULL when it has none). */
+ * one (scan_native), the events a rule reads are listed in `relevant` for Python. `final`,
+ * when given, gets the final line's agent and task_success. */
 static int
 scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents *ag,
-     PyObject *relevant, long long counts[6], Py_ssize_t fin[2], Judge *jd, Val *fin_agent)
+     PyObject *relevant, long long counts[6], Py_ssize_t fin[2], Judge *jd, Final *final)
 {
     int rc;
     Py_ssize_t end = rstripped(data, size);
@@ -821,9 +827,10 @@ scan(cp data, Py_ssize_t size, PyObject *guarded, PyObject *cids, Ctx *x, Agents
     if (vals[F_TASK_SUCCESS].type != T_TRUE && vals[F_TASK_SUCCESS].type != T_FALSE)
         return GIVE_WAY;
     if (!str_or_null(seen, F_AGENT, vals) || !str_or_null(seen, F_TS, vals)) return GIVE_WAY;
-    if (fin_agent) {
-        if (seen & BIT(F_AGENT)) *fin_agent = vals[F_AGENT];
-        else fin_agent->type = T_NULL;
+    if (final) {
+        if (seen & BIT(F_AGENT)) final->agent = vals[F_AGENT];
+        else final->agent.type = T_NULL;
+        final->task_success = vals[F_TASK_SUCCESS].type == T_TRUE;
     }
     counts[0] = actions;
     counts[1] = irreversible;
@@ -1948,6 +1955,550 @@ done:
     PyMem_Free(x.kptr);
     PyMem_Free(x.klen);
     PyBuffer_Release(&buf);
+    return result;
+}
+
+/* -- judging and rendering a run of files (judge_files) ---------------------------------- */
+
+PyDoc_STRVAR(judge_files_doc,
+"judge_files(blob, ends, start, stop, plan, style, number) -> tuple\n\n"
+"Read, judge and render files start..stop-1 of a path list: blob holds each path's bytes\n"
+"and a NUL, ends the native uint64 offsets just past each NUL. Each file is read as\n"
+"read_regular reads it, judged as judge_native judges it, and its result rendered as\n"
+"assay.report.replay.ResultRenderer.from_native renders it for the report's mode; the\n"
+"results of text reports are numbered from `number`. `style` (from\n"
+"ResultRenderer.native_style) holds the mode and what the spec gives every result.\n"
+"Stops before the first file it does not vouch for (the caller reads, judges and renders\n"
+"that one as usual) and returns (next, entries, bodies, passed, blocked, warned): the index\n"
+"it stopped at (stop when every file was done), the files' entries as the report writer\n"
+"spools them, the rendered results (each after a ',\\n' in JSON), and the counts.");
+
+enum { M_JSON, M_JSON_SUMMARY, M_TEXT, M_TEXT_SUMMARY };
+
+static int valid_utf8(const char *s, size_t n);
+
+typedef struct {
+    int mode;
+    Span pass_json, pass_text, pass_head, prop_suffix;
+    Span codes[7];
+    PyObject *notes_json, *notes_text, *crossed_json, *crossed_text; /* tuples of bytes */
+    Span no_actions_json, no_actions_text;                          /* s NULL: none */
+} Style;
+
+static int
+style_bytes(PyObject *o, Span *sp, int none_ok)
+{
+    if (none_ok && o == Py_None) {
+        sp->s = NULL;
+        sp->len = 0;
+        return OK;
+    }
+    if (!PyBytes_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "judge_files: style fields must be bytes");
+        return FAIL;
+    }
+    sp->s = (cp)PyBytes_AS_STRING(o);
+    sp->len = PyBytes_GET_SIZE(o);
+    return OK;
+}
+
+static int
+style_tuple(PyObject *o, Py_ssize_t n, PyObject **out)
+{
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != n) {
+        PyErr_SetString(PyExc_TypeError, "judge_files: a style tuple does not fit the plan");
+        return FAIL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyBytes_Check(PyTuple_GET_ITEM(o, i))) {
+            PyErr_SetString(PyExc_TypeError, "judge_files: style fields must be bytes");
+            return FAIL;
+        }
+    }
+    *out = o;
+    return OK;
+}
+
+static int
+read_style(PyObject *t, const Plan *pl, Style *st)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 12) {
+        PyErr_SetString(PyExc_TypeError, "judge_files: the style is a 12-tuple");
+        return FAIL;
+    }
+    st->mode = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+    if (st->mode == -1 && PyErr_Occurred()) return FAIL;
+    if (st->mode < M_JSON || st->mode > M_TEXT_SUMMARY) {
+        PyErr_SetString(PyExc_ValueError, "judge_files: unknown mode");
+        return FAIL;
+    }
+    PyObject *codes = PyTuple_GET_ITEM(t, 4);
+    if (!PyTuple_Check(codes) || PyTuple_GET_SIZE(codes) != 7) {
+        PyErr_SetString(PyExc_TypeError, "judge_files: seven codes");
+        return FAIL;
+    }
+    for (int i = 0; i < 7; i++) {
+        if (style_bytes(PyTuple_GET_ITEM(codes, i), &st->codes[i], 0) != OK) return FAIL;
+        for (Py_ssize_t k = 0; k < st->codes[i].len; k++) {
+            unsigned char c = st->codes[i].s[k];
+            if (c < 0x21 || c > 0x7e || c == '"' || c == '\\') {
+                PyErr_SetString(PyExc_ValueError, "judge_files: a code is plain ASCII");
+                return FAIL;
+            }
+        }
+    }
+    if (style_bytes(PyTuple_GET_ITEM(t, 1), &st->pass_json, 0) != OK
+        || style_bytes(PyTuple_GET_ITEM(t, 2), &st->pass_text, 0) != OK
+        || style_bytes(PyTuple_GET_ITEM(t, 3), &st->pass_head, 0) != OK
+        || style_bytes(PyTuple_GET_ITEM(t, 5), &st->prop_suffix, 0) != OK
+        || style_tuple(PyTuple_GET_ITEM(t, 6), pl->n_rules, &st->notes_json) != OK
+        || style_tuple(PyTuple_GET_ITEM(t, 7), pl->n_rules, &st->notes_text) != OK
+        || style_bytes(PyTuple_GET_ITEM(t, 8), &st->no_actions_json, 1) != OK
+        || style_bytes(PyTuple_GET_ITEM(t, 9), &st->no_actions_text, 1) != OK
+        || style_tuple(PyTuple_GET_ITEM(t, 10), pl->n_contracts, &st->crossed_json) != OK
+        || style_tuple(PyTuple_GET_ITEM(t, 11), pl->n_contracts, &st->crossed_text) != OK)
+        return FAIL;
+    return OK;
+}
+
+static int
+buf_bytes(Buf *b, PyObject *o)
+{
+    return buf_add(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o));
+}
+
+static int
+buf_c(Buf *b, char c)
+{
+    return buf_add(b, &c, 1);
+}
+
+/* A JSON string as orjson writes it: the quote, the backslash and the controls escaped
+ * (the short escapes where JSON has one, else \u00XX), every other byte as it is. */
+static int
+buf_json_str(Buf *b, cp s, Py_ssize_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (buf_c(b, '"') != OK) return FAIL;
+    Py_ssize_t run = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        if (buf_add(b, s + run, i - run) != OK) return FAIL;
+        run = i + 1;
+        char e[6] = {'\\', 0, 0, 0, 0, 0};
+        int n = 2;
+        switch (c) {
+        case '"': e[1] = '"'; break;
+        case '\\': e[1] = '\\'; break;
+        case '\b': e[1] = 'b'; break;
+        case '\f': e[1] = 'f'; break;
+        case '\n': e[1] = 'n'; break;
+        case '\r': e[1] = 'r'; break;
+        case '\t': e[1] = 't'; break;
+        default:
+            e[1] = 'u';
+            e[2] = '0';
+            e[3] = '0';
+            e[4] = hex[c >> 4];
+            e[5] = hex[c & 15];
+            n = 6;
+        }
+        if (buf_add(b, e, n) != OK) return FAIL;
+    }
+    if (buf_add(b, s + run, len - run) != OK) return FAIL;
+    return buf_c(b, '"');
+}
+
+/* Whether text is printed as it is by the text report (assay.report._text.escape_controls
+ * leaves it unchanged): no C0 or C1 control, DEL, bidi mark, embedding, override or isolate,
+ * nor line or paragraph separator. The text is valid UTF-8. */
+static int
+text_plain(cp s, Py_ssize_t len)
+{
+    for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c < 0x20 || c == 0x7f) return 0;
+        if (c < 0x80) continue;
+        unsigned char c1 = i + 1 < len ? s[i + 1] : 0, c2 = i + 2 < len ? s[i + 2] : 0;
+        if (c == 0xC2 && c1 >= 0x80 && c1 <= 0x9F) return 0;      /* U+0080..U+009F */
+        if (c == 0xD8 && c1 == 0x9C) return 0;                      /* U+061C */
+        if (c == 0xE2 && c1 == 0x80
+            && (c2 == 0x8E || c2 == 0x8F || (c2 >= 0xA8 && c2 <= 0xAE)))
+            return 0; /* U+200E, U+200F, U+2028..U+202E */
+        if (c == 0xE2 && c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) return 0; /* U+2066..U+2069 */
+    }
+    return 1;
+}
+
+static int
+buf_code(Buf *b, const Style *sy, const Rec *r)
+{
+    if (buf_span(b, sy->codes[r->code]) != OK) return FAIL;
+    if (r->code != R_PROPAGATED) return OK;
+    if (buf_ll(b, r->hops) != OK) return FAIL;
+    return buf_span(b, sy->prop_suffix);
+}
+
+/* `"key": ` and a string, at a finding's depth in a JSON result */
+static int
+json_field(Buf *b, const char *key, Span v)
+{
+    if (buf_str(b, ",\n          \"") != OK || buf_str(b, key) != OK || buf_str(b, "\": ") != OK)
+        return FAIL;
+    return buf_json_str(b, v.s, v.len);
+}
+
+/* A finding as a JSON result lists it (Finding.to_dict() indented in its place); the codes
+ * need no escape (read_style checks) */
+static int
+json_rec(Buf *b, const Judge *j, const Style *sy, const Rec *r)
+{
+    int bad = buf_str(b, "        {\n          \"code\": \"") != OK || buf_code(b, sy, r) != OK
+              || buf_str(b, "\",\n          \"message\": ") != OK
+              || buf_json_str(b, (cp)j->texts.b + r->at, r->len) != OK
+              || buf_str(b, ",\n          \"seq\": ") != OK || buf_ll(b, r->seq) != OK
+              || buf_str(b, ",\n          \"line\": ") != OK || buf_ll(b, (long long)r->line) != OK
+              || (r->cid.s && json_field(b, "checkpoint_id", r->cid) != OK)
+              || (r->action.s && json_field(b, "action_type", r->action) != OK)
+              || (r->from.s && json_field(b, "from_agent", r->from) != OK)
+              || (r->to.s && json_field(b, "to_agent", r->to) != OK)
+              || buf_str(b, "\n        }") != OK;
+    return bad ? FAIL : OK;
+}
+
+/* The items of a JSON list (each rendered by `item`, or given as bytes), in its place */
+typedef struct {
+    Buf *b;
+    int n;
+} List;
+
+static int
+list_next(List *l)
+{
+    return buf_str(l->b, l->n++ ? ",\n" : "[\n");
+}
+
+static int
+list_end(List *l)
+{
+    return buf_str(l->b, l->n ? "\n      ]" : "[]");
+}
+
+/* "[N] path": N as text */
+static int
+text_rec_line(Buf *b, const char *head, const Judge *j, const Style *sy, const Rec *r,
+              int with_code)
+{
+    if (buf_str(b, head) != OK) return FAIL;
+    if (with_code && (buf_code(b, sy, r) != OK || buf_str(b, ": ") != OK)) return FAIL;
+    if (buf_add(b, j->texts.b + r->at, r->len) != OK) return FAIL;
+    return buf_c(b, '\n');
+}
+
+static int
+plural_of(Buf *b, long long n, const char *word)
+{
+    if (buf_ll(b, n) != OK || buf_c(b, ' ') != OK || buf_str(b, word) != OK) return FAIL;
+    return n == 1 ? OK : buf_c(b, 's');
+}
+
+/* Renders the result of the file just judged; GIVE_WAY when a text report would have to
+ * escape something (the caller renders that file as usual). */
+static int
+render_file(Buf *bodies, Buf *entries, const Judge *j, const Style *sy, cp path,
+            Py_ssize_t plen, const long long counts[6], int task_success, const Val *fin_agent,
+            long long number, int *verdict_block, int *warned)
+{
+    const Plan *pl = j->plan;
+    int block = j->n_order > 0;
+    int no_actions = sy->no_actions_json.s && pl->n_rules && counts[0] == 0;
+    Py_ssize_t n_warn = no_actions + j->n_uncrossed;
+    for (Py_ssize_t k = 0; k < j->n_recs; k++) n_warn += j->recs[k].list == L_WARNING;
+    *verdict_block = block;
+    *warned = !block && n_warn > 0;
+    int text = sy->mode == M_TEXT || sy->mode == M_TEXT_SUMMARY;
+    if (text) {
+        if (buf_c(entries, '[') != OK || buf_json_str(entries, path, plen) != OK
+            || buf_str(entries, block ? ",\"native\",0,1,0]\n" : ",\"native\",1,0,0]\n") != OK)
+            return FAIL;
+    }
+    else {
+        if (buf_str(entries, ",\n    {\n      \"path\": ") != OK
+            || buf_json_str(entries, path, plen) != OK
+            || buf_str(entries, ",\n      \"format\": \"native\"\n    }") != OK)
+            return FAIL;
+    }
+    if (sy->mode == M_JSON) {
+        Buf *b = bodies;
+        if (buf_str(b, ",\n    {\n      \"id\": ") != OK || buf_json_str(b, path, plen) != OK
+            || buf_str(b, ",\n      \"path\": ") != OK || buf_json_str(b, path, plen) != OK
+            || buf_str(b, block ? ",\n      \"verdict\": \"BLOCK\",\n      \"exit\": 1,\n"
+                                : ",\n      \"verdict\": \"PASS\",\n      \"exit\": 0,\n") != OK
+            || buf_str(b, "      \"reasons\": ") != OK)
+            return FAIL;
+        if (!block) {
+            if (buf_span(b, sy->pass_json) != OK) return FAIL;
+        }
+        else {
+            List l = {b, 0};
+            for (Py_ssize_t k = 0; k < j->n_order; k++) {
+                if (list_next(&l) != OK || json_rec(b, j, sy, &j->recs[j->order[k]]) != OK)
+                    return FAIL;
+            }
+            if (list_end(&l) != OK) return FAIL;
+        }
+        if (buf_str(b, ",\n      \"warnings\": ") != OK) return FAIL;
+        List w = {b, 0};
+        for (Py_ssize_t k = 0; k < j->n_recs; k++) {
+            if (j->recs[k].list != L_WARNING) continue;
+            if (list_next(&w) != OK || json_rec(b, j, sy, &j->recs[k]) != OK) return FAIL;
+        }
+        if (no_actions && (list_next(&w) != OK || buf_span(b, sy->no_actions_json) != OK))
+            return FAIL;
+        for (Py_ssize_t k = 0; k < j->n_uncrossed; k++) {
+            if (list_next(&w) != OK
+                || buf_bytes(b, PyTuple_GET_ITEM(sy->crossed_json, j->uncrossed[k])) != OK)
+                return FAIL;
+        }
+        if (list_end(&w) != OK || buf_str(b, ",\n      \"notes\": ") != OK) return FAIL;
+        List n = {b, 0};
+        for (Py_ssize_t k = 0; k < j->n_unseen; k++) {
+            if (list_next(&n) != OK
+                || buf_bytes(b, PyTuple_GET_ITEM(sy->notes_json, j->unseen[k])) != OK)
+                return FAIL;
+        }
+        if (list_end(&n) != OK
+            || buf_str(b, task_success ? ",\n      \"task_success\": true"
+                                       : ",\n      \"task_success\": false") != OK
+            || buf_str(b, ",\n      \"source\": \"native\"\n    }") != OK)
+            return FAIL;
+    }
+    else if (sy->mode == M_TEXT) {
+        /* everything printed must print as it is: else Python renders the file */
+        const Agents *ag = j->ag;
+        if (!text_plain(path, plen)) return GIVE_WAY;
+        for (Py_ssize_t k = 0; k < ag->n; k++) {
+            if (!text_plain(ag->s[k], ag->len[k])) return GIVE_WAY;
+        }
+        int fin_new = 0;
+        if (fin_agent->type == T_STRING) {
+            if (fin_agent->esc || !text_plain(fin_agent->s, fin_agent->len)) return GIVE_WAY;
+            fin_new = 1;
+            for (Py_ssize_t k = 0; k < ag->n && fin_new; k++) {
+                if (ag->len[k] == fin_agent->len
+                    && memcmp(ag->s[k], fin_agent->s, (size_t)fin_agent->len) == 0)
+                    fin_new = 0;
+            }
+        }
+        for (Py_ssize_t k = 0; k < j->n_recs; k++) {
+            if (!text_plain((cp)j->texts.b + j->recs[k].at, j->recs[k].len)) return GIVE_WAY;
+        }
+        Buf *b = bodies;
+        const char *ts = task_success ? "true" : "false";
+        if (buf_c(b, '[') != OK || buf_ll(b, number) != OK || buf_str(b, "] ") != OK
+            || buf_add(b, path, plen) != OK || buf_str(b, "\ntrajectory: ") != OK
+            || plural_of(b, counts[4] + 1, "event") != OK || buf_str(b, ", agents: ") != OK)
+            return FAIL;
+        Py_ssize_t agents_at = b->n;
+        for (Py_ssize_t k = 0; k < ag->n; k++) {
+            if ((k && buf_str(b, ", ") != OK) || buf_add(b, ag->s[k], ag->len[k]) != OK)
+                return FAIL;
+        }
+        if (fin_new && ((ag->n && buf_str(b, ", ") != OK)
+                        || buf_add(b, fin_agent->s, fin_agent->len) != OK))
+            return FAIL;
+        /* ", ".join(agents) or "-" */
+        if ((b->n == agents_at && buf_c(b, '-') != OK) || buf_str(b, "; ") != OK
+            || plural_of(b, counts[2], "handoff") != OK || buf_str(b, ", ") != OK
+            || plural_of(b, counts[3], "checkpoint") != OK || buf_str(b, ", ") != OK
+            || plural_of(b, counts[1], "irreversible action") != OK
+            || buf_str(b, "\nfinal : task_success=") != OK || buf_str(b, ts) != OK
+            || buf_str(b, " (recorded, printed for contrast, ignored for the verdict)\n"
+                          "verdict : ") != OK)
+            return FAIL;
+        if (!block) {
+            if (buf_str(b, "PASS (") != OK || buf_span(b, sy->pass_head) != OK
+                || buf_str(b, ") exit 0\n") != OK || buf_span(b, sy->pass_text) != OK)
+                return FAIL;
+        }
+        else {
+            const Rec *head = &j->recs[j->order[0]];
+            if (buf_str(b, "BLOCK (") != OK || buf_code(b, sy, head) != OK
+                || buf_str(b, ") exit 1\n") != OK)
+                return FAIL;
+            for (Py_ssize_t k = 0; k < j->n_order; k++) {
+                if (text_rec_line(b, "reason : ", j, sy, &j->recs[j->order[k]], 1) != OK)
+                    return FAIL;
+            }
+        }
+        for (Py_ssize_t k = 0; k < j->n_recs; k++) {
+            if (j->recs[k].list == L_WARNING
+                && text_rec_line(b, "warn : ", j, sy, &j->recs[k], 1) != OK)
+                return FAIL;
+        }
+        if (no_actions && buf_span(b, sy->no_actions_text) != OK) return FAIL;
+        for (Py_ssize_t k = 0; k < j->n_uncrossed; k++) {
+            if (buf_bytes(b, PyTuple_GET_ITEM(sy->crossed_text, j->uncrossed[k])) != OK)
+                return FAIL;
+        }
+        for (Py_ssize_t k = 0; k < j->n_unseen; k++) {
+            if (buf_bytes(b, PyTuple_GET_ITEM(sy->notes_text, j->unseen[k])) != OK) return FAIL;
+        }
+        if (block) {
+            const Rec *head = &j->recs[j->order[0]];
+            if (buf_str(b, "contrast : final metric says task_success=") != OK
+                || buf_str(b, ts) != OK || buf_str(b, " / trajectory says ") != OK
+                || buf_code(b, sy, head) != OK || buf_c(b, '\n') != OK)
+                return FAIL;
+        }
+    }
+    return OK;
+}
+
+/* A regular file's bytes into *b (grown as needed), as read_regular reads them; GIVE_WAY
+ * for anything else, a file larger than `limit` or one that grows while it is read. */
+static int
+read_into(const char *path, Buf *b, Py_ssize_t limit)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return GIVE_WAY;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return GIVE_WAY;
+    int rc = GIVE_WAY;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size >= limit) goto done;
+    Py_ssize_t want = (Py_ssize_t)st.st_size + 1;
+    b->n = 0;
+    if (want > b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < want) cap *= 2;
+        char *nb = PyMem_Realloc(b->b, (size_t)cap);
+        if (!nb) {
+            PyErr_NoMemory();
+            rc = FAIL;
+            goto done;
+        }
+        b->b = nb;
+        b->cap = cap;
+    }
+    for (;;) {
+        ssize_t got = read(fd, b->b + b->n, (size_t)(want - b->n));
+        if (got < 0) {
+            if (errno == EINTR) {
+                if (PyErr_CheckSignals() != 0) {
+                    rc = FAIL;
+                    goto done;
+                }
+                continue;
+            }
+            goto done;
+        }
+        if (got == 0) break;
+        b->n += got;
+        if (b->n == want) goto done; /* it grew since the stat: read_regular reads it whole */
+        break;                       /* a short read of a regular file is its end */
+    }
+    rc = OK;
+done:
+    close(fd);
+    return rc;
+}
+
+#define FILES_LIMIT ((Py_ssize_t)1 << 26)
+
+static PyObject *
+judge_files(PyObject *module, PyObject *args)
+{
+    Py_buffer blob, ends;
+    Py_ssize_t start, stop;
+    PyObject *capsule, *style;
+    long long number;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*y*nnOOL:judge_files", &blob, &ends, &start, &stop, &capsule,
+                          &style, &number))
+        return NULL;
+    PyObject *result = NULL;
+    Buf data = {0}, entries = {0}, bodies = {0};
+    Judge *j = NULL;
+    Agents ag;
+    ag.n = 0;
+    Ctx x = {0};
+    Py_ssize_t n_ends = ends.len / (Py_ssize_t)sizeof(uint64_t);
+    const uint64_t *end_at = (const uint64_t *)ends.buf;
+    if (!PyCapsule_IsValid(capsule, PLAN)) {
+        PyErr_SetString(PyExc_TypeError, "judge_files: the plan must come from make_plan");
+        goto out;
+    }
+    if (start < 0 || stop > n_ends || start > stop) {
+        PyErr_SetString(PyExc_IndexError, "judge_files: files out of range");
+        goto out;
+    }
+    Plan *pl = PyCapsule_GetPointer(capsule, PLAN);
+    Style sy;
+    if (read_style(style, pl, &sy) != OK) goto out;
+    j = pl->scratch;
+    if (j->busy) {
+        j = NULL;
+        result = Py_BuildValue("(nyyiii)", start, "", "", 0, 0, 0);
+        goto out;
+    }
+    j->busy = 1;
+    j->ag = &ag;
+    long long passed = 0, blocked = 0, warned = 0;
+    Py_ssize_t i = start;
+    for (; i < stop; i++) {
+        uint64_t lo = i ? end_at[i - 1] : 0, hi = end_at[i];
+        if (hi <= lo || hi > (uint64_t)blob.len) break;
+        cp path = (cp)blob.buf + lo;
+        Py_ssize_t plen = (Py_ssize_t)(hi - lo) - 1;
+        if (path[plen] != 0 || plen == 0 || memchr(path, 0, (size_t)plen)) break;
+        if (plen == 1 && path[0] == '-') break; /* standard input */
+        if (!valid_utf8((const char *)path, (size_t)plen)) break;
+        int rc = read_into((const char *)path, &data, FILES_LIMIT);
+        if (rc == FAIL) goto out;
+        if (rc != OK) break;
+        long long counts[6];
+        Py_ssize_t fin[2];
+        Final final;
+        x.kn = 0;
+        rc = scan((cp)data.b, data.n, pl->guarded, pl->cids, &x, &ag, NULL, counts, fin, j,
+                  &final);
+        if (rc == OK) rc = judge_finish(j);
+        if (rc == OK) {
+            Py_ssize_t bodies_n = bodies.n, entries_n = entries.n;
+            int block = 0, warn = 0;
+            rc = render_file(&bodies, &entries, j, &sy, path, plen, counts, final.task_success,
+                             &final.agent, number + (i - start), &block, &warn);
+            if (rc == GIVE_WAY) {
+                bodies.n = bodies_n;
+                entries.n = entries_n;
+            }
+            else if (rc == OK) {
+                passed += !block;
+                blocked += block;
+                warned += warn;
+            }
+        }
+        judge_reset(j);
+        agents_clear(&ag);
+        if (rc == FAIL) goto out;
+        if (rc != OK) break;
+    }
+    result = Py_BuildValue("(ny#y#LLL)", i, entries.b ? entries.b : "", entries.n,
+                           bodies.b ? bodies.b : "", bodies.n, passed, blocked, warned);
+out:
+    if (j) {
+        judge_reset(j);
+        j->busy = 0;
+    }
+    agents_clear(&ag);
+    PyMem_Free(x.kptr);
+    PyMem_Free(x.klen);
+    PyMem_Free(data.b);
+    PyMem_Free(entries.b);
+    PyMem_Free(bodies.b);
+    PyBuffer_Release(&blob);
+    PyBuffer_Release(&ends);
     return result;
 }
 
@@ -4583,6 +5134,7 @@ static PyMethodDef methods[] = {
      check_lines_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"judge_native", judge_native, METH_VARARGS, judge_native_doc},
+    {"judge_files", judge_files, METH_VARARGS, judge_files_doc},
     {"list_trajectories", list_trajectories, METH_VARARGS, list_trajectories_doc},
     {"claude_lines", claude_lines, METH_VARARGS, claude_lines_doc},
     {"otel_index", otel_index, METH_VARARGS, otel_index_doc},

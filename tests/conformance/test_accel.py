@@ -75,7 +75,50 @@ def _agree(compiled: CompiledSpec, data: bytes, path: str = "t.jsonl") -> dict[s
         for options in _RENDERINGS:
             renderer = ResultRenderer(**options)
             assert renderer.from_native(compiled, data, judged, path) == renderer(ref), options
+    if plan is not None:
+        _agree_in_runs(compiled, plan, data, ref, vouched=ways["judge"] is not None)
     return ways
+
+
+def _agree_in_runs(compiled: CompiledSpec, plan: Any, data: bytes, ref: Any, *,
+                   vouched: bool) -> None:
+    """``judge_files`` on the file (written to disk) renders what the report writer writes
+    of the reference's result, in every mode it takes, or gives way; it vouches for a
+    file exactly where ``judge_native`` does (a text report may give way on more)."""
+    import tempfile
+
+    from assay._inputs import PathList
+    from assay.report._text import escape_controls
+    from assay.report.replay import file_entry
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t \"q\" \\ \u00e9.jsonl")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        paths = PathList([path])
+        ref = conformance._replay_native(compiled, data, path)
+        for options in _RENDERINGS[:4]:
+            renderer = ResultRenderer(**options)
+            style = renderer.native_style(compiled)
+            assert style is not None
+            done, entries, bodies, passed, blocked, warned = accel.judge_files(
+                *paths.buffers(), 0, 1, plan, style, 7)
+            if not done:
+                assert not vouched or (options["fmt"] == "text"
+                                       and not options.get("summary_only")), options
+                continue
+            assert vouched and done == 1
+            rendered = renderer(ref)
+            json_ = options["fmt"] == "json"
+            assert entries == file_entry(json_, path, "native", {ref.verdict: 1}), options
+            if options.get("summary_only"):
+                assert bodies == b""
+            elif json_:
+                assert bodies == b",\n" + rendered.body
+            else:
+                assert bodies == (escape_controls(f"[7] {path}") + "\n").encode() + rendered.body
+            assert (passed, blocked, warned) == (ref.verdict == "PASS", ref.verdict == "BLOCK",
+                                                 rendered.warned)
 
 
 _RENDERINGS: list[dict[str, Any]] = [

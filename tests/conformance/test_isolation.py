@@ -98,8 +98,31 @@ def test_a_c_judge_failure_is_that_files_error(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(conformance, "native_result", broken)
     monkeypatch.setattr(engine, "native_parts", broken)  # the reports' way
+    monkeypatch.setattr(conformance, "_native_runs", lambda *a, **k: None)  # file by file
     for fmt in ("text", "json"):
         res = CliRunner().invoke(cli, ["replay", str(SPEC), str(SKIPPED), str(CONFORMS),
                                        "--format", fmt])
         assert res.exit_code == 2, res.output
         assert res.output.count("MemoryError") == 2, fmt
+
+
+def test_a_failing_run_of_files_in_c_is_judged_file_by_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of files judged and rendered in C (``judge_files``): an error there sends the
+    run's files the usual way, with the same report, never exit 70."""
+    from click.testing import CliRunner
+
+    import assay._accel as accel
+    from assay.cli import cli
+
+    args = ["replay", str(SPEC), str(SKIPPED), str(CONFORMS)]
+    for fmt in ("text", "json"):
+        expected = CliRunner().invoke(cli, [*args, "--format", fmt])
+        with monkeypatch.context() as m:
+            def broken(*a: Any) -> Any:
+                raise MemoryError("out of memory")
+
+            m.setattr(accel, "judge_files", broken)
+            res = CliRunner().invoke(cli, [*args, "--format", fmt])
+        assert (res.exit_code, res.output) == (expected.exit_code, expected.output)
+        assert res.exit_code == 1 and "MemoryError" not in res.output

@@ -26,6 +26,7 @@ from assay.conformance.engine import (
 )
 from assay.conformance.result import (
     Finding,
+    NativeRun,
     ReplayInterrupted,
     ReplayResult,
     ReplayRun,
@@ -410,20 +411,89 @@ class _Announced(list[tuple[str, str]]):
         self.tell(*item)
 
 
+#: Files :func:`assay._accel.judge_files` judges in one call at most: a Ctrl-C is taken
+#: between calls.
+_RUN = 256
+
+
+def _native_runs(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
+                 render: Any, *, numbered: bool) -> tuple[Any, Any, tuple[Any, ...]] | None:
+    """(the extension, the plan, the style) with which runs of ``paths`` are judged and
+    rendered in C (:func:`_runs`), or None where every file goes the usual way: a spec or
+    input format the C judge does not take, paths not held as a ``PathList``, a renderer
+    without a ``native_style`` or one that renders in Python only. ``numbered``: a text
+    report's results can be numbered where they are rendered (not in a worker)."""
+    if not compiled.typed or input_format not in (None, "native"):
+        return None
+    buffers = getattr(paths, "buffers", None)
+    style_of = getattr(render, "native_style", None)
+    if buffers is None or style_of is None:
+        return None
+    accel = _ACCEL if _ACCEL is not _UNSET else _accel()
+    plan = None if accel is None else compiled.plan(accel)
+    if plan is None:
+        return None
+    style = style_of(compiled, numbered=numbered)
+    return None if style is None else (accel, plan, style)
+
+
+def _runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: int, stop: int,
+          number: Callable[[], int]) -> Iterator[NativeRun | int]:
+    """``paths[start:stop]`` as runs of files judged and rendered in C (:class:`NativeRun`)
+    and the index of each file to judge the usual way: one the C judge gave way on, and
+    while it keeps giving way (a batch of other formats), a growing number after it.
+    ``number``: the number of the next result of a text report."""
+    accel, plan, style = native
+    blob, ends = paths.buffers()
+    misses = 0
+    i = start
+    while i < stop:
+        end = min(stop, i + _RUN)
+        try:
+            done, entries, bodies, passed, blocked, warned = accel.judge_files(
+                blob, ends, i, end, plan, style, number())
+        except Exception:  # an internal bug: these files go the usual way, which isolates it
+            yield from range(i, end)
+            i = end
+            continue
+        if done > i:
+            yield NativeRun(done - i, entries, bodies, passed, blocked, warned)
+            misses = 0
+        if done < end:
+            misses += 1
+            upto = min(stop, done + (1 << min(misses - 1, 6)))
+            yield from range(done, upto)
+            i = upto
+        else:
+            i = done
+
+
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
             render: Callable[[ReplayResult], Any],
-            formats: list[tuple[str, str]] | None = None) -> Iterator[Any]:
-    """Each file's start, then each of its results through ``render``, in order.
+            formats: list[tuple[str, str]] | None = None, *, start: int = 0,
+            stop: int | None = None, runs: bool = False) -> Iterator[Any]:
+    """Each file's start, then each of its results through ``render``, in order, for
+    ``paths[start:stop]``; with ``runs``, runs of native files judged and rendered in C
+    come as :class:`NativeRun` items (see :func:`_native_runs`).
 
     With ``formats`` (an :class:`_Announced`), the starts go there as they happen.
     """
     if formats is None:
         formats = []
+    if stop is None:
+        stop = len(paths)
     told = isinstance(formats, _Announced)
     direct = compiled.typed and input_format in (None, "native")
     native = render if direct and hasattr(render, "from_native") else None
-    for path in paths:
-        for item in _rendered_of(compiled, path, input_format, formats, direct, render, native):
+    in_c = _native_runs(compiled, paths, input_format, render, numbered=False) if runs else None
+    order: Iterable[NativeRun | int] = (range(start, stop) if in_c is None
+                                        else _runs(in_c, paths, start, stop, lambda: 1))
+    for at in order:
+        if isinstance(at, NativeRun):
+            yield at
+            continue
+        for item in _rendered_of(compiled, paths[at], input_format, formats, direct, render,
+                                 native):
             if formats and not told:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
@@ -480,7 +550,8 @@ def _judge_chunk(start: int, stop: int) -> Any:
     worker shares the parent's list: only the two numbers travel)."""
     assert _WORKER is not None
     compiled, input_format, render, fold, paths = _WORKER
-    items = list(_judged(compiled, paths[start:stop], input_format, render))
+    items = list(_judged(compiled, paths, input_format, render, start=start, stop=stop,
+                         runs=fold is not None and getattr(fold, "native_runs", False)))
     return items if fold is None else fold(items)
 
 
@@ -564,9 +635,18 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
             take = results.append if sink is None else sink.result
             direct = compiled.typed and input_format in (None, "native")
             native = render if direct and hasattr(render, "from_native") else None
-            for path in batch:
-                for item in _rendered_of(compiled, path, input_format, announced, direct, keep,
-                                         native):
+            in_c = None
+            if sink is not None and hasattr(sink, "native_run"):
+                in_c = _native_runs(compiled, batch, input_format, render, numbered=True)
+            order: Iterable[NativeRun | int] = range(len(batch)) if in_c is None else _runs(
+                in_c, batch, 0, len(batch), lambda: getattr(sink, "total", 0) + 1)
+            for at in order:
+                if isinstance(at, NativeRun):
+                    sink.native_run(at)  # type: ignore[union-attr]  # in_c: a sink
+                    done += at.files
+                    continue
+                for item in _rendered_of(compiled, batch[at], input_format, announced, direct,
+                                         keep, native):
                     take(item)
                 announced.clear()
                 done += 1

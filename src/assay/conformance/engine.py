@@ -795,6 +795,36 @@ def native_parts(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
                        records + 1, handoffs, checkpoints, irreversible)
 
 
+class NativeFindings(NamedTuple):
+    """What every result of a spec the C judge judges may carry beyond the judge's own
+    findings (see :func:`native_findings`)."""
+
+    #: The reasons of every PASS.
+    passed: tuple[Finding, ...]
+    #: Each C finding code's reason code, by the judge's number; the propagated one is the
+    #: text before and after its number of hops.
+    codes: tuple[str, ...]
+    propagated: tuple[str, str]
+    #: Per rule, the note of a trajectory whose guarded action never ran.
+    never_ran: tuple[Finding, ...]
+    #: The warning of a native file recording no action, None when the spec has no rule.
+    no_actions: Finding | None
+    #: Per contract (the plan's order), the warning of a border never crossed.
+    never_crossed: tuple[Finding, ...]
+
+
+def native_findings(compiled: CompiledSpec) -> NativeFindings:
+    """The findings :func:`native_result` adds to the C judge's, for renderers that render
+    without the result objects (``ResultRenderer.native_style``)."""
+    hops = 1234567
+    before, after = propagated(hops).split(str(hops))
+    return NativeFindings(
+        _PASS_REASONS, tuple(str(reason) for reason, _severity in _NATIVE_CODES),
+        (before, after), tuple(r.never_ran for r in compiled.rules),
+        compiled.no_actions("native") if compiled.rules else None,
+        tuple(finding for _border, finding in compiled.never_crossed))
+
+
 class _ScannedEvent:
     """An event of a scanned file as the rules read it: ``data`` (the line decoded,
     as the strict reader holds it) only when a rule reads it."""

@@ -209,6 +209,23 @@ def new_finding(code: str, message: str, location: Location = NOWHERE,
     return cast(Finding, made)
 
 
+@dataclass(frozen=True, slots=True)
+class NativeRun:
+    """Native files judged and rendered together by :func:`assay._accel.judge_files`, each
+    with one result: what a report writer takes instead of each file's start and result."""
+
+    #: How many files, in order from where the run began.
+    files: int
+    #: The files' entries as the writer spools them (``file_entry``'s bytes, each).
+    entries: bytes
+    #: The rendered results, each after a ``,\n`` in JSON (empty for ``--summary-only``).
+    bodies: bytes
+    passed: int
+    blocked: int
+    #: PASS verdicts with warnings.
+    warned: int
+
+
 @dataclass(frozen=True)
 class ReplayRun:
     """The results of one replay over many trajectories, and their folded exit code."""

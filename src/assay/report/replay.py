@@ -11,7 +11,7 @@ from typing import IO, Any
 
 import orjson
 
-from assay.conformance.result import VERDICT_EXIT, ReplayResult, ReplayRun
+from assay.conformance.result import VERDICT_EXIT, NativeRun, ReplayResult, ReplayRun
 from assay.conformance.result import scalar_text as _json_scalar
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from assay.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
@@ -200,24 +200,74 @@ def _json_body(result: dict[str, Any]) -> bytes:
     return b"    " + orjson.dumps(result, option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
 
 
+def _in_result(value: Any) -> bytes:
+    """``value`` as a field of a result holds it in the JSON report, indented in its place."""
+    body = _json_body({"k": value})
+    return body[body.index(b'"k": ') + 5:-len(b"\n    }")]
+
+
+def _item_in_result(item: Any) -> bytes:
+    """``item`` as an entry of a list a result holds (its reasons, warnings or notes), in
+    its place in the JSON report."""
+    return _in_result([item])[len(b"[\n"):-len(b"\n      ]")]
+
+
 class ResultRenderer:
     """:func:`render_result` with its options bound (picklable, for ``--jobs`` workers),
     and :meth:`from_native`, the same rendering of a native file straight from the C
     judge's tuples."""
 
-    __slots__ = ("by_field", "fmt", "summary_only")
+    __slots__ = ("_style", "by_field", "fmt", "summary_only")
 
     def __init__(self, *, fmt: str = "text", summary_only: bool = False,
                  by_field: str | None = None) -> None:
         self.fmt = fmt
         self.summary_only = summary_only
         self.by_field = by_field
+        self._style: tuple[Any, tuple[Any, ...]] | None = None
 
     def __getstate__(self) -> tuple[str, bool, str | None]:
         return self.fmt, self.summary_only, self.by_field
 
     def __setstate__(self, state: tuple[str, bool, str | None]) -> None:
         self.fmt, self.summary_only, self.by_field = state
+        self._style = None
+
+    def native_style(self, compiled: Any, *, numbered: bool = True) -> tuple[Any, ...] | None:
+        """What :func:`assay._accel.judge_files` takes to render results of ``compiled``'s
+        C judge as this renderer does: the report's mode and, rendered once, what every
+        result may carry beyond the judge's findings. None where results are rendered in
+        Python only: ``--by`` (a group per result), and a text report's blocks when
+        ``numbered`` is false (a worker does not know their numbers)."""
+        if self.by_field is not None or (self.fmt == "text" and not self.summary_only
+                                         and not numbered):
+            return None
+        if self._style is not None and self._style[0] is compiled:
+            return self._style[1]
+        from assay.conformance.engine import native_findings
+
+        found = native_findings(compiled)
+        mode = (0 if self.fmt == "json" else 2) + self.summary_only
+        codes = list(found.codes)
+        codes[4] = found.propagated[0]  # the propagated code's number of hops goes after it
+
+        def warn_line(w: Any) -> bytes:
+            return text_lines([f"warn : {w.code}: {w.message}"]).encode("utf-8")
+
+        no_actions = found.no_actions
+        style = (mode, _in_result([f.to_dict() for f in found.passed]),
+                 text_lines(f"detail : {f.message}" for f in found.passed).encode("utf-8"),
+                 str(found.passed[0].code).encode("utf-8"),
+                 tuple(c.encode("utf-8") for c in codes), found.propagated[1].encode("utf-8"),
+                 tuple(_item_in_result(n.to_dict()) for n in found.never_ran),
+                 tuple(text_lines([f"note : {n.message}"]).encode("utf-8")
+                       for n in found.never_ran),
+                 None if no_actions is None else _item_in_result(no_actions.to_dict()),
+                 None if no_actions is None else warn_line(no_actions),
+                 tuple(_item_in_result(w.to_dict()) for w in found.never_crossed),
+                 tuple(warn_line(w) for w in found.never_crossed))
+        self._style = (compiled, style)
+        return style
 
     def __call__(self, r: ReplayResult) -> Rendered:
         return render_result(r, fmt=self.fmt, summary_only=self.summary_only,
@@ -402,6 +452,9 @@ class ChunkFolder:
     into its spools from that file, and they never travel through the pool's pipes.
     """
 
+    #: Takes :class:`NativeRun` items (runs of files judged and rendered in C).
+    native_runs = True
+
     def __init__(self, fmt: str, summary_only: bool, folder: str | None = None) -> None:
         self.json = fmt == "json"
         self.summary_only = summary_only
@@ -439,6 +492,21 @@ class ChunkFolder:
         counts = chunk.counts
         bodies: list[bytes] = []
         for item in items:
+            if isinstance(item, NativeRun):  # files begun and judged together
+                if chunk.current is not None:
+                    chunk.files.append(file_entry(self.json, *chunk.current,
+                                                  chunk.current_counts))
+                    chunk.current_counts = Counter()
+                    chunk.current = None
+                chunk.files.append(item.entries)
+                chunk.file_count += item.files
+                chunk.total += item.files
+                chunk.worst = _count_run(counts, chunk.worst, item)
+                if item.bodies and not self.summary_only:
+                    if not self.json:
+                        raise ValueError("a worker's text results are rendered one by one")
+                    bodies.append(item.bodies[2:])  # joined with ",\n" below
+                continue
             if not isinstance(item, Rendered):  # a file begins
                 if chunk.current is not None:
                     chunk.files.append(file_entry(self.json, *chunk.current,
@@ -483,6 +551,17 @@ class ChunkFolder:
         return chunk
 
 
+def _count_run(counts: dict[str, int], worst: int | None, run: NativeRun) -> int | None:
+    """Add the verdicts of ``run`` to ``counts``; the worst exit with them."""
+    counts["pass"] += run.passed
+    counts["block"] += run.blocked
+    counts["warn"] += run.warned
+    codes = [VERDICT_EXIT[v] for v, n in (("BLOCK", run.blocked), ("PASS", run.passed)) if n]
+    if not codes:
+        return worst
+    return worst_exit(codes if worst is None else (worst, *codes))
+
+
 class Tally:
     """What every replay report counts: verdicts, warnings, ``--by`` groups, the worst exit.
 
@@ -512,6 +591,11 @@ class Tally:
             g[verdict.lower()] += 1
             self.carries = self.carries or r.carries
         return verdict
+
+    def count_run(self, run: NativeRun) -> None:
+        """Count the results of ``run`` (one a file, none grouped: no ``--by``)."""
+        self.total += run.files
+        self.worst = _count_run(self.counts, self.worst, run)
 
 
 class ReplayReportWriter(Tally):
@@ -597,6 +681,17 @@ class ReplayReportWriter(Tally):
         self.file_spool.seek(0)
         return map(orjson.loads, self.file_spool)
 
+    def native_run(self, run: NativeRun) -> None:
+        """Files judged and rendered in C, taken as each one's start and result would be."""
+        self._file_done()
+        self.file_spool.write(run.entries)
+        self.file_count += run.files
+        before = self.total
+        self.count_run(run)
+        if self.summary_only or not run.bodies:
+            return
+        self.spool.write(run.bodies[2:] if self.fmt == "json" and not before else run.bodies)
+
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
         verdict = self.count(r)
@@ -659,7 +754,9 @@ class ReplayReportWriter(Tally):
             else:
                 self.elsewhere.setdefault(path, Counter())[verdict] += 1
         spooled = chunk.spooled
-        if chunk.current is not None:
+        # files began in the chunk: the last one may still be open (a chunk whose files
+        # were all judged in C has none open)
+        if chunk.current is not None or chunk.files or (spooled is not None and spooled[2]):
             self._file_done()
             if spooled is not None:
                 self._copy_in(spooled[0], spooled[1], spooled[2], self.file_spool)
