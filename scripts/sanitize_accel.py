@@ -103,7 +103,7 @@ for n in range(int(sys.argv[1])):
         fh.write(data)
     if n % 8 == 7:
         for style in styles:
-            in_runs += accel.judge_files(blob, ends, 0, 4, plan, style, n)[0]
+            in_runs += accel.judge_files(blob, ends, 0, 4, plan, style, n, n % 16 // 8 * 4)[0]
 import shutil
 shutil.rmtree(files_dir)
 print(f"{sys.argv[1]} mutated files, {judged} of them judged in C, {read} read as transcripts,"

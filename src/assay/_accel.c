@@ -1961,10 +1961,12 @@ done:
 /* -- judging and rendering a run of files (judge_files) ---------------------------------- */
 
 PyDoc_STRVAR(judge_files_doc,
-"judge_files(blob, ends, start, stop, plan, style, number) -> tuple\n\n"
+"judge_files(blob, ends, start, stop, plan, style, number, listed) -> tuple\n\n"
 "Read, judge and render files start..stop-1 of a path list: blob holds each path's bytes\n"
 "and a NUL, ends the native uint64 offsets just past each NUL. Each file is read as\n"
-"read_regular reads it, judged as judge_native judges it, and its result rendered as\n"
+"read_regular reads it (the first `listed` paths were found to be regular files by the\n"
+"listing that made them: they are opened without a stat first), judged as judge_native\n"
+"judges it, and its result rendered as\n"
 "assay.report.replay.ResultRenderer.from_native renders it for the report's mode; the\n"
 "results of text reports are numbered from `number`. `style` (from\n"
 "ResultRenderer.native_style) holds the mode and what the spec gives every result.\n"
@@ -2357,12 +2359,15 @@ render_file(Buf *bodies, Buf *entries, const Judge *j, const Style *sy, cp path,
 }
 
 /* A regular file's bytes into *b (grown as needed), as read_regular reads them; GIVE_WAY
- * for anything else, a file larger than `limit` or one that grows while it is read. */
+ * for anything else, a file larger than `limit` or one that grows while it is read.
+ * `listed`: a listing found it a regular file just before, so it is opened without a
+ * stat first (read_regular's stat keeps a FIFO from being opened; a listed file replaced
+ * by a FIFO since is opened, found out by the fstat and never read). */
 static int
-read_into(const char *path, Buf *b, Py_ssize_t limit)
+read_into(const char *path, Buf *b, Py_ssize_t limit, int listed)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return GIVE_WAY;
+    if (!listed && (stat(path, &st) != 0 || !S_ISREG(st.st_mode))) return GIVE_WAY;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return GIVE_WAY;
     int rc = GIVE_WAY;
@@ -2410,12 +2415,12 @@ static PyObject *
 judge_files(PyObject *module, PyObject *args)
 {
     Py_buffer blob, ends;
-    Py_ssize_t start, stop;
+    Py_ssize_t start, stop, listed;
     PyObject *capsule, *style;
     long long number;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*y*nnOOL:judge_files", &blob, &ends, &start, &stop, &capsule,
-                          &style, &number))
+    if (!PyArg_ParseTuple(args, "y*y*nnOOLn:judge_files", &blob, &ends, &start, &stop, &capsule,
+                          &style, &number, &listed))
         return NULL;
     PyObject *result = NULL;
     Buf data = {0}, entries = {0}, bodies = {0};
@@ -2454,7 +2459,7 @@ judge_files(PyObject *module, PyObject *args)
         if (path[plen] != 0 || plen == 0 || memchr(path, 0, (size_t)plen)) break;
         if (plen == 1 && path[0] == '-') break; /* standard input */
         if (!valid_utf8((const char *)path, (size_t)plen)) break;
-        int rc = read_into((const char *)path, &data, FILES_LIMIT);
+        int rc = read_into((const char *)path, &data, FILES_LIMIT, i < listed);
         if (rc == FAIL) goto out;
         if (rc != OK) break;
         long long counts[6];

@@ -54,21 +54,27 @@ class PathList(Sequence[str]):
     where a list of ``str`` holds an object of some 50 bytes more for each.
     """
 
-    __slots__ = ("_blob", "_ends")
+    __slots__ = ("_blob", "_ends", "listed")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
         self._blob = bytearray()
         self._ends = array("Q")
+        #: How many paths, from the first, a directory listing found to be regular files
+        #: as it made the list.
+        self.listed = 0
         for path in paths:
             self.append(path)
 
     @classmethod
-    def _of_blob(cls, blob: bytes, ends: bytes) -> PathList:
+    def _of_blob(cls, blob: bytes, ends: bytes, *, listed: bool = False) -> PathList:
         """The list whose paths are ``blob`` (each path's bytes and a NUL), ending at the
-        native uint64 offsets packed in ``ends``."""
+        native uint64 offsets packed in ``ends``; ``listed``: all regular files as a
+        listing found them."""
         paths = cls()
         paths._blob += blob
         paths._ends.frombytes(ends)
+        if listed:
+            paths.listed = len(paths._ends)
         return paths
 
     def buffers(self) -> tuple[bytearray, array[int]]:
@@ -378,7 +384,7 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
             if isinstance(group, _Listed):
                 if not paths and not group.holds(spec_key):
                     # the first files named, none the spec, no two alike: taken as listed
-                    paths = PathList._of_blob(group.blob, group.ends)
+                    paths = PathList._of_blob(group.blob, group.ends, listed=True)
                     pending = group
                     continue
                 pairs = group.pairs()

@@ -102,7 +102,7 @@ def _agree_in_runs(compiled: CompiledSpec, plan: Any, data: bytes, ref: Any, *,
             style = renderer.native_style(compiled)
             assert style is not None
             done, entries, bodies, passed, blocked, warned = accel.judge_files(
-                *paths.buffers(), 0, 1, plan, style, 7)
+                *paths.buffers(), 0, 1, plan, style, 7, 0)
             if not done:
                 assert not vouched or (options["fmt"] == "text"
                                        and not options.get("summary_only")), options

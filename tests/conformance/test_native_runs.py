@@ -183,37 +183,45 @@ class TestJudgeFiles:
         bad.write_bytes(b"{")
         blob, ends, plan, style = self._args([str(good), str(good), str(bad), str(good)])
         done, entries, bodies, passed, blocked, warned = accel.judge_files(
-            blob, ends, 0, 4, plan, style, 1)
+            blob, ends, 0, 4, plan, style, 1, 0)
         assert (done, passed, blocked, warned) == (2, 2, 0, 0)
         assert entries.count(b'"format": "native"') == 2 and bodies.count(b'"id"') == 2
-        assert accel.judge_files(blob, ends, 2, 4, plan, style, 1)[0] == 2
-        assert accel.judge_files(blob, ends, 3, 4, plan, style, 1)[0] == 4
+        assert accel.judge_files(blob, ends, 2, 4, plan, style, 1, 0)[0] == 2
+        assert accel.judge_files(blob, ends, 3, 4, plan, style, 1, 0)[0] == 4
 
     def test_what_it_gives_way_on(self, tmp_path: Path) -> None:
         fifo = tmp_path / "fifo.jsonl"
         os.mkfifo(fifo)
         for path in ["-", str(tmp_path / "missing.jsonl"), str(tmp_path), str(fifo)]:
             blob, ends, plan, style = self._args([path])
-            assert accel.judge_files(blob, ends, 0, 1, plan, style, 1)[0] == 0, path
+            for listed in (0, 1):  # a listed file replaced since: found out, never read
+                assert accel.judge_files(blob, ends, 0, 1, plan, style, 1, listed)[0] == 0, path
+
+    def test_listed_files_are_read_alike(self, tmp_path: Path) -> None:
+        good = tmp_path / "good.jsonl"
+        good.write_bytes(FIXTURES[2].read_bytes())
+        blob, ends, plan, style = self._args([str(good)] * 3)
+        assert (accel.judge_files(blob, ends, 0, 3, plan, style, 1, 3)
+                == accel.judge_files(blob, ends, 0, 3, plan, style, 1, 0))
 
     def test_a_text_report_gives_way_on_what_it_would_escape(self, tmp_path: Path) -> None:
         path = tmp_path / "t.jsonl"
         path.write_bytes(_native(agent="a\u202eb"))
         json_ = self._args([str(path)])
         text = self._args([str(path)], fmt="text")
-        assert accel.judge_files(*json_[:2], 0, 1, *json_[2:], 1)[0] == 1
-        assert accel.judge_files(*text[:2], 0, 1, *text[2:], 1)[0] == 0
+        assert accel.judge_files(*json_[:2], 0, 1, *json_[2:], 1, 0)[0] == 1
+        assert accel.judge_files(*text[:2], 0, 1, *text[2:], 1, 0)[0] == 0
 
     def test_bad_arguments_raise(self, tmp_path: Path) -> None:
         blob, ends, plan, style = self._args([str(tmp_path / "x.jsonl")])
         with pytest.raises(IndexError):
-            accel.judge_files(blob, ends, 0, 2, plan, style, 1)
+            accel.judge_files(blob, ends, 0, 2, plan, style, 1, 0)
         with pytest.raises(TypeError):
-            accel.judge_files(blob, ends, 0, 1, object(), style, 1)
+            accel.judge_files(blob, ends, 0, 1, object(), style, 1, 0)
         with pytest.raises(TypeError):
-            accel.judge_files(blob, ends, 0, 1, plan, style[:5], 1)
+            accel.judge_files(blob, ends, 0, 1, plan, style[:5], 1, 0)
         with pytest.raises(ValueError, match="unknown mode"):
-            accel.judge_files(blob, ends, 0, 1, plan, (9, *style[1:]), 1)
+            accel.judge_files(blob, ends, 0, 1, plan, (9, *style[1:]), 1, 0)
         bad_codes = (*style[:4], (b'a"b', *style[4][1:]), *style[5:])
         with pytest.raises(ValueError, match="plain ASCII"):
-            accel.judge_files(blob, ends, 0, 1, plan, bad_codes, 1)
+            accel.judge_files(blob, ends, 0, 1, plan, bad_codes, 1, 0)

@@ -451,7 +451,7 @@ def _runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: int, stop
         end = min(stop, i + _RUN)
         try:
             done, entries, bodies, passed, blocked, warned = accel.judge_files(
-                blob, ends, i, end, plan, style, number())
+                blob, ends, i, end, plan, style, number(), paths.listed)
         except Exception:  # an internal bug: these files go the usual way, which isolates it
             yield from range(i, end)
             i = end
