@@ -4,9 +4,9 @@ Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy 
 ``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
 
 1. runs ``tests/conformance/test_accel.py``, ``tests/conformance/test_otel_accel.py``,
-   ``tests/conformance/test_native_runs.py`` and the tests of ``claude_lines`` in ``tests/ingest/test_fast_paths.py`` (the
-   agreement tests, generated and mutated files included) and the directory
-   listing's tests in ``tests/test_inputs.py``;
+   ``tests/conformance/test_native_runs.py`` and the tests of ``claude_lines`` in
+   ``tests/ingest/test_fast_paths.py`` (the agreement tests, generated and mutated
+   files included) and the directory listing's tests in ``tests/test_inputs.py``;
 2. feeds the extension's entry points ``--cases`` mutated files (bytes set,
    inserted, removed, files cut short) built from the native files in
    ``examples/`` and ``tests/data/`` (every eighth run of four of them also read,
