@@ -907,9 +907,16 @@ buf_span(Buf *b, Span sp)
 static int
 buf_ll(Buf *b, long long v)
 {
-    char t[32];
-    int n = snprintf(t, sizeof t, "%lld", v);
-    return buf_add(b, t, n);
+    /* as "%lld" writes it, without the cost of a format string */
+    char t[24];
+    int n = (int)sizeof t;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        t[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) t[--n] = '-';
+    return buf_add(b, t + n, (Py_ssize_t)sizeof t - n);
 }
 
 /* "seq N" */
