@@ -452,6 +452,29 @@ class TestNativeListing:
             assert list(native.paths) == list(python.paths), args
             assert native.notes == python.notes, args
 
+    def test_identities_are_the_files(self, odd: Path) -> None:
+        """Each listed file's (device, inode) is what os.stat gives, whether it was read from
+        the directory entry (a regular file, on the file systems where the two agree) or
+        stat'ed (a link)."""
+        from array import array
+
+        from assay._accel import list_trajectories
+
+        (odd / "link-to-file.jsonl").unlink()
+        (odd.parent / "outside.jsonl").write_bytes(b"x")
+        os.symlink(odd.parent / "outside.jsonl", odd / "link-out.jsonl")
+        os.link(odd / "a.json", odd.parent / "elsewhere.jsonl")  # a second name, not here
+        listed = list_trajectories("runs", b"runs/")
+        assert listed is not None
+        blob, ends, keys = listed
+        paths = _inputs.PathList._of_blob(blob, ends)
+        got = array("Q")
+        got.frombytes(keys)
+        for n, path in enumerate(paths):
+            st = os.stat(path)
+            assert (got[2 * n], got[2 * n + 1]) == (st.st_dev, st.st_ino), path
+        assert "runs/link-out.jsonl" in list(paths) and "runs/a.json" in list(paths)
+
     def test_spec_inside_is_left_out(self, odd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (odd / "link-to-file.jsonl").unlink()
         native, python = self.both(["runs"], monkeypatch, spec="runs/c.ndjson")

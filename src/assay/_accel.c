@@ -35,6 +35,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -2734,7 +2737,8 @@ typedef struct {
     char *name;
     size_t len;
     unsigned long long dev, ino;
-    unsigned char type; /* the entry's d_type; 0 once found to be no regular file */
+    unsigned char type;  /* the entry's d_type; 0 once found to be no regular file */
+    unsigned char known; /* dev and ino are known without a stat (dirent_identities) */
 } Entry;
 
 typedef struct {
@@ -2751,6 +2755,7 @@ stat_range(void *arg)
     StatJob *job = arg;
     for (size_t i = job->start; i < job->stop; i++) {
         Entry *en = &job->entries[i];
+        if (en->known) continue;
         struct stat st;
         if (fstatat(job->dir, en->name, &st, 0) != 0) {
             /* a broken link is no file; a file gone since it was listed is Python's to name */
@@ -2775,8 +2780,11 @@ static int
 stat_entries(int dir, Entry *entries, size_t n)
 {
     enum { MAX_THREADS = 4, PER_THREAD = 1024 };
+    size_t unknown = 0;
+    for (size_t i = 0; i < n; i++) unknown += !entries[i].known;
+    if (!unknown) return 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t threads = n / PER_THREAD;
+    size_t threads = unknown / PER_THREAD;
     if (threads > (size_t)MAX_THREADS) threads = MAX_THREADS;
     if (cpus > 0 && threads > (size_t)cpus) threads = (size_t)cpus;
     if (threads < 1) threads = 1;
@@ -2799,6 +2807,35 @@ stat_entries(int dir, Entry *entries, size_t n)
         give_way |= jobs[t].give_way;
     }
     return give_way ? 1 : 0;
+}
+
+/* Whether a directory's entries carry their files' identities: on the file systems below,
+ * a regular file's entry holds its inode number (d_ino is st_ino) and the file is on the
+ * directory's device, so a regular file needs no stat to be identified. Elsewhere
+ * (overlayfs, network and FUSE file systems, where the two may differ) every entry is
+ * stat'ed. */
+static int
+dirent_identities(int dir, unsigned long long *dev)
+{
+#ifdef __linux__
+    struct statfs fs;
+    struct stat st;
+    if (fstatfs(dir, &fs) != 0 || fstat(dir, &st) != 0) return 0;
+    switch ((unsigned long)fs.f_type) {
+    case 0xEF53UL:     /* ext2, ext3, ext4 */
+    case 0x58465342UL: /* xfs */
+    case 0x9123683EUL: /* btrfs */
+    case 0x01021994UL: /* tmpfs */
+        *dev = (unsigned long long)st.st_dev;
+        return 1;
+    default:
+        return 0;
+    }
+#else
+    (void)dir;
+    (void)dev;
+    return 0;
+#endif
 }
 
 static int
@@ -2835,7 +2872,9 @@ PyDoc_STRVAR(list_trajectories_doc,
 "list_trajectories(path, prefix) -> (paths, ends, keys) | None\n\n"
 "The trajectory files directly in the directory path (assay._inputs._list: hidden\n"
 "names skipped, regular files or links to them only), sorted by name, each identified\n"
-"by its device and inode as os.stat gives them. paths is prefix + name + NUL for each\n"
+"by its device and inode as os.stat gives them (a regular file's read from its directory\n"
+"entry on the file systems where the two agree, else stat'ed). paths is prefix + name +\n"
+"NUL for each\n"
 "file, ends the native uint64 offsets where each ends, keys two native uint64 (device,\n"
 "inode) per file. None gives way to the Python listing: a directory that cannot be\n"
 "read, a name that is not UTF-8, a file that cannot be stat'ed, two names of one file.");
@@ -2891,12 +2930,22 @@ list_trajectories(PyObject *module, PyObject *args)
         entries[n].name = copy;
         entries[n].len = len;
         entries[n].type = type;
+        entries[n].known = 0;
+        entries[n].ino = (unsigned long long)e->d_ino;
         n++;
         chars += len;
         errno = 0;
     }
     if (dir && !give_way && !no_memory && errno != 0) give_way = 1; /* readdir failed */
     if (dir && !give_way && !no_memory && n) {
+        unsigned long long dev;
+        if (dirent_identities(dirfd(dir), &dev)) {
+            for (size_t i = 0; i < n; i++) {
+                if (entries[i].type != DT_REG) continue; /* a link, or a kind not told */
+                entries[i].dev = dev;
+                entries[i].known = 1;
+            }
+        }
         give_way = stat_entries(dirfd(dir), entries, n);
         /* a link to no regular file (or to nothing) is left out, as os.DirEntry.is_file has it */
         size_t kept = 0;
