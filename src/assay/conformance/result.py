@@ -209,21 +209,30 @@ def new_finding(code: str, message: str, location: Location = NOWHERE,
     return cast(Finding, made)
 
 
-@dataclass(frozen=True, slots=True)
 class NativeRun:
     """Native files judged and rendered together by :func:`assay._accel.judge_files`, each
-    with one result: what a report writer takes instead of each file's start and result."""
+    with one result: what a report writer takes instead of each file's start and result.
+    (A plain class: a dataclass costs the start-up of every command that imports this.)"""
 
-    #: How many files, in order from where the run began.
-    files: int
-    #: The files' entries as the writer spools them (``file_entry``'s bytes, each).
-    entries: bytes
-    #: The rendered results, each after a ``,\n`` in JSON (empty for ``--summary-only``).
-    bodies: bytes
-    passed: int
-    blocked: int
-    #: PASS verdicts with warnings.
-    warned: int
+    __slots__ = ("blocked", "bodies", "entries", "files", "passed", "warned")
+
+    def __init__(self, files: int, entries: bytes, bodies: bytes, passed: int, blocked: int,
+                 warned: int) -> None:
+        #: How many files, in order from where the run began.
+        self.files = files
+        #: The files' entries as the writer spools them (``file_entry``'s bytes, each).
+        self.entries = entries
+        #: The rendered results, each after a ``,\n`` in JSON (empty for
+        #: ``--summary-only``).
+        self.bodies = bodies
+        self.passed = passed
+        self.blocked = blocked
+        #: PASS verdicts with warnings.
+        self.warned = warned
+
+    def __reduce__(self) -> tuple[type[NativeRun], tuple[int, bytes, bytes, int, int, int]]:
+        return NativeRun, (self.files, self.entries, self.bodies, self.passed, self.blocked,
+                           self.warned)
 
 
 @dataclass(frozen=True)
