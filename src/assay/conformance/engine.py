@@ -795,22 +795,28 @@ def native_parts(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
                        records + 1, handoffs, checkpoints, irreversible)
 
 
-class NativeFindings(NamedTuple):
+class NativeFindings:
     """What every result of a spec the C judge judges may carry beyond the judge's own
     findings (see :func:`native_findings`)."""
 
-    #: The reasons of every PASS.
-    passed: tuple[Finding, ...]
-    #: Each C finding code's reason code, by the judge's number; the propagated one is the
-    #: text before and after its number of hops.
-    codes: tuple[str, ...]
-    propagated: tuple[str, str]
-    #: Per rule, the note of a trajectory whose guarded action never ran.
-    never_ran: tuple[Finding, ...]
-    #: The warning of a native file recording no action, None when the spec has no rule.
-    no_actions: Finding | None
-    #: Per contract (the plan's order), the warning of a border never crossed.
-    never_crossed: tuple[Finding, ...]
+    __slots__ = ("codes", "never_crossed", "never_ran", "no_actions", "passed", "propagated")
+
+    def __init__(self, passed: tuple[Finding, ...], codes: tuple[str, ...],
+                 propagated: tuple[str, str], never_ran: tuple[Finding, ...],
+                 no_actions: Finding | None, never_crossed: tuple[Finding, ...]) -> None:
+        #: The reasons of every PASS.
+        self.passed = passed
+        #: Each C finding code's reason code, by the judge's number; the propagated one
+        #: is the text before and after its number of hops.
+        self.codes = codes
+        self.propagated = propagated
+        #: Per rule, the note of a trajectory whose guarded action never ran.
+        self.never_ran = never_ran
+        #: The warning of a native file recording no action, None when the spec has no
+        #: rule.
+        self.no_actions = no_actions
+        #: Per contract (the plan's order), the warning of a border never crossed.
+        self.never_crossed = never_crossed
 
 
 def native_findings(compiled: CompiledSpec) -> NativeFindings:
