@@ -189,7 +189,7 @@ def _native_list(path: str) -> _Listed | None:
     (the Python listing then reads the directory and names any problem)."""
     global _LIST
     if _LIST is None:
-        from assay.ingest._fast import native
+        from assay._ext import native
 
         _LIST = getattr(native(), "list_trajectories", False)
     if _LIST is False or type(path) is not str:

@@ -171,7 +171,7 @@ def _accel() -> Any:
     results)."""
     global _ACCEL
     if _ACCEL is _UNSET:
-        from assay.ingest._fast import native
+        from assay._ext import native
 
         _ACCEL = native()
     return _ACCEL
@@ -210,9 +210,13 @@ def _replay_native(compiled: CompiledSpec, data: bytes, path: str, *,
                     r = Replayer(compiled)
                     r.feed_scanned(data, scanned, final)
                     return r.finish(path, path)
-        typed = _typed()(data)
-        if typed is not None:
-            return _replay_records(compiled, typed[0], typed[1], path)
+        # Lines the extension does not read as JSON (or reads as a key given twice) are a
+        # file the typed decode refuses too: the strict reader names the problem at once,
+        # and msgspec is not loaded for a file that is only broken.
+        if accel is None or accel.check_lines(data, any_number=True):
+            typed = _typed()(data)
+            if typed is not None:
+                return _replay_records(compiled, typed[0], typed[1], path)
     return replay_events(compiled, _native().iter_events(data, path), path, path)
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from typing import Any
 
 import orjson
+
+from assay._digest import sha256_hex
 
 __all__ = ["dump_json", "escape_controls", "plural", "sha256_footer", "text_lines"]
 
@@ -50,7 +51,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def sha256_footer(body: str) -> str:
     """The body followed by a ``report-sha256:`` line hashing exactly that body."""
-    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    digest = sha256_hex(body.encode("utf-8"))
     return f"{body}report-sha256: {digest}\n"
 
 

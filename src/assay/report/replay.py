@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from typing import IO, Any
 
 import orjson
 
+from assay._digest import Sha256
 from assay.conformance.result import VERDICT_EXIT, ReplayResult, ReplayRun
 from assay.conformance.result import scalar_text as _json_scalar
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
@@ -780,7 +780,7 @@ class ReplayReportWriter(Tally):
             self.out.write("\n" + parts[-1])
 
     def _finish_text(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
-        digest = hashlib.sha256()
+        digest = Sha256()
 
         def emit(lines: Iterable[str]) -> None:
             text = text_lines(lines)
