@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from os import PathLike
-from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast, overload
 
 from assay.errors import InputError, SpecError, TraceError
 
@@ -133,8 +132,7 @@ class PathList(Sequence[str]):
         return f"PathList({list(self)!r})"
 
 
-@dataclass(frozen=True)
-class Inputs:
+class Inputs(NamedTuple):
     """The files to read, in order, and what was noticed on the way (one line each)."""
 
     paths: PathList

@@ -224,8 +224,6 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None,
                data: bytes | None = None) -> Iterator[ReplayResult]:
     """The results of one file; ``data``, when given, is its content already read."""
-    from assay.ingest import FORMATS, ReadFailure, detect_format, load
-
     native = _native()
 
     if path == STDIN:
@@ -248,13 +246,18 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
             yield error_result(path, path, _strip_path(exc))
             return
         # the registry asks the native reader first and stops at a certain answer
-        fmt = input_format or ("native" if native.certainly_native(data)
-                               else detect_format(data))
+        fmt = input_format or "native"
+        if input_format is None and not native.certainly_native(data):
+            from assay.ingest import detect_format
+
+            fmt = detect_format(data)
         if fmt == "native":
             if formats is not None:
                 formats.append((path, fmt))
             yield _replay_native(compiled, data, path)
             return
+    from assay.ingest import FORMATS, ReadFailure, load
+
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again
     # a spec that selects nothing reads no tool's output: the reader need not keep it

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import islice
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import orjson
 
@@ -145,12 +144,12 @@ _SLOT = "\x00results\x00"
 _SLOT_LINE = '    "\\u0000results\\u0000"\n'
 
 
-@dataclass(slots=True)  # not frozen: built once a result, and a frozen init costs
-class Rendered:
+class Rendered(NamedTuple):
     """One judged trajectory as the report needs it, rendered where it was judged.
 
     Small and picklable, so that a worker process can judge and render and the
-    report writer only puts the pieces in order.
+    report writer only puts the pieces in order. A named tuple: cheap to build once
+    a result, and to define (a dataclass would cost every replay's start-up more).
     """
 
     id: str
