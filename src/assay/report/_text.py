@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 import orjson
@@ -15,8 +16,15 @@ __all__ = ["dump_json", "escape_controls", "plural", "sha256_footer", "text_line
 # C0 and C1 controls (tab, newline, CR, ESC and NUL included), DEL, the bidi embedding,
 # override, isolate and mark characters, the Unicode line and paragraph separators, and
 # lone surrogates (no character: written raw they cannot even be encoded).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-                     "\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = ("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+           "\u2066-\u2069\ud800-\udfff]")
+
+
+@cache
+def _unsafe() -> re.Pattern[str]:
+    """:data:`_UNSAFE` compiled, on first use: compiling it costs a short command more than
+    escaping every line of its report."""
+    return re.compile(_UNSAFE)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -31,9 +39,12 @@ def escape_controls(text: str) -> str:
     start a line, move the cursor or reorder what a terminal shows. Printable
     text is returned unchanged (the same object).
     """
-    if _UNSAFE.search(text) is None:
+    if text.isascii() and text.isprintable():  # no control: the common line, at C speed
         return text
-    return _UNSAFE.sub(_escape, text)
+    unsafe = _unsafe()
+    if unsafe.search(text) is None:
+        return text
+    return unsafe.sub(_escape, text)
 
 
 def text_lines(lines: Iterable[str]) -> str:
