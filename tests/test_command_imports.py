@@ -26,7 +26,8 @@ try:
     main(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code
-sys.stderr.write(json.dumps([code, sorted({m.split(".")[0] for m in sys.modules})]))
+names = {*sys.modules, *(m.split(".")[0] for m in sys.modules)}
+sys.stderr.write(json.dumps([code, sorted(names)]))
 """
 
 
@@ -51,10 +52,18 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+#: What the replay of the example fixtures (a plain spec, one broken file) never loads: the
+#: typed conversion and msgspec with it (typing_extensions, decimal), OpenSSL, the format
+#: registry and the typed readers, and the JSON scanner used for format detection.
+REPLAY_ABSENT = {"yaml", "msgspec", "typing_extensions", "decimal", "hashlib", "_hashlib",
+                 "assay.documents.loader", "assay.documents.spec", "assay.documents.selector",
+                 "assay.ingest._registry", "assay.ingest._fast", "assay.ingest._native_typed",
+                 "assay.ingest._scan"}
+
 COMMANDS = {
     "--version": (["--version"], 0, {"yaml", "msgspec"}),
     "replay": (["replay", "examples/spec.json", *sorted(
-        str(p.relative_to(ROOT)) for p in EXAMPLES.glob("fixture_*.jsonl"))], 1, {"yaml"}),
+        str(p.relative_to(ROOT)) for p in EXAMPLES.glob("fixture_*.jsonl"))], 1, REPLAY_ABSENT),
     "accept": (["accept", "-c", "examples/accept/contract.yaml", "-r",
                 "examples/accept/result.json", "-t", "examples/accept/trace.jsonl"], 0, set()),
     "revalidate": (["revalidate", "examples/resume/video/checkpoint.yaml", "--now",

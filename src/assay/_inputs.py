@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from os import PathLike
-from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast, overload
 
 from assay.errors import InputError, SpecError, TraceError
 
@@ -144,8 +143,7 @@ class PathList(Sequence[str]):
         return f"PathList({list(self)!r})"
 
 
-@dataclass(frozen=True)
-class Inputs:
+class Inputs(NamedTuple):
     """The files to read, in order, and what was noticed on the way (one line each)."""
 
     paths: PathList
@@ -200,7 +198,7 @@ def _native_list(path: str) -> _Listed | None:
     (the Python listing then reads the directory and names any problem)."""
     global _LIST
     if _LIST is None:
-        from assay.ingest._fast import native
+        from assay._ext import native
 
         _LIST = getattr(native(), "list_trajectories", False)
     if _LIST is False or type(path) is not str:

@@ -22,8 +22,13 @@ from assay.ingest import FORMATS
 
 __all__ = ["cli", "main"]
 
+# One instance of each path type for every option that takes one: click's types are
+# stateless, and each new one looks up its translated name (a few file system calls).
+_FILE = click.Path(dir_okay=False)
+_DIRECTORY = click.Path(file_okay=False)
+
 KEY_FILE_OPTION = click.option(
-    "--key-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+    "--key-file", type=_FILE, default=None, metavar="FILE",
     help="Evidence key (HMAC-SHA256 secret) kept outside the runs directory "
          "(default: $ASSAY_EVIDENCE_KEY_FILE, else $ASSAY_EVIDENCE_KEY).",
 )
@@ -47,7 +52,7 @@ def _report_options(*extra: str) -> Callable[[Callable[..., Any]], Callable[...,
              + (" (html: one self-contained page, needs --output)" if "html" in extra else "")
              + ".")
     output = click.option(
-        "--output", "-o", "output", type=click.Path(dir_okay=False), default=None,
+        "--output", "-o", "output", type=_FILE, default=None,
         metavar="FILE", help="Write the report to FILE (atomically) instead of standard output.")
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -260,7 +265,7 @@ def _warm_pool() -> None:
 
 
 @cli.command(short_help="Check recorded runs against a spec.")
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("spec", type=_FILE)
 @click.argument("trajectories", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("-r", "--recursive", is_flag=True,
               help="Also read the trajectory files in subdirectories of a directory given.")
@@ -450,11 +455,11 @@ def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: i
 
 
 @cli.command(short_help="Accept a claimed result only on evidence.")
-@click.option("--contract", "-c", "contract", type=click.Path(dir_okay=False), default=None,
+@click.option("--contract", "-c", "contract", type=_FILE, default=None,
               help="The contract file (JSON or YAML).")
 @click.option("--result", "-r", "result", type=click.Path(dir_okay=False, allow_dash=True),
               default=None, help="The agent's result as JSON text ('-' reads standard input).")
-@click.option("--trace", "-t", "trace", type=click.Path(dir_okay=False), default=None,
+@click.option("--trace", "-t", "trace", type=_FILE, default=None,
               help="The calls the agent made: a native JSONL trajectory or a JSON list.")
 @click.option("--probe-cmd", metavar="CMD", default=None,
               help="Read-only command run without a shell; exit 0 confirms the effect.")
@@ -503,7 +508,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
 
 
 @cli.command(short_help="Run a workflow; advance only on passing gates.")
-@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.argument("workflow", type=_FILE)
 @click.option("--as", "role", envvar="ASSAY_ROLE", required=True, metavar="ROLE",
               help="The role this invocation acts as; it runs that role's phases only.")
 @click.option("--identity", metavar="ID", default=None,
@@ -511,7 +516,7 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
 @click.option("--run-id", default=None, help="Id of a new run (default: generated).")
 @click.option("--resume", "resume", metavar="RUN_ID", default=None,
               help="Continue a stored run after its last passed phase.")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+@click.option("--runs-dir", default="runs", show_default=True, type=_DIRECTORY,
               help="Directory holding one directory per run.")
 @click.option("--store", default="jsonl", show_default=True, metavar="jsonl|sqlite|URL",
               callback=lambda ctx, param, value: _store_choice(value),
@@ -577,14 +582,14 @@ def _database_url(ctx: click.Context, param: click.Parameter, value: str | None)
 
 
 @cli.command(short_help="Create a run on a shared PostgreSQL store for workers to take.")
-@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.argument("workflow", type=_FILE)
 @click.option("--store", required=True, metavar="URL", envvar="ASSAY_STORE",
               callback=_database_url,
               help="The postgresql:// URL of the shared store (default: $ASSAY_STORE).")
 @click.option("--run-id", default=None, help="Id of the new run (default: generated).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Set a param the workflow declares (repeatable).")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+@click.option("--runs-dir", default="runs", show_default=True, type=_DIRECTORY,
               help="Where the workers write the run's artifacts (its artifact paths are "
                    "checked against it).")
 @KEY_FILE_OPTION
@@ -611,7 +616,7 @@ def submit(workflow: str, store: str, run_id: str | None, params: tuple[str, ...
 
 
 @cli.command(short_help="Take phases of one role from a shared PostgreSQL store.")
-@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.argument("workflow", type=_FILE)
 @click.option("--store", required=True, metavar="URL", envvar="ASSAY_STORE",
               callback=_database_url,
               help="The postgresql:// URL of the shared store (default: $ASSAY_STORE).")
@@ -620,7 +625,7 @@ def submit(workflow: str, store: str, run_id: str | None, params: tuple[str, ...
 @click.option("--identity", metavar="ID", default=None,
               help="Who is acting (default: $ASSAY_IDENTITY, else the OS user); the role "
                    "guard compares this identity, never one stored in the run.")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+@click.option("--runs-dir", default="runs", show_default=True, type=_DIRECTORY,
               help="Where this worker writes the artifacts of the runs it works.")
 @click.option("--once", is_flag=True,
               help="Work at most one run, then exit with its exit code (0 when none is ready).")
@@ -669,11 +674,11 @@ def worker(workflow: str, store: str, role: str, identity: str | None, runs_dir:
 
 
 @cli.command(short_help="Re-check a checkpoint before a task resumes.")
-@click.argument("checkpoint", type=click.Path(dir_okay=False))
+@click.argument("checkpoint", type=_FILE)
 @click.option("--now", "now", metavar="TS", default=None,
               help="Judge as of this ISO 8601 time (default: the clock); same inputs and "
                    "--now give the same report.")
-@click.option("--write-next", "write_next", type=click.Path(dir_okay=False), default=None,
+@click.option("--write-next", "write_next", type=_FILE, default=None,
               help="Write the next checkpoint (what was just observed) to this file.")
 @_sha256_option("--expect-checkpoint-sha256", "checkpoint")
 @_report_options()
@@ -726,7 +731,7 @@ def evidence() -> None:
 
 @evidence.command("verify", short_help="Verify a run's evidence chain and head.")
 @click.argument("run_id", metavar="RUN")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+@click.option("--runs-dir", default="runs", show_default=True, type=_DIRECTORY,
               help="Directory holding one directory per run.")
 @click.option("--store", "store_url", metavar="URL", default=None, callback=_database_url,
               help="Read the run from this postgresql:// store instead of --runs-dir.")
@@ -755,9 +760,9 @@ def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file:
 
 @cli.command(short_help="Print a run's evidence trail.")
 @click.argument("run_id", metavar="RUN")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+@click.option("--runs-dir", default="runs", show_default=True, type=_DIRECTORY,
               help="Directory holding one directory per run.")
-@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+@click.option("--html", "html_out", type=_FILE, default=None,
               help="Also write a self-contained HTML page of the trail to this file.")
 @click.option("--store", "store_url", metavar="URL", default=None, callback=_database_url,
               help="Read the run from this postgresql:// store instead of --runs-dir.")
@@ -787,9 +792,9 @@ def _guard_store_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--spec`` and ``--state-dir``: what every guard command enforces, and where."""
     command = click.option(
         "--state-dir", default=".assay/guard", show_default=True,
-        type=click.Path(file_okay=False),
+        type=_DIRECTORY,
         help="Directory holding one directory per session: its state and decision log.")(command)
-    return click.option("--spec", "spec", required=True, type=click.Path(dir_okay=False),
+    return click.option("--spec", "spec", required=True, type=_FILE,
                         help="The replay spec to enforce (JSON or YAML).")(command)
 
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from assay.errors import InputError
 
@@ -35,9 +34,11 @@ _RUNS_DIR_COMMANDS = ("run", "submit", "worker", "audit")
 _FORMAT_COMMANDS = ("replay", "accept", "revalidate")
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    """The ``[tool.assay]`` settings; ``source`` is the file they came from (None: none found)."""
+class Config(NamedTuple):
+    """The ``[tool.assay]`` settings; ``source`` is the file they came from (None: none found).
+
+    A named tuple: every configured command builds one, and defining a dataclass would
+    cost each of them more than reading its settings."""
 
     source: Path | None = None
     spec: Path | None = None

@@ -366,18 +366,17 @@ def test_bad_arguments_raise() -> None:
 
 
 def test_pure_python_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay import _inputs
-    from assay.ingest import _fast
+    from assay import _ext, _inputs
 
     monkeypatch.setattr(conformance, "_ACCEL", conformance._UNSET)
-    monkeypatch.setattr(_fast, "_NATIVE", _fast._UNSET)
+    monkeypatch.setattr(_ext, "_NATIVE", _ext._UNSET)
     monkeypatch.setattr(_inputs, "_LIST", None)
     monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
     assert conformance._accel() is None
     assert _inputs._native_list(str(EXAMPLES)) is None  # the Python listing
     monkeypatch.delenv("ASSAY_PURE_PYTHON")
     monkeypatch.setattr(conformance, "_ACCEL", conformance._UNSET)
-    monkeypatch.setattr(_fast, "_NATIVE", _fast._UNSET)
+    monkeypatch.setattr(_ext, "_NATIVE", _ext._UNSET)
     monkeypatch.setattr(_inputs, "_LIST", None)
     assert conformance._accel() is accel
     assert _inputs._native_list(str(EXAMPLES)) is not None

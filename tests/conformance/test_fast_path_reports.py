@@ -288,9 +288,10 @@ def test_otel_reports_without_the_text(native: bool, tmp_path: Path,
     one that reads every result, byte for byte, with the reading in C and in Python."""
 
     import assay._accel as accel  # built by the install: a missing extension fails here
-    from assay.ingest import _fast, otel
+    from assay import _ext
+    from assay.ingest import otel
 
-    monkeypatch.setattr(_fast, "_NATIVE", accel if native else None)
+    monkeypatch.setattr(_ext, "_NATIVE", accel if native else None)
     files = [*SPAN_DOCUMENTS, *_spans_as_lines(tmp_path)]
     asked = _lean_reports_match(otel, "read_otel", SPAN_SPEC, files, tmp_path, monkeypatch)
     assert False in asked
@@ -313,7 +314,7 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
     the same reports, byte for byte. The span files include the recorded OTLP/JSON
     documents written one a line, and a small benchmark export."""
     import assay._accel as accel  # built by the install: a missing extension fails here
-    from assay.ingest import _fast
+    from assay import _ext
 
     spec = CLAUDE_SPECS["selects"] if kind == "claude-code" else SPAN_SPEC
     files = CLAUDE_FILES if kind == "claude-code" else list(SPAN_FILES)
@@ -337,8 +338,8 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
         indexed.append(found is not None)
         return found
 
-    monkeypatch.setattr(_fast, "_CHECK_LINES", check_lines)
-    monkeypatch.setattr(_fast, "_NATIVE", accel)
+    monkeypatch.setattr(_ext, "_CHECK_LINES", check_lines)
+    monkeypatch.setattr(_ext, "_NATIVE", accel)
     monkeypatch.setattr(accel, "otel_index", otel_index)
     if kind == "claude-code":  # transcripts are read by claude_lines, which checks as it reads
         from assay.ingest import claude_code
@@ -361,8 +362,8 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
     with_c = _reports(str(spec_path), files, tmp_path)
     assert True in calls  # the check vouched for some files (claude_lines read some)
     assert (True in indexed) == (kind == "otel")  # the index read some span files
-    monkeypatch.setattr(_fast, "_CHECK_LINES", None)
-    monkeypatch.setattr(_fast, "_NATIVE", None)
+    monkeypatch.setattr(_ext, "_CHECK_LINES", None)
+    monkeypatch.setattr(_ext, "_NATIVE", None)
     without = _reports(str(spec_path), files, tmp_path)
     assert with_c.keys() == without.keys()
     for key in with_c:

@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import assay._accel as accel  # a missing extension fails these tests; it never skips them
+from assay import _ext
 from assay.conformance import CompiledSpec, iter_replay, parse_spec
 from assay.events import Event, Trajectory
-from assay.ingest import ReadFailure, _fast
+from assay.ingest import ReadFailure
 from assay.ingest import otel as otel_mod
 from assay.ingest.otel import read_otel
 from assay.report.replay import render_result
@@ -87,8 +88,8 @@ def _seen(entries: Any) -> list[str]:
 
 
 def _use_c(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
-    monkeypatch.setattr(_fast, "_NATIVE", accel if on else None)
-    monkeypatch.setattr(_fast, "_CHECK_LINES", accel.check_lines if on else None)
+    monkeypatch.setattr(_ext, "_NATIVE", accel if on else None)
+    monkeypatch.setattr(_ext, "_CHECK_LINES", accel.check_lines if on else None)
 
 
 def _reading(monkeypatch: pytest.MonkeyPatch, data: bytes, on: bool,

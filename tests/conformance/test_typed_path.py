@@ -95,6 +95,9 @@ class TestSameVerdicts:
         doc = ("\n".join(lines) + "\n").encode()
         for spec in SPECS.values():
             strict, fast = _both(spec, doc)
+            if b"\\u003a" in doc.lower():  # an escaped colon: the typed path steps aside
+                assert fast is None
+                continue
             assert fast is not None
             assert fast == strict
             assert fast.to_dict() == strict.to_dict()

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import assay._accel as accel
+from assay import _ext
 from assay.events import Trajectory
 from assay.ingest import ReadFailure, _fast, load
 from assay.ingest import claude_code as claude_mod
@@ -674,12 +675,12 @@ def test_the_checker_is_off_in_pure_python(monkeypatch: pytest.MonkeyPatch) -> N
     """``ASSAY_PURE_PYTHON=1`` or an extension that is not built: no ``check_lines``, no
     OTel index."""
     for unset in ("_CHECK_LINES", "_NATIVE"):
-        monkeypatch.setattr(_fast, unset, _fast._UNSET)
+        monkeypatch.setattr(_ext, unset, _ext._UNSET)
     monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
     assert _fast.line_checker() is None
     assert _fast.native() is None
     for unset in ("_CHECK_LINES", "_NATIVE"):
-        monkeypatch.setattr(_fast, unset, _fast._UNSET)
+        monkeypatch.setattr(_ext, unset, _ext._UNSET)
     monkeypatch.delenv("ASSAY_PURE_PYTHON")
     monkeypatch.setitem(sys.modules, "assay._accel", None)  # import fails
     assert _fast.line_checker() is None

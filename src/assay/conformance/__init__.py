@@ -172,7 +172,7 @@ def _accel() -> Any:
     results)."""
     global _ACCEL
     if _ACCEL is _UNSET:
-        from assay.ingest._fast import native
+        from assay._ext import native
 
         _ACCEL = native()
     return _ACCEL
@@ -211,9 +211,13 @@ def _replay_native(compiled: CompiledSpec, data: bytes, path: str, *,
                     r = Replayer(compiled)
                     r.feed_scanned(data, scanned, final)
                     return r.finish(path, path)
-        typed = _typed()(data)
-        if typed is not None:
-            return _replay_records(compiled, typed[0], typed[1], path)
+        # Lines the extension does not read as JSON (or reads as a key given twice) are a
+        # file the typed decode refuses too: the strict reader names the problem at once,
+        # and msgspec is not loaded for a file that is only broken.
+        if accel is None or accel.check_lines(data, any_number=True):
+            typed = _typed()(data)
+            if typed is not None:
+                return _replay_records(compiled, typed[0], typed[1], path)
     return replay_events(compiled, _native().iter_events(data, path), path, path)
 
 
@@ -221,8 +225,6 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None,
                data: bytes | None = None) -> Iterator[ReplayResult]:
     """The results of one file; ``data``, when given, is its content already read."""
-    from assay.ingest import FORMATS, ReadFailure, detect_format, load
-
     native = _native()
 
     if path == STDIN:
@@ -245,13 +247,18 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
             yield error_result(path, path, _strip_path(exc))
             return
         # the registry asks the native reader first and stops at a certain answer
-        fmt = input_format or ("native" if native.certainly_native(data)
-                               else detect_format(data))
+        fmt = input_format or "native"
+        if input_format is None and not native.certainly_native(data):
+            from assay.ingest import detect_format
+
+            fmt = detect_format(data)
         if fmt == "native":
             if formats is not None:
                 formats.append((path, fmt))
             yield _replay_native(compiled, data, path)
             return
+    from assay.ingest import FORMATS, ReadFailure, load
+
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again
     # a spec that selects nothing reads no tool's output: the reader need not keep it

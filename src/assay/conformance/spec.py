@@ -150,9 +150,11 @@ class Spec:
 
 
 def _selectors(raw: list[Any], loc: tuple[str | int, ...]) -> tuple[dict[str, Any], ...]:
+    if not raw:
+        return ()
     import msgspec
 
-    from assay.documents.loader import Problem
+    from assay.documents._read import Problem
 
     out = []
     for i, sel in enumerate(raw):
@@ -169,7 +171,7 @@ def _guard(sel: Any, loc: tuple[str | int, ...]) -> dict[str, Any]:
     """An action selector in ``must_precede``: it must select actions only."""
     import msgspec
 
-    from assay.documents.loader import Problem
+    from assay.documents._read import Problem
 
     plain: dict[str, Any] = msgspec.to_builtins(sel)
     try:
@@ -185,7 +187,7 @@ def _guard(sel: Any, loc: tuple[str | int, ...]) -> dict[str, Any]:
 
 def _binds(binds: Any, loc: tuple[str | int, ...]) -> tuple[str, ...]:
     """The bound parts of the call, in a fixed order; binding nothing is a problem."""
-    from assay.documents.loader import Problem
+    from assay.documents._read import Problem
 
     if binds is None:
         return ()
@@ -199,12 +201,103 @@ def _binds(binds: Any, loc: tuple[str | int, ...]) -> tuple[str, ...]:
     return names
 
 
-def _build(doc: Any) -> Spec:
-    """The engine's spec from a converted document; a problem raises :class:`Problem`."""
-    from assay.documents.loader import Problem, convert
-    from assay.documents.spec import SpecDoc
+_SPEC_KEYS = frozenset({"mandatory_checkpoints", "handoff_contracts", "derive"})
+_RULE_KEYS = frozenset({"checkpoint_id", "must_precede", "scope", "consume", "confirmed_by",
+                        "voided_by", "binds"})
+_CONTRACT_KEYS = frozenset({"from_agent", "to_agent", "required_fields", "require_verified"})
+_BINDS_KEYS = frozenset({"tool", "args", "call"})
+_SCOPES = ("first", "each")
 
-    d = convert(doc, SpecDoc)
+
+def _name(value: Any) -> bool:
+    """A non-empty string that is all text (no lone surrogate)."""
+    if type(value) is not str or not value:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _names(value: Any) -> bool:
+    return type(value) is list and all(_name(v) for v in value)
+
+
+def _plain(doc: Any) -> Any:
+    """The document as :class:`~assay.documents.spec.SpecDoc` would hold it, read without
+    msgspec, or None to leave it to the typed conversion.
+
+    Only a document every value of which is plainly right is taken here: exactly the
+    declared keys, each of its exact type (no null, no empty name, no lone surrogate),
+    no action selector (``voided_by``, ``derive`` and a selector in ``must_precede``
+    are left to the conversion). The conversion accepts such a document and reads the
+    same values from it; anything else, valid or not, goes to it, and so does every
+    error message.
+    """
+    from types import SimpleNamespace
+
+    if type(doc) is not dict or not _SPEC_KEYS.issuperset(doc):
+        return None
+    rules_in = doc.get("mandatory_checkpoints", [])
+    contracts_in = doc.get("handoff_contracts", [])
+    derive = doc.get("derive", [])
+    if (type(rules_in) is not list or type(contracts_in) is not list
+            or type(derive) is not list or derive):
+        return None
+    rules = []
+    for r in rules_in:
+        if (type(r) is not dict or not _RULE_KEYS.issuperset(r)
+                or not _name(r.get("checkpoint_id"))):
+            return None
+        guarded = r.get("must_precede")
+        if not (_name(guarded) or (_names(guarded) and guarded)):
+            return None
+        scope = r.get("scope", "first")
+        consume = r.get("consume", False)
+        confirmed_by = r.get("confirmed_by", [])
+        voided_by = r.get("voided_by", [])
+        if (type(scope) is not str or scope not in _SCOPES or type(consume) is not bool
+                or not _names(confirmed_by) or type(voided_by) is not list or voided_by):
+            return None
+        binds = r.get("binds")
+        if binds is not None:
+            if type(binds) is not dict or not _BINDS_KEYS.issuperset(binds) or any(
+                    type(v) is not bool for v in binds.values()):
+                return None
+            binds = SimpleNamespace(tool=binds.get("tool", False), args=binds.get("args", False),
+                                    call=binds.get("call", False))
+        elif "binds" in r:
+            return None
+        rules.append(SimpleNamespace(
+            checkpoint_id=r["checkpoint_id"], must_precede=guarded, scope=scope,
+            consume=consume, confirmed_by=r.get("confirmed_by"), voided_by=[], binds=binds))
+    contracts = []
+    for c in contracts_in:
+        if (type(c) is not dict or not _CONTRACT_KEYS.issuperset(c)
+                or not _name(c.get("from_agent")) or not _name(c.get("to_agent"))):
+            return None
+        required = c.get("required_fields", [])
+        verified = c.get("require_verified", False)
+        if not _names(required) or type(verified) is not bool:
+            return None
+        contracts.append(SimpleNamespace(from_agent=c["from_agent"], to_agent=c["to_agent"],
+                                         required_fields=required, require_verified=verified))
+    return SimpleNamespace(mandatory_checkpoints=rules, handoff_contracts=contracts, derive=[])
+
+
+def _build(doc: Any) -> Spec:
+    """The engine's spec from a decoded document; a problem raises :class:`Problem`."""
+    from assay.documents._read import Problem
+
+    d = _plain(doc)
+    if d is None:
+        from assay.documents.loader import convert
+        from assay.documents.spec import SpecDoc
+
+        d = convert(doc, SpecDoc)
     rules = []
     for i, r in enumerate(d.mandatory_checkpoints):
         raw = r.must_precede if isinstance(r.must_precede, list) else [r.must_precede]
@@ -237,7 +330,7 @@ def _build(doc: Any) -> Spec:
 
 def parse_spec(doc: Any, source: str | None = None, sha256: str | None = None) -> Spec:
     """Validate a decoded spec document; the first problem is reported, on one line."""
-    from assay.documents.loader import problems
+    from assay.documents._read import problems
 
     with problems("spec", source, SpecError):
         spec = _build(doc)
@@ -251,7 +344,7 @@ def load_spec(path: str | PathLike[str], *, expect_sha256: str | None = None) ->
     hash differently is refused: a spec cut at a rule boundary is still a valid
     spec, and only the pin tells it from the whole.
     """
-    from assay.documents.loader import decode, read_document
+    from assay.documents._read import decode, read_document
 
     source = str(path)
     data, digest = read_document(source, "spec", SpecError, expect_sha256)

@@ -9,12 +9,23 @@ and reports the first problem on one line with the file, the line and the
 field. The JSON Schema of each kind (``assay schema KIND``) is generated from
 the same structs by :mod:`assay.documents.schema`.
 
-This package imports only the loader's small helpers; each kind's structs load
-with the capability that reads them.
+This package imports nothing until one of its names is used; each kind's structs
+load with the capability that reads them, and a reader of plain documents
+(:mod:`assay.documents._read`) loads without the typed conversion.
 """
 
 from __future__ import annotations
 
-from assay.documents.loader import Loaded, Problem, convert, decode, load, read_document
+from typing import TYPE_CHECKING
+
+from assay._lazy import lazy_dir, lazy_getattr
+
+if TYPE_CHECKING:
+    from assay.documents.loader import Loaded, Problem, convert, decode, load, read_document
 
 __all__ = ["Loaded", "Problem", "convert", "decode", "load", "read_document"]
+
+_LAZY = {name: "assay.documents.loader" for name in __all__}
+
+__getattr__ = lazy_getattr("assay.documents", globals(), _LAZY)
+__dir__ = lazy_dir(globals(), _LAZY)

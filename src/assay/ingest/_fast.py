@@ -44,13 +44,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import re
-from collections.abc import Callable, Iterator
-from typing import Annotated, Any, cast
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 import msgspec
 import orjson
+
+from assay._ext import line_checker, native
 
 __all__ = [
     "I64",
@@ -80,47 +81,6 @@ _ENCODE = msgspec.json.Encoder().encode
 
 class Slow(Exception):
     """The fast path gives way: the strict path reads the file and says what is wrong."""
-
-
-#: ``check_lines(data, start=0, end=len(data)) -> bool``
-LineChecker = Callable[..., bool]
-
-_UNSET: Any = object()
-_CHECK_LINES: Any = _UNSET
-_NATIVE: Any = _UNSET
-
-
-def native() -> Any:
-    """The C extension :mod:`assay._accel`, or None where it is not built or
-    ``ASSAY_PURE_PYTHON`` is set (the Python path then reads alone, with the same
-    results)."""
-    global _NATIVE
-    if _NATIVE is _UNSET:
-        _NATIVE = None
-        if not os.environ.get("ASSAY_PURE_PYTHON"):
-            try:
-                import assay._accel as accel
-            except ImportError:  # not built here: the Python path reads alone
-                pass
-            else:
-                _NATIVE = accel
-    return _NATIVE
-
-
-def line_checker() -> LineChecker | None:
-    """:func:`assay._accel.check_lines`, or None where the extension is not built or
-    ``ASSAY_PURE_PYTHON`` is set (the re-encoding checks then decide alone, with the same
-    results).
-
-    True from it means every line of the range that holds more than blanks is one JSON
-    value (valid UTF-8, valid escapes, numbers of any length) with no key given twice in
-    any object at any depth; False means "look closer", never "bad".
-    """
-    global _CHECK_LINES
-    if _CHECK_LINES is _UNSET:
-        accel = native()
-        _CHECK_LINES = None if accel is None else accel.check_lines
-    return cast("LineChecker | None", _CHECK_LINES)
 
 
 def decoder(kind: Any) -> msgspec.json.Decoder[Any]:

@@ -24,7 +24,6 @@ from typing import Any
 import orjson
 
 from assay.errors import TraceError
-from assay.ingest._scan import _COLON, _TOKEN
 
 __all__ = ["DuplicateKey", "EmbeddedDuplicate", "check_document", "check_line",
            "decode_embedded", "find_duplicate", "message", "no_duplicate_keys", "pairs_hook",
@@ -175,6 +174,8 @@ def check_line(raw: bytes, rec: Any, line: int, path: str | None) -> None:
 def _line_of(data: bytes, key: str) -> int | None:
     """The line where ``key`` appears for the second time in one object."""
     import json
+
+    from assay.ingest._scan import _COLON, _TOKEN  # compiled only where a key repeats
 
     stack: list[set[str] | None] = []
     for m in _TOKEN.finditer(data):

@@ -592,7 +592,7 @@ class _GaveWay(Exception):
 
 def _line_reader() -> Any:
     """:func:`assay._accel.claude_lines`, where the extension is there
-    (:func:`ingest._fast.native`: not with ``ASSAY_PURE_PYTHON``); else None."""
+    (:func:`assay._ext.native`: not with ``ASSAY_PURE_PYTHON``); else None."""
     return getattr(native(), "claude_lines", None)
 
 

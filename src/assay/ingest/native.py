@@ -12,6 +12,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import orjson
@@ -189,11 +190,15 @@ def _opens_document(raw: bytes) -> bool:
     return head.startswith(b"[") or head == b"{"
 
 
-_WS = re.compile(r"[ \t\n\r]*")
+@cache
+def _ws() -> re.Pattern[str]:
+    """JSON's whitespace, compiled for the first multi-line document (a JSONL file, the
+    common case, never needs it)."""
+    return re.compile(r"[ \t\n\r]*")
 
 
 def _skip_ws(text: str, pos: int) -> int:
-    match = _WS.match(text, pos)
+    match = _ws().match(text, pos)
     return pos if match is None else match.end()
 
 

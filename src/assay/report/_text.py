@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 import orjson
+
+from assay._digest import sha256_hex
 
 __all__ = ["dump_json", "escape_controls", "plural", "sha256_footer", "text_lines"]
 
 # C0 and C1 controls (tab, newline, CR, ESC and NUL included), DEL, the bidi embedding,
 # override, isolate and mark characters, the Unicode line and paragraph separators, and
 # lone surrogates (no character: written raw they cannot even be encoded).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-                     "\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = ("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+           "\u2066-\u2069\ud800-\udfff]")
+
+
+@cache
+def _unsafe() -> re.Pattern[str]:
+    """:data:`_UNSAFE` compiled, on first use: compiling it costs a short command more than
+    escaping every line of its report."""
+    return re.compile(_UNSAFE)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -30,9 +39,12 @@ def escape_controls(text: str) -> str:
     start a line, move the cursor or reorder what a terminal shows. Printable
     text is returned unchanged (the same object).
     """
-    if _UNSAFE.search(text) is None:
+    if text.isascii() and text.isprintable():  # no control: the common line, at C speed
         return text
-    return _UNSAFE.sub(_escape, text)
+    unsafe = _unsafe()
+    if unsafe.search(text) is None:
+        return text
+    return unsafe.sub(_escape, text)
 
 
 def text_lines(lines: Iterable[str]) -> str:
@@ -50,7 +62,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def sha256_footer(body: str) -> str:
     """The body followed by a ``report-sha256:`` line hashing exactly that body."""
-    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    digest = sha256_hex(body.encode("utf-8"))
     return f"{body}report-sha256: {digest}\n"
 
 

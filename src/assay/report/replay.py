@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import islice
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import orjson
 
+from assay._digest import Sha256
 from assay.conformance.result import VERDICT_EXIT, NativeRun, ReplayResult, ReplayRun
 from assay.conformance.result import scalar_text as _json_scalar
 from assay.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
@@ -145,12 +144,12 @@ _SLOT = "\x00results\x00"
 _SLOT_LINE = '    "\\u0000results\\u0000"\n'
 
 
-@dataclass(slots=True)  # not frozen: built once a result, and a frozen init costs
-class Rendered:
+class Rendered(NamedTuple):
     """One judged trajectory as the report needs it, rendered where it was judged.
 
     Small and picklable, so that a worker process can judge and render and the
-    report writer only puts the pieces in order.
+    report writer only puts the pieces in order. A named tuple: cheap to build once
+    a result, and to define (a dataclass would cost every replay's start-up more).
     """
 
     id: str
@@ -877,7 +876,7 @@ class ReplayReportWriter(Tally):
             self.out.write("\n" + parts[-1])
 
     def _finish_text(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
-        digest = hashlib.sha256()
+        digest = Sha256()
 
         def emit(lines: Iterable[str]) -> None:
             text = text_lines(lines)

@@ -15,7 +15,6 @@ not used is said once, above the summary.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import time
@@ -117,7 +116,7 @@ def render_terminal(r: ReplayResult, *, summary_only: bool = False,
     rendered = render_result(r, fmt="text", summary_only=True, by_field=by_field)
     if summary_only:
         return rendered
-    return dataclasses.replace(rendered, body=text_lines(_terminal_lines(r)).encode("utf-8"))
+    return rendered._replace(body=text_lines(_terminal_lines(r)).encode("utf-8"))
 
 
 # -- colour --------------------------------------------------------------------------------
