@@ -46,7 +46,16 @@ typedef const unsigned char *cp;
 
 #define OK 0
 #define GIVE_WAY (-1)
-#define FAIL (-2) /* a Python exception is set */
+#define FAIL (-2) /* a Python exception is set (or, without the GIL, memory ran out) */
+
+/* Memory ran out: the MemoryError is set here when this thread holds the GIL, else by the
+ * caller once it holds it again (judge_files judges without it). Every allocation of the
+ * module goes through PyMem_Raw*, which needs no GIL. */
+static void
+no_memory(void)
+{
+    if (PyGILState_Check()) PyErr_NoMemory();
+}
 
 #define MAX_DEPTH 200
 #define MAX_KEYS 512
@@ -260,11 +269,11 @@ push_key(Ctx *x, Py_ssize_t kbase, cp s, Py_ssize_t len)
     if (x->kn - kbase >= MAX_KEYS) return GIVE_WAY;
     if (x->kn == x->kcap) {
         Py_ssize_t cap = x->kcap ? x->kcap * 2 : 64;
-        cp *np = PyMem_Realloc(x->kptr, (size_t)cap * sizeof(cp));
-        if (!np) { PyErr_NoMemory(); return FAIL; }
+        cp *np = PyMem_RawRealloc(x->kptr, (size_t)cap * sizeof(cp));
+        if (!np) { no_memory(); return FAIL; }
         x->kptr = np;
-        Py_ssize_t *nl = PyMem_Realloc(x->klen, (size_t)cap * sizeof(Py_ssize_t));
-        if (!nl) { PyErr_NoMemory(); return FAIL; }
+        Py_ssize_t *nl = PyMem_RawRealloc(x->klen, (size_t)cap * sizeof(Py_ssize_t));
+        if (!nl) { no_memory(); return FAIL; }
         x->klen = nl;
         x->kcap = cap;
     }
@@ -882,9 +891,9 @@ buf_add(Buf *b, const void *s, Py_ssize_t n)
     if (b->n + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap * 2 : 256;
         while (cap < b->n + n) cap *= 2;
-        char *nb = PyMem_Realloc(b->b, (size_t)cap);
+        char *nb = PyMem_RawRealloc(b->b, (size_t)cap);
         if (!nb) {
-            PyErr_NoMemory();
+            no_memory();
             return FAIL;
         }
         b->b = nb;
@@ -1052,15 +1061,15 @@ add_rec(Judge *j, int list, int code, Buf *msg, long long seq, Py_ssize_t line, 
 {
     if (j->n_recs == j->cap_recs) {
         Py_ssize_t cap = j->cap_recs ? j->cap_recs * 2 : 16;
-        Rec *recs = PyMem_Realloc(j->recs, (size_t)cap * sizeof(Rec));
+        Rec *recs = PyMem_RawRealloc(j->recs, (size_t)cap * sizeof(Rec));
         if (!recs) {
-            PyErr_NoMemory();
+            no_memory();
             return -1;
         }
         j->recs = recs;
-        Py_ssize_t *order = PyMem_Realloc(j->order, (size_t)cap * sizeof(Py_ssize_t));
+        Py_ssize_t *order = PyMem_RawRealloc(j->order, (size_t)cap * sizeof(Py_ssize_t));
         if (!order) {
-            PyErr_NoMemory();
+            no_memory();
             return -1;
         }
         j->order = order;
@@ -1192,9 +1201,9 @@ guarded_action(Judge *j, RState *st, const Rule *r, long long seq, Py_ssize_t li
     pd->why = NULL;
     pd->why_len = st->why_not.n;
     if (st->why_not.n) {
-        pd->why = PyMem_Malloc((size_t)st->why_not.n);
+        pd->why = PyMem_RawMalloc((size_t)st->why_not.n);
         if (!pd->why) {
-            PyErr_NoMemory();
+            no_memory();
             return FAIL;
         }
         memcpy(pd->why, st->why_not.b, (size_t)st->why_not.n);
@@ -1250,7 +1259,7 @@ judge_action(Judge *j, long long seq, Py_ssize_t line, Py_ssize_t agent, const V
                 rc = guarded_action(j, &j->st[i], r, seq, line, action, &msg);
         }
     }
-    PyMem_Free(msg.b);
+    PyMem_RawFree(msg.b);
     return rc;
 }
 
@@ -1349,11 +1358,11 @@ judge_checkpoint(Judge *j, long long seq, Py_ssize_t line, const Val *cid,
             st->n_fail++;
         }
         if (rc == OK) {
-            for (Py_ssize_t k = 0; k < st->n_pending; k++) PyMem_Free(st->pending[k].why);
+            for (Py_ssize_t k = 0; k < st->n_pending; k++) PyMem_RawFree(st->pending[k].why);
             st->n_pending = 0;
         }
     }
-    PyMem_Free(msg.b);
+    PyMem_RawFree(msg.b);
     return rc;
 }
 
@@ -1496,7 +1505,7 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
                 goto fail;
         }
     }
-    PyMem_Free(msg.b);
+    PyMem_RawFree(msg.b);
     msg.b = NULL;
     /* the claims: each unverified value, carried from holder to holder */
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -1560,10 +1569,10 @@ judge_handoff(Judge *j, Ctx *x, long long seq, Py_ssize_t line, const Val *srcv,
     }
     return OK;
 give_way:
-    PyMem_Free(msg.b);
+    PyMem_RawFree(msg.b);
     return GIVE_WAY;
 fail:
-    PyMem_Free(msg.b);
+    PyMem_RawFree(msg.b);
     return FAIL;
 }
 
@@ -1594,9 +1603,9 @@ judge_finish(Judge *j)
         }
         if (!st->n_fail && !st->n_pending) continue;
         Py_ssize_t total = st->n_fail + st->n_pending;
-        Failure *judged = PyMem_Malloc((size_t)total * sizeof(Failure));
+        Failure *judged = PyMem_RawMalloc((size_t)total * sizeof(Failure));
         if (!judged) {
-            PyErr_NoMemory();
+            no_memory();
             rc = FAIL;
             break;
         }
@@ -1644,7 +1653,7 @@ judge_finish(Judge *j)
         if (rc == OK) {
             for (Py_ssize_t k = 0; k < m; k++) j->order[j->n_order++] = judged[k].rec;
         }
-        PyMem_Free(judged);
+        PyMem_RawFree(judged);
     }
     if (rc == OK) {
         for (Py_ssize_t k = 0; k < j->n_recs; k++) {
@@ -1695,7 +1704,7 @@ judge_finish(Judge *j)
         if (j->crossed[c] || j->absent[c]) continue;
         j->uncrossed[j->n_uncrossed++] = c;
     }
-    PyMem_Free(msg.b);
+    PyMem_RawFree(msg.b);
     return rc;
 }
 
@@ -1705,7 +1714,7 @@ judge_reset(Judge *j)
 {
     for (Py_ssize_t i = 0; i < j->plan->n_rules; i++) {
         RState *st = &j->st[i];
-        for (Py_ssize_t k = 0; k < st->n_pending; k++) PyMem_Free(st->pending[k].why);
+        for (Py_ssize_t k = 0; k < st->n_pending; k++) PyMem_RawFree(st->pending[k].why);
         st->n_pending = st->n_fail = st->n_lic = 0;
         st->done = st->seen = 0;
         st->why_not.n = 0;
@@ -1721,11 +1730,11 @@ static void
 judge_free(Judge *j)
 {
     judge_reset(j);
-    for (Py_ssize_t i = 0; i < MAX_RULES; i++) PyMem_Free(j->st[i].why_not.b);
-    PyMem_Free(j->recs);
-    PyMem_Free(j->order);
-    PyMem_Free(j->texts.b);
-    PyMem_Free(j);
+    for (Py_ssize_t i = 0; i < MAX_RULES; i++) PyMem_RawFree(j->st[i].why_not.b);
+    PyMem_RawFree(j->recs);
+    PyMem_RawFree(j->order);
+    PyMem_RawFree(j->texts.b);
+    PyMem_RawFree(j);
 }
 
 /* -- the plan: a spec's rules, read once ----------------------------------------------- */
@@ -1741,7 +1750,7 @@ plan_free(PyObject *capsule)
     Py_XDECREF(pl->guarded);
     Py_XDECREF(pl->cids);
     if (pl->scratch) judge_free(pl->scratch);
-    PyMem_Free(pl);
+    PyMem_RawFree(pl);
 }
 
 static int
@@ -1813,7 +1822,7 @@ make_plan(PyObject *module, PyObject *args)
         }
         total += names_in(PyTuple_GET_ITEM(c, 2));
     }
-    Plan *pl = PyMem_Calloc(1, sizeof(Plan) + (size_t)(total + 1) * sizeof(Span));
+    Plan *pl = PyMem_RawCalloc(1, sizeof(Plan) + (size_t)(total + 1) * sizeof(Span));
     if (!pl) return PyErr_NoMemory();
     pl->source = PyTuple_Pack(2, rules, contracts);
     PyObject *guarded = PyList_New(0), *cids = PyList_New(0);
@@ -1855,9 +1864,9 @@ make_plan(PyObject *module, PyObject *args)
     Py_DECREF(cids);
     guarded = cids = NULL;
     if (!pl->guarded || !pl->cids) goto fail;
-    pl->scratch = PyMem_Calloc(1, sizeof(Judge));
+    pl->scratch = PyMem_RawCalloc(1, sizeof(Judge));
     if (!pl->scratch) {
-        PyErr_NoMemory();
+        no_memory();
         goto fail;
     }
     pl->scratch->plan = pl;
@@ -1870,8 +1879,8 @@ fail:
     Py_XDECREF(pl->source);
     Py_XDECREF(pl->guarded);
     Py_XDECREF(pl->cids);
-    if (pl->scratch) PyMem_Free(pl->scratch);
-    PyMem_Free(pl);
+    if (pl->scratch) PyMem_RawFree(pl->scratch);
+    PyMem_RawFree(pl);
     return NULL;
 }
 
@@ -1962,8 +1971,8 @@ done:
     Py_XDECREF(warnings);
     Py_XDECREF(unseen);
     Py_XDECREF(uncrossed);
-    PyMem_Free(x.kptr);
-    PyMem_Free(x.klen);
+    PyMem_RawFree(x.kptr);
+    PyMem_RawFree(x.klen);
     PyBuffer_Release(&buf);
     return result;
 }
@@ -1971,7 +1980,7 @@ done:
 /* -- judging and rendering a run of files (judge_files) ---------------------------------- */
 
 PyDoc_STRVAR(judge_files_doc,
-"judge_files(blob, ends, start, stop, plan, style, number, listed) -> tuple\n\n"
+"judge_files(blob, ends, start, stop, plan, style, number, listed, fd=-1) -> tuple\n\n"
 "Read, judge and render files start..stop-1 of a path list: blob holds each path's bytes\n"
 "and a NUL, ends the native uint64 offsets just past each NUL. Each file is read as\n"
 "read_regular reads it (the first `listed` paths were found to be regular files by the\n"
@@ -1983,7 +1992,10 @@ PyDoc_STRVAR(judge_files_doc,
 "Stops before the first file it does not vouch for (the caller reads, judges and renders\n"
 "that one as usual) and returns (next, entries, bodies, passed, blocked, warned): the index\n"
 "it stopped at (stop when every file was done), the files' entries as the report writer\n"
-"spools them, the rendered results (each after a ',\\n' in JSON), and the counts.");
+"spools them, the rendered results (each after a ',\\n' in JSON), and the counts. With a\n"
+"file descriptor fd, the results are written at its end instead, and bodies is (fd, offset,\n"
+"length). The files are read and judged without the GIL: calls on other threads run at\n"
+"the same time.");
 
 enum { M_JSON, M_JSON_SUMMARY, M_TEXT, M_TEXT_SUMMARY };
 
@@ -2387,9 +2399,9 @@ read_into(const char *path, Buf *b, Py_ssize_t limit, int listed)
     if (want > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
         while (cap < want) cap *= 2;
-        char *nb = PyMem_Realloc(b->b, (size_t)cap);
+        char *nb = PyMem_RawRealloc(b->b, (size_t)cap);
         if (!nb) {
-            PyErr_NoMemory();
+            no_memory();
             rc = FAIL;
             goto done;
         }
@@ -2400,7 +2412,8 @@ read_into(const char *path, Buf *b, Py_ssize_t limit, int listed)
         ssize_t got = read(fd, b->b + b->n, (size_t)(want - b->n));
         if (got < 0) {
             if (errno == EINTR) {
-                if (PyErr_CheckSignals() != 0) {
+                /* a signal's handler runs once the GIL is taken again, where it is not held */
+                if (PyGILState_Check() && PyErr_CheckSignals() != 0) {
                     rc = FAIL;
                     goto done;
                 }
@@ -2421,6 +2434,86 @@ done:
 
 #define FILES_LIMIT ((Py_ssize_t)1 << 26)
 
+/* What judge_files does between taking and giving back the GIL: no Python object is
+ * touched (the style's bytes are only read, and their tuples kept alive by the caller).
+ * Returns OK with *at where it stopped, or FAIL when memory ran out. */
+typedef struct {
+    const char *blob;
+    Py_ssize_t blob_len;
+    const uint64_t *ends;
+    Py_ssize_t start, stop, listed;
+    long long number;
+    const Plan *pl;
+    const Style *sy;
+    Judge *j;
+    Buf entries, bodies;
+    long long passed, blocked, warned;
+} FileRun;
+
+static int
+judge_run(FileRun *r, Py_ssize_t *at)
+{
+    Buf data = {0};
+    Agents ag;
+    ag.n = 0;
+    Ctx x = {0};
+    Judge *j = r->j;
+    j->ag = &ag;
+    int rc = OK;
+    Py_ssize_t i = r->start;
+    for (; i < r->stop; i++) {
+        uint64_t lo = i ? r->ends[i - 1] : 0, hi = r->ends[i];
+        if (hi <= lo || hi > (uint64_t)r->blob_len) break;
+        cp path = (cp)r->blob + lo;
+        Py_ssize_t plen = (Py_ssize_t)(hi - lo) - 1;
+        if (path[plen] != 0 || plen == 0 || memchr(path, 0, (size_t)plen)) break;
+        if (plen == 1 && path[0] == '-') break; /* standard input */
+        if (!valid_utf8((const char *)path, (size_t)plen)) break;
+        rc = read_into((const char *)path, &data, FILES_LIMIT, i < r->listed);
+        if (rc == FAIL) break;
+        if (rc != OK) {
+            rc = OK;
+            break;
+        }
+        long long counts[6];
+        Py_ssize_t fin[2];
+        Final final;
+        x.kn = 0;
+        rc = scan((cp)data.b, data.n, r->pl->guarded, r->pl->cids, &x, &ag, NULL, counts, fin, j,
+                  &final);
+        if (rc == OK) rc = judge_finish(j);
+        if (rc == OK) {
+            Py_ssize_t bodies_n = r->bodies.n, entries_n = r->entries.n;
+            int block = 0, warn = 0;
+            rc = render_file(&r->bodies, &r->entries, j, r->sy, path, plen, counts,
+                             final.task_success, &final.agent, r->number + (i - r->start),
+                             &block, &warn);
+            if (rc == GIVE_WAY) {
+                r->bodies.n = bodies_n;
+                r->entries.n = entries_n;
+            }
+            else if (rc == OK) {
+                r->passed += !block;
+                r->blocked += block;
+                r->warned += warn;
+            }
+        }
+        judge_reset(j);
+        agents_clear(&ag);
+        if (rc == FAIL) break;
+        if (rc != OK) {
+            rc = OK;
+            break;
+        }
+    }
+    *at = i;
+    agents_clear(&ag);
+    PyMem_RawFree(x.kptr);
+    PyMem_RawFree(x.klen);
+    PyMem_RawFree(data.b);
+    return rc;
+}
+
 static PyObject *
 judge_files(PyObject *module, PyObject *args)
 {
@@ -2428,18 +2521,15 @@ judge_files(PyObject *module, PyObject *args)
     Py_ssize_t start, stop, listed;
     PyObject *capsule, *style;
     long long number;
+    int fd = -1;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*y*nnOOLn:judge_files", &blob, &ends, &start, &stop, &capsule,
-                          &style, &number, &listed))
+    if (!PyArg_ParseTuple(args, "y*y*nnOOLn|i:judge_files", &blob, &ends, &start, &stop,
+                          &capsule, &style, &number, &listed, &fd))
         return NULL;
     PyObject *result = NULL;
-    Buf data = {0}, entries = {0}, bodies = {0};
-    Judge *j = NULL;
-    Agents ag;
-    ag.n = 0;
-    Ctx x = {0};
+    FileRun r;
+    memset(&r, 0, sizeof r);
     Py_ssize_t n_ends = ends.len / (Py_ssize_t)sizeof(uint64_t);
-    const uint64_t *end_at = (const uint64_t *)ends.buf;
     if (!PyCapsule_IsValid(capsule, PLAN)) {
         PyErr_SetString(PyExc_TypeError, "judge_files: the plan must come from make_plan");
         goto out;
@@ -2451,67 +2541,62 @@ judge_files(PyObject *module, PyObject *args)
     Plan *pl = PyCapsule_GetPointer(capsule, PLAN);
     Style sy;
     if (read_style(style, pl, &sy) != OK) goto out;
-    j = pl->scratch;
-    if (j->busy) {
-        j = NULL;
-        result = Py_BuildValue("(nyyiii)", start, "", "", 0, 0, 0);
+    /* a state of its own (not the plan's): calls on other threads judge at the same time */
+    r.j = PyMem_RawCalloc(1, sizeof(Judge));
+    if (!r.j) {
+        PyErr_NoMemory();
         goto out;
     }
-    j->busy = 1;
-    j->ag = &ag;
-    long long passed = 0, blocked = 0, warned = 0;
-    Py_ssize_t i = start;
-    for (; i < stop; i++) {
-        uint64_t lo = i ? end_at[i - 1] : 0, hi = end_at[i];
-        if (hi <= lo || hi > (uint64_t)blob.len) break;
-        cp path = (cp)blob.buf + lo;
-        Py_ssize_t plen = (Py_ssize_t)(hi - lo) - 1;
-        if (path[plen] != 0 || plen == 0 || memchr(path, 0, (size_t)plen)) break;
-        if (plen == 1 && path[0] == '-') break; /* standard input */
-        if (!valid_utf8((const char *)path, (size_t)plen)) break;
-        int rc = read_into((const char *)path, &data, FILES_LIMIT, i < listed);
-        if (rc == FAIL) goto out;
-        if (rc != OK) break;
-        long long counts[6];
-        Py_ssize_t fin[2];
-        Final final;
-        x.kn = 0;
-        rc = scan((cp)data.b, data.n, pl->guarded, pl->cids, &x, &ag, NULL, counts, fin, j,
-                  &final);
-        if (rc == OK) rc = judge_finish(j);
-        if (rc == OK) {
-            Py_ssize_t bodies_n = bodies.n, entries_n = entries.n;
-            int block = 0, warn = 0;
-            rc = render_file(&bodies, &entries, j, &sy, path, plen, counts, final.task_success,
-                             &final.agent, number + (i - start), &block, &warn);
-            if (rc == GIVE_WAY) {
-                bodies.n = bodies_n;
-                entries.n = entries_n;
+    r.j->plan = pl;
+    r.blob = (const char *)blob.buf;
+    r.blob_len = blob.len;
+    r.ends = (const uint64_t *)ends.buf;
+    r.start = start;
+    r.stop = stop;
+    r.listed = listed;
+    r.number = number;
+    r.pl = pl;
+    r.sy = &sy;
+    Py_ssize_t at = start;
+    int rc, io_errno = 0;
+    off_t offset = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = judge_run(&r, &at);
+    if (rc == OK && fd >= 0) {
+        /* the results to the end of fd, where the caller reads them back */
+        offset = lseek(fd, 0, SEEK_END);
+        Py_ssize_t put = 0;
+        if (offset < 0) io_errno = errno;
+        while (!io_errno && put < r.bodies.n) {
+            ssize_t w = write(fd, r.bodies.b + put, (size_t)(r.bodies.n - put));
+            if (w < 0) {
+                if (errno != EINTR) io_errno = errno;
+                continue;
             }
-            else if (rc == OK) {
-                passed += !block;
-                blocked += block;
-                warned += warn;
-            }
+            put += w;
         }
-        judge_reset(j);
-        agents_clear(&ag);
-        if (rc == FAIL) goto out;
-        if (rc != OK) break;
     }
-    result = Py_BuildValue("(ny#y#LLL)", i, entries.b ? entries.b : "", entries.n,
-                           bodies.b ? bodies.b : "", bodies.n, passed, blocked, warned);
+    Py_END_ALLOW_THREADS
+    if (rc == FAIL) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto out;
+    }
+    if (io_errno) {
+        errno = io_errno;
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto out;
+    }
+    if (fd >= 0)
+        result = Py_BuildValue("(ny#(iLn)LLL)", at, r.entries.b ? r.entries.b : "", r.entries.n,
+                               fd, (long long)offset, r.bodies.n, r.passed, r.blocked, r.warned);
+    else
+        result = Py_BuildValue("(ny#y#LLL)", at, r.entries.b ? r.entries.b : "", r.entries.n,
+                               r.bodies.b ? r.bodies.b : "", r.bodies.n, r.passed, r.blocked,
+                               r.warned);
 out:
-    if (j) {
-        judge_reset(j);
-        j->busy = 0;
-    }
-    agents_clear(&ag);
-    PyMem_Free(x.kptr);
-    PyMem_Free(x.klen);
-    PyMem_Free(data.b);
-    PyMem_Free(entries.b);
-    PyMem_Free(bodies.b);
+    if (r.j) judge_free(r.j);
+    PyMem_RawFree(r.entries.b);
+    PyMem_RawFree(r.bodies.b);
     PyBuffer_Release(&blob);
     PyBuffer_Release(&ends);
     return result;
@@ -2563,8 +2648,8 @@ check_lines(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         p = nl + 1;
     }
-    PyMem_Free(x.kptr);
-    PyMem_Free(x.klen);
+    PyMem_RawFree(x.kptr);
+    PyMem_RawFree(x.klen);
     PyBuffer_Release(&buf);
     if (rc == FAIL) return NULL;
     return PyBool_FromLong(rc == OK);
@@ -2703,8 +2788,8 @@ scan_native(PyObject *module, PyObject *args)
 done:
     agents_clear(&ag);
     Py_XDECREF(relevant);
-    PyMem_Free(x.kptr);
-    PyMem_Free(x.klen);
+    PyMem_RawFree(x.kptr);
+    PyMem_RawFree(x.klen);
     PyBuffer_Release(&buf);
     return result;
 }
@@ -3133,13 +3218,13 @@ oindex_free(OIndex *ix)
     if (!ix) return;
     if (ix->has_buf) PyBuffer_Release(&ix->buf);
     Py_XDECREF(ix->event_type);
-    for (Py_ssize_t b = 0; b < ix->n_blocks; b++) PyMem_Free(ix->blocks[b]);
-    PyMem_Free(ix->blocks);
-    PyMem_Free(ix->events);
-    PyMem_Free(ix->lines);
-    PyMem_Free(ix->traces);
-    PyMem_Free(ix->table);
-    PyMem_Free(ix);
+    for (Py_ssize_t b = 0; b < ix->n_blocks; b++) PyMem_RawFree(ix->blocks[b]);
+    PyMem_RawFree(ix->blocks);
+    PyMem_RawFree(ix->events);
+    PyMem_RawFree(ix->lines);
+    PyMem_RawFree(ix->traces);
+    PyMem_RawFree(ix->table);
+    PyMem_RawFree(ix);
 }
 
 static void
@@ -3154,9 +3239,9 @@ grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t size)
     if (need <= *cap) return OK;
     Py_ssize_t c = *cap ? *cap : 64;
     while (c < need) c *= 2;
-    void *np = PyMem_Realloc(*p, (size_t)c * size);
+    void *np = PyMem_RawRealloc(*p, (size_t)c * size);
     if (!np) {
-        PyErr_NoMemory();
+        no_memory();
         return FAIL;
     }
     *p = np;
@@ -3516,9 +3601,9 @@ trace_of(OIndex *ix, const unsigned char id[16], int32_t *out)
 {
     if (ix->n_traces * 2 >= ix->table_cap) {
         Py_ssize_t cap = ix->table_cap ? ix->table_cap * 2 : 1024;
-        int32_t *t = PyMem_Malloc((size_t)cap * sizeof(int32_t));
+        int32_t *t = PyMem_RawMalloc((size_t)cap * sizeof(int32_t));
         if (!t) {
-            PyErr_NoMemory();
+            no_memory();
             return FAIL;
         }
         for (Py_ssize_t i = 0; i < cap; i++) t[i] = -1;
@@ -3527,7 +3612,7 @@ trace_of(OIndex *ix, const unsigned char id[16], int32_t *out)
             while (t[h] >= 0) h = (h + 1) & (cap - 1);
             t[h] = (int32_t)k;
         }
-        PyMem_Free(ix->table);
+        PyMem_RawFree(ix->table);
         ix->table = t;
         ix->table_cap = cap;
     }
@@ -3557,14 +3642,14 @@ ox_span(Ctx *x, OIndex *ix, cp data, int32_t line_k)
 {
     if (ix->n_spans >= INT32_MAX - 1) return GIVE_WAY;
     if (ix->n_spans == ix->n_blocks * SPAN_BLOCK) {
-        OSpan **nb = PyMem_Realloc(ix->blocks, (size_t)(ix->n_blocks + 1) * sizeof(OSpan *));
+        OSpan **nb = PyMem_RawRealloc(ix->blocks, (size_t)(ix->n_blocks + 1) * sizeof(OSpan *));
         if (!nb) {
-            PyErr_NoMemory();
+            no_memory();
             return FAIL;
         }
         ix->blocks = nb;
-        if (!(nb[ix->n_blocks] = PyMem_Malloc(SPAN_BLOCK * sizeof(OSpan)))) {
-            PyErr_NoMemory();
+        if (!(nb[ix->n_blocks] = PyMem_RawMalloc(SPAN_BLOCK * sizeof(OSpan)))) {
+            no_memory();
             return FAIL;
         }
         ix->n_blocks++;
@@ -3847,8 +3932,8 @@ otel_scan(OIndex *ix)
         }
         p = nl + 1;
     }
-    PyMem_Free(x.kptr);
-    PyMem_Free(x.klen);
+    PyMem_RawFree(x.kptr);
+    PyMem_RawFree(x.klen);
     if (rc == OK && ix->n_spans == 0) rc = GIVE_WAY;
     return rc;
 }
@@ -3859,7 +3944,7 @@ static PyObject *
 json_text(cp s, Py_ssize_t len, int esc)
 {
     if (!esc) return PyUnicode_DecodeUTF8((const char *)s, len, "strict");
-    unsigned char *buf = PyMem_Malloc((size_t)len + 1);
+    unsigned char *buf = PyMem_RawMalloc((size_t)len + 1);
     if (!buf) return PyErr_NoMemory();
     unsigned char *o = buf;
     cp p = s, end = s + len;
@@ -3908,7 +3993,7 @@ json_text(cp s, Py_ssize_t len, int esc)
         }
     }
     PyObject *out = PyUnicode_DecodeUTF8((const char *)buf, o - buf, "strict");
-    PyMem_Free(buf);
+    PyMem_RawFree(buf);
     return out;
 }
 
@@ -4115,8 +4200,8 @@ embedded(cp data, Ref r, PyObject **out)
         }
     }
     Py_XDECREF(text);
-    PyMem_Free(x.kptr);
-    PyMem_Free(x.klen);
+    PyMem_RawFree(x.kptr);
+    PyMem_RawFree(x.klen);
     return rc;
 }
 
@@ -4375,10 +4460,10 @@ map_run(Run *r, int keep_result, PyObject **out)
     }
     Py_ssize_t marks = 2 * n + 1;
     for (Py_ssize_t i = 0; i < n; i++) marks += run_span(r, i)->ev_count;
-    staged = PyMem_Malloc((size_t)marks * sizeof(Staged));
-    agent_str = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
+    staged = PyMem_RawMalloc((size_t)marks * sizeof(Staged));
+    agent_str = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
     if (!staged || !agent_str) {
-        PyErr_NoMemory();
+        no_memory();
         rc = FAIL;
         goto done;
     }
@@ -4580,8 +4665,8 @@ done:
     if (agent_str) {
         for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(agent_str[i]);
     }
-    PyMem_Free(agent_str);
-    PyMem_Free(staged);
+    PyMem_RawFree(agent_str);
+    PyMem_RawFree(staged);
     return rc;
 }
 
@@ -4599,10 +4684,10 @@ otel_index(PyObject *module, PyObject *args)
 {
     PyObject *event_type;
     (void)module;
-    OIndex *ix = PyMem_Calloc(1, sizeof(OIndex));
+    OIndex *ix = PyMem_RawCalloc(1, sizeof(OIndex));
     if (!ix) return PyErr_NoMemory();
     if (!PyArg_ParseTuple(args, "y*O!:otel_index", &ix->buf, &PyType_Type, &event_type)) {
-        PyMem_Free(ix);
+        PyMem_RawFree(ix);
         return NULL;
     }
     ix->has_buf = 1;
@@ -4656,7 +4741,7 @@ otel_index(PyObject *module, PyObject *args)
         PyList_SET_ITEM(traces, k, item);
     }
     /* the table of trace ids is no longer needed */
-    PyMem_Free(ix->table);
+    PyMem_RawFree(ix->table);
     ix->table = NULL;
     ix->table_cap = 0;
     PyObject *capsule = PyCapsule_New(ix, OINDEX, oindex_capsule_free);
@@ -4688,9 +4773,9 @@ run_spans(OIndex *ix, PyObject *numbers, int32_t **out, Py_ssize_t *n)
         }
         if (!pass) {
             *n = count;
-            *out = PyMem_Malloc((size_t)(count + 1) * sizeof(int32_t));
+            *out = PyMem_RawMalloc((size_t)(count + 1) * sizeof(int32_t));
             if (!*out) {
-                PyErr_NoMemory();
+                no_memory();
                 return FAIL;
             }
             count = 0;
@@ -4734,11 +4819,11 @@ otel_map(PyObject *module, PyObject *args)
     PyObject *result = NULL, *events = NULL;
     r.n_slots = 16;
     while (r.n_slots < 2 * r.n) r.n_slots *= 2;
-    r.kind = PyMem_Malloc((size_t)(r.n + 1) * sizeof(int));
-    r.parent = PyMem_Malloc((size_t)(r.n + 1) * sizeof(int32_t));
-    r.slots = PyMem_Malloc((size_t)r.n_slots * sizeof(int32_t));
+    r.kind = PyMem_RawMalloc((size_t)(r.n + 1) * sizeof(int));
+    r.parent = PyMem_RawMalloc((size_t)(r.n + 1) * sizeof(int32_t));
+    r.slots = PyMem_RawMalloc((size_t)r.n_slots * sizeof(int32_t));
     if (!r.kind || !r.parent || !r.slots) {
-        PyErr_NoMemory();
+        no_memory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < r.n_slots; i++) r.slots[i] = -1;
@@ -4750,10 +4835,10 @@ otel_map(PyObject *module, PyObject *args)
     }
     result = Py_BuildValue("(Nn)", events, r.n);
 done:
-    PyMem_Free(r.run);
-    PyMem_Free(r.kind);
-    PyMem_Free(r.parent);
-    PyMem_Free(r.slots);
+    PyMem_RawFree(r.run);
+    PyMem_RawFree(r.kind);
+    PyMem_RawFree(r.parent);
+    PyMem_RawFree(r.slots);
     return result;
 }
 
@@ -4775,7 +4860,7 @@ otel_lines(PyObject *module, PyObject *args)
     int32_t *spans;
     Py_ssize_t n;
     if (run_spans(ix, numbers, &spans, &n) != OK) return NULL;
-    unsigned char *mark = PyMem_Calloc((size_t)ix->n_lines + 1, 1);
+    unsigned char *mark = PyMem_RawCalloc((size_t)ix->n_lines + 1, 1);
     PyObject *out = mark ? PyList_New(0) : NULL;
     if (!mark) PyErr_NoMemory();
     for (Py_ssize_t i = 0; out && i < n; i++) mark[SPAN(ix, spans[i])->line] = 1;
@@ -4787,8 +4872,8 @@ otel_lines(PyObject *module, PyObject *args)
         if (!t || PyList_Append(out, t)) Py_CLEAR(out);
         Py_XDECREF(t);
     }
-    PyMem_Free(mark);
-    PyMem_Free(spans);
+    PyMem_RawFree(mark);
+    PyMem_RawFree(spans);
     return out;
 }
 
@@ -5179,8 +5264,8 @@ claude_lines(PyObject *module, PyObject *args)
         line++;
         p = nl + 1;
     }
-    PyMem_Free(x.kptr);
-    PyMem_Free(x.klen);
+    PyMem_RawFree(x.kptr);
+    PyMem_RawFree(x.klen);
     PyBuffer_Release(&buf);
     if (rc == OK) return Py_BuildValue("(Nn)", out, line);
     Py_XDECREF(out);

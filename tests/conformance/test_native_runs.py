@@ -171,6 +171,51 @@ def test_workers_fold_runs_into_the_same_report(mode: list[str], tmp_path: Path)
     assert (pure.returncode, pure.stdout) == (one.returncode, one.stdout)
 
 
+@pytest.mark.parametrize("mode", [MODES[0], MODES[1], MODES[3]], ids=" ".join)
+def test_threads_judge_a_native_batch(mode: list[str], tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--jobs 2`` on a batch whose first run the C judge vouches for whole: the rest is
+    judged in threads, the files it gives way on later judged the usual way, in order."""
+    good = [p.read_bytes() for p in FIXTURES if "bad_input" not in p.name]
+    for i in range(conformance._RUN + 50):
+        (tmp_path / f"a{i:05d}.jsonl").write_bytes(good[i % len(good)])
+    _corpus(tmp_path, 3 * conformance._RUN)  # t*: every kind, after the a* files
+    args = [*mode, SPEC, str(tmp_path)]
+    used = []
+    real = conformance._threaded_runs
+
+    def spy(*a: Any, **k: Any) -> Any:
+        used.append(a[2:5])
+        return real(*a, **k)
+
+    monkeypatch.setattr(conformance, "_threaded_runs", spy)
+    two = _report(["--jobs", "2", *args], in_c=True, monkeypatch=monkeypatch)
+    assert used == [(conformance._RUN, 4 * conformance._RUN + 50, 2)]
+    assert _report(args, in_c=True, monkeypatch=monkeypatch) == two
+    assert _report(args, in_c=False, monkeypatch=monkeypatch) == two
+    pure = subprocess.run([sys.executable, "-m", "assay", "replay", "--jobs", "2", *args],
+                          cwd=ROOT, capture_output=True, check=False,
+                          env={**os.environ, "ASSAY_PURE_PYTHON": "1"})
+    assert (pure.returncode, pure.stdout) == two
+
+
+def test_a_failing_thread_run_is_judged_file_by_file(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(3 * conformance._RUN):
+        (tmp_path / f"a{i:05d}.jsonl").write_bytes(FIXTURES[2 + i % 3].read_bytes())
+    args = ["--format", "json", "--jobs", "2", SPEC, str(tmp_path)]
+    expected = _report(args, in_c=False, monkeypatch=monkeypatch)
+    real = accel.judge_files
+
+    def flaky(*a: Any) -> Any:
+        if a[2] >= 2 * conformance._RUN:
+            raise MemoryError("out of memory")
+        return real(*a)
+
+    monkeypatch.setattr(accel, "judge_files", flaky)
+    assert _report(args, in_c=True, monkeypatch=monkeypatch) == expected
+
+
 class TestJudgeFiles:
     def _args(self, paths: list[str], fmt: str = "json") -> tuple[Any, ...]:
         compiled = CompiledSpec(load_spec(SPEC))
@@ -196,6 +241,23 @@ class TestJudgeFiles:
             blob, ends, plan, style = self._args([path])
             for listed in (0, 1):  # a listed file replaced since: found out, never read
                 assert accel.judge_files(blob, ends, 0, 1, plan, style, 1, listed)[0] == 0, path
+
+    def test_results_written_to_a_file(self, tmp_path: Path) -> None:
+        """With a descriptor, the results go to its end and the call says where."""
+        good = tmp_path / "good.jsonl"
+        good.write_bytes(FIXTURES[2].read_bytes())
+        blob, ends, plan, style = self._args([str(good)] * 3)
+        inline = accel.judge_files(blob, ends, 0, 3, plan, style, 1, 0)
+        with open(tmp_path / "scratch", "w+b") as fh:
+            fh.write(b"before")
+            fh.flush()
+            done, entries, where, *counts = accel.judge_files(blob, ends, 0, 3, plan, style, 1,
+                                                             0, fh.fileno())
+            assert (done, entries, *counts) == (inline[0], inline[1], *inline[3:])
+            assert where == (fh.fileno(), 6, len(inline[2]))
+            assert os.pread(fh.fileno(), len(inline[2]), 6) == inline[2]
+        with pytest.raises(OSError):
+            accel.judge_files(blob, ends, 0, 3, plan, style, 1, 0, 987654)
 
     def test_listed_files_are_read_alike(self, tmp_path: Path) -> None:
         good = tmp_path / "good.jsonl"

@@ -475,6 +475,69 @@ def _runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: int, stop
             i = done
 
 
+def _threaded_runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: int, stop: int,
+                   threads: int, scratch: Callable[[], int] | None = None
+                   ) -> Iterator[NativeRun | int]:
+    """:func:`_runs` with the runs judged by ``threads`` threads at once (a few runs ahead,
+    given in order); a file the C judge gives way on is given to be judged the usual way
+    here, and the rest of its run judged here too. Not for a text report's numbered
+    blocks (their numbers are known only once the runs before are). ``scratch`` gives
+    each thread a file of its own to write its runs' results to (the runs then say where
+    they are), so that they are not copied through this thread."""
+    import threading
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    accel, plan, style = native
+    blob, ends = paths.buffers()
+    mine = threading.local()
+
+    def judge(lo: int, hi: int) -> Any:
+        if scratch is None:
+            return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed)
+        fd = getattr(mine, "fd", None)
+        if fd is None:
+            fd = mine.fd = scratch()
+        return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed, fd)
+
+    pool = ThreadPoolExecutor(threads)
+    pending: deque[tuple[int, int, Future[Any]]] = deque()
+    ranges = iter(range(start, stop, _RUN))
+    try:
+        while True:
+            while len(pending) < threads * 4:
+                lo = next(ranges, None)
+                if lo is None:
+                    break
+                hi = min(stop, lo + _RUN)
+                pending.append((lo, hi, pool.submit(judge, lo, hi)))
+            if not pending:
+                break
+            lo, hi, future = pending.popleft()
+            try:
+                ran = future.result()
+            except Exception:  # an internal bug: these files go the usual way, which isolates it
+                yield from range(lo, hi)
+                continue
+            while True:
+                done, entries, bodies, passed, blocked, warned = ran
+                if done > lo:
+                    yield NativeRun(done - lo, entries, bodies, passed, blocked, warned)
+                if done >= hi:
+                    break
+                yield done  # the usual way, and the rest of the run judged here
+                lo = done + 1
+                if lo >= hi:
+                    break
+                try:
+                    ran = judge(lo, hi)
+                except Exception:
+                    yield from range(lo, hi)
+                    break
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
             render: Callable[[ReplayResult], Any],
             formats: list[tuple[str, str]] | None = None, *, start: int = 0,
@@ -578,9 +641,14 @@ def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
                                initargs=(spec, input_format, render, fold, paths))
     pending: deque[tuple[int, Future[Any]]] = deque()
     try:
-        for start in range(0, len(paths), size):
-            stop = min(start + size, len(paths))
+        start = 0
+        while start < len(paths):
+            # chunks of a quarter the size at the end (the last two a process), so that no
+            # process is left alone with a large one while the others wait
+            step = size if len(paths) - start > size * jobs * 2 else max(1, size // 4)
+            stop = min(start + step, len(paths))
             pending.append((stop - start, pool.submit(_judge_chunk, start, stop)))
+            start = stop
             if len(pending) > jobs * 2:
                 n, future = pending.popleft()
                 yield n, future.result()
@@ -625,9 +693,29 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
 
     done = 0
     try:
-        if jobs > 1 and len(batch) > 1 and STDIN not in batch:
+        compiled = CompiledSpec(spec)
+        pooled = jobs > 1 and len(batch) > 1 and STDIN not in batch
+        in_c = None
+        if sink is not None and hasattr(sink, "native_run"):
+            in_c = _native_runs(compiled, batch, input_format, render, numbered=not pooled)
+        order: Iterable[NativeRun | int] | None = None
+        if pooled and in_c is not None:
+            # The first run judged here. A batch whose first files the C judge all vouched
+            # for goes on in threads (judge_files runs without the GIL: no process to start,
+            # no chunk to carry back); any other, in processes.
+            first = min(len(batch), _RUN)
+            probe = next(_runs(in_c, batch, 0, first, lambda: 1), 0)
+            if isinstance(probe, NativeRun):
+                sink.native_run(probe)  # type: ignore[union-attr]  # in_c: a sink
+                done = probe.files
+            if done == first:
+                order = _threaded_runs(in_c, batch, done, len(batch), jobs,
+                                       getattr(sink, "scratch_fd", None))
+                pooled = False
+        if pooled:
             fold = getattr(sink, "fold", None)
-            for files, items in _judged_in_pool(spec, batch, input_format, keep, jobs, fold):
+            rest = batch if not done else batch[done:]
+            for files, items in _judged_in_pool(spec, rest, input_format, keep, jobs, fold):
                 if fold is not None:
                     sink.merge(items)  # type: ignore[union-attr]
                 else:
@@ -635,18 +723,15 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                         deliver(item)
                 done += files
         else:
-            compiled = CompiledSpec(spec)
             # each file's start goes out as it is recorded
             announced = _Announced(sink.file if sink is not None
                                    else lambda path, fmt: formats.append((path, fmt)))
             take = results.append if sink is None else sink.result
             direct = compiled.typed and input_format in (None, "native")
             native = render if direct and hasattr(render, "from_native") else None
-            in_c = None
-            if sink is not None and hasattr(sink, "native_run"):
-                in_c = _native_runs(compiled, batch, input_format, render, numbered=True)
-            order: Iterable[NativeRun | int] = range(len(batch)) if in_c is None else _runs(
-                in_c, batch, 0, len(batch), lambda: getattr(sink, "total", 0) + 1)
+            if order is None:
+                order = range(len(batch)) if in_c is None else _runs(
+                    in_c, batch, 0, len(batch), lambda: getattr(sink, "total", 0) + 1)
             for at in order:
                 if isinstance(at, NativeRun):
                     sink.native_run(at)  # type: ignore[union-attr]  # in_c: a sink

@@ -216,21 +216,21 @@ class NativeRun:
 
     __slots__ = ("blocked", "bodies", "entries", "files", "passed", "warned")
 
-    def __init__(self, files: int, entries: bytes, bodies: bytes, passed: int, blocked: int,
-                 warned: int) -> None:
+    def __init__(self, files: int, entries: bytes, bodies: bytes | tuple[int, int, int],
+                 passed: int, blocked: int, warned: int) -> None:
         #: How many files, in order from where the run began.
         self.files = files
         #: The files' entries as the writer spools them (``file_entry``'s bytes, each).
         self.entries = entries
         #: The rendered results, each after a ``,\n`` in JSON (empty for
-        #: ``--summary-only``).
+        #: ``--summary-only``), or where they were written: (descriptor, offset, length).
         self.bodies = bodies
         self.passed = passed
         self.blocked = blocked
         #: PASS verdicts with warnings.
         self.warned = warned
 
-    def __reduce__(self) -> tuple[type[NativeRun], tuple[int, bytes, bytes, int, int, int]]:
+    def __reduce__(self) -> tuple[type[NativeRun], tuple[Any, ...]]:
         return NativeRun, (self.files, self.entries, self.bodies, self.passed, self.blocked,
                            self.warned)
 

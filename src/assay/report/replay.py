@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import IO, Any, NamedTuple
 
@@ -430,6 +430,34 @@ def _send(src: int, offset: int, length: int, dst: int) -> int:
     return done
 
 
+def _copy_range(fd: int, offset: int, length: int, out: int | None,
+                write: Callable[[bytes], Any] | None = None, digest: Any = None) -> None:
+    """Copy ``length`` bytes at ``offset`` of descriptor ``fd`` to descriptor ``out`` (in
+    the kernel where it can, :func:`_send`), or through ``write``, read in blocks (and
+    into ``digest`` as they go)."""
+    import os
+
+    if out is not None:
+        sent = _send(fd, offset, length, out)
+        offset += sent
+        length -= sent
+    while length:  # what the kernel did not copy
+        chunk = os.pread(fd, min(length, 1 << 20), offset)
+        if not chunk:
+            raise OSError(f"a spooled file ended early ({length} bytes short)")
+        offset += len(chunk)
+        length -= len(chunk)
+        if digest is not None:
+            digest.update(chunk)
+        if write is not None:
+            write(chunk)
+            continue
+        assert out is not None
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out, view):]
+
+
 def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> bytes:
     """A finished file as the writer spools it. The JSON report's entry is its final bytes
     (``{"path": ..., "format": ...}`` as orjson indents it in the list, after a ``,\\n``
@@ -502,8 +530,8 @@ class ChunkFolder:
                 chunk.total += item.files
                 chunk.worst = _count_run(counts, chunk.worst, item)
                 if item.bodies and not self.summary_only:
-                    if not self.json:
-                        raise ValueError("a worker's text results are rendered one by one")
+                    if not self.json or not isinstance(item.bodies, bytes):
+                        raise ValueError("a worker's runs carry JSON results, as bytes")
                     bodies.append(item.bodies[2:])  # joined with ",\n" below
                 continue
             if not isinstance(item, Rendered):  # a file begins
@@ -631,6 +659,13 @@ class ReplayReportWriter(Tally):
         #: and the descriptors of those opened here.
         self._chunks: str | None = None
         self._chunk_fds: dict[int, int] = {}
+        #: The JSON results in order once a worker's chunk is among them: (descriptor,
+        #: offset, length) of a worker's chunk file, or of the spool (descriptor -1), up to
+        #: ``_spool_mark``; copied straight to ``out`` at the end, never into the spool.
+        self._pieces: list[tuple[int, int, int]] = []
+        self._spool_mark = 0
+        #: The scratch files of :meth:`scratch_fd`.
+        self._scratch: list[IO[bytes]] = []
 
     def __enter__(self) -> ReplayReportWriter:
         return self
@@ -638,6 +673,9 @@ class ReplayReportWriter(Tally):
     def __exit__(self, *exc: object) -> None:
         self.spool.close()
         self.file_spool.close()
+        for scratch in self._scratch:
+            scratch.close()
+        self._scratch.clear()
         if self._chunks is not None:
             import os
             import shutil
@@ -689,7 +727,12 @@ class ReplayReportWriter(Tally):
         self.count_run(run)
         if self.summary_only or not run.bodies:
             return
-        self.spool.write(run.bodies[2:] if self.fmt == "json" and not before else run.bodies)
+        skip = 2 if self.fmt == "json" and not before else 0  # the report's first has no ",\n"
+        if isinstance(run.bodies, tuple):  # left in a thread's scratch file
+            fd, offset, length = run.bodies
+            self._piece(fd, offset + skip, length - skip)
+        else:
+            self.spool.write(run.bodies[skip:])
 
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
@@ -716,34 +759,51 @@ class ReplayReportWriter(Tally):
             self._chunks = tempfile.mkdtemp(prefix="assay-chunks-")
         return ChunkFolder(self.fmt, self.summary_only, self._chunks)
 
-    def _copy_in(self, pid: int, offset: int, length: int, spool: IO[bytes]) -> None:
-        """Append ``length`` bytes at ``offset`` of worker ``pid``'s chunk file to ``spool``
-        (in the kernel where it can, :func:`_send`: they are never read into this
-        process)."""
+    def _chunk_fd(self, pid: int) -> int:
+        """The descriptor of worker ``pid``'s chunk file, opened (and unlinked: the worker
+        holds it open too) on first use."""
         import os
 
-        if not length:
-            return
         fd = self._chunk_fds.get(pid)
         if fd is None:
             assert self._chunks is not None
             name = os.path.join(self._chunks, str(pid))
             fd = self._chunk_fds[pid] = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
             os.unlink(name)  # open here and in the worker: gone from the folder already
+        return fd
+
+    def _copy_in(self, pid: int, offset: int, length: int, spool: IO[bytes]) -> None:
+        """Append ``length`` bytes at ``offset`` of worker ``pid``'s chunk file to ``spool``
+        (in the kernel where it can, :func:`_send`: they are never read into this
+        process)."""
+        if not length:
+            return
         spool.flush()
-        out = spool.fileno()
-        sent = _send(fd, offset, length, out)
-        offset += sent
-        length -= sent
-        while length:  # what the kernel did not copy
-            view = memoryview(os.pread(fd, min(length, 1 << 20), offset))
-            if not view:
-                raise OSError(f"a worker's chunk file ended early ({length} bytes short)")
-            offset += len(view)
-            length -= len(view)
-            while view:
-                view = view[os.write(out, view):]
-        spool.seek(0, os.SEEK_END)  # the file object's position follows the descriptor's
+        _copy_range(self._chunk_fd(pid), offset, length, spool.fileno())
+        spool.seek(0, 2)  # the file object's position follows the descriptor's
+
+    def _piece(self, fd: int, offset: int, length: int) -> None:
+        """Results at ``offset`` of descriptor ``fd`` (a worker's chunk file, a scratch file
+        of a thread), after those spooled so far: left there until the report is written
+        (:attr:`_pieces`)."""
+        import os
+
+        if not length:
+            return
+        self.spool.flush()
+        end = os.fstat(self.spool.fileno()).st_size
+        if end > self._spool_mark:
+            self._pieces.append((-1, self._spool_mark, end - self._spool_mark))
+            self._spool_mark = end
+        self._pieces.append((fd, offset, length))
+
+    def scratch_fd(self) -> int:
+        """A new anonymous file for results rendered elsewhere (a thread judging runs of
+        files in C writes there, :meth:`native_run` takes them as pieces); closed with the
+        writer."""
+        scratch = _spool_file()
+        self._scratch.append(scratch)
+        return scratch.fileno()
 
     def merge(self, chunk: ReplayChunk) -> None:
         """A chunk of items folded by :attr:`fold`, taken as its items one by one would be."""
@@ -782,7 +842,7 @@ class ReplayReportWriter(Tally):
         if spooled is not None and spooled[3]:
             pid, at, files, parts = spooled
             skip = 0 if before else 2  # the first result of the report has no ",\n"
-            self._copy_in(pid, at + files + skip, parts - skip, self.spool)
+            self._piece(self._chunk_fd(pid), at + files + skip, parts - skip)
             return
         if self.summary_only or not chunk.parts:
             return
@@ -812,24 +872,26 @@ class ReplayReportWriter(Tally):
         return summary["exit"]
 
     def _copy_spool(self, digest: Any = None) -> None:
-        """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them)."""
-        self._copy(self.spool, digest=digest)
-
-    @staticmethod
-    def _send_out(spool: IO[bytes], start: int, out: Any) -> int:
-        """:func:`_send` of ``spool`` from byte ``start`` on to the descriptor under
-        ``out``; 0 where it has none."""
+        """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them),
+        the pieces left in workers' chunk files among them."""
         import os
 
-        try:
-            fd = out.fileno()
-        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is one
-            return 0
-        spool.flush()
-        return _send(spool.fileno(), start, os.fstat(spool.fileno()).st_size - start, fd)
+        if not self._pieces:
+            self._copy(self.spool, digest=digest)
+            return
+        self.spool.flush()
+        spool = self.spool.fileno()
+        end = os.fstat(spool).st_size
+        if end > self._spool_mark:
+            self._pieces.append((-1, self._spool_mark, end - self._spool_mark))
+            self._spool_mark = end
+        write, out_fd = self._sink()
+        for fd, offset, length in self._pieces:
+            self._copy_out(spool if fd < 0 else fd, offset, length, write, out_fd, digest)
 
-    def _copy(self, spool: IO[bytes], *, skip: int = 0, digest: Any = None) -> None:
-        """Write ``spool`` from byte ``skip`` on to ``out``, as :meth:`_copy_spool`."""
+    def _sink(self) -> tuple[Callable[[bytes], Any], int | None]:
+        """How bytes reach ``out``: a write function, and the descriptor the kernel can copy
+        them to (None where ``out`` encodes what it is given, or has none)."""
         import codecs
 
         buffer = getattr(self.out, "buffer", None)
@@ -841,19 +903,37 @@ class ReplayReportWriter(Tally):
         if buffer is not None and utf8 and getattr(self.out, "errors", "strict") == "strict":
             self.out.flush()
             buffer.flush()
-            if digest is None:
-                skip += self._send_out(spool, skip, buffer)
-            write = buffer.write
-        else:
-            decode = codecs.getincrementaldecoder("utf-8")().decode
-            write = lambda chunk: self.out.write(decode(chunk))  # noqa: E731
-        spool.seek(skip)
-        while chunk := spool.read(1 << 16):
-            write(chunk)
-            if digest is not None:
-                digest.update(chunk)
+            try:
+                fd: int | None = buffer.fileno()
+            except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is one
+                fd = None
+            return buffer.write, fd
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        return (lambda chunk: self.out.write(decode(chunk))), None
+
+    def _copy_out(self, fd: int, offset: int, length: int, write: Callable[[bytes], Any],
+                  out_fd: int | None, digest: Any = None) -> None:
+        """``length`` bytes at ``offset`` of descriptor ``fd`` to ``out`` (see
+        :meth:`_sink`), in the kernel where it can and no digest is kept."""
+        buffer = getattr(self.out, "buffer", None)
         if buffer is not None:
             buffer.flush()
+        if out_fd is not None and digest is None:
+            sent = _send(fd, offset, length, out_fd)
+            offset += sent
+            length -= sent
+        _copy_range(fd, offset, length, None, write, digest)
+        if buffer is not None:
+            buffer.flush()
+
+    def _copy(self, spool: IO[bytes], *, skip: int = 0, digest: Any = None) -> None:
+        """Write ``spool`` from byte ``skip`` on to ``out``, as :meth:`_copy_spool`."""
+        import os
+
+        spool.flush()
+        write, out_fd = self._sink()
+        self._copy_out(spool.fileno(), skip, os.fstat(spool.fileno()).st_size - skip, write,
+                       out_fd, digest)
 
     def _finish_json(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
         doc: dict[str, Any] = {
