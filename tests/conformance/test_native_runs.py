@@ -256,7 +256,7 @@ class TestJudgeFiles:
             assert (done, entries, *counts) == (inline[0], inline[1], *inline[3:])
             assert where == (fh.fileno(), 6, len(inline[2]))
             assert os.pread(fh.fileno(), len(inline[2]), 6) == inline[2]
-        with pytest.raises(OSError):
+        with pytest.raises(OSError, match="Bad file descriptor"):
             accel.judge_files(blob, ends, 0, 3, plan, style, 1, 0, 987654)
 
     def test_listed_files_are_read_alike(self, tmp_path: Path) -> None:
