@@ -190,25 +190,67 @@ class _Listed:
 
 
 _LIST: Any = None
+#: Directory listings begun ahead (:func:`list_ahead`): the thread, and what the C listing
+#: gave for each directory (or the error it raised), taken by :func:`_native_list`.
+_AHEAD: tuple[Any, dict[str, Any]] | None = None
+_NONE: Any = object()
+
+
+def _list_function() -> Any:
+    """:func:`assay._accel.list_trajectories`, or False where the extension is not built or
+    ``ASSAY_PURE_PYTHON`` is set."""
+    global _LIST
+    if _LIST is None:
+        from assay._ext import native
+
+        _LIST = getattr(native(), "list_trajectories", False)
+    return _LIST
+
+
+def list_ahead(args: Sequence[str], *, recursive: bool = False) -> None:
+    """Begin listing the directory arguments in C on another thread (the listing lets go of
+    the GIL) while the caller goes on importing and reading the spec: the next
+    :func:`expand_inputs` takes what it found, a listing begun a moment earlier. Nothing
+    is decided here; any error is the listing's own, met again when it is taken."""
+    global _AHEAD
+    dirs = [a for a in args if type(a) is str and a != STDIN]
+    if recursive or not dirs or _list_function() is False:
+        return
+    import threading
+
+    found: dict[str, Any] = {}
+
+    def run() -> None:
+        for path in dirs:
+            try:
+                if os.path.isdir(path):
+                    found[path] = _LIST(path, os.fsencode(os.path.join(path, "")))
+            except (OSError, ValueError, UnicodeError) as exc:
+                found[path] = exc
+
+    thread = threading.Thread(target=run, name="assay-list-ahead", daemon=True)
+    thread.start()
+    _AHEAD = (thread, found)
 
 
 def _native_list(path: str) -> _Listed | None:
     """The directory's files listed in C (:func:`assay._accel.list_trajectories`), or
     None where the extension is not built, ``ASSAY_PURE_PYTHON`` is set, or it gives way
     (the Python listing then reads the directory and names any problem)."""
-    global _LIST
-    if _LIST is None:
-        from assay._ext import native
-
-        _LIST = getattr(native(), "list_trajectories", False)
-    if _LIST is False or type(path) is not str:
+    if _list_function() is False or type(path) is not str:
         return None
-    try:
-        listed = _LIST(path, os.fsencode(os.path.join(path, "")))
-    except (OSError, ValueError, UnicodeError):
-        return None
-    if listed is None or not listed[1]:
-        return None  # none at all: the Python listing says so
+    listed = _NONE
+    if _AHEAD is not None:
+        thread, found = _AHEAD
+        thread.join()
+        listed = found.pop(path, _NONE)
+    if listed is _NONE:
+        try:
+            listed = _LIST(path, os.fsencode(os.path.join(path, "")))
+        except (OSError, ValueError, UnicodeError):
+            return None
+    if listed is None or isinstance(listed, Exception) or not listed[1]:
+        return None  # none at all (or an error): the Python listing says so
     return _Listed(*listed)
 
 
@@ -363,6 +405,14 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     inode), so ``a.jsonl``, ``./a.jsonl`` and a link to it are one file; ``spec`` is left
     out where a directory or glob would have added it.
     """
+    global _AHEAD
+    try:
+        return _expand_inputs(args, recursive, spec)
+    finally:
+        _AHEAD = None  # what was listed ahead was for these arguments only
+
+
+def _expand_inputs(args: Iterable[str], recursive: bool, spec: str | None) -> Inputs:
     spec_key = None if spec is None else _identity(spec)
     # The identities seen, in a compact table; which path came first is looked up only
     # once some file turns out to be named twice.

@@ -253,17 +253,6 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "wor
                          "audit", "evidence"})
 
 
-def _warm_pool() -> None:
-    """Import the process pool's modules in a thread while the spec is read and the
-    directory listed (the C listing lets go of the GIL): some 20-30 ms off ``--jobs``."""
-    import threading
-
-    def load() -> None:
-        import concurrent.futures.process  # noqa: F401
-
-    threading.Thread(target=load, name="assay-warm-pool", daemon=True).start()
-
-
 @cli.command(short_help="Check recorded runs against a spec.")
 @click.argument("spec", type=_FILE)
 @click.argument("trajectories", nargs=-1, required=True, type=click.Path(allow_dash=True))
@@ -308,7 +297,10 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     """
     from functools import partial
 
-    from assay._inputs import expand_inputs, load_replay_spec
+    from assay._inputs import expand_inputs, list_ahead, load_replay_spec
+
+    if ray_address is None:  # the directories are listed while the rest is imported
+        list_ahead(trajectories, recursive=recursive)
     from assay.conformance import ReplayInterrupted, replay_files
 
     if fmt == "html" and output is None:
@@ -319,8 +311,6 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         raise click.UsageError("give one of --show, -q and -v")
     if fmt != "text" and (show is not None or quiet or verbose):
         raise click.UsageError(f"--show, -q and -v shape the text report, not --format {fmt}")
-    if jobs > 1 and ray_address is None:
-        _warm_pool()
     loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
     inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
     for note in inputs.notes:
