@@ -267,7 +267,8 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "wor
               help="Break verdicts down by a field of each trajectory's final event.")
 @_sha256_option("--expect-spec-sha256", "spec")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
-              help="Judge the files in N processes; the report is the same, byte for byte.")
+              help="Judge N files at a time: in N threads where they are judged in C, else "
+                   "in N processes; the report is the same, byte for byte.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
               metavar="[ADDRESS]",
               help="Judge the files on Ray: a local instance, or the cluster at ADDRESS "
