@@ -213,6 +213,8 @@ def list_ahead(args: Sequence[str], *, recursive: bool = False) -> None:
     :func:`expand_inputs` takes what it found, a listing begun a moment earlier. Nothing
     is decided here; any error is the listing's own, met again when it is taken."""
     global _AHEAD
+    if _AHEAD is not None:  # begun already, from the command line (assay.__main__)
+        return
     dirs = [a for a in args if type(a) is str and a != STDIN]
     if recursive or not dirs or _list_function() is False:
         return
