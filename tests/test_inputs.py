@@ -475,6 +475,42 @@ class TestNativeListing:
             assert (got[2 * n], got[2 * n + 1]) == (st.st_dev, st.st_ino), path
         assert "runs/link-out.jsonl" in list(paths) and "runs/a.json" in list(paths)
 
+    def test_a_listing_begun_ahead_is_taken_once(self, odd: Path) -> None:
+        """``list_ahead`` lists on another thread; the next expansion takes it for the
+        arguments it names and forgets the rest, so a later one lists again."""
+        (odd / "link-to-file.jsonl").unlink()
+        other = odd.parent / "other"
+        other.mkdir()
+        (other / "o.jsonl").write_bytes(b"x")
+        _inputs.list_ahead(["runs", "other", "-", "missing"])
+        (other / "p.jsonl").write_bytes(b"x")  # after the listing ahead began
+        first = _inputs.expand_inputs(["runs"])
+        assert _inputs._AHEAD is None
+        assert list(first.paths) == list(_inputs.expand_inputs(["runs"]).paths)
+        assert list(_inputs.expand_inputs(["other"]).paths) == ["other/o.jsonl",
+                                                               "other/p.jsonl"]
+        _inputs.list_ahead(["runs"], recursive=True)
+        assert _inputs._AHEAD is None  # -r lists below: nothing ahead
+
+    def test_the_command_line_lists_ahead(self, odd: Path) -> None:
+        """The console script lists the directories among a replay's arguments before
+        click reads them, and none when ``-r`` (alone or among short flags) asks for
+        the directories below."""
+        import subprocess
+        import sys
+
+        (odd / "link-to-file.jsonl").unlink()
+        spec = str(EXAMPLES / "spec.json")
+        probe = ("import sys, assay._inputs as i, assay.__main__ as m; "
+                 "m._list_ahead(sys.argv[1:]); a = i._AHEAD; a and a[0].join(); "
+                 "print(sorted(a[1]) if a else None)")
+        out = subprocess.run([sys.executable, "-c", probe, spec, "runs", "-o", "x", "-"],
+                             capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "['runs']"
+        out = subprocess.run([sys.executable, "-c", probe, "-rq", spec, "runs"],
+                             capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "None"
+
     def test_spec_inside_is_left_out(self, odd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (odd / "link-to-file.jsonl").unlink()
         native, python = self.both(["runs"], monkeypatch, spec="runs/c.ndjson")
