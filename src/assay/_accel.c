@@ -1753,16 +1753,23 @@ plan_free(PyObject *capsule)
     PyMem_RawFree(pl);
 }
 
+/* The bytes object o as a span, or FAIL with `error` as the TypeError */
 static int
-bytes_span(PyObject *o, Span *sp)
+span_of_bytes(PyObject *o, Span *sp, const char *error)
 {
     if (!PyBytes_Check(o)) {
-        PyErr_SetString(PyExc_TypeError, "make_plan: names must be bytes");
+        PyErr_SetString(PyExc_TypeError, error);
         return FAIL;
     }
     sp->s = (cp)PyBytes_AS_STRING(o);
     sp->len = PyBytes_GET_SIZE(o);
     return OK;
+}
+
+static int
+bytes_span(PyObject *o, Span *sp)
+{
+    return span_of_bytes(o, sp, "make_plan: names must be bytes");
 }
 
 static int
@@ -2017,13 +2024,7 @@ style_bytes(PyObject *o, Span *sp, int none_ok)
         sp->len = 0;
         return OK;
     }
-    if (!PyBytes_Check(o)) {
-        PyErr_SetString(PyExc_TypeError, "judge_files: style fields must be bytes");
-        return FAIL;
-    }
-    sp->s = (cp)PyBytes_AS_STRING(o);
-    sp->len = PyBytes_GET_SIZE(o);
-    return OK;
+    return span_of_bytes(o, sp, "judge_files: style fields must be bytes");
 }
 
 static int
