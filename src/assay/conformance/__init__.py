@@ -483,59 +483,80 @@ def _threaded_runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: 
     here, and the rest of its run judged here too. Not for a text report's numbered
     blocks (their numbers are known only once the runs before are). ``scratch`` gives
     each thread a file of its own to write its runs' results to (the runs then say where
-    they are), so that they are not copied through this thread."""
+    they are), so that they are not copied through this thread. Plain threads: the
+    executor of ``concurrent.futures`` imports ``logging``, some 15 ms of start-up."""
     import threading
-    from collections import deque
-    from concurrent.futures import Future, ThreadPoolExecutor
 
     accel, plan, style = native
     blob, ends = paths.buffers()
-    mine = threading.local()
+    ranges = [(lo, min(stop, lo + _RUN)) for lo in range(start, stop, _RUN)]
+    done: dict[int, Any] = {}  # run number: what judge_files gave, or the error it raised
+    state = {"next": 0, "taken": 0, "stop": False}
+    cond = threading.Condition()
+    ahead = threads * 4
 
-    def judge(lo: int, hi: int) -> Any:
-        if scratch is None:
-            return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed)
-        fd = getattr(mine, "fd", None)
+    def judge(lo: int, hi: int, fd: int | None) -> Any:
         if fd is None:
-            fd = mine.fd = scratch()
+            return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed)
         return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed, fd)
 
-    pool = ThreadPoolExecutor(threads)
-    pending: deque[tuple[int, int, Future[Any]]] = deque()
-    ranges = iter(range(start, stop, _RUN))
-    try:
+    def work() -> None:
+        fd = None
         while True:
-            while len(pending) < threads * 4:
-                lo = next(ranges, None)
-                if lo is None:
-                    break
-                hi = min(stop, lo + _RUN)
-                pending.append((lo, hi, pool.submit(judge, lo, hi)))
-            if not pending:
-                break
-            lo, hi, future = pending.popleft()
+            with cond:
+                while (not state["stop"] and state["next"] < len(ranges)
+                       and state["next"] >= state["taken"] + ahead):
+                    cond.wait()
+                if state["stop"] or state["next"] >= len(ranges):
+                    return
+                k = state["next"]
+                state["next"] = k + 1
             try:
-                ran = future.result()
-            except Exception:  # an internal bug: these files go the usual way, which isolates it
+                if fd is None and scratch is not None:
+                    fd = scratch()
+                ran: Any = judge(*ranges[k], fd)
+            except Exception as exc:  # handed to the consumer, in order
+                ran = exc
+            with cond:
+                done[k] = ran
+                cond.notify_all()
+
+    workers = [threading.Thread(target=work, name=f"assay-judge-{n}", daemon=True)
+               for n in range(threads)]
+    for worker in workers:
+        worker.start()
+    try:
+        for k, (lo, hi) in enumerate(ranges):
+            with cond:
+                while k not in done:
+                    cond.wait()
+                ran = done.pop(k)
+                state["taken"] = k + 1
+                cond.notify_all()
+            if isinstance(ran, Exception):  # an internal bug: the usual way isolates it
                 yield from range(lo, hi)
                 continue
             while True:
-                done, entries, bodies, passed, blocked, warned = ran
-                if done > lo:
-                    yield NativeRun(done - lo, entries, bodies, passed, blocked, warned)
-                if done >= hi:
+                at, entries, bodies, passed, blocked, warned = ran
+                if at > lo:
+                    yield NativeRun(at - lo, entries, bodies, passed, blocked, warned)
+                if at >= hi:
                     break
-                yield done  # the usual way, and the rest of the run judged here
-                lo = done + 1
+                yield at  # the usual way, and the rest of the run judged here
+                lo = at + 1
                 if lo >= hi:
                     break
                 try:
-                    ran = judge(lo, hi)
+                    ran = judge(lo, hi, None)
                 except Exception:
                     yield from range(lo, hi)
                     break
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        with cond:
+            state["stop"] = True
+            cond.notify_all()
+        for worker in workers:
+            worker.join()
 
 
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
