@@ -89,6 +89,29 @@ skip_ws(Ctx *x)
         x->p++;
 }
 
+/* The line of [p, stop) that starts at p, for a reader of JSON lines: the context set to it
+ * and past its leading white space. Returns where the line ends (its newline, or stop). */
+static inline cp
+line_at(Ctx *x, cp p, cp stop)
+{
+    cp nl = memchr(p, '\n', (size_t)(stop - p));
+    if (!nl) nl = stop;
+    x->p = p;
+    x->end = nl;
+    x->depth = 0;
+    x->kn = 0;
+    skip_ws(x);
+    return nl;
+}
+
+/* After a line's value: OK when nothing but white space is left of the line */
+static inline int
+line_rest(Ctx *x)
+{
+    skip_ws(x);
+    return x->p == x->end ? OK : GIVE_WAY;
+}
+
 static inline int
 hexval(unsigned char c)
 {
@@ -2633,19 +2656,10 @@ check_lines(PyObject *module, PyObject *args, PyObject *kwargs)
     int rc = OK;
     cp p = (cp)buf.buf + start, stop = (cp)buf.buf + (end > start ? end : start);
     while (p < stop && rc == OK) {
-        cp nl = memchr(p, '\n', (size_t)(stop - p));
-        if (!nl) nl = stop;
-        x.p = p;
-        x.end = nl;
-        x.depth = 0;
-        x.kn = 0;
-        skip_ws(&x);
+        cp nl = line_at(&x, p, stop);
         if (x.p < x.end) {
             rc = read_value(&x);
-            if (rc == OK) {
-                skip_ws(&x);
-                if (x.p != x.end) rc = GIVE_WAY;
-            }
+            if (rc == OK) rc = line_rest(&x);
         }
         p = nl + 1;
     }
@@ -3900,14 +3914,8 @@ otel_scan(OIndex *ix)
     cp p = data, stop = data + size;
     Py_ssize_t n = 0;
     while (p < stop && rc == OK) {
-        cp nl = memchr(p, '\n', (size_t)(stop - p));
-        if (!nl) nl = stop;
+        cp nl = line_at(&x, p, stop);
         n++;
-        x.p = p;
-        x.end = nl;
-        x.depth = 0;
-        x.kn = 0;
-        skip_ws(&x);
         if (x.p < x.end) {
             if (ix->n_lines >= INT32_MAX - 1) {
                 rc = GIVE_WAY;
@@ -3926,10 +3934,7 @@ otel_scan(OIndex *ix)
             ix->n_lines++;
             if (nl - p >= MAX_LINE) rc = GIVE_WAY;
             else rc = ox_document(&x, ix, p, (int32_t)(ix->n_lines - 1));
-            if (rc == OK) {
-                skip_ws(&x);
-                if (x.p != x.end) rc = GIVE_WAY;
-            }
+            if (rc == OK) rc = line_rest(&x);
         }
         p = nl + 1;
     }
@@ -5245,19 +5250,12 @@ claude_lines(PyObject *module, PyObject *args)
     if (!out) rc = FAIL;
     cp p = (cp)buf.buf + start, stop = (cp)buf.buf + (end > start ? end : start);
     while (p < stop && rc == OK) {
-        cp nl = memchr(p, '\n', (size_t)(stop - p));
-        if (!nl) nl = stop;
-        x.p = p;
-        x.end = nl;
-        x.depth = 0;
-        x.kn = 0;
-        skip_ws(&x);
+        cp nl = line_at(&x, p, stop);
         if (x.p < x.end) {
             PyObject *entry;
             rc = cc_entry(&x, line, unset, no_message, later, text, &entry);
             if (rc == OK) {
-                skip_ws(&x);
-                if (x.p != x.end) rc = GIVE_WAY;
+                rc = line_rest(&x);
                 if (rc == OK && PyList_Append(out, entry) < 0) rc = FAIL;
                 Py_DECREF(entry);
             }
