@@ -480,7 +480,7 @@ def _threaded_runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: 
                    ) -> Iterator[NativeRun | int]:
     """:func:`_runs` with the runs judged by ``threads`` threads at once (a few runs ahead,
     given in order); a file the C judge gives way on is given to be judged the usual way
-    here, and the rest of its run judged here too. Not for a text report's numbered
+    here, and the rest of its run judged here too (:func:`_runs`). Not for a text report's numbered
     blocks (their numbers are known only once the runs before are). ``scratch`` gives
     each thread a file of its own to write its runs' results to (the runs then say where
     they are), so that they are not copied through this thread. Plain threads: the
@@ -496,7 +496,7 @@ def _threaded_runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: 
     ahead = threads * 4
 
     def judge(lo: int, hi: int, fd: int | None) -> Any:
-        if fd is None:
+        if fd is None:  # no scratch file: the results come back as bytes
             return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed)
         return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed, fd)
 
@@ -536,21 +536,12 @@ def _threaded_runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: 
             if isinstance(ran, Exception):  # an internal bug: the usual way isolates it
                 yield from range(lo, hi)
                 continue
-            while True:
-                at, entries, bodies, passed, blocked, warned = ran
-                if at > lo:
-                    yield NativeRun(at - lo, entries, bodies, passed, blocked, warned)
-                if at >= hi:
-                    break
-                yield at  # the usual way, and the rest of the run judged here
-                lo = at + 1
-                if lo >= hi:
-                    break
-                try:
-                    ran = judge(lo, hi, None)
-                except Exception:
-                    yield from range(lo, hi)
-                    break
+            at, entries, bodies, passed, blocked, warned = ran
+            if at > lo:
+                yield NativeRun(at - lo, entries, bodies, passed, blocked, warned)
+            if at < hi:  # the usual way, and the rest of the run as in one thread
+                yield at
+                yield from _runs(native, paths, at + 1, hi, lambda: 1)
     finally:
         with cond:
             state["stop"] = True
