@@ -114,6 +114,20 @@ def test_a_mixed_batch_writes_the_same_report(mode: list[str], tmp_path: Path,
     assert fast[0] == 1
 
 
+def test_text_escapes_as_the_report_does(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text report's runs in C print as they are only what ``escape_controls`` leaves as
+    it is: agents named with the characters at each edge of the escaped ranges."""
+    edges = "\x7e\x7f\x80\x9f\xa0\u061b\u061c\u061d\u200d\u200e\u200f\u2010\u2027\u2028" \
+            "\u2029\u202e\u202f\u2065\u2066\u2069\u206a\ufeff\U0001f600"
+    for i, ch in enumerate(edges):
+        (tmp_path / f"t{i:03d}.jsonl").write_bytes(_native(agent=f"a{ch}b"))
+    args = ["--format", "text", SPEC, str(tmp_path)]
+    fast = _report(args, in_c=True, monkeypatch=monkeypatch)
+    assert _report(args, in_c=False, monkeypatch=monkeypatch) == fast
+    assert b"a\\x7fb" in fast[1] and "a\u00a0b".encode() in fast[1]
+
+
 def test_files_named_one_by_one_and_a_missing_one(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     made = _corpus(tmp_path, 30)
