@@ -433,8 +433,9 @@ def _send(src: int, offset: int, length: int, dst: int) -> int:
 def _copy_range(fd: int, offset: int, length: int, out: int | None,
                 write: Callable[[bytes], Any] | None = None, digest: Any = None) -> None:
     """Copy ``length`` bytes at ``offset`` of descriptor ``fd`` to descriptor ``out`` (in
-    the kernel where it can, :func:`_send`), or through ``write``, read in blocks (and
-    into ``digest`` as they go)."""
+    the kernel where it can, :func:`_send`); what the kernel did not copy, or all of it
+    without ``out``, is read in blocks and given to ``write`` (else written to ``out``),
+    and to ``digest`` as it goes."""
     import os
 
     if out is not None:
@@ -918,11 +919,7 @@ class ReplayReportWriter(Tally):
         buffer = getattr(self.out, "buffer", None)
         if buffer is not None:
             buffer.flush()
-        if out_fd is not None and digest is None:
-            sent = _send(fd, offset, length, out_fd)
-            offset += sent
-            length -= sent
-        _copy_range(fd, offset, length, None, write, digest)
+        _copy_range(fd, offset, length, None if digest is not None else out_fd, write, digest)
         if buffer is not None:
             buffer.flush()
 
