@@ -18,8 +18,8 @@ import sys
 import timeit
 from typing import Any
 
-from assay import verify
-from assay.acceptance.selftest import SELF_TEST_CONTRACT
+from roadcheck import verify
+from roadcheck.acceptance.selftest import SELF_TEST_CONTRACT
 
 RESULT = {"status": "created", "target_id": "cust_1001", "summary": "created the customer record"}
 RESULT_TEXT = ('{"status": "created", "target_id": "cust_1001", '

@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay._commands import run_command
-from assay.harness import Workflow
-from assay.harness.agent import AgentRunner
-from assay.harness.model import parse_workflow_spec
+from roadcheck._commands import run_command
+from roadcheck.harness import Workflow
+from roadcheck.harness.agent import AgentRunner
+from roadcheck.harness.model import parse_workflow_spec
 
 BUDGET_MS = 5.0
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import orjson
 
-from assay._inputs import load_replay_spec
-from assay.conformance import replay_files
-from assay.ingest.locate import locate
-from assay.report.ci import located_paths, replay_document
+from roadcheck._inputs import load_replay_spec
+from roadcheck.conformance import replay_files
+from roadcheck.ingest.locate import locate
+from roadcheck.report.ci import located_paths, replay_document
 
 TARGETS = {"sarif": 2.0, "github": 2.0, "junit": 1.5, "html": 4.0}
 SPEC = Path(__file__).resolve().parent.parent / "examples" / "spec.json"

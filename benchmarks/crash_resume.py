@@ -1,6 +1,6 @@
 """Kill a harness run with a side-effecting publish phase at random instants, resume it.
 
-Each trial starts ``assay run`` on a three-phase workflow (build, publish,
+Each trial starts ``roadcheck run`` on a three-phase workflow (build, publish,
 announce) whose publish phase appends to a fake provider's ledger, kills the
 whole process group with SIGKILL after a random delay, then resumes the run
 until it completes. A trial is clean when:
@@ -8,7 +8,7 @@ until it completes. A trial is clean when:
 - the publish effect is in the provider's ledger exactly once;
 - every phase that advanced has a passing evidence record, and no phase has a
   record before the previous phase's pass;
-- ``assay evidence verify`` still accepts the hash chain.
+- ``roadcheck evidence verify`` still accepts the hash chain.
 
 The same trials run a second time as a baseline, with the publish phase's
 ``effect`` left out, to show what the reconcile step prevents.
@@ -114,15 +114,15 @@ def setup(root: Path, retry_class: str = "unsafe_to_retry", declare: bool = True
     return path
 
 
-def assay(root: Path, *args: str, env: dict[str, str] | None = None,
+def roadcheck(root: Path, *args: str, env: dict[str, str] | None = None,
           ) -> subprocess.CompletedProcess[str]:
-    """Run the assay CLI in ``root`` and wait for it."""
-    return subprocess.run([sys.executable, "-m", "assay", *args], cwd=root, capture_output=True,
+    """Run the roadcheck CLI in ``root`` and wait for it."""
+    return subprocess.run([sys.executable, "-m", "roadcheck", *args], cwd=root, capture_output=True,
                           text=True, check=False, env={**os.environ, **(env or {})})
 
 
 def run_args(run_id: str, resume: bool) -> list[str]:
-    """The ``assay run`` arguments of a new run or of a resume."""
+    """The ``roadcheck run`` arguments of a new run or of a resume."""
     return ["run", "workflow.json", "--as", "ops", "--identity", "bench", "--runs-dir", "runs",
             *(["--resume", run_id] if resume else ["--run-id", run_id])]
 
@@ -154,9 +154,9 @@ def check(root: Path, run_id: str, trial: Trial) -> Trial:
     lines = ledger.read_text().splitlines() if ledger.exists() else []
     trial.publishes = sum(1 for ln in lines if json.loads(ln)["idempotency_key"]
                           == f"{run_id}/publish")
-    trial.chain_ok = assay(root, "evidence", "verify", run_id, "--runs-dir", "runs"
+    trial.chain_ok = roadcheck(root, "evidence", "verify", run_id, "--runs-dir", "runs"
                            ).returncode == 0
-    from assay.evidence.store import JsonlStore  # reads either layout of the flat-file store
+    from roadcheck.evidence.store import JsonlStore  # reads either layout of the flat-file store
 
     store = JsonlStore(root / "runs" / run_id, run_id)
     try:
@@ -181,7 +181,7 @@ def trial(root: Path, delay: float, run_id: str = "r1", declare: bool = True) ->
     """Start a run, SIGKILL its process group after ``delay`` seconds, resume until done."""
     setup(root, declare=declare)
     result = Trial(delay)
-    proc = subprocess.Popen([sys.executable, "-m", "assay", *run_args(run_id, False)], cwd=root,
+    proc = subprocess.Popen([sys.executable, "-m", "roadcheck", *run_args(run_id, False)], cwd=root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     time.sleep(delay)
@@ -190,7 +190,7 @@ def trial(root: Path, delay: float, run_id: str = "r1", declare: bool = True) ->
     result.killed = proc.wait() == -signal.SIGKILL
     for _ in range(4):
         started = (root / "runs" / run_id / "run.json").exists()
-        done = assay(root, *run_args(run_id, started))
+        done = roadcheck(root, *run_args(run_id, started))
         result.resumes += 1
         result.exit = done.returncode
         if done.returncode != 2:

@@ -5,7 +5,7 @@ Run: ``python benchmarks/fuzz_campaign.py [--cases 100000] [--seed 0] [--workers
 Each case mutates one valid seed document of one surface (replay specs, native
 trajectories, transcripts, OTel / ATIF / OpenAI Agents traces, accept
 contracts, results and traces, workflows, resume checkpoints, evidence-store
-files) and runs assay on it in-process; the engine and both oracles live in
+files) and runs roadcheck on it in-process; the engine and both oracles live in
 ``tests/fuzz/`` (``mutate.py``, ``reference.py``, ``surfaces.py``). The cases
 are a pure function of ``--seed`` and their index, so two runs with the same
 arguments judge the same cases.
@@ -157,7 +157,7 @@ def run(cases: int, seed: int = 0, workers: int = 2, batch: int = 25,
     todo = plan(cases)
     batches = [(seed, todo[i:i + batch]) for i in range(0, len(todo), batch)]
     tallies: dict[str, Tally] = defaultdict(Tally)
-    root = tempfile.mkdtemp(prefix="assay-fuzz-")
+    root = tempfile.mkdtemp(prefix="roadcheck-fuzz-")
     done = 0
     try:
         if workers <= 1:

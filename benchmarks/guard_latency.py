@@ -6,9 +6,9 @@ Three figures, each printed beside a baseline measured the same way in the same 
   asked repeatedly (p50 and p99), beside a bare dict lookup timed with the same
   clock calls;
 * ``observe``: per event, over a 1,000-event session (p50), beside the same lookup;
-* the hook: ``assay guard claude-code`` run as a new process per PreToolUse event
+* the hook: ``roadcheck guard claude-code`` run as a new process per PreToolUse event
   against a stored 1,000-event session (wall p50), beside ``python -c pass`` and
-  ``assay --version``, the three run in turn so that they share the machine's
+  ``roadcheck --version``, the three run in turn so that they share the machine's
   load. All run with a warm bytecode cache, as an installed package does (a
   private cache directory, so the measurement holds under
   ``PYTHONDONTWRITEBYTECODE``).
@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.events import args_digest
-from assay.guard import Guard, GuardStore
+from roadcheck.events import args_digest
+from roadcheck.guard import Guard, GuardStore
 
 RULES = 100
 PRIOR = 1000
@@ -151,7 +151,7 @@ def _walls(commands: dict[str, tuple[list[str], bytes]], runs: int,
 
 def hook_latency(runs: int) -> tuple[float, float, float]:
     """Wall ms p50 of the hook process on a stored 1,000-event session, of python -c pass,
-    and of ``assay --version`` (the CLI's own start-up)."""
+    and of ``roadcheck --version`` (the CLI's own start-up)."""
     with tempfile.TemporaryDirectory() as tmp:
         # As installed: bytecode compiled once (here into a private cache), not per process.
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -162,8 +162,8 @@ def hook_latency(runs: int) -> tuple[float, float, float]:
         with store.session("bench", create=True) as live:
             for event in session():
                 live.observe(event)
-        script = Path(sys.executable).with_name("assay")
-        cmd = [str(script)] if script.exists() else [sys.executable, "-m", "assay"]
+        script = Path(sys.executable).with_name("roadcheck")
+        cmd = [str(script)] if script.exists() else [sys.executable, "-m", "roadcheck"]
         argv = [*cmd, "guard", "claude-code", "--spec", str(spec_path), "--state-dir",
                 str(Path(tmp) / "state")]
         payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench",
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"observe p50 {observe50:8.2f} us per event  (target {TARGETS_US['observe p50']:.0f} "
           f"us)  | bare dict lookup p50 {lookup50:.2f} us")
     print(f"hook process wall p50 {hook:7.1f} ms  (target {HOOK_TARGET_MS:.0f} ms, "
-          f"{args.hooks} runs)  | python -c pass p50 {bare:.1f} ms, assay --version p50 "
+          f"{args.hooks} runs)  | python -c pass p50 {bare:.1f} ms, roadcheck --version p50 "
           f"{cli:.1f} ms")
     missed = [k for k, v in figures.items() if v > TARGETS_US[k]]
     if hook > HOOK_TARGET_MS:

@@ -7,7 +7,7 @@ beside its baseline in one run:
 
 1. In process (``Workflow.run``), 200 phases: ``(engine time - bare time) /
    phases`` with durable flat-file records and with SQLite. Budget 3 ms.
-2. Through the CLI (``assay run``, a new process as a user or CI starts it),
+2. Through the CLI (``roadcheck run``, a new process as a user or CI starts it),
    100 phases, durable JSONL store, against a bare loop of the same processes.
    Target <= 3 ms per phase.
 3. fsync calls per phase (``os.fsync`` and ``os.fdatasync`` counted while the
@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from assay.harness import Workflow
+from roadcheck.harness import Workflow
 
 BUDGET_MS = 3.0
 
@@ -105,8 +105,8 @@ def measure(phases: int, repeat: int) -> dict[str, float]:
 
 
 def cli_overhead(phases: int, repeat: int) -> tuple[float, float]:
-    """Median seconds of a bare loop and of ``assay run`` (a new process) over ``phases``."""
-    assay = shutil.which("assay", path=os.path.dirname(sys.executable)) or "assay"
+    """Median seconds of a bare loop and of ``roadcheck run`` (a new process) over ``phases``."""
+    roadcheck = shutil.which("roadcheck", path=os.path.dirname(sys.executable)) or "roadcheck"
     times: dict[str, list[float]] = {"bare": [], "cli": []}
     for n in range(repeat):
         with tempfile.TemporaryDirectory(dir=".") as tmp:
@@ -114,7 +114,7 @@ def cli_overhead(phases: int, repeat: int) -> tuple[float, float]:
             wf.write_text(json.dumps(document(phases)))
             times["bare"].append(bare(phases, Path(tmp) / "bare"))
             start = time.perf_counter()
-            subprocess.run([assay, "run", str(wf), "--as", "op", "--identity", "bench",
+            subprocess.run([roadcheck, "run", str(wf), "--as", "op", "--identity", "bench",
                             "--run-id", f"cli{n}", "--runs-dir", str(Path(tmp) / "runs")],
                            check=True, capture_output=True)
             times["cli"].append(time.perf_counter() - start)
@@ -166,9 +166,9 @@ def fsyncs_per_phase(phases: int, effect: bool) -> tuple[float, int]:
 
 
 def cli_fsyncs(phases: int) -> tuple[float, int] | None:
-    """``(calls per phase, calls per run)`` of ``assay run`` under ``strace -f``, or None."""
+    """``(calls per phase, calls per run)`` of ``roadcheck run`` under ``strace -f``, or None."""
     strace = shutil.which("strace")
-    assay = shutil.which("assay", path=os.path.dirname(sys.executable)) or "assay"
+    roadcheck = shutil.which("roadcheck", path=os.path.dirname(sys.executable)) or "roadcheck"
     if strace is None:
         return None
     counts = []
@@ -178,7 +178,7 @@ def cli_fsyncs(phases: int) -> tuple[float, int] | None:
             wf.write_text(json.dumps(document(n)))
             log = Path(tmp) / "strace.txt"
             proc = subprocess.run([strace, "-f", "-e", "trace=fsync,fdatasync", "-o", str(log),
-                                   assay, "run", str(wf), "--as", "op", "--identity", "bench",
+                                   roadcheck, "run", str(wf), "--as", "op", "--identity", "bench",
                                    "--run-id", "s", "--runs-dir", str(Path(tmp) / "runs")],
                                   capture_output=True, check=False)
             if proc.returncode != 0:  # strace not permitted here (no ptrace)
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = over <= BUDGET_MS
     print(f"{n} phases through the CLI, durable JSONL store, median of {args.repeat} runs")
     print(f"bare loop      : {base:.3f} s ({base / n * 1000:.2f} ms per phase)")
-    print(f"assay run      : {cli:.3f} s, overhead {over:.2f} ms per phase "
+    print(f"roadcheck run      : {cli:.3f} s, overhead {over:.2f} ms per phase "
           f"(target <= {BUDGET_MS:.0f} ms)  {'ok' if ok else 'MISSED'}")
     if not ok:
         missed.append("CLI")

@@ -3,10 +3,10 @@
 A tau-bench results file (one JSON array of runs) of about 141 MB is written
 to a temporary directory: the 200 recorded gpt-4o airline runs of
 tests/data/tau/taubench, repeated with fresh task ids until the size is
-reached (the same bytes for the same flags). ``assay replay --format json``
+reached (the same bytes for the same flags). ``roadcheck replay --format json``
 judges it against examples/tau/airline.yaml in a new process, and its peak
 RSS (``ru_maxrss`` of the child) is printed beside the file size and beside
-the peak RSS of ``assay replay`` on the 8 example fixtures (what the process
+the peak RSS of ``roadcheck replay`` on the 8 example fixtures (what the process
 costs before any run is held). Target: peak RSS <= 1.5 x the file size.
 Exits 1 when the target is missed.
 
@@ -31,7 +31,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "data" / "tau" / "taubench" / "gpt-4o-airline.json.gz"
 SPEC = ROOT / "examples" / "tau" / "airline.yaml"
-ASSAY = shutil.which("assay", path=os.path.dirname(sys.executable)) or "assay"
+ROADCHECK = shutil.which("roadcheck", path=os.path.dirname(sys.executable)) or "roadcheck"
 TARGET = 1.5
 
 
@@ -67,13 +67,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--megabytes", type=float, default=141.0)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="roadcheck-bench-") as tmp:
         path = Path(tmp) / "results.json"
         runs = make_file(path, args.megabytes)
         size = path.stat().st_size
         fixtures = sorted(glob.glob(str(ROOT / "examples" / "fixture_*.jsonl")))
-        _, idle, _ = peak([ASSAY, "replay", str(ROOT / "examples" / "spec.json"), *fixtures])
-        code, rss, took = peak([ASSAY, "replay", "--format", "json", "--input-format",
+        _, idle, _ = peak([ROADCHECK, "replay", str(ROOT / "examples" / "spec.json"), *fixtures])
+        code, rss, took = peak([ROADCHECK, "replay", "--format", "json", "--input-format",
                                 "tau-bench", str(SPEC), str(path)])
     if code not in (0, 1):
         print(f"replay exited {code}, expected a verdict")

@@ -1,8 +1,8 @@
-"""assay replay against pm4py's Declare conformance on the same 200,000-event log.
+"""roadcheck replay against pm4py's Declare conformance on the same 200,000-event log.
 
 A log of ``--traces`` traces x 20 events (default 10,000: 200,000 events) is
 written deterministically to a temporary directory twice, event for event the
-same: as native trajectory files, one per trace, for assay (the shape of the
+same: as native trajectory files, one per trace, for roadcheck (the shape of the
 replay benchmark's corpus: actions, two handoffs with payloads, checkpoints, a
 final event), and as one CSV of case id, activity and timestamp for pm4py (the
 three columns its Declare check reads; CSV through pandas is pm4py's cheapest
@@ -14,7 +14,7 @@ event type (``handoff``, ``final``).
 
 The same two constraints are written both ways:
 
-- assay: ``mandatory_checkpoints`` ``confirm_with_user`` must precede
+- roadcheck: ``mandatory_checkpoints`` ``confirm_with_user`` must precede
   ``send_report``, ``approve_archive`` must precede ``archive`` (``scope:
   first``, the default: a checkpoint before the first guarded action);
 - pm4py: a Declare model of two ``precedence`` constraints over the same
@@ -30,15 +30,15 @@ prints the agreement; it exits 1 when they disagree.
 
 Timing is end to end, whole processes, the same for both sides: each is one
 new Python process that starts, imports what it needs, reads the log from
-disk, checks every trace and writes which traces violate (assay: ``assay
+disk, checks every trace and writes which traces violate (roadcheck: ``roadcheck
 replay --format json -o FILE``; pm4py: ``pandas.read_csv``,
 ``pm4py.format_dataframe``, ``pm4py.conformance_declare``, the violating case
 ids written as JSON). Medians of ``--runs`` interleaved runs, wall and CPU
 (user + system); a process that only imports what the pm4py side imports is
 timed with them and printed beside the baseline. The same work in one
-process, imports left out, is printed for reference. Target: assay >= 10x
+process, imports left out, is printed for reference. Target: roadcheck >= 10x
 faster (wall) than pm4py; exit 1 on a miss. pm4py is not a dependency of
-assay: install it with ``pip install 'assay[bench]'``; without it the script
+roadcheck: install it with ``pip install 'roadcheck[bench]'``; without it the script
 exits 2 and measures nothing.
 
 Run: ``python benchmarks/pm4py_declare.py [--traces 10000] [--runs 3]
@@ -65,11 +65,11 @@ import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
-ASSAY = shutil.which("assay", path=os.path.dirname(sys.executable)) or "assay"
+ROADCHECK = shutil.which("roadcheck", path=os.path.dirname(sys.executable)) or "roadcheck"
 TARGET = 10.0
 EVENTS = 20
 
-#: The two constraints, as (checkpoint, guarded action): assay's precedence rules and
+#: The two constraints, as (checkpoint, guarded action): roadcheck's precedence rules and
 #: pm4py's Declare precedence constraints are both written from this list.
 CONSTRAINTS = (("confirm_with_user", "send_report"), ("approve_archive", "archive"))
 
@@ -181,7 +181,7 @@ def write_log(root: Path, traces: int) -> tuple[Path, Path]:
 
 
 def write_specs(root: Path) -> tuple[Path, Path]:
-    """The assay spec and the Declare model (JSON), both from :data:`CONSTRAINTS`."""
+    """The roadcheck spec and the Declare model (JSON), both from :data:`CONSTRAINTS`."""
     spec = root / "spec.json"
     spec.write_bytes(orjson.dumps({"mandatory_checkpoints": [
         {"checkpoint_id": cp, "must_precede": action} for cp, action in CONSTRAINTS]}))
@@ -199,27 +199,27 @@ def run(cmd: list[str]) -> tuple[float, float, int]:
             os.waitstatus_to_exitcode(status))
 
 
-def assay_violators(report: Path) -> set[str]:
-    """The traces assay blocked, by case id (the file's stem)."""
+def roadcheck_violators(report: Path) -> set[str]:
+    """The traces roadcheck blocked, by case id (the file's stem)."""
     doc = orjson.loads(report.read_bytes())
     errors = [r["path"] for r in doc["results"] if r["verdict"] == "ERROR"]
     if errors:
-        raise SystemExit(f"assay could not read {len(errors)} trace(s), e.g. {errors[0]}")
+        raise SystemExit(f"roadcheck could not read {len(errors)} trace(s), e.g. {errors[0]}")
     return {Path(r["path"]).stem for r in doc["results"] if r["verdict"] == "BLOCK"}
 
 
 def pm4py_installed() -> bool:
-    """Whether pm4py can be imported (it is not a dependency of assay)."""
+    """Whether pm4py can be imported (it is not a dependency of roadcheck)."""
     return importlib.util.find_spec("pm4py") is not None
 
 
 def verdict(agree: bool, ratio: float, target: float = TARGET) -> list[str]:
-    """What was missed: the two sides disagreeing on a trace, or assay under ``target`` x."""
+    """What was missed: the two sides disagreeing on a trace, or roadcheck under ``target`` x."""
     missed = []
     if not agree:
         missed.append("agreement")
     if not ratio >= target:
-        missed.append(f"assay {ratio:.2f}x faster than pm4py, target >= {target:g}x")
+        missed.append(f"roadcheck {ratio:.2f}x faster than pm4py, target >= {target:g}x")
     return missed
 
 
@@ -245,7 +245,7 @@ def in_process(native: Path, log: Path, kind: str, spec_path: Path) -> tuple[flo
     with contextlib.redirect_stderr(io.StringIO()):  # pm4py greets on stderr when imported
         import pm4py
 
-    from assay.conformance import iter_replay, load_spec
+    from roadcheck.conformance import iter_replay, load_spec
 
     spec = load_spec(spec_path)
     model = {"precedence": {pair: {"support": 1.0, "confidence": 1.0} for pair in CONSTRAINTS}}
@@ -272,24 +272,24 @@ def main(argv: list[str] | None = None) -> int:
                     help="the log pm4py reads: the CSV (default, its cheapest) or XES")
     args = ap.parse_args(argv)
     if not pm4py_installed():
-        print("pm4py_declare: pm4py is not installed (pip install 'assay[bench]'); "
+        print("pm4py_declare: pm4py is not installed (pip install 'roadcheck[bench]'); "
               "nothing was measured", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="assay-pm4py-") as name:
+    with tempfile.TemporaryDirectory(prefix="roadcheck-pm4py-") as name:
         tmp = Path(name)
         native, csv = write_log(tmp, args.traces)
         spec, model = write_specs(tmp)
         log = write_xes(csv) if args.pm4py_input == "xes" else csv
-        ours_out, theirs_out = tmp / "assay.json", tmp / "pm4py.json"
+        ours_out, theirs_out = tmp / "roadcheck.json", tmp / "pm4py.json"
         sides = {
-            "assay": [ASSAY, "replay", "--format", "json", "-o", str(ours_out), str(spec),
+            "roadcheck": [ROADCHECK, "replay", "--format", "json", "-o", str(ours_out), str(spec),
                       str(native)],
             "pm4py": [PYTHON, "-c", PM4PY_SIDE, args.pm4py_input, str(log), str(model),
                       str(theirs_out)],
             # reference, not a side: what the pm4py process spends before it reads the log
             "pm4py import": [PYTHON, "-c", "import orjson, pandas, pm4py"],
         }
-        want = {"assay": 1 if any(expected(i) for i in range(args.traces)) else 0, "pm4py": 0,
+        want = {"roadcheck": 1 if any(expected(i) for i in range(args.traces)) else 0, "pm4py": 0,
                 "pm4py import": 0}
         wall: dict[str, list[float]] = {k: [] for k in sides}
         cpu: dict[str, list[float]] = {k: [] for k in sides}
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"{side}: exit {code}, expected {want[side]}")
                 wall[side].append(took)
                 cpu[side].append(used)
-        ours = assay_violators(ours_out)
+        ours = roadcheck_violators(ours_out)
         theirs = set(orjson.loads(theirs_out.read_bytes()))
         built = {f"t{i:06d}" for i in range(args.traces) if expected(i)}
         ref_ours, ref_theirs = in_process(native, log, args.pm4py_input, spec)
@@ -309,22 +309,22 @@ def main(argv: list[str] | None = None) -> int:
     agree = ours == theirs == built
     w = {k: statistics.median(v) for k, v in wall.items()}
     c = {k: statistics.median(v) for k, v in cpu.items()}
-    ratio = w["pm4py"] / w["assay"]
+    ratio = w["pm4py"] / w["roadcheck"]
     print(f"log: {args.traces} traces x {EVENTS} events = {args.traces * EVENTS} events; "
           f"pm4py {pm4py.__version__}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
-    print(f"agreement : assay blocks {len(ours)}, pm4py finds {len(theirs)} not fit, "
+    print(f"agreement : roadcheck blocks {len(ours)}, pm4py finds {len(theirs)} not fit, "
           f"{len(built)} built to violate; {len(ours ^ theirs)} traces differ  "
           f"{'ok' if agree else 'DISAGREE'}")
     print(f"whole processes, median of {args.runs} interleaved runs (start, import, read, "
           "check, write):")
-    print(f"  assay replay             : {w['assay']:.3f} s wall, {c['assay']:.3f} s CPU")
+    print(f"  roadcheck replay             : {w['roadcheck']:.3f} s wall, {c['roadcheck']:.3f} s CPU")
     print(f"  pm4py from {args.pm4py_input} (baseline): {w['pm4py']:.3f} s wall, "
           f"{c['pm4py']:.3f} s CPU "
           f"(starting and importing pm4py alone: {w['pm4py import']:.3f} s wall, "
           f"{c['pm4py import']:.3f} s CPU)")
-    print(f"  assay is {ratio:.2f}x faster (wall), {c['pm4py'] / c['assay']:.2f}x (CPU); "
+    print(f"  roadcheck is {ratio:.2f}x faster (wall), {c['pm4py'] / c['roadcheck']:.2f}x (CPU); "
           f"target >= {TARGET:g}x  {'ok' if ratio >= TARGET else 'MISSED'}")
-    print(f"in process, imports left out (reference): assay {ref_ours:.3f} s, pm4py "
+    print(f"in process, imports left out (reference): roadcheck {ref_ours:.3f} s, pm4py "
           f"{ref_theirs:.3f} s -> {ref_theirs / ref_ours:.2f}x")
     missed = verdict(agree, ratio)
     print("missed: " + ", ".join(missed) if missed else "all targets met")

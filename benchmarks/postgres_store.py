@@ -9,7 +9,7 @@
    throughput, and the check is that every phase was recorded exactly once and
    every chain verifies.
 
-The database is ``--url`` (default ``$ASSAY_TEST_DATABASE_URL``, else the local
+The database is ``--url`` (default ``$ROADCHECK_TEST_DATABASE_URL``, else the local
 server); the benchmark works in a schema of its own and drops it. Usage:
 ``python benchmarks/postgres_store.py [--phases 100] [--repeat 3] [--workers 4]``.
 """
@@ -31,9 +31,9 @@ from pathlib import Path
 
 import psycopg
 
-from assay.evidence.postgres import verify_pg_run
-from assay.harness import Workflow
-from assay.harness.worker import WorkerOptions, run_on_database
+from roadcheck.evidence.postgres import verify_pg_run
+from roadcheck.harness import Workflow
+from roadcheck.harness.worker import WorkerOptions, run_on_database
 
 BUDGET_MS = 2.0
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -83,16 +83,16 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
                               opts=WorkerOptions("submitter", "ci", root / "runs"), params={},
                               run_id=f"s{n:03d}")
         assert res.status == "paused", res.message
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROADCHECK_")}
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "assay", "worker", str(path), "--store", url,
+    procs = [subprocess.Popen([sys.executable, "-m", "roadcheck", "worker", str(path), "--store", url,
                                "--as", "op", "--identity", f"w{i}", "--runs-dir",
                                str(root / "runs"), "--poll", "0.05"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
              for i in range(count)]
     with psycopg.connect(url, autocommit=True) as conn:
         while True:
-            (left,) = conn.execute("SELECT count(*) FROM assay_runs WHERE workflow = 'pool' "
+            (left,) = conn.execute("SELECT count(*) FROM roadcheck_runs WHERE workflow = 'pool' "
                                    "AND status <> 'completed'").fetchone() or (1,)
             if not left:
                 break
@@ -105,12 +105,12 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
         for p in procs:
             p.communicate(timeout=60)
         twice = conn.execute(
-            "SELECT count(*) FROM (SELECT run_id, phase FROM assay_evidence JOIN assay_runs "
-            "USING (run_id) WHERE assay_runs.workflow = 'pool' GROUP BY run_id, phase "
+            "SELECT count(*) FROM (SELECT run_id, phase FROM roadcheck_evidence JOIN roadcheck_runs "
+            "USING (run_id) WHERE roadcheck_runs.workflow = 'pool' GROUP BY run_id, phase "
             "HAVING count(*) > 1) t").fetchone()
         (total,) = conn.execute(
-            "SELECT count(*) FROM assay_evidence JOIN assay_runs USING (run_id) "
-            "WHERE assay_runs.workflow = 'pool'").fetchone() or (0,)
+            "SELECT count(*) FROM roadcheck_evidence JOIN roadcheck_runs USING (run_id) "
+            "WHERE roadcheck_runs.workflow = 'pool'").fetchone() or (0,)
     if twice != (0,) or total != runs * run_phases:
         raise SystemExit(f"FAIL: {total} records for {runs * run_phases} phases, "
                          f"{twice} phases recorded twice")
@@ -122,19 +122,19 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default=os.environ.get("ASSAY_TEST_DATABASE_URL") or DEFAULT_URL)
+    parser.add_argument("--url", default=os.environ.get("ROADCHECK_TEST_DATABASE_URL") or DEFAULT_URL)
     parser.add_argument("--phases", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--run-phases", type=int, default=20)
     args = parser.parse_args()
-    schema = f"assay_bench_{secrets.token_hex(4)}"
+    schema = f"roadcheck_bench_{secrets.token_hex(4)}"
     url = f"{args.url}{'&' if '?' in args.url else '?'}options=-csearch_path%3D{schema}"
     with psycopg.connect(args.url, autocommit=True) as admin:
         admin.execute(f"CREATE SCHEMA {schema}")
         try:
-            with tempfile.TemporaryDirectory(prefix="assay-pg-bench-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="roadcheck-pg-bench-") as tmp:
                 root = Path(tmp)
                 jsonl, pg = overhead(url, args.phases, args.repeat, root)
                 per_phase = (pg - jsonl) / args.phases * 1000

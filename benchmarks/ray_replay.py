@@ -1,12 +1,12 @@
-"""Batch replay on Ray against ``assay replay --jobs 2``, on one machine with 2 CPUs.
+"""Batch replay on Ray against ``roadcheck replay --jobs 2``, on one machine with 2 CPUs.
 
 Writes ``--trajectories`` native trajectories of 20 events each (default one
 million), one trajectory per file and a thousand files per directory, once,
 then judges them in one run, side by side:
 
-- the baseline, ``assay replay --jobs 2``: the call that command makes
+- the baseline, ``roadcheck replay --jobs 2``: the call that command makes
   (``replay_files(jobs=2)``, the JSON report streamed to a file);
-- Ray, as ``assay replay --ray`` makes it (``replay_paths``, the JSON report
+- Ray, as ``roadcheck replay --ray`` makes it (``replay_paths``, the JSON report
   streamed to a file) on ``ray.init(num_cpus=2)``, at a tenth of the size and
   then at the full size. Ray's start-up is reported apart from the replay.
 
@@ -38,9 +38,9 @@ from typing import Any
 
 import orjson
 
-from assay._inputs import load_replay_spec
-from assay.conformance import Spec, replay_files
-from assay.report.replay import ReplayReportWriter, render_result
+from roadcheck._inputs import load_replay_spec
+from roadcheck.conformance import Spec, replay_files
+from roadcheck.report.replay import ReplayReportWriter, render_result
 
 TARGET = 1.5
 FLAT = 1.25
@@ -162,7 +162,7 @@ class Sampler:
 
 @contextmanager
 def report_file(path: Path, spec: Spec) -> Iterator[tuple[ReplayReportWriter, Any]]:
-    """The JSON report streamed to ``path``, as ``assay replay --format json`` writes it."""
+    """The JSON report streamed to ``path``, as ``roadcheck replay --format json`` writes it."""
     with open(path, "w", encoding="utf-8") as out, ReplayReportWriter(
             out, spec, spec_source=spec.source, spec_sha256=spec.sha256, fmt="json") as report:
         yield report, partial(render_result, fmt="json", summary_only=False, by_field=None)
@@ -185,12 +185,12 @@ def main() -> int:
     args = parser.parse_args()
     import ray
 
-    from assay.integrations.ray import DEFAULT_BATCH, replay_paths
+    from roadcheck.integrations.ray import DEFAULT_BATCH, replay_paths
 
     spec = load_replay_spec(SPEC)
     n = args.trajectories
     small = max(1, n // 10)
-    with tempfile.TemporaryDirectory(prefix="assay-ray-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="roadcheck-ray-bench-") as tmp:
         root = args.data or Path(tmp) / "data"
         start = time.perf_counter()
         paths = write(root, n)
@@ -225,7 +225,7 @@ def main() -> int:
     print(f"{n} trajectories x 20 events, one per file ({PER_DIR} files a directory, "
           f"written in {wrote:.1f} s); Ray batches of {DEFAULT_BATCH} files; "
           f"JSON report {size / 2**20:.0f} MiB")
-    print(f"  assay replay --jobs 2   {pair:8.2f} s  {n / pair:8.0f} trajectories/s (baseline)")
+    print(f"  roadcheck replay --jobs 2   {pair:8.2f} s  {n / pair:8.0f} trajectories/s (baseline)")
     print(f"  Ray, 2 CPUs             {on_ray:8.2f} s  {n / on_ray:8.0f} trajectories/s "
           f"(+ {boot:.2f} s to start Ray)")
     print(f"  Ray / --jobs 2          {ratio:8.2f}x (target <= {TARGET}x)")

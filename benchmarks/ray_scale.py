@@ -1,6 +1,6 @@
 """Ray scaling, simulated: the time a worker takes per batch, and the driver's cost per batch.
 
-``assay replay --ray`` has one driver: it hands out batches of files, takes each
+``roadcheck replay --ray`` has one driver: it hands out batches of files, takes each
 batch's results back in order and writes them to the report. On a cluster of
 many nodes the workers add up, the driver does not, so the question is how
 many CPUs one driver can keep busy. Two figures, measured side by side:
@@ -35,8 +35,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from assay._inputs import load_replay_spec
-from assay.report.replay import ReplayReportWriter, render_result
+from roadcheck._inputs import load_replay_spec
+from roadcheck.report.replay import ReplayReportWriter, render_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ray_replay import SPEC, write
@@ -48,7 +48,7 @@ TASKS = 600
 
 def per_batch_time(paths: list[str]) -> float:
     """Seconds one process takes to judge a batch of ``BATCH`` files (mean of many)."""
-    from assay.integrations.ray import _judge_batch
+    from roadcheck.integrations.ray import _judge_batch
 
     spec = load_replay_spec(SPEC)
     render = partial(render_result, fmt="json", summary_only=False, by_field=None)
@@ -66,8 +66,8 @@ def driver_per_batch(template: list[Any], size: int) -> tuple[float, float]:
     included), which is what it costs on a head node where it has a CPU to itself."""
     import ray
 
-    import assay.integrations.ray as on_ray
-    from assay.conformance import _FileStart
+    import roadcheck.integrations.ray as on_ray
+    from roadcheck.conformance import _FileStart
 
     start_item, rendered = template[0], template[1]
 
@@ -101,11 +101,11 @@ def main() -> int:
     args = parser.parse_args()
     import ray
 
-    from assay.integrations.ray import _judge_batch
+    from roadcheck.integrations.ray import _judge_batch
 
     spec = load_replay_spec(SPEC)
     render = partial(render_result, fmt="json", summary_only=False, by_field=None)
-    with tempfile.TemporaryDirectory(prefix="assay-ray-scale-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="roadcheck-ray-scale-") as tmp:
         paths = write(Path(tmp), 64 * BATCH)
         batch = per_batch_time(paths)
         template = _judge_batch(spec, paths[:1], None, render)

@@ -22,8 +22,8 @@ floor once: best of 3 gave the transcript 1.71-2.41x in one afternoon, best of 7
 
 - parse-only: read the file and ``orjson.loads`` every line (the floor any
   reader pays);
-- the reader: ``assay.replay`` of the file against a small spec, which reads
-  it through ``assay.ingest.load`` (detection, decoding, the mapping to events)
+- the reader: ``roadcheck.replay`` of the file against a small spec, which reads
+  it through ``roadcheck.ingest.load`` (detection, decoding, the mapping to events)
   and judges every trajectory.
 
 It then measures the reader's peak traced memory (``tracemalloc``, in the same
@@ -131,9 +131,9 @@ def otel_trace(i: int) -> bytes:
     approved = i % 10 != 0
     if approved:
         spans.append(_span(trace, next(ids), root, "approval", clock, clock + 1_000,
-                           {"assay.checkpoint.id": "approve_send_report",
-                            "assay.checkpoint.confirmed_by": "owner",
-                            "assay.checkpoint.decision": "approved"}))
+                           {"roadcheck.checkpoint.id": "approve_send_report",
+                            "roadcheck.checkpoint.confirmed_by": "owner",
+                            "roadcheck.checkpoint.decision": "approved"}))
     clock += 100_000_000
     spans.append(_span(trace, next(ids), root, "execute_tool send_report", clock,
                        clock + 200_000_000,
@@ -243,8 +243,8 @@ def parse_only(path: Path) -> int:
 
 
 def read_and_judge(spec: Any, path: Path) -> dict[str, int]:
-    """``assay.replay`` of one file: read through ``assay.ingest.load``, judge every run."""
-    from assay.conformance import iter_replay
+    """``roadcheck.replay`` of one file: read through ``roadcheck.ingest.load``, judge every run."""
+    from roadcheck.conformance import iter_replay
 
     counts = {"PASS": 0, "BLOCK": 0, "ERROR": 0}
     for result in iter_replay(spec, [str(path)]):
@@ -274,7 +274,7 @@ def _peak(fn: Callable[[], Any]) -> int:
 
 def measure(kind: str, path: Path, spec_text: str, rounds: int) -> dict[str, Any]:
     """Time parse-only and the reader on ``path``; measure the reader's peak memory."""
-    from assay.conformance import CompiledSpec, load_spec
+    from roadcheck.conformance import CompiledSpec, load_spec
 
     spec_path = path.with_suffix(".spec.yaml")
     spec_path.write_text(spec_text, encoding="utf-8")
@@ -302,7 +302,7 @@ def report(m: dict[str, Any]) -> list[str]:
         f"{sum(c.values())} trajectories ({c.get('PASS', 0)} PASS, {c.get('BLOCK', 0)} BLOCK, "
         f"{c.get('ERROR', 0)} ERROR)",
         f"  parse-only : {m['parse']:.3f} s CPU  (orjson, line by line)",
-        f"  reader     : {m['reader']:.3f} s CPU  (assay.replay in-process: load + judge)",
+        f"  reader     : {m['reader']:.3f} s CPU  (roadcheck.replay in-process: load + judge)",
         f"  time ratio : {m['ratio']:.2f} x parse-only   (target <= {TIME_TARGET:.2f})",
         f"  peak memory: {m['peak'] / 1e6:.1f} MB traced = {m['memory_ratio']:.2f} x the file   "
         f"(target <= {MEMORY_TARGET:.2f})",
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=("otel", "claude"), default=None,
                     help="measure one of the two files only")
     args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="assay-readers-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="roadcheck-readers-") as tmp:
         results = run(int(args.otel_mb * 1e6), int(args.claude_mb * 1e6), args.rounds,
                       Path(tmp), args.only)
     missed = []

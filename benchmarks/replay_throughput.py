@@ -4,25 +4,25 @@ A corpus of trajectories x 20 events (half conforming, half blocking, one file
 each) is written to a temporary directory. Every figure is a whole process,
 timed as the median of interleaved runs, so drift hits both sides alike:
 
-1. ``assay replay --format json`` over the corpus against an orjson parse-only
+1. ``roadcheck replay --format json`` over the corpus against an orjson parse-only
    process over the same files (open, read, one ``orjson.loads`` per line: the
    floor any reader pays). Target <= 1.5 x (stretch <= 1.0 x).
-2. ``assay replay --summary-only`` (the text report) against the same floor.
+2. ``roadcheck replay --summary-only`` (the text report) against the same floor.
    Target <= 1.6 x.
 3. ``--jobs 2`` against ``--jobs 1`` (``--format json``) over a batch where judging,
    not start-up, is the work: ``--jobs-trajectories`` (default 50,000). Target >= 1.5 x
    faster, on two idle cores (on a busy machine the figure is not meaningful). The
    same over the 10,000 is printed beside it: there the start-up and the listing,
    which one process does before any worker starts, are a third of the run.
-4. Peak RSS of ``assay replay --format json`` over 50,000 trajectories against
+4. Peak RSS of ``roadcheck replay --format json`` over 50,000 trajectories against
    5,000. Target <= 1.2 x (flat).
-5. Cold start: ``assay replay`` on the 8 example fixtures against
+5. Cold start: ``roadcheck replay`` on the 8 example fixtures against
    ``python -c pass``; target <= +100 ms. ``--version``, ``accept``,
    ``revalidate``, ``evidence verify`` and ``audit`` are printed beside it.
 
 The in-process split (the gate without process start-up) and the JSON figure of
-the Python path alone (``ASSAY_PURE_PYTHON=1``: no C extension) are printed for
-reference. Before measuring, assay's modules are compiled to bytecode as an
+the Python path alone (``ROADCHECK_PURE_PYTHON=1``: no C extension) are printed for
+reference. Before measuring, roadcheck's modules are compiled to bytecode as an
 installation has them (with ``PYTHONDONTWRITEBYTECODE`` set, every start would
 otherwise compile them again). Exits 1 when a target is missed.
 
@@ -52,11 +52,11 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from assay.conformance import iter_replay, load_spec  # noqa: E402
+from roadcheck.conformance import iter_replay, load_spec  # noqa: E402
 
 SPEC = ROOT / "examples" / "spec.json"
 PYTHON = sys.executable
-ASSAY = shutil.which("assay", path=os.path.dirname(sys.executable)) or "assay"
+ROADCHECK = shutil.which("roadcheck", path=os.path.dirname(sys.executable)) or "roadcheck"
 
 #: The floor, as a process: read every file of a directory and decode every line.
 PARSE_ONLY = """
@@ -212,20 +212,20 @@ def cold_start(runs: int, report: Report, tmp: Path) -> None:
     workflow.write_text(json.dumps({"workflow": "w", "phases": [
         {"name": "a", "role": "op", "producer": touch, "artifact": "out.txt",
          "gate": {"command": [PYTHON, "-c", "pass"]}}]}))
-    subprocess.run([ASSAY, "run", str(workflow), "--as", "op", "--identity", "me", "--run-id",
+    subprocess.run([ROADCHECK, "run", str(workflow), "--as", "op", "--identity", "me", "--run-id",
                     "r1", "--runs-dir", str(runs_dir)], check=True, capture_output=True)
     accept = ROOT / "examples" / "accept"
     cmds = {
         "python -c pass": [PYTHON, "-c", "pass"],
-        "replay (8 fixtures)": [ASSAY, "replay", str(SPEC), *fixtures],
-        "--version": [ASSAY, "--version"],
-        "accept": [ASSAY, "accept", "-c", str(accept / "contract.yaml"), "-r",
+        "replay (8 fixtures)": [ROADCHECK, "replay", str(SPEC), *fixtures],
+        "--version": [ROADCHECK, "--version"],
+        "accept": [ROADCHECK, "accept", "-c", str(accept / "contract.yaml"), "-r",
                    str(accept / "result.json"), "-t", str(accept / "trace.jsonl")],
-        "revalidate": [ASSAY, "revalidate", str(ROOT / "examples" / "resume" / "video" /
+        "revalidate": [ROADCHECK, "revalidate", str(ROOT / "examples" / "resume" / "video" /
                                                 "checkpoint.yaml"),
                        "--now", "2026-08-10T15:00:00Z"],
-        "evidence verify": [ASSAY, "evidence", "verify", "r1", "--runs-dir", str(runs_dir)],
-        "audit": [ASSAY, "audit", "r1", "--runs-dir", str(runs_dir)],
+        "evidence verify": [ROADCHECK, "evidence", "verify", "r1", "--runs-dir", str(runs_dir)],
+        "audit": [ROADCHECK, "audit", "r1", "--runs-dir", str(runs_dir)],
     }
     t = medians(cmds, runs)
     base = t.pop("python -c pass")
@@ -248,7 +248,7 @@ def peak_rss(small: int, large: int, tmp: Path, report: Report) -> None:
     for n in (small, large):
         corpus = tmp / f"rss{n}"
         make_corpus(corpus, n)
-        _, code, kib = run([ASSAY, "replay", "--format", "json", str(SPEC), str(corpus)])
+        _, code, kib = run([ROADCHECK, "replay", "--format", "json", str(SPEC), str(corpus)])
         if code != 1:
             raise SystemExit(f"replay over {n} trajectories exited {code}, expected 1")
         rss[n] = kib
@@ -269,19 +269,19 @@ def main() -> int:
     ap.add_argument("--skip-rss", action="store_true", help="leave out the 50k corpus")
     args = ap.parse_args()
     report = Report()
-    compileall.compile_dir(str(ROOT / "src" / "assay"), quiet=1)
+    compileall.compile_dir(str(ROOT / "src" / "roadcheck"), quiet=1)
 
-    with tempfile.TemporaryDirectory(prefix="assay-bench-") as name:
+    with tempfile.TemporaryDirectory(prefix="roadcheck-bench-") as name:
         tmp = Path(name)
         corpus = tmp / "corpus"
         paths = make_corpus(corpus, args.trajectories)
         floor = [PYTHON, "-c", PARSE_ONLY, str(corpus)]
-        replay = [ASSAY, "replay", str(SPEC), str(corpus)]
+        replay = [ROADCHECK, "replay", str(SPEC), str(corpus)]
         print(f"corpus: {len(paths)} trajectories x 20 events, {os.cpu_count()} cores, "
               f"load {os.getloadavg()[0]:.2f}")
         t = medians({"floor": floor, "json": [*replay, "--format", "json"],
                      "summary": [*replay, "--summary-only"],
-                     "pure": ["env", "ASSAY_PURE_PYTHON=1", *replay, "--format", "json"]},
+                     "pure": ["env", "ROADCHECK_PURE_PYTHON=1", *replay, "--format", "json"]},
                     args.runs, expect={"floor": 0, "json": 1, "summary": 1, "pure": 1})
         cpu = dict(CPU)
         report.ratio("replay --format json", t["json"], t["floor"], 1.5,
@@ -292,13 +292,13 @@ def main() -> int:
               f"{cpu['summary']:.3f} s, parse-only {cpu['floor']:.3f} s -> "
               f"{cpu['json'] / cpu['floor']:.2f} x, {cpu['summary'] / cpu['floor']:.2f} x")
         print(f"{'  Python path alone':<26}: json {t['pure']:.3f} s -> "
-              f"{t['pure'] / t['floor']:.2f} x (ASSAY_PURE_PYTHON=1, for reference)")
+              f"{t['pure'] / t['floor']:.2f} x (ROADCHECK_PURE_PYTHON=1, for reference)")
         small = medians({"1": [*replay, "--format", "json", "--jobs", "1"],
                          "2": [*replay, "--format", "json", "--jobs", "2"]}, args.runs,
                         expect={"1": 1, "2": 1})
         big_corpus = tmp / "jobs"
         make_corpus(big_corpus, args.jobs_trajectories)
-        big = [ASSAY, "replay", str(SPEC), str(big_corpus), "--format", "json"]
+        big = [ROADCHECK, "replay", str(SPEC), str(big_corpus), "--format", "json"]
         jobs = medians({"1": [*big, "--jobs", "1"], "2": [*big, "--jobs", "2"]}, args.runs,
                        expect={"1": 1, "2": 1})
         report.ratio("--jobs 2 vs --jobs 1", jobs["2"], jobs["1"], 1.5, higher_is_better=True,

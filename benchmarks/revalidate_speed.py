@@ -2,7 +2,7 @@
 
 The video-job example is copied to a temporary directory, its final media is
 replaced by 50 MB of seeded random bytes and the checkpoint's digest updated.
-Each round times ``assay.revalidate`` (in process: load the checkpoint, read the
+Each round times ``roadcheck.revalidate`` (in process: load the checkpoint, read the
 task, check every artifact, reconcile the upload in the ledger, re-check the
 capability and budget, classify) and, side by side, ``hashlib`` hashing the same
 file. The ratio of the medians is printed; the target is at most 1.2.
@@ -60,7 +60,7 @@ def prepare(root: Path, megabytes: int) -> Path:
 
 def measure(megabytes: int = 50, rounds: int = 7) -> Speed:
     """Alternate both sides ``rounds`` times after one warm-up each; return the medians."""
-    import assay
+    import roadcheck
 
     with tempfile.TemporaryDirectory() as tmp:
         cp = prepare(Path(tmp), megabytes)
@@ -71,7 +71,7 @@ def measure(megabytes: int = 50, rounds: int = 7) -> Speed:
                 hashlib.file_digest(fh, "sha256").hexdigest()
 
         def revalidate() -> None:
-            rv = assay.revalidate(cp, now="2026-08-10T15:00:00Z")
+            rv = roadcheck.revalidate(cp, now="2026-08-10T15:00:00Z")
             assert rv.decision == "continue", rv.findings
 
         revalidate()
@@ -94,7 +94,7 @@ def main(argv: list[str]) -> int:
     s = measure(megabytes, rounds)
     print(f"artifact: {s.megabytes} MB, {rounds} rounds, medians")
     print(f"hashlib sha256 alone : {s.hashlib_s * 1000:8.1f} ms")
-    print(f"assay.revalidate     : {s.revalidate_s * 1000:8.1f} ms")
+    print(f"roadcheck.revalidate     : {s.revalidate_s * 1000:8.1f} ms")
     ok = s.ratio <= TARGET
     print(f"ratio: {s.ratio:.3f} (target <= {TARGET})  {'ok' if ok else 'MISSED'}")
     return 0 if ok else 1

@@ -5,7 +5,7 @@ Reads the 200 tau-bench and 50 tau2-bench gpt-4o airline runs in tests/data/tau
 
 - ``json.loads`` of both documents (the standard library baseline),
 - ``orjson.loads`` of both documents (the fastest decode, a floor for any reader),
-- ``assay.replay`` of both files against examples/tau/airline.yaml
+- ``roadcheck.replay`` of both files against examples/tau/airline.yaml
   (read, map every message to events, judge every trajectory).
 
 The target is replay <= 2 x the baseline, where the baseline is what reading
@@ -49,7 +49,7 @@ def _orjson() -> None:
 
 def measure(rounds: int = 15) -> dict[str, Any]:
     """Time the three readers over ``rounds`` interleaved rounds; return the best times."""
-    from assay.conformance import CompiledSpec, load_spec, replay
+    from roadcheck.conformance import CompiledSpec, load_spec, replay
 
     spec = load_spec(SPEC)
     CompiledSpec(spec)  # the spec is compiled once per run; keep its import out of the timing

@@ -31,20 +31,20 @@ file, line and field when they are known. A usage error (a missing argument,
 an unknown option, a bad option value) names the command and exits 2:
 
 ```text
-error[usage]: replay: missing argument 'TRAJECTORIES...'; see 'assay replay --help'
+error[usage]: replay: missing argument 'TRAJECTORIES...'; see 'roadcheck replay --help'
 ```
 
 ## Shell completion
 
-assay completes its commands, options and choices in bash (4.4 or later), zsh
+roadcheck completes its commands, options and choices in bash (4.4 or later), zsh
 and fish. Turn it on for the current shell, or add the line to its start-up
-file (`~/.bashrc`, `~/.zshrc`, `~/.config/fish/completions/assay.fish`):
+file (`~/.bashrc`, `~/.zshrc`, `~/.config/fish/completions/roadcheck.fish`):
 
 <!-- norun: it changes the completion of the shell it runs in -->
 ```console
-eval "$(_ASSAY_COMPLETE=bash_source assay)"      # bash
-eval "$(_ASSAY_COMPLETE=zsh_source assay)"       # zsh
-_ASSAY_COMPLETE=fish_source assay | source       # fish
+eval "$(_ROADCHECK_COMPLETE=bash_source roadcheck)"      # bash
+eval "$(_ROADCHECK_COMPLETE=zsh_source roadcheck)"       # zsh
+_ROADCHECK_COMPLETE=fish_source roadcheck | source       # fish
 ```
 """
 
@@ -61,15 +61,15 @@ def _commands(group: click.Group, prefix: list[str]) -> list[list[str]]:
 
 def render() -> str:
     """The whole page, as the current commands describe themselves."""
-    from assay.cli import cli
+    from roadcheck.cli import cli
 
     runner = CliRunner()
     parts = [INTRO]
     for path in [[], *_commands(cli, [])]:
-        result = runner.invoke(cli, [*path, "--help"], prog_name="assay", terminal_width=88)
+        result = runner.invoke(cli, [*path, "--help"], prog_name="roadcheck", terminal_width=88)
         if result.exit_code != 0:
-            raise SystemExit(f"assay {' '.join(path)} --help failed: {result.output}")
-        title = " ".join(["assay", *path])
+            raise SystemExit(f"roadcheck {' '.join(path)} --help failed: {result.output}")
+        title = " ".join(["roadcheck", *path])
         # help text is output, not a command to run: a text block, not a shell block
         parts.append(f"\n## `{title}`\n\n```text\n{result.output.rstrip()}\n```\n")
     return "".join(parts)

@@ -13,7 +13,7 @@ line right above its opening fence:
     A line that is exactly ``...`` stands for any number of output lines, so a
     long output may show a checked prefix, suffix or excerpt.
 ``<!-- synopsis -->``
-    A usage synopsis (``assay replay SPEC TRAJECTORY... [--format ...]``): not run.
+    A usage synopsis (``roadcheck replay SPEC TRAJECTORY... [--format ...]``): not run.
 ``<!-- norun: REASON -->``
     Shown but not run (installing, long benchmarks); the reason is required.
 
@@ -21,12 +21,12 @@ The commands of one block run in order in one ``bash`` process, with the
 repository's copy as working directory, so ``cd``, shell variables and files
 written by one command are seen by the next. Each block gets a fresh copy of
 the repository (without .git, .venv, caches, runs/ and build/), so commands
-may write files without touching the working tree. ``assay`` is the one next
-to this interpreter (its directory comes first on PATH); ``ASSAY_*`` variables
+may write files without touching the working tree. ``roadcheck`` is the one next
+to this interpreter (its directory comes first on PATH); ``ROADCHECK_*`` variables
 are removed and ``TZ=UTC``, ``COLUMNS=80``, ``PYTHONUNBUFFERED=1`` are set.
 
 Before comparing, only what must vary is normalised (``SUBSTITUTIONS``): the
-copy's absolute path prints as ``/path/to/assay``, and generated run ids,
+copy's absolute path prints as ``/path/to/roadcheck``, and generated run ids,
 wall-clock timestamps, the evidence head's hash and durations are masked on
 both sides; trailing spaces and trailing blank lines are ignored.
 
@@ -60,7 +60,7 @@ DOC_GLOBS = ("README.md", "docs/**/*.md")
 SHELL_LANGS = frozenset({"", "console", "shell", "sh", "bash", "zsh", "shell-session"})
 ELLIPSIS = "..."
 PROMPT = "$ "
-DISPLAY_ROOT = "/path/to/assay"
+DISPLAY_ROOT = "/path/to/roadcheck"
 TIMEOUT = 120             # seconds for one block
 NO_EXIT = -1              # the exit code of a command that never finished
 REFRESH_HINT = ("if the change is intended, run "
@@ -254,7 +254,7 @@ def _ignore_for(root: Path) -> Callable[[str, list[str]], set[str]]:
 
 
 def _environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROADCHECK_")}
     bin_dir = str(Path(sys.executable).parent)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
     env.update(TZ="UTC", COLUMNS="80", PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8",
@@ -272,9 +272,9 @@ class Sandbox:
 
     def __init__(self, root: Path = ROOT) -> None:
         self.root = root
-        self._tmp = tempfile.TemporaryDirectory(prefix="assay-docs-")
+        self._tmp = tempfile.TemporaryDirectory(prefix="roadcheck-docs-")
         self.base = Path(self._tmp.name)
-        self.work = self.base / "assay"
+        self.work = self.base / "roadcheck"
         self._seen: dict[str, tuple[int, int]] | None = None
 
     def __enter__(self) -> Sandbox:

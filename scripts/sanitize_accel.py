@@ -1,6 +1,6 @@
 """Run the C extension under AddressSanitizer and UndefinedBehaviorSanitizer.
 
-Builds ``src/assay/_accel.c`` with ``-fsanitize=address,undefined`` into a copy of
+Builds ``src/roadcheck/_accel.c`` with ``-fsanitize=address,undefined`` into a copy of
 ``src/`` in a temporary folder, then, with that copy first on ``sys.path``:
 
 1. runs ``tests/conformance/test_accel.py``, ``tests/conformance/test_otel_accel.py``,
@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FUZZ = r"""
 import array, random, sys
 from pathlib import Path
-import assay._accel as accel
-from assay.conformance import CompiledSpec, parse_spec
+import roadcheck._accel as accel
+from roadcheck.conformance import CompiledSpec, parse_spec
 
 assert accel.__file__.startswith(sys.argv[3]), accel.__file__  # the sanitized build
 spec = parse_spec({
@@ -58,11 +58,11 @@ compiled = CompiledSpec(spec)
 plan = compiled.plan(accel)
 root = Path(sys.argv[4])
 import os, tempfile
-from assay._inputs import PathList
-from assay.report.replay import ResultRenderer
+from roadcheck._inputs import PathList
+from roadcheck.report.replay import ResultRenderer
 styles = [ResultRenderer(fmt=f, summary_only=s).native_style(compiled)
           for f in ("json", "text") for s in (False, True)]
-files_dir = tempfile.mkdtemp(prefix="assay-asan-files-")
+files_dir = tempfile.mkdtemp(prefix="roadcheck-asan-files-")
 batch = [os.path.join(files_dir, f"t{k}.jsonl") for k in range(4)]
 blob, ends = PathList(batch).buffers()
 seeds = [p.read_bytes() for p in sorted({*root.glob("examples/*.jsonl"),
@@ -110,7 +110,7 @@ print(f"{sys.argv[1]} mutated files, {judged} of them judged in C, {read} read a
       f" {in_runs} files judged and rendered in runs: no sanitizer report")
 
 import importlib.util, orjson
-from assay.events import Event
+from roadcheck.events import Event
 spec_b = importlib.util.spec_from_file_location(
     "bench", root / "benchmarks" / "reader_throughput.py")
 bench = importlib.util.module_from_spec(spec_b)
@@ -166,21 +166,21 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     preload = f"{runtime('libasan.so')} {runtime('libubsan.so')}"
-    with tempfile.TemporaryDirectory(prefix="assay-asan-") as name:
+    with tempfile.TemporaryDirectory(prefix="roadcheck-asan-") as name:
         src = Path(name) / "src"
         shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns(
             "*.so", "__pycache__"))
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-g", "-fno-omit-frame-pointer",
                         "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-                        f"-I{sysconfig.get_paths()['include']}", str(src / "assay" / "_accel.c"),
-                        "-o", str(src / "assay" / f"_accel{suffix}")], check=True)
+                        f"-I{sysconfig.get_paths()['include']}", str(src / "roadcheck" / "_accel.c"),
+                        "-o", str(src / "roadcheck" / f"_accel{suffix}")], check=True)
         env = {**os.environ, "PYTHONPATH": str(src), "LD_PRELOAD": preload,
                "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
                "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
                "PYTHONMALLOC": "malloc"}
-        env.pop("ASSAY_PURE_PYTHON", None)
-        probe = "import assay._accel as a; print(a.__file__)"
+        env.pop("ROADCHECK_PURE_PYTHON", None)
+        probe = "import roadcheck._accel as a; print(a.__file__)"
         where = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                                text=True, check=True).stdout
         if not where.startswith(str(src)):

@@ -3,10 +3,10 @@
     .venv/bin/python scripts/screenshot_reports.py
 
 Renders the example fixtures (with ``--by task_success``) and the hostile
-trajectory of the tests with ``assay replay --format html``, and the audit
+trajectory of the tests with ``roadcheck replay --format html``, and the audit
 page of a run of ``examples/doc_pipeline`` paused for its reviewer (in a
-temporary runs directory) with ``assay audit --html``, then opens each
-page in headless Chromium (``$ASSAY_CHROMIUM`` or ``/usr/bin/chromium``,
+temporary runs directory) with ``roadcheck audit --html``, then opens each
+page in headless Chromium (``$ROADCHECK_CHROMIUM`` or ``/usr/bin/chromium``,
 driven by Playwright, 1280 px wide) and writes ``build/<name>.html`` and
 ``build/<name>.png``. Exits 1 when a page logs a console message or an error.
 """
@@ -34,12 +34,12 @@ PIPELINE = ["examples/doc_pipeline/workflow.yaml", "--as", "writer", "--identity
             "doc=examples/doc_pipeline/corpus/01_clean_release_notes.txt"]
 
 
-def _audit_page(assay: str, html: Path) -> int:
+def _audit_page(roadcheck: str, html: Path) -> int:
     """Run the doc pipeline until it pauses for review, then write its audit page."""
     with tempfile.TemporaryDirectory() as runs:
-        subprocess.run([assay, "run", *PIPELINE, "--runs-dir", runs], cwd=ROOT, check=False,
+        subprocess.run([roadcheck, "run", *PIPELINE, "--runs-dir", runs], cwd=ROOT, check=False,
                        stdout=subprocess.DEVNULL)
-        return subprocess.run([assay, "audit", "shot", "--runs-dir", runs, "--html",
+        return subprocess.run([roadcheck, "audit", "shot", "--runs-dir", runs, "--html",
                                str(html)], cwd=ROOT, check=False,
                               stdout=subprocess.DEVNULL).returncode
 
@@ -48,10 +48,10 @@ def main(build: Path = BUILD) -> int:
     """Write every page and its screenshot under ``build``; 1 when any page misbehaves."""
     from playwright.sync_api import sync_playwright
 
-    chromium = os.environ.get("ASSAY_CHROMIUM") or shutil.which("chromium") or \
+    chromium = os.environ.get("ROADCHECK_CHROMIUM") or shutil.which("chromium") or \
         "/usr/bin/chromium"
     build.mkdir(exist_ok=True)
-    assay = str(Path(sys.executable).with_name("assay"))
+    roadcheck = str(Path(sys.executable).with_name("roadcheck"))
     bad = 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -62,12 +62,12 @@ def main(build: Path = BUILD) -> int:
         for name, args in [*PAGES.items(), ("audit-paused", [])]:
             html = build / f"{name}.html"
             if args:
-                code = subprocess.run([assay, "replay", *args, "--format", "html", "--output",
+                code = subprocess.run([roadcheck, "replay", *args, "--format", "html", "--output",
                                        str(html)], cwd=ROOT, check=False).returncode
             else:
-                code = _audit_page(assay, html)
+                code = _audit_page(roadcheck, html)
             if code not in (0, 1) or not html.is_file():
-                print(f"{name}: assay exited {code}", file=sys.stderr)
+                print(f"{name}: roadcheck exited {code}", file=sys.stderr)
                 bad += 1
                 continue
             seen.clear()

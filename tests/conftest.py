@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, settings
 # Property tests are part of the CI gate, so they are deterministic: the same
 # examples every run (a flaky test is a defect), no example database, and no
 # health check that trips only because a loaded machine generates slowly.
-settings.register_profile("assay", derandomize=True, database=None, deadline=None,
+settings.register_profile("roadcheck", derandomize=True, database=None, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("assay")
+settings.load_profile("roadcheck")
 
 # The suite checks the plain report's bytes: a FORCE_COLOR set where it runs would turn
 # replay's text report into the terminal view (tests/test_terminal.py sets it on purpose).
@@ -65,8 +65,8 @@ def load_script(path: Path) -> ModuleType:
 @pytest.fixture
 def no_evidence_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """No evidence key from the environment: the test says which key it uses."""
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
+    monkeypatch.delenv("ROADCHECK_EVIDENCE_KEY", raising=False)
+    monkeypatch.delenv("ROADCHECK_EVIDENCE_KEY_FILE", raising=False)
 
 
 @pytest.fixture

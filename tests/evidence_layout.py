@@ -1,6 +1,6 @@
 """Reading and rewriting a flat-file store the way a test (or an attacker) does.
 
-``evidence.jsonl`` opens with its head line (:data:`assay.evidence.store.SLOT`
+``evidence.jsonl`` opens with its head line (:data:`roadcheck.evidence.store.SLOT`
 bytes, ``{"head": {...}}`` padded with spaces); every later line is a record.
 """
 
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.evidence.store import SLOT
+from roadcheck.evidence.store import SLOT
 
 
 def split(path: Path) -> tuple[bytes, bytes]:

@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL schema per test, on the server named by ``ASSAY_TEST_DATABASE_URL``.
+"""A throwaway PostgreSQL schema per test, on the server named by ``ROADCHECK_TEST_DATABASE_URL``.
 
 The default is the local server at 127.0.0.1:5432 (trust auth, database ``test``).
 Each test gets its own schema, reached through the URL's ``search_path``, so tests
@@ -21,7 +21,7 @@ DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 def base_url() -> str:
     """The server the tests use."""
-    return os.environ.get("ASSAY_TEST_DATABASE_URL") or DEFAULT_URL
+    return os.environ.get("ROADCHECK_TEST_DATABASE_URL") or DEFAULT_URL
 
 
 def in_schema(url: str, schema: str) -> str:
@@ -33,13 +33,13 @@ def in_schema(url: str, schema: str) -> str:
 def pg_schema() -> Iterator[str]:
     """Create a fresh schema, yield a URL that uses it, drop it afterwards."""
     url = base_url()
-    schema = f"assay_test_{secrets.token_hex(6)}"
+    schema = f"roadcheck_test_{secrets.token_hex(6)}"
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL is not reachable at {url} ({' '.join(str(exc).split())}); "
                     "start it (pg_isready; service postgresql start) or set "
-                    "ASSAY_TEST_DATABASE_URL", pytrace=False)
+                    "ROADCHECK_TEST_DATABASE_URL", pytrace=False)
     try:
         conn.execute(f"CREATE SCHEMA {schema}")
         yield in_schema(url, schema)

@@ -178,15 +178,15 @@ def test_pm4py_declare_misses(load: Callable[[str], ModuleType],
     monkeypatch.setattr(bench, "pm4py_installed", lambda: False)
     assert bench.main([]) == 2
     err = capsys.readouterr().err
-    assert err == ("pm4py_declare: pm4py is not installed (pip install 'assay[bench]'); "
+    assert err == ("pm4py_declare: pm4py is not installed (pip install 'roadcheck[bench]'); "
                    "nothing was measured\n")
 
 
 def test_pm4py_declare_log_violates_as_built(load: Callable[[str], ModuleType],
                                              tmp_path: Path) -> None:
-    """assay blocks exactly the traces built to violate, and the CSV holds the same events."""
+    """roadcheck blocks exactly the traces built to violate, and the CSV holds the same events."""
     bench = load("pm4py_declare")
-    from assay.conformance import iter_replay, load_spec
+    from roadcheck.conformance import iter_replay, load_spec
 
     native, csv = bench.write_log(tmp_path, 12)
     spec, model = bench.write_specs(tmp_path)

@@ -14,12 +14,12 @@ import jsonschema
 import pytest
 import xmlschema
 
-from assay.cli import main
-from assay.conformance.result import Finding, ReplayResult, ReplayRun
-from assay.findings import Location
-from assay.report.cases import replay_cases
-from assay.report.ci import ci_report, located_paths
-from assay.report.github import escape_data, escape_property
+from roadcheck.cli import main
+from roadcheck.conformance.result import Finding, ReplayResult, ReplayRun
+from roadcheck.findings import Location
+from roadcheck.report.cases import replay_cases
+from roadcheck.report.ci import ci_report, located_paths
+from roadcheck.report.github import escape_data, escape_property
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -199,7 +199,7 @@ class TestGitHub:
             "::checkpoint 'confirm_with_user' is absent from the trajectory; the guarded "
             "action 'send_report' ran at seq 6")
         assert lines[1].startswith("::warning file=examples/fixture_uncontracted.jsonl,line=7,")
-        assert lines[2] == ("::notice title=assay replay::2 trajectories: 1 passed, 1 failed, "
+        assert lines[2] == ("::notice title=roadcheck replay::2 trajectories: 1 passed, 1 failed, "
                             "0 could not be judged -> exit 1")
 
     @pytest.mark.parametrize(("raw", "data", "prop"), [
@@ -258,8 +258,8 @@ class TestLocatedPaths:
         """replay --format github of native files points at lines without reading them again."""
         from click.testing import CliRunner
 
-        from assay.cli import cli
-        from assay.ingest import locate as locate_module
+        from roadcheck.cli import cli
+        from roadcheck.ingest import locate as locate_module
 
         read: list[list[str]] = []
         real = locate_module.locate

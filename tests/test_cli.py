@@ -10,8 +10,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from assay import __version__
-from assay.cli import cli
+from roadcheck import __version__
+from roadcheck.cli import cli
 
 from .conftest import EXAMPLES, ROOT
 
@@ -141,23 +141,23 @@ class TestExitCodesAndErrors:
 class TestEntryPoints:
     def test_version(self, run) -> None:  # type: ignore[no-untyped-def]
         """--version prints the package version, and whether replay runs the C extension."""
-        assert run("--version").output.strip() == (f"assay, version {__version__} "
+        assert run("--version").output.strip() == (f"roadcheck, version {__version__} "
                                                   "(C extension: on)")
 
     def test_version_says_when_the_extension_is_off(self, run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-        monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
-        assert run("--version").output.strip().endswith("(C extension: off (ASSAY_PURE_PYTHON))")
+        monkeypatch.setenv("ROADCHECK_PURE_PYTHON", "1")
+        assert run("--version").output.strip().endswith("(C extension: off (ROADCHECK_PURE_PYTHON))")
         import importlib.util
 
         real = importlib.util.find_spec
         monkeypatch.setattr(importlib.util, "find_spec",
-                            lambda name, *a: None if name == "assay._accel" else real(name, *a))
+                            lambda name, *a: None if name == "roadcheck._accel" else real(name, *a))
         assert run("--version").output.strip().endswith(
             "(C extension: not built; replay uses its Python path)")
 
     def test_python_dash_m_and_console_script(self) -> None:
-        """python -m assay runs the same CLI as the console script, in a fresh process."""
-        out = subprocess.run([sys.executable, "-m", "assay", "replay", "examples/spec.json",
+        """python -m roadcheck runs the same CLI as the console script, in a fresh process."""
+        out = subprocess.run([sys.executable, "-m", "roadcheck", "replay", "examples/spec.json",
                               "examples/fixture_skipped.jsonl"], cwd=ROOT, capture_output=True,
                              text=True, check=False)
         assert out.returncode == 1
@@ -167,8 +167,8 @@ class TestEntryPoints:
     def test_internal_error_never_exits_0(self, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
         """A bug inside a command exits 70 with one line, never 0 and never a traceback."""
-        import assay.conformance as conformance
-        from assay.cli import main
+        import roadcheck.conformance as conformance
+        from roadcheck.cli import main
 
         def boom(*_a: object, **_k: object) -> None:
             raise RuntimeError("kaboom")
@@ -183,7 +183,7 @@ class TestEntryPoints:
 
 
 #: The console script, whose ``replay`` ends without the interpreter's teardown.
-ASSAY = [str(Path(sys.executable).with_name("assay"))]
+ROADCHECK = [str(Path(sys.executable).with_name("roadcheck"))]
 
 
 class TestReplayProcessExit:
@@ -191,7 +191,7 @@ class TestReplayProcessExit:
     wrote is out first, and its exit code is the report's."""
 
     def test_the_console_script_is_there(self) -> None:
-        assert Path(ASSAY[0]).is_file()
+        assert Path(ROADCHECK[0]).is_file()
 
     def test_a_report_larger_than_a_pipe_arrives_whole(self, tmp_path: Path) -> None:
         runs = tmp_path / "runs"
@@ -202,7 +202,7 @@ class TestReplayProcessExit:
             (runs / f"{i:03d}-{src.name}").write_bytes(src.read_bytes())
         spec = str(EXAMPLES / "spec.json")
         for fmt in ("json", "text"):
-            piped = subprocess.run([*ASSAY, "replay", spec, str(runs),
+            piped = subprocess.run([*ROADCHECK, "replay", spec, str(runs),
                                     "--format", fmt], capture_output=True, check=False)
             assert piped.returncode == 1, piped.stderr
             assert len(piped.stdout) > 1 << 16  # more than a pipe holds at once
@@ -210,7 +210,7 @@ class TestReplayProcessExit:
             assert inside.exit_code == 1
             assert piped.stdout == inside.stdout_bytes, fmt
             to_file = tmp_path / f"report.{fmt}"
-            written = subprocess.run([*ASSAY, "replay", spec, str(runs),
+            written = subprocess.run([*ROADCHECK, "replay", spec, str(runs),
                                       "--format", fmt, "-o", str(to_file)],
                                      capture_output=True, check=False)
             assert written.returncode == 1, written.stderr
@@ -218,17 +218,17 @@ class TestReplayProcessExit:
 
     def test_exit_codes_and_errors(self, tmp_path: Path) -> None:
         spec = str(EXAMPLES / "spec.json")
-        passing = subprocess.run([*ASSAY, "replay", spec,
+        passing = subprocess.run([*ROADCHECK, "replay", spec,
                                   str(EXAMPLES / "fixture_conforms.jsonl")],
                                  capture_output=True, check=False)
         assert passing.returncode == 0, passing.stderr
-        missing = subprocess.run([*ASSAY, "replay",
+        missing = subprocess.run([*ROADCHECK, "replay",
                                   str(tmp_path / "none.json"), "x.jsonl"],
                                  capture_output=True, check=False)
         assert missing.returncode == 2
         assert missing.stderr.startswith(b"error[bad-input]: ")
-        usage = subprocess.run([*ASSAY, "replay"],
+        usage = subprocess.run([*ROADCHECK, "replay"],
                                capture_output=True, check=False)
         assert usage.returncode == 2
         assert usage.stderr == (b"error[usage]: replay: missing argument 'SPEC'; "
-                                b"see 'assay replay --help'\n")
+                                b"see 'roadcheck replay --help'\n")

@@ -11,58 +11,58 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
+from roadcheck.cli import cli
 
 from .conftest import ROOT
 
 SHAPE = re.compile(r"error\[[a-z-]+\]: \S.*\n\Z")
 
 
-def _assay(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], cwd=ROOT, capture_output=True,
+def _roadcheck(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "roadcheck", *args], cwd=ROOT, capture_output=True,
                           text=True, check=False, env=env)
 
 
 class TestUsageErrors:
     @pytest.mark.parametrize(("args", "line"), [
         (["replay", "examples/spec.json"],
-         "error[usage]: replay: missing argument 'TRAJECTORIES...'; see 'assay replay --help'"),
-        (["run"], "error[usage]: run: missing argument 'WORKFLOW'; see 'assay run --help'"),
+         "error[usage]: replay: missing argument 'TRAJECTORIES...'; see 'roadcheck replay --help'"),
+        (["run"], "error[usage]: run: missing argument 'WORKFLOW'; see 'roadcheck run --help'"),
         (["evidence", "verify"],
          "error[usage]: evidence verify: missing argument 'RUN'; "
-         "see 'assay evidence verify --help'"),
+         "see 'roadcheck evidence verify --help'"),
         (["replay", "examples/spec.json", "examples/fixture_conforms.jsonl", "--format", "xml"],
          "error[usage]: replay: invalid value for '--format': 'xml' is not one of 'text', "
-         "'json', 'junit', 'sarif', 'github', 'html'; see 'assay replay --help'"),
+         "'json', 'junit', 'sarif', 'github', 'html'; see 'roadcheck replay --help'"),
         (["replay", "--bogus", "examples/spec.json"],
-         "error[usage]: replay: no such option '--bogus'; see 'assay replay --help'"),
+         "error[usage]: replay: no such option '--bogus'; see 'roadcheck replay --help'"),
         (["replay", "--summary", "examples/spec.json"],
          "error[usage]: replay: no such option '--summary' (did you mean '--summary-only'?); "
-         "see 'assay replay --help'"),
-        (["bogus"], "error[usage]: no such command 'bogus'; see 'assay --help'"),
+         "see 'roadcheck replay --help'"),
+        (["bogus"], "error[usage]: no such command 'bogus'; see 'roadcheck --help'"),
         (["replay", "examples/spec.json", "examples/fixture_conforms.jsonl", "--by"],
          "error[usage]: replay: option '--by' requires an argument; "
-         "see 'assay replay --help'"),
+         "see 'roadcheck replay --help'"),
         (["evidence", "verify", "r", "--runs-dir"],
          "error[usage]: evidence verify: option '--runs-dir' requires an argument; "
-         "see 'assay evidence verify --help'"),
+         "see 'roadcheck evidence verify --help'"),
         (["run", "examples/doc_pipeline/workflow.yaml"],
-         "error[usage]: run: missing option '--as'; see 'assay run --help'"),
+         "error[usage]: run: missing option '--as'; see 'roadcheck run --help'"),
         (["run", "examples", "--as", "writer"],
          "error[usage]: run: invalid value for 'WORKFLOW': file 'examples' is a directory; "
-         "see 'assay run --help'"),
+         "see 'roadcheck run --help'"),
         (["run", "examples/doc_pipeline/workflow.yaml", "--as", "w", "--param", "doc"],
          "error[usage]: run: invalid value for --param: 'doc' is not KEY=VALUE; "
-         "see 'assay run --help'"),
+         "see 'roadcheck run --help'"),
         (["accept", "--contract", "x.yaml"],
          "error[usage]: accept: --contract and --result are required (or use --self-test); "
-         "see 'assay accept --help'"),
+         "see 'roadcheck accept --help'"),
         (["revalidate", "examples/resume/video/checkpoint.yaml", "--now", "soon"],
          "error[usage]: revalidate: invalid value for --now: "),
     ])
     def test_usage_error_is_one_line_exit_2(self, args: list[str], line: str) -> None:
         """A click usage error is one ``error[usage]`` line naming the command, exit 2."""
-        out = _assay(*args)
+        out = _roadcheck(*args)
         assert out.returncode == 2
         assert out.stdout == ""
         assert SHAPE.fullmatch(out.stderr), out.stderr
@@ -73,20 +73,20 @@ class TestUsageErrors:
         result = CliRunner().invoke(cli, ["replay", "examples/spec.json"])
         assert result.exit_code == 2
         assert result.output == ("error[usage]: replay: missing argument 'TRAJECTORIES...'; "
-                                 "see 'assay replay --help'\n")
+                                 "see 'roadcheck replay --help'\n")
 
     def test_help_and_version_still_exit_0(self) -> None:
         """--help and --version are not errors."""
-        assert _assay("replay", "--help").returncode == 0
-        out = _assay("--version")
-        assert out.returncode == 0 and out.stdout.startswith("assay, version ")
+        assert _roadcheck("replay", "--help").returncode == 0
+        out = _roadcheck("--version")
+        assert out.returncode == 0 and out.stdout.startswith("roadcheck, version ")
 
-    def test_assay_errors_share_the_shape(self, tmp_path: Path) -> None:
+    def test_roadcheck_errors_share_the_shape(self, tmp_path: Path) -> None:
         """A document error and a usage error both read ``error[code]: where: message``."""
         spec = tmp_path / "spec.yaml"
         spec.write_text("mandatory_checkpoints:\n  - checkpoint_id: c\n    must_precede: s\n"
                         "    scope: all\n")
-        out = _assay("replay", str(spec), "examples/fixture_conforms.jsonl")
+        out = _roadcheck("replay", str(spec), "examples/fixture_conforms.jsonl")
         assert out.returncode == 2
         assert SHAPE.fullmatch(out.stderr)
         assert out.stderr.startswith(f"error[bad-input]: {spec}:4: unusable spec: "
@@ -108,23 +108,23 @@ class TestHelp:
 
 class TestCompletion:
     @pytest.mark.parametrize(("shell", "needle"), [
-        ("bash", "complete -o nosort -F _assay_completion assay"),
-        ("zsh", "compdef _assay_completion assay"),
-        ("fish", "complete --no-files --command assay"),
+        ("bash", "complete -o nosort -F _roadcheck_completion roadcheck"),
+        ("zsh", "compdef _roadcheck_completion roadcheck"),
+        ("fish", "complete --no-files --command roadcheck"),
     ])
     def test_completion_script_is_produced(self, shell: str, needle: str) -> None:
-        """``_ASSAY_COMPLETE=<shell>_source assay`` prints the shell's completion script."""
-        env = {**os.environ, "_ASSAY_COMPLETE": f"{shell}_source"}
-        out = subprocess.run([sys.executable, "-m", "assay"], cwd=ROOT, capture_output=True,
+        """``_ROADCHECK_COMPLETE=<shell>_source roadcheck`` prints the shell's completion script."""
+        env = {**os.environ, "_ROADCHECK_COMPLETE": f"{shell}_source"}
+        out = subprocess.run([sys.executable, "-m", "roadcheck"], cwd=ROOT, capture_output=True,
                              text=True, check=False, env=env)
         assert out.returncode == 0
         assert needle in out.stdout
 
     def test_completion_completes_commands(self) -> None:
-        """Asked to complete ``assay re``, the script's backend offers the matching commands."""
-        env = {**os.environ, "_ASSAY_COMPLETE": "bash_complete", "COMP_WORDS": "assay re",
+        """Asked to complete ``roadcheck re``, the script's backend offers the matching commands."""
+        env = {**os.environ, "_ROADCHECK_COMPLETE": "bash_complete", "COMP_WORDS": "roadcheck re",
                "COMP_CWORD": "1"}
-        out = subprocess.run([sys.executable, "-m", "assay"], cwd=ROOT, capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "roadcheck"], cwd=ROOT, capture_output=True,
                              text=True, check=False, env=env)
         assert out.returncode == 0
         assert out.stdout.split() == ["plain,replay", "plain,revalidate"]
@@ -132,4 +132,4 @@ class TestCompletion:
     def test_completion_is_documented(self) -> None:
         """docs/cli.md says how to turn completion on."""
         text = (ROOT / "docs" / "cli.md").read_text()
-        assert 'eval "$(_ASSAY_COMPLETE=bash_source assay)"' in text
+        assert 'eval "$(_ROADCHECK_COMPLETE=bash_source roadcheck)"' in text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.harness import Workflow
+from roadcheck.harness import Workflow
 
 from .conftest import EXAMPLES, ROOT
 
@@ -21,7 +21,7 @@ HEAVY = ("pydantic", "jsonschema", "rich", "psycopg", "psycopg_pool", "cryptogra
 
 PROBE = """
 import json, sys
-from assay.cli import main
+from roadcheck.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
@@ -56,9 +56,9 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 #: typed conversion and msgspec with it (typing_extensions, decimal), OpenSSL, the format
 #: registry and the typed readers, and the JSON scanner used for format detection.
 REPLAY_ABSENT = {"yaml", "msgspec", "typing_extensions", "decimal", "hashlib", "_hashlib",
-                 "assay.documents.loader", "assay.documents.spec", "assay.documents.selector",
-                 "assay.ingest._registry", "assay.ingest._fast", "assay.ingest._native_typed",
-                 "assay.ingest._scan"}
+                 "roadcheck.documents.loader", "roadcheck.documents.spec", "roadcheck.documents.selector",
+                 "roadcheck.ingest._registry", "roadcheck.ingest._fast", "roadcheck.ingest._native_typed",
+                 "roadcheck.ingest._scan"}
 
 COMMANDS = {
     "--version": (["--version"], 0, {"yaml", "msgspec"}),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay._commands import KEEP_HEAD, KEEP_TAIL, run_command
+from roadcheck._commands import KEEP_HEAD, KEEP_TAIL, run_command
 
 from .processes import gone
 
@@ -37,7 +37,7 @@ class TestProcessGroup:
         pidfile = tmp_path / "pid"
         script = f"sleep 300 >/dev/null 2>&1 </dev/null & echo $! > {pidfile}; exit 0"
         doc = _in_child(
-            "import json; from assay._commands import run_command\n"
+            "import json; from roadcheck._commands import run_command\n"
             f"r = run_command(['sh', '-c', {script!r}], cwd=None, timeout=30)\n"
             "print(json.dumps({'exit': r.exit_code, 'error': r.error}))")
         assert doc == {"exit": 0, "error": None}
@@ -50,7 +50,7 @@ class TestProcessGroup:
         script = f"echo before; sleep 300 & echo $! > {pidfile}; exit 0"
         started = time.monotonic()
         doc = _in_child(
-            "import json; from assay._commands import run_command\n"
+            "import json; from roadcheck._commands import run_command\n"
             f"r = run_command(['sh', '-c', {script!r}], cwd=None, timeout=60)\n"
             "print(json.dumps({'exit': r.exit_code, 'error': r.error, 'out': r.stdout}))")
         assert time.monotonic() - started < LIMIT / 2
@@ -85,7 +85,7 @@ class TestProcessGroup:
         pidfile = tmp_path / "pid"
         child = (f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); "
                  "time.sleep(300)")
-        code = ("import sys; from assay._commands import run_command\n"
+        code = ("import sys; from roadcheck._commands import run_command\n"
                 f"run_command([sys.executable, '-c', {child!r}], cwd=None, timeout=300, "
                 "die_with_parent=True)\n")
         parent = subprocess.Popen([PY, "-c", code])
@@ -133,7 +133,7 @@ class TestBoundedOutput:
                   "w(b'\\nEND\\n')\n")
         doc = _in_child(
             "import json, resource, sys\n"
-            "from assay._commands import run_command\n"
+            "from roadcheck._commands import run_command\n"
             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
             f"r = run_command([sys.executable, '-c', {writer!r}], cwd=None, timeout=60)\n"
             "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from assay.reasons import Reason
+from roadcheck.reasons import Reason
 
 from .conftest import ROOT, load_script
 
@@ -29,7 +29,7 @@ class TestDocs:
 
     def test_every_command_has_help(self) -> None:
         """Every command and option carries help text."""
-        from assay.cli import cli
+        from roadcheck.cli import cli
 
         def walk(group, prefix):  # type: ignore[no-untyped-def]
             for name, cmd in group.commands.items():

@@ -62,7 +62,7 @@ class TestDocsRun:
 class TestMarkers:
     def test_unmarked_shell_blocks_are_reported(self, tmp_path: Path) -> None:
         """A console block and a bare fence without a marker are problems; a text block is not."""
-        path = _doc(tmp_path, "```console\n$ ls\n```\n\n```\nassay x\n```\n\n```text\nx\n```\n")
+        path = _doc(tmp_path, "```console\n$ ls\n```\n\n```\nroadcheck x\n```\n\n```text\nx\n```\n")
         _, problems = docrun.parse(path)
         assert [p.split(": ")[0].rsplit(":", 1)[1] for p in problems] == ["1", "5"]
         assert all("without a marker" in p for p in problems)
@@ -80,7 +80,7 @@ class TestMarkers:
         ("<!-- run: retries=2 -->\n```console\n$ ls\n```\n", "unknown run option"),
         ("<!-- run -->\n```console\nhello\n$ ls\n```\n", "output before the first"),
         ("<!-- run -->\n```console\n```\n", "at least one '$ ' command"),
-        ("<!-- synopsis: x -->\n```\nassay\n```\n", "takes no options"),
+        ("<!-- synopsis: x -->\n```\nroadcheck\n```\n", "takes no options"),
     ])
     def test_bad_markers_are_reported(self, tmp_path: Path, text: str, problem: str) -> None:
         """Each malformed run or synopsis marker is named with its problem."""
@@ -170,17 +170,17 @@ class TestRunning:
         (problem,) = outcome.problems
         assert "$ sleep 30\n  did not finish within 1 s" in problem
 
-    def test_assay_is_this_interpreters_script(self, tmp_path: Path) -> None:
-        """'assay' resolves to the script beside sys.executable, not to whatever PATH has."""
-        page = _doc(tmp_path, "<!-- run -->\n```console\n$ command -v assay\n```\n")
+    def test_roadcheck_is_this_interpreters_script(self, tmp_path: Path) -> None:
+        """'roadcheck' resolves to the script beside sys.executable, not to whatever PATH has."""
+        page = _doc(tmp_path, "<!-- run -->\n```console\n$ command -v roadcheck\n```\n")
         (block,) = docrun.parse(page)[0]
         with docrun.Sandbox(tmp_path) as box:
             outputs, _ = docrun.execute(block, box)
-        assert outputs == [[os.path.join(os.path.dirname(sys.executable), "assay")]]
+        assert outputs == [[os.path.join(os.path.dirname(sys.executable), "roadcheck")]]
 
     def test_the_copy_path_prints_as_a_fixed_path(self, tmp_path: Path) -> None:
-        """The copy's absolute path is shown as /path/to/assay."""
-        page = _doc(tmp_path, "<!-- run -->\n```console\n$ echo $PWD/x\n/path/to/assay/x\n```\n")
+        """The copy's absolute path is shown as /path/to/roadcheck."""
+        page = _doc(tmp_path, "<!-- run -->\n```console\n$ echo $PWD/x\n/path/to/roadcheck/x\n```\n")
         (block,) = docrun.parse(page)[0]
         with docrun.Sandbox(tmp_path) as box:
             assert docrun.check_block(block, box).ok

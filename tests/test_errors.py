@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from assay.errors import (
+from roadcheck.errors import (
     EXIT_INTERNAL,
-    AssayError,
+    RoadcheckError,
     InputError,
     SpecError,
     StoreError,
@@ -17,8 +17,8 @@ from assay.errors import (
 
 class TestErrors:
     @pytest.mark.parametrize(("cls", "code"), [
-        (AssayError, 2), (InputError, 2), (SpecError, 2), (TraceError, 2), (StoreError, 2)])
-    def test_every_error_exits_2(self, cls: type[AssayError], code: int) -> None:
+        (RoadcheckError, 2), (InputError, 2), (SpecError, 2), (TraceError, 2), (StoreError, 2)])
+    def test_every_error_exits_2(self, cls: type[RoadcheckError], code: int) -> None:
         """Could-not-judge errors exit 2 and carry a reason code."""
         assert cls.exit_code == code
         assert cls("x").reason

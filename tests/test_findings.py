@@ -8,12 +8,12 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.conformance import Finding as ReplayFinding
-from assay.conformance import load_spec, parse_spec, replay, replay_events
-from assay.findings import NOWHERE, Finding, Location
-from assay.guard import Guard
-from assay.revalidation.core import finding
+from roadcheck.cli import cli
+from roadcheck.conformance import Finding as ReplayFinding
+from roadcheck.conformance import load_spec, parse_spec, replay, replay_events
+from roadcheck.findings import NOWHERE, Finding, Location
+from roadcheck.guard import Guard
+from roadcheck.revalidation.core import finding
 
 from .conftest import EXAMPLES, ROOT
 from .trajectories import events as _events
@@ -149,7 +149,7 @@ class TestGuardPositions:
 class TestRunAndAccept:
     def test_a_stopped_run_has_one_finding_at_its_phase(self) -> None:
         """run --format json: why the run stopped, with the phase it stopped at."""
-        from assay.harness.result import PhaseState, RunResult
+        from roadcheck.harness.result import PhaseState, RunResult
 
         phases = [PhaseState("build", "builder", "passed"), PhaseState("review", "reviewer",
                                                                        "waiting")]
@@ -165,7 +165,7 @@ class TestRunAndAccept:
 
     def test_a_gate_reason_is_a_finding_named_by_its_check(self) -> None:
         """accept: a failed check becomes a finding whose code and location are the check."""
-        from assay.acceptance.gate import GateReason
+        from roadcheck.acceptance.gate import GateReason
 
         f = GateReason(False, "claim", "sent: no call").finding()
         assert (f.code, f.severity, f.location.check) == ("claim", "error", "claim")

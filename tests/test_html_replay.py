@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.cli import main
+from roadcheck.cli import main
 
 from .browser import browser, hostile_body, open_page
 

@@ -1,4 +1,4 @@
-"""What `assay replay` accepts as input: directories, globs, stdin, JSON documents,
+"""What `roadcheck replay` accepts as input: directories, globs, stdin, JSON documents,
 swapped arguments, repeated files, an absent --by field and bytes that are not UTF-8."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from assay import _inputs
-from assay.cli import cli
+from roadcheck import _inputs
+from roadcheck.cli import cli
 
 from .conftest import EXAMPLES, ROOT
 
@@ -127,7 +127,7 @@ class TestGlobs:
         assert result.stderr == "error[bad-input]: no file matches 'runs/*.jsonl'\n"
 
     def test_quoted_glob_is_expanded(self, here: Path) -> None:
-        """A glob that reaches assay unexpanded (quoted, or on Windows) is expanded, sorted."""
+        """A glob that reaches roadcheck unexpanded (quoted, or on Windows) is expanded, sorted."""
         (here / "runs").mkdir()
         shutil.copy(CONFORMS, here / "runs" / "b.jsonl")
         shutil.copy(SKIPPED, here / "runs" / "a.jsonl")
@@ -170,9 +170,9 @@ class TestStdin:
         assert result.exit_code == 1
 
     def test_stdin_in_a_real_process(self) -> None:
-        """python -m assay replay SPEC - < FILE judges the file."""
+        """python -m roadcheck replay SPEC - < FILE judges the file."""
         with open(CONFORMS, "rb") as fh:
-            out = subprocess.run([sys.executable, "-m", "assay", "replay", str(SPEC), "-"],
+            out = subprocess.run([sys.executable, "-m", "roadcheck", "replay", str(SPEC), "-"],
                                  stdin=fh, capture_output=True, check=False)
         assert out.returncode == 0, out.stderr
         assert b"[1] <stdin>" in out.stdout
@@ -266,7 +266,7 @@ class TestSwappedArguments:
         assert result.exit_code == 2
         assert result.stdout == ""
         assert result.stderr == (f"error[bad-input]: {name}: this looks like a trajectory, not a "
-                                 "spec: the spec comes first (assay replay SPEC "
+                                 "spec: the spec comes first (roadcheck replay SPEC "
                                  "TRAJECTORY...)\n")
 
     def test_other_trajectory_formats_as_spec(self, here: Path) -> None:
@@ -301,7 +301,7 @@ class TestDuplicates:
 
     def test_many_files_and_hard_links_are_each_judged_once(self, here: Path) -> None:
         """Among thousands of files, a hard link and a directory named twice are noticed."""
-        from assay._inputs import expand_inputs
+        from roadcheck._inputs import expand_inputs
 
         (here / "runs").mkdir()
         for i in range(3000):
@@ -369,8 +369,8 @@ class TestNotUtf8:
 
     def test_other_documents_not_utf8(self, tmp_path: Path) -> None:
         """Contracts, workflows and checkpoints share the same check."""
-        from assay import load_contract
-        from assay.errors import SpecError
+        from roadcheck import load_contract
+        from roadcheck.errors import SpecError
 
         path = tmp_path / "c.yaml"
         path.write_bytes(b"\xfe\n")
@@ -381,7 +381,7 @@ class TestNotUtf8:
 class TestPathList:
     def test_holds_paths_in_order_as_a_sequence(self) -> None:
         """Indexing, slicing, iteration and membership read back the paths given."""
-        from assay._inputs import PathList
+        from roadcheck._inputs import PathList
 
         given = ["a.jsonl", "dir/b.jsonl", "caf\u00e9.jsonl", "bad\udcff.jsonl", "-"]
         paths = PathList(given)
@@ -397,7 +397,7 @@ class TestPathList:
 
 
 class TestNativeListing:
-    """The C listing (:func:`assay._accel.list_trajectories`) against the Python one: the
+    """The C listing (:func:`roadcheck._accel.list_trajectories`) against the Python one: the
     same files, order, notes and identities, and it gives way where Python must decide."""
 
     @staticmethod
@@ -429,7 +429,7 @@ class TestNativeListing:
     def test_edge_entries_list_alike(self, odd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """Hidden names, other suffixes, directories, FIFOs and broken links are left out
         alike; a link to a file is its target (judged once, with the note)."""
-        from assay._accel import list_trajectories
+        from roadcheck._accel import list_trajectories
 
         assert list_trajectories("runs", b"runs/") is None  # two names of one file
         native, python = self.both(["runs"], monkeypatch)
@@ -458,7 +458,7 @@ class TestNativeListing:
         stat'ed (a link)."""
         from array import array
 
-        from assay._accel import list_trajectories
+        from roadcheck._accel import list_trajectories
 
         (odd / "link-to-file.jsonl").unlink()
         (odd.parent / "outside.jsonl").write_bytes(b"x")
@@ -501,7 +501,7 @@ class TestNativeListing:
 
         (odd / "link-to-file.jsonl").unlink()
         spec = str(EXAMPLES / "spec.json")
-        probe = ("import sys, assay._inputs as i, assay.__main__ as m; "
+        probe = ("import sys, roadcheck._inputs as i, roadcheck.__main__ as m; "
                  "m._list_ahead(sys.argv[1:]); a = i._AHEAD; a and a[0].join(); "
                  "print(sorted(a[1]) if a else None)")
         out = subprocess.run([sys.executable, "-c", probe, spec, "runs", "-o", "x", "-"],
@@ -521,7 +521,7 @@ class TestNativeListing:
     def test_gives_way(self, here: Path) -> None:
         """Whatever Python must name or decide: a missing or unreadable path, a file,
         two names of one file, a name that is not UTF-8, no trajectory file at all."""
-        from assay._accel import list_trajectories
+        from roadcheck._accel import list_trajectories
 
         assert list_trajectories("missing", b"missing/") is None
         (here / "file.jsonl").write_bytes(b"x")
@@ -543,7 +543,7 @@ class TestNativeListing:
         """Paths, their NUL-ended offsets and (device, inode) pairs, in name order."""
         import array
 
-        from assay._accel import list_trajectories
+        from roadcheck._accel import list_trajectories
 
         (here / "runs").mkdir()
         for name in ("b.jsonl", "a.jsonl"):
@@ -557,7 +557,7 @@ class TestNativeListing:
     def test_a_large_directory(self, here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """Thousands of files (their stat calls spread over threads) list alike; a link
         among them is its target, a broken one nothing, two names of one file give way."""
-        from assay._accel import list_trajectories
+        from roadcheck._accel import list_trajectories
 
         runs = here / "runs"
         runs.mkdir()

@@ -37,7 +37,7 @@ def _ctrl_c_default() -> None:
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "assay", *args], cwd=cwd,
+    return subprocess.Popen([sys.executable, "-m", "roadcheck", *args], cwd=cwd,
                             preexec_fn=_ctrl_c_default,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -142,9 +142,9 @@ class TestOtherCommandsInterrupted:
 class TestLibrary:
     def test_replay_files_carries_the_partial_run(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """replay_files turns Ctrl-C into ReplayInterrupted holding the judged results."""
-        import assay._accel as accel
-        from assay import conformance
-        from assay.conformance import ReplayInterrupted, load_spec, replay_files
+        import roadcheck._accel as accel
+        from roadcheck import conformance
+        from roadcheck.conformance import ReplayInterrupted, load_spec, replay_files
 
         paths = [str(EXAMPLES / n) for n in ("fixture_conforms.jsonl", "fixture_skipped.jsonl",
                                              "fixture_verified.jsonl")]

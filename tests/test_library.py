@@ -10,9 +10,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-import assay
-from assay import Event, Trajectory
-from assay.errors import SpecError, TraceError
+import roadcheck
+from roadcheck import Event, Trajectory
+from roadcheck.errors import SpecError, TraceError
 
 from .conftest import EXAMPLES, ROOT
 
@@ -28,7 +28,7 @@ def _events(name: str) -> list[dict[str, object]]:
 class TestInMemoryTrajectories:
     def test_a_list_of_event_dicts_is_one_trajectory(self) -> None:
         """replay(spec, [dict, ...]) judges the dicts as the events of one run."""
-        run = assay.replay(assay.load_spec(SPEC), _events("fixture_skipped.jsonl"))
+        run = roadcheck.replay(roadcheck.load_spec(SPEC), _events("fixture_skipped.jsonl"))
         assert [(r.id, r.verdict, r.headline) for r in run.results] == [
             ("<events>", "BLOCK", "checkpoint-skipped")]
         assert run.exit == 1
@@ -36,7 +36,7 @@ class TestInMemoryTrajectories:
     def test_many_lists_paths_and_trajectories_mix(self) -> None:
         """Each item is a path, a Trajectory or a list of events; ids say which is which."""
         traj = Trajectory.from_events(_events("fixture_conforms.jsonl"), id="mine")
-        run = assay.replay(SPEC, [_events("fixture_conforms.jsonl"),
+        run = roadcheck.replay(SPEC, [_events("fixture_conforms.jsonl"),
                                   EXAMPLES / "fixture_skipped.jsonl", traj,
                                   _events("fixture_skipped.jsonl")])
         assert [(r.id, r.verdict) for r in run.results] == [
@@ -48,8 +48,8 @@ class TestInMemoryTrajectories:
         for name in sorted(p.name for p in EXAMPLES.glob("fixture_*.jsonl")):
             if name == "fixture_bad_input.jsonl":
                 continue
-            mem = assay.replay(SPEC, _events(name)).results[0].to_dict()
-            disk = assay.replay(SPEC, EXAMPLES / name).results[0].to_dict()
+            mem = roadcheck.replay(SPEC, _events(name)).results[0].to_dict()
+            disk = roadcheck.replay(SPEC, EXAMPLES / name).results[0].to_dict()
             # events in memory have no file line; the file's reasons name theirs
             for found in (*disk["reasons"], *disk["warnings"]):
                 assert isinstance(found.pop("line", 0), int)
@@ -60,7 +60,7 @@ class TestInMemoryTrajectories:
         """A malformed event dict is ERROR bad-input naming the event, never an exception."""
         events = _events("fixture_conforms.jsonl")
         del events[2]["action_type"]
-        run = assay.replay(SPEC, [events])
+        run = roadcheck.replay(SPEC, [events])
         r = run.results[0]
         assert (r.verdict, r.headline) == ("ERROR", "bad-input")
         assert r.reasons[0].message == "event 3: action event is missing required key " \
@@ -71,19 +71,19 @@ class TestInMemoryTrajectories:
         """Whole-run rules (final last, seq increasing) hold for dicts too."""
         events = _events("fixture_conforms.jsonl")
         events.append(events.pop(0))
-        r = assay.replay(SPEC, events).results[0]
+        r = roadcheck.replay(SPEC, events).results[0]
         assert r.verdict == "ERROR"
 
     def test_an_item_of_another_type_is_refused(self) -> None:
         """Something that is not a path, a Trajectory or events is a TypeError, not a path."""
         with pytest.raises(TypeError, match="a path, a Trajectory or a list of events"):
-            assay.replay(SPEC, [42])  # type: ignore[list-item]
+            roadcheck.replay(SPEC, [42])  # type: ignore[list-item]
 
 
 class TestSpecs:
     def test_spec_as_a_dict(self) -> None:
         """A spec may be a dict, validated by the same parser as a file."""
-        run = assay.replay(SPEC_DICT, EXAMPLES / "fixture_skipped.jsonl")
+        run = roadcheck.replay(SPEC_DICT, EXAMPLES / "fixture_skipped.jsonl")
         assert run.exit == 1 and run.spec_source is None
 
     def test_bad_dict_spec_names_the_field(self) -> None:
@@ -91,22 +91,22 @@ class TestSpecs:
         bad = {"handoff_contracts": [{"from_agent": "a", "to_agent": "b",
                                       "require_verifed": True}]}
         with pytest.raises(SpecError, match=r"handoff_contracts\.0: unknown key 'require_verifed'"):
-            assay.replay(bad, [])
+            roadcheck.replay(bad, [])
 
     def test_spec_as_a_path(self) -> None:
         """A spec may be a str or a PathLike."""
-        assert assay.replay(str(SPEC), EXAMPLES / "fixture_conforms.jsonl").exit == 0
-        assert assay.replay(SPEC, EXAMPLES / "fixture_conforms.jsonl").exit == 0
+        assert roadcheck.replay(str(SPEC), EXAMPLES / "fixture_conforms.jsonl").exit == 0
+        assert roadcheck.replay(SPEC, EXAMPLES / "fixture_conforms.jsonl").exit == 0
 
     def test_trajectory_as_spec_path_says_so(self) -> None:
         """A trajectory file given as the spec is recognised in the library too."""
         with pytest.raises(SpecError, match="this looks like a trajectory, not a spec"):
-            assay.replay(EXAMPLES / "fixture_conforms.jsonl", SPEC)
+            roadcheck.replay(EXAMPLES / "fixture_conforms.jsonl", SPEC)
 
     def test_spec_of_another_type_is_refused(self) -> None:
         """A spec that is neither a Spec, a dict nor a path is a TypeError."""
         with pytest.raises(TypeError, match="a Spec, a dict or a path"):
-            assay.replay(42, [])  # type: ignore[arg-type]
+            roadcheck.replay(42, [])  # type: ignore[arg-type]
 
 
 class TestTrajectory:
@@ -166,14 +166,14 @@ class TestTrajectory:
 class TestToDict:
     def test_run_to_dict_is_the_json_document(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """ReplayRun.to_dict() is exactly what --format json prints."""
-        from assay.cli import cli
+        from roadcheck.cli import cli
 
         monkeypatch.chdir(ROOT)
         names = sorted(f"examples/{p.name}" for p in EXAMPLES.glob("fixture_*.jsonl"))
         for extra in ([], ["--by", "task_success"], ["--summary-only"]):
             out = CliRunner().invoke(cli, ["replay", "examples/spec.json", "--format", "json",
                                            *extra, *names])
-            run = assay.replay("examples/spec.json", names)
+            run = roadcheck.replay("examples/spec.json", names)
             kwargs = {"by_field": "task_success"} if extra[:1] == ["--by"] else {}
             if extra == ["--summary-only"]:
                 kwargs = {"summary_only": True}
@@ -181,7 +181,7 @@ class TestToDict:
 
     def test_result_to_dict_is_plain_json(self) -> None:
         """ReplayResult.to_dict() survives a JSON round trip unchanged."""
-        r = assay.replay(SPEC, EXAMPLES / "fixture_skipped.jsonl").results[0]
+        r = roadcheck.replay(SPEC, EXAMPLES / "fixture_skipped.jsonl").results[0]
         d = r.to_dict()
         assert json.loads(json.dumps(d)) == d
         assert d["verdict"] == "BLOCK" and d["reasons"][0]["code"] == "checkpoint-skipped"
@@ -189,42 +189,42 @@ class TestToDict:
 
 class TestDiscoverability:
     def test_dir_shows_the_lazy_names(self) -> None:
-        """dir(assay) lists every public name, the lazily loaded ones included."""
-        shown = set(dir(assay))
+        """dir(roadcheck) lists every public name, the lazily loaded ones included."""
+        shown = set(dir(roadcheck))
         assert {"replay", "verify", "revalidate", "Workflow", "load_contract"} <= shown
-        assert set(assay.__all__) <= shown
+        assert set(roadcheck.__all__) <= shown
 
     def test_help_shows_the_api(self) -> None:
-        """help(assay) documents replay, verify, revalidate and Workflow."""
+        """help(roadcheck) documents replay, verify, revalidate and Workflow."""
         import pydoc
 
-        text = pydoc.render_doc(assay, renderer=pydoc.plaintext)
+        text = pydoc.render_doc(roadcheck, renderer=pydoc.plaintext)
         for needle in ("replay(spec", "verify(", "revalidate(", "class Workflow"):
             assert needle in text, needle
 
     def test_docstring_names_every_public_name(self) -> None:
         """The package docstring lists the whole public API."""
-        doc = assay.__doc__ or ""
-        missing = [n for n in assay.__all__ if n != "__version__" and f"``{n}``" not in doc]
+        doc = roadcheck.__doc__ or ""
+        missing = [n for n in roadcheck.__all__ if n != "__version__" and f"``{n}``" not in doc]
         assert not missing, missing
 
     def test_report_package_dir(self) -> None:
         """The renderers package lists its lazy names too."""
-        import assay.report
+        import roadcheck.report
 
-        assert set(assay.report.__all__) <= set(dir(assay.report))
+        assert set(roadcheck.report.__all__) <= set(dir(roadcheck.report))
 
     def test_py_typed_ships_in_the_package(self) -> None:
         """py.typed marks the package as typed; the wheel packs every package under src/
         with py.typed and the C extension's type stub."""
         import tomllib
 
-        assert (ROOT / "src" / "assay" / "py.typed").is_file()
-        assert (ROOT / "src" / "assay" / "_accel.pyi").is_file()
+        assert (ROOT / "src" / "roadcheck" / "py.typed").is_file()
+        assert (ROOT / "src" / "roadcheck" / "_accel.pyi").is_file()
         conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
         tool = conf["tool"]["setuptools"]
         assert tool["packages"]["find"] == {"where": ["src"]}
-        assert set(tool["package-data"]["assay"]) == {"py.typed", "_accel.pyi"}
+        assert set(tool["package-data"]["roadcheck"]) == {"py.typed", "_accel.pyi"}
 
 
 class TestReadme:
@@ -247,4 +247,4 @@ class TestReadme:
 
 def test_path_objects_are_accepted(tmp_path: Path) -> None:
     """A pathlib.Path to a trajectory is read as a file, not as events."""
-    assert assay.replay(SPEC, tmp_path / "none.jsonl").results[0].verdict == "ERROR"
+    assert roadcheck.replay(SPEC, tmp_path / "none.jsonl").results[0].verdict == "ERROR"

@@ -1,6 +1,6 @@
 """Files the command line writes for the user: whole or not at all, and a bad path is exit 2.
 
-Every case runs the real entry point (``assay.cli.main``), where an escaped
+Every case runs the real entry point (``roadcheck.cli.main``), where an escaped
 OSError would be the internal-error exit 70.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from assay._files import check_writable_dir, write_output
-from assay.cli import main
-from assay.errors import InputError
+from roadcheck._files import check_writable_dir, write_output
+from roadcheck.cli import main
+from roadcheck.errors import InputError
 
 WRITES = "import sys\nopen(sys.argv[1], 'w').write('good')\n"
 CHECKS = "import sys\nsys.exit(0 if open(sys.argv[1]).read() == 'good' else 4)\n"
@@ -151,7 +151,7 @@ class TestRunsDir:
     @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses Linux sysfs")
     def test_unwritable(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A directory nobody may write into (sysfs refuses even root): exit 2 with the reason."""
-        runs = "/sys/assay-runs"
+        runs = "/sys/roadcheck-runs"
         code, _, err = _run(capsys, tmp_path, runs)
         assert code == 2
         _one_error_line(err, runs, "cannot write")

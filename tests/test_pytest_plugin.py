@@ -1,4 +1,4 @@
-"""The pytest plugin (``assay`` fixture, ``assert_conforms``) and ``[tool.assay]`` config."""
+"""The pytest plugin (``roadcheck`` fixture, ``assert_conforms``) and ``[tool.roadcheck]`` config."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.cli import main
-from assay.config import Config, find_config
-from assay.errors import InputError
-from assay.testing import assert_conforms
+from roadcheck.cli import main
+from roadcheck.config import Config, find_config
+from roadcheck.errors import InputError
+from roadcheck.testing import assert_conforms
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -21,7 +21,7 @@ SPEC = EXAMPLES / "spec.json"
 
 
 def _project(root: Path, table: str) -> Path:
-    (root / "pyproject.toml").write_text(f"[project]\nname = \"p\"\n\n[tool.assay]\n{table}")
+    (root / "pyproject.toml").write_text(f"[project]\nname = \"p\"\n\n[tool.roadcheck]\n{table}")
     shutil.copy(SPEC, root / "spec.json")
     for name in ("fixture_skipped.jsonl", "fixture_conforms.jsonl"):
         shutil.copy(EXAMPLES / name, root / name)
@@ -58,7 +58,7 @@ class TestAssertConforms:
         assert assert_conforms(events, json.loads(SPEC.read_text())).exit == 0
 
     def test_spec_from_config(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Without a spec, the [tool.assay] spec found upward is used; without one, it fails."""
+        """Without a spec, the [tool.roadcheck] spec found upward is used; without one, it fails."""
         _project(tmp_path, 'spec = "spec.json"\n')
         sub = tmp_path / "deep" / "er"
         sub.mkdir(parents=True)
@@ -74,10 +74,10 @@ class TestPlugin:
         """In another project, the installed plugin gives the fixture; failures read well."""
         _project(tmp_path, 'spec = "spec.json"\n')
         (tmp_path / "test_runs.py").write_text(
-            "def test_good(assay):\n"
-            "    assay.assert_conforms('fixture_conforms.jsonl')\n"
-            "def test_bad(assay):\n"
-            "    assay.assert_conforms('fixture_skipped.jsonl')\n")
+            "def test_good(roadcheck):\n"
+            "    roadcheck.assert_conforms('fixture_conforms.jsonl')\n"
+            "def test_bad(roadcheck):\n"
+            "    roadcheck.assert_conforms('fixture_skipped.jsonl')\n")
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                "test_runs.py"], cwd=tmp_path, capture_output=True, text=True,
                               check=False)
@@ -91,12 +91,12 @@ class TestPlugin:
 
 class TestConfig:
     def test_none_found(self, tmp_path: Path) -> None:
-        """No pyproject.toml with [tool.assay] above: empty settings."""
+        """No pyproject.toml with [tool.roadcheck] above: empty settings."""
         (tmp_path / "pyproject.toml").write_text("[project]\nname = \"p\"\n")
         assert find_config(tmp_path) == Config()
 
     def test_nearest_table_wins_and_paths_are_relative_to_it(self, tmp_path: Path) -> None:
-        """The first pyproject.toml with [tool.assay] upward is read; paths resolve there."""
+        """The first pyproject.toml with [tool.roadcheck] upward is read; paths resolve there."""
         _project(tmp_path, 'spec = "spec.json"\nruns_dir = "out/runs"\nformat = "sarif"\n')
         inner = tmp_path / "pkg"
         inner.mkdir()
@@ -107,9 +107,9 @@ class TestConfig:
                                 tmp_path.resolve() / "out" / "runs", "sarif")
 
     @pytest.mark.parametrize(("table", "line", "text"), [
-        ('spec = "s.json"\nformt = "json"\n', 6, "unknown key tool.assay.formt"),
-        ('format = "xml"\n', 5, "tool.assay.format must be one of"),
-        ("runs_dir = 3\n", 5, "tool.assay.runs_dir must be a non-empty string"),
+        ('spec = "s.json"\nformt = "json"\n', 6, "unknown key tool.roadcheck.formt"),
+        ('format = "xml"\n', 5, "tool.roadcheck.format must be one of"),
+        ("runs_dir = 3\n", 5, "tool.roadcheck.runs_dir must be a non-empty string"),
     ])
     def test_bad_settings_name_file_line_and_key(self, tmp_path: Path, table: str, line: int,
                                                  text: str) -> None:
@@ -123,28 +123,28 @@ class TestConfig:
     def test_cli_default_format_and_flag_override(
             self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             capsys: pytest.CaptureFixture[str]) -> None:
-        """format from [tool.assay] is the default; --format given wins."""
+        """format from [tool.roadcheck] is the default; --format given wins."""
         monkeypatch.chdir(_project(tmp_path, 'format = "github"\n'))
         with pytest.raises(SystemExit):
             main(["replay", "spec.json", "fixture_skipped.jsonl"])
         assert capsys.readouterr().out.startswith("::error file=fixture_skipped.jsonl,line=5,")
         with pytest.raises(SystemExit):
             main(["replay", "spec.json", "fixture_skipped.jsonl", "--format", "text"])
-        assert capsys.readouterr().out.startswith("assay replay: ")
+        assert capsys.readouterr().out.startswith("roadcheck replay: ")
 
     def test_cli_bad_config_is_exit_2(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-        """A broken [tool.assay] stops the command with one error line, exit 2."""
+        """A broken [tool.roadcheck] stops the command with one error line, exit 2."""
         monkeypatch.chdir(_project(tmp_path, 'format = "xml"\n'))
         with pytest.raises(SystemExit) as info:
             main(["replay", "spec.json", "fixture_skipped.jsonl"])
         out, err = capsys.readouterr()
         assert (info.value.code, out) == (2, "")
-        assert err.startswith("error[bad-input]: ") and ":5: tool.assay.format" in err
+        assert err.startswith("error[bad-input]: ") and ":5: tool.roadcheck.format" in err
 
     def test_cli_runs_dir_default(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str]) -> None:
-        """runs_dir from [tool.assay] is where audit looks for runs."""
+        """runs_dir from [tool.roadcheck] is where audit looks for runs."""
         monkeypatch.chdir(_project(tmp_path, 'runs_dir = "elsewhere"\n'))
         with pytest.raises(SystemExit) as info:
             main(["audit", "nope"])

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.conformance import load_spec, replay_files
-from assay.report import replay_report
-from assay.report.replay import ReplayReportWriter, render_result
+from roadcheck.cli import cli
+from roadcheck.conformance import load_spec, replay_files
+from roadcheck.report import replay_report
+from roadcheck.report.replay import ReplayReportWriter, render_result
 
 from .conftest import EXAMPLES, ROOT
 
@@ -137,8 +137,8 @@ class TestInterrupted:
                                              stop: int) -> None:
         """Ctrl-C inside a file of many runs: the file and its judged runs are reported
         exactly as the whole-run renderer reports the partial run."""
-        from assay import conformance
-        from assay.conformance import ReplayInterrupted
+        from roadcheck import conformance
+        from roadcheck.conformance import ReplayInterrupted
 
         real = conformance._judge
         seen = [0]

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from assay.acceptance.gate import GateReason, GateResult
-from assay.conformance import load_spec, replay
-from assay.evidence.chain import ChainCheck
-from assay.harness.audit import RunTrail
-from assay.harness.result import PhaseState, RunResult
-from assay.report import accept_report, replay_report, revalidate_report
-from assay.report._text import escape_controls, sha256_footer
-from assay.report.harness import audit_text, run_report, verify_report
-from assay.revalidation.core import Revalidation, StepClass, finding
+from roadcheck.acceptance.gate import GateReason, GateResult
+from roadcheck.conformance import load_spec, replay
+from roadcheck.evidence.chain import ChainCheck
+from roadcheck.harness.audit import RunTrail
+from roadcheck.harness.result import PhaseState, RunResult
+from roadcheck.report import accept_report, replay_report, revalidate_report
+from roadcheck.report._text import escape_controls, sha256_footer
+from roadcheck.report.harness import audit_text, run_report, verify_report
+from roadcheck.revalidation.core import Revalidation, StepClass, finding
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "spec.json"
@@ -153,7 +153,7 @@ def test_cli_error_line_is_escaped(tmp_path: Path) -> None:
     """A one-line error naming a hostile value stays one line on the terminal."""
     from click.testing import CliRunner
 
-    from assay.cli import cli
+    from roadcheck.cli import cli
 
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"mandatory_checkpoints": [], "handoff_contracts": [],

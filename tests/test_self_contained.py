@@ -58,7 +58,7 @@ class TestSelfContained:
     def test_the_patterns_catch_what_they_guard(self) -> None:
         """The checks above do fire on the forms a path outside the repo takes."""
         for line in ['SHARED = ROOT.parent / "shared" / "data"',
-                     "assay replay spec.yaml ../shared/data/x.json",
+                     "roadcheck replay spec.yaml ../shared/data/x.json",
                      "ROOT = Path(__file__).resolve().parents[3]"]:
             assert OUTSIDE.search(line), line
         assert "../" in DOC_LINK.sub("", "cat ../data/x")

@@ -51,7 +51,7 @@ class Run:
             else:
                 master, slave = os.pipe()
             self.fds[name], ends[name] = master, slave
-        self.proc = subprocess.Popen([sys.executable, "-m", "assay", *args], cwd=cwd,
+        self.proc = subprocess.Popen([sys.executable, "-m", "roadcheck", *args], cwd=cwd,
                                      stdin=subprocess.DEVNULL, stdout=ends["out"],
                                      stderr=ends["err"], env=env if env is not None else _env(),
                                      preexec_fn=_ctrl_c_default)
@@ -89,7 +89,7 @@ def _run(*args: str, **kw: object) -> tuple[int, bytes, bytes]:
 
 
 def _plain(*args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], cwd=ROOT, env=_env(**env),
+    return subprocess.run([sys.executable, "-m", "roadcheck", *args], cwd=ROOT, env=_env(**env),
                           capture_output=True, check=False)
 
 
@@ -238,7 +238,7 @@ class TestProgress:
     def test_on_a_terminal_and_cleared(self) -> None:
         code, _, err = _run("replay", SPEC, *FIXTURES, stdout_tty=False)
         assert code == 1
-        assert err.startswith(b"\r\x1b[Kassay replay: 1 of 8 files, 0 trajectories")
+        assert err.startswith(b"\r\x1b[Kroadcheck replay: 1 of 8 files, 0 trajectories")
         assert err.endswith(b"\r\x1b[K")
 
     def test_never_in_a_pipe(self) -> None:
@@ -258,7 +258,7 @@ class TestProgress:
         code, _, err = _run("replay", SPEC, *FIXTURES, "--format", fmt, "-o", str(out),
                             stdout_tty=False)
         assert code == 1
-        assert err.startswith(b"\r\x1b[Kassay replay: 1 of 8 files, 0 trajectories")
+        assert err.startswith(b"\r\x1b[Kroadcheck replay: 1 of 8 files, 0 trajectories")
         assert err.endswith(b"\r\x1b[K")
         plain = tmp_path / f"plain.{fmt}"
         assert _plain("replay", SPEC, *FIXTURES, "--format", fmt, "-o",
@@ -269,7 +269,7 @@ class TestProgress:
 #: Code that reports which top-level modules a command loaded (as tests/test_command_imports).
 PROBE = """
 import json, sys
-from assay.cli import main
+from roadcheck.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -365,7 +365,7 @@ class TestStreamed:
         assert (code, out, err) == (1, b"", b"")
         (tmp_path / "last.jsonl").unlink()
         (tmp_path / "last.jsonl").write_bytes((EXAMPLES / "fixture_conforms.jsonl").read_bytes())
-        whole = subprocess.run([sys.executable, "-m", "assay", "replay", spec, *names,
+        whole = subprocess.run([sys.executable, "-m", "roadcheck", "replay", spec, *names,
                                 "--format", fmt], cwd=tmp_path, capture_output=True, check=False)
         assert target.read_bytes() == whole.stdout
         assert [p.name for p in target.parent.iterdir()] == ["report"]
@@ -420,7 +420,7 @@ class TestStreamed:
         finally:
             os.close(fd)
         assert code == 130
-        assert err.startswith(b"\r\x1b[Kassay replay: 1 of 6 files")
+        assert err.startswith(b"\r\x1b[Kroadcheck replay: 1 of 6 files")
         last = err.rsplit(b"\r\x1b[K", 1)[1].decode()
         assert last.startswith("error[interrupted]: interrupted after 5 of 6 files")
         assert target.read_text().count("<testcase ") == 5
@@ -430,8 +430,8 @@ class TestStreamed:
         """An error while the report is written removes the temporary; the old file stays."""
         from click.testing import CliRunner
 
-        from assay.cli import cli
-        from assay.report import replay as replay_report
+        from roadcheck.cli import cli
+        from roadcheck.report import replay as replay_report
 
         target = tmp_path / "report.txt"
         target.write_text("old\n")

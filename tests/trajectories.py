@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.events import Event
+from roadcheck.events import Event
 
 __all__ = ["events"]
 

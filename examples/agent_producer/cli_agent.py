@@ -1,7 +1,7 @@
 """Claude Code (``claude -p``) or Codex (``codex exec``) as a command producer.
 
 The harness hands a failed attempt's feedback to the next attempt in
-``ASSAY_FEEDBACK_FILE``; this script puts that document, and the previous
+``ROADCHECK_FEEDBACK_FILE``; this script puts that document, and the previous
 artifact, into the prompt, runs the agent headless and writes its final
 message as the artifact. Usage::
 
@@ -21,7 +21,7 @@ agent, task_file, source, artifact = sys.argv[1], Path(sys.argv[2]), Path(sys.ar
     Path(sys.argv[4])
 prompt = task_file.read_text(encoding="utf-8").replace(
     "{input_text}", source.read_text(encoding="utf-8"))
-feedback = os.environ.get("ASSAY_FEEDBACK_FILE")
+feedback = os.environ.get("ROADCHECK_FEEDBACK_FILE")
 if feedback:
     previous = artifact.read_text(encoding="utf-8") if artifact.is_file() else "(none)"
     prompt += ("\n\nYour previous attempt failed its gate. The gate's feedback:\n\n"

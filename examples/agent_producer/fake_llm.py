@@ -20,7 +20,7 @@ loop on it.
 
 Run a command against it (``{url}`` in the command becomes the server's URL)::
 
-    python fake_llm.py replies.json -- assay run workflow.yaml --param llm_url={url}
+    python fake_llm.py replies.json -- roadcheck run workflow.yaml --param llm_url={url}
 """
 
 from __future__ import annotations

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import assay
-from assay.harness import GateContext, Workflow, evaluate
-from assay.harness.audit import load_trail
-from assay.report._html import esc, page
+import roadcheck
+from roadcheck.harness import GateContext, Workflow, evaluate
+from roadcheck.harness.audit import load_trail
+from roadcheck.report._html import esc, page
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
@@ -100,7 +100,7 @@ def _sha256(path: Path) -> str | None:
         return None
 
 
-def _gated(wf: Workflow, doc: Path, runs: Path) -> assay.RunResult:
+def _gated(wf: Workflow, doc: Path, runs: Path) -> roadcheck.RunResult:
     """Run one document gated, handing the run to whichever role it waits for."""
     result = wf.run(role="writer", identity=IDENTITIES["writer"], runs_dir=runs,
                     params={"doc": str(doc)}, run_id=f"gated-{doc.stem}")
@@ -111,7 +111,7 @@ def _gated(wf: Workflow, doc: Path, runs: Path) -> assay.RunResult:
     return result
 
 
-def _unbacked(result: assay.RunResult, runs: Path) -> tuple[int, list[str]]:
+def _unbacked(result: roadcheck.RunResult, runs: Path) -> tuple[int, list[str]]:
     """Count the phases the gated run advanced past, and list those without backing evidence."""
     trail = load_trail(runs, result.run_id)
     passing = {r["phase"]: r for r in trail.records if r["verdict"] == "pass"}

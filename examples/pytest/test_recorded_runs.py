@@ -1,6 +1,6 @@
-"""Recorded agent runs checked in a project's own test suite, with assay's pytest plugin.
+"""Recorded agent runs checked in a project's own test suite, with roadcheck's pytest plugin.
 
-Installing assay registers the plugin: the ``assay`` fixture is there without a
+Installing roadcheck registers the plugin: the ``roadcheck`` fixture is there without a
 conftest.py. Run from the repository root:
 
     pytest examples/pytest
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.testing import assert_conforms
+from roadcheck.testing import assert_conforms
 
 HERE = Path(__file__).parent
 SPEC = HERE.parent / "spec.json"
@@ -29,8 +29,8 @@ def test_a_run_that_skipped_the_checkpoint_is_caught() -> None:
         assert_conforms(HERE.parent / "fixture_skipped.jsonl", SPEC)
 
 
-def test_with_the_fixture(assay) -> None:  # type: ignore[no-untyped-def]
-    """The fixture replays against a spec given here or in [tool.assay]."""
-    run = assay.replay(HERE.parent / "fixture_late_checkpoint.jsonl", spec=SPEC)
+def test_with_the_fixture(roadcheck) -> None:  # type: ignore[no-untyped-def]
+    """The fixture replays against a spec given here or in [tool.roadcheck]."""
+    run = roadcheck.replay(HERE.parent / "fixture_late_checkpoint.jsonl", spec=SPEC)
     assert run.exit == 1
-    assay.assert_conforms(HERE.parent / "fixture_verified.jsonl", spec=SPEC)
+    roadcheck.assert_conforms(HERE.parent / "fixture_verified.jsonl", spec=SPEC)

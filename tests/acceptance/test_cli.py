@@ -1,4 +1,4 @@
-"""``assay accept``: exit codes, output shapes, bad inputs and the self-test."""
+"""``roadcheck accept``: exit codes, output shapes, bad inputs and the self-test."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from assay.cli import cli
+from roadcheck.cli import cli
 
 TESTS = Path(__file__).resolve().parent.parent
 DATA = TESTS / "data" / "accept"
@@ -195,7 +195,7 @@ class TestAcceptBadInput:
 
 
 class TestSelfTest:
-    """``assay accept --self-test``."""
+    """``roadcheck accept --self-test``."""
 
     def test_text_layout(self, golden: Any) -> None:
         """The self-test prints the four verdict blocks and exits 0."""
@@ -221,14 +221,14 @@ class TestSelfTest:
 
 
 def _doc_sessions() -> list[tuple[list[str], str]]:
-    """The ``$ assay accept ...`` commands in docs/accept.md with the output shown for each."""
+    """The ``$ roadcheck accept ...`` commands in docs/accept.md with the output shown for each."""
     text = (TESTS.parent / "docs" / "accept.md").read_text(encoding="utf-8")
     sessions: list[tuple[list[str], str]] = []
     for block in text.split("```console\n")[1:]:
         body = block.split("```", 1)[0]
         for chunk in body.split("$ ")[1:]:
             command, _, output = chunk.partition("\n")
-            if command.startswith("assay accept "):
+            if command.startswith("roadcheck accept "):
                 sessions.append((shlex.split(command)[2:], output))
     return sessions
 
@@ -245,8 +245,8 @@ class TestDocs:
         assert r.stdout == shown
 
     def test_every_option_is_documented(self) -> None:
-        """Each option of assay accept appears in the page."""
-        from assay.cli import accept as command
+        """Each option of roadcheck accept appears in the page."""
+        from roadcheck.cli import accept as command
 
         text = (TESTS.parent / "docs" / "accept.md").read_text(encoding="utf-8")
         for param in command.params:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.acceptance import TYPE_NAMES, Claim, Contract, load_contract, parse_contract
-from assay.errors import SpecError
+from roadcheck.acceptance import TYPE_NAMES, Claim, Contract, load_contract, parse_contract
+from roadcheck.errors import SpecError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "accept"
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples" / "accept"

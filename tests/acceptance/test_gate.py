@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from assay import verify
-from assay.acceptance import Claim, Contract, GateReason, GateResult, load_contract, load_trace
-from assay.acceptance.selftest import SELF_TEST_CONTRACT, run_self_test
-from assay.errors import SpecError
+from roadcheck import verify
+from roadcheck.acceptance import Claim, Contract, GateReason, GateResult, load_contract, load_trace
+from roadcheck.acceptance.selftest import SELF_TEST_CONTRACT, run_self_test
+from roadcheck.errors import SpecError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "accept"
 
@@ -163,7 +163,7 @@ class TestClaimCheck:
 
     def test_no_trace_cannot_judge_claims(self) -> None:
         """A contract that checks claims, given no trace, cannot judge: never an ACCEPTED."""
-        from assay.errors import InputError
+        from roadcheck.errors import InputError
 
         with pytest.raises(InputError, match="no trace was given") as info:
             verify({"status": "sent", "target_id": "cust_1001"}, SELF_TEST_CONTRACT)

@@ -21,12 +21,12 @@ def loaded_after(code: str) -> dict[str, bool]:
 
 
 class TestImportWeight:
-    """What ``from assay import verify`` pulls in."""
+    """What ``from roadcheck import verify`` pulls in."""
 
     def test_verify_imports_nothing_heavy(self) -> None:
         """Importing and calling verify with a Python contract loads no heavy module."""
         seen = loaded_after(
-            "from assay import verify, Contract\n"
+            "from roadcheck import verify, Contract\n"
             "c = Contract(required={'status': str}, enums={'status': ['sent']},\n"
             "             claims={'sent': 'send_invoice'})\n"
             "assert verify({'status': 'sent'}, c, trace=[{'tool': 'send_invoice'}]).accepted\n")
@@ -34,13 +34,13 @@ class TestImportWeight:
 
     def test_json_contract_needs_no_yaml(self) -> None:
         """A JSON contract file loads without YAML, jsonschema or pydantic."""
-        seen = loaded_after(f"from assay import load_contract\n"
+        seen = loaded_after(f"from roadcheck import load_contract\n"
                             f"load_contract({str(DATA / 'contract.json')!r})\n")
         assert seen == dict.fromkeys(HEAVY, False)
 
     def test_yaml_and_schema_load_when_used(self) -> None:
         """YAML loads for a YAML contract, jsonschema for a json_schema section; pydantic never."""
-        seen = loaded_after(f"from assay import load_contract\n"
+        seen = loaded_after(f"from roadcheck import load_contract\n"
                             f"load_contract({str(DATA / 'contract_schema.yaml')!r})\n")
         assert seen == {"pydantic": False, "jsonschema": True, "yaml": True, "click": False}
 
@@ -50,10 +50,10 @@ class TestPublicApi:
 
     def test_exported(self) -> None:
         """verify, GateResult, Contract and load_contract are public and resolve."""
-        import assay
-        from assay.acceptance import Contract, GateResult, load_contract, verify
+        import roadcheck
+        from roadcheck.acceptance import Contract, GateResult, load_contract, verify
 
         for name in ("verify", "GateResult", "Contract", "load_contract"):
-            assert name in assay.__all__
-        assert (assay.verify, assay.GateResult, assay.Contract, assay.load_contract) == (
+            assert name in roadcheck.__all__
+        assert (roadcheck.verify, roadcheck.GateResult, roadcheck.Contract, roadcheck.load_contract) == (
             verify, GateResult, Contract, load_contract)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from assay import verify
-from assay.acceptance import Contract
-from assay.acceptance.probes import CommandProbe, ProbeError, UrlProbe
+from roadcheck import verify
+from roadcheck.acceptance import Contract
+from roadcheck.acceptance.probes import CommandProbe, ProbeError, UrlProbe
 
 from ..processes import gone
 
@@ -162,7 +162,7 @@ class TestProbeOptions:
 
         from click.testing import CliRunner
 
-        from assay.cli import cli
+        from roadcheck.cli import cli
 
         data = Path(__file__).resolve().parent.parent / "data" / "accept"
         r = CliRunner().invoke(cli, ["accept", "-c", str(data / "contract.json"),

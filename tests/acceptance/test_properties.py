@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.acceptance import Claim, Contract, parse_contract, verify
-from assay.errors import SpecError
+from roadcheck.acceptance import Claim, Contract, parse_contract, verify
+from roadcheck.errors import SpecError
 
 FIELDS = ["status", "summary", "target_id", "amount", "id"]
 VERBS = ["sent", "created", "updated", "re-sent"]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.acceptance import Call, call_errored, calls_of, load_trace
-from assay.errors import TraceError
-from assay.events import Event, Trajectory
+from roadcheck.acceptance import Call, call_errored, calls_of, load_trace
+from roadcheck.errors import TraceError
+from roadcheck.events import Event, Trajectory
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "accept"
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.conformance import parse_spec, replay, replay_events
+from roadcheck.conformance import parse_spec, replay, replay_events
 
 from ..trajectories import events as _events
 

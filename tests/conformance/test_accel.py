@@ -1,4 +1,4 @@
-"""The C extension (assay._accel) judges native files exactly as the Python path does.
+"""The C extension (roadcheck._accel) judges native files exactly as the Python path does.
 
 Three ways judge a native file for a spec whose rules read only each event type's
 own fields: the C judge (``judge_native``), the C scan feeding the Python engine
@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import assay._accel as accel  # a missing extension fails these tests; it never skips them
-from assay import conformance
-from assay.conformance import CompiledSpec, parse_spec, replay_events
-from assay.conformance.engine import final_event
-from assay.errors import SpecError
-from assay.ingest.native import iter_events
-from assay.report.replay import ResultRenderer, render_result
+import roadcheck._accel as accel  # a missing extension fails these tests; it never skips them
+from roadcheck import conformance
+from roadcheck.conformance import CompiledSpec, parse_spec, replay_events
+from roadcheck.conformance.engine import final_event
+from roadcheck.errors import SpecError
+from roadcheck.ingest.native import iter_events
+from roadcheck.report.replay import ResultRenderer, render_result
 
 from ..conftest import EXAMPLES, ROOT
 from ..strategies import json_values
@@ -87,9 +87,9 @@ def _agree_in_runs(compiled: CompiledSpec, plan: Any, data: bytes, ref: Any, *,
     file exactly where ``judge_native`` does (a text report may give way on more)."""
     import tempfile
 
-    from assay._inputs import PathList
-    from assay.report._text import escape_controls
-    from assay.report.replay import file_entry
+    from roadcheck._inputs import PathList
+    from roadcheck.report._text import escape_controls
+    from roadcheck.report.replay import file_entry
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t \"q\" \\ \u00e9.jsonl")
@@ -128,7 +128,7 @@ _RENDERINGS: list[dict[str, Any]] = [
 
 
 def test_the_extension_is_built() -> None:
-    """The install built the extension, and replay uses it (ASSAY_PURE_PYTHON unset)."""
+    """The install built the extension, and replay uses it (ROADCHECK_PURE_PYTHON unset)."""
     assert conformance._accel() is accel
 
 
@@ -366,15 +366,15 @@ def test_bad_arguments_raise() -> None:
 
 
 def test_pure_python_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay import _ext, _inputs
+    from roadcheck import _ext, _inputs
 
     monkeypatch.setattr(conformance, "_ACCEL", conformance._UNSET)
     monkeypatch.setattr(_ext, "_NATIVE", _ext._UNSET)
     monkeypatch.setattr(_inputs, "_LIST", None)
-    monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
+    monkeypatch.setenv("ROADCHECK_PURE_PYTHON", "1")
     assert conformance._accel() is None
     assert _inputs._native_list(str(EXAMPLES)) is None  # the Python listing
-    monkeypatch.delenv("ASSAY_PURE_PYTHON")
+    monkeypatch.delenv("ROADCHECK_PURE_PYTHON")
     monkeypatch.setattr(conformance, "_ACCEL", conformance._UNSET)
     monkeypatch.setattr(_ext, "_NATIVE", _ext._UNSET)
     monkeypatch.setattr(_inputs, "_LIST", None)
@@ -384,11 +384,11 @@ def test_pure_python_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_cli_report_is_the_same_without_the_extension(tmp_path: Path) -> None:
     paths = [str(p) for p in sorted(EXAMPLES.glob("fixture_*.jsonl"))]
-    cmd = [sys.executable, "-m", "assay", "replay", str(EXAMPLES / "spec.json"), *paths,
+    cmd = [sys.executable, "-m", "roadcheck", "replay", str(EXAMPLES / "spec.json"), *paths,
            "--format", "json"]
     fast = subprocess.run(cmd, capture_output=True, check=False)
     pure = subprocess.run(cmd, capture_output=True, check=False,
-                          env={**os.environ, "ASSAY_PURE_PYTHON": "1"})
+                          env={**os.environ, "ROADCHECK_PURE_PYTHON": "1"})
     assert fast.returncode == pure.returncode == 1
     assert fast.stdout == pure.stdout and b"BLOCK" in fast.stdout
 

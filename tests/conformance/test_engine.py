@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assay.conformance import parse_spec, replay, replay_events
+from roadcheck.conformance import parse_spec, replay, replay_events
 
 from ..conftest import EXAMPLES
 from ..trajectories import events as _events
@@ -287,8 +287,8 @@ def test_the_fast_constructors_build_the_dataclasses() -> None:
     import dataclasses
     import pickle
 
-    from assay.conformance.result import ReplayResult, TrajectoryStats, new_result, new_stats
-    from assay.findings import Finding
+    from roadcheck.conformance.result import ReplayResult, TrajectoryStats, new_result, new_stats
+    from roadcheck.findings import Finding
 
     stats_args = (20, ("a", "b"), 2, 1, 0, 1, 16)
     stats = new_stats(*stats_args)
@@ -313,8 +313,8 @@ def test_the_fast_finding_constructors_build_the_dataclasses() -> None:
     import dataclasses
     import pickle
 
-    from assay.conformance.result import new_finding, new_location
-    from assay.findings import NOWHERE, Finding, Location
+    from roadcheck.conformance.result import new_finding, new_location
+    from roadcheck.findings import NOWHERE, Finding, Location
 
     named = {"seq": 4, "line": 5, "checkpoint_id": "c", "action_type": "a", "voided_by_seq": 2,
              "from_agent": "x", "to_agent": "y"}

@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay import conformance
-from assay.cli import cli
-from assay.conformance import load_spec
-from assay.report.replay import ChunkFolder, Rendered, ReplayReportWriter
-from assay.report.replay import replay_report as whole_report
+from roadcheck import conformance
+from roadcheck.cli import cli
+from roadcheck.conformance import load_spec
+from roadcheck.report.replay import ChunkFolder, Rendered, ReplayReportWriter
+from roadcheck.report.replay import replay_report as whole_report
 
 from ..conftest import EXAMPLES, ROOT, load_script
 from ..strategies import json_values
@@ -71,7 +71,7 @@ def test_every_native_file_in_the_repository(spec: str, tmp_path: Path,
 def test_the_fast_path_is_taken() -> None:
     """The valid native files among them take the typed decode (the others are other
     formats, or broken on purpose), else the test above would compare little."""
-    from assay.ingest._native_typed import typed_records
+    from roadcheck.ingest._native_typed import typed_records
 
     taken = [p for p in NATIVE_FILES if typed_records(Path(p).read_bytes()) is not None]
     assert len(taken) >= 10
@@ -180,8 +180,8 @@ def test_a_rendered_json_result_is_its_to_dict() -> None:
     however often a shared tuple of findings (the reasons of every PASS) comes back."""
     import orjson
 
-    from assay.conformance.engine import error_result
-    from assay.report.replay import render_result
+    from roadcheck.conformance.engine import error_result
+    from roadcheck.report.replay import render_result
 
     options = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
     results = list(conformance.replay(load_spec(SPEC), NATIVE_FILES).results)
@@ -222,7 +222,7 @@ def test_claude_code_reports_without_the_text(spec: str, tmp_path: Path,
     branches): a replay that asks the reader for no text writes the reports of one that
     reads every word, byte for byte; the judging asks for none exactly when the spec
     selects nothing."""
-    from assay.ingest import claude_code
+    from roadcheck.ingest import claude_code
 
     asked = _lean_reports_match(claude_code, "read_claude_code", CLAUDE_SPECS[spec],
                                 CLAUDE_FILES, tmp_path, monkeypatch)
@@ -234,7 +234,7 @@ def _lean_reports_match(module: Any, reader: str, spec: dict[str, Any], files: l
     """The reports of ``files`` read as the judging asks (text or none) and read with every
     text, byte for byte the same; what the judging asked ``module.reader`` for, a text
     flag a file."""
-    import assay.ingest
+    import roadcheck.ingest
 
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
@@ -248,8 +248,8 @@ def _lean_reports_match(module: Any, reader: str, spec: dict[str, Any], files: l
     monkeypatch.setattr(module, reader, spy)
     lean = _reports(str(spec_path), files, tmp_path)
     # (the reports that draw events or point at lines read the files again, text and all)
-    load = assay.ingest.load
-    monkeypatch.setattr(assay.ingest, "load", lambda *a, **k: load(*a, **{**k, "text": True}))
+    load = roadcheck.ingest.load
+    monkeypatch.setattr(roadcheck.ingest, "load", lambda *a, **k: load(*a, **{**k, "text": True}))
     full = _reports(str(spec_path), files, tmp_path)
     assert lean.keys() == full.keys()
     for key in lean:
@@ -287,9 +287,9 @@ def test_otel_reports_without_the_text(native: bool, tmp_path: Path,
     replay that asks the OTel reader for no text (no tool result) writes the reports of
     one that reads every result, byte for byte, with the reading in C and in Python."""
 
-    import assay._accel as accel  # built by the install: a missing extension fails here
-    from assay import _ext
-    from assay.ingest import otel
+    import roadcheck._accel as accel  # built by the install: a missing extension fails here
+    from roadcheck import _ext
+    from roadcheck.ingest import otel
 
     monkeypatch.setattr(_ext, "_NATIVE", accel if native else None)
     files = [*SPAN_DOCUMENTS, *_spans_as_lines(tmp_path)]
@@ -313,8 +313,8 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
     the OTel index and mapping in C (``otel_index``), and the re-encoding checks alone write
     the same reports, byte for byte. The span files include the recorded OTLP/JSON
     documents written one a line, and a small benchmark export."""
-    import assay._accel as accel  # built by the install: a missing extension fails here
-    from assay import _ext
+    import roadcheck._accel as accel  # built by the install: a missing extension fails here
+    from roadcheck import _ext
 
     spec = CLAUDE_SPECS["selects"] if kind == "claude-code" else SPAN_SPEC
     files = CLAUDE_FILES if kind == "claude-code" else list(SPAN_FILES)
@@ -342,7 +342,7 @@ def test_reports_with_and_without_check_lines(kind: str, tmp_path: Path,
     monkeypatch.setattr(_ext, "_NATIVE", accel)
     monkeypatch.setattr(accel, "otel_index", otel_index)
     if kind == "claude-code":  # transcripts are read by claude_lines, which checks as it reads
-        from assay.ingest import claude_code
+        from roadcheck.ingest import claude_code
 
         real_reader = claude_code._line_reader
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from assay import conformance
-from assay.conformance import load_spec, replay
-from assay.events import Event, Trajectory
+from roadcheck import conformance
+from roadcheck.conformance import load_spec, replay
+from roadcheck.events import Event, Trajectory
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SPEC = ROOT / "examples" / "spec.json"
@@ -21,7 +21,7 @@ CONFORMS = ROOT / "examples" / "fixture_conforms.jsonl"
 def test_unexpected_reader_exception_is_that_files_error(monkeypatch: pytest.MonkeyPatch,
                                                          tmp_path: Path) -> None:
     """A reader bug on one file gives one ERROR naming the file and exception; others judged."""
-    import assay.ingest.transcripts as transcripts
+    import roadcheck.ingest.transcripts as transcripts
 
     def broken(path: str, data: bytes) -> Any:
         raise KeyError("boom\nsecond line")
@@ -42,7 +42,7 @@ def test_unexpected_reader_exception_is_that_files_error(monkeypatch: pytest.Mon
 def test_unexpected_engine_exception_is_that_trajectorys_error(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine bug while judging one trajectory is its ERROR, and the next one is judged."""
-    from assay.conformance import engine
+    from roadcheck.conformance import engine
 
     original = engine.Replayer._handoff
 
@@ -66,8 +66,8 @@ def test_cli_exits_with_the_verdicts_not_70(monkeypatch: pytest.MonkeyPatch,
     """The command line reports the broken file and exits 2, never 70."""
     from click.testing import CliRunner
 
-    import assay.ingest.native as native
-    from assay.cli import cli
+    import roadcheck.ingest.native as native
+    from roadcheck.cli import cli
 
     original = native.iter_events
 
@@ -89,12 +89,12 @@ def test_a_c_judge_failure_is_that_files_error(monkeypatch: pytest.MonkeyPatch) 
     """The same when what breaks is the result of the C judge: ERROR and exit 2, never 70."""
     from click.testing import CliRunner
 
-    from assay.cli import cli
+    from roadcheck.cli import cli
 
     def broken(*args: Any) -> Any:
         raise MemoryError("out of memory")
 
-    from assay.conformance import engine
+    from roadcheck.conformance import engine
 
     monkeypatch.setattr(conformance, "native_result", broken)
     monkeypatch.setattr(engine, "native_parts", broken)  # the reports' way
@@ -112,8 +112,8 @@ def test_a_failing_run_of_files_in_c_is_judged_file_by_file(
     run's files the usual way, with the same report, never exit 70."""
     from click.testing import CliRunner
 
-    import assay._accel as accel
-    from assay.cli import cli
+    import roadcheck._accel as accel
+    from roadcheck.cli import cli
 
     args = ["replay", str(SPEC), str(SKIPPED), str(CONFORMS)]
     for fmt in ("text", "json"):

@@ -1,4 +1,4 @@
-"""Runs of native files judged and rendered in C (``assay._accel.judge_files``) write the
+"""Runs of native files judged and rendered in C (``roadcheck._accel.judge_files``) write the
 reports the file-by-file path writes, byte for byte, however the batch mixes files the C
 judge vouches for with files it gives way on."""
 
@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import assay._accel as accel  # a missing extension fails these tests; it never skips them
-from assay import conformance
-from assay._inputs import PathList
-from assay.cli import cli
-from assay.conformance import CompiledSpec, load_spec
-from assay.report.replay import ResultRenderer
+import roadcheck._accel as accel  # a missing extension fails these tests; it never skips them
+from roadcheck import conformance
+from roadcheck._inputs import PathList
+from roadcheck.cli import cli
+from roadcheck.conformance import CompiledSpec, load_spec
+from roadcheck.report.replay import ResultRenderer
 
 from ..conftest import EXAMPLES, ROOT
 
@@ -167,7 +167,7 @@ def test_a_batch_of_other_formats_backs_off(tmp_path: Path,
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "assay", "replay", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "roadcheck", "replay", *args], cwd=ROOT,
                           capture_output=True, check=False)
 
 
@@ -179,9 +179,9 @@ def test_workers_fold_runs_into_the_same_report(mode: list[str], tmp_path: Path)
     one = _cli(*mode, SPEC, str(tmp_path))
     two = _cli(*mode, "--jobs", "2", SPEC, str(tmp_path))
     assert (two.returncode, two.stdout) == (one.returncode, one.stdout)
-    pure = subprocess.run([sys.executable, "-m", "assay", "replay", *mode, SPEC, str(tmp_path)],
+    pure = subprocess.run([sys.executable, "-m", "roadcheck", "replay", *mode, SPEC, str(tmp_path)],
                           cwd=ROOT, capture_output=True, check=False,
-                          env={**os.environ, "ASSAY_PURE_PYTHON": "1"})
+                          env={**os.environ, "ROADCHECK_PURE_PYTHON": "1"})
     assert (pure.returncode, pure.stdout) == (one.returncode, one.stdout)
 
 
@@ -207,9 +207,9 @@ def test_threads_judge_a_native_batch(mode: list[str], tmp_path: Path,
     assert used == [(conformance._RUN, 4 * conformance._RUN + 50, 2)]
     assert _report(args, in_c=True, monkeypatch=monkeypatch) == two
     assert _report(args, in_c=False, monkeypatch=monkeypatch) == two
-    pure = subprocess.run([sys.executable, "-m", "assay", "replay", "--jobs", "2", *args],
+    pure = subprocess.run([sys.executable, "-m", "roadcheck", "replay", "--jobs", "2", *args],
                           cwd=ROOT, capture_output=True, check=False,
-                          env={**os.environ, "ASSAY_PURE_PYTHON": "1"})
+                          env={**os.environ, "ROADCHECK_PURE_PYTHON": "1"})
     assert (pure.returncode, pure.stdout) == two
 
 

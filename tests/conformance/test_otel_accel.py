@@ -20,14 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import assay._accel as accel  # a missing extension fails these tests; it never skips them
-from assay import _ext
-from assay.conformance import CompiledSpec, iter_replay, parse_spec
-from assay.events import Event, Trajectory
-from assay.ingest import ReadFailure
-from assay.ingest import otel as otel_mod
-from assay.ingest.otel import read_otel
-from assay.report.replay import render_result
+import roadcheck._accel as accel  # a missing extension fails these tests; it never skips them
+from roadcheck import _ext
+from roadcheck.conformance import CompiledSpec, iter_replay, parse_spec
+from roadcheck.events import Event, Trajectory
+from roadcheck.ingest import ReadFailure
+from roadcheck.ingest import otel as otel_mod
+from roadcheck.ingest.otel import read_otel
+from roadcheck.report.replay import render_result
 
 from ..conftest import ROOT, load_script
 from ..strategies import json_values
@@ -235,9 +235,9 @@ def _span(draw: st.DrawFn, trace: str, k: int, ids: list[str]) -> str:
     for key, strategy in (("gen_ai.agent.name", _NAMES), ("gen_ai.tool.name", _TOOLS),
                           ("gen_ai.tool.call.id", _NAMES),
                           ("gen_ai.conversation.id", _CONVERSATIONS),
-                          ("assay.checkpoint.id", st.sampled_from(["ok", "", "other"])),
-                          ("assay.checkpoint.confirmed_by", _NAMES),
-                          ("assay.checkpoint.decision", _DECISIONS)):
+                          ("roadcheck.checkpoint.id", st.sampled_from(["ok", "", "other"])),
+                          ("roadcheck.checkpoint.confirmed_by", _NAMES),
+                          ("roadcheck.checkpoint.decision", _DECISIONS)):
         if key.startswith("gen_ai.tool.") and not calls:
             continue
         if draw(st.integers(0, 3)) == 1 or (key == "gen_ai.tool.name" and op == "execute_tool"):
@@ -277,11 +277,11 @@ def _span(draw: st.DrawFn, trace: str, k: int, ids: list[str]) -> str:
     if status:
         fields.append('"status":' + status)
     if draw(st.integers(0, 4)) == 0:
-        event_attrs = [draw(_attr("assay.checkpoint.id", draw(st.sampled_from(["ok", "", "o"]))))]
+        event_attrs = [draw(_attr("roadcheck.checkpoint.id", draw(st.sampled_from(["ok", "", "o"]))))]
         if draw(st.booleans()):
-            event_attrs.append(draw(_attr("assay.checkpoint.decision", draw(_DECISIONS))))
+            event_attrs.append(draw(_attr("roadcheck.checkpoint.decision", draw(_DECISIONS))))
         if draw(st.booleans()):
-            event_attrs.append(draw(_attr("assay.checkpoint.confirmed_by", draw(_NAMES))))
+            event_attrs.append(draw(_attr("roadcheck.checkpoint.confirmed_by", draw(_NAMES))))
         fields.append('"events":[{"name":"other","timeUnixNano":"2"},{"name":"e",'
                       f'"timeUnixNano":"{draw(st.integers(0, 5))}","attributes":['
                       + ",".join(event_attrs) + "]}]")
@@ -317,7 +317,7 @@ def test_generated_lines_read_alike(data: bytes, text: bool) -> None:
 
 def test_without_the_text_only_the_results_go(monkeypatch: pytest.MonkeyPatch) -> None:
     """``text=False``: each action without its ``result``, nothing else changed."""
-    from assay.ingest import load
+    from roadcheck.ingest import load
 
     bench = load_script(BENCH)
     data = b"".join(bench.otel_trace(i) for i in range(12))
@@ -397,11 +397,11 @@ def test_every_decision_reads_alike(monkeypatch: pytest.MonkeyPatch, decision: s
     """A checkpoint's decision on a span and on a span event: approved or not, alike."""
     bench = load_script(BENCH)
     line = bench.otel_trace(1).replace(
-        b'"assay.checkpoint.decision","value":{"stringValue":"approved"}',
-        b'"assay.checkpoint.decision","value":{"stringValue":"' + decision.encode() + b'"}')
+        b'"roadcheck.checkpoint.decision","value":{"stringValue":"approved"}',
+        b'"roadcheck.checkpoint.decision","value":{"stringValue":"' + decision.encode() + b'"}')
     as_event = line.replace(b'"name":"approval",', b'"name":"approval","events":[{"name":"x"},'
-                            b'{"timeUnixNano":"5","attributes":[{"key":"assay.checkpoint.id",'
-                            b'"value":{"stringValue":"ok"}},{"key":"assay.checkpoint.decision",'
+                            b'{"timeUnixNano":"5","attributes":[{"key":"roadcheck.checkpoint.id",'
+                            b'"value":{"stringValue":"ok"}},{"key":"roadcheck.checkpoint.decision",'
                             b'"value":{"stringValue":"' + decision.encode() + b'"}}]}],')
     assert as_event != line
     for data in (line, as_event):
@@ -432,7 +432,7 @@ def test_timestamps_read_alike(start: int, end: int, as_text: bool) -> None:
     line = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"a" * 32
             + b'","spanId":"' + b"b" * 16 + b'","startTimeUnixNano":' + nanos(start)
             + b',"endTimeUnixNano":' + nanos(end) + b',"attributes":[{"key":'
-            b'"assay.checkpoint.id","value":{"stringValue":"ok"}}]}]}]}]}\n')
+            b'"roadcheck.checkpoint.id","value":{"stringValue":"ok"}}]}]}]}]}\n')
     with pytest.MonkeyPatch.context() as monkeypatch:
         assert _agree(monkeypatch, line) == [True]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.conformance import ReplayResult, load_spec, parse_spec, replay, replay_events
-from assay.errors import SpecError
-from assay.events import Event
+from roadcheck.cli import cli
+from roadcheck.conformance import ReplayResult, load_spec, parse_spec, replay, replay_events
+from roadcheck.errors import SpecError
+from roadcheck.events import Event
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data" / "transcripts"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.conformance import CompiledSpec, parse_spec, replay_events
-from assay.conformance import _replay_records as replay_records
-from assay.ingest.native import iter_events, typed_records
+from roadcheck.conformance import CompiledSpec, parse_spec, replay_events
+from roadcheck.conformance import _replay_records as replay_records
+from roadcheck.ingest.native import iter_events, typed_records
 
 from ..conftest import EXAMPLES, ROOT
 from ..strategies import json_values

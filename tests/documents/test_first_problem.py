@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.conformance import load_spec
-from assay.errors import SpecError
-from assay.harness import Workflow
+from roadcheck.conformance import load_spec
+from roadcheck.errors import SpecError
+from roadcheck.harness import Workflow
 
 
 def _first(tmp_path: Path, name: str, text: str) -> str:

@@ -9,8 +9,8 @@ from typing import Annotated, Literal
 import msgspec
 import pytest
 
-from assay.documents.loader import load, normalize_sha256
-from assay.errors import SpecError
+from roadcheck.documents.loader import load, normalize_sha256
+from roadcheck.errors import SpecError
 
 
 class Inner(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

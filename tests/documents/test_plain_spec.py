@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.conformance import parse_spec
-from assay.conformance import spec as spec_mod
-from assay.documents._read import decode
-from assay.errors import SpecError
+from roadcheck.conformance import parse_spec
+from roadcheck.conformance import spec as spec_mod
+from roadcheck.documents._read import decode
+from roadcheck.errors import SpecError
 
 from ..conftest import EXAMPLES, ROOT
 from ..strategies import json_values
@@ -169,10 +169,10 @@ def test_a_spec_file_reads_without_msgspec(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from assay.conformance.spec import load_spec; "
+    code = ("import sys; from roadcheck.conformance.spec import load_spec; "
             f"load_spec({str(EXAMPLES / 'spec.json')!r}); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'msgspec' "
-            "or m in ('assay.documents.loader', 'assay.documents.spec', 'hashlib')))")
+            "or m in ('roadcheck.documents.loader', 'roadcheck.documents.spec', 'hashlib')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path)
     assert out.stdout.strip() == "[]"

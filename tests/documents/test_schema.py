@@ -1,4 +1,4 @@
-"""``assay schema KIND``: JSON Schemas generated from the structs the loader reads."""
+"""``roadcheck schema KIND``: JSON Schemas generated from the structs the loader reads."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.documents.loader import decode
-from assay.documents.schema import KINDS, render_schema
-from assay.evidence.manifest import params_digest
-from assay.evidence.record import FIELDS, GATE_FIELDS, GENESIS, seal
+from roadcheck.cli import cli
+from roadcheck.documents.loader import decode
+from roadcheck.documents.schema import KINDS, render_schema
+from roadcheck.evidence.manifest import params_digest
+from roadcheck.evidence.record import FIELDS, GATE_FIELDS, GENESIS, seal
 
 from ..conftest import DATA, EXAMPLES
 
@@ -121,7 +121,7 @@ class TestCommand:
 
     @pytest.mark.parametrize("kind", sorted(KINDS))
     def test_prints_deterministic_schema(self, kind: str) -> None:
-        """assay schema KIND prints the schema, the same bytes each time, sorted keys."""
+        """roadcheck schema KIND prints the schema, the same bytes each time, sorted keys."""
         first = CliRunner().invoke(cli, ["schema", kind])
         second = CliRunner().invoke(cli, ["schema", kind])
         assert first.exit_code == 0 and first.stdout == second.stdout

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.conformance import load_spec
-from assay.errors import SpecError
-from assay.selectors import SELECTOR_FIELDS, compile_selector
+from roadcheck.cli import cli
+from roadcheck.conformance import load_spec
+from roadcheck.errors import SpecError
+from roadcheck.selectors import SELECTOR_FIELDS, compile_selector
 
 from ..conftest import EXAMPLES
 

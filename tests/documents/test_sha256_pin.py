@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from assay.cli import cli
+from roadcheck.cli import cli
 
 from ..conftest import EXAMPLES
 
@@ -28,7 +28,7 @@ def _invoke(*args: str) -> tuple[int, str, str]:
 
 
 class TestReplay:
-    """assay replay and --expect-spec-sha256."""
+    """roadcheck replay and --expect-spec-sha256."""
 
     def test_reports_print_the_spec_sha256(self) -> None:
         """The text header and the JSON document carry the sha256 of the spec's bytes."""
@@ -60,7 +60,7 @@ class TestReplay:
 
 
 class TestRevalidate:
-    """assay revalidate and --expect-checkpoint-sha256."""
+    """roadcheck revalidate and --expect-checkpoint-sha256."""
 
     def test_reports_print_the_checkpoint_sha256(self, tmp_path: Path) -> None:
         """The text header and the JSON document carry the checkpoint's sha256."""

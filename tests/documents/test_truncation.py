@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from assay.conformance import Spec, load_spec, replay_events
-from assay.errors import SpecError
-from assay.events import Event
-from assay.revalidation import load_checkpoint, revalidate
+from roadcheck.conformance import Spec, load_spec, replay_events
+from roadcheck.errors import SpecError
+from roadcheck.events import Event
+from roadcheck.revalidation import load_checkpoint, revalidate
 
 from ..conftest import DATA, EXAMPLES
 from ..trajectories import events as _events

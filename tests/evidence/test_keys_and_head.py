@@ -10,8 +10,8 @@ import orjson
 import pytest
 from tests.evidence_layout import head_of, put_head
 
-from assay.errors import InputError
-from assay.evidence import EvidenceKey, Head, JsonlStore, load_key, verify_run
+from roadcheck.errors import InputError
+from roadcheck.evidence import EvidenceKey, Head, JsonlStore, load_key, verify_run
 
 from .test_tamper_matrix import KEY, build
 
@@ -28,17 +28,17 @@ class TestLoadKey:
     def test_file_wins_over_variable(self, tmp_path: Path) -> None:
         """A key file is read (trailing newline dropped) before the variable."""
         (tmp_path / "k").write_bytes(b"f" * 20 + b"\n")
-        key = load_key(tmp_path / "k", env={"ASSAY_EVIDENCE_KEY": "v" * 20})
+        key = load_key(tmp_path / "k", env={"ROADCHECK_EVIDENCE_KEY": "v" * 20})
         assert key == EvidenceKey(b"f" * 20)
 
     def test_variable(self) -> None:
-        """ASSAY_EVIDENCE_KEY holds the secret itself."""
-        assert load_key(env={"ASSAY_EVIDENCE_KEY": "v" * 20}) == EvidenceKey(b"v" * 20)
+        """ROADCHECK_EVIDENCE_KEY holds the secret itself."""
+        assert load_key(env={"ROADCHECK_EVIDENCE_KEY": "v" * 20}) == EvidenceKey(b"v" * 20)
 
     def test_short_key_is_refused(self) -> None:
         """A key shorter than 16 bytes is refused."""
         with pytest.raises(InputError, match="at least 16"):
-            load_key(env={"ASSAY_EVIDENCE_KEY": "short"})
+            load_key(env={"ROADCHECK_EVIDENCE_KEY": "short"})
 
     def test_repr_hides_the_secret(self) -> None:
         """The key's repr names its id, never the secret."""

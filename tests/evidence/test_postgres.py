@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from assay.errors import AssayError, StoreError
-from assay.evidence import FIELDS, GENESIS, EvidenceKey, params_digest
-from assay.evidence.postgres import (
+from roadcheck.errors import RoadcheckError, StoreError
+from roadcheck.evidence import FIELDS, GENESIS, EvidenceKey, params_digest
+from roadcheck.evidence.postgres import (
     SCHEMA_VERSION,
     Claim,
     Database,
@@ -69,35 +69,35 @@ def verify(url: str, key: EvidenceKey | None) -> bool:
     """True when the run verifies; an error that refuses to judge counts as detection."""
     try:
         return verify_pg_run(url, "r", key).ok
-    except AssayError:
+    except RoadcheckError:
         return False
 
 
 # -- reading and writing a run the way an attacker with database access would ---------------
 
 def read_state(url: str) -> State:
-    rows = sql(url, f"SELECT {', '.join(FIELDS)} FROM assay_evidence WHERE run_id = 'r' "
+    rows = sql(url, f"SELECT {', '.join(FIELDS)} FROM roadcheck_evidence WHERE run_id = 'r' "
                     "ORDER BY position")
     recs = []
     for row in rows:
         rec = dict(zip(FIELDS, row, strict=True))
         rec["gate"], rec["artifact"] = orjson.loads(rec["gate"]), orjson.loads(rec["artifact"])
         recs.append(rec)
-    (doc,), = sql(url, "SELECT doc FROM assay_heads WHERE run_id = 'r'")
+    (doc,), = sql(url, "SELECT doc FROM roadcheck_heads WHERE run_id = 'r'")
     return recs, orjson.loads(str(doc))
 
 
 def write_state(url: str, records: list[dict[str, Any]], head: dict[str, Any] | None) -> None:
     """Write records back with positions 1..n; ``head=None`` leaves the head as it is."""
-    sql(url, "DELETE FROM assay_evidence WHERE run_id = 'r'")
+    sql(url, "DELETE FROM roadcheck_evidence WHERE run_id = 'r'")
     cols = [k for k in FIELDS if k != "run_id"]
     for pos, r in enumerate(records, 1):
         values = [orjson.dumps(r[k]).decode() if k in ("gate", "artifact") else r[k]
                   for k in cols]
-        sql(url, f"INSERT INTO assay_evidence (run_id, position, {', '.join(cols)}) VALUES "
+        sql(url, f"INSERT INTO roadcheck_evidence (run_id, position, {', '.join(cols)}) VALUES "
                  f"('r', %s, {', '.join(['%s'] * len(cols))})", pos, *values)
     if head is not None:
-        sql(url, "UPDATE assay_heads SET doc = %s WHERE run_id = 'r'", orjson.dumps(head).decode())
+        sql(url, "UPDATE roadcheck_heads SET doc = %s WHERE run_id = 'r'", orjson.dumps(head).decode())
 
 
 Tamper = Callable[[str], None]
@@ -121,7 +121,7 @@ def _delete(i: int) -> Tamper:
 
 def _delete_row(i: int) -> Tamper:
     def go(url: str) -> None:
-        sql(url, "DELETE FROM assay_evidence WHERE run_id = 'r' AND position = %s", i + 1)
+        sql(url, "DELETE FROM roadcheck_evidence WHERE run_id = 'r' AND position = %s", i + 1)
     return go
 
 
@@ -162,14 +162,14 @@ def _cut(k: int, naive: bool) -> Tamper:
 
 
 def _manifest_edit(url: str) -> None:
-    (raw,), = sql(url, "SELECT manifest FROM assay_runs WHERE run_id = 'r'")
+    (raw,), = sql(url, "SELECT manifest FROM roadcheck_runs WHERE run_id = 'r'")
     doc = orjson.loads(str(raw))
     doc["params"] = {"doc": "b"}
-    sql(url, "UPDATE assay_runs SET manifest = %s WHERE run_id = 'r'", orjson.dumps(doc).decode())
+    sql(url, "UPDATE roadcheck_runs SET manifest = %s WHERE run_id = 'r'", orjson.dumps(doc).decode())
 
 
 def _head_gone(url: str) -> None:
-    sql(url, "DELETE FROM assay_heads WHERE run_id = 'r'")
+    sql(url, "DELETE FROM roadcheck_heads WHERE run_id = 'r'")
 
 
 CLASSES: dict[str, list[Tamper]] = {
@@ -192,15 +192,15 @@ def run_matrix(url: str, key: EvidenceKey | None) -> dict[str, tuple[int, int]]:
     build(url, key)
     assert verify(url, key)
     records, head = read_state(url)
-    (manifest,), = sql(url, "SELECT manifest FROM assay_runs WHERE run_id = 'r'")
+    (manifest,), = sql(url, "SELECT manifest FROM roadcheck_runs WHERE run_id = 'r'")
     out = {}
     for name, cases in CLASSES.items():
         detected = 0
         for tamper in cases:
             tamper(url)
             detected += not verify(url, key)
-            sql(url, "UPDATE assay_runs SET manifest = %s WHERE run_id = 'r'", manifest)
-            sql(url, "INSERT INTO assay_heads (run_id, doc) VALUES ('r', %s) ON CONFLICT "
+            sql(url, "UPDATE roadcheck_runs SET manifest = %s WHERE run_id = 'r'", manifest)
+            sql(url, "INSERT INTO roadcheck_heads (run_id, doc) VALUES ('r', %s) ON CONFLICT "
                      "(run_id) DO UPDATE SET doc = excluded.doc", orjson.dumps(head).decode())
             write_state(url, copy.deepcopy(records), None)
             assert verify(url, key), f"{name}: the run was not restored"
@@ -239,20 +239,20 @@ class TestTamperMatrix:
 
 
 class TestSchema:
-    """assay creates and migrates its schema itself."""
+    """roadcheck creates and migrates its schema itself."""
 
     def test_migration_is_idempotent(self, url: str) -> None:
         """Opening the database twice applies each version once."""
         Database(url).close()
         Database(url).close()
-        rows = sql(url, "SELECT version FROM assay_schema_version ORDER BY version")
+        rows = sql(url, "SELECT version FROM roadcheck_schema_version ORDER BY version")
         assert rows == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
 
     def test_a_newer_schema_is_refused(self, url: str) -> None:
-        """A database migrated by a newer assay is not written by an older one."""
+        """A database migrated by a newer roadcheck is not written by an older one."""
         Database(url).close()
-        sql(url, "INSERT INTO assay_schema_version (version) VALUES (%s)", SCHEMA_VERSION + 1)
-        with pytest.raises(StoreError, match="upgrade assay"):
+        sql(url, "INSERT INTO roadcheck_schema_version (version) VALUES (%s)", SCHEMA_VERSION + 1)
+        with pytest.raises(StoreError, match="upgrade roadcheck"):
             Database(url)
 
     def test_unreachable_server_is_one_line_error(self) -> None:
@@ -286,7 +286,7 @@ class TestStore:
     def test_a_keyed_run_needs_its_key(self, url: str) -> None:
         """Verifying an authenticated run without its key refuses to judge."""
         build(url, KEY, n=1)
-        with pytest.raises(AssayError, match="give its key"):
+        with pytest.raises(RoadcheckError, match="give its key"):
             verify_pg_run(url, "r", None)
 
     def test_a_second_run_of_one_id_is_refused(self, url: str) -> None:
@@ -294,7 +294,7 @@ class TestStore:
         build(url, None, n=0)
         db = Database(url)
         try:
-            with pytest.raises(AssayError, match="already exists"):
+            with pytest.raises(RoadcheckError, match="already exists"):
                 db.create_run(_manifest(None), "writer", None)
         finally:
             db.close()
@@ -307,7 +307,7 @@ class TestStore:
             first = db.claim("w", "writer", "alice", lease=30)
             assert first is not None
             assert db.claim("w", "writer", "bob", lease=30) is None  # held
-            sql(url, "UPDATE assay_runs SET lease_expires = now() - interval '1 second'")
+            sql(url, "UPDATE roadcheck_runs SET lease_expires = now() - interval '1 second'")
             second = db.claim("w", "writer", "bob", lease=30)
             assert second is not None and second.token != first.token
             stale = PostgresStore(db, "r", None, claim=first)

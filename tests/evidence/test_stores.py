@@ -1,4 +1,4 @@
-"""Tests for the evidence stores, the hash chain and ``assay evidence verify``."""
+"""Tests for the evidence stores, the hash chain and ``roadcheck evidence verify``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 from tests.evidence_layout import record_lines, write_record_lines
 
-from assay.cli import cli
-from assay.errors import InputError, StoreError
-from assay.evidence import (
+from roadcheck.cli import cli
+from roadcheck.errors import InputError, StoreError
+from roadcheck.evidence import (
     FIELDS,
     GENESIS,
     EvidenceKey,
@@ -24,7 +24,7 @@ from assay.evidence import (
     record_hash,
     verify_run,
 )
-from assay.evidence.store import SLOT
+from roadcheck.evidence.store import SLOT
 
 
 def _record(phase: str, attempt: int, iteration: int, verdict: str = "pass") -> dict[str, Any]:
@@ -194,7 +194,7 @@ class TestVerifyChain:
         assert (check.ok, check.records, check.exit) == (True, 4, 0)
 
     def test_cli_reports_edit(self, store: JsonlStore | SqliteStore, tmp_path: Path) -> None:
-        """``assay evidence verify`` exits 1 naming the edited record, 0 when intact."""
+        """``roadcheck evidence verify`` exits 1 naming the edited record, 0 when intact."""
         _fill(store)
         runner = CliRunner()
         args = ["evidence", "verify", "r", "--runs-dir", str(tmp_path / "runs")]

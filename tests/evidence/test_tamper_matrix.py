@@ -19,8 +19,8 @@ import pytest
 from tests.evidence_layout import head_of, put_head, write_record_lines
 from tests.evidence_layout import records as records_of
 
-from assay.errors import AssayError
-from assay.evidence import (
+from roadcheck.errors import RoadcheckError
+from roadcheck.evidence import (
     FIELDS,
     GENESIS,
     EvidenceKey,
@@ -31,8 +31,8 @@ from assay.evidence import (
     record_hash,
     verify_run,
 )
-from assay.evidence.manifest import create_run
-from assay.evidence.store import JsonlStore, SqliteStore
+from roadcheck.evidence.manifest import create_run
+from roadcheck.evidence.store import JsonlStore, SqliteStore
 
 KEY = EvidenceKey(b"k" * 32)
 ATTACKER_KEY = EvidenceKey(b"a" * 32)
@@ -230,7 +230,7 @@ def run_matrix(tmp: Path, kind: str, key: EvidenceKey | None) -> dict[str, tuple
             tamper(runs / "r", kind)
             try:
                 caught = not verify_run(runs, "r", key).ok
-            except AssayError:
+            except RoadcheckError:
                 caught = True
             detected += caught
             shutil.rmtree(runs)
@@ -248,8 +248,8 @@ def table(kind: str, key: EvidenceKey | None, counts: dict[str, tuple[int, int]]
 
 @pytest.fixture(autouse=True)
 def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY", raising=False)
-    monkeypatch.delenv("ASSAY_EVIDENCE_KEY_FILE", raising=False)
+    monkeypatch.delenv("ROADCHECK_EVIDENCE_KEY", raising=False)
+    monkeypatch.delenv("ROADCHECK_EVIDENCE_KEY_FILE", raising=False)
 
 
 class TestTamperMatrix:

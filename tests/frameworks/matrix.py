@@ -8,7 +8,7 @@ with Harbor's own models, under tests/data/atif/matrix/, and OpenLLMetry span
 files, written by traceloop-sdk, under tests/data/frameworks/openllmetry/matrix/. A
 scenario a framework
 cannot express is a documented cell here (``NOT_EXPRESSIBLE``), with the
-reason, never a skip; one it can express but assay does not read is listed in
+reason, never a skip; one it can express but roadcheck does not read is listed in
 ``NOT_READ``. A cell whose verdict is known to be wrong is listed in
 ``KNOWN_BUGS`` and runs as ``xfail(strict=True)``.
 
@@ -67,13 +67,13 @@ FRAMEWORKS: tuple[str, ...] = ("pydantic-ai", "openai-agents", "langgraph", "lan
 
 FRAMEWORK_TITLES = {
     "pydantic-ai": "pydantic-ai (OTel spans)",
-    "openai-agents": "OpenAI Agents SDK (AssayTracingProcessor)",
+    "openai-agents": "OpenAI Agents SDK (RoadcheckTracingProcessor)",
     "langgraph": "LangGraph (read_langgraph)",
     "langchain-hitl": "LangChain create_agent + HumanInTheLoopMiddleware (read_langgraph)",
     "inspect": "Inspect AI eval logs (approvers)",
     "atif": "ATIF written with Harbor's trajectory models (`extra.checkpoint`)",
     "openllmetry": "OpenLLMetry `@agent`/`@tool` spans (traceloop-sdk), the decision as an "
-                   "`assay.checkpoint` span",
+                   "`roadcheck.checkpoint` span",
 }
 
 NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
@@ -112,7 +112,7 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
         "holds `content` only): an observation is the call's result, whatever it says",
 }
 
-# (framework, scenario) -> why assay does not read it, though the framework can express it.
+# (framework, scenario) -> why roadcheck does not read it, though the framework can express it.
 NOT_READ: dict[tuple[str, str], str] = {}
 
 # (framework, scenario) -> the wrong verdict, described; the cell runs xfail(strict=True).
@@ -122,7 +122,7 @@ SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 
 
 def expressible(framework: str) -> list[str]:
-    """The scenarios ``framework`` can express and assay reads."""
+    """The scenarios ``framework`` can express and roadcheck reads."""
     return [s.name for s in SCENARIOS
             if (framework, s.name) not in NOT_EXPRESSIBLE
             and (framework, s.name) not in NOT_READ]
@@ -145,9 +145,9 @@ def check(scenario: str, path: Path, fmt: str) -> None:
     the send that ran is an action, the error is on it, the handoff is read,
     one approval stands before two sends.
     """
-    from assay import replay
-    from assay.events import Trajectory
-    from assay.ingest import load
+    from roadcheck import replay
+    from roadcheck.events import Trajectory
+    from roadcheck.ingest import load
 
     got_fmt, entries = load(str(path))
     runs = list(entries)
@@ -214,7 +214,7 @@ def render() -> str:
         lines += ["", "² Known wrong verdicts:", ""]
         lines += [f"- {f}, {name}: {why}." for (f, name), why in KNOWN_BUGS.items()]
     if NOT_READ:
-        lines += ["", "³ Expressible in that framework, not read by assay:", ""]
+        lines += ["", "³ Expressible in that framework, not read by roadcheck:", ""]
         lines += [f"- {f}, {name}: {why}." for (f, name), why in NOT_READ.items()]
     lines += ["", END]
     return "\n".join(lines)

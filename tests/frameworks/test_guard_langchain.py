@@ -24,9 +24,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from assay.events import args_digest
-from assay.guard import Guard, GuardDenied
-from assay.integrations.guard_langchain import GuardMiddleware
+from roadcheck.events import args_digest
+from roadcheck.guard import Guard, GuardDenied
+from roadcheck.integrations.guard_langchain import GuardMiddleware
 
 SPEC = {"mandatory_checkpoints": [
     {"checkpoint_id": "send_ok", "must_precede": "send_report", "scope": "each",
@@ -113,7 +113,7 @@ def test_reject_mode_tells_the_model() -> None:
     out = run.resume({"decisions": [{"type": "approve"}]})
     assert run.sent == []
     (answer,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    assert answer.status == "error" and answer.content.startswith("assay guard: ask: ")
+    assert answer.status == "error" and answer.content.startswith("roadcheck guard: ask: ")
 
 
 def test_edited_call_is_the_approved_one() -> None:

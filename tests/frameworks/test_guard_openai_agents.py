@@ -22,9 +22,9 @@ from agents import (
 )
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from assay.events import args_digest
-from assay.guard import Decision, Guard
-from assay.integrations.guard_openai_agents import AgentsGuard
+from roadcheck.events import args_digest
+from roadcheck.guard import Decision, Guard
+from roadcheck.integrations.guard_openai_agents import AgentsGuard
 
 SPEC = {"mandatory_checkpoints": [
     {"checkpoint_id": "send_ok", "must_precede": "send_report", "scope": "each",
@@ -144,7 +144,7 @@ def test_reject_tells_the_model_and_keeps_the_send_unrun() -> None:
     result = run.resume(state)
     assert run.sent == [] and result.final_output == "could not send"
     outputs = [i.output for i in result.new_items if i.type == "tool_call_output_item"]
-    assert len(outputs) == 1 and outputs[0].startswith("assay guard: ask: checkpoint-skipped")
+    assert len(outputs) == 1 and outputs[0].startswith("roadcheck guard: ask: checkpoint-skipped")
 
 
 def test_rejected_by_the_person_is_not_sent() -> None:

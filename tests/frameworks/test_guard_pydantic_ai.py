@@ -16,9 +16,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-from assay.events import args_digest
-from assay.guard import Guard, GuardDenied
-from assay.integrations.guard_pydantic_ai import GuardToolset, approve
+from roadcheck.events import args_digest
+from roadcheck.guard import Guard, GuardDenied
+from roadcheck.integrations.guard_pydantic_ai import GuardToolset, approve
 
 SPEC = {"mandatory_checkpoints": [
     {"checkpoint_id": "send_ok", "must_precede": "send_report", "scope": "each",
@@ -68,7 +68,7 @@ def test_send_is_deferred_before_it_runs_and_runs_after_a_bound_approval() -> No
     requests = result.output
     assert isinstance(requests, DeferredToolRequests)
     assert [c.tool_call_id for c in requests.approvals] == ["c2"]
-    assert requests.metadata["c2"]["assay_guard"]["verdict"] == "ask"
+    assert requests.metadata["c2"]["roadcheck_guard"]["verdict"] == "ask"
     result = run.resume(result, approve(requests, by="cfo"))
     assert run.sent == ["cfo"] and result.output == "done"
     kinds = [(r["event"], r.get("action_type") or r.get("checkpoint_id"))

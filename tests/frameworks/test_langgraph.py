@@ -23,10 +23,10 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
-from assay import replay
-from assay.cli import cli
-from assay.events import Trajectory
-from assay.integrations.langgraph import read_langgraph
+from roadcheck import replay
+from roadcheck.cli import cli
+from roadcheck.events import Trajectory
+from roadcheck.integrations.langgraph import read_langgraph
 
 SPEC = Path(__file__).resolve().parent.parent / "data" / "frameworks" / "spec.yaml"
 

@@ -26,9 +26,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
-from assay import replay
-from assay.events import Trajectory
-from assay.integrations.langgraph import read_langgraph
+from roadcheck import replay
+from roadcheck.events import Trajectory
+from roadcheck.integrations.langgraph import read_langgraph
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
 SPEC = DATA / "spec_any_approver.yaml"

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from assay import replay
-from assay.events import Trajectory
-from assay.ingest import load
+from roadcheck import replay
+from roadcheck.events import Trajectory
+from roadcheck.ingest import load
 
 from ..conftest import DATA, load_script
 

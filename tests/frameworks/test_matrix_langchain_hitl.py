@@ -24,7 +24,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from assay.integrations.langgraph import read_langgraph
+from roadcheck.integrations.langgraph import read_langgraph
 
 from . import matrix
 

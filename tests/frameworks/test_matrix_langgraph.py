@@ -30,8 +30,8 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
-from assay.events import Trajectory
-from assay.integrations.langgraph import read_langgraph
+from roadcheck.events import Trajectory
+from roadcheck.integrations.langgraph import read_langgraph
 
 from . import matrix
 

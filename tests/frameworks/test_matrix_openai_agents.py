@@ -2,7 +2,7 @@
 
 A triage agent looks up an account and hands off to a reporter agent whose
 ``send_report`` tool may have ``needs_approval``; the run stops with an
-interruption, the owner's decision goes through ``AssayTracingProcessor`` (or,
+interruption, the owner's decision goes through ``RoadcheckTracingProcessor`` (or,
 for a decision the recorder never saw, straight to the run state) and the run
 resumes. Every trace is recorded at test time with scripted models.
 """
@@ -22,7 +22,7 @@ from agents import trace as sdk_trace
 from agents.testing import ScriptedModel, assistant_message, function_call
 from pydantic import BaseModel
 
-from assay.integrations.openai_agents import AssayTracingProcessor
+from roadcheck.integrations.openai_agents import RoadcheckTracingProcessor
 
 from . import matrix
 
@@ -50,7 +50,7 @@ class Run:
     send_raises: bool = False
 
 
-async def one_run(recorder: AssayTracingProcessor, run: Run, name: str) -> None:
+async def one_run(recorder: RoadcheckTracingProcessor, run: Run, name: str) -> None:
     @function_tool
     def lookup_account(name: str) -> str:
         return json.dumps({"account": name, "open_tickets": 3})
@@ -108,7 +108,7 @@ SCENARIO_RUNS: dict[str, tuple[Run, ...]] = {
 def record(scenario: str, tmp_path: Path) -> Path:
     """Run the scenario's runs one after the other, each in its own trace, into one file."""
     out = tmp_path / "run.jsonl"
-    recorder = AssayTracingProcessor(out)
+    recorder = RoadcheckTracingProcessor(out)
     set_trace_processors([recorder])
 
     async def main() -> None:

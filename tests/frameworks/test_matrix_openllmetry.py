@@ -4,7 +4,7 @@ traceloop-sdk is not installed by the tests: the span files were written by its
 ``@agent`` and ``@tool`` decorators (tests/data/frameworks/record_openllmetry_matrix.py),
 one per scenario under tests/data/frameworks/openllmetry/matrix/, named after
 it. OpenLLMetry records no approval: the application records the owner's
-decision as an ``assay.checkpoint`` span in the run's trace.
+decision as an ``roadcheck.checkpoint`` span in the run's trace.
 """
 
 from __future__ import annotations

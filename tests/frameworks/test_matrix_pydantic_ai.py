@@ -44,9 +44,9 @@ def one_run(tracer: Tracer, provider: TracerProvider, run: Run) -> None:
 
     def record_decision(decision: str) -> None:
         with tracer.start_as_current_span("approval", attributes={
-                "assay.checkpoint.id": "approve_send_report",
-                "assay.checkpoint.confirmed_by": "owner",
-                "assay.checkpoint.decision": decision}):
+                "roadcheck.checkpoint.id": "approve_send_report",
+                "roadcheck.checkpoint.confirmed_by": "owner",
+                "roadcheck.checkpoint.decision": decision}):
             pass
 
     def reporter_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

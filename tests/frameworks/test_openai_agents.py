@@ -21,11 +21,11 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from click.testing import CliRunner
 from pydantic import BaseModel
 
-from assay import replay
-from assay.cli import cli
-from assay.events import Trajectory
-from assay.ingest import ReadFailure, load
-from assay.integrations.openai_agents import AssayTracingProcessor
+from roadcheck import replay
+from roadcheck.cli import cli
+from roadcheck.events import Trajectory
+from roadcheck.ingest import ReadFailure, load
+from roadcheck.integrations.openai_agents import RoadcheckTracingProcessor
 
 SPEC = Path(__file__).resolve().parent.parent / "data" / "frameworks" / "spec.yaml"
 DATA = SPEC.parent
@@ -45,7 +45,7 @@ def _no_default_exporter() -> Iterator[None]:
 def run_agents(tmp_path: Path, decision: str | None, *, needs_approval: bool = True) -> Path:
     """Run triage -> reporter; ``decision`` is the owner's answer to the approval request."""
     out = tmp_path / "run.jsonl"
-    recorder = AssayTracingProcessor(out)
+    recorder = RoadcheckTracingProcessor(out)
     set_trace_processors([recorder])
 
     @function_tool
@@ -157,7 +157,7 @@ def run_two_concurrently(out: Path) -> None:
 
     ``acme`` is approved, ``globex`` rejected; then both resume.
     """
-    recorder = AssayTracingProcessor(out)
+    recorder = RoadcheckTracingProcessor(out)
     set_trace_processors([recorder])
 
     @function_tool(needs_approval=True)
@@ -231,7 +231,7 @@ def test_a_decision_without_its_run_is_refused(tmp_path: Path) -> None:
         class agent:
             name = "reporter"
 
-    recorder = AssayTracingProcessor(tmp_path / "x.jsonl")
+    recorder = RoadcheckTracingProcessor(tmp_path / "x.jsonl")
     with pytest.raises(ValueError, match="which run"):
         recorder.approve(object(), Item(), by="owner")
     recorder.shutdown()

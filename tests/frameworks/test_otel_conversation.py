@@ -7,10 +7,10 @@ tests/data/frameworks/pydantic_ai/ were recorded from pydantic-ai itself
 
 from __future__ import annotations
 
-from assay import replay
-from assay.conformance import load_spec
-from assay.events import Trajectory
-from assay.ingest import load
+from roadcheck import replay
+from roadcheck.conformance import load_spec
+from roadcheck.events import Trajectory
+from roadcheck.ingest import load
 
 from ..conftest import DATA
 

@@ -24,10 +24,10 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
-from assay import replay
-from assay.cli import cli
-from assay.events import Trajectory
-from assay.ingest import load
+from roadcheck import replay
+from roadcheck.cli import cli
+from roadcheck.events import Trajectory
+from roadcheck.ingest import load
 
 SPEC = Path(__file__).resolve().parent.parent / "data" / "frameworks" / "spec.yaml"
 
@@ -64,9 +64,9 @@ def run_agents(tmp_path: Path, approval: str | None, *, requires_approval: bool 
 
     def record_approval(decision: str) -> None:
         with tracer.start_as_current_span("approval", attributes={
-                "assay.checkpoint.id": "approve_send_report",
-                "assay.checkpoint.confirmed_by": "owner",
-                "assay.checkpoint.decision": decision}):
+                "roadcheck.checkpoint.id": "approve_send_report",
+                "roadcheck.checkpoint.confirmed_by": "owner",
+                "roadcheck.checkpoint.decision": decision}):
             pass
 
     reporter: Agent[None, Any] = Agent(FunctionModel(_reporter_model), name="reporter",
@@ -160,7 +160,7 @@ def test_rejected_approval_is_no_checkpoint(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("approval", "requires", "code"), [
     ("approved", True, 0), (None, False, 1)])
 def test_cli_gate(tmp_path: Path, approval: str | None, requires: bool, code: int) -> None:
-    """``assay replay SPEC spans.jsonl`` detects the format and exits 0 / 1."""
+    """``roadcheck replay SPEC spans.jsonl`` detects the format and exits 0 / 1."""
     path = run_agents(tmp_path, approval, requires_approval=requires)
     out = CliRunner().invoke(cli, ["replay", str(SPEC), str(path)])
     assert out.exit_code == code, out.output

@@ -19,11 +19,11 @@ import pytest
 import ray
 from click.testing import CliRunner
 
-from assay._inputs import load_replay_spec
-from assay.cli import cli
-from assay.conformance import replay_files
-from assay.integrations.ray import replay_dataset, replay_paths
-from assay.report import replay_report
+from roadcheck._inputs import load_replay_spec
+from roadcheck.cli import cli
+from roadcheck.conformance import replay_files
+from roadcheck.integrations.ray import replay_dataset, replay_paths
+from roadcheck.report import replay_report
 
 from ..conftest import EXAMPLES
 
@@ -52,7 +52,7 @@ def _events(path: str) -> list[dict[str, Any]]:
 
 
 class TestReplayPaths:
-    """``assay replay --ray`` is the local replay, byte for byte."""
+    """``roadcheck replay --ray`` is the local replay, byte for byte."""
 
     @pytest.mark.parametrize("fmt", ["text", "json"])
     def test_report_bytes_equal_the_local_run(self, fmt: str) -> None:
@@ -93,7 +93,7 @@ class TestReplayPaths:
         import io
         from functools import partial
 
-        from assay.report.replay import ReplayReportWriter, render_result
+        from roadcheck.report.replay import ReplayReportWriter, render_result
 
         spec = load_replay_spec(SPEC)
         paths = FIXTURES * 5

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from assay import replay
-from assay.events import Trajectory
-from assay.ingest import load
+from roadcheck import replay
+from roadcheck.events import Trajectory
+from roadcheck.ingest import load
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
 SPEC = DATA / "spec.yaml"

@@ -8,7 +8,7 @@ format that tolerates extra keys) they accept, so that a document counted as
 "made invalid" really is invalid, and a PASS on it really is a false pass.
 
 Each ``check_*`` returns ``None`` when the document is valid, else a short
-reason. Assay's own documents forbid unknown keys at every depth and never read
+reason. Roadcheck's own documents forbid unknown keys at every depth and never read
 ``null`` as "use the default".
 """
 

@@ -1,13 +1,13 @@
-"""Every input surface of assay, its valid seed documents, and the oracle of one case.
+"""Every input surface of roadcheck, its valid seed documents, and the oracle of one case.
 
 A *case* is one mutation of one seed document, run in-process through the CLI
 (click's ``CliRunner``) the way a user would run it. Its outcome is judged by
 two oracles:
 
 (a) **no internal error**: the command ends with an exit code from the
-    contract, or with an :class:`~assay.errors.AssayError`; any other
+    contract, or with an :class:`~roadcheck.errors.RoadcheckError`; any other
     exception, exit 70 or a hang is an internal error, recorded by its
-    signature (exception type and the innermost frame inside ``src/assay``);
+    signature (exception type and the innermost frame inside ``src/roadcheck``);
 (b) **no false pass**: when the seed's own verdict is not lenient (BLOCK,
     REJECTED, hard-stop, escalate or reconcile first: exit 1) and the mutated
     document is *invalid* by the reference check of its format
@@ -210,7 +210,7 @@ def _fixed_clock() -> Iterator[None]:
     """The engine's clock ticks one second per reading from a fixed instant."""
     from unittest import mock
 
-    from assay.harness import engine
+    from roadcheck.harness import engine
 
     ticks = iter(range(1_000_000))
 
@@ -224,13 +224,13 @@ def _fixed_clock() -> Iterator[None]:
 
 def _signature(exc: BaseException, tb: Any) -> str:
     frames = traceback.extract_tb(tb)
-    mine = [f for f in frames if f"{os.sep}assay{os.sep}" in f.filename
+    mine = [f for f in frames if f"{os.sep}roadcheck{os.sep}" in f.filename
             and f"{os.sep}tests{os.sep}" not in f.filename]
     where = "?"
     if mine:
         f = mine[-1]
         name = f.filename
-        cut = name.rfind(f"src{os.sep}assay{os.sep}")
+        cut = name.rfind(f"src{os.sep}roadcheck{os.sep}")
         where = f"{name[cut:] if cut >= 0 else name}:{f.lineno}"
     return f"{type(exc).__name__} at {where}"
 
@@ -270,8 +270,8 @@ class Workspace:
         self.baseline: dict[tuple[str, str], tuple[int | None, str | None]] = {}
 
     def cli(self, args: tuple[str, ...]) -> tuple[int | None, str | None]:
-        """Run one assay command in-process: (exit code, internal-error signature)."""
-        from assay.cli import cli
+        """Run one roadcheck command in-process: (exit code, internal-error signature)."""
+        from roadcheck.cli import cli
 
         try:
             # a mutated producer may write relative paths: keep them in the scratch directory
@@ -288,16 +288,16 @@ class Workspace:
         return result.exit_code, None
 
     def load_workflow(self, path: Path) -> tuple[int | None, str | None]:
-        """The library call behind every ``assay run``: load the workflow document."""
-        from assay.errors import AssayError
-        from assay.harness import Workflow
+        """The library call behind every ``roadcheck run``: load the workflow document."""
+        from roadcheck.errors import RoadcheckError
+        from roadcheck.harness import Workflow
 
         try:
             with _deadline(CASE_TIMEOUT):
                 Workflow.load(str(path))
         except _Hang:
             return None, f"hang over {CASE_TIMEOUT}s in Workflow.load"
-        except AssayError:
+        except RoadcheckError:
             return 2, None
         except Exception as exc:  # the oracle: anything else is an internal error
             return 70, _signature(exc, exc.__traceback__)

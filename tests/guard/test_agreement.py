@@ -20,12 +20,12 @@ from functools import cache
 
 import pytest
 
-from assay.conformance import Spec, load_spec, parse_spec, replay_trajectory
-from assay.errors import AssayError
-from assay.events import Trajectory, args_digest
-from assay.guard import Guard
-from assay.ingest import ReadFailure, load
-from assay.reasons import Reason
+from roadcheck.conformance import Spec, load_spec, parse_spec, replay_trajectory
+from roadcheck.errors import RoadcheckError
+from roadcheck.events import Trajectory, args_digest
+from roadcheck.guard import Guard
+from roadcheck.ingest import ReadFailure, load
+from roadcheck.reasons import Reason
 
 from ..conftest import DATA, EXAMPLES
 
@@ -75,7 +75,7 @@ def _specs() -> list[tuple[str, Spec]]:
                         *(DATA / "frameworks").glob("spec*.yaml")]):
         try:
             out.append((str(path.relative_to(EXAMPLES.parent)), load_spec(path)))
-        except AssayError:
+        except RoadcheckError:
             continue
     out.extend((f"synthetic-{i}", parse_spec(doc)) for i, doc in enumerate(_SYNTHETIC))
     return out
@@ -92,7 +92,7 @@ def _trajectories() -> tuple[Trajectory, ...]:
                 continue
             try:
                 _, entries = load(str(path))
-            except AssayError:
+            except RoadcheckError:
                 continue
             out.extend(e for e in entries if not isinstance(e, ReadFailure))
     return tuple(out)

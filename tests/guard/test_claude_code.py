@@ -1,4 +1,4 @@
-"""``assay guard claude-code``: the hook process end to end, driven with hook JSON."""
+"""``roadcheck guard claude-code``: the hook process end to end, driven with hook JSON."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assay.harness.audit import load_trail
+from roadcheck.harness.audit import load_trail
 
 from ..conftest import ROOT
 
@@ -39,7 +39,7 @@ class Hook:
             payload = json.dumps({"hook_event_name": event, "session_id": session,
                                   "transcript_path": "nonexistent.jsonl", **payload}).encode()
         return subprocess.run(
-            [sys.executable, "-m", "assay", "guard", "claude-code", "--spec", str(self.spec),
+            [sys.executable, "-m", "roadcheck", "guard", "claude-code", "--spec", str(self.spec),
              "--state-dir", str(self.state), *self.extra],
             input=payload.decode("utf-8", "replace"), capture_output=True, text=True, cwd=ROOT,
             timeout=60)
@@ -111,7 +111,7 @@ class TestHook:
         """Bad hook input blocks (exit 2) with one line on stderr, never a traceback."""
         out = Hook(tmp_path)("PreToolUse", payload)
         assert out.returncode == 2 and out.stdout == ""
-        assert out.stderr.startswith("assay guard: denied: ") and why in out.stderr
+        assert out.stderr.startswith("roadcheck guard: denied: ") and why in out.stderr
         assert "Traceback" not in out.stderr
 
     def test_bad_spec_denies(self, tmp_path: Path) -> None:

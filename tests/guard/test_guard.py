@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-import assay
-from assay.conformance import parse_spec
-from assay.errors import SpecError, TraceError
-from assay.events import Event, args_digest
-from assay.guard import Decision, Guard, GuardDenied
+import roadcheck
+from roadcheck.conformance import parse_spec
+from roadcheck.errors import SpecError, TraceError
+from roadcheck.events import Event, args_digest
+from roadcheck.guard import Decision, Guard, GuardDenied
 
 SEND = {"mandatory_checkpoints": [
     {"checkpoint_id": "confirm_with_user", "must_precede": "send_report", "scope": "each",
@@ -171,7 +171,7 @@ class TestDigest:
     def test_arguments_json_cannot_hold_are_never_licensed(self) -> None:
         """An integer beyond 64 bits has no digest: replay blocks, check denies bad-input."""
         huge = {"event": "action", "action_type": "send_report", "args": {"n": 10**30}}
-        run = assay.replay(SEND, [{"seq": 1, **_yes("cfo")}, {"seq": 2, **huge},
+        run = roadcheck.replay(SEND, [{"seq": 1, **_yes("cfo")}, {"seq": 2, **huge},
                                   {"seq": 3, "event": "final", "task_success": True}])
         assert run.results[0].verdict == "BLOCK"
         d = Guard(SEND).check(huge)
@@ -183,7 +183,7 @@ class TestDigest:
 class TestDecorator:
     def test_denied_call_does_not_run_and_allowed_call_is_observed(self) -> None:
         """@guard.tool raises GuardDenied before the body runs, and observes a call that ran."""
-        g = assay.Guard(SEND)
+        g = roadcheck.Guard(SEND)
         sent: list[str] = []
 
         @g.tool("send_report")
@@ -191,7 +191,7 @@ class TestDecorator:
             sent.append(to)
             return f"sent to {to}"
 
-        with pytest.raises(assay.GuardDenied) as info:
+        with pytest.raises(roadcheck.GuardDenied) as info:
             send_report("cfo")
         assert sent == [] and info.value.decision.verdict == "ask"
         g.observe(_yes("cfo"))

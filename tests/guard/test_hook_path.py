@@ -11,10 +11,10 @@ from typing import Any
 import click
 import pytest
 
-import assay
-from assay.guard import snapshot
-from assay.guard.claude_code import parse_args
-from assay.guard.store import ASKED, STATE
+import roadcheck
+from roadcheck.guard import snapshot
+from roadcheck.guard.claude_code import parse_args
+from roadcheck.guard.store import ASKED, STATE
 
 from ..conftest import ROOT
 
@@ -34,8 +34,8 @@ derive:
 #: Modules a hook call on a known session must not import: the CLI framework, the
 #: document layer (the spec comes from the cache), and every optional extra.
 NOT_ON_THE_HOOK_PATH = ("click", "msgspec", "yaml", "rich", "pydantic", "jsonschema",
-                        "assay.cli", "assay.documents", "assay.report", "assay.harness",
-                        "assay.acceptance", "assay.revalidation", "assay.integrations",
+                        "roadcheck.cli", "roadcheck.documents", "roadcheck.report", "roadcheck.harness",
+                        "roadcheck.acceptance", "roadcheck.revalidation", "roadcheck.integrations",
                         "shutil", "tempfile")
 
 PROBE = """\
@@ -46,8 +46,8 @@ def _exit(code):
     sys.__stderr__.flush()
     leave(code)
 os._exit = _exit
-sys.argv[0] = "assay"
-from assay.__main__ import main
+sys.argv[0] = "roadcheck"
+from roadcheck.__main__ import main
 try:
     main()
 except SystemExit:
@@ -86,17 +86,17 @@ class TestImports:
         """After the first call, a call loads no CLI framework, document layer or extra."""
         first, loaded = _hook(tmp_path, _bash("ls", "t0"))
         assert first.returncode == 0, first.stderr
-        assert "click" not in loaded and "assay.cli" not in loaded
+        assert "click" not in loaded and "roadcheck.cli" not in loaded
         out, loaded = _hook(tmp_path, _bash("git push", "t1"))
         assert json.loads(out.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
-        assert "assay.guard.snapshot" in loaded and "sqlite3" in loaded  # it did the work
+        assert "roadcheck.guard.snapshot" in loaded and "sqlite3" in loaded  # it did the work
         assert [m for m in NOT_ON_THE_HOOK_PATH
                 if m in loaded or any(n.startswith(m + ".") for n in loaded)] == []
 
     def test_help_still_goes_through_click(self, tmp_path: Path, spec: Path) -> None:
         """--help is click's, word for word."""
         out, loaded = _hook(tmp_path, {}, "--help")
-        assert out.returncode == 0 and "Usage: assay guard claude-code [OPTIONS]" in out.stdout
+        assert out.returncode == 0 and "Usage: roadcheck guard claude-code [OPTIONS]" in out.stdout
         assert "click" in loaded
 
 
@@ -110,12 +110,12 @@ class TestParseArgs:
     ])
     def test_agrees_with_click(self, args: list[str]) -> None:
         """A plain command line parses to the values click gives the command."""
-        from assay.cli import cli
+        from roadcheck.cli import cli
 
         group = cli.commands["guard"]
         assert isinstance(group, click.Group)
         # contexts chained as the CLI chains them (the help option names come from the root)
-        root = click.Context(cli, info_name="assay", **cli.context_settings)
+        root = click.Context(cli, info_name="roadcheck", **cli.context_settings)
         parent = click.Context(group, info_name="guard", parent=root)
         ctx = group.commands["claude-code"].make_context("claude-code", list(args),
                                                          parent=parent)
@@ -140,7 +140,7 @@ class TestParseArgs:
 
     def test_a_refused_path_prints_clicks_error(self, tmp_path: Path, spec: Path) -> None:
         """The same one-line usage error as before, exit 2."""
-        out = subprocess.run([sys.executable, "-m", "assay", "guard", "claude-code", "--spec",
+        out = subprocess.run([sys.executable, "-m", "roadcheck", "guard", "claude-code", "--spec",
                               str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
                              timeout=60)
         assert out.returncode == 2
@@ -154,7 +154,7 @@ EVENTS: list[dict[str, Any]] = [
     {"event": "handoff", "from_agent": "a", "to_agent": "b", "payload": {"x": 1}},
     {"event": "handoff", "from_agent": "b", "to_agent": "c", "payload": {"x": 1}},
     {"event": "checkpoint", "checkpoint_id": "push_ok", "confirmed_by": "ann", "tool": "Bash",
-     "args_sha256": assay.events.args_digest({"command": "git push"})},
+     "args_sha256": roadcheck.events.args_digest({"command": "git push"})},
     {"event": "message", "role": "user", "text": "stop"},
 ]
 CALLS = [{"event": "action", "action_type": "deploy"},
@@ -165,7 +165,7 @@ CALLS = [{"event": "action", "action_type": "deploy"},
 
 
 def _session(tmp: Path, spec: Path, *, create: bool = False) -> Any:
-    return assay.GuardStore(tmp / "state", spec).session("s", create=create)
+    return roadcheck.GuardStore(tmp / "state", spec).session("s", create=create)
 
 
 class TestSnapshot:
@@ -229,7 +229,7 @@ class TestSnapshot:
         state = json.loads(path.read_bytes())
         state["events"][0]["seq"] = "one"
         path.write_text(json.dumps(state))
-        with pytest.raises(assay.StoreError, match="corrupt guard state"), \
+        with pytest.raises(roadcheck.StoreError, match="corrupt guard state"), \
                 _session(tmp_path, spec):
             pass
 
@@ -246,20 +246,20 @@ class TestSnapshot:
     def test_the_spec_cache_is_keyed_by_the_specs_bytes(self, tmp_path: Path,
                                                         spec: Path) -> None:
         """An edited spec is read and checked afresh; a bad edit is refused as before."""
-        store = assay.GuardStore(tmp_path / "state", spec)
-        cached = assay.GuardStore(tmp_path / "state", spec).spec
+        store = roadcheck.GuardStore(tmp_path / "state", spec)
+        cached = roadcheck.GuardStore(tmp_path / "state", spec).spec
         assert cached == store.spec and cached.sha256 == store.spec.sha256
         assert len(list((tmp_path / "state" / ".specs").iterdir())) == 1
         spec.write_text("mandatory_checkpoints: [{checkpoint_id: x}]\n")
-        with pytest.raises(assay.SpecError, match="must_precede"):
-            assay.GuardStore(tmp_path / "state", spec)
+        with pytest.raises(roadcheck.SpecError, match="must_precede"):
+            roadcheck.GuardStore(tmp_path / "state", spec)
 
     def test_a_damaged_spec_cache_is_ignored(self, tmp_path: Path, spec: Path) -> None:
         """A cache entry that fails its digest is not read; the spec file is."""
-        want = assay.GuardStore(tmp_path / "state", spec).spec
+        want = roadcheck.GuardStore(tmp_path / "state", spec).spec
         (entry,) = (tmp_path / "state" / ".specs").iterdir()
         entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")
-        assert assay.GuardStore(tmp_path / "state", spec).spec == want
+        assert roadcheck.GuardStore(tmp_path / "state", spec).spec == want
 
 
 class TestAsked:
@@ -281,7 +281,7 @@ class TestAnswer:
         """Standard output closed under the hook: exit 2 with the reason, not 'no decision'."""
         import io
 
-        from assay.guard import claude_code
+        from roadcheck.guard import claude_code
 
         class Closed(io.StringIO):
             def flush(self) -> None:
@@ -296,7 +296,7 @@ class TestAnswer:
         options = parse_args(["--spec", str(spec), "--state-dir", str(tmp_path / "state")])
         assert options is not None
         assert claude_code.main(options) == 2
-        assert err.getvalue().startswith("assay guard: denied: cannot write the answer: ")
+        assert err.getvalue().startswith("roadcheck guard: denied: cannot write the answer: ")
 
 
 class TestSnapshotShape:
@@ -323,12 +323,12 @@ class TestABugBlocks:
 
     BOOM = """\
 import sys
-import assay.guard.claude_code as hook
+import roadcheck.guard.claude_code as hook
 def boom(*args, **kwargs):
     raise RuntimeError("boom")
 hook.{name} = boom
-sys.argv[0] = "assay"
-from assay.__main__ import main
+sys.argv[0] = "roadcheck"
+from roadcheck.__main__ import main
 main(sys.argv[1:])
 """
 

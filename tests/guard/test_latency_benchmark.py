@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.guard import Guard
+from roadcheck.guard import Guard
 
 from ..conftest import ROOT, load_script
 

@@ -1,4 +1,4 @@
-"""``assay guard serve``: the guard over HTTP on loopback, failing closed."""
+"""``roadcheck guard serve``: the guard over HTTP on loopback, failing closed."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.errors import InputError
-from assay.evidence import verify_run
-from assay.guard import GuardStore
-from assay.guard.serve import GuardServer, loopback
-from assay.harness.audit import load_trail
+from roadcheck.cli import cli
+from roadcheck.errors import InputError
+from roadcheck.evidence import verify_run
+from roadcheck.guard import GuardStore
+from roadcheck.guard.serve import GuardServer, loopback
+from roadcheck.harness.audit import load_trail
 
 from ..conftest import ROOT
 
@@ -176,7 +176,7 @@ class TestLoopbackOnly:
             GuardServer(GuardStore(tmp_path, SPEC), host, 0)
 
     def test_cli_refuses_with_one_line_and_exit_2(self, tmp_path: Path) -> None:
-        """assay guard serve --host 0.0.0.0: error[bad-input], exit 2, nothing served."""
+        """roadcheck guard serve --host 0.0.0.0: error[bad-input], exit 2, nothing served."""
         out = CliRunner().invoke(cli, ["guard", "serve", "--spec", EXAMPLE_SPEC,
                                        "--state-dir", str(tmp_path), "--host", "0.0.0.0"])
         assert out.exit_code == 2
@@ -186,14 +186,14 @@ class TestLoopbackOnly:
 
     def test_cli_serves_until_interrupted(self, tmp_path: Path) -> None:
         """The command prints its URL and answers a check."""
-        proc = subprocess.Popen([sys.executable, "-c", "from assay.cli import main; main()",
+        proc = subprocess.Popen([sys.executable, "-c", "from roadcheck.cli import main; main()",
                                  "guard", "serve", "--spec", EXAMPLE_SPEC,
                                  "--state-dir", str(tmp_path), "--port", "0"],
                                 stderr=subprocess.PIPE, text=True)
         try:
             assert proc.stderr is not None
             line = proc.stderr.readline()
-            assert line.startswith("assay guard: serving on http://127.0.0.1:")
+            assert line.startswith("roadcheck guard: serving on http://127.0.0.1:")
             port = int(line.rsplit(":", 1)[1])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             conn.request("POST", "/v1/sessions/x", body=b"")

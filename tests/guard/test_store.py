@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import assay
-from assay.errors import StoreError
-from assay.evidence import verify_run
-from assay.harness.audit import load_trail
-from assay.report.harness import audit_text
+import roadcheck
+from roadcheck.errors import StoreError
+from roadcheck.evidence import verify_run
+from roadcheck.harness.audit import load_trail
+from roadcheck.report.harness import audit_text
 
 from ..conftest import ROOT
 
@@ -24,13 +24,13 @@ SPEC = {"mandatory_checkpoints": [{"checkpoint_id": "ok", "must_precede": "deplo
 class TestSessions:
     def test_state_survives_between_stores(self, tmp_path: Path) -> None:
         """What one store object observed, a fresh one (another process) sees."""
-        with assay.GuardStore(tmp_path, SPEC).session("s-1", create=True) as live:
+        with roadcheck.GuardStore(tmp_path, SPEC).session("s-1", create=True) as live:
             live.observe({"event": "checkpoint", "checkpoint_id": "ok", "confirmed_by": "ann"})
-        with assay.GuardStore(tmp_path, SPEC).session("s-1") as live:
+        with roadcheck.GuardStore(tmp_path, SPEC).session("s-1") as live:
             d = live.check({"event": "action", "action_type": "deploy"})
             assert d.allowed and d.approvers == ("ann",)
             live.observe({"event": "action", "action_type": "deploy"})
-        with assay.GuardStore(tmp_path, SPEC).session("s-1") as live:
+        with roadcheck.GuardStore(tmp_path, SPEC).session("s-1") as live:
             assert live.check({"event": "action", "action_type": "deploy"}).verdict == "ask"
 
     def test_the_spec_cache_keeps_the_latest_specs(self, tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ class TestSessions:
         import hashlib
         import os
 
-        from assay.guard.snapshot import SPEC_CACHE_KEEP
+        from roadcheck.guard.snapshot import SPEC_CACHE_KEEP
 
         state = tmp_path / "state"
         spec = tmp_path / "spec.json"
@@ -48,7 +48,7 @@ class TestSessions:
             doc = {"mandatory_checkpoints": [{"checkpoint_id": f"ok{i}",
                                               "must_precede": "deploy"}]}
             spec.write_text(json.dumps(doc))
-            assay.GuardStore(state, spec)
+            roadcheck.GuardStore(state, spec)
             digest = hashlib.sha256(spec.read_bytes()).hexdigest()
             digests.append(digest)
             os.utime(state / ".specs" / digest, (1_000_000 + i, 1_000_000 + i))  # in order
@@ -57,36 +57,36 @@ class TestSessions:
         assert not [p for p in cached if p.name.startswith(".")]
         first = {"mandatory_checkpoints": [{"checkpoint_id": "ok0", "must_precede": "deploy"}]}
         spec.write_text(json.dumps(first))
-        store = assay.GuardStore(state, spec)
+        store = roadcheck.GuardStore(state, spec)
         assert [r.checkpoint_id for r in store.spec.mandatory_checkpoints] == ["ok0"]
 
     def test_unknown_session_fails_closed(self, tmp_path: Path) -> None:
         """A session that was never created is an error, not an empty past."""
         with pytest.raises(StoreError, match="unknown guard session 'nope'"), \
-                assay.GuardStore(tmp_path, SPEC).session("nope"):
+                roadcheck.GuardStore(tmp_path, SPEC).session("nope"):
             pass
 
-    @pytest.mark.parametrize("body", [b"{", b"[]", b'{"format": "assay-guard-state/1"}',
-                                      b'{"format": "assay-guard-state/1", "session": "s", '
+    @pytest.mark.parametrize("body", [b"{", b"[]", b'{"format": "roadcheck-guard-state/1"}',
+                                      b'{"format": "roadcheck-guard-state/1", "session": "s", '
                                       b'"events": [{"seq": 1}], "asked": {}, "decisions": 0}'])
     def test_corrupt_state_fails_closed(self, tmp_path: Path, body: bytes) -> None:
         """A state file that is not this session's readable state is an error."""
         (tmp_path / "s").mkdir()
         (tmp_path / "s" / "guard.json").write_bytes(body)
         with pytest.raises(StoreError, match="corrupt guard state"), \
-                assay.GuardStore(tmp_path, SPEC).session("s"):
+                roadcheck.GuardStore(tmp_path, SPEC).session("s"):
             pass
 
     def test_bad_session_id_is_refused(self, tmp_path: Path) -> None:
         """A session id that could name a path outside the store is refused."""
         with pytest.raises(StoreError, match="unusable session id"), \
-                assay.GuardStore(tmp_path, SPEC).session("../x", create=True):
+                roadcheck.GuardStore(tmp_path, SPEC).session("../x", create=True):
             pass
 
     def test_nothing_is_saved_when_the_block_raises(self, tmp_path: Path) -> None:
         """An exception inside the session leaves the stored state as it was."""
         def fail() -> None:
-            with assay.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
+            with roadcheck.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
                 live.observe({"event": "checkpoint", "checkpoint_id": "ok"})
                 raise RuntimeError
 
@@ -96,8 +96,8 @@ class TestSessions:
 
     def test_concurrent_processes_lose_no_event(self, tmp_path: Path) -> None:
         """Processes observing into one session at once all land: the lock serialises them."""
-        code = ("import sys, assay\n"
-                f"store = assay.GuardStore(sys.argv[1], {SPEC!r})\n"
+        code = ("import sys, roadcheck\n"
+                f"store = roadcheck.GuardStore(sys.argv[1], {SPEC!r})\n"
                 "for _ in range(10):\n"
                 "    with store.session('s', create=True) as live:\n"
                 "        live.observe({'event': 'checkpoint', 'checkpoint_id': 'ok'})\n")
@@ -111,7 +111,7 @@ class TestSessions:
 class TestDecisionLog:
     def test_every_decision_is_a_chained_record_audit_renders(self, tmp_path: Path) -> None:
         """Decisions land in the evidence store; the chain verifies and audit lists them."""
-        store = assay.GuardStore(tmp_path, SPEC)
+        store = roadcheck.GuardStore(tmp_path, SPEC)
         with store.session("s", create=True) as live:
             live.check({"event": "action", "action_type": "deploy", "args": {"env": "prod"}})
             live.observe({"event": "checkpoint", "checkpoint_id": "ok", "confirmed_by": "ann"})
@@ -130,7 +130,7 @@ class TestDecisionLog:
         """Rewriting a logged verdict breaks the chain."""
         import sqlite3
 
-        with assay.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
+        with roadcheck.GuardStore(tmp_path, SPEC).session("s", create=True) as live:
             live.check({"event": "action", "action_type": "deploy"})
         conn = sqlite3.connect(tmp_path / "s" / "evidence.sqlite")
         conn.execute("UPDATE evidence SET verdict = 'pass'")

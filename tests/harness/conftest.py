@@ -13,9 +13,9 @@ import pytest
 #: Writes argv[1] with "good" when a feedback file is present, else "bad".
 FIXES_ON_FEEDBACK = """
 import json, os, sys
-fb = os.environ.get("ASSAY_FEEDBACK_FILE")
-seen = {k: os.environ.get(k) for k in ("ASSAY_ATTEMPT", "ASSAY_ITERATION",
-        "ASSAY_LAST_GATE_SUMMARY", "ASSAY_LAST_GATE_DETAIL", "ASSAY_LAST_GATE_EXIT")}
+fb = os.environ.get("ROADCHECK_FEEDBACK_FILE")
+seen = {k: os.environ.get(k) for k in ("ROADCHECK_ATTEMPT", "ROADCHECK_ITERATION",
+        "ROADCHECK_LAST_GATE_SUMMARY", "ROADCHECK_LAST_GATE_DETAIL", "ROADCHECK_LAST_GATE_EXIT")}
 if fb:
     seen["feedback"] = json.load(open(fb))
 open(sys.argv[1], "w").write("good" if fb else "bad")

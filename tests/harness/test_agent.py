@@ -17,11 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.evidence_layout import records
 
-import assay
-from assay.errors import InputError, SpecError
-from assay.evidence.store import verify_run
-from assay.harness import Workflow, parse_workflow_spec
-from assay.harness._prompts import prompt_names, render_prompt
+import roadcheck
+from roadcheck.errors import InputError, SpecError
+from roadcheck.evidence.store import verify_run
+from roadcheck.harness import Workflow, parse_workflow_spec
+from roadcheck.harness._prompts import prompt_names, render_prompt
 
 from ..conftest import EXAMPLES, ROOT, load_script
 from .conftest import CHECK_GOOD
@@ -67,7 +67,7 @@ def _workflow(tmp_path: Path, url: str, provider: str = "anthropic", stream: boo
     return path
 
 
-def _run(path: Path, tmp_path: Path, **kw: Any) -> assay.RunResult:
+def _run(path: Path, tmp_path: Path, **kw: Any) -> roadcheck.RunResult:
     return Workflow.load(path).run(runs_dir=tmp_path / "runs", role="writer", identity="alice",
                                    run_id="r", **kw)
 
@@ -137,7 +137,7 @@ class TestRevisionLoop:
 
     def test_sqlite_store_keeps_producer(self, tmp_path: Path, serve: Serve) -> None:
         """The SQLite store round-trips the producer evidence and its chain verifies."""
-        from assay.evidence.store import SqliteStore
+        from roadcheck.evidence.store import SqliteStore
 
         with serve([{"text": "good", "usage": [3, 4]}]) as f:
             result = _run(_workflow(tmp_path, f.url), tmp_path, store="sqlite")
@@ -245,15 +245,15 @@ class TestRobustness:
         """Without the provider's SDK the run is refused before it exists, naming the extra."""
         monkeypatch.setitem(sys.modules, "anthropic", None)
         with (serve([{"text": "good"}]) as f,
-              pytest.raises(InputError, match=r"pip install 'assay\[anthropic\]'")):
+              pytest.raises(InputError, match=r"pip install 'roadcheck\[anthropic\]'")):
             _run(_workflow(tmp_path, f.url), tmp_path)
         assert f.requests == []
         assert not (tmp_path / "runs" / "r").exists()
 
     def test_sdks_are_imported_only_when_an_agent_runs(self) -> None:
         """Loading the harness and a workflow with agents imports neither SDK."""
-        code = ("import sys, assay.harness.engine, assay.cli; "
-                "from assay.harness import parse_workflow_spec; "
+        code = ("import sys, roadcheck.harness.engine, roadcheck.cli; "
+                "from roadcheck.harness import parse_workflow_spec; "
                 "parse_workflow_spec({'workflow': 'w', 'phases': [{'name': 'a', 'role': 'r', "
                 "'producer': {'agent': {'provider': 'openai', 'model': 'm', 'task': 't'}}, "
                 "'artifact': 'a', 'gate': {'command': ['true']}}]}); "
@@ -563,7 +563,7 @@ class TestAudit:
         """Each agent record's line ends with the provider, model and tokens."""
         from click.testing import CliRunner
 
-        from assay.cli import cli
+        from roadcheck.cli import cli
 
         with serve([{"text": "good", "usage": [30, 12], "cost": 0.5}]) as f:
             _run(_workflow(tmp_path, f.url, "openai"), tmp_path)

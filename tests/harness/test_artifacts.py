@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from tests.evidence_layout import records
 
-from assay.errors import InputError
-from assay.harness import Workflow, load_workflow_spec
-from assay.harness.engine import execute
+from roadcheck.errors import InputError
+from roadcheck.harness import Workflow, load_workflow_spec
+from roadcheck.harness.engine import execute
 
 from ..processes import gone
 
@@ -32,7 +32,7 @@ LINKS_DEV_ZERO = "import os, sys\nos.symlink('/dev/zero', sys.argv[1])\n"
 
 
 def _cli(tmp_path: Path, workflow: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", "run", str(workflow), "--as", "writer",
+    return subprocess.run([sys.executable, "-m", "roadcheck", "run", str(workflow), "--as", "writer",
                            "--identity", "alice", "--runs-dir", str(tmp_path / "runs"),
                            "--format", "json", *extra], capture_output=True, text=True,
                           timeout=LIMIT, check=False, cwd=tmp_path)

@@ -10,7 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 from playwright.sync_api import Page
 
-from assay.cli import cli
+from roadcheck.cli import cli
 
 from ..browser import browser, hostile_body, open_page
 from ..evidence_layout import record_lines, write_record_lines
@@ -138,12 +138,12 @@ class TestGuardSession:
         """A guard session's page opens with how many decisions it holds and the last one."""
         import json
 
-        import assay
+        import roadcheck
 
         spec = tmp_path / "spec.json"
         spec.write_text(json.dumps({"mandatory_checkpoints": [
             {"checkpoint_id": "ok", "must_precede": "send"}]}))
-        with assay.GuardStore(tmp_path / "state", spec).session("s", create=True) as live:
+        with roadcheck.GuardStore(tmp_path / "state", spec).session("s", create=True) as live:
             live.check({"event": "action", "action_type": "send"})
         html = _audit(tmp_path / "state", "s", tmp_path / "g.html")
         first = re.search(r'id="outcome"><b>([^<]*)</b>', html)

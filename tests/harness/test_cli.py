@@ -1,4 +1,4 @@
-"""Tests for ``assay run`` and ``assay audit`` through the click runner."""
+"""Tests for ``roadcheck run`` and ``roadcheck audit`` through the click runner."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from assay.cli import cli
+from roadcheck.cli import cli
 
 Build = Callable[..., dict[str, Any]]
 WriteWorkflow = Callable[..., Path]
@@ -25,7 +25,7 @@ def _invoke(*args: str) -> Any:
 
 
 class TestRunCommand:
-    """``assay run`` exit codes and its JSON document."""
+    """``roadcheck run`` exit codes and its JSON document."""
 
     def test_completed_json_shape(self, tmp_path: Path, phase: Build,
                                   workflow_file: WriteWorkflow) -> None:
@@ -91,7 +91,7 @@ class TestRunCommand:
 
 
 class TestAuditCommand:
-    """``assay audit`` text and the self-contained HTML page."""
+    """``roadcheck audit`` text and the self-contained HTML page."""
 
     def _run_with_markup(self, tmp_path: Path, phase: Build, workflow_file: WriteWorkflow,
                          script: Callable[[str, str], str]) -> str:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from tests.evidence_layout import records
 
-import assay
-from assay.errors import InputError
-from assay.harness import Workflow
+import roadcheck
+from roadcheck.errors import InputError
+from roadcheck.harness import Workflow
 
 from .conftest import FIXES_ON_FEEDBACK, WRITES_GOOD
 
@@ -21,7 +21,7 @@ Build = Callable[..., dict[str, Any]]
 WriteWorkflow = Callable[..., Path]
 
 
-def _run(path: Path, tmp_path: Path, **kw: Any) -> assay.RunResult:
+def _run(path: Path, tmp_path: Path, **kw: Any) -> roadcheck.RunResult:
     kw.setdefault("role", "writer")
     kw.setdefault("identity", "alice")
     return Workflow.load(path).run(runs_dir=tmp_path / "runs", **kw)
@@ -136,11 +136,11 @@ class TestRetryWithFeedback:
         recs = _records(tmp_path, "r")
         assert [r["verdict"] for r in recs] == ["fail", "pass"]
         env = json.loads((tmp_path / "runs" / "r" / "make.txt.env.json").read_text())
-        assert env["ASSAY_ATTEMPT"] == "2"
-        assert env["ASSAY_ITERATION"] == "2"
-        assert env["ASSAY_LAST_GATE_SUMMARY"] == "gate command exited 4"
-        assert env["ASSAY_LAST_GATE_DETAIL"] == "expected good, found 'bad'"
-        assert env["ASSAY_LAST_GATE_EXIT"] == "4"
+        assert env["ROADCHECK_ATTEMPT"] == "2"
+        assert env["ROADCHECK_ITERATION"] == "2"
+        assert env["ROADCHECK_LAST_GATE_SUMMARY"] == "gate command exited 4"
+        assert env["ROADCHECK_LAST_GATE_DETAIL"] == "expected good, found 'bad'"
+        assert env["ROADCHECK_LAST_GATE_EXIT"] == "4"
         assert env["feedback"]["summary"] == "gate command exited 4"
         assert env["feedback"]["record"]["hash"] == recs[0]["hash"]
 
@@ -148,7 +148,7 @@ class TestRetryWithFeedback:
                                             workflow_file: WriteWorkflow,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
         """Feedback variables inherited from outside never reach a first attempt."""
-        monkeypatch.setenv("ASSAY_FEEDBACK_FILE", "/nonexistent")
+        monkeypatch.setenv("ROADCHECK_FEEDBACK_FILE", "/nonexistent")
         path = workflow_file(phase("make", producer=FIXES_ON_FEEDBACK, max_attempts=1))
         assert _run(path, tmp_path, run_id="r").status == "hard-stop"
 
@@ -296,8 +296,8 @@ class TestRoleGuard:
     def test_identity_defaults_to_environment(self, tmp_path: Path, phase: Build,
                                               workflow_file: WriteWorkflow,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-        """Without an explicit identity, ASSAY_IDENTITY is recorded."""
-        monkeypatch.setenv("ASSAY_IDENTITY", "carol")
+        """Without an explicit identity, ROADCHECK_IDENTITY is recorded."""
+        monkeypatch.setenv("ROADCHECK_IDENTITY", "carol")
         Workflow.load(workflow_file(phase("make"))).run(role="writer",
                                                          runs_dir=tmp_path / "runs",
                                                          run_id="r")
@@ -316,7 +316,7 @@ class TestTrajectoryOut:
         spec.write_text(json.dumps({"mandatory_checkpoints": [
             {"checkpoint_id": "passed:make", "must_precede": "produce:ship"}]}))
         traj = tmp_path / "runs" / "r" / "trajectory.jsonl"
-        run = assay.replay(str(spec), [str(traj)])
+        run = roadcheck.replay(str(spec), [str(traj)])
         assert run.results[0].verdict == "PASS"
         assert run.results[0].task_success is True
 
@@ -330,7 +330,7 @@ class TestTrajectoryOut:
         spec = tmp_path / "replay.json"
         spec.write_text(json.dumps({"mandatory_checkpoints": [
             {"checkpoint_id": "passed:make", "must_precede": "produce:ship"}]}))
-        assert assay.replay(str(spec), [str(traj)]).results[0].verdict == "BLOCK"
+        assert roadcheck.replay(str(spec), [str(traj)]).results[0].verdict == "BLOCK"
 
     def test_resume_continues_one_trajectory(self, tmp_path: Path, phase: Build,
                                              workflow_file: WriteWorkflow) -> None:
@@ -339,7 +339,7 @@ class TestTrajectoryOut:
         path = workflow_file(phase("make"), review)
         _run(path, tmp_path, run_id="r")
         _run(path, tmp_path, resume="r", role="qa", identity="bob")
-        traj = assay.read_trajectory(str(tmp_path / "runs" / "r" / "trajectory.jsonl"))
+        traj = roadcheck.read_trajectory(str(tmp_path / "runs" / "r" / "trajectory.jsonl"))
         kinds = [e.kind for e in traj.events]
         assert kinds.count("final") == 1
         assert traj.task_success is True

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 from tests.evidence_layout import records, split
 
-from assay.cli import cli
-from assay.errors import AssayError
-from assay.evidence.store import SLOT
+from roadcheck.cli import cli
+from roadcheck.errors import RoadcheckError
+from roadcheck.evidence.store import SLOT
 
 Build = Callable[..., dict[str, Any]]
 WriteWorkflow = Callable[..., Path]
@@ -253,7 +253,7 @@ class TestExclusiveCreation:
     def test_concurrent_creations(self, tmp_path: Path, phase: Build,
                                   workflow_file: WriteWorkflow) -> None:
         """Of eight simultaneous creations of run 'r', one succeeds, seven say already exists."""
-        from assay.harness import Workflow
+        from roadcheck.harness import Workflow
 
         wf = Workflow.load(workflow_file(phase("make")))
         barrier = threading.Barrier(8)
@@ -264,7 +264,7 @@ class TestExclusiveCreation:
             try:
                 wf.run(role="writer", identity="alice", run_id="r", runs_dir=tmp_path / "runs")
                 outcomes.append("ok")
-            except AssayError as exc:
+            except RoadcheckError as exc:
                 outcomes.append(f"{exc.exit_code} {exc.message}")
 
         threads = [threading.Thread(target=create) for _ in range(8)]
@@ -417,11 +417,11 @@ class TestGatingIsFixed:
     def test_ungated_run_is_not_resumed(self, tmp_path: Path, phase: Build,
                                         workflow_file: WriteWorkflow) -> None:
         """An ungated run (a baseline without evidence) cannot be resumed into a pass."""
-        import assay
+        import roadcheck
 
         path = workflow_file(phase("first"))
         runs = tmp_path / "runs"
-        wf = assay.Workflow.load(str(path))
+        wf = roadcheck.Workflow.load(str(path))
         wf.run(role="writer", identity="alice", runs_dir=runs, run_id="u", gated=False)
         result = _run(path, runs, "--resume", "u")
         assert result.exit_code == 2, result.output

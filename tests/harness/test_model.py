@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.errors import SpecError
-from assay.harness import Workflow, parse_workflow_spec
-from assay.harness.model import PLACEHOLDERS
+from roadcheck.cli import cli
+from roadcheck.errors import SpecError
+from roadcheck.harness import Workflow, parse_workflow_spec
+from roadcheck.harness.model import PLACEHOLDERS
 
 
 def _doc(**gate_or_phase: Any) -> dict[str, Any]:
@@ -95,7 +95,7 @@ class TestWorkflowSpec:
 
 
 class TestRunCommandBadSpec:
-    """``assay run`` on an unusable workflow."""
+    """``roadcheck run`` on an unusable workflow."""
 
     @pytest.mark.parametrize("doc", [
         _doc(gate={"llm_judge": "is it done?"}),

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from tests.evidence_layout import record_lines, records, write_record_lines
 
-from assay.cli import cli
-from assay.harness import Workflow
+from roadcheck.cli import cli
+from roadcheck.harness import Workflow
 
 Build = Callable[..., dict[str, Any]]
 WriteWorkflow = Callable[..., Path]
@@ -45,7 +45,7 @@ class TestNextCommand:
                                          runs_dir=runs)
         assert result.status == "paused"
         assert result.next_command == (
-            f"assay run {path} --resume r --as qa --identity SOMEONE_OTHER_THAN_alice "
+            f"roadcheck run {path} --resume r --as qa --identity SOMEONE_OTHER_THAN_alice "
             f"--runs-dir {runs}")
         assert "an identity other than 'alice'" in result.message
 
@@ -58,7 +58,7 @@ class TestNextCommand:
         wf.run(role="writer", identity="alice", run_id="r", runs_dir=runs)
         second = wf.run(role="qa", identity="bob", resume="r", runs_dir=runs)
         assert second.status == "paused"
-        assert second.next_command == f"assay run {path} --resume r --as writer --runs-dir {runs}"
+        assert second.next_command == f"roadcheck run {path} --resume r --as writer --runs-dir {runs}"
 
     def test_the_printed_commands_finish_the_run(self, tmp_path: Path, phase: Build,
                                                  workflow_file: WriteWorkflow,
@@ -70,12 +70,12 @@ class TestNextCommand:
                         "--run-id", "r")
         assert first.exit_code == 3
         hint = first.stdout.split("next   : ", 1)[1].splitlines()[0]
-        assert hint == ("assay run wf.json --resume r --as qa "
+        assert hint == ("roadcheck run wf.json --resume r --as qa "
                         "--identity SOMEONE_OTHER_THAN_alice")
         second = _invoke(*shlex.split(hint.replace("SOMEONE_OTHER_THAN_alice", "bob"))[1:])
         assert second.exit_code == 3
         hint = second.stdout.split("next   : ", 1)[1].splitlines()[0]
-        assert hint == "assay run wf.json --resume r --as writer"
+        assert hint == "roadcheck run wf.json --resume r --as writer"
         third = _invoke(*shlex.split(hint)[1:], "--identity", "alice")
         assert third.exit_code == 0, third.output
         assert "next   :" not in third.stdout
@@ -102,7 +102,7 @@ class TestNextCommand:
         paused = _invoke("run", str(_review_flow(phase, workflow_file)), "--as", "writer",
                          "--identity", "alice", "--run-id", "p", "--runs-dir", runs,
                          "--format", "json")
-        assert json.loads(paused.stdout)["next_command"].startswith("assay run ")
+        assert json.loads(paused.stdout)["next_command"].startswith("roadcheck run ")
 
 
 class TestRefusalIsEvidence:
@@ -119,7 +119,7 @@ class TestRefusalIsEvidence:
         refused = _invoke("run", str(path), "--as", "qa", "--identity", "alice", "--resume",
                           "r", "--runs-dir", runs)
         assert refused.exit_code == 1
-        assert "next   : assay run " in refused.stdout
+        assert "next   : roadcheck run " in refused.stdout
         assert "--identity SOMEONE_OTHER_THAN_alice" in refused.stdout
         verify = _invoke("evidence", "verify", "r", "--runs-dir", runs)
         assert verify.exit_code == 0, verify.output

@@ -1,4 +1,4 @@
-"""Params through ``assay run``: checked before anything runs, paths read as documented."""
+"""Params through ``roadcheck run``: checked before anything runs, paths read as documented."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ WriteWorkflow = Callable[..., Path]
 COPIES = "import shutil, sys\nshutil.copy(sys.argv[2], sys.argv[1])\n"
 
 
-def _assay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], cwd=cwd, capture_output=True,
+def _roadcheck(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "roadcheck", *args], cwd=cwd, capture_output=True,
                           text=True, check=False)
 
 
@@ -30,7 +30,7 @@ class TestRequiredParam:
 
     def test_doc_pipeline_without_doc_exits_2_and_writes_nothing(self, tmp_path: Path) -> None:
         """The README's workflow without --param doc: one line, exit 2, no run directory."""
-        out = _assay("run", str(EXAMPLES / "doc_pipeline" / "workflow.yaml"), "--as", "writer",
+        out = _roadcheck("run", str(EXAMPLES / "doc_pipeline" / "workflow.yaml"), "--as", "writer",
                      "--identity", "alice", cwd=tmp_path)
         assert out.returncode == 2
         assert out.stdout == ""
@@ -50,7 +50,7 @@ class TestRequiredParam:
         path = workflow_file(make, params={"ticket": {"description": "the issue"}})
         runs = tmp_path / "runs"
         runs.mkdir()
-        out = _assay("run", str(path), "--as", "writer", "--runs-dir", str(runs),
+        out = _roadcheck("run", str(path), "--as", "writer", "--runs-dir", str(runs),
                      cwd=tmp_path)
         assert out.returncode == 2
         assert "needs param(s) ticket: pass --param ticket=VALUE" in out.stderr
@@ -59,7 +59,7 @@ class TestRequiredParam:
 
 
 class TestRelativePathParam:
-    """A param is text; a relative path in it is read from where ``assay run`` was started."""
+    """A param is text; a relative path in it is read from where ``roadcheck run`` was started."""
 
     @pytest.fixture
     def layout(self, tmp_path: Path, phase: Build, workflow_file: WriteWorkflow,
@@ -78,7 +78,7 @@ class TestRelativePathParam:
             self, layout: tuple[Path, Path]) -> None:
         """``--param doc=in.txt`` copies the working directory's file, not the workflow's."""
         path, work = layout
-        out = _assay("run", str(path), "--as", "writer", "--identity", "alice",
+        out = _roadcheck("run", str(path), "--as", "writer", "--identity", "alice",
                      "--run-id", "r", "--param", "doc=in.txt", cwd=work)
         assert out.returncode == 0, out.stderr
         assert (work / "runs" / "r" / "make.txt").read_text() == "in the working directory"
@@ -92,7 +92,7 @@ class TestRelativePathParam:
         doc = json.loads(path.read_text())
         doc["phases"][0]["producer"][-1] = "{spec_dir}/{doc}"
         path.write_text(json.dumps(doc))
-        out = _assay("run", str(path), "--as", "writer", "--identity", "alice",
+        out = _roadcheck("run", str(path), "--as", "writer", "--identity", "alice",
                      "--run-id", "r", "--param", "doc=in.txt", cwd=work)
         assert out.returncode == 0, out.stderr
         assert (work / "runs" / "r" / "make.txt").read_text() == "beside the workflow"
@@ -100,5 +100,5 @@ class TestRelativePathParam:
     def test_the_docs_say_so(self) -> None:
         """docs/harness.md states what a relative path in a param resolves against."""
         text = " ".join((EXAMPLES.parent / "docs" / "harness.md").read_text().split())
-        assert ("a relative path in a param resolves against the directory `assay run` "
+        assert ("a relative path in a param resolves against the directory `roadcheck run` "
                 "is started from") in text

@@ -1,4 +1,4 @@
-"""The README's ``assay run`` sequence, run as written: it finishes the doc pipeline."""
+"""The README's ``roadcheck run`` sequence, run as written: it finishes the doc pipeline."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ MARKER = "<!-- run: exit=3,3,0,0 -->"
 
 
 def _readme_lines() -> list[str]:
-    """The commands of the README's ``assay run`` block (its ``$ `` lines)."""
+    """The commands of the README's ``roadcheck run`` block (its ``$ `` lines)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     after = text[text.index(MARKER):]
     block = re.search(r"```console\n(.*?)```", after, flags=re.S)
@@ -32,11 +32,11 @@ def shell(tmp_path: Path):  # type: ignore[no-untyped-def]
     (work / "examples").symlink_to(ROOT / "examples")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    shim = bin_dir / "assay"  # the assay of the interpreter running the tests
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m assay "$@"\n')
+    shim = bin_dir / "roadcheck"  # the roadcheck of the interpreter running the tests
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m roadcheck "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    for name in ("ASSAY_IDENTITY", "ASSAY_ROLE", "ASSAY_EVIDENCE_KEY", "ASSAY_EVIDENCE_KEY_FILE"):
+    for name in ("ROADCHECK_IDENTITY", "ROADCHECK_ROLE", "ROADCHECK_EVIDENCE_KEY", "ROADCHECK_EVIDENCE_KEY_FILE"):
         env.pop(name, None)
 
     def run(line: str) -> subprocess.CompletedProcess[str]:
@@ -72,6 +72,6 @@ def test_same_identity_as_reviewer_is_refused_and_recorded(shell) -> None:  # ty
     assert refused.returncode == 1
     assert "role-guard-refused" not in refused.stderr
     assert "refused: identity 'alice' produced 'summarize'" in refused.stdout
-    audit = shell("assay audit demo")
+    audit = shell("roadcheck audit demo")
     assert audit.returncode == 0
     assert "review attempt 1 REFUSED [role-guard]" in audit.stdout

@@ -1,4 +1,4 @@
-"""``assay worker`` against a real PostgreSQL store: roles, claims, kills and takeovers.
+"""``roadcheck worker`` against a real PostgreSQL store: roles, claims, kills and takeovers.
 
 Workers run as separate processes, as they would on separate machines; they
 share the database and, here, one runs directory for artifacts.
@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.evidence.postgres import verify_pg_run
+from roadcheck.cli import cli
+from roadcheck.evidence.postgres import verify_pg_run
 
 from ..postgres import sql
 
@@ -33,7 +33,7 @@ PRODUCER = """
 import os, sys, time
 log = {log!r}
 with open(log, "a") as fh:
-    fh.write(f"{{os.getpid()}} {{os.environ['ASSAY_RUN_ID']}}\\n")
+    fh.write(f"{{os.getpid()}} {{os.environ['ROADCHECK_RUN_ID']}}\\n")
     fh.flush()
     os.fsync(fh.fileno())
 if {slow!r} and len(open(log).read().splitlines()) == 1:
@@ -54,9 +54,9 @@ class Workers:
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, role: str, identity: str, *extra: str) -> subprocess.Popen[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ROADCHECK_")}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "assay", "worker", str(self.workflow), "--store", self.url,
+            [sys.executable, "-m", "roadcheck", "worker", str(self.workflow), "--store", self.url,
              "--as", role, "--identity", identity, "--runs-dir", str(self.runs),
              "--lease", "2", "--poll", "0.1", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -100,14 +100,14 @@ def submit(workflow: Path, url: str, tmp_path: Path, run_id: str) -> None:
 
 
 def wait_for(url: str, condition: str, within: float = 60.0) -> None:
-    """Wait until ``SELECT bool_and(<condition>) FROM assay_runs`` holds."""
+    """Wait until ``SELECT bool_and(<condition>) FROM roadcheck_runs`` holds."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        (row,) = sql(url, f"SELECT coalesce(bool_and({condition}), false) FROM assay_runs")
+        (row,) = sql(url, f"SELECT coalesce(bool_and({condition}), false) FROM roadcheck_runs")
         if row[0]:
             return
         time.sleep(0.1)
-    raise AssertionError(f"runs never reached {condition}: {sql(url, 'SELECT * FROM assay_runs')}")
+    raise AssertionError(f"runs never reached {condition}: {sql(url, 'SELECT * FROM roadcheck_runs')}")
 
 
 def wait_lines(path: Path, n: int, within: float = 30.0) -> list[str]:
@@ -121,7 +121,7 @@ def wait_lines(path: Path, n: int, within: float = 30.0) -> list[str]:
 
 
 def records(url: str, run_id: str) -> list[tuple[Any, ...]]:
-    return sql(url, "SELECT phase, attempt, verdict, role, identity FROM assay_evidence "
+    return sql(url, "SELECT phase, attempt, verdict, role, identity FROM roadcheck_evidence "
                     "WHERE run_id = %s ORDER BY position", run_id)
 
 
@@ -172,7 +172,7 @@ class TestWorkers:
         _out, err = proc.communicate(timeout=30)
         assert proc.returncode == 0, err
         assert [r[0] for r in records(url, "r1")] == ["make"]
-        (state,) = sql(url, "SELECT next_role, barred_identity, claims FROM assay_runs")
+        (state,) = sql(url, "SELECT next_role, barred_identity, claims FROM roadcheck_runs")
         assert state == ("qa", "alice", 1)
         again = CliRunner().invoke(cli, ["run", str(wf), "--store", url, "--as", "qa",
                                          "--identity", "bob", "--resume", "r1",
@@ -200,8 +200,8 @@ class TestWorkers:
         for run_id in ids:
             assert records(url, run_id) == [("make", 1, "pass", "writer", records(
                 url, run_id)[0][4])]
-        assert sql(url, "SELECT DISTINCT claims FROM assay_runs") == [(1,)]
-        owners = {r[0] for r in sql(url, "SELECT identity FROM assay_evidence")}
+        assert sql(url, "SELECT DISTINCT claims FROM roadcheck_runs") == [(1,)]
+        owners = {r[0] for r in sql(url, "SELECT identity FROM roadcheck_evidence")}
         assert owners <= {"w1", "w2"}
 
     def test_a_killed_worker_is_taken_over_after_its_lease(
@@ -226,7 +226,7 @@ class TestWorkers:
             reap(log)
         assert len(log.read_text().splitlines()) == 2  # the first producer never finished
         assert records(url, "r1") == [("make", 1, "pass", "writer", "w2")]
-        assert sql(url, "SELECT claims, lease_owner FROM assay_runs") == [(2, None)]
+        assert sql(url, "SELECT claims, lease_owner FROM roadcheck_runs") == [(2, None)]
         assert verify_pg_run(url, "r1", None).ok
 
     def test_an_effect_is_reconciled_not_repeated(
@@ -265,12 +265,12 @@ sys.exit(1)
         assert len(ledger.read_text().splitlines()) == 1
         assert records(url, "r1") == [("send", 1, "pass", "writer", "w2")]
         states = [json.loads(str(r[0]))["state"] for r in sql(
-            url, "SELECT entry FROM assay_effects ORDER BY position")]
+            url, "SELECT entry FROM roadcheck_effects ORDER BY position")]
         assert states == ["attempted", "confirmed"]
 
 
 class TestSubmit:
-    """``assay submit`` creates a run on the store and works none of its phases."""
+    """``roadcheck submit`` creates a run on the store and works none of its phases."""
 
     def test_a_submitted_run_waits_for_its_first_role(self, tmp_path: Path, url: str,
                                                       phase: Build,
@@ -287,13 +287,13 @@ class TestSubmit:
         assert doc["run_id"] == "r1" and doc["status"] == "paused"
         assert doc["waiting_for"] == "writer"
         assert [p["status"] for p in doc["phases"]] == ["pending", "pending"]
-        assert doc["next_command"].startswith(f"assay worker {wf} --store ")
+        assert doc["next_command"].startswith(f"roadcheck worker {wf} --store ")
         assert doc["next_command"].endswith(f"--as writer --runs-dir {runs}")
         assert records(url, "r1") == []
         assert not runs.exists()
-        (state,) = sql(url, "SELECT status, next_role, claims FROM assay_runs")
+        (state,) = sql(url, "SELECT status, next_role, claims FROM roadcheck_runs")
         assert state == ("open", "writer", 0)
-        ((manifest,),) = sql(url, "SELECT manifest FROM assay_runs WHERE run_id = 'r1'")
+        ((manifest,),) = sql(url, "SELECT manifest FROM roadcheck_runs WHERE run_id = 'r1'")
         assert json.loads(str(manifest))["params"] == {"topic": "rates"}
 
     def test_a_worker_completes_a_submitted_run(self, tmp_path: Path, url: str, phase: Build,
@@ -322,7 +322,7 @@ class TestSubmit:
         assert result.exit_code == 2, result.output
         assert message in result.stderr and len(result.stderr.splitlines()) == 1
         if "--store" not in args:
-            assert sql(url, "SELECT count(*) FROM assay_runs") == [(0,)]
+            assert sql(url, "SELECT count(*) FROM roadcheck_runs") == [(0,)]
 
     def test_a_run_id_taken_is_refused(self, tmp_path: Path, url: str, phase: Build,
                                        workflow_file: WriteWorkflow) -> None:
@@ -332,7 +332,7 @@ class TestSubmit:
         again = CliRunner().invoke(cli, ["submit", str(wf), "--store", url, "--run-id", "r1"])
         assert again.exit_code == 2, again.output
         assert len(again.stderr.splitlines()) == 1
-        assert sql(url, "SELECT count(*) FROM assay_runs") == [(1,)]
+        assert sql(url, "SELECT count(*) FROM roadcheck_runs") == [(1,)]
 
 
 class TestWorkerErrors:
@@ -362,7 +362,7 @@ class TestWorkerErrors:
     def test_an_agent_phase_without_its_api_key(self, tmp_path: Path, url: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
         """No API key for a model phase: a worker stops before it claims, a run before it exists."""
-        monkeypatch.delenv("ASSAY_TEST_MISSING_KEY", raising=False)
+        monkeypatch.delenv("ROADCHECK_TEST_MISSING_KEY", raising=False)
         wf = tmp_path / "wf.yaml"
         wf.write_text(
             "workflow: drafted\n"
@@ -374,7 +374,7 @@ class TestWorkerErrors:
             "        provider: openai\n"
             "        base_url: http://127.0.0.1:9/v1\n"
             "        model: m\n"
-            "        api_key_env: ASSAY_TEST_MISSING_KEY\n"
+            "        api_key_env: ROADCHECK_TEST_MISSING_KEY\n"
             "        task: write it\n"
             "    artifact: draft.md\n"
             "    gate: {command: [\"true\"]}\n")
@@ -386,11 +386,11 @@ class TestWorkerErrors:
             result = CliRunner().invoke(cli, args)
             assert result.exit_code == 2, result.output
             assert "phases[0].producer.agent" in result.stderr
-            assert "ASSAY_TEST_MISSING_KEY" in result.stderr
+            assert "ROADCHECK_TEST_MISSING_KEY" in result.stderr
             assert len(result.stderr.splitlines()) == 1
         assert not (tmp_path / "runs").exists()
         # nothing was written to the database either: not even the schema
-        assert sql(url, "SELECT to_regclass('assay_runs')") == [(None,)]
+        assert sql(url, "SELECT to_regclass('roadcheck_runs')") == [(None,)]
 
 
 class TestKillStress:
@@ -412,13 +412,13 @@ class TestKillStress:
 import os, sys, time
 time.sleep(0.05)
 with open({str(ledger)!r}, "a") as fh:
-    fh.write(os.environ["ASSAY_RUN_ID"] + "\\n")
+    fh.write(os.environ["ROADCHECK_RUN_ID"] + "\\n")
 time.sleep(0.05)
 open(sys.argv[1], "w").write("good")
 """
         reconcile = script("reconcile.py", f"""
 import os, sys
-run = os.environ["ASSAY_RUN_ID"]
+run = os.environ["ROADCHECK_RUN_ID"]
 if os.path.exists({str(ledger)!r}) and run in open({str(ledger)!r}).read().split():
     print("good", end="")
     sys.exit(0)
@@ -439,7 +439,7 @@ sys.exit(1)
             time.sleep(rng.uniform(0.1, 0.9))
             os.killpg(first.pid, signal.SIGKILL)
             first.communicate()
-            if sql(url, "SELECT status FROM assay_runs WHERE run_id = %s", run_id) != [
+            if sql(url, "SELECT status FROM roadcheck_runs WHERE run_id = %s", run_id) != [
                     ("completed",)]:
                 killed += 1
                 second = pool.start("writer", "w2", "--lease", "1")
@@ -453,7 +453,7 @@ sys.exit(1)
 
     def test_run_refuses_a_store_that_is_neither(self, tmp_path: Path, phase: Build,
                                                  workflow_file: WriteWorkflow) -> None:
-        """assay run --store takes jsonl, sqlite or a postgresql:// URL, nothing else."""
+        """roadcheck run --store takes jsonl, sqlite or a postgresql:// URL, nothing else."""
         wf = workflow_file(phase("make"))
         result = CliRunner().invoke(cli, ["run", str(wf), "--store", "mysql://x", "--as", "w",
                                           "--runs-dir", str(tmp_path / "runs")])
@@ -466,7 +466,7 @@ sys.exit(1)
         """Resuming a run another worker holds changes nothing and names the holder."""
         wf = workflow_file(phase("make"))
         submit(wf, url, tmp_path, "r1")
-        sql(url, "UPDATE assay_runs SET lease_token = 'x', lease_owner = 'w9', "
+        sql(url, "UPDATE roadcheck_runs SET lease_token = 'x', lease_owner = 'w9', "
                  "lease_expires = now() + interval '1 hour'")
         result = CliRunner().invoke(cli, ["run", str(wf), "--store", url, "--as", "writer",
                                           "--identity", "a", "--resume", "r1",
@@ -484,11 +484,11 @@ sys.exit(1)
                                         "--identity", "alice", "--run-id", "r1",
                                         "--runs-dir", runs])
         assert made.exit_code == 3
-        sql(url, "UPDATE assay_evidence SET identity = 'mallory'")
+        sql(url, "UPDATE roadcheck_evidence SET identity = 'mallory'")
         result = CliRunner().invoke(cli, ["worker", str(wf), "--store", url, "--as", "qa",
                                           "--identity", "bob", "--once", "--runs-dir", runs])
         assert result.exit_code == 2
         assert "was edited" in result.stderr
         assert [r[0] for r in records(url, "r1")] == ["make"]
-        (state,) = sql(url, "SELECT lease_owner, status FROM assay_runs")
+        (state,) = sql(url, "SELECT lease_owner, status FROM roadcheck_runs")
         assert state == (None, "open")  # given back untouched

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import assay._accel as accel  # the extension is built by the install: never skipped
-from assay import _ext
+import roadcheck._accel as accel  # the extension is built by the install: never skipped
+from roadcheck import _ext
 
 
 @pytest.fixture(params=["check_lines", "re-encoding"])

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from assay import replay
-from assay.events import Trajectory
-from assay.ingest import ReadFailure, detect_format, load
+from roadcheck import replay
+from roadcheck.events import Trajectory
+from roadcheck.ingest import ReadFailure, detect_format, load
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
 SPEC = DATA / "spec.yaml"

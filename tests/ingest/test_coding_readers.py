@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-import assay
-from assay.ingest import ReadFailure, detect_format, load
-from assay.selectors import compile_selector
-from assay.shellcmd import command_text, matches_words
+import roadcheck
+from roadcheck.ingest import ReadFailure, detect_format, load
+from roadcheck.selectors import compile_selector
+from roadcheck.shellcmd import command_text, matches_words
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "coding"
@@ -54,7 +54,7 @@ def _read(tmp_path, lines, name="s.jsonl"):
 def _verdict(entries, spec=PUSH_SPEC):
     (traj,) = entries
     assert not isinstance(traj, ReadFailure), traj
-    return assay.replay(spec, [e.to_dict() for e in traj.events]).results[0].verdict
+    return roadcheck.replay(spec, [e.to_dict() for e in traj.events]).results[0].verdict
 
 
 # -- Claude Code ------------------------------------------------------------------------------
@@ -64,7 +64,7 @@ def _verdict(entries, spec=PUSH_SPEC):
 def test_claude_code_example_push_needs_approval(name, verdict, code):
     from click.testing import CliRunner
 
-    from assay.cli import cli
+    from roadcheck.cli import cli
 
     d = EXAMPLES / "claude-code"
     res = CliRunner().invoke(cli, ["replay", str(d / "spec.yaml"), str(d / f"{name}.jsonl")])
@@ -211,8 +211,8 @@ def test_malformed_line_is_an_error_naming_file_and_line(tmp_path, line, message
 @pytest.mark.parametrize(("name", "verdict"), [("approved", "PASS"), ("missing", "BLOCK"),
                                               ("code-mode", "BLOCK")])
 def test_codex_example_push_needs_escalation_approval(name, verdict):
-    spec = assay.load_spec(EXAMPLES / "codex" / "spec.yaml")
-    run = assay.replay(spec, [str(EXAMPLES / "codex" / f"{name}.jsonl")])
+    spec = roadcheck.load_spec(EXAMPLES / "codex" / "spec.yaml")
+    run = roadcheck.replay(spec, [str(EXAMPLES / "codex" / f"{name}.jsonl")])
     assert run.results[0].verdict == verdict
 
 
@@ -396,19 +396,19 @@ def test_command_condition_is_typed(spec, message):
 def test_must_precede_selector_must_select_actions():
     bad = {"mandatory_checkpoints": [{"checkpoint_id": "x", "must_precede": {
         "event": "message", "command": {"words": ["git", "push"]}}}]}
-    with pytest.raises(assay.SpecError, match=r"must_precede\.event: a guarded action selector"):
-        assay.parse_spec(bad)
+    with pytest.raises(roadcheck.SpecError, match=r"must_precede\.event: a guarded action selector"):
+        roadcheck.parse_spec(bad)
 
 
 def test_must_precede_mixes_names_and_selectors():
-    spec = assay.parse_spec({"mandatory_checkpoints": [{"checkpoint_id": "ok", "must_precede": [
+    spec = roadcheck.parse_spec({"mandatory_checkpoints": [{"checkpoint_id": "ok", "must_precede": [
         "deploy", {"command": {"words": ["terraform", "apply"]}}]}]})
     events = [{"seq": 1, "event": "action", "action_type": "shell",
                "command": "cd infra && terraform apply"},
               {"seq": 2, "event": "final", "task_success": True}]
-    assert assay.replay(spec, events).results[0].verdict == "BLOCK"
+    assert roadcheck.replay(spec, events).results[0].verdict == "BLOCK"
     events[0]["command"] = "terraform plan"
-    assert assay.replay(spec, events).results[0].verdict == "PASS"
+    assert roadcheck.replay(spec, events).results[0].verdict == "PASS"
 
 
 # -- Codex code mode: the work an exec script does is written as item_completed lines -------
@@ -435,7 +435,7 @@ def test_codex_code_mode_push_is_an_action_and_unapproved_is_block():
     ]
     push = next(e for e in traj.events if e.get("command") == "git push origin main")
     assert push.get("result", "").startswith("To github.com:example/shop.git")
-    run = assay.replay(CODEX_PUSH_SPEC, [str(CODE_MODE)])
+    run = roadcheck.replay(CODEX_PUSH_SPEC, [str(CODE_MODE)])
     assert run.results[0].verdict == "BLOCK"
 
 

@@ -10,11 +10,11 @@ import pytest
 import zstandard
 from click.testing import CliRunner
 
-from assay.cli import cli
-from assay.conformance import load_spec, replay
-from assay.errors import TraceError
-from assay.ingest import detect_format, load
-from assay.ingest.native import read_bytes
+from roadcheck.cli import cli
+from roadcheck.conformance import load_spec, replay
+from roadcheck.errors import TraceError
+from roadcheck.ingest import detect_format, load
+from roadcheck.ingest.native import read_bytes
 
 from ..conftest import DATA, EXAMPLES
 
@@ -81,7 +81,7 @@ class TestReadBytes:
         with pytest.raises(TraceError) as info:
             read_bytes(str(path))
         message = str(info.value)
-        assert "pip install 'assay[zstd]'" in message
+        assert "pip install 'roadcheck[zstd]'" in message
         assert "\n" not in message
 
 
@@ -125,7 +125,7 @@ class TestReplay:
         monkeypatch.setitem(sys.modules, "zstandard", None)
         out = CliRunner().invoke(cli, ["replay", str(SPEC), str(path)])
         assert out.exit_code == 2
-        assert "pip install 'assay[zstd]'" in out.output
+        assert "pip install 'roadcheck[zstd]'" in out.output
         assert "Traceback" not in out.output
 
     def test_accept_trace_gz(self, tmp_path: Path) -> None:

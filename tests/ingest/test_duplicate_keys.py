@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.errors import TraceError
-from assay.ingest._json import check_document, no_duplicate_keys
+from roadcheck.errors import TraceError
+from roadcheck.ingest._json import check_document, no_duplicate_keys
 
 # Strings that stress the count: colons, quotes, backslashes, escapes of a colon.
 tricky = st.sampled_from(['', ':', '":', '\\":', ' :', 'a:b', '\\', '"', '\\u003a', '::"',

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.ingest import ReadFailure, load
-from assay.ingest._json import EmbeddedDuplicate, decode_embedded
+from roadcheck.ingest import ReadFailure, load
+from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded
 from tests.ingest.test_duplicate_keys import _encode, _objects, documents
 
 ROOT = Path(__file__).resolve().parents[2]

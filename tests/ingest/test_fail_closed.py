@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.conformance import load_spec, replay
+from roadcheck.conformance import load_spec, replay
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TAU_SPEC = ROOT / "examples" / "tau" / "airline.yaml"
@@ -229,8 +229,8 @@ class TestDuplicateKeys:
     ])
     def test_native(self, line: bytes, key: str) -> None:
         """The native reader refuses a repeated key, wherever and however it is written."""
-        from assay.errors import TraceError
-        from assay.ingest.native import iter_events
+        from roadcheck.errors import TraceError
+        from roadcheck.ingest.native import iter_events
 
         data = b"\n".join([line, self.FINAL])
         with pytest.raises(TraceError, match=f"duplicate key '{key}'") as info:
@@ -247,7 +247,7 @@ class TestDuplicateKeys:
     ])
     def test_native_without_repeats_is_read(self, line: bytes) -> None:
         """Colons and quotes in strings, and the same key in two objects, are not repeats."""
-        from assay.ingest.native import iter_events
+        from roadcheck.ingest.native import iter_events
 
         assert len(list(iter_events(b"\n".join([line, self.FINAL]), "t.jsonl"))) == 2
 
@@ -311,7 +311,7 @@ class TestDuplicateKeys:
         text = text.replace(old, new, 1)
         path = tmp_path / f"session.{fmt}.jsonl"
         path.write_text(text, encoding="utf-8")
-        from assay.ingest import ReadFailure, load
+        from roadcheck.ingest import ReadFailure, load
 
         entries = list(load(str(path), fmt)[1])
         assert [type(e) for e in entries] == [ReadFailure]
@@ -320,8 +320,8 @@ class TestDuplicateKeys:
 
     def test_accept_call_list(self, tmp_path: Path) -> None:
         """An accept trace given as a JSON list refuses a repeated key."""
-        from assay.acceptance import load_trace
-        from assay.errors import TraceError
+        from roadcheck.acceptance import load_trace
+        from roadcheck.errors import TraceError
 
         path = tmp_path / "trace.json"
         path.write_text('[{"tool": "send_invoice",\n "tool": "read_record"}]', encoding="utf-8")

@@ -5,7 +5,7 @@ strict reading (orjson, every value checked in Python) for anything unusual. The
 two must agree on every file: the same trajectories, events, records and lines,
 and the same one-line errors. Every test here runs twice: with the repeated-key
 check of the C extension (``check_lines``) and with the re-encoding checks alone
-(as without the extension, or with ``ASSAY_PURE_PYTHON=1``).
+(as without the extension, or with ``ROADCHECK_PURE_PYTHON=1``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import assay._accel as accel
-from assay import _ext
-from assay.events import Trajectory
-from assay.ingest import ReadFailure, _fast, load
-from assay.ingest import claude_code as claude_mod
-from assay.ingest import otel as otel_mod
-from assay.ingest._fast import Slow
+import roadcheck._accel as accel
+from roadcheck import _ext
+from roadcheck.events import Trajectory
+from roadcheck.ingest import ReadFailure, _fast, load
+from roadcheck.ingest import claude_code as claude_mod
+from roadcheck.ingest import otel as otel_mod
+from roadcheck.ingest._fast import Slow
 
 from ..conftest import ROOT, load_script
 from .test_reader_fuzz import _mutated
@@ -68,7 +68,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, fmt: str, path: str,
           data: bytes, **options: Any) -> tuple[list[Any], list[Any], bool]:
     """(fast reading, strict reading, whether the fast path took the file); ``options``
     go to the reader (``text=False``)."""
-    from assay.ingest import reader
+    from roadcheck.ingest import reader
 
     calls: list[str] = []
     # OTel: the index in C (where built) or else the streamed reading; either is the fast path
@@ -672,17 +672,17 @@ class TestKeyCheckRoutes:
 
 
 def test_the_checker_is_off_in_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``ASSAY_PURE_PYTHON=1`` or an extension that is not built: no ``check_lines``, no
+    """``ROADCHECK_PURE_PYTHON=1`` or an extension that is not built: no ``check_lines``, no
     OTel index."""
     for unset in ("_CHECK_LINES", "_NATIVE"):
         monkeypatch.setattr(_ext, unset, _ext._UNSET)
-    monkeypatch.setenv("ASSAY_PURE_PYTHON", "1")
+    monkeypatch.setenv("ROADCHECK_PURE_PYTHON", "1")
     assert _fast.line_checker() is None
     assert _fast.native() is None
     for unset in ("_CHECK_LINES", "_NATIVE"):
         monkeypatch.setattr(_ext, unset, _ext._UNSET)
-    monkeypatch.delenv("ASSAY_PURE_PYTHON")
-    monkeypatch.setitem(sys.modules, "assay._accel", None)  # import fails
+    monkeypatch.delenv("ROADCHECK_PURE_PYTHON")
+    monkeypatch.setitem(sys.modules, "roadcheck._accel", None)  # import fails
     assert _fast.line_checker() is None
     assert _fast.native() is None
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.ingest import ReadFailure, detect_format, load
-from assay.ingest.inspect_ai import MAX_MEMBER_BYTES
+from roadcheck.ingest import ReadFailure, detect_format, load
+from roadcheck.ingest.inspect_ai import MAX_MEMBER_BYTES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "inspect"
 SPEC = ("mandatory_checkpoints:\n  - {checkpoint_id: approve_send_report, "
@@ -26,7 +26,7 @@ def entries(path: Path | str, data: bytes | None = None) -> list:
 def replay(tmp_path: Path, *logs: Path) -> tuple[int, str]:
     from click.testing import CliRunner
 
-    from assay.cli import cli
+    from roadcheck.cli import cli
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
@@ -148,7 +148,7 @@ def _rezip(members: dict[str, bytes]) -> bytes:
 
 
 def _members() -> dict[str, bytes]:
-    from assay.ingest.inspect_ai import _member
+    from roadcheck.ingest.inspect_ai import _member
 
     path = str(DATA / "approved.eval")
     with zipfile.ZipFile(DATA / "approved.eval") as zf:

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
-from assay.ingest._fast import Slow, kept_lines, lines_decoder
-from assay.ingest._json import find_duplicate
+from roadcheck.ingest._fast import Slow, kept_lines, lines_decoder
+from roadcheck.ingest._json import find_duplicate
 
 from ..strategies import json_scalars
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import assay.ingest.transcripts as transcripts
-from assay.conformance import load_spec, replay
+import roadcheck.ingest.transcripts as transcripts
+from roadcheck.conformance import load_spec, replay
 
 from ..conftest import EXAMPLES, ROOT
 

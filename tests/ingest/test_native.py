@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.conformance import load_spec, replay
-from assay.errors import TraceError
-from assay.events import Event
-from assay.ingest.native import iter_events, parse_record, read_native
+from roadcheck.conformance import load_spec, replay
+from roadcheck.errors import TraceError
+from roadcheck.events import Event
+from roadcheck.ingest.native import iter_events, parse_record, read_native
 
 from ..conftest import EXAMPLES
 
@@ -160,8 +160,8 @@ class TestArbitraryBytes:
     @given(st.lists(st.text(max_size=60), min_size=1, max_size=6))
     def test_arbitrary_lines_through_replay_are_error(self, lines: list[str]) -> None:
         """Replay of random text lines is ERROR bad-input, exit 2, never PASS or a traceback."""
-        from assay.conformance import replay_events
-        from assay.ingest.native import iter_events as it
+        from roadcheck.conformance import replay_events
+        from roadcheck.ingest.native import iter_events as it
 
         spec = load_spec(EXAMPLES / "spec.json")
         data = "\n".join(lines).encode()

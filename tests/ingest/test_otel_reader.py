@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay import replay
-from assay.events import Trajectory
-from assay.ingest import ReadFailure, detect_format, load
-from assay.ingest import otel as otel_mod
+from roadcheck import replay
+from roadcheck.events import Trajectory
+from roadcheck.ingest import ReadFailure, detect_format, load
+from roadcheck.ingest import otel as otel_mod
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
 SPEC = DATA / "spec.yaml"
@@ -121,10 +121,10 @@ class TestSdkJson:
         ("approved", True), (None, True), ("rejected", False), ("denied", False)])
     def test_decision(self, tmp_path: Path, decision: str | None, kept: bool) -> None:
         """Only an approval (or an unqualified checkpoint) is a checkpoint event."""
-        attrs = {"assay.checkpoint.id": "approve_send_report",
-                 "assay.checkpoint.confirmed_by": "owner"}
+        attrs = {"roadcheck.checkpoint.id": "approve_send_report",
+                 "roadcheck.checkpoint.confirmed_by": "owner"}
         if decision is not None:
-            attrs["assay.checkpoint.decision"] = decision
+            attrs["roadcheck.checkpoint.decision"] = decision
         spans = [*self.spans()[:3], sdk_span("approval", "00000000000000b1", "00000000000000a3",
                                              "02.5", attrs), self.spans()[3]]
         traj = one(write_lines(tmp_path, spans))
@@ -193,8 +193,8 @@ class TestLineByLine:
             '"attributes": {}}')
 
     def test_a_repeated_key_later_is_refused_before_a_bad_span_earlier(self) -> None:
-        from assay.errors import TraceError
-        from assay.ingest.otel import parse_spans
+        from roadcheck.errors import TraceError
+        from roadcheck.ingest.otel import parse_spans
 
         bad_span = '{"context": {"trace_id": "zz", "span_id": "0x01"}, "name": "x"}'
         dup = self.SPAN % 2
@@ -205,8 +205,8 @@ class TestLineByLine:
         assert info.value.line == 3
 
     def test_a_bad_span_names_its_line(self) -> None:
-        from assay.errors import TraceError
-        from assay.ingest.otel import parse_spans
+        from roadcheck.errors import TraceError
+        from roadcheck.ingest.otel import parse_spans
 
         bad_span = '{"context": {"trace_id": "zz", "span_id": "0x01"}, "name": "x"}'
         with pytest.raises(TraceError) as info:
@@ -215,7 +215,7 @@ class TestLineByLine:
         assert "trace_id 'zz'" in str(info.value)
 
     def test_an_indented_object_after_one_line_objects_is_read_whole(self) -> None:
-        from assay.ingest.otel import parse_spans
+        from roadcheck.ingest.otel import parse_spans
 
         indented = json.dumps(json.loads(self.SPAN % 2), indent=2)
         spans = parse_spans(f"{self.SPAN % 1}\n{indented}\n".encode())

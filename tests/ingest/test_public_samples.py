@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-import assay
-from assay.events import Trajectory
-from assay.ingest import ReadFailure, load
+import roadcheck
+from roadcheck.events import Trajectory
+from roadcheck.ingest import ReadFailure, load
 
 ROOT = Path(__file__).resolve().parents[2]
 CODING = ROOT / "tests" / "data" / "coding"
@@ -168,7 +168,7 @@ def test_codex_real_session_git_command_without_approval_blocks() -> None:
                                        "must_precede": {"command": {"words": ["git"]}}}]}
     path = CODING / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-" \
                               "3724b5ddb799.jsonl"
-    result = assay.replay(spec, [str(path)]).results[0]
+    result = roadcheck.replay(spec, [str(path)]).results[0]
     assert (result.verdict, result.headline) == ("BLOCK", "checkpoint-skipped")
 
 

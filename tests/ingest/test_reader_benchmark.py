@@ -45,7 +45,7 @@ def test_generated_files_are_deterministic_and_read(tmp_path: Path) -> None:
     c = tmp_path / "c.jsonl"
     turns = bench.write_claude(c, 50_000)
     assert turns > 1
-    from assay.ingest import load
+    from roadcheck.ingest import load
 
     fmt, entries = load(str(c))
     assert fmt == "claude-code"
@@ -76,8 +76,8 @@ def test_readers_hold_far_less_than_the_decoded_file(tmp_path: Path) -> None:
     decoded whole). Decoding the whole file first, the OTel reader held 6.2x
     and the Claude Code reader 3.5x.
     """
-    from assay.ingest.claude_code import read_claude_code
-    from assay.ingest.otel import read_otel
+    from roadcheck.ingest.claude_code import read_claude_code
+    from roadcheck.ingest.otel import read_otel
 
     bench = load_script(SCRIPT)
     spans, session = tmp_path / "spans.jsonl", tmp_path / "session.jsonl"
@@ -91,9 +91,9 @@ def test_readers_hold_far_less_than_the_decoded_file(tmp_path: Path) -> None:
 
 def test_replay_reads_a_file_that_is_not_native_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The bytes the direct native path read go to the general reader, not read again."""
-    from assay import conformance
-    from assay.conformance import CompiledSpec, iter_replay, load_spec
-    from assay.ingest import native
+    from roadcheck import conformance
+    from roadcheck.conformance import CompiledSpec, iter_replay, load_spec
+    from roadcheck.ingest import native
 
     def again(path: str) -> bytes:
         raise AssertionError(f"{path} read a second time")
@@ -101,7 +101,7 @@ def test_replay_reads_a_file_that_is_not_native_once(monkeypatch: pytest.MonkeyP
     folder = ROOT / "examples" / "frameworks"
     spec = CompiledSpec(load_spec(folder / "spec.yaml"))
     assert spec.typed  # the direct native path is tried first
-    import assay._accel as accel
+    import roadcheck._accel as accel
 
     reads: list[str] = []
 
@@ -124,7 +124,7 @@ def test_replay_of_a_span_export_holds_the_file_about_once(tmp_path: Path) -> No
     """Peak traced memory of replaying a span export, its bytes included, stays under 1.5x
     the file (2.0x while the file was read twice, the second time with a buffer of its
     whole size asked for at its end)."""
-    from assay.conformance import CompiledSpec, iter_replay, load_spec
+    from roadcheck.conformance import CompiledSpec, iter_replay, load_spec
 
     bench = load_script(SCRIPT)
     spans = tmp_path / "spans.jsonl"

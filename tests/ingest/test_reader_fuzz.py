@@ -17,9 +17,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.conformance import CompiledSpec, load_spec, replay_events
-from assay.events import Trajectory
-from assay.ingest import FORMATS, ReadFailure, reader
+from roadcheck.conformance import CompiledSpec, load_spec, replay_events
+from roadcheck.events import Trajectory
+from roadcheck.ingest import FORMATS, ReadFailure, reader
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data"

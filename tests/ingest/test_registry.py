@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from assay import replay
-from assay.cli import cli
-from assay.ingest import (
+from roadcheck import replay
+from roadcheck.cli import cli
+from roadcheck.ingest import (
     FORMATS,
     REGISTRY,
     UNKNOWN,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from assay import replay
-from assay.events import Trajectory
-from assay.ingest import detect_format, load
+from roadcheck import replay
+from roadcheck.events import Trajectory
+from roadcheck.ingest import detect_format, load
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "frameworks"
 SPEC = DATA / "spec.yaml"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.events import Trajectory
-from assay.ingest import ReadFailure, detect_format, load
-from assay.ingest.native import read_bytes
-from assay.ingest.transcripts import detect_json_document, transcript_events
+from roadcheck.events import Trajectory
+from roadcheck.ingest import ReadFailure, detect_format, load
+from roadcheck.ingest.native import read_bytes
+from roadcheck.ingest.transcripts import detect_json_document, transcript_events
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data" / "transcripts"
@@ -147,7 +147,7 @@ class TestOpenAIChat:
                                       "content_parts.json"])
     def test_events_are_valid_native_records(self, name: str) -> None:
         """The mapped events pass the strict native reader unchanged."""
-        from assay.ingest.native import iter_events
+        from roadcheck.ingest.native import iter_events
 
         traj = one(name)
         native = list(iter_events(traj.to_jsonl().encode()))
@@ -163,7 +163,7 @@ class TestOpenAIChat:
 
     def test_orphan_tool_result(self) -> None:
         """A tool result that answers no recorded call is malformed: its call was lost."""
-        from assay.errors import TraceError
+        from roadcheck.errors import TraceError
 
         with pytest.raises(TraceError, match=r"^message 0: tool result answers call id 'x'"):
             transcript_events([{"role": "tool", "tool_call_id": "x", "content": "ok"}],
@@ -191,7 +191,7 @@ class TestOpenAIChat:
     ])
     def test_malformed(self, messages: list[object], error: str) -> None:
         """A malformed message is a TraceError naming its index."""
-        from assay.errors import TraceError
+        from roadcheck.errors import TraceError
 
         with pytest.raises(TraceError, match="^" + error.replace("(", r"\(")):
             transcript_events(messages, {"task_success": False})

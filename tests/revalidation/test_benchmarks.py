@@ -24,12 +24,12 @@ class TestSpeedBenchmark:
 
     def test_prepared_checkpoint_continues(self, tmp_path: Path) -> None:
         """The prepared checkpoint carries the big file's digest and revalidates to continue."""
-        import assay
+        import roadcheck
 
         bench = _load("revalidate_speed")
         cp = bench.prepare(tmp_path, 2)
         assert (cp.parent / "build" / "final.mp4").stat().st_size == 2 << 20
-        assert assay.revalidate(cp, now="2026-08-10T15:00:00Z").decision == "continue"
+        assert roadcheck.revalidate(cp, now="2026-08-10T15:00:00Z").decision == "continue"
 
     def test_measure_reports_both_sides(self) -> None:
         """measure() returns both medians; the ratio is printed, never asserted here."""

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from assay.revalidation import revalidate
+from roadcheck.revalidation import revalidate
 
 from .conftest import NOW, Site, sha
 
@@ -24,7 +24,7 @@ LIMIT = 20
 
 
 def _cli(path: Path) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run([sys.executable, "-m", "assay", "revalidate", str(path), "--now", NOW,
+    proc = subprocess.run([sys.executable, "-m", "roadcheck", "revalidate", str(path), "--now", NOW,
                            "--format", "json"], capture_output=True, text=True, timeout=LIMIT,
                           check=False)
     assert proc.returncode in (0, 1), proc.stderr

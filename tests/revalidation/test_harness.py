@@ -1,4 +1,4 @@
-"""assay run --resume revalidates before it skips, and never re-runs an effect blindly."""
+"""roadcheck run --resume revalidates before it skips, and never re-runs an effect blindly."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from assay import SpecError
-from assay.harness import Workflow, load_workflow_spec
+from roadcheck import SpecError
+from roadcheck.harness import Workflow, load_workflow_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ kit = _kit()
 
 def _run(root: Path, *, resume: bool = False, env: dict[str, str] | None = None,
          ) -> subprocess.CompletedProcess[str]:
-    return kit.assay(root, *kit.run_args("r1", resume), "--format", "json", env=env)
+    return kit.roadcheck(root, *kit.run_args("r1", resume), "--format", "json", env=env)
 
 
 def _effects(root: Path) -> list[dict[str, object]]:
@@ -68,7 +68,7 @@ class TestArtifactRevalidation:
 
     def test_keep_passed_trusts(self, tmp_path: Path) -> None:
         """The keep_passed revalidator still trusts a recorded pass when asked to."""
-        from assay.harness import keep_passed
+        from roadcheck.harness import keep_passed
 
         kit.setup(tmp_path)
         assert _run(tmp_path).returncode == 0
@@ -131,7 +131,7 @@ class TestEffects:
         kit.setup(tmp_path)
         assert _run(tmp_path, env={"CRASH_AFTER_PUBLISH": "1"}).returncode == -9
         proc = subprocess.run(
-            [sys.executable, "-m", "assay", *kit.run_args("r1", True)], cwd=tmp_path,
+            [sys.executable, "-m", "roadcheck", *kit.run_args("r1", True)], cwd=tmp_path,
             capture_output=True, text=True, check=False,
             env={**__import__("os").environ, "RECONCILE_EXIT": "7"})
         assert proc.returncode == 1
@@ -153,7 +153,7 @@ class TestEffects:
         """A safe_to_retry effect with no answer from its owner runs again."""
         path = kit.setup(tmp_path, retry_class="safe_to_retry")
         assert _run(tmp_path, env={"CRASH_AFTER_PUBLISH": "1"}).returncode == -9
-        proc = subprocess.run([sys.executable, "-m", "assay", *kit.run_args("r1", True)],
+        proc = subprocess.run([sys.executable, "-m", "roadcheck", *kit.run_args("r1", True)],
                               cwd=tmp_path, capture_output=True, text=True, check=False,
                               env={**__import__("os").environ, "RECONCILE_EXIT": "7"})
         assert proc.returncode == 0, proc.stdout
@@ -197,7 +197,7 @@ class TestEffectsLog:
 
     def test_torn_line_is_skipped_and_next_append_is_whole(self, tmp_path: Path) -> None:
         """A half-written line is ignored and the next state is still read."""
-        from assay.harness.resume import append_effect, effect_states
+        from roadcheck.harness.resume import append_effect, effect_states
 
         append_effect(tmp_path, {"phase": "publish", "state": "attempted"})
         with open(tmp_path / "effects.jsonl", "ab") as fh:

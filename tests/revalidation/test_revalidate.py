@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assay import SpecError, revalidate
-from assay.revalidation import Revalidation
+from roadcheck import SpecError, revalidate
+from roadcheck.revalidation import Revalidation
 
 from .conftest import NOW, Site, py, sha
 
@@ -77,7 +77,7 @@ class TestCheckpointDocument:
     def test_cli_exit_2_one_line(self, site: Site) -> None:
         """The CLI prints one error line naming file, line and field, and exits 2."""
         path = site.write(capabilities={"publish": {"state": "allowed", "max_age": "soon"}})
-        proc = subprocess.run([sys.executable, "-m", "assay", "revalidate", str(path)],
+        proc = subprocess.run([sys.executable, "-m", "roadcheck", "revalidate", str(path)],
                               capture_output=True, text=True, check=False)
         assert proc.returncode == 2
         lines = proc.stderr.strip().splitlines()
@@ -447,7 +447,7 @@ class TestDecision:
         path = site.write()
         outs = set()
         for fmt in ("json", "text", "json", "text"):
-            proc = subprocess.run([sys.executable, "-m", "assay", "revalidate", str(path),
+            proc = subprocess.run([sys.executable, "-m", "roadcheck", "revalidate", str(path),
                                    "--now", NOW, "--format", fmt], capture_output=True,
                                   check=False)
             outs.add((fmt, proc.stdout))
@@ -456,7 +456,7 @@ class TestDecision:
     def test_json_shape(self, site: Site) -> None:
         """The CLI prints the public JSON shape and exits with the decision's code."""
         path = site.write(external_effects={"upload": {"state": "unknown"}})
-        proc = subprocess.run([sys.executable, "-m", "assay", "revalidate", str(path),
+        proc = subprocess.run([sys.executable, "-m", "roadcheck", "revalidate", str(path),
                                "--now", NOW, "--format", "json"], capture_output=True,
                               text=True, check=False)
         doc = json.loads(proc.stdout)
@@ -473,7 +473,7 @@ class TestExamples:
     def _run(self, tmp_path: Path, name: str) -> tuple[int, dict[str, object]]:
         work = tmp_path / name
         shutil.copytree(EXAMPLES / name, work)
-        proc = subprocess.run([sys.executable, "-m", "assay", "revalidate",
+        proc = subprocess.run([sys.executable, "-m", "roadcheck", "revalidate",
                                str(work / "checkpoint.yaml"), "--now", "2026-08-10T15:00:00Z",
                                "--format", "json"], capture_output=True, text=True, check=False)
         return proc.returncode, json.loads(proc.stdout)
@@ -495,16 +495,16 @@ class TestExamples:
 
 
 class TestPublicApi:
-    """assay.revalidate is the function, not a shadowing subpackage."""
+    """roadcheck.revalidate is the function, not a shadowing subpackage."""
 
     def test_exports(self) -> None:
         """revalidate and Revalidation are in __all__ and survive the subpackage import."""
-        import assay
-        import assay.revalidation
+        import roadcheck
+        import roadcheck.revalidation
 
-        assert {"revalidate", "Revalidation"} <= set(assay.__all__)
-        assert callable(assay.revalidate) and assay.revalidate is assay.revalidation.revalidate
-        assert assay.Revalidation is assay.revalidation.Revalidation
+        assert {"revalidate", "Revalidation"} <= set(roadcheck.__all__)
+        assert callable(roadcheck.revalidate) and roadcheck.revalidate is roadcheck.revalidation.revalidate
+        assert roadcheck.Revalidation is roadcheck.revalidation.Revalidation
 
 
 class TestNextAction:
@@ -525,7 +525,7 @@ class TestNextAction:
 
     def test_unwritable_next_is_bad_input(self, site: Site) -> None:
         """A --write-next into a missing directory is exit 2, not a crash."""
-        proc = subprocess.run([sys.executable, "-m", "assay", "revalidate", str(site.write()),
+        proc = subprocess.run([sys.executable, "-m", "roadcheck", "revalidate", str(site.write()),
                                "--write-next", str(site.root / "no" / "such" / "cp.yaml")],
                               capture_output=True, text=True, check=False)
         assert proc.returncode == 2 and "cannot write the next checkpoint" in proc.stderr

@@ -5,8 +5,8 @@ account (through its ToolNode) and hands off with ``Command(goto="reporter")``;
 the reporter's ``send_report`` tool asks for approval with ``interrupt()``, and
 the thread is resumed with the owner's decision.
 
-    python examples/frameworks/langgraph/record.py    # needs assay[langgraph]
-    assay replay examples/frameworks/spec.yaml examples/frameworks/langgraph/run.jsonl
+    python examples/frameworks/langgraph/record.py    # needs roadcheck[langgraph]
+    roadcheck replay examples/frameworks/spec.yaml examples/frameworks/langgraph/run.jsonl
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
-from assay.integrations.langgraph import read_langgraph
+from roadcheck.integrations.langgraph import read_langgraph
 
 
 class State(TypedDict):

@@ -5,7 +5,7 @@ as OpenLLMetry's own ``@agent`` and ``@tool`` decorators (``traceloop-sdk``)
 trace it: a ``reporter`` agent calls the ``send_report`` tool; in the handoff
 scenario a ``triage`` agent calls a ``transfer_to_reporter`` tool that runs
 the reporter. OpenLLMetry records no approval, so the application records the
-owner's decision as a span of its own with the ``assay.checkpoint.*``
+owner's decision as a span of its own with the ``roadcheck.checkpoint.*``
 attributes (docs/frameworks/otel.md), in the run's trace. A send that raises
 is a tool span with status ERROR; the exception events OpenTelemetry adds
 (a traceback with the recording machine's paths) are left out of the file.
@@ -43,9 +43,9 @@ OUT = HERE / "openllmetry" / "matrix"
 def decide(decision: str) -> None:
     """The application records the owner's decision in the run's trace."""
     with trace.get_tracer("reports").start_as_current_span("approval", attributes={
-            "assay.checkpoint.id": "approve_send_report",
-            "assay.checkpoint.confirmed_by": "owner",
-            "assay.checkpoint.decision": decision}):
+            "roadcheck.checkpoint.id": "approve_send_report",
+            "roadcheck.checkpoint.confirmed_by": "owner",
+            "roadcheck.checkpoint.decision": decision}):
         pass
 
 

@@ -51,7 +51,7 @@ class _Recorder:
         self.exporter = InMemorySpanExporter()
         provider = TracerProvider(id_generator=_Ids())
         provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.tracer = provider.get_tracer("assay-recorder")
+        self.tracer = provider.get_tracer("roadcheck-recorder")
         self.clock = T0
 
     def tick(self) -> int:
@@ -104,12 +104,12 @@ def otlp_json(spans: tuple[ReadableSpan, ...]) -> dict[str, Any]:
             item["parentSpanId"] = f"{s.parent.span_id:016x}"
         out.append(item)
     return {"resourceSpans": [{"resource": {"attributes": _attrs({"service.name": "reports"})},
-                               "scopeSpans": [{"scope": {"name": "assay-recorder"},
+                               "scopeSpans": [{"scope": {"name": "roadcheck-recorder"},
                                                "spans": out}]}]}
 
 
-APPROVAL = {"assay.checkpoint.id": "approve_send_report", "assay.checkpoint.confirmed_by": "owner",
-            "assay.checkpoint.decision": "approved"}
+APPROVAL = {"roadcheck.checkpoint.id": "approve_send_report", "roadcheck.checkpoint.confirmed_by": "owner",
+            "roadcheck.checkpoint.decision": "approved"}
 
 
 def openinference(approved: bool, send_error: str | None) -> dict[str, Any]:

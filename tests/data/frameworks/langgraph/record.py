@@ -4,7 +4,7 @@ Each thread is run by LangGraph itself (``InMemorySaver`` checkpointer,
 scripted chat models, no network) and read with ``read_langgraph``. A triage
 agent looks up an account and hands over to a reporter with
 ``transfer_to_reporter``; the reporter's ``send_report`` asks the owner with
-``interrupt()``. Needs ``assay[langgraph]``:
+``interrupt()``. Needs ``roadcheck[langgraph]``:
 
     python tests/data/frameworks/langgraph/record.py
 
@@ -49,8 +49,8 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
-from assay.events import Trajectory
-from assay.integrations.langgraph import read_langgraph
+from roadcheck.events import Trajectory
+from roadcheck.integrations.langgraph import read_langgraph
 
 HERE = Path(__file__).resolve().parent
 CONFIG: Any = {"configurable": {"thread_id": "weekly-acme"}}

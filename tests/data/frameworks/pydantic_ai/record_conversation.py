@@ -57,9 +57,9 @@ def record(decision: str) -> str:
     conversation = first.all_messages()[-1].conversation_id
     with tracer.start_as_current_span("approval", attributes={
             "gen_ai.conversation.id": str(conversation),
-            "assay.checkpoint.id": "approve_send_report",
-            "assay.checkpoint.confirmed_by": "owner",
-            "assay.checkpoint.decision": decision}):
+            "roadcheck.checkpoint.id": "approve_send_report",
+            "roadcheck.checkpoint.confirmed_by": "owner",
+            "roadcheck.checkpoint.decision": decision}):
         pass
     ok = decision == "approved"
     agent.run_sync(message_history=first.all_messages(), deferred_tool_results=DeferredToolResults(

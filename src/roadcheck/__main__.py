@@ -1,0 +1,116 @@
+"""``python -m roadcheck`` and the ``roadcheck`` console script.
+
+``roadcheck guard claude-code`` runs once per Claude Code hook event, a new process
+each time, so its start-up is paid on every tool call. Its arguments are read
+here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
+anything that parser does not take as a plain, valid command line (``--help``,
+an unknown or repeated option, a missing value, a directory given as the spec)
+goes to the click CLI, which answers exactly as it always does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
+    """Console entry point: the hook's lean path, else the click CLI.
+
+    ``quick_exit`` lets a ``replay`` process end without the interpreter's teardown
+    (:func:`_leave`); ``python -m roadcheck`` keeps the usual exit, so that a profiler
+    running the module gets its turn.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    if args[:2] == ["guard", "claude-code"]:
+        import gc
+
+        # One short-lived process per hook event: the cyclic collector would only spend
+        # time walking the session it just read.
+        gc.disable()
+        from roadcheck.guard.claude_code import parse_args
+
+        options = parse_args(args[2:])
+        if options is not None:
+            _hook(options, leave=argv is None)
+    if args[:1] == ["replay"]:
+        _list_ahead(args[1:])
+    from roadcheck.cli import main as cli_main
+
+    if (quick_exit and argv is None and args[:1] == ["replay"]
+            and not any(a.startswith("--ray") for a in args)):
+        try:
+            cli_main(argv)
+        except SystemExit as done:
+            _leave(done)
+        return
+    cli_main(argv)
+
+
+def _list_ahead(args: list[str]) -> None:
+    """Begin listing the directories among a ``replay``'s arguments in C on another thread
+    (:func:`roadcheck._inputs.list_ahead`) while click and the CLI are imported: 50,000 files
+    take some 40 ms to list. Only a hint: click reads the arguments, and the listing is
+    taken only for a directory it gives as a trajectory (an option's value that is a
+    directory is listed for nothing); none with ``-r``, which lists below."""
+    if any(a == "--recursive" or (a[:1] == "-" and a[1:2] != "-" and "r" in a) for a in args):
+        return
+    from roadcheck._inputs import list_ahead
+
+    list_ahead(args)
+
+
+def _leave(done: SystemExit) -> None:
+    """End a ``replay`` process once its output is flushed and the exit functions have
+    run, without tearing down the interpreter: after a batch of 50,000 files that
+    teardown costs some 30 ms, and a few ms on any run. Whatever is not a plain exit
+    code, an interrupt (its pool may still be stopping), or a flush that fails takes
+    the usual way out."""
+    code = done.code
+    if not isinstance(code, int) or code == 130:
+        raise done
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        raise done from None
+    import atexit
+    import os
+
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is not None:  # what was registered still runs (coverage, say)
+        run_exit_functions()
+    os._exit(code)
+
+
+def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
+    """Run the hook; an interrupt or a bug blocks the call (exit 2), as any failure does.
+
+    With ``leave`` (the process's own command line), the process ends with
+    :func:`os._exit` once the answer is flushed: everything the call wrote is
+    closed by then, and tearing down the interpreter's modules would cost a hook
+    call about as much as its own work. Called with arguments, it raises
+    ``SystemExit`` as usual.
+    """
+    try:
+        from roadcheck.guard.claude_code import main as hook_main
+
+        code = hook_main(options)
+    except BaseException as exc:  # an interrupt or a bug blocks the call
+        # Claude Code runs the call on any exit code but 2, so 2 is the only fail-closed exit.
+        from roadcheck.guard.claude_code import blocked
+
+        sys.exit(blocked(exc))
+    if not leave:
+        sys.exit(code)
+    import os
+
+    try:
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    main(quick_exit=False)

@@ -1,0 +1,273 @@
+"""Running a command the way every part of roadcheck does: an argv list, never a shell.
+
+Gates, producers, reconcile, probes and capability checks all go through
+:func:`run_command`; a missing program or a timeout is reported in the
+result, never raised, so the caller decides what it means (a failed gate, an
+unknown effect).
+
+Two promises hold for every command:
+
+- **Nothing it started outlives it.** The command leads its own session
+  (so its own process group). When it exits, whatever it left behind in that
+  group (``sleep 300 &``) is killed with SIGKILL; on timeout the group gets
+  SIGTERM, a short grace, then SIGKILL. A process that starts a session of
+  its own escapes the group; nothing short of a container can follow it. If
+  the caller itself is killed with SIGKILL it cannot clean up; a command run
+  with ``die_with_parent`` is then killed by the kernel (Linux).
+- **Output is bounded.** stdout and stderr are drained together as they
+  arrive (a child never blocks on a full pipe) and only the first
+  :data:`KEEP_HEAD` and last :data:`KEEP_TAIL` bytes of each are kept, with a
+  marker saying how many bytes were dropped in between.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["KEEP_HEAD", "KEEP_TAIL", "OUTPUT_LIMIT", "CommandRun", "run_command", "tail_output"]
+
+#: Output kept in a record: the tail, where the failure usually is.
+OUTPUT_LIMIT = 16_384
+#: Bytes kept from the start of each stream.
+KEEP_HEAD = 65_536
+#: Bytes kept from the end of each stream.
+KEEP_TAIL = 65_536
+#: Seconds between SIGTERM and SIGKILL when a command runs out of time.
+TERM_GRACE = 2.0
+#: Seconds to keep reading pipes after the command exited and its group was killed
+#: (only a process that escaped the group can hold them open that long).
+DRAIN_GRACE = 1.0
+#: Seconds to wait for a process after SIGKILL before giving up on it.
+KILL_WAIT = 5.0
+_CHUNK = 65_536
+_POLL = 0.02  # only where the kernel offers no pidfd to wait on
+#: The longest single wait: poll(2) takes an int of milliseconds, and the loop waits again.
+_MAX_WAIT = 3600.0
+_EXITED = object()
+#: poll(2) where there is one: a handful of descriptors, no epoll instance to create per command
+_Selector = getattr(selectors, "PollSelector", selectors.DefaultSelector)
+
+
+def tail_output(text: str) -> str:
+    """``text`` trimmed to its last :data:`OUTPUT_LIMIT` characters."""
+    return text if len(text) <= OUTPUT_LIMIT else "...\n" + text[-OUTPUT_LIMIT:]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRun:
+    """A finished subprocess: exit code (``None`` when it never ran to the end) and output.
+
+    ``dropped`` counts the bytes of stdout and stderr that were not kept;
+    ``timed_out`` tells a timeout from a command that could not start.
+    """
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    error: str | None = None
+    dropped: int = 0
+    timed_out: bool = False
+
+    @property
+    def output(self) -> str:
+        """stdout then stderr, trimmed to the record limit."""
+        both = self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr
+        return tail_output(both)
+
+
+class _Capture:
+    """The head and tail of one stream, and how many bytes fell between them."""
+
+    __slots__ = ("dropped", "head", "tail")
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = KEEP_HEAD - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        over = len(self.tail) - KEEP_TAIL
+        if over > 0:
+            del self.tail[:over]
+            self.dropped += over
+
+    def text(self) -> str:
+        if not self.dropped:
+            return bytes(self.head + self.tail).decode("utf-8", "replace")
+        return (self.head.decode("utf-8", "replace")
+                + f"\n... [{self.dropped} bytes dropped] ...\n"
+                + self.tail.decode("utf-8", "replace"))
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking Linux to SIGKILL the child when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # pragma: no cover - no libc symbol
+        return None
+    parent = os.getpid()
+
+    def setup() -> None:
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before the request took
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return setup
+
+
+_PREEXEC: dict[int, Callable[[], None] | None] = {}
+
+
+def _preexec_fn() -> Callable[[], None] | None:
+    """The ``preexec_fn`` for this process (it names this process as the parent)."""
+    pid = os.getpid()
+    if pid not in _PREEXEC:
+        _PREEXEC.clear()
+        _PREEXEC[pid] = _die_with_parent()
+    return _PREEXEC[pid]
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Send ``sig`` to the command's process group (its id is the leader's pid).
+
+    Called only while the leader is unreaped, so the id cannot name another group.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the command has exited, without reaping it where the platform allows."""
+    if not hasattr(os, "waitid"):  # pragma: no cover - reaps: the group id may then be reused
+        return proc.poll() is not None
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # pragma: no cover - already reaped
+        return True
+
+
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:  # pragma: no cover - not Linux
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:  # pragma: no cover - kernel without pidfd
+        return None
+    return fd
+
+
+def _collect(proc: subprocess.Popen[bytes], captures: Mapping[object, _Capture],
+             timeout: float) -> bool:
+    """Drain the pipes until the command is done and its group is gone; True on timeout."""
+    now = time.monotonic()
+    deadline = now + timeout
+    kill_at: float | None = None  # set once SIGTERM went out
+    give_up: float | None = None  # set once SIGKILL went out
+    drain_until: float | None = None  # set once the leader exited
+    timed_out = False
+    pidfd = _pidfd(proc.pid)
+    with _Selector() as sel:
+        for pipe, cap in captures.items():
+            sel.register(pipe, selectors.EVENT_READ, cap)  # type: ignore[arg-type]
+        if pidfd is not None:
+            sel.register(pidfd, selectors.EVENT_READ, _EXITED)
+        try:
+            while True:
+                pipes = sum(1 for key in sel.get_map().values() if key.data is not _EXITED)
+                if drain_until is not None and (not pipes or now >= drain_until):
+                    break
+                if drain_until is None:
+                    if give_up is not None and now >= give_up:
+                        break  # unkillable (uninterruptible sleep): leave it unreaped
+                    if kill_at is None and now >= deadline:
+                        timed_out = True
+                        _signal_group(proc, signal.SIGTERM)
+                        kill_at = now + TERM_GRACE
+                    elif kill_at is not None and give_up is None and now >= kill_at:
+                        _signal_group(proc, signal.SIGKILL)
+                        give_up = now + KILL_WAIT
+                    wake = give_up or kill_at or deadline
+                else:
+                    wake = drain_until
+                wait = min(max(0.0, wake - now), _MAX_WAIT)
+                if pidfd is None and drain_until is None:
+                    wait = min(wait, _POLL)
+                leader_done = False
+                for key, _ in sel.select(wait):
+                    if key.data is _EXITED:
+                        sel.unregister(key.fileobj)
+                        leader_done = True
+                        continue
+                    data = os.read(key.fd, _CHUNK)
+                    if data:
+                        key.data.add(data)
+                    else:
+                        sel.unregister(key.fileobj)
+                if drain_until is None and (leader_done or (pidfd is None and _exited(proc))):
+                    # whatever the command left behind in its group goes with it
+                    _signal_group(proc, signal.SIGKILL)
+                    drain_until = time.monotonic() + DRAIN_GRACE
+                now = time.monotonic()
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+    return timed_out
+
+
+def run_command(argv: Sequence[str], *, cwd: Path | None, timeout: float,
+                env: Mapping[str, str] | None = None, stdin: int | None = None,
+                die_with_parent: bool = False) -> CommandRun:
+    """Run ``argv`` without a shell; a missing program or a timeout is reported, not raised.
+
+    ``env`` replaces the environment when given; ``stdin`` is passed to
+    :class:`subprocess.Popen` (``subprocess.DEVNULL`` for read-only checks).
+    The command runs in its own session and nothing it started survives it;
+    its output is kept as head and tail (see the module docstring).
+    ``die_with_parent`` (Linux) also kills the command when this process dies
+    before it ends; it costs about a millisecond per command, so it is kept for
+    commands whose side effect must not complete behind a resume's back.
+    """
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env),
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True,
+                                preexec_fn=_preexec_fn() if die_with_parent else None)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        return CommandRun(None, "", "", f"could not start {argv[0]!r}: {why}")
+    out, err = _Capture(), _Capture()
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    try:
+        timed_out = _collect(proc, {proc.stdout: out, proc.stderr: err}, timeout)
+    finally:
+        if proc.returncode is None:
+            _signal_group(proc, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=KILL_WAIT)
+        proc.stdout.close()
+        proc.stderr.close()
+    dropped = out.dropped + err.dropped
+    if timed_out:
+        return CommandRun(None, out.text(), err.text(), f"timed out after {timeout:g}s", dropped,
+                          timed_out=True)
+    return CommandRun(proc.returncode, out.text(), err.text(), None, dropped)

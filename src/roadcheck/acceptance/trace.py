@@ -1,0 +1,120 @@
+"""Tool-call traces: the calls an agent actually made, as evidence for its claims.
+
+A trace is read from a native JSONL trajectory (each ``action`` event is a
+call: ``action_type`` is the tool, with optional ``args`` and ``result``) or
+from a JSON list of ``{"tool", "args", "result"}`` objects. In memory the gate
+also takes a :class:`~roadcheck.events.Trajectory`, events, or such dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from os import PathLike
+from typing import Any, NamedTuple
+
+from roadcheck.errors import TraceError
+from roadcheck.events import Event, Trajectory
+
+__all__ = ["Call", "call_errored", "calls_of", "load_trace"]
+
+_NO_ARGS: Mapping[str, Any] = {}
+
+
+class Call(NamedTuple):
+    """One recorded tool call."""
+
+    tool: str
+    args: Mapping[str, Any]
+    result: Any
+    #: Where the call was recorded: ``seq 4`` in a trajectory, ``call 2`` in a list.
+    where: str
+    #: True when the recorded outcome is an error, so the call is no evidence of an effect.
+    errored: bool
+
+
+def call_errored(record: Mapping[str, Any]) -> bool:
+    """True when a call record or its ``result`` says the call failed.
+
+    A failure is an ``error`` key that is not null or false, ``ok: false``, or
+    ``is_error: true``, on the record itself or on its ``result`` object.
+    """
+    for holder in (record, record.get("result")):
+        if isinstance(holder, Mapping) and (
+                holder.get("error") not in (None, False)
+                or holder.get("ok") is False
+                or holder.get("is_error") is True):
+            return True
+    return False
+
+
+def _call(record: Mapping[str, Any], tool: str, where: str) -> Call:
+    args = record.get("args")
+    return Call(tool, args if isinstance(args, Mapping) else _NO_ARGS, record.get("result"),
+                where, call_errored(record))
+
+
+def calls_of(trace: Any) -> list[Call]:
+    """The calls of an in-memory trace; entries that are not tool calls are skipped.
+
+    Takes a :class:`Trajectory`, a list of :class:`Event` or :class:`Call`, or a
+    list of ``{"tool", "args", "result"}`` dicts (native action records work too).
+    """
+    if isinstance(trace, Trajectory):
+        trace = trace.events
+    if isinstance(trace, (str, bytes, Mapping)) or not isinstance(trace, Iterable):
+        return []
+    calls: list[Call] = []
+    for index, item in enumerate(trace, 1):
+        if isinstance(item, Call):
+            calls.append(item)
+        elif isinstance(item, Event):
+            if item.kind == "action" and isinstance(item.action_type, str):
+                calls.append(_call(item.data, item.action_type, f"seq {item.seq}"))
+        elif isinstance(item, Mapping):
+            tool = item.get("tool")
+            if isinstance(tool, str):
+                calls.append(_call(item, tool, f"call {index}"))
+            elif item.get("event") == "action" and isinstance(item.get("action_type"), str):
+                where = f"seq {item['seq']}" if "seq" in item else f"call {index}"
+                calls.append(_call(item, item["action_type"], where))
+    return calls
+
+
+def load_trace(path: str | PathLike[str]) -> list[Call]:
+    """Read a trace file; anything malformed raises :class:`TraceError` naming file and line."""
+    from roadcheck.ingest.native import read_bytes, read_native
+
+    source = str(path)
+    data = read_bytes(source)
+    if data.lstrip()[:1] == b"[":
+        return _read_call_list(source, data)
+    trajectory = read_native(source, data)
+    for event in trajectory.events:
+        if event.kind == "action" and not isinstance(event.get("args", {}), (dict, type(None))):
+            raise TraceError("'args' must be an object", path=source, line=event.line)
+    return calls_of(trajectory)
+
+
+def _read_call_list(path: str, data: bytes) -> list[Call]:
+    import orjson
+
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        line = data.count(b"\n", 0, exc.pos) + 1
+        raise TraceError(f"invalid JSON: {exc.msg}", path=path, line=line) from None
+    from roadcheck.ingest._json import check_document
+
+    check_document(data, doc, path)
+    calls: list[Call] = []
+    for index, item in enumerate(doc, 1):
+        if not isinstance(item, dict):
+            raise TraceError(f"call {index}: expected an object, got {type(item).__name__}",
+                             path=path)
+        tool = item.get("tool")
+        if not isinstance(tool, str) or not tool:
+            raise TraceError(f"call {index}: 'tool' must be a non-empty string", path=path)
+        if "args" in item and not isinstance(item["args"], (dict, type(None))):
+            raise TraceError(f"call {index}: 'args' must be an object", path=path)
+        calls.append(_call(item, tool, f"call {index}"))
+    return calls

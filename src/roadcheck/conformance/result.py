@@ -1,0 +1,331 @@
+"""What replay returns: a :class:`ReplayResult` per trajectory, folded into a :class:`ReplayRun`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
+from roadcheck.findings import NOWHERE, Finding, Location, Severity
+
+__all__ = ["Finding", "ReplayInterrupted", "ReplayResult", "ReplayRun", "TrajectoryStats"]
+
+Verdict = Literal["PASS", "BLOCK", "ERROR"]
+VERDICT_EXIT: dict[str, int] = {"PASS": 0, "BLOCK": 1, "ERROR": 2}
+
+
+_MISSING = object()
+
+
+def scalar_text(value: Any) -> str:
+    """A field value as the report prints it: JSON, except that a string is bare."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    import orjson
+
+    return str(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryStats:
+    """The shape of a trajectory, printed above its verdict."""
+
+    events: int
+    agents: tuple[str, ...]
+    handoffs: int
+    checkpoints: int
+    derived_checkpoints: int
+    irreversible: int
+    actions: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """The verdict on one trajectory, with every reason that fired."""
+
+    id: str
+    path: str | None
+    verdict: Verdict
+    #: The first reason is the headline: ``trajectory-conforms`` on PASS, else what blocked.
+    reasons: tuple[Finding, ...]
+    warnings: tuple[Finding, ...] = ()
+    notes: tuple[Finding, ...] = ()
+    task_success: bool | None = None
+    stats: TrajectoryStats | None = None
+    source: str = "native"
+    #: Fields of the final event (for ``--by``) and reader facts such as a reward.
+    final: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit(self) -> int:
+        """The exit code of this verdict: 0 PASS, 1 BLOCK, 2 ERROR."""
+        return VERDICT_EXIT[self.verdict]
+
+    @property
+    def headline(self) -> str:
+        """The reason code that names the verdict."""
+        return self.reasons[0].code
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public JSON shape of one result (docs/formats.md)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "path": self.path,
+            "verdict": self.verdict,
+            "exit": self.exit,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "warnings": [w.to_dict() for w in self.warnings],
+            "notes": [n.to_dict() for n in self.notes],
+            "task_success": self.task_success,
+            "source": self.source,
+        }
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+
+class _StatsInit:
+    """:class:`TrajectoryStats`'s slots with a plain init, for :func:`new_stats`."""
+
+    __slots__ = TrajectoryStats.__slots__  # the same names in the same order: the same layout
+
+    def __init__(self, events: int, agents: tuple[str, ...], handoffs: int, checkpoints: int,
+                 derived_checkpoints: int, irreversible: int, actions: int) -> None:
+        self.events = events
+        self.agents = agents
+        self.handoffs = handoffs
+        self.checkpoints = checkpoints
+        self.derived_checkpoints = derived_checkpoints
+        self.irreversible = irreversible
+        self.actions = actions
+
+
+class _ResultInit:
+    """:class:`ReplayResult`'s slots with a plain init, for :func:`new_result`."""
+
+    __slots__ = ReplayResult.__slots__
+
+    def __init__(self, id: str, path: str | None, verdict: Verdict,
+                 reasons: tuple[Finding, ...], warnings: tuple[Finding, ...],
+                 notes: tuple[Finding, ...], task_success: bool | None,
+                 stats: TrajectoryStats | None, source: str, final: Mapping[str, Any],
+                 meta: Mapping[str, Any]) -> None:
+        self.id = id
+        self.path = path
+        self.verdict = verdict
+        self.reasons = reasons
+        self.warnings = warnings
+        self.notes = notes
+        self.task_success = task_success
+        self.stats = stats
+        self.source = source
+        self.final = final
+        self.meta = meta
+
+
+# A frozen dataclass sets each field through object.__setattr__, which the engine pays
+# for every trajectory. These build the same objects (equal, frozen, of the same class)
+# by setting the slots of a twin class with the same layout and then taking its class,
+# which Python allows between classes whose slots are the same
+# (``tests/conformance/test_engine.py`` holds them to the dataclasses).
+_set_class = object.__setattr__
+
+
+def new_stats(events: int, agents: tuple[str, ...], handoffs: int, checkpoints: int,
+              derived_checkpoints: int, irreversible: int, actions: int) -> TrajectoryStats:
+    """``TrajectoryStats(...)``, every field given, faster."""
+    made = _StatsInit(events, agents, handoffs, checkpoints, derived_checkpoints,
+                      irreversible, actions)
+    _set_class(made, "__class__", TrajectoryStats)
+    return cast(TrajectoryStats, made)
+
+
+def new_result(id: str, path: str | None, verdict: Verdict, reasons: tuple[Finding, ...],
+               warnings: tuple[Finding, ...], notes: tuple[Finding, ...],
+               task_success: bool | None, stats: TrajectoryStats | None, source: str,
+               final: Mapping[str, Any], meta: Mapping[str, Any]) -> ReplayResult:
+    """``ReplayResult(...)``, every field given, faster."""
+    made = _ResultInit(id, path, verdict, reasons, warnings, notes, task_success, stats,
+                       source, final, meta)
+    _set_class(made, "__class__", ReplayResult)
+    return cast(ReplayResult, made)
+
+
+class _LocationInit:
+    """:class:`~roadcheck.findings.Location`'s slots with a plain init, for :func:`new_location`."""
+
+    __slots__ = Location.__slots__
+
+    def __init__(self, seq: int | None, line: int | None, message_index: int | None,
+                 checkpoint_id: str | None, action_type: str | None, voided_by_seq: int | None,
+                 from_agent: str | None, to_agent: str | None) -> None:
+        self.seq = seq
+        self.line = line
+        self.message_index = message_index
+        self.checkpoint_id = checkpoint_id
+        self.action_type = action_type
+        self.voided_by_seq = voided_by_seq
+        self.from_agent = from_agent
+        self.to_agent = to_agent
+        self.question = self.check = self.phase = None
+
+
+class _FindingInit:
+    """:class:`~roadcheck.findings.Finding`'s slots with a plain init, for :func:`new_finding`."""
+
+    __slots__ = Finding.__slots__
+
+    def __init__(self, code: str, message: str, location: Location, severity: Severity) -> None:
+        self.code = code
+        self.message = message
+        self.location = location
+        self.severity = severity
+
+
+def new_location(seq: int | None = None, line: int | None = None,
+                 message_index: int | None = None, checkpoint_id: str | None = None,
+                 action_type: str | None = None, voided_by_seq: int | None = None,
+                 from_agent: str | None = None, to_agent: str | None = None) -> Location:
+    """``Location(...)`` of a replay finding (no question, check or phase), faster."""
+    made = _LocationInit(seq, line, message_index, checkpoint_id, action_type, voided_by_seq,
+                         from_agent, to_agent)
+    _set_class(made, "__class__", Location)
+    return cast(Location, made)
+
+
+def new_finding(code: str, message: str, location: Location = NOWHERE,
+                severity: Severity = "error") -> Finding:
+    """``Finding(code, message, location, severity)`` for a :class:`Location`, faster."""
+    made = _FindingInit(code, message, location, severity)
+    _set_class(made, "__class__", Finding)
+    return cast(Finding, made)
+
+
+class NativeRun:
+    """Native files judged and rendered together by :func:`roadcheck._accel.judge_files`, each
+    with one result: what a report writer takes instead of each file's start and result.
+    (A plain class: a dataclass costs the start-up of every command that imports this.)"""
+
+    __slots__ = ("blocked", "bodies", "entries", "files", "passed", "warned")
+
+    def __init__(self, files: int, entries: bytes, bodies: bytes | tuple[int, int, int],
+                 passed: int, blocked: int, warned: int) -> None:
+        #: How many files, in order from where the run began.
+        self.files = files
+        #: The files' entries as the writer spools them (``file_entry``'s bytes, each).
+        self.entries = entries
+        #: The rendered results, each after a ``,\n`` in JSON (empty for
+        #: ``--summary-only``), or where they were written: (descriptor, offset, length).
+        self.bodies = bodies
+        self.passed = passed
+        self.blocked = blocked
+        #: PASS verdicts with warnings.
+        self.warned = warned
+
+    def __reduce__(self) -> tuple[type[NativeRun], tuple[Any, ...]]:
+        return NativeRun, (self.files, self.entries, self.bodies, self.passed, self.blocked,
+                           self.warned)
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    """The results of one replay over many trajectories, and their folded exit code."""
+
+    spec_source: str | None
+    results: Sequence[ReplayResult]
+    #: The trajectory files, in the order given, with the input format each was read as.
+    files: Sequence[tuple[str, str]] = ()
+    #: Ctrl-C stopped the run: the results are partial and the exit is 130, never a verdict.
+    interrupted: bool = False
+    #: The sha256 (hex) of the spec's bytes; None for a spec built in memory.
+    spec_sha256: str | None = None
+
+    def __iter__(self) -> Iterator[ReplayResult]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    @property
+    def exit(self) -> int:
+        """The worst verdict's exit code: BLOCK (1) over ERROR (2) over PASS (0).
+
+        A run that judged nothing exits 2: no evidence is never a pass. An
+        interrupted run exits 130 whatever it judged before the interrupt.
+        """
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        if not self.results:
+            return EXIT_ERROR
+        return worst_exit(r.exit for r in self.results)
+
+    def carries(self, field: str) -> bool:
+        """True when some trajectory's final event (or its reader facts) has ``field``."""
+        return any(field in r.final or field in r.meta for r in self.results)
+
+    def by(self, field: str) -> dict[str, dict[str, int]]:
+        """Verdict counts per value of ``field`` in each final event (``--by``), sorted.
+
+        A reader fact such as a benchmark's reward counts when the final event
+        lacks the field; a trajectory with neither is counted under ``(absent)``.
+        """
+        groups: dict[str, dict[str, int]] = {}
+        for r in self.results:
+            value = r.final.get(field, _MISSING)
+            if value is _MISSING:
+                value = r.meta.get(field, _MISSING)
+            key = "(absent)" if value is _MISSING else scalar_text(value)
+            g = groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
+            g[r.verdict.lower()] += 1
+        return dict(sorted(groups.items()))
+
+    def to_dict(self, *, summary_only: bool = False,
+                by_field: str | None = None) -> dict[str, Any]:
+        """The public JSON shape, the document ``--format json`` prints (docs/formats.md).
+
+        ``summary_only`` leaves ``results`` empty; ``by_field`` adds ``by``.
+        """
+        doc: dict[str, Any] = {
+            "spec": self.spec_source,
+            "spec_sha256": self.spec_sha256,
+            "files": [{"path": p, "format": f} for p, f in self.files],
+            "results": [] if summary_only else [r.to_dict() for r in self.results],
+            "summary": self.counts(),
+        }
+        if by_field is not None:
+            doc["by"] = {"field": by_field, "groups": self.by(by_field)}
+        return doc
+
+    def counts(self) -> dict[str, int]:
+        """Counts of each verdict, warnings, and the overall exit (the JSON ``summary``)."""
+        c = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        for r in self.results:
+            c[r.verdict.lower()] += 1
+            if r.verdict == "PASS" and r.warnings:
+                c["warn"] += 1
+        c["exit"] = self.exit
+        return c
+
+
+class ReplayInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a replay of many files, carrying what was judged before it.
+
+    A :class:`KeyboardInterrupt`, so code that does not know it still stops;
+    ``run`` holds the results judged so far (a file cut off mid-way keeps the
+    trajectories it had finished), ``done`` the files judged to the end and
+    ``total`` the files given.
+    """
+
+    def __init__(self, run: ReplayRun, done: int, total: int) -> None:
+        super().__init__(f"interrupted after {done} of {total} files")
+        self.run = run
+        self.done = done
+        self.total = total

@@ -1,0 +1,119 @@
+"""The event selector as a typed struct: known event fields only, each with its type.
+
+A selector names fields of an event and a condition on each. The fields are a
+closed list (the native format's scalar fields and the ids readers add); a
+misspelt or unknown field, a value of the wrong type (``"true"`` for
+``true``) or a ``regex`` on a field that is not text is a spec error, never a
+selector that silently matches nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+import msgspec
+
+__all__ = [
+    "EVENT_KINDS",
+    "ROLES",
+    "SELECTOR_FIELDS",
+    "CommandCondition",
+    "CountCondition",
+    "FlagCondition",
+    "KindCondition",
+    "RoleCondition",
+    "SelectorDoc",
+    "TextCondition",
+]
+
+EventKind = Literal["action", "checkpoint", "handoff", "final", "message"]
+Role = Literal["user", "assistant", "system", "tool"]
+#: The event types a selector's ``event`` may name.
+EVENT_KINDS = ("action", "checkpoint", "handoff", "final", "message")
+#: The message roles a selector's ``role`` may name.
+ROLES = ("user", "assistant", "system", "tool")
+
+_REGEX_HINT: dict[str, str] = {"regex": "a regex applies to text fields only"}
+
+
+class _Condition(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_defaults=True):
+    key_hints: ClassVar[dict[str, str]] = {}
+
+
+class TextCondition(_Condition, frozen=True):
+    """A condition on a text field: ``{regex: PATTERN}`` or ``{in: [values]}``, exactly one."""
+
+    regex: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+    in_: Annotated[list[str], msgspec.Meta(min_length=1)] | None = msgspec.field(
+        default=None, name="in")
+
+
+class FlagCondition(_Condition, frozen=True):
+    """A condition on a true/false field: ``{in: [true, false]}``."""
+
+    key_hints = _REGEX_HINT
+    in_: Annotated[list[bool], msgspec.Meta(min_length=1)] = msgspec.field(name="in")
+
+
+class CountCondition(_Condition, frozen=True):
+    """A condition on an integer field: ``{in: [1, 2]}``."""
+
+    key_hints = _REGEX_HINT
+    in_: Annotated[list[int], msgspec.Meta(min_length=1)] = msgspec.field(name="in")
+
+
+class KindCondition(_Condition, frozen=True):
+    """A condition on the event type: ``{in: [action, checkpoint]}``."""
+
+    key_hints = _REGEX_HINT
+    in_: Annotated[list[EventKind], msgspec.Meta(min_length=1)] = msgspec.field(name="in")
+
+
+class RoleCondition(_Condition, frozen=True):
+    """A condition on a message role: ``{in: [user, system]}``."""
+
+    key_hints = _REGEX_HINT
+    in_: Annotated[list[Role], msgspec.Meta(min_length=1)] = msgspec.field(name="in")
+
+
+class CommandCondition(_Condition, frozen=True):
+    """A condition on a shell command line: ``{words: [git, push]}`` or ``{regex: PATTERN}``.
+
+    ``words``: one of the line's simple commands is the program ``words[0]`` with
+    the other words among its arguments, in order (see :mod:`roadcheck.shellcmd`).
+    """
+
+    words: Annotated[list[Annotated[str, msgspec.Meta(min_length=1)]],
+                     msgspec.Meta(min_length=1)] | None = None
+    regex: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+
+
+Text = str | TextCondition
+Flag = bool | FlagCondition
+Count = int | CountCondition
+
+
+class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_defaults=True):
+    """Event fields and the condition each must meet; all must hold, a missing field never does."""
+
+    event: EventKind | KindCondition | None = None
+    seq: Count | None = None
+    agent: Text | None = None
+    ts: Text | None = None
+    action_type: Text | None = None
+    irreversible: Flag | None = None
+    call_id: Text | None = None
+    checkpoint_id: Text | None = None
+    confirmed_by: Text | None = None
+    decision: Text | None = None
+    from_agent: Text | None = None
+    to_agent: Text | None = None
+    role: Role | RoleCondition | None = None
+    text: Text | None = None
+    command: CommandCondition | None = None
+    yields_turn: Flag | None = None
+    task_success: Flag | None = None
+
+
+#: Every field a selector may name.
+SELECTOR_FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(SelectorDoc))

@@ -1,0 +1,78 @@
+"""The replay spec document: mandatory checkpoints, handoff contracts and derive rules."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from roadcheck.documents.selector import SelectorDoc
+
+__all__ = ["BindsDoc", "CheckpointRuleDoc", "DeriveDoc", "HandoffContractDoc", "SpecDoc"]
+
+Name = Annotated[str, msgspec.Meta(min_length=1)]
+Names = Annotated[list[Name], msgspec.Meta(min_length=1)]
+#: A guarded action: its type, or an action selector (``{action_type: Bash, command: ...}``).
+Guard = Name | SelectorDoc
+Guards = Annotated[list[Guard], msgspec.Meta(min_length=1)]
+
+
+class _Doc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    pass
+
+
+class BindsDoc(_Doc, frozen=True):
+    """What of the guarded call a checkpoint must name to license it.
+
+    ``tool``: the checkpoint's ``tool`` is the action's ``action_type``;
+    ``args``: its ``args_sha256`` is the digest of the action's ``args``;
+    ``call``: its ``call_id`` is the action's ``call_id`` (one occurrence).
+    """
+
+    tool: bool = False
+    args: bool = False
+    call: bool = False
+
+
+class CheckpointRuleDoc(_Doc, frozen=True):
+    """A checkpoint that must be recorded before a guarded action runs."""
+
+    checkpoint_id: Name
+    #: The guarded action type or action selector, or a list of them.
+    must_precede: Guard | Guards
+    #: ``first``: one checkpoint before the first guarded action satisfies the rule;
+    #: ``each``: every occurrence needs a valid checkpoint before it.
+    scope: Literal["first", "each"] = "first"
+    #: One checkpoint licenses one guarded action only.
+    consume: bool = False
+    #: Only checkpoints confirmed by one of these count.
+    confirmed_by: list[Name] | None = None
+    #: Event selectors after which an earlier checkpoint no longer counts.
+    voided_by: list[SelectorDoc] = []
+    #: The checkpoint licenses only the call it names (tool, arguments digest, call id).
+    binds: BindsDoc | None = None
+
+
+class HandoffContractDoc(_Doc, frozen=True):
+    """What a handoff from one agent to another must carry."""
+
+    from_agent: Name
+    to_agent: Name
+    required_fields: list[Name] = []
+    #: Every required field must arrive as ``{"value": v, "verified": true}``.
+    require_verified: bool = False
+
+
+class DeriveDoc(_Doc, frozen=True):
+    """Events matching ``when`` also count as checkpoint ``checkpoint_id``."""
+
+    checkpoint_id: Name
+    when: SelectorDoc
+
+
+class SpecDoc(_Doc, frozen=True):
+    """A replay spec (JSON or YAML)."""
+
+    mandatory_checkpoints: list[CheckpointRuleDoc] = []
+    handoff_contracts: list[HandoffContractDoc] = []
+    derive: list[DeriveDoc] = []

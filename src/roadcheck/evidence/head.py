@@ -1,0 +1,84 @@
+"""The anchored head of a store: how many records it holds and the hash of the last one.
+
+The chain alone cannot tell a cut tail from a shorter run, nor an appended
+record (with a correct hash) from a real one. The head can: it is rewritten
+atomically with every record, and verification compares the chain with it. A
+record counts as committed once its head counts it; the engine acts on a record
+only after that. With a key, ``mac`` authenticates every other field; without
+one a writer of the run directory can rewrite the head as easily as the records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from roadcheck.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey
+
+__all__ = ["Head", "HeadError"]
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class HeadError(ValueError):
+    """A head document that is not a head."""
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """One store's anchor: record count, last hash, manifest digest and authentication."""
+
+    run_id: str
+    records: int
+    last_hash: str
+    manifest_sha256: str | None = None
+    auth: str = AUTH_NONE
+    key_id: str | None = None
+    mac: str | None = None
+
+    def body(self) -> bytes:
+        """The canonical bytes the MAC covers: every field but ``mac``."""
+        doc = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "mac"}
+        return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+
+    def sealed(self, key: EvidenceKey | None) -> Head:
+        """This head with its auth mode set and, with a key, its MAC computed."""
+        if key is None:
+            return dataclasses.replace(self, auth=AUTH_NONE, key_id=None, mac=None)
+        unsigned = dataclasses.replace(self, auth=AUTH_HMAC, key_id=key.key_id, mac=None)
+        return dataclasses.replace(unsigned, mac=key.mac(unsigned.body()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored JSON shape."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> Head:
+        """Read a stored head; anything malformed is a :class:`HeadError`."""
+        if not isinstance(doc, Mapping):
+            raise HeadError("the head is not an object")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(doc) - names
+        if unknown:
+            raise HeadError(f"the head has unknown field(s) {', '.join(sorted(unknown))}")
+        records, last = doc.get("records"), doc.get("last_hash")
+        if type(records) is not int or records < 0:
+            raise HeadError("the head's 'records' is not a count")
+        if not isinstance(last, str) or not _HEX64.fullmatch(last):
+            raise HeadError("the head's 'last_hash' is not a sha256")
+        for name in ("run_id", "auth"):
+            if not isinstance(doc.get(name), str):
+                raise HeadError(f"the head's {name!r} is not text")
+        for name in ("manifest_sha256", "key_id", "mac"):
+            if doc.get(name) is not None and not isinstance(doc.get(name), str):
+                raise HeadError(f"the head's {name!r} is not text")
+        return cls(**{k: doc[k] for k in names if k in doc})
+
+    def short(self) -> str:
+        """``N records, last <12 hex>`` for reports."""
+        return f"{self.records} records, last {self.last_hash[:12]}"

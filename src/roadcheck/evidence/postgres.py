@@ -1,0 +1,440 @@
+"""The PostgreSQL evidence store: one database shared by workers on many machines.
+
+The records, their hash chain, the anchored head and its MAC are those of the
+file stores (:mod:`roadcheck.evidence.store`); only the place differs. Every run is
+one row of ``roadcheck_runs`` (its manifest, its status, the role it waits for and
+the lease of the worker holding it), every record one row of ``roadcheck_evidence``
+and every effect state one row of ``roadcheck_effects``. A record and its new head
+are committed in one transaction before :meth:`PostgresStore.append` returns,
+so the engine never acts on a record that is not durable.
+
+A worker holds a run through a lease: a random token and an expiry that a
+heartbeat pushes forward. Every append and every effect state is fenced by that
+token in the same transaction (the run row is locked ``FOR UPDATE`` and its
+token compared), so a worker whose lease expired and was taken over can write
+nothing more: its phase never advances twice. The schema is created and
+migrated by roadcheck itself: versioned, under an advisory lock, idempotent.
+
+psycopg 3 and psycopg-pool are imported when a store is opened (extra
+``roadcheck[postgres]``), never on the import path of other commands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import secrets
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+from roadcheck.errors import EvidenceError, InputError, StoreError
+from roadcheck.evidence.chain import ChainCheck
+from roadcheck.evidence.head import Head, HeadError
+from roadcheck.evidence.keys import EvidenceKey
+from roadcheck.evidence.manifest import manifest_digest
+from roadcheck.evidence.record import FIELDS, GENESIS, seal
+from roadcheck.evidence.store import (
+    StoreKind,
+    _judge,
+    check_run_id,
+    last_effect_states,
+    rows_to_records,
+)
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+__all__ = [
+    "KIND",
+    "SCHEMA_VERSION",
+    "Claim",
+    "Database",
+    "LeaseLost",
+    "PostgresStore",
+    "is_url",
+    "redact",
+]
+
+KIND = "postgres"
+_URL = re.compile(r"postgres(?:ql)?://", re.IGNORECASE)
+_JSON_COLUMNS = ("gate", "artifact")
+_COLUMNS = ", ".join(FIELDS)
+
+#: The schema, one step per version; a database records the last step applied.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE roadcheck_runs ("
+        " run_id text PRIMARY KEY, workflow text NOT NULL, manifest text NOT NULL,"
+        " status text NOT NULL DEFAULT 'open'"
+        "  CHECK (status IN ('open', 'completed', 'hard-stop')),"
+        " next_role text, barred_identity text,"
+        " lease_token text, lease_owner text, lease_expires timestamptz,"
+        " claims integer NOT NULL DEFAULT 0,"
+        " created_at timestamptz NOT NULL DEFAULT clock_timestamp(),"
+        " updated_at timestamptz NOT NULL DEFAULT clock_timestamp())",
+        "CREATE INDEX roadcheck_runs_ready ON roadcheck_runs (workflow, next_role, created_at)"
+        " WHERE status = 'open'",
+        "CREATE TABLE roadcheck_evidence ("
+        " run_id text NOT NULL REFERENCES roadcheck_runs (run_id), position integer NOT NULL,"
+        " workflow text NOT NULL, phase text NOT NULL, attempt integer NOT NULL,"
+        " iteration integer NOT NULL,"
+        " verdict text NOT NULL CHECK (verdict IN ('pass', 'fail', 'refused')),"
+        " gate text NOT NULL, artifact text NOT NULL, role text NOT NULL,"
+        " identity text NOT NULL, started_at text NOT NULL, finished_at text NOT NULL,"
+        " params_sha256 text, prev_hash text NOT NULL, hash text NOT NULL,"
+        " PRIMARY KEY (run_id, position))",
+        "CREATE TABLE roadcheck_heads ("
+        " run_id text PRIMARY KEY REFERENCES roadcheck_runs (run_id), doc text NOT NULL)",
+        "CREATE TABLE roadcheck_effects ("
+        " run_id text NOT NULL REFERENCES roadcheck_runs (run_id), position integer NOT NULL,"
+        " entry text NOT NULL, PRIMARY KEY (run_id, position))",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+#: Any constant naming roadcheck's schema lock among the database's advisory locks.
+_MIGRATION_LOCK = 0x61737361_79000001
+
+
+class LeaseLost(StoreError):
+    """This worker's claim on a run expired and another worker took the run over."""
+
+
+def is_url(store: str) -> bool:
+    """True when ``--store`` names a PostgreSQL database rather than a file store kind."""
+    return bool(_URL.match(store))
+
+
+def redact(url: str) -> str:
+    """The URL with its password replaced, fit for reports and error messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _modules() -> tuple[Any, Any]:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise InputError("a postgresql:// store needs psycopg 3 and psycopg-pool: "
+                         "pip install 'roadcheck[postgres]'") from None
+    return psycopg, psycopg_pool
+
+
+def _canonical(doc: Any) -> str:
+    return orjson.dumps(doc).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A run held by one worker until ``token`` is released or its lease expires."""
+
+    run_id: str
+    token: str
+    manifest: dict[str, Any]
+
+
+class Database:
+    """A connection pool on one roadcheck database; migrates the schema when opened."""
+
+    def __init__(self, url: str, *, max_size: int = 3, timeout: float = 10.0) -> None:
+        if not is_url(url):
+            raise InputError(f"{url!r} is not a postgresql:// URL")
+        psycopg, psycopg_pool = _modules()
+        self.url = url
+        self.shown = redact(url)
+        try:
+            with psycopg.connect(url, connect_timeout=max(1, int(timeout))) as conn:
+                self._migrate(conn)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the evidence database: {_one_line(exc)}",
+                             path=self.shown) from None
+        self.pool: ConnectionPool[Connection[Any]] = psycopg_pool.ConnectionPool(
+            url, min_size=1, max_size=max_size, open=False, timeout=timeout,
+            kwargs={"connect_timeout": max(1, int(timeout))})
+        try:
+            self.pool.open(wait=True, timeout=timeout)
+        except psycopg_pool.PoolTimeout:
+            self.pool.close()
+            raise StoreError("cannot open the evidence database: no connection within "
+                             f"{timeout:g}s", path=self.shown) from None
+
+    def _migrate(self, conn: Connection[Any]) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute("CREATE TABLE IF NOT EXISTS roadcheck_schema_version ("
+                         " version integer NOT NULL,"
+                         " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())")
+            row = conn.execute("SELECT coalesce(max(version), 0) FROM roadcheck_schema_version"
+                               ).fetchone()
+            have = int(row[0]) if row else 0
+            if have > SCHEMA_VERSION:
+                raise StoreError(f"the evidence database has schema version {have}; this "
+                                 f"roadcheck knows up to {SCHEMA_VERSION}: upgrade roadcheck",
+                                 path=self.shown)
+            for version in range(have + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[version - 1]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO roadcheck_schema_version (version) VALUES (%s)",
+                             (version,))
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection[Any]]:
+        """One connection inside one transaction, committed when the block ends."""
+        psycopg, psycopg_pool = _modules()
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                yield conn
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            raise StoreError(f"evidence database: {_one_line(exc)}", path=self.shown) from None
+
+    def close(self) -> None:
+        """Close every connection of the pool."""
+        self.pool.close()
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def create_run(self, manifest: Mapping[str, Any], first_role: str,
+                   key: EvidenceKey | None) -> None:
+        """Insert run ``manifest['run_id']`` with its empty, anchored store; refuse a second."""
+        run_id = str(manifest["run_id"])
+        head = Head(run_id, 0, GENESIS, manifest_digest(manifest)).sealed(key)
+        with self.transaction() as conn:
+            row = conn.execute(
+                "INSERT INTO roadcheck_runs (run_id, workflow, manifest, next_role)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
+                (run_id, manifest["workflow"], _canonical(dict(manifest)), first_role),
+            ).fetchone()
+            if row is None:
+                raise InputError(f"run {run_id!r} already exists in {self.shown}; continue it "
+                                 "with --resume or a worker")
+            conn.execute("INSERT INTO roadcheck_heads (run_id, doc) VALUES (%s, %s)",
+                         (run_id, _canonical(head.to_dict())))
+
+    def manifest(self, run_id: str) -> dict[str, Any]:
+        """The manifest a run was created with; an unknown run is a :class:`StoreError`."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT manifest FROM roadcheck_runs WHERE run_id = %s",
+                               (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no evidence for run {run_id!r}", path=self.shown)
+        try:
+            doc = orjson.loads(row[0])
+        except orjson.JSONDecodeError as exc:
+            raise StoreError(f"unreadable run manifest of run {run_id!r}: {exc}",
+                             path=self.shown) from None
+        if not isinstance(doc, dict):
+            raise StoreError(f"the manifest of run {run_id!r} is not an object", path=self.shown)
+        return doc
+
+    def claim(self, workflow: str, role: str, identity: str, lease: float,
+              run_id: str | None = None) -> Claim | None:
+        """Take the oldest open run of ``workflow`` waiting for ``role``, if one is free.
+
+        A run is free when no live lease holds it; rows another worker is claiming
+        at this instant are skipped (``FOR UPDATE SKIP LOCKED``), so two workers
+        never take the same run. A run whose next phase reviews the work of
+        ``identity`` is left to someone else.
+        """
+        only = "AND run_id = %(run)s" if run_id is not None else ""
+        token = secrets.token_hex(16)
+        with self.transaction() as conn:
+            row = conn.execute(
+                "SELECT run_id, manifest FROM roadcheck_runs"
+                " WHERE workflow = %(workflow)s AND status = 'open' AND next_role = %(role)s"
+                " AND barred_identity IS DISTINCT FROM %(identity)s"
+                " AND (lease_expires IS NULL OR lease_expires < clock_timestamp()) "
+                f"{only} ORDER BY created_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                {"workflow": workflow, "role": role, "identity": identity, "run": run_id},
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE roadcheck_runs SET lease_token = %s, lease_owner = %s,"
+                " lease_expires = clock_timestamp() + make_interval(secs => %s),"
+                " claims = claims + 1, updated_at = clock_timestamp() WHERE run_id = %s",
+                (token, identity, lease, row[0]))
+        try:
+            manifest = orjson.loads(row[1])
+        except orjson.JSONDecodeError:
+            manifest = None
+        if not isinstance(manifest, dict):
+            self.release(Claim(row[0], token, {}), None, None, None)
+            raise StoreError(f"the manifest of run {row[0]!r} is unreadable", path=self.shown)
+        return Claim(row[0], token, manifest)
+
+    def run_state(self, run_id: str) -> dict[str, Any] | None:
+        """Where a run stands: status, next role, barred identity, lease holder, claims."""
+        with self.transaction() as conn:
+            row = conn.execute(
+                "SELECT status, next_role, barred_identity, lease_owner, claims"
+                " FROM roadcheck_runs WHERE run_id = %s", (run_id,)).fetchone()
+        if row is None:
+            return None
+        return dict(zip(("status", "next_role", "barred_identity", "lease_owner", "claims"),
+                        row, strict=True))
+
+    def heartbeat(self, claim: Claim, lease: float) -> bool:
+        """Push the lease forward; False when it was lost (expired and taken over)."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE roadcheck_runs SET lease_expires = clock_timestamp()"
+                " + make_interval(secs => %s) WHERE run_id = %s AND lease_token = %s",
+                (lease, claim.run_id, claim.token))
+            return cur.rowcount == 1
+
+    def release(self, claim: Claim, status: str | None, next_role: str | None,
+                barred: str | None) -> bool:
+        """Give the run back, saying where it stands now; False when the lease was lost.
+
+        ``status=None`` leaves the run as it was (an error stopped this worker).
+        """
+        sets = "lease_token = NULL, lease_owner = NULL, lease_expires = NULL"
+        args: list[Any] = []
+        if status is not None:
+            sets += ", status = %s, next_role = %s, barred_identity = %s"
+            args += [status, next_role, barred]
+        with self.transaction() as conn:
+            cur = conn.execute(f"UPDATE roadcheck_runs SET {sets}, updated_at = clock_timestamp()"
+                               " WHERE run_id = %s AND lease_token = %s",
+                               (*args, claim.run_id, claim.token))
+            return cur.rowcount == 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+class PostgresStore:
+    """One run's evidence in a shared database: the :class:`~roadcheck.evidence.EvidenceStore`.
+
+    With a ``claim``, every write is fenced by its lease token: once another
+    worker took the run over, :meth:`append` raises :class:`LeaseLost` and
+    writes nothing.
+    """
+
+    kind: StoreKind = "postgres"
+
+    def __init__(self, db: Database, run_id: str, key: EvidenceKey | None = None, *,
+                 claim: Claim | None = None, run_dir: Path | None = None) -> None:
+        self.db = db
+        self.run_id = check_run_id(run_id)
+        self.key = key
+        self.claim = claim
+        self.run_dir = run_dir if run_dir is not None else Path(run_id)
+        self.path = f"{db.shown}#{run_id}"
+        self._lock = threading.Lock()
+
+    def _fence(self, conn: Connection[Any]) -> None:
+        """Lock the run row; refuse when this store's lease is no longer the run's lease."""
+        row = conn.execute("SELECT lease_token FROM roadcheck_runs WHERE run_id = %s FOR UPDATE",
+                           (self.run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no run {self.run_id!r}", path=self.path)
+        if self.claim is not None and row[0] != self.claim.token:
+            raise LeaseLost(f"the claim on run {self.run_id!r} expired and another worker took "
+                            "the run over; nothing of this attempt was recorded", path=self.path)
+
+    def _head_in(self, conn: Connection[Any]) -> Head | str | None:
+        row = conn.execute("SELECT doc FROM roadcheck_heads WHERE run_id = %s",
+                           (self.run_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return Head.from_dict(orjson.loads(row[0]))
+        except (orjson.JSONDecodeError, HeadError, TypeError) as exc:
+            return f"head row: {exc}"
+
+    def create(self, manifest_sha256: str | None) -> None:
+        """Runs are created with :meth:`Database.create_run`, which writes the first head."""
+        raise StoreError("a PostgreSQL run is created with its manifest (roadcheck run --store URL)",
+                         path=self.path)
+
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Insert one record and its new head in one transaction, committed when this returns."""
+        with self._lock, self.db.transaction() as conn:
+            self._fence(conn)
+            head = self._head_in(conn)
+            if not isinstance(head, Head):
+                raise EvidenceError(f"refusing to append: {head or 'the run has no head'}",
+                                    path=self.path)
+            sealed = seal(record, head.last_hash)
+            values = [_canonical(sealed[k]) if k in _JSON_COLUMNS else sealed[k]
+                      for k in FIELDS if k != "run_id"]
+            conn.execute(
+                f"INSERT INTO roadcheck_evidence (run_id, position, {_COLUMNS[len('run_id, '):]})"
+                f" VALUES (%s, %s, {', '.join(['%s'] * (len(FIELDS) - 1))})",
+                [self.run_id, head.records + 1, *values])
+            new = dataclasses.replace(head, records=head.records + 1, last_hash=sealed["hash"])
+            conn.execute("UPDATE roadcheck_heads SET doc = %s WHERE run_id = %s",
+                         (_canonical(new.sealed(self.key).to_dict()), self.run_id))
+        return sealed
+
+    def append_effect(self, entry: Mapping[str, Any]) -> None:
+        """Record one effect state, fenced and committed before the run goes on."""
+        with self._lock, self.db.transaction() as conn:
+            self._fence(conn)
+            conn.execute(
+                "INSERT INTO roadcheck_effects (run_id, position, entry) SELECT %s,"
+                " coalesce(max(position), 0) + 1, %s FROM roadcheck_effects WHERE run_id = %s",
+                (self.run_id, _canonical(dict(entry)), self.run_id))
+
+    def effect_states(self) -> dict[str, str]:
+        """The last recorded effect state of each phase."""
+        with self.db.transaction() as conn:
+            rows = conn.execute("SELECT entry FROM roadcheck_effects WHERE run_id = %s"
+                                " ORDER BY position", (self.run_id,)).fetchall()
+        return last_effect_states(raw for (raw,) in rows)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record of the run in chain order, ``gate`` and ``artifact`` decoded."""
+        with self.db.transaction() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM roadcheck_evidence WHERE run_id = %s"
+                                " ORDER BY position", (self.run_id,)).fetchall()
+        return rows_to_records(rows)
+
+    def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
+        """The chain, the head (and its MAC), the manifest digest, and gaps in the positions."""
+        with self.db.transaction() as conn:
+            head = self._head_in(conn)
+            positions = [r[0] for r in conn.execute(
+                "SELECT position FROM roadcheck_evidence WHERE run_id = %s ORDER BY position",
+                (self.run_id,)).fetchall()]
+        records = self.records()
+        check, _ = _judge(self.run_id, records, head, self.key, manifest)
+        gap = next((i for i, p in enumerate(positions, 1) if p != i), None)
+        if check.ok and gap is not None:
+            check = dataclasses.replace(check, problem="dropped", position=gap,
+                                        message=f"a record before record {gap} was dropped "
+                                        f"(position {gap} is missing)")
+        if check.ok:
+            check = dataclasses.replace(check, message=f"{check.message}, head matches")
+        return check
+
+    def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
+        """Nothing to repair (each record and its head commit together); verify."""
+        return [], self.verify(manifest)
+
+    def close(self) -> None:
+        """Nothing to release: the pool belongs to the :class:`Database`."""
+
+
+def verify_pg_run(url: str, run_id: str, key: EvidenceKey | None) -> ChainCheck:
+    """Verify a run kept in a PostgreSQL store: chain, head, MAC and manifest digest."""
+    db = Database(url)
+    try:
+        manifest = db.manifest(check_run_id(run_id))
+        return PostgresStore(db, run_id, key).verify(manifest)
+    finally:
+        db.close()

@@ -1,0 +1,784 @@
+"""Evidence stores: where records become durable before the transition they justify.
+
+Two stores keep identical fields:
+
+* :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``. Line 1 is
+  the anchored head, a fixed :data:`SLOT`-byte line ``{"head": {...}}`` padded
+  with spaces and rewritten in place; every later line is one record, appended.
+  ``phases/<phase>.attempt<N>.<verdict>.json`` holds a copy of each record.
+* :class:`SqliteStore`: ``<runs>/<run-id>/evidence.sqlite`` in WAL mode, one row per
+  record and one head row, both committed (``synchronous=FULL``) in one transaction
+  before :meth:`append` returns.
+
+A flat-file append writes the record line at the end of the file, then its
+attempt copy (not synced), then the head line at offset 0, then calls
+``fdatasync`` once: the record and the head that counts it are durable together
+when :meth:`append` returns, so the engine never acts on a record its head does
+not count. A process killed between those writes leaves one uncounted last
+record (complete, or torn mid-line), with or without its attempt copy; resume
+sets it aside (``evidence.torn.<n>``) as never committed. Anything else (more
+than one uncounted record, a head counting records that are not there, a chain
+that does not end at the head's hash, a missing or different attempt copy) is
+tampering, or a power loss inside the one sync, and is refused: fail closed.
+
+Runs written before the head moved into ``evidence.jsonl`` hold records only
+there and the head in ``head.json``; they are read, verified and appended to in
+that layout (the record, its attempt file and the head each synced, as then).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import orjson
+
+from roadcheck._files import fsync_dir
+from roadcheck.errors import EvidenceError, InputError, StoreError
+from roadcheck.evidence.chain import ChainCheck, malformed_record, verify_chain
+from roadcheck.evidence.head import Head, HeadError
+from roadcheck.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey, load_key
+from roadcheck.evidence.manifest import (
+    MANIFEST,
+    manifest_digest,
+    params_digest,
+    read_manifest,
+    write_durable,
+)
+from roadcheck.evidence.record import FIELDS, GENESIS, seal
+
+__all__ = [
+    "HEAD",
+    "STORE_KINDS",
+    "EvidenceStore",
+    "JsonlStore",
+    "SqliteStore",
+    "check_run_id",
+    "detect_store",
+    "open_store",
+    "verify_run",
+]
+
+StoreKind = Literal["jsonl", "sqlite", "postgres"]
+STORE_KINDS: tuple[StoreKind, ...] = ("jsonl", "sqlite")
+HEAD = "head.json"
+#: The size of the head line that opens ``evidence.jsonl`` (line 1, rewritten in place).
+SLOT = 1024
+_SLOT_START = b'{"head":'
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_JSON_COLUMNS = ("gate", "artifact")
+
+
+def check_run_id(run_id: str) -> str:
+    """Return ``run_id`` when it names a directory inside the runs directory, else refuse it."""
+    if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
+        raise InputError(f"run id {run_id!r} is refused: it could escape the runs directory "
+                         "(use letters, digits, '.', '_' and '-', starting with a letter or digit)")
+    return run_id
+
+
+class EvidenceStore(Protocol):
+    """What the engine needs from a store: durable appends and an ordered read-back."""
+
+    kind: StoreKind
+    run_id: str
+    run_dir: Path
+
+    def create(self, manifest_sha256: str | None) -> None:
+        """Start an empty store whose head names the run's manifest."""
+        ...
+
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Chain, persist and make durable one record; return it sealed."""
+        ...
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record of the run, in the order written."""
+        ...
+
+    def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
+        """Recompute the hash chain and compare it with the head."""
+        ...
+
+    def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
+        """Repair what a crash provably left half-done, then verify."""
+        ...
+
+    def close(self) -> None:
+        """Release files and connections."""
+        ...
+
+
+def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str | None,
+           key: EvidenceKey | None, manifest: Mapping[str, Any] | None, *,
+           torn: int = 0) -> tuple[ChainCheck, int]:
+    """Compare the chain with its head; return the check and the uncounted records it may set aside.
+
+    ``head`` is the head, an error message when it is unreadable, or ``None`` when
+    absent. ``torn`` is the length of an unterminated last line (flat files).
+    """
+    params = manifest.get("params") if manifest is not None else None
+    chain = verify_chain(run_id, records,
+                         params_sha256=params_digest(params) if isinstance(params, dict) else None)
+    n = len(records)
+
+    def broken(problem: Any, position: int | None, message: str, **kw: Any) -> ChainCheck:
+        return dataclasses.replace(chain, problem=problem, position=position, message=message,
+                                   **kw)
+
+    if head is None:
+        return broken("unanchored", None, f"the store has no head: nothing anchors its {n} "
+                      "records (a cut tail or an appended record could not be seen)"), 0
+    if isinstance(head, str):
+        return broken("unanchored", None, f"the head is unusable: {head}"), 0
+    info: dict[str, Any] = {"auth": head.auth, "key_id": head.key_id,
+                            "head_records": head.records, "head_hash": head.last_hash}
+    chain = dataclasses.replace(chain, **info)
+    if head.auth == AUTH_NONE:
+        if key is not None:
+            return broken("unauthenticated", None,
+                          "the run carries no MAC but a key was given: an unkeyed run cannot be "
+                          "told from a keyed one downgraded by its writer"), 0
+    elif head.auth == AUTH_HMAC:
+        if key is None:
+            raise InputError(f"run {run_id!r} is authenticated ({head.auth}, key id "
+                             f"{head.key_id}); give its key (--key-file, ROADCHECK_EVIDENCE_KEY_FILE "
+                             "or ROADCHECK_EVIDENCE_KEY) to verify or resume it")
+        if key.key_id != head.key_id:
+            raise InputError(f"the evidence key given (key id {key.key_id}) is not the key of "
+                             f"run {run_id!r} (key id {head.key_id})")
+        if not key.check(head.sealed(key).body(), head.mac):
+            return broken("forged", None, "the head's MAC does not verify: the head was written "
+                          "without the run's key"), 0
+        chain = dataclasses.replace(chain, authenticated=True)
+    else:
+        return broken("unanchored", None, f"the head names an unknown auth mode {head.auth!r}"
+                      ), 0
+    if head.run_id != run_id:
+        return broken("unanchored", None, f"the head belongs to run {head.run_id!r}"), 0
+    if manifest is not None and head.manifest_sha256 != manifest_digest(manifest):
+        return broken("manifest", None, f"{MANIFEST} was changed after the run was created: its "
+                      "digest no longer matches the one its head recorded"), 0
+    if not chain.ok:
+        return chain, 0
+    if torn and head.records > n:
+        return broken("torn", n + 1, f"record {n + 1} is torn (no end of line), yet the head "
+                      "counts it as committed"), 0
+    if n < head.records:
+        return broken("cut", n + 1, f"the head counts {head.records} records but the store holds "
+                      f"{n}: the tail from record {n + 1} was cut"), 0
+    counted = head.records
+    last = records[counted - 1].get("hash") if counted else GENESIS
+    if last != head.last_hash:
+        return broken("rehashed", None, f"the chain no longer ends where its head says (record "
+                      f"{counted} is {str(last)[:12]}, the head says {head.last_hash[:12]}): "
+                      "records were re-hashed or replaced"), 0
+    # a chain can be intact and still hold a record no engine wrote (re-hashed without a key)
+    workflow = manifest.get("workflow") if manifest is not None else None
+    shape = malformed_record(records[:counted], run_id,
+                             workflow if isinstance(workflow, str) else None)
+    if shape is not None:
+        return broken("malformed", *shape), 0
+    if n > counted:
+        if n == counted + 1 and not torn:
+            return broken("appended", n, f"record {n} is not counted by the head "
+                          f"({head.short()}): it never committed (a crash between the record "
+                          "and its head) or it was appended; resume sets it aside"), 1
+        return broken("appended", counted + 1, f"record {counted + 1} and after "
+                      f"({n - counted} records) are not counted by the head ({head.short()})"), 0
+    notes = []
+    if torn:
+        notes.append(f"an unterminated last line ({torn} bytes) follows record {n}; it never "
+                     "committed and resume sets it aside")
+    return dataclasses.replace(chain, notes=tuple(notes)), 0
+
+
+def _loads_exact(raw: bytes) -> Any:
+    """One JSON document as every reader reads it; ``None`` when it is not JSON or repeats a key.
+
+    A key given twice is read last-wins by orjson and first-wins by other tools:
+    such a line is not the record that was written.
+    """
+    from roadcheck.ingest._json import find_duplicate, no_duplicate_keys
+
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not no_duplicate_keys(raw, doc) and find_duplicate(raw) is not None:
+        return None
+    return doc
+
+
+class JsonlStore:
+    """Flat files: an append-only ``evidence.jsonl``, one file per attempt, ``head.json``."""
+
+    kind: StoreKind = "jsonl"
+
+    def __init__(self, run_dir: str | os.PathLike[str], run_id: str,
+                 key: EvidenceKey | None = None) -> None:
+        self.run_id = run_id
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / "evidence.jsonl"
+        self.head_path = self.run_dir / HEAD
+        self.phases_dir = self.run_dir / "phases"
+        self.key = key
+        self._fd: int | None = None
+        self._head: Head | None = None
+        self._legacy: bool | None = None
+
+    def legacy(self) -> bool:
+        """Whether the run keeps the earlier layout (records only, the head in ``head.json``)."""
+        if self._legacy is None:
+            try:
+                with open(self.path, "rb") as fh:
+                    start = fh.read(len(_SLOT_START))
+            except FileNotFoundError:
+                start = b""
+            except OSError as exc:
+                raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
+                                 path=str(self.path)) from None
+            self._legacy = start != _SLOT_START and (bool(start) or self.head_path.exists())
+        return self._legacy
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _open(self) -> int:
+        if self._fd is None:
+            legacy = self.legacy()
+            try:
+                self.phases_dir.mkdir(parents=True, exist_ok=True)
+                flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if legacy else 0)
+                self._fd = os.open(self.path, flags, 0o644)
+            except OSError as exc:
+                raise StoreError(f"cannot open evidence store: {exc.strerror or exc}",
+                                 path=str(self.path)) from None
+            fsync_dir(self.run_dir)  # once per invocation: the file and phases/ exist
+        return self._fd
+
+    def _slot(self, head: Head) -> bytes:
+        """The head line: ``{"head": {...}}`` padded with spaces to :data:`SLOT` bytes."""
+        body = orjson.dumps({"head": head.to_dict()})
+        if len(body) >= SLOT:  # pragma: no cover - run ids are at most 128 characters
+            raise StoreError("the head does not fit its slot", path=str(self.path))
+        return body + b" " * (SLOT - 1 - len(body)) + b"\n"
+
+    def _write_head(self, head: Head) -> Head:
+        head = head.sealed(self.key)
+        if self.legacy():
+            write_durable(self.head_path, orjson.dumps(head.to_dict()) + b"\n")
+        else:
+            fd = self._open()
+            os.pwrite(fd, self._slot(head), 0)
+            os.fdatasync(fd)
+        self._head = head
+        return head
+
+    def create(self, manifest_sha256: str | None) -> None:
+        """Write an empty store: its head slot (0 records) and nothing after it."""
+        try:
+            self._legacy = False
+            self._open()
+            self._write_head(Head(self.run_id, 0, GENESIS, manifest_sha256))
+        except OSError as exc:
+            raise StoreError(f"cannot create evidence store: {exc.strerror or exc}",
+                             path=str(self.path)) from None
+
+    def _current(self) -> Head:
+        if self._head is None:
+            head = self._read_head()
+            if head is None and not self.path.exists():
+                self.create(None)  # a store used on its own, outside a run
+                assert self._head is not None
+                return self._head
+            _, check = self.recover()
+            if not check.ok:
+                raise EvidenceError(f"refusing to append: {check.message}", path=str(self.path))
+            head = self._read_head()
+            if not isinstance(head, Head):
+                raise EvidenceError("refusing to append: the store has no usable head",
+                                    path=str(self.head_path))
+            self._head = head
+        return self._head
+
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Append the record, write its attempt file, count it in the head, one fdatasync.
+
+        In order: the record line at the end of the file, its attempt file (no
+        fsync), the head slot at offset 0, then one ``fdatasync`` of the file,
+        which makes the record and the head that counts it durable together. A
+        process killed between the writes leaves at most one record the head
+        does not count (with or without its attempt file): resume sets it aside.
+        """
+        head = self._current()
+        fd = self._open()
+        sealed = seal(record, head.last_hash)
+        line = orjson.dumps(sealed) + b"\n"
+        new = dataclasses.replace(head, records=head.records + 1, last_hash=sealed["hash"])
+        try:
+            if self.legacy():
+                os.write(fd, line)
+                os.fsync(fd)
+                self._write_attempt(sealed, durable=True)
+                self._write_head(new)
+                return sealed
+            os.pwrite(fd, line, os.fstat(fd).st_size)
+            self._write_attempt(sealed, durable=False)
+            self._write_head(new)
+        except OSError as exc:
+            raise StoreError(f"cannot write evidence: {exc.strerror or exc}",
+                             path=str(self.path)) from None
+        return sealed
+
+    def _attempt_name(self, record: Mapping[str, Any]) -> str:
+        return f"{record.get('phase')}.attempt{record.get('attempt')}.{record.get('verdict')}.json"
+
+    def _write_attempt(self, record: Mapping[str, Any], *, durable: bool) -> None:
+        """The per-attempt copy of a record; fsynced (with its directory) only in the old layout."""
+        name = self._attempt_name(record)
+        tmp = self.phases_dir / f".{name}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(orjson.dumps(dict(record), option=orjson.OPT_INDENT_2) + b"\n")
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, self.phases_dir / name)
+        if durable:
+            fsync_dir(self.phases_dir)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _scan(self) -> tuple[list[dict[str, Any]], int, int, int | None]:
+        """``(records, committed bytes, torn bytes, first unreadable line)``."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return [], 0, 0, None
+        except OSError as exc:
+            raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
+                             path=str(self.path)) from None
+        end = data.rfind(b"\n") + 1
+        out: list[dict[str, Any]] = []
+        skip = 0 if self.legacy() else 1  # line 1 is the head slot
+        for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
+            if n <= skip or not raw.strip():
+                continue
+            rec = _loads_exact(raw)
+            if not isinstance(rec, dict):
+                return out, end, len(data) - end, n
+            out.append(rec)
+        return out, end, len(data) - end, None
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every complete record; a complete line that is not a JSON object is a store error."""
+        recs, _, _, bad = self._scan()
+        if bad is not None:
+            raise StoreError("unreadable record: not one JSON object (broken JSON, or a key "
+                             "given twice)", path=str(self.path), line=bad)
+        return recs
+
+    def _read_head(self) -> Head | str | None:
+        if not self.legacy():
+            return self._read_slot()
+        try:
+            raw = self.head_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot read {HEAD}: {exc.strerror or exc}"
+        doc = _loads_exact(raw)
+        if doc is None:
+            return f"{HEAD}: not one JSON object (broken JSON, or a key given twice)"
+        try:
+            return Head.from_dict(doc)
+        except HeadError as exc:
+            return f"{HEAD}: {exc}"
+
+    def _read_slot(self) -> Head | str | None:
+        """The head from line 1 of ``evidence.jsonl``; ``None`` when the file is missing."""
+        try:
+            with open(self.path, "rb") as fh:
+                raw = fh.read(SLOT)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot read the head: {exc.strerror or exc}"
+        where = "evidence.jsonl line 1 (the head)"
+        if len(raw) < SLOT or not raw.endswith(b"\n") or b"\n" in raw[:-1]:
+            return f"{where}: not a whole {SLOT}-byte head line"
+        doc = _loads_exact(raw)
+        if not isinstance(doc, dict) or set(doc) != {"head"}:
+            return f"{where}: not one JSON object holding only 'head'"
+        try:
+            return Head.from_dict(doc["head"])
+        except HeadError as exc:
+            return f"{where}: {exc}"
+
+    def _attempt_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
+                         ) -> tuple[str, int, str] | None:
+        """The first per-attempt file that is missing, different, renamed or without record."""
+        files = {p.name: p for p in self.phases_dir.glob("*.json")} if self.phases_dir.exists() \
+            else {}
+        by_hash = {str(r.get("hash")): i + 1 for i, r in enumerate(records)}
+        for i, rec in enumerate(records):
+            name = self._attempt_name(rec)
+            path = files.pop(name, None)
+            if path is None:
+                if i < counted:
+                    return ("dropped", i + 1, f"the attempt file phases/{name} of record {i + 1} "
+                            "is missing")
+                continue
+            try:
+                doc = _loads_exact(path.read_bytes())
+            except OSError:
+                doc = None
+            if doc != rec:
+                return ("edited", i + 1, f"the attempt file phases/{name} differs from record "
+                        f"{i + 1}")
+        for name, path in sorted(files.items()):
+            try:
+                doc = orjson.loads(path.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                doc = None
+            h = str(doc.get("hash")) if isinstance(doc, dict) else ""
+            if h in by_hash:
+                return ("edited", by_hash[h], f"the attempt file phases/{name} holds record "
+                        f"{by_hash[h]} under another name")
+            return ("dropped", len(records) + 1, f"the attempt file phases/{name} holds a record "
+                    "that is missing from the chain")
+        return None
+
+    def _check(self, manifest: Mapping[str, Any] | None) -> tuple[ChainCheck, int, int, int]:
+        """``(check, uncounted records resume may set aside, committed bytes, torn bytes)``."""
+        records, end, torn, bad = self._scan()
+        head = self._read_head()
+        if bad is not None:
+            check = verify_chain(self.run_id, records)
+            pos = len(records) + 1
+            return (dataclasses.replace(check, problem="edited", position=pos,
+                                        message=f"record {pos} (line {bad}) is not a readable "
+                                        "record"), 0, end, torn)
+        check, extra = _judge(self.run_id, records, head, self.key, manifest, torn=torn)
+        if (check.ok or extra) and isinstance(head, Head):
+            found = self._attempt_problem(records, head.records)
+            if found is not None:
+                problem, pos, message = found
+                check = dataclasses.replace(check, problem=problem, position=pos,  # type: ignore[arg-type]
+                                            message=message)
+                extra = 0
+        if check.ok:
+            check = dataclasses.replace(check, message=f"{check.message}, head matches")
+        return check, extra, end, torn
+
+    def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
+        """Check the chain, the head (and its MAC), and every per-attempt file."""
+        return self._check(manifest)[0]
+
+    def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
+        """Set aside a last record that never committed, then verify.
+
+        A torn last line the head does not count, or one complete last record the
+        head does not count (a crash between the record and its head), is moved to
+        ``evidence.torn.<n>`` (its attempt file beside it) and the store is cut back
+        to its last committed record. Returns the notes and the check after repair.
+        """
+        notes: list[str] = []
+        check, extra, end, torn = self._check(manifest)
+        if torn and check.ok:
+            aside = self._set_aside(end)
+            notes.append(f"a torn last line ({torn} bytes, never committed) was set aside as "
+                         f"{aside}")
+            check = self._check(manifest)[0]
+        elif extra == 1:
+            last = self.records()[-1]
+            data = self.path.read_bytes()
+            aside = self._set_aside(data.rfind(b"\n", 0, end - 1) + 1)
+            attempt = self.phases_dir / self._attempt_name(last)
+            try:
+                if attempt.exists():
+                    os.replace(attempt, self.run_dir / f"{aside}.attempt.json")
+                    fsync_dir(self.phases_dir)
+            except OSError as exc:
+                raise StoreError(f"cannot set the record aside: {exc.strerror or exc}",
+                                 path=str(attempt)) from None
+            notes.append(f"record {check.position} was never counted by its head (a crash "
+                         f"between the record and its head, or an append) and was set aside "
+                         f"as {aside}")
+            check = self._check(manifest)[0]
+        return notes, check
+
+    def _set_aside(self, end: int) -> str:
+        n = 1
+        while (self.run_dir / f"evidence.torn.{n}").exists():
+            n += 1
+        name = f"evidence.torn.{n}"
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(end)
+                tail = fh.read()
+            fd = os.open(self.run_dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, tail)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with open(self.path, "r+b") as fh:
+                fh.truncate(end)
+                fh.flush()
+                os.fsync(fh.fileno())
+            fsync_dir(self.run_dir)
+        except OSError as exc:
+            raise StoreError(f"cannot set the torn line aside: {exc.strerror or exc}",
+                             path=str(self.path)) from None
+        return name
+
+    def close(self) -> None:
+        """Close the append handle."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+_COLUMNS = ", ".join(FIELDS)
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS evidence ("
+    "seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, workflow TEXT NOT NULL, "
+    "phase TEXT NOT NULL, attempt INTEGER NOT NULL, iteration INTEGER NOT NULL, "
+    "verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail', 'refused')), "
+    "gate TEXT NOT NULL, "
+    "artifact TEXT NOT NULL, role TEXT NOT NULL, identity TEXT NOT NULL, "
+    "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, params_sha256 TEXT, "
+    "prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE)"
+)
+_HEAD_SCHEMA = ("CREATE TABLE IF NOT EXISTS head (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                "doc TEXT NOT NULL)")
+
+
+class SqliteStore:
+    """One SQLite database per run, WAL mode, one committed row per record plus its head row."""
+
+    kind: StoreKind = "sqlite"
+
+    def __init__(self, run_dir: str | os.PathLike[str], run_id: str,
+                 key: EvidenceKey | None = None) -> None:
+        self.run_id = run_id
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / "evidence.sqlite"
+        self.key = key
+        self._conn: sqlite3.Connection | None = None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            try:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, isolation_level=None)
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreError(f"cannot open evidence store: {exc}",
+                                 path=str(self.path)) from None
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute(_SCHEMA)
+                conn.execute(_HEAD_SCHEMA)
+            except sqlite3.Error as exc:
+                conn.close()
+                raise StoreError(f"unusable evidence store: {exc}", path=str(self.path)) from None
+            self._conn = conn
+        return self._conn
+
+    def _put_head(self, conn: sqlite3.Connection, head: Head) -> None:
+        doc = orjson.dumps(head.sealed(self.key).to_dict()).decode()
+        conn.execute("INSERT INTO head (id, doc) VALUES (1, ?) "
+                     "ON CONFLICT (id) DO UPDATE SET doc = excluded.doc", (doc,))
+
+    def _head_in(self, conn: sqlite3.Connection) -> Head | str | None:
+        row = conn.execute("SELECT doc FROM head WHERE id = 1").fetchone()
+        if row is None:
+            return None
+        try:
+            return Head.from_dict(orjson.loads(row[0]))
+        except (orjson.JSONDecodeError, HeadError, TypeError) as exc:
+            return f"head row: {exc}"
+
+    def create(self, manifest_sha256: str | None) -> None:
+        """Write the head row of an empty store."""
+        conn = self._db()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            self._put_head(conn, Head(self.run_id, 0, GENESIS, manifest_sha256))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StoreError(f"cannot create evidence store: {exc}", path=str(self.path)) from None
+
+    def count(self) -> int:
+        """How many records the head counts (0 for a store without one yet)."""
+        head = self._head_in(self._db())
+        if isinstance(head, str):
+            raise EvidenceError(f"unusable store: {head}", path=str(self.path))
+        return 0 if head is None else head.records
+
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Insert one record and its new head in one transaction, committed when this returns."""
+        conn = self._db()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            head = self._head_in(conn)
+            if head is None:
+                (count,) = conn.execute("SELECT count(*) FROM evidence").fetchone()
+                if count:
+                    raise EvidenceError("refusing to append: the store has records but no head",
+                                        path=str(self.path))
+                head = Head(self.run_id, 0, GENESIS)  # a store used on its own, outside a run
+            elif isinstance(head, str):
+                raise EvidenceError(f"refusing to append: {head}", path=str(self.path))
+            sealed = seal(record, head.last_hash)
+            values = [orjson.dumps(sealed[k]).decode() if k in _JSON_COLUMNS else sealed[k]
+                      for k in FIELDS]
+            conn.execute(f"INSERT INTO evidence ({_COLUMNS}) VALUES "
+                         f"({', '.join('?' * len(FIELDS))})", values)
+            self._put_head(conn, dataclasses.replace(head, records=head.records + 1,
+                                                     last_hash=sealed["hash"]))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StoreError(f"cannot write evidence: {exc}", path=str(self.path)) from None
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return sealed
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every row in insertion order, with ``gate`` and ``artifact`` decoded."""
+        if self._conn is None and not self.path.exists():
+            return []
+        try:
+            rows = self._db().execute(f"SELECT {_COLUMNS} FROM evidence ORDER BY seq").fetchall()
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            # a corrupted page can hold text that is not UTF-8
+            raise StoreError(f"cannot read evidence: {exc}", path=str(self.path)) from None
+        return rows_to_records(rows)
+
+    def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
+        """``PRAGMA integrity_check``, the chain, the head (and its MAC), deleted last rows."""
+        if self._conn is None and not self.path.exists():
+            return ChainCheck(self.run_id, 0, "unanchored", None, "the store file is missing")
+        try:
+            conn = self._db()
+            found = [row[0] for row in conn.execute("PRAGMA integrity_check").fetchall()]
+            if found != ["ok"]:
+                return ChainCheck(self.run_id, 0, "corrupt", None, "the SQLite file fails "
+                                  f"its integrity check: {'; '.join(map(str, found[:3]))}")
+            records = self.records()
+            head = self._head_in(conn)
+            top = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'evidence'"
+                               ).fetchone()
+            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM evidence").fetchone()
+        except (sqlite3.Error, StoreError, UnicodeDecodeError) as exc:
+            return ChainCheck(self.run_id, 0, "corrupt", None, f"unreadable SQLite file: {exc}")
+        check, _ = _judge(self.run_id, records, head, self.key, manifest)
+        if check.ok and top is not None and top[0] > last:
+            count = len(records)
+            check = dataclasses.replace(check, problem="dropped", position=count + 1,
+                                        message=f"{top[0] - last} record(s) after record "
+                                        f"{count} were dropped")
+        if check.ok:
+            check = dataclasses.replace(check, message=f"{check.message}, head matches")
+        return check
+
+    def recover(self, manifest: Mapping[str, Any] | None = None) -> tuple[list[str], ChainCheck]:
+        """Nothing to repair (each record and its head commit together); verify."""
+        return [], self.verify(manifest)
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def rows_to_records(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Records from database rows of :data:`FIELDS`, their ``gate`` and ``artifact`` decoded.
+
+    A column that is not JSON is left as text: the chain check reports that
+    record as edited.
+    """
+    out = []
+    for row in rows:
+        rec = dict(zip(FIELDS, row, strict=True))
+        for k in _JSON_COLUMNS:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                rec[k] = orjson.loads(rec[k])
+        out.append(rec)
+    return out
+
+
+def last_effect_states(entries: Iterable[bytes | str]) -> dict[str, str]:
+    """The last state each phase's effect entries (JSON texts) record, in order.
+
+    An entry that is not JSON, or lacks ``phase`` or ``state``, is skipped: the
+    file store's torn last line, which its next write starts afresh.
+    """
+    out: dict[str, str] = {}
+    for raw in entries:
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and "phase" in entry and "state" in entry:
+            out[str(entry["phase"])] = str(entry["state"])
+    return out
+
+
+def detect_store(run_dir: Path) -> StoreKind | None:
+    """Which store a run directory holds, if any."""
+    if (run_dir / "evidence.sqlite").exists():
+        return "sqlite"
+    if (run_dir / "evidence.jsonl").exists():
+        return "jsonl"
+    return None
+
+
+def open_store(runs_dir: str | os.PathLike[str], run_id: str, kind: StoreKind | None = None,
+               key: EvidenceKey | None = None) -> JsonlStore | SqliteStore:
+    """Open a run's store; ``kind=None`` finds an existing one and fails if there is none."""
+    run_dir = Path(runs_dir) / check_run_id(run_id)
+    if kind is None:
+        kind = detect_store(run_dir)
+        if kind is None:
+            raise StoreError(f"no evidence for run {run_id!r}", path=str(run_dir))
+    if kind == "sqlite":
+        return SqliteStore(run_dir, run_id, key)
+    if kind == "jsonl":
+        return JsonlStore(run_dir, run_id, key)
+    raise InputError(f"unknown store {kind!r}; choose one of {', '.join(STORE_KINDS)}")
+
+
+def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
+               key: EvidenceKey | None = None) -> ChainCheck:
+    """Verify a stored run: chain, head, MAC, attempt files and ``run.json``.
+
+    ``key=None`` takes the key from the environment, if one is set there.
+    """
+    run_dir = Path(runs_dir) / check_run_id(run_id)
+    manifest = read_manifest(run_dir) if (run_dir / MANIFEST).exists() else None
+    if manifest is None and detect_store(run_dir) is None:
+        raise StoreError(f"no evidence for run {run_id!r}", path=str(run_dir))
+    if manifest is not None and manifest.get("gated") is False:
+        raise StoreError(f"run {run_id!r} ran ungated: it has no evidence", path=str(run_dir))
+    kind = manifest.get("store") if manifest is not None else None
+    store = open_store(runs_dir, run_id, kind if kind in STORE_KINDS else None,
+                       key if key is not None else load_key())
+    try:
+        return store.verify(manifest)
+    finally:
+        store.close()

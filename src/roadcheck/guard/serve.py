@@ -1,0 +1,197 @@
+"""``roadcheck guard serve``: the guard's questions over HTTP, for hooks that call a URL.
+
+One process answers for every session of a :class:`~roadcheck.GuardStore`, on a
+loopback address only (``127.0.0.1``, ``::1`` or ``localhost``; any other
+address is refused before anything is bound). Each request is a ``POST`` with
+a JSON object, answered with a JSON object:
+
+=====================================  ==========================================
+``/v1/sessions/<id>``                  create the session (``201``; again: ``200``)
+``/v1/sessions/<id>/check``            the body is an event: its :class:`Decision`
+``/v1/sessions/<id>/observe``          the body is an event that happened: its ``seq``
+``/v1/sessions/<id>/approve``          ``{"event": <action>, "by": <name>}``: the
+                                       approval, bound to that call, and the
+                                       decision that follows
+=====================================  ==========================================
+
+It fails closed: an unknown session, a body that is not a JSON object, an
+event replay would refuse, an unknown path or an internal error is answered
+with a non-2xx status and ``{"verdict": "deny", "reason": ..., "error": ...}``,
+so a client that reads only the status and one that reads only the verdict
+both stop the call. Requests are answered one at a time.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import orjson
+
+from roadcheck.errors import RoadcheckError, InputError
+from roadcheck.guard.core import Decision
+from roadcheck.guard.store import GuardSession, GuardStore
+from roadcheck.ingest._json import message, repeated_key
+
+__all__ = ["GuardServer", "loopback", "serve"]
+
+#: The largest request body read (an event with its arguments).
+MAX_BODY = 1 << 20
+_OPS = ("check", "observe", "approve")
+
+
+def loopback(host: str) -> str:
+    """``host`` when it is a loopback address (``localhost`` is 127.0.0.1); else InputError."""
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        is_loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        is_loopback = False
+    if not is_loopback:
+        raise InputError(f"--host {host!r} is not a loopback address: the guard serves on "
+                         "127.0.0.1, ::1 or localhost only")
+    return host
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.reason, self.message = status, reason, message
+
+
+class GuardServer(HTTPServer):
+    """An HTTP server on a loopback address answering for the sessions of ``store``."""
+
+    def __init__(self, store: GuardStore, host: str = "127.0.0.1", port: int = 0) -> None:
+        host = loopback(host)
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.store = store
+        try:
+            super().__init__((host, port), _Handler)
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host} port {port}: "
+                             f"{exc.strerror or exc}") from None
+
+    @property
+    def url(self) -> str:
+        """The base URL the server answers on."""
+        raw, port = self.server_address[0], self.server_address[1]
+        host = raw.decode() if isinstance(raw, bytes) else str(raw)
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}"
+
+    def answer(self, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        """The status and JSON answer for a ``POST`` to ``path``."""
+        try:
+            return self._answer(path, body)
+        except _Refused as stop:
+            return stop.status, _deny(stop.reason, stop.message)
+        except RoadcheckError as exc:
+            return 400, _deny(exc.reason, str(exc))
+
+    def _answer(self, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        parts = path.split("?", 1)[0].split("/")
+        if len(parts) not in (4, 5) or parts[:3] != ["", "v1", "sessions"] or (
+                len(parts) == 5 and parts[4] not in _OPS):
+            raise _Refused(404, "bad-input", f"no such endpoint: {path}")
+        session = parts[3]
+        if len(parts) == 4:
+            existed = self.store.exists(session)
+            with self.store.session(session, create=True):
+                pass
+            return (200 if existed else 201), {"session": session, "created": not existed}
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise _Refused(400, "bad-input", f"the request body is not JSON: {exc}") from None
+        if not isinstance(doc, dict):
+            raise _Refused(400, "bad-input", "the request body is not a JSON object")
+        twice = repeated_key(body, doc)
+        if twice is not None:
+            raise _Refused(400, "bad-input", f"the request body has a {message(twice)}")
+        with self.store.session(session) as live:
+            if parts[4] == "check":
+                return 200, live.check(doc).to_dict()
+            if parts[4] == "observe":
+                return 200, {"seq": live.observe(doc).seq}
+            return 200, _approve(live, doc).to_dict()
+
+
+def _approve(live: GuardSession, doc: dict[str, Any]) -> Decision:
+    """Record ``doc["by"]``'s approval of the action ``doc["event"]``; the decision after."""
+    call, by = doc.get("event"), doc.get("by")
+    if not isinstance(call, dict) or call.get("event") != "action":
+        raise _Refused(400, "bad-input", "approve needs 'event': the action approved")
+    if not isinstance(by, str) or not by:
+        raise _Refused(400, "bad-input", "approve needs 'by': who approved it")
+    guard = live.guard
+    # asked without logging: the log gets the decision the approval leads to
+    decision = guard._decide(guard.event(call))
+    if decision.verdict == "allow":  # an identical call's approval allows it: this one is new
+        decision = replace(decision, missing=guard.guarding(call))
+    if decision.verdict != "deny" and decision.missing:
+        guard.approve(decision, by=by, agent=call.get("agent"))
+    return live.check(call)
+
+
+def _deny(reason: str, message: str) -> dict[str, Any]:
+    return {"verdict": "deny", "reason": reason, "error": message}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: GuardServer
+    server_version = "roadcheck-guard"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: every decision is in the session's decision log."""
+
+    def do_POST(self) -> None:
+        try:
+            length = self.headers.get("Content-Length")
+            # no body at all (a bare POST) is an empty one; a chunked body is not read
+            chunked = self.headers.get("Transfer-Encoding") is not None
+            size = -1 if chunked else int(length or "0")
+            if not 0 <= size <= MAX_BODY:
+                status, doc = 411 if size < 0 else 413, _deny(
+                    "bad-input", f"a request body of 0 to {MAX_BODY} bytes with its "
+                    "Content-Length is required")
+            else:
+                status, doc = self.server.answer(self.path, self.rfile.read(size))
+        except Exception as exc:  # fail closed on any bug
+            status, doc = 500, _deny("internal", f"{type(exc).__name__}: {exc}")
+        self._send(status, doc)
+
+    def do_GET(self) -> None:
+        self._send(405, _deny("bad-input", "use POST"))
+
+    do_PUT = do_DELETE = do_PATCH = do_GET
+
+    def _send(self, status: int, doc: dict[str, Any]) -> None:
+        body = orjson.dumps(doc)
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if status >= 400:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve(store: GuardStore, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Answer until interrupted; prints the URL it serves on to standard error."""
+    server = GuardServer(store, host, port)
+    sys.stderr.write(f"roadcheck guard: serving on {server.url}\n")
+    sys.stderr.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,117 @@
+"""Reading a stored run back for audit: its manifest, records, chain check and set-aside lines."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from roadcheck._files import read_regular
+from roadcheck.errors import StoreError
+from roadcheck.evidence.chain import ChainCheck
+from roadcheck.evidence.keys import EvidenceKey, load_key
+from roadcheck.evidence.manifest import MANIFEST, read_manifest
+from roadcheck.evidence.store import STORE_KINDS, check_run_id, detect_store, open_store
+
+__all__ = ["RunTrail", "load_pg_trail", "load_trail"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunTrail:
+    """One run's evidence trail as stored, and whether its hash chain holds."""
+
+    run_id: str
+    workflow: str
+    store: str
+    records: list[dict[str, Any]]
+    check: ChainCheck
+    manifest: dict[str, Any]
+    #: ``evidence.torn.<n>`` files: last records that never committed, set aside on resume.
+    set_aside: tuple[str, ...] = ()
+    #: The status the run's last invocation ended with (``completed``, ``paused``,
+    #: ``hard-stop``, ``refused``), from its trajectory; None when none was written.
+    status: str | None = None
+
+    @property
+    def exit(self) -> int:
+        """0 when the chain holds, 1 when it was tampered with."""
+        return self.check.exit
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The params the run was created with (fixed for its whole life)."""
+        params = self.manifest.get("params")
+        return dict(params) if isinstance(params, dict) else {}
+
+
+def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
+               key: EvidenceKey | None = None) -> RunTrail:
+    """Read a run's records and verify them; a missing run is a :class:`StoreError`.
+
+    ``key=None`` takes the evidence key from the environment, if one is set there.
+    """
+    run_dir = Path(runs_dir) / check_run_id(run_id)
+    manifest: dict[str, Any] | None = None
+    if (run_dir / MANIFEST).exists():
+        manifest = read_manifest(run_dir)
+    if detect_store(run_dir) is None and manifest is None:
+        raise StoreError(f"no evidence for run {run_id!r}", path=str(run_dir))
+    kind = manifest.get("store") if manifest is not None else None
+    store = open_store(runs_dir, run_id, kind if kind in STORE_KINDS else None,
+                       key if key is not None else load_key())
+    try:
+        try:
+            records = store.records()
+        except StoreError:
+            records = []  # the check below names the unreadable record
+        check = store.verify(manifest)
+    finally:
+        store.close()
+    manifest = manifest or {}
+    workflow = str(manifest.get("workflow") or (records[0].get("workflow") if records else ""))
+    aside = tuple(sorted((p.name for p in run_dir.glob("evidence.torn.*")
+                          if p.name.rpartition(".")[2].isdigit()),
+                         key=lambda name: (len(name), name)))
+    return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside,
+                    _last_status(run_dir / "trajectory.jsonl"))
+
+
+def _last_status(path: Path) -> str | None:
+    """The ``status`` of a run trajectory's ``final`` line; None when it cannot be read.
+
+    The trajectory is not part of the chained evidence, so the page calls it the
+    recorded status; a file that is absent or does not read simply gives none.
+    """
+    import orjson
+
+    try:
+        raw = read_regular(path)
+    except OSError:
+        return None
+    lines = raw.rstrip().splitlines()
+    try:
+        final = orjson.loads(lines[-1]) if lines else None
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(final, dict) and final.get("event") == "final":
+        status = final.get("status")
+        if status in ("completed", "paused", "hard-stop", "refused"):
+            return str(status)
+    return None
+
+
+def load_pg_trail(url: str, run_id: str, key: EvidenceKey | None = None) -> RunTrail:
+    """:func:`load_trail` for a run kept in a PostgreSQL store (``--store URL``)."""
+    from roadcheck.evidence.postgres import Database, PostgresStore
+
+    db = Database(url)
+    try:
+        manifest = db.manifest(check_run_id(run_id))
+        store = PostgresStore(db, run_id, key if key is not None else load_key())
+        check = store.verify(manifest)
+        records = store.records()
+    finally:
+        db.close()
+    return RunTrail(run_id, str(manifest.get("workflow") or ""), store.kind, records, check,
+                    manifest)

@@ -1,0 +1,444 @@
+"""The Codex reader: rollout files into the shared event model.
+
+Codex writes one JSON object per line to
+``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``: ``{"timestamp", "type",
+"payload"}`` with ``type`` ``session_meta``, ``turn_context``,
+``response_item``, ``event_msg``, ``compacted``, and since Codex 0.15x
+``world_state`` and ``token_usage_record``. The format is not specified;
+this reader follows the files Codex writes:
+
+- a ``response_item`` ``message`` is a ``message`` event (role ``user`` /
+  ``assistant``; ``developer`` / ``system`` and the context Codex injects,
+  ``<environment_context>`` and the like, are role ``system``);
+- a ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` is an
+  ``action`` (``action_type`` = the tool name, ``local_shell`` for a
+  ``local_shell_call``; ``args``; ``call_id``), answered by its
+  ``*_output`` (``result``; ``error`` when the output says the command failed:
+  a non-zero ``exit_code`` or ``success: false``, the sentence Codex writes
+  when its sandbox stopped the command, a non-zero exit code in the header
+  ``exec_command`` writes before ``Output:``). A shell call (``shell``,
+  ``container.exec``, ``shell_command``, ``exec_command``, ``local_shell``)
+  carries its command line as ``command``;
+- a ``web_search_call`` (a search the model ran) is an ``action``
+  ``web_search`` (``args`` = its ``action``, ``result`` = its ``status``);
+- a shell call that asked for escalated permissions
+  (``sandbox_permissions: require_escalated``) and then ran, under an
+  ``approval_policy`` that asks the user (``on-request``, ``untrusted``), was
+  approved by the user: a ``checkpoint`` ``codex-approval`` (``confirmed_by:
+  user``) just before the action. An escalated call the user declined never
+  ran and is no action. Codex writes no other approval record;
+- the end of the file is the ``final`` event (``task_success`` false: a
+  rollout records no outcome).
+
+Structure the reader does not understand is the file's ERROR, one line naming
+the file and line. See docs/frameworks/codex.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from roadcheck.errors import TraceError
+from roadcheck.events import Event, Trajectory
+from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded, message, repeated_key
+from roadcheck.shellcmd import command_text
+
+__all__ = ["detect_codex", "read_codex"]
+
+AGENT = "codex"
+_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                    # Codex 0.15x: the model settings a turn ran with, and its token usage.
+                    "world_state", "token_usage_record"})
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
+                      "local_shell_call_output"})
+_SHELL_TOOLS = frozenset({"shell", "container.exec", "shell_command", "exec_command",
+                          "local_shell"})
+_ASKING = frozenset({"on-request", "untrusted", "unless-trusted"})
+_INJECTED = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
+             "# AGENTS.md instructions", "<user_shell_command>")
+_DECLINED = ("rejected by user", "declined by user", "denied by user")
+# A plain-text output that reports a failure: the sentence Codex writes when its sandbox
+# stopped a command, or the exit code in the header exec_command puts before "Output:".
+_SANDBOX_FAILED = "failed in sandbox "
+_HEADER_CODE = re.compile(r"(?:Process exited with code|Exit code:) (-?\d+)")
+
+
+#: The ``item_completed`` items that record work done: in code mode (a ``custom_tool_call``
+#: ``exec`` running a script) the commands, patches and MCP calls the script makes are
+#: written only as these.
+_ITEMS = frozenset({"CommandExecution", "FileChange", "McpToolCall"})
+_CODE_MODE = "exec"
+
+
+class _Bad(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+#: A line that may be a rollout line: an object with a top-level ``"type"`` Codex writes. The
+#: same words inside a string of another document are escaped (``\\"type\\"``), so they
+#: do not match; a match is confirmed by decoding its line.
+_ROLLOUT_LINE = re.compile(
+    rb'^[ \t]*\{.*?"type"\s*:\s*"(?:' + b"|".join(re.escape(t.encode()) for t in sorted(_TYPES))
+    + rb')"', re.MULTILINE)
+_LOOK = 65536  # how far into the file detection looks
+_TRIES = 32  # candidate lines decoded at most
+
+
+def detect_codex(data: bytes) -> bool:
+    """True when a line near the start is a Codex rollout line.
+
+    Any line will do, not only the first: a rollout whose first line is cut
+    off is still read as one, and the reader names that line.
+    """
+    end = min(len(data), _LOOK)
+    at = 0
+    for _ in range(_TRIES):
+        found = _ROLLOUT_LINE.search(data, at, end)
+        if found is None:
+            return False
+        stop = data.find(b"\n", found.start())
+        line = data[found.start():len(data) if stop < 0 else stop]
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            obj = None
+        if (isinstance(obj, dict) and obj.get("type") in _TYPES
+                and isinstance(obj.get("payload"), dict)):
+            return True
+        if stop < 0:
+            return False
+        at = stop + 1
+    return False
+
+
+def _text(content: Any, line: int) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise _Bad(line, f"'content' must be a list, got {type(content).__name__}")
+    parts = []
+    for i, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise _Bad(line, f"content part {i} is {type(part).__name__}, not an object")
+        if part.get("type") in ("input_text", "output_text", "text"):
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise _Bad(line, f"content part {i} has no 'text' string")
+            parts.append(text)
+    return "\n".join(parts)
+
+
+def _plain_failed(text: str) -> bool:
+    """True when a plain-text output says its command failed."""
+    if text.startswith(_SANDBOX_FAILED):
+        return True
+    lines = text.split("\n")
+    if "Output:" not in lines:
+        return False
+    for line in lines[:lines.index("Output:")]:
+        found = _HEADER_CODE.fullmatch(line)
+        if found:
+            return int(found.group(1)) != 0
+    return False
+
+
+def _output(raw: Any) -> tuple[Any, bool]:
+    """The output of a call and whether it says the call failed."""
+    if isinstance(raw, str):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            decoded = orjson.loads(raw)
+            if isinstance(decoded, dict) and "output" in decoded:
+                raw = decoded
+        if isinstance(raw, str):
+            return raw, _plain_failed(raw)
+    if isinstance(raw, dict):
+        meta = raw.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        failed = raw.get("success") is False or (isinstance(code, int) and code != 0)
+        return raw.get("output", raw.get("content", raw)), failed
+    return raw, False
+
+
+def _item_id(item: dict[str, Any], itype: str, line: int) -> str:
+    iid = item.get("id")
+    if not isinstance(iid, str) or not iid:
+        raise _Bad(line, f"a {itype} item has no 'id'")
+    return iid
+
+
+def _item_text(item: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = item.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _item_action(item: dict[str, Any], itype: str, line: int) -> dict[str, Any] | None:
+    """The action fields an ``item_completed`` item records; None for one the user declined."""
+    iid = _item_id(item, itype, line)
+    status = item.get("status")
+    if status is not None and not isinstance(status, str):
+        raise _Bad(line, f"a {itype} item's 'status' must be a string, got "
+                         f"{type(status).__name__}")
+    if status == "declined":
+        return None  # the user said no: it never ran
+    done = status in ("completed", "failed")
+    failed = status == "failed"
+    out: Any = None
+    if itype == "CommandExecution":
+        raw_cmd = item.get("command")
+        command = command_text(raw_cmd)
+        if command is None:
+            raise _Bad(line, "a CommandExecution item has no command (a string or a list of "
+                             "strings)")
+        args: dict[str, Any] = {"command": raw_cmd}
+        if isinstance(item.get("cwd"), str):
+            args["cwd"] = item["cwd"]
+        fields: dict[str, Any] = {"action_type": "exec_command", "args": args, "call_id": iid,
+                                  "command": command}
+        code = item.get("exit_code", item.get("exitCode"))
+        if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+            raise _Bad(line, f"a CommandExecution item's exit code must be an integer, got "
+                             f"{type(code).__name__}")
+        failed = failed or bool(code)
+        done = done or code is not None
+        out = _item_text(item, "aggregated_output", "aggregatedOutput", "formatted_output",
+                         "stdout")
+        if failed and not out:
+            out = _item_text(item, "stderr") or (
+                f"exit code {code}" if code is not None else "failed")
+    elif itype == "FileChange":
+        changes = item.get("changes")
+        if not isinstance(changes, dict):
+            raise _Bad(line, "a FileChange item has no 'changes' object")
+        fields = {"action_type": "apply_patch", "args": {"changes": changes}, "call_id": iid}
+        out = _item_text(item, "stderr" if failed else "stdout")
+        if failed and not out:
+            out = _item_text(item, "stdout") or "failed"
+    else:  # McpToolCall
+        server, tool = item.get("server"), item.get("tool")
+        if not isinstance(server, str) or not server or not isinstance(tool, str) or not tool:
+            raise _Bad(line, "a McpToolCall item needs 'server' and 'tool' strings")
+        mcp_args = item.get("arguments")
+        if isinstance(mcp_args, str):
+            try:
+                mcp_args = decode_embedded(mcp_args, "arguments")
+            except EmbeddedDuplicate as exc:
+                raise _Bad(line, f"a McpToolCall item: {exc}") from None
+        fields = {"action_type": f"mcp__{server}__{tool}",
+                  "args": {} if mcp_args is None else mcp_args, "call_id": iid}
+        error, result = item.get("error"), item.get("result")
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error is not None:
+            failed, out = True, error
+        elif result is not None:
+            failed = failed or (isinstance(result, dict) and result.get("isError") is True)
+            out = result.get("content", result) if isinstance(result, dict) else result
+        elif failed:
+            out = "failed"
+    if done or out is not None:
+        fields["error" if failed else "result"] = "" if out is None else out
+    return fields
+
+
+def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
+    staged: list[tuple[str, str | None, dict[str, Any], int]] = []
+    calls: dict[str, tuple[dict[str, Any], int]] = {}
+    items: dict[str, int] = {}  # the item_completed ids, and their lines
+    script: str | None = None  # the call id of the last code-mode exec call
+    policy: str | None = None
+    meta: dict[str, Any] = {}
+    seen = False
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
+        key = repeated_key(raw, obj)
+        if key is not None:
+            raise _Bad(n, message(key))
+        if not isinstance(obj, dict):
+            raise _Bad(n, f"a line is a JSON object, got {type(obj).__name__}")
+        kind, payload, ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
+        if not isinstance(kind, str) or kind not in _TYPES:
+            raise _Bad(n, f"unknown line type {kind!r}; expected one of "
+                          + ", ".join(sorted(_TYPES)))
+        if not isinstance(payload, dict):
+            raise _Bad(n, "missing required key 'payload' (an object)")
+        if ts is not None and not isinstance(ts, str):
+            raise _Bad(n, f"'timestamp' must be a string, got {type(ts).__name__}")
+        seen = True
+        if kind == "session_meta":
+            sid = payload.get("id", (payload.get("meta") or {}).get("id")
+                              if isinstance(payload.get("meta"), dict) else None)
+            if isinstance(sid, str):
+                meta["session_id"] = sid
+            continue
+        if kind == "turn_context":
+            ap = payload.get("approval_policy")
+            policy = ap if isinstance(ap, str) else None
+            continue
+        if kind == "event_msg" and payload.get("type") == "item_completed":
+            item = payload.get("item")
+            if not isinstance(item, dict):
+                raise _Bad(n, "an item_completed has no 'item' object")
+            itype = item.get("type")
+            if itype not in _ITEMS:
+                continue  # messages, reasoning, plans: the response items say them
+            done = _item_action(item, itype, n)
+            iid = _item_id(item, itype, n)
+            if iid in items:
+                raise _Bad(n, f"item id {iid!r} is completed twice (first at line {items[iid]})")
+            items[iid] = n
+            if done is not None:
+                done["ts"], done["_item"] = ts, True
+                if script is not None:
+                    done["parent_call_id"] = script
+                staged.append(("action", AGENT, done, n))
+            continue
+        if kind != "response_item":
+            continue
+        ptype = payload.get("type")
+        if not isinstance(ptype, str):
+            raise _Bad(n, "a response_item payload has no 'type' string")
+        if ptype == "message":
+            role = payload.get("role")
+            if role not in ("user", "assistant", "developer", "system"):
+                raise _Bad(n, f"unknown message role {role!r}")
+            text = _text(payload.get("content"), n)
+            if role == "user" and text.lstrip().startswith(_INJECTED):
+                role = "system"
+            if role in ("developer", "system"):
+                staged.append(("message", "system", {"ts": ts, "role": "system",
+                                                     "text": text}, n))
+            elif role == "user":
+                if staged and staged[-1][0] == "message" and staged[-1][2]["role"] == "assistant":
+                    staged[-1][2]["yields_turn"] = True
+                staged.append(("message", "user", {"ts": ts, "role": "user", "text": text}, n))
+            else:
+                staged.append(("message", AGENT, {"ts": ts, "role": "assistant", "text": text,
+                                                  "yields_turn": False}, n))
+        elif ptype in _CALLS:
+            call_id = payload.get("call_id", payload.get("id"))
+            if not isinstance(call_id, str) or not call_id:
+                raise _Bad(n, f"a {ptype} has no 'call_id'")
+            if call_id in calls:
+                raise _Bad(n, f"call id {call_id!r} is used twice (first at line "
+                              f"{calls[call_id][1]})")
+            if ptype == "local_shell_call":
+                name = "local_shell"
+                action = payload.get("action")
+                if not isinstance(action, dict):
+                    raise _Bad(n, "a local_shell_call has no 'action' object")
+                args: Any = action
+            else:
+                raw_name = payload.get("name")
+                if not isinstance(raw_name, str) or not raw_name:
+                    raise _Bad(n, f"a {ptype} has no 'name'")
+                name = raw_name
+                field = "arguments" if "arguments" in payload else "input"
+                args = payload.get(field)
+                if isinstance(args, str):
+                    try:
+                        args = decode_embedded(args, field)
+                    except EmbeddedDuplicate as exc:
+                        raise _Bad(n, f"a {ptype}: {exc}") from None
+            fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args,
+                                      "call_id": call_id}
+            if name in _SHELL_TOOLS:
+                raw_cmd = args.get("command", args.get("cmd")) if isinstance(args, dict) else args
+                command = command_text(raw_cmd)
+                if command is None:
+                    raise _Bad(n, f"a {name} call has no command (a string or a list of "
+                                  "strings)")
+                fields["command"] = command
+            escalated = isinstance(args, dict) and (
+                args.get("sandbox_permissions") == "require_escalated"
+                or args.get("with_escalated_permissions") is True)
+            fields["_approved"] = escalated and policy in _ASKING
+            if ptype == "custom_tool_call" and name == _CODE_MODE:
+                script = call_id  # the items completed until its output are its work
+            calls[call_id] = (fields, n)
+            staged.append(("action", AGENT, fields, n))
+        elif ptype == "web_search_call":
+            # Run by the model's host, not a tool the agent calls: no output line follows.
+            action = payload.get("action")
+            search: dict[str, Any] = {"ts": ts, "action_type": "web_search",
+                                      "args": action if isinstance(action, dict) else {},
+                                      "result": payload.get("status")}
+            if isinstance(payload.get("id"), str):
+                search["call_id"] = payload["id"]
+            staged.append(("action", AGENT, search, n))
+        elif ptype in _OUTPUTS:
+            call_id = payload.get("call_id")
+            if not isinstance(call_id, str) or call_id not in calls:
+                raise _Bad(n, f"a {ptype} answers call id {call_id!r}, which no earlier call "
+                              "made")
+            if call_id == script:
+                script = None
+            target = calls[call_id][0]
+            if "result" in target or "error" in target or target.get("_declined"):
+                raise _Bad(n, f"call {call_id!r} is answered twice")
+            out, failed = _output(payload.get("output"))
+            text = out if isinstance(out, str) else ""
+            if any(d in text.lower() for d in _DECLINED):
+                target["_declined"] = True
+                continue
+            target["error" if failed else "result"] = out
+    if not seen:
+        raise _Bad(1, "empty rollout: no lines")
+    kept = []
+    for entry in staged:
+        fields = entry[2]
+        if fields.pop("_item", False) and fields["call_id"] in calls:
+            # The item repeats a call the response items record (a command run directly,
+            # not from a script): one action, given the item's outcome when it has none.
+            call = calls[fields["call_id"]][0]
+            if "result" not in call and "error" not in call and not call.get("_declined"):
+                for key in ("result", "error"):
+                    if key in fields:
+                        call[key] = fields[key]
+            continue
+        kept.append(entry)
+    events: list[Event] = []
+    seq = 0
+    for kind, who, fields, n in kept:
+        ts = fields.pop("ts", None)
+        if kind == "action":
+            if fields.pop("_declined", False):
+                continue
+            approved = fields.pop("_approved", False)
+            if approved and ("result" in fields or "error" in fields):
+                seq += 1
+                events.append(Event.make(seq, "checkpoint", "user", line=n, ts=ts,
+                                         checkpoint_id="codex-approval", confirmed_by="user",
+                                         decision="approved", call_id=fields["call_id"]))
+        seq += 1
+        events.append(Event.make(seq, kind, who, line=n, ts=ts, **fields))
+    seq += 1
+    events.append(Event.make(seq, "final", None, task_success=False))
+    return events, meta
+
+
+def read_codex(path: str, data: bytes) -> Iterator[Any]:
+    """One trajectory per rollout file."""
+    from roadcheck.ingest import ReadFailure
+
+    try:
+        events, meta = _events(data)
+    except _Bad as exc:
+        yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
+        return
+    yield Trajectory(path, tuple(events), path, "codex", meta)

@@ -1,0 +1,443 @@
+"""The native trajectory format: JSONL, one event per line, read strictly.
+
+Rules (docs/formats.md): ``seq`` strictly increasing integers; ``event`` one of
+action / checkpoint / handoff / final / message; the keys each type requires;
+exactly one ``final`` and it is the last line. Anything else is ``bad-input``
+with the line number, never a guess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import orjson
+
+from roadcheck._text_check import check_utf8, utf8_problem
+from roadcheck.errors import TraceError
+from roadcheck.events import Event, Trajectory
+from roadcheck.ingest._json import check_line, no_duplicate_keys
+
+__all__ = ["iter_events", "parse_record", "read_native", "typed_records", "validate_events"]
+
+_MESSAGE_ROLES = frozenset({"user", "assistant", "system", "tool"})
+
+
+def _require(rec: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str, line: int,
+             path: str | None) -> Any:
+    value = rec.get(key)
+    if value is None:
+        raise TraceError(f"{rec['event']} event is missing required key '{key}'", path=path,
+                         line=line)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise TraceError(f"'{key}' must be {what}, got {type(value).__name__}", path=path,
+                         line=line)
+    if value == "":
+        # a name is what rules match on: an empty one names nothing
+        raise TraceError(f"'{key}' must be a non-empty string", path=path, line=line)
+    return value
+
+
+def parse_record(rec: Any, line: int, path: str | None = None) -> Event:
+    """Validate one decoded record and return its :class:`Event`."""
+    if not isinstance(rec, dict):
+        raise TraceError(f"expected a JSON object, got {type(rec).__name__}", path=path, line=line)
+    seq = rec.get("seq")
+    if type(seq) is not int:
+        what = "missing required key 'seq'" if seq is None else "'seq' must be an integer"
+        raise TraceError(what, path=path, line=line)
+    kind = rec.get("event")
+    if kind == "action":
+        _require(rec, "action_type", str, "a string", line, path)
+    elif kind == "handoff":
+        _require(rec, "from_agent", str, "a string", line, path)
+        _require(rec, "to_agent", str, "a string", line, path)
+        _require(rec, "payload", dict, "an object", line, path)
+    elif kind == "checkpoint":
+        _require(rec, "checkpoint_id", str, "a string", line, path)
+    elif kind == "final":
+        _require(rec, "task_success", bool, "true or false", line, path)
+    elif kind == "message":
+        role = _require(rec, "role", str, "a string", line, path)
+        if role not in _MESSAGE_ROLES:
+            raise TraceError(f"unknown message role '{role}'", path=path, line=line)
+        text = rec.get("text")
+        if text is not None and not isinstance(text, str):
+            raise TraceError("'text' must be a string", path=path, line=line)
+        yields = rec.get("yields_turn")
+        if yields is not None and not isinstance(yields, bool):
+            raise TraceError("'yields_turn' must be true or false", path=path, line=line)
+    elif kind is None:
+        raise TraceError("missing required key 'event'", path=path, line=line)
+    else:
+        raise TraceError(f"unknown event type {kind!r}", path=path, line=line)
+    agent = rec.get("agent")
+    if agent is not None and not isinstance(agent, str):
+        raise TraceError("'agent' must be a string", path=path, line=line)
+    ts = rec.get("ts")
+    if ts is not None and not isinstance(ts, str):
+        raise TraceError("'ts' must be a string", path=path, line=line)
+    return Event(seq, kind, agent, ts, rec, line)
+
+
+# Fast-path checks per event type: (key, exact type, description). The slow path in
+# parse_record produces the message when one of these fails.
+_FAST: dict[str, tuple[tuple[str, type], ...]] = {
+    "action": (("action_type", str),),
+    "checkpoint": (("checkpoint_id", str),),
+    "handoff": (("from_agent", str), ("to_agent", str), ("payload", dict)),
+    "final": (("task_success", bool),),
+}
+
+
+def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
+    """Yield the events of a native JSONL document, validating as it goes.
+
+    Raises :class:`TraceError` at the first problem; events already yielded are
+    the caller's to discard (replay turns the whole trajectory into ERROR).
+    This is the replay hot path: the common, valid record is checked inline
+    and only a record that fails a check goes through :func:`parse_record`
+    for its message.
+    """
+    last_seq = -(1 << 62)
+    final_line = 0
+    count = 0
+    line = 0
+    loads = orjson.loads
+    new = tuple.__new__
+    fast = _FAST
+    records: list[Any] = []  # every decoded line, for the duplicate-key check at the end
+    keep = records.append
+    for raw in data.split(b"\n"):
+        line += 1
+        try:
+            rec = loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if not raw or raw.isspace():
+                continue  # blank lines are allowed; checked here, off the common path
+            bad = utf8_problem(raw)
+            if bad is not None:
+                raise TraceError(bad[1], path=path, line=line) from None
+            if not count and _opens_document(raw):
+                yield from _document_events(data, path)  # pretty-printed JSON
+                return
+            raise TraceError(f"unparseable JSON: {exc.msg} at column {exc.colno}", path=path,
+                             line=line) from None
+        if final_line:
+            raise TraceError(f"event after final (final is at line {final_line})", path=path,
+                             line=line)
+        keep(rec)
+        seq: Any
+        if type(rec) is dict:
+            seq = rec.get("seq")
+            kind = rec.get("event")
+            agent = rec.get("agent")
+            ts = rec.get("ts")
+            checks = fast.get(kind) if type(kind) is str else None
+            ok = (checks is not None and type(seq) is int
+                  and (agent is None or type(agent) is str) and (ts is None or type(ts) is str))
+            if ok:
+                for key, typ in checks:  # type: ignore[union-attr]  # ok implies not None
+                    value = rec.get(key)
+                    if type(value) is not typ or value == "":
+                        ok = False
+                        break
+        else:
+            if type(rec) is list and not count:
+                yield from _document_events(data, path)  # a JSON array on one line
+                return
+            ok = False
+        if ok:
+            event = new(Event, (seq, kind, agent, ts, rec, line))
+        else:
+            event = parse_record(rec, line, path)  # raises, or accepts a message event
+            seq, kind = event.seq, event.kind
+        if seq <= last_seq:
+            raise TraceError(f"seq {seq} does not increase (previous seq {last_seq})",
+                             path=path, line=line)
+        last_seq = seq
+        if kind == "final":
+            final_line = line
+        count += 1
+        yield event
+    if not count:
+        raise TraceError("empty trajectory: no events", path=path)
+    if not final_line:
+        raise TraceError("no final event: the trajectory is incomplete", path=path)
+    if not no_duplicate_keys(data, records):  # see ingest._json: rare, then exact per line
+        for line, raw in enumerate(data.split(b"\n"), 1):
+            if raw.strip():
+                check_line(raw, loads(raw), line, path)
+
+
+def typed_records(data: bytes) -> tuple[list[Any], Event] | None:
+    """The records of a valid native file, typed; see :mod:`roadcheck.ingest._native_typed`.
+
+    Imported on first use: msgspec stays out of what the guard's hook process loads.
+    """
+    from roadcheck.ingest._native_typed import typed_records as decode
+
+    return decode(data)
+
+
+def _opens_document(raw: bytes) -> bool:
+    """True for a first line that opens a multi-line JSON document: ``[...`` or a lone ``{``."""
+    head = raw.strip()
+    return head.startswith(b"[") or head == b"{"
+
+
+@cache
+def _ws() -> re.Pattern[str]:
+    """JSON's whitespace, compiled for the first multi-line document (a JSONL file, the
+    common case, never needs it)."""
+    return re.compile(r"[ \t\n\r]*")
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    match = _ws().match(text, pos)
+    return pos if match is None else match.end()
+
+
+def _document_items(data: bytes, path: str | None) -> tuple[str, list[tuple[int, Any]]]:
+    """Decode a JSON array, or JSON values one after another, with the line each starts on."""
+    import json
+
+    check_utf8(data, path, TraceError)
+    text = data.decode("utf-8")
+    decode = json.JSONDecoder().raw_decode
+    items: list[tuple[int, Any]] = []
+    counted = [0, 1]  # newlines are counted once, up to the last item's start
+
+    def line_at(at: int) -> int:
+        counted[1] += text.count("\n", counted[0], at)
+        counted[0] = at
+        return counted[1]
+
+    pos = _skip_ws(text, 0)
+    array = text.startswith("[", pos)
+    try:
+        if array:
+            pos = _skip_ws(text, pos + 1)
+            while not text.startswith("]", pos):
+                if items:
+                    if not text.startswith(",", pos):
+                        raise json.JSONDecodeError("Expecting ',' or ']'", text, pos)
+                    pos = _skip_ws(text, pos + 1)
+                value, end = decode(text, pos)
+                items.append((line_at(pos), value))
+                pos = _skip_ws(text, end)
+            pos = _skip_ws(text, pos + 1)
+            if pos < len(text):
+                raise json.JSONDecodeError("Extra data after the array", text, pos)
+        else:
+            while pos < len(text):
+                value, end = decode(text, pos)
+                items.append((line_at(pos), value))
+                pos = _skip_ws(text, end)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"unparseable JSON document: {exc.msg} at column {exc.colno}",
+                         path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise TraceError("unparseable JSON document: nested too deeply",
+                         path=path, line=text.count("\n", 0, pos) + 1) from None
+    return ("array" if array else "object"), items
+
+
+def _document_events(data: bytes, path: str | None) -> Iterator[Event]:
+    """The events of a pretty-printed JSON array of native events (or of objects one after
+    another), checked by the same rules as the JSONL lines; ``line`` is where each starts."""
+    kind, items = _document_items(data, path)
+    if items and not (isinstance(items[0][1], dict)
+                      and ("event" in items[0][1] or "seq" in items[0][1])):
+        start = data.count(b"\n", 0, len(data) - len(data.lstrip())) + 1
+        raise TraceError(f"a JSON {kind} that does not hold native events: the native format "
+                         "is one JSON event per line (or a JSON array of events); "
+                         "--input-format names the other formats", path=path, line=start)
+    last: Event | None = None
+    for line, rec in items:
+        if last is not None and last.kind == "final":
+            raise TraceError(f"event after final (final is at line {last.line})", path=path,
+                             line=line)
+        event = parse_record(rec, line, path)
+        if last is not None and event.seq <= last.seq:
+            raise TraceError(f"seq {event.seq} does not increase (previous seq {last.seq})",
+                             path=path, line=line)
+        last = event
+        yield event
+    if last is None:
+        raise TraceError("empty trajectory: no events", path=path)
+    if last.kind != "final":
+        raise TraceError("no final event: the trajectory is incomplete", path=path)
+
+
+def validate_events(events: list[Event], path: str | None = None) -> None:
+    """Check the whole-trajectory rules on events built by another reader."""
+    if not events:
+        raise TraceError("empty trajectory: no events", path=path)
+    last: int | None = None
+    for i, event in enumerate(events):
+        if last is not None and event.seq <= last:
+            raise TraceError(f"seq {event.seq} does not increase (previous seq {last})",
+                             path=path, line=event.line)
+        last = event.seq
+        if event.kind == "final" and i != len(events) - 1:
+            raise TraceError("event after final", path=path, line=events[i + 1].line)
+    if events[-1].kind != "final":
+        raise TraceError("no final event: the trajectory is incomplete", path=path)
+
+
+_NATIVE_KEYS = frozenset({b"event", b"seq"})
+
+#: A first record with ``event`` or ``seq`` but not both on its line: a native run, or a
+#: malformed one the native reader names best; weaker than any other format's shape.
+_NATIVE_SHAPE = 0.3
+CERTAIN, FALLBACK = 1.0, 0.1  # the registry's levels (roadcheck.ingest), without importing it
+
+
+def certainly_native(data: bytes) -> bool:
+    """True when :func:`detect_native` is certain: ``event`` and ``seq`` on a first line
+    that opens an object. It looks at that line only."""
+    text = data.lstrip()
+    if text[:1] != b"{":
+        return False
+    end = text.find(b"\n")
+    first = text if end < 0 else text[:end]
+    return b'"event"' in first and b'"seq"' in first
+
+
+def detect_native(data: bytes) -> float:
+    """How sure the content is native: both ``event`` and ``seq`` on the first line is
+    certain; either key in the first record is its shape; text that is no JSON object
+    or array at all falls back here, so the reader says exactly what is wrong."""
+    if certainly_native(data):
+        return CERTAIN
+    text = data.lstrip()
+    head = text[:1]
+    if head != b"{" and head != b"[":
+        return FALLBACK
+    end = text.find(b"\n")
+    first = text if end < 0 else text[:end]
+    from roadcheck.ingest._scan import _keys_at
+
+    if _keys_at(text, 1 if head == b"{" else 2, _NATIVE_KEYS) is not None:
+        return _NATIVE_SHAPE
+    if head == b"[":
+        return FALLBACK
+    try:
+        orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return FALLBACK  # a broken or pretty-printed first record: the reader names it
+    return 0.0
+
+
+def read_entries(path: str, data: bytes) -> Iterator[Any]:
+    """The native reader as a registry reader: one trajectory, or one failure."""
+    from roadcheck.ingest import ReadFailure
+
+    try:
+        yield read_native(path, data)
+    except TraceError as exc:
+        yield ReadFailure(path, path, exc)
+
+
+def read_native(path: str, data: bytes | None = None) -> Trajectory:
+    """Read and validate a native JSONL trajectory file."""
+    if data is None:
+        data = read_bytes(path)
+    return Trajectory(id=path, events=tuple(iter_events(data, path)), path=path, source="native")
+
+
+def read_bytes(path: str) -> bytes:
+    """Read a file, decompressing gzip and zstd; OS errors become a one-line :class:`TraceError`.
+
+    Compression is recognised by the file's magic bytes, never its name, so
+    every reader and format detection see the decompressed document. No JSON
+    document starts with either magic.
+    """
+    try:
+        with open(path, "rb") as fh:
+            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                data = fh.read()
+            else:
+                data = _read_stream(fh.fileno())
+    except OSError as exc:
+        raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    return unpack_bytes(data, path)
+
+
+def _read_stream(fd: int) -> bytes:
+    """Read a pipe or device to its end, waking every tenth of a second.
+
+    A Ctrl-C that lands after the last check for signals and before a blocking
+    read() would be held until the writer closes; waiting in select() with a
+    timeout lets the interrupt through.
+    """
+    import select
+
+    chunks: list[bytes] = []
+    while True:
+        try:
+            ready = select.select([fd], [], [], 0.1)[0]
+        except (OSError, ValueError):  # no select() for this kind of file: a plain read
+            ready = [fd]
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def unpack_bytes(data: bytes, path: str) -> bytes:
+    """Decompress gzip or zstd ``data`` and check that what is left is UTF-8 text."""
+    if data.startswith(_ZIP_MAGIC):
+        return data  # an archive (an Inspect .eval log): its reader opens it
+    if data.startswith(_GZIP_MAGIC):
+        data = _gunzip(data, path)
+    elif data.startswith(_ZSTD_MAGIC):
+        data = _unzstd(data, path)
+    check_utf8(data, path, TraceError)
+    return data
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGIC = b"PK\x03\x04"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _gunzip(data: bytes, path: str) -> bytes:
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(f"cannot decompress gzip: {_one_line(exc)}", path=path) from None
+
+
+def _unzstd(data: bytes, path: str) -> bytes:
+    try:
+        import zstandard
+    except ImportError:
+        raise TraceError("cannot read zstd-compressed input without the zstandard module: "
+                         "pip install 'roadcheck[zstd]'", path=path) from None
+    dctx = zstandard.ZstdDecompressor()
+    out: list[bytes] = []
+    rest = data
+    try:
+        while rest:  # a file may hold several frames, as concatenating .zst files makes
+            frame = dctx.decompressobj()
+            out.append(frame.decompress(rest))
+            if not frame.eof:
+                raise TraceError("cannot decompress zstd: the stream is truncated", path=path)
+            rest = frame.unused_data
+    except zstandard.ZstdError as exc:
+        raise TraceError(f"cannot decompress zstd: {_one_line(exc)}", path=path) from None
+    return b"".join(out)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

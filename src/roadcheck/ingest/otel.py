@@ -1,0 +1,1351 @@
+"""The OpenTelemetry reader: GenAI spans into the shared event model.
+
+Two encodings are read, with no OpenTelemetry package installed:
+
+- OTLP/JSON: ``{"resourceSpans": [...]}`` documents, one per file or one per
+  line, trace and span ids in hex (as the OTLP/JSON spec says) or base64 (as a
+  generic protobuf-to-JSON mapping writes them);
+- the Python SDK's ``ReadableSpan.to_json()``: one span object per line, or the
+  indented objects a ``ConsoleSpanExporter`` prints one after the other.
+
+Every trace id is one trajectory (id ``<path>#<trace id>``), its events ordered
+by start time; traces whose spans name one and the same
+``gen_ai.conversation.id`` are one trajectory (a run stopped for approval, the
+approval and the resumed run), under the first trace's id. The mapping follows
+the GenAI semantic conventions (``gen_ai.operation.name``):
+
+- an ``execute_tool`` span is an ``action`` (``action_type`` =
+  ``gen_ai.tool.name``, ``args`` from ``gen_ai.tool.call.arguments``,
+  ``result`` from ``gen_ai.tool.call.result``, ``error`` when the span's status
+  is ERROR);
+- an ``invoke_agent`` span whose nearest enclosing GenAI span is another
+  agent's ``execute_tool`` span is a ``handoff`` from that agent to this one,
+  with the tool call's arguments as payload (the "agent as a tool" pattern);
+- a span or span event carrying ``roadcheck.checkpoint.id`` is a ``checkpoint``
+  when its ``roadcheck.checkpoint.decision`` is absent or ``approved``; any other
+  decision (``rejected``, ``denied``...) gives no checkpoint event. OpenTelemetry
+  has no convention for human approval, so the application records it;
+- the end of the trace is the ``final`` event.
+
+A trace that cannot be read is one :class:`~roadcheck.ingest.ReadFailure` naming
+the span; the other traces of the file are still read. See docs/frameworks/otel.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gc
+import json
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from functools import partial
+from sys import intern
+from time import gmtime
+from typing import Annotated, Any, NamedTuple
+
+import msgspec
+import orjson
+from msgspec import UNSET, UnsetType
+
+from roadcheck.errors import TraceError
+from roadcheck.events import Event, Trajectory
+from roadcheck.ingest._fast import (
+    I64,
+    Slow,
+    decoder,
+    huge_integer,
+    kept_every_key_at,
+    line_bounds,
+    line_checker,
+    native,
+    no_cycle_collection,
+)
+from roadcheck.ingest._json import (
+    DuplicateKey,
+    EmbeddedDuplicate,
+    check_line,
+    decode_embedded,
+    lines_of,
+    no_duplicate_keys,
+    pairs_hook,
+)
+
+__all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
+
+#: The attributes an application sets on a span or span event to record an approval.
+CHECKPOINT_ATTRS = ("roadcheck.checkpoint.id", "roadcheck.checkpoint.confirmed_by",
+                    "roadcheck.checkpoint.decision")
+_APPROVED = frozenset({"approved", "approve", "accepted", "confirmed"})
+
+
+class _Bad(Exception):
+    """A malformed span; the reader turns it into a TraceError naming the span."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class Span(msgspec.Struct, gc=False, eq=False):
+    """One span, whichever encoding it came from (ids in lower-case hex).
+
+    A struct the cycle collector does not track (a span holds no cycle): a large
+    file's spans all stay alive while its traces are mapped, and the collector
+    would otherwise walk them again and again.
+    """
+
+    trace_id: str
+    span_id: str
+    parent: str | None
+    name: str
+    start: int
+    end: int | None
+    attrs: dict[str, Any]
+    status: str
+    error: str | None
+    events: Sequence[tuple[str, int, dict[str, Any]]]
+    index: int
+    line: int | None
+
+    def label(self) -> str:
+        return f"span {self.index} ({self.name!r}, span id {self.span_id})"
+
+
+_SPAN_KEYS = frozenset({b"resourceSpans", b"context"})
+
+
+def detect_otel(data: bytes) -> float:
+    """Certain for an OTLP/JSON ``resourceSpans`` document; likely for SDK span objects
+    (a ``context`` key with a ``span_id`` near the start)."""
+    from roadcheck.ingest import CERTAIN, LIKELY
+    from roadcheck.ingest._scan import _keys_at
+
+    if data.lstrip()[:1] != b"{":
+        return 0.0
+    key = _keys_at(data, 1, _SPAN_KEYS)
+    if key == b"resourceSpans":
+        return CERTAIN
+    if key == b"context" and b'"span_id"' in data[:4096]:
+        return LIKELY
+    return 0.0
+
+
+# -- decoding ----------------------------------------------------------------------------------
+
+def _spans_by_line(data: bytes, spans: list[Span]) -> bool:
+    """Read a file of one JSON value per line, each line's spans built as it is decoded.
+
+    No decoded document outlives its line, so memory holds the file and its
+    spans, not the file's whole JSON tree. Returns False, with ``spans`` to be
+    discarded, when a line is not JSON on its own (indented or concatenated
+    documents: :func:`_documents` reads those). A repeated key anywhere is
+    refused before a malformed span, as when the whole file is decoded first.
+    """
+    bad: TraceError | None = None
+    for n, raw in lines_of(data):
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return False
+        if not no_duplicate_keys(raw, [doc]):
+            check_line(raw, doc, n, None)
+        if bad is None:
+            try:
+                _add_document(doc, n, spans)
+            except _Bad as exc:
+                bad = TraceError(str(exc), line=n)
+    if bad is not None:
+        raise bad
+    return True
+
+
+def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
+    """(line, decoded value) for each JSON value of a file of indented or concatenated values."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"not UTF-8 text (byte {exc.start})",
+                         line=data.count(b"\n", 0, exc.start) + 1) from None
+    # The standard library's parser, with a hook that refuses a repeated key.
+    decoder = json.JSONDecoder(object_pairs_hook=pairs_hook, parse_constant=_no_constant)
+    pos, length = 0, len(text)
+    values: list[tuple[int, Any]] = []
+    while True:
+        while pos < length and text[pos].isspace():
+            pos += 1
+        if pos >= length:
+            break
+        line = text.count("\n", 0, pos) + 1
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"unparseable JSON: {exc.msg}",
+                             line=text.count("\n", 0, exc.pos) + 1) from None
+        except DuplicateKey as exc:
+            raise TraceError(str(exc), line=line) from None
+        except (ValueError, RecursionError) as exc:
+            raise TraceError(f"unparseable JSON: {exc}", line=line) from None
+        values.append((line, value))
+    try:  # what orjson would refuse (numbers out of range, lone surrogates) is refused here too
+        orjson.dumps([value for _, value in values])
+    except orjson.JSONEncodeError as exc:
+        raise TraceError(f"unusable JSON value: {exc}") from None
+    yield from values
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _hex_id(raw: Any, size: int, what: str, required: bool = True) -> str | None:
+    """A trace id (16 bytes) or span id (8 bytes) as lower-case hex, from hex or base64."""
+    if raw is None or raw == "":
+        if required:
+            raise _Bad(f"missing {what}")
+        return None
+    if not isinstance(raw, str):
+        raise _Bad(f"{what} must be a string, got {type(raw).__name__}")
+    text = raw[2:] if raw.startswith("0x") else raw
+    if len(text) == size * 2:
+        try:
+            int(text, 16)
+        except ValueError:
+            pass
+        else:
+            return text.lower()
+    try:
+        decoded = base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if len(decoded) != size:
+        raise _Bad(f"{what} {raw!r} is neither {size * 2} hex digits nor base64 of {size} bytes")
+    return decoded.hex()
+
+
+def _short(raw: Any) -> str:
+    """A value for a message: its repr, cut short."""
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _obj(raw: Any, what: str) -> dict[str, Any]:
+    """An object that may be absent (null means absent); anything else is malformed."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _Bad(f"{what} must be an object, got {type(raw).__name__}")
+    return raw
+
+
+def _items(raw: Any, what: str) -> list[Any]:
+    """A list that may be absent (null means absent); anything else is malformed."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _Bad(f"{what} must be a list, got {type(raw).__name__}")
+    return raw
+
+
+_SCALARS: dict[str, type | tuple[type, ...]] = {
+    "stringValue": str, "boolValue": bool, "doubleValue": (int, float), "bytesValue": str}
+
+
+def _any_value(v: Any) -> Any:
+    """An OTLP ``AnyValue`` as a plain value."""
+    if not isinstance(v, dict):
+        raise _Bad(f"attribute value must be an object, got {type(v).__name__}")
+    text = v.get("stringValue")
+    if type(text) is str:  # the common case, first in the loop below too
+        return text
+    for key, kind in _SCALARS.items():
+        if key in v:
+            value = v[key]
+            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                raise _Bad(f"{key} {_short(value)} has the wrong type")
+            return value
+    if "intValue" in v:
+        raw = v["intValue"]
+        if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+            raise _Bad(f"intValue {_short(raw)} is not an integer")
+        try:
+            return int(raw)
+        except ValueError:
+            raise _Bad(f"intValue {_short(raw)} is not an integer") from None
+    if "arrayValue" in v:
+        values = _obj(v["arrayValue"], "arrayValue").get("values")
+        return [_any_value(x) for x in _items(values, "arrayValue.values")]
+    if "kvlistValue" in v:
+        return _kv_list(_obj(v["kvlistValue"], "kvlistValue").get("values"))
+    return None
+
+
+def _kv_list(items: Any) -> dict[str, Any]:
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise _Bad(f"attributes must be a list, got {type(items).__name__}")
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise _Bad("an attribute has no 'key' string")
+        out[intern(item["key"])] = _any_value(item.get("value", {}))
+    return out
+
+
+#: Timestamps are kept between the epoch and the end of year 9999 (what ``_iso`` can print).
+_MAX_NANOS = 253_402_300_799_999_999_999
+
+
+def _in_range(nanos: int, what: str) -> int:
+    if not 0 <= nanos <= _MAX_NANOS:
+        raise _Bad(f"{what} {nanos} is out of range (1970 to 9999)")
+    return nanos
+
+
+def _nanos(raw: Any, what: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise _Bad(f"{what} must be nanoseconds since the epoch, got {type(raw).__name__}")
+    try:
+        return _in_range(int(raw), what)
+    except ValueError:
+        raise _Bad(f"{what} must be nanoseconds since the epoch, got {_short(raw)}") from None
+
+
+def _iso_nanos(raw: Any, what: str) -> int:
+    if not isinstance(raw, str):
+        raise _Bad(f"{what} must be an ISO timestamp string, got {type(raw).__name__}")
+    try:
+        dt = datetime.fromisoformat(raw)
+    except ValueError:
+        raise _Bad(f"{what} {raw!r} is not an ISO timestamp") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
+    return _in_range((delta.days * 86400 + delta.seconds) * 1_000_000_000
+                     + delta.microseconds * 1000, what)
+
+
+def _iso(nanos: int) -> str:
+    secs, rest = divmod(nanos, 1_000_000_000)
+    head = _SECONDS.get(secs)
+    if head is None:
+        if len(_SECONDS) >= 4096:  # the events of a trace share a few seconds
+            _SECONDS.clear()
+        days, clock = divmod(secs, 86_400)
+        day = _DAYS.get(days)
+        if day is None:
+            if len(_DAYS) >= 4096:
+                _DAYS.clear()
+            t = gmtime(days * 86_400)  # POSIX time, as datetime counts it: no leap seconds
+            day = _DAYS[days] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        hours, clock = divmod(clock, 3600)
+        head = _SECONDS[secs] = f"{day}{hours:02d}:{clock // 60:02d}:{clock % 60:02d}."
+    return f"{head}{rest // 1000:06d}Z"
+
+
+_DAYS: dict[int, str] = {}
+_SECONDS: dict[int, str] = {}
+
+
+def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
+    """(status code name, message) of a span status object."""
+    status = _obj(raw, "'status'")
+    code = status.get(key, default)
+    if isinstance(code, bool) or not isinstance(code, (int, str)) or code not in _STATUS_CODES:
+        raise _Bad(f"'status.{key}' {_short(code)} is not a status code")
+    return _STATUS_CODES[code], status
+
+
+_STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
+                 "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR",
+                 "UNSET": "UNSET", "OK": "OK", "ERROR": "ERROR"}
+
+
+def _message_of(status: dict[str, Any], key: str) -> str:
+    text = status.get(key)
+    return text if isinstance(text, str) and text else "error"
+
+
+def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
+    rs_list = doc.get("resourceSpans")
+    if not isinstance(rs_list, list):
+        raise _Bad("'resourceSpans' must be a list")
+    for rs in rs_list:
+        if not isinstance(rs, dict):
+            raise _Bad("a resourceSpans entry is not an object")
+        scopes = rs.get("scopeSpans")
+        if scopes is None:
+            scopes = rs.get("instrumentationLibrarySpans")
+        for ss in _items(scopes, "'scopeSpans'"):
+            if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
+                raise _Bad("a scopeSpans entry has no 'spans' list")
+            for raw in ss.get("spans", []):
+                index = len(spans)
+                name = raw.get("name") if isinstance(raw, dict) else None
+                try:
+                    if not isinstance(raw, dict):
+                        raise _Bad(f"is {type(raw).__name__}, not an object")
+                    if name is not None and not isinstance(name, str):
+                        raise _Bad(f"'name' must be a string, got {type(name).__name__}")
+                    code, status = _status(raw.get("status"), "code", 0)
+                    events = []
+                    for ev in _items(raw.get("events"), "'events'"):
+                        if not isinstance(ev, dict):
+                            raise _Bad("a span event is not an object")
+                        ev_name = ev.get("name", "")
+                        events.append((ev_name if isinstance(ev_name, str) else "",
+                                       _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
+                                       _kv_list(ev.get("attributes"))))
+                    spans.append(Span(
+                        str(_hex_id(raw.get("traceId"), 16, "traceId")),
+                        str(_hex_id(raw.get("spanId"), 8, "spanId")),
+                        _hex_id(raw.get("parentSpanId"), 8, "parentSpanId", required=False),
+                        name or "",
+                        _nanos(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
+                        _nanos(raw["endTimeUnixNano"], "endTimeUnixNano")
+                        if raw.get("endTimeUnixNano") is not None else None,
+                        _kv_list(raw.get("attributes")), code,
+                        _message_of(status, "message") if code == "ERROR" else None,
+                        events, index, line))
+                except _Bad as exc:
+                    raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
+
+
+def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
+    index = len(spans)
+    name = raw.get("name")
+    try:
+        if name is not None and not isinstance(name, str):
+            raise _Bad(f"'name' must be a string, got {type(name).__name__}")
+        ctx = raw.get("context")
+        if not isinstance(ctx, dict):
+            raise _Bad("missing 'context' object")
+        attrs = _obj(raw.get("attributes"), "'attributes'")
+        code, status = _status(raw.get("status"), "status_code", "UNSET")
+        events = []
+        for ev in _items(raw.get("events"), "'events'"):
+            if not isinstance(ev, dict):
+                raise _Bad("a span event is not an object")
+            ev_name = ev.get("name", "")
+            events.append((ev_name if isinstance(ev_name, str) else "",
+                           _iso_nanos(ev.get("timestamp"), "timestamp"),
+                           dict(_obj(ev.get("attributes"), "event 'attributes'"))))
+        spans.append(Span(
+            str(_hex_id(ctx.get("trace_id"), 16, "trace_id")),
+            str(_hex_id(ctx.get("span_id"), 8, "span_id")),
+            _hex_id(raw.get("parent_id"), 8, "parent_id", required=False),
+            name or "",
+            _iso_nanos(raw.get("start_time"), "start_time"),
+            _iso_nanos(raw["end_time"], "end_time") if raw.get("end_time") else None,
+            attrs, code, _message_of(status, "description") if code == "ERROR" else None,
+            events, index, line))
+    except _Bad as exc:
+        raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
+
+
+def _add_document(doc: Any, line: int, spans: list[Span]) -> None:
+    """Append the spans of one decoded JSON value. Raises :class:`_Bad`."""
+    for item in doc if isinstance(doc, list) else [doc]:
+        if isinstance(item, dict) and "resourceSpans" in item:
+            _otlp_spans(item, line, spans)
+        elif isinstance(item, dict) and "context" in item:
+            _sdk_span(item, line, spans)
+        else:
+            raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
+                       "span object with 'context'")
+
+
+def parse_spans(data: bytes) -> list[Span]:
+    """Every span of an OTLP/JSON or SDK ``to_json`` file. Raises :class:`TraceError`."""
+    spans: list[Span] = []
+    if not _spans_by_line(data, spans):
+        spans = []
+        line = None
+        try:
+            for line, doc in _documents(data):
+                _add_document(doc, line, spans)
+        except _Bad as exc:
+            raise TraceError(str(exc), line=line) from None
+    if not spans:
+        raise TraceError("no spans")
+    return spans
+
+
+# -- the fast path ----------------------------------------------------------------------------
+#
+# OTLP/JSON, one document per line, decoded into structs that declare the OTLP fields (so the
+# re-encoding check of ingest._fast sees every key), with each span's attributes cut down to
+# the ones the mapping reads as the line is decoded. Anything the strict reading above would
+# refuse or read differently makes the file give way to it (``Slow``).
+
+#: Ids as the OTLP/JSON spec writes them, lower-case hex (a file in base64 or upper case
+#: is read by the strict path), and nanoseconds as a string of digits or a number: the
+#: first reading checks them, the strings a line at a time (:func:`_checked`), so building
+#: a span does not (every value fits: 20 digits are less than the year 9999).
+_Nanos = str | Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+_IDS = re.compile(r"(?:[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?"
+                  r"(?:,[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?)*)?")
+_TIMES = re.compile(r"(?:[0-9]{1,20}(?:,[0-9]{1,20})*)?")
+
+
+class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
+    stringValue: str | UnsetType = UNSET
+    boolValue: bool | UnsetType = UNSET
+    intValue: I64 | str | UnsetType = UNSET
+    doubleValue: I64 | float | UnsetType = UNSET
+    bytesValue: str | UnsetType = UNSET
+    arrayValue: _ArrayValue | UnsetType | None = UNSET
+    kvlistValue: _KvList | UnsetType | None = UNSET
+
+
+class _KeyValue(msgspec.Struct, omit_defaults=True, gc=False):
+    key: str
+    value: _AnyValue | UnsetType = UNSET
+
+
+class _ArrayValue(msgspec.Struct, omit_defaults=True, gc=False):
+    values: list[_AnyValue] | UnsetType | None = UNSET
+
+
+class _KvList(msgspec.Struct, omit_defaults=True, gc=False):
+    values: list[_KeyValue] | UnsetType | None = UNSET
+
+
+class _Status(msgspec.Struct, omit_defaults=True, gc=False):
+    code: I64 | str | UnsetType = UNSET
+    message: Any = UNSET
+
+
+class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
+    timeUnixNano: _Nanos | UnsetType = UNSET
+    name: Any = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: Any = UNSET
+
+
+class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False, kw_only=True):
+    traceId: str
+    spanId: str
+    traceState: Any = UNSET
+    parentSpanId: str | UnsetType | None = UNSET
+    flags: Any = UNSET
+    name: str | UnsetType | None = UNSET
+    kind: Any = UNSET
+    startTimeUnixNano: _Nanos
+    endTimeUnixNano: _Nanos | UnsetType | None = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: Any = UNSET
+    events: list[_SpanEvent] | UnsetType | None = UNSET
+    droppedEventsCount: Any = UNSET
+    links: Any = UNSET
+    droppedLinksCount: Any = UNSET
+    status: _Status | UnsetType | None = UNSET
+
+
+class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
+    scope: Any = UNSET
+    spans: list[_OtlpSpan] | UnsetType = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _SeenSpan(msgspec.Struct, gc=False, kw_only=True):
+    """A span of a line the first reading has checked (:class:`_OtlpSpan` vouched for its
+    ids and times): the second reading builds it, skipping what the mapping does not read
+    and the patterns already matched."""
+
+    traceId: str
+    spanId: str
+    parentSpanId: str | None = None
+    name: str | None = None
+    startTimeUnixNano: str | int
+    endTimeUnixNano: str | int | None = None
+    attributes: list[_KeyValue] | None = None
+    events: list[_SpanEvent] | None = None
+    status: _Status | None = None
+
+
+class _SeenScope(msgspec.Struct, gc=False):
+    spans: list[_SeenSpan] | UnsetType = UNSET
+
+
+class _SeenResource(msgspec.Struct, gc=False):
+    scopeSpans: list[_SeenScope] | UnsetType | None = UNSET
+    instrumentationLibrarySpans: list[_SeenScope] | UnsetType | None = UNSET
+
+
+class _SeenDocument(msgspec.Struct, gc=False):
+    resourceSpans: list[_SeenResource]
+
+
+class _ResourceSpans(msgspec.Struct, omit_defaults=True, gc=False):
+    resource: Any = UNSET
+    scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
+    instrumentationLibrarySpans: list[_ScopeSpans] | UnsetType | None = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _OtlpDocument(msgspec.Struct, omit_defaults=True, gc=False):
+    resourceSpans: list[_ResourceSpans]
+
+
+# The same structs, closed: an undeclared field fails the decoding, so a line they decode
+# skipped nothing, and ``check_lines`` alone vouches that no key was given twice
+# (:class:`_Streamed`). A closed list field holds the closed struct, which
+# the reader reads as its base (mypy holds lists invariant, hence the ignores).
+
+class _ClosedAnyValue(_AnyValue, forbid_unknown_fields=True):
+    arrayValue: _ClosedArrayValue | UnsetType | None = UNSET
+    kvlistValue: _ClosedKvList | UnsetType | None = UNSET
+
+
+class _ClosedKeyValue(_KeyValue, forbid_unknown_fields=True):
+    value: _ClosedAnyValue | UnsetType = UNSET
+
+
+class _ClosedArrayValue(_ArrayValue, forbid_unknown_fields=True):
+    values: list[_ClosedAnyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedKvList(_KvList, forbid_unknown_fields=True):
+    values: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedStatus(_Status, forbid_unknown_fields=True):
+    pass
+
+
+class _ClosedSpanEvent(_SpanEvent, forbid_unknown_fields=True):
+    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedOtlpSpan(_OtlpSpan, forbid_unknown_fields=True):
+    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
+    events: list[_ClosedSpanEvent] | UnsetType | None = UNSET  # type: ignore[assignment]
+    status: _ClosedStatus | UnsetType | None = UNSET
+
+
+class _ClosedScopeSpans(_ScopeSpans, forbid_unknown_fields=True):
+    spans: list[_ClosedOtlpSpan] | UnsetType = UNSET  # type: ignore[assignment]
+
+
+class _ClosedResourceSpans(_ResourceSpans, forbid_unknown_fields=True):
+    scopeSpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
+    instrumentationLibrarySpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
+
+
+class _ClosedDocument(_OtlpDocument, forbid_unknown_fields=True):
+    resourceSpans: list[_ClosedResourceSpans]  # type: ignore[assignment]
+
+
+#: The attributes the mapping reads; a span keeps only these (and so holds no prompt,
+#: model output or token count while the rest of the file is read).
+_MAPPED = frozenset({
+    "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.conversation.id",
+    "openinference.span.kind", "traceloop.span.kind", "agent.name", "tool.name", "tool_call.id",
+    "tool.id", "input.value", "output.value", "traceloop.entity.name", "traceloop.entity.input",
+    "traceloop.entity.output", *CHECKPOINT_ATTRS})
+
+
+def _plain(v: _AnyValue) -> Any:
+    """An AnyValue as :func:`_any_value` reads it (same precedence). Raises :class:`Slow`."""
+    if type(v.stringValue) is str:
+        return v.stringValue
+    if v.boolValue is not UNSET:
+        return v.boolValue
+    if v.doubleValue is not UNSET:
+        return v.doubleValue
+    if v.bytesValue is not UNSET:
+        return v.bytesValue
+    if v.intValue is not UNSET:
+        return _int_value(v.intValue)
+    if v.arrayValue is not UNSET:
+        values = v.arrayValue.values if v.arrayValue is not None else None
+        return [_plain(x) for x in values or ()]
+    if v.kvlistValue is not UNSET:
+        items = v.kvlistValue.values if v.kvlistValue is not None else None
+        return {intern(kv.key): _plain(kv.value) if kv.value is not UNSET else None
+                for kv in items or ()}
+    return None
+
+
+def _int_value(raw: int | str) -> int:
+    if type(raw) is int:
+        return raw
+    try:
+        return int(raw)
+    except ValueError:
+        raise Slow from None
+
+
+def _check(v: _AnyValue) -> None:
+    """Validate an attribute the mapping does not read, as :func:`_any_value` would."""
+    if v.stringValue is UNSET and v.boolValue is UNSET and v.doubleValue is UNSET \
+            and v.bytesValue is UNSET:
+        _plain(v)
+
+
+def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
+    """The attributes the mapping reads, as plain values; the others only validated."""
+    out: dict[str, Any] = {}
+    for kv in attributes or ():
+        v = kv.value
+        if v is UNSET:
+            if kv.key in _MAPPED:
+                out[kv.key] = None
+            continue
+        text = v.stringValue
+        if kv.key in _MAPPED:
+            out[kv.key] = text if type(text) is str else _plain(v)
+        elif text is UNSET:
+            number = v.intValue  # a token count, as a string in OTLP/JSON: int() reads it
+            if not (type(number) is int or (type(number) is str and number.isdecimal())):
+                _check(v)
+    return out
+
+
+_DECODE_OTLP = decoder(_OtlpDocument).decode
+_DECODE_CLOSED = decoder(_ClosedDocument).decode
+_DECODE_SEEN = decoder(_SeenDocument).decode
+
+
+def _decoded_spans(doc: _OtlpDocument | _SeenDocument) -> list[Any]:
+    """The spans of one decoded line in the order written, from ``scopeSpans`` (or the
+    older ``instrumentationLibrarySpans``) of every resource."""
+    out: list[Any] = []
+    for rs in doc.resourceSpans:
+        scopes = rs.scopeSpans
+        if scopes is None or scopes is UNSET:
+            scopes = rs.instrumentationLibrarySpans
+        for ss in scopes or ():
+            if ss.spans:
+                out.extend(ss.spans)
+    return out
+
+
+def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list[Span]:
+    """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
+    same (attributes aside). Raises :class:`Slow` where that raises (the decoder has
+    checked the ids and times)."""
+    spans: list[Span] = []
+    append = spans.append
+    for sp in _decoded_spans(doc):
+        trace = sp.traceId
+        st = sp.status
+        code = "UNSET"
+        error = None
+        if st is not None and st is not UNSET:
+            c = st.code
+            if c is not UNSET:
+                if c not in _STATUS_CODES:
+                    raise Slow
+                code = _STATUS_CODES[c]
+            if code == "ERROR":
+                msg = st.message
+                error = msg if isinstance(msg, str) and msg else "error"
+        events: Sequence[tuple[str, int, dict[str, Any]]] = ()
+        if sp.events:
+            events = [(ev.name if isinstance(ev.name, str) else "",
+                       0 if ev.timeUnixNano is UNSET else int(ev.timeUnixNano),
+                       _mapped(ev.attributes)) for ev in sp.events]
+        end = sp.endTimeUnixNano
+        parent = sp.parentSpanId
+        append(Span(
+            trace, sp.spanId, parent or None, sp.name or "",
+            int(sp.startTimeUnixNano),
+            None if end is None or end is UNSET else int(end),
+            _mapped(sp.attributes), code, error, events, first + len(spans), line))
+    return spans
+
+
+def _checked(doc: _OtlpDocument) -> tuple[int, dict[str, list[str]]]:
+    """The number of spans of a decoded line and, for each trace they belong to (in the
+    order they first appear), the conversation ids they name; checked as
+    :func:`_spans_of` checks them (it raises :class:`Slow` exactly where that would) but
+    with no span built: the first reading of a file keeps nothing of its spans.
+
+    The ids and the times written as strings are checked once for the line, each
+    joined into one text matched whole (one pattern a line, not one a value).
+    """
+    ids: list[str] = []
+    times: list[str] = []
+    named: dict[str, list[str]] = {}
+    count = 0
+    for sp in _decoded_spans(doc):
+        st = sp.status
+        if st is not None and st is not UNSET and st.code is not UNSET \
+                and st.code not in _STATUS_CODES:
+            raise Slow
+        ids.append(f"{sp.traceId}:{sp.spanId}:{sp.parentSpanId or ''}")
+        start, end = sp.startTimeUnixNano, sp.endTimeUnixNano
+        if type(start) is str:
+            times.append(start)
+        if type(end) is str:
+            times.append(end)
+        for ev in sp.events or ():
+            if type(ev.timeUnixNano) is str:
+                times.append(ev.timeUnixNano)
+            _valid(ev.attributes)
+        count += 1
+        conversation = _valid(sp.attributes)
+        found = named.get(sp.traceId)
+        if found is None:
+            found = named[sp.traceId] = []
+        if isinstance(conversation, str) and conversation:
+            found.append(conversation)
+    if not (_whole(_IDS, ids) and _whole(_TIMES, times)):
+        raise Slow
+    return count, named
+
+
+def _whole(pattern: re.Pattern[str], values: list[str]) -> bool:
+    """True when ``values``, joined by commas, match ``pattern`` with one comma between
+    each two (so no value holds a comma and each one matches on its own)."""
+    if not values:
+        return True
+    text = ",".join(values)
+    return text.count(",") == len(values) - 1 and pattern.fullmatch(text) is not None
+
+
+def _valid(attributes: list[_KeyValue] | UnsetType | None) -> Any:
+    """Check attributes as :func:`_mapped` does; the conversation id they name, if any."""
+    conversation = None
+    for kv in attributes or ():
+        v = kv.value
+        if v is UNSET:
+            if kv.key == _CONVERSATION:
+                conversation = None
+            continue
+        if v.stringValue is UNSET:
+            number = v.intValue
+            if not (type(number) is int or (type(number) is str and number.isdecimal())):
+                _check(v)
+            if kv.key == _CONVERSATION:
+                conversation = _plain(v)
+        elif kv.key == _CONVERSATION:
+            conversation = v.stringValue
+    return conversation
+
+
+class _Trace:
+    """What the first reading keeps of one trace: its lines and conversations."""
+
+    __slots__ = ("conversations", "lines")
+
+    def __init__(self) -> None:
+        self.lines: list[int] = []
+        self.conversations: set[str] = set()
+
+
+class _Run(NamedTuple):
+    """One run of a file: its traces (the first names it), its conversation, its spans,
+    and, where the C extension indexed the file, its events mapped in C (None: it gives
+    way, and :func:`spans_to_events` maps the spans)."""
+
+    trace_ids: list[str]
+    conversation: str | None
+    members: Callable[[], list[Span]]
+    mapped: Callable[[], tuple[tuple[Event, ...], int] | None] | None = None
+
+
+def _indexed(data: bytes, text: bool = True) -> list[_Run] | None:
+    """The runs of a file of OTLP/JSON lines indexed in C, or None (no extension, or it
+    gives way: :class:`_Streamed` reads the file).
+
+    :func:`roadcheck._accel.otel_index` reads every line once and vouches for exactly what
+    :class:`_Streamed`'s first reading accepts; it keeps in C what the mapping reads of
+    each span. Each run is then mapped in C (:func:`roadcheck._accel.otel_map`), or, where
+    that gives way (another convention, anything unusual), its lines are decoded again
+    and mapped here, as :class:`_Streamed` does. ``text=False``: no tool result.
+    """
+    accel = native()
+    if accel is None:
+        return None
+    found = accel.otel_index(data, Event)
+    if found is None:
+        return None
+    index, traces = found
+    number = {trace_id: k for k, (trace_id, _) in enumerate(traces)}
+    runs = []
+    for ids, conversation in _grouped(traces):
+        which = tuple(number[t] for t in ids)
+        runs.append(_Run(ids, conversation,
+                         partial(_lines_members, data, partial(accel.otel_lines, index, which),
+                                 ids),
+                         partial(accel.otel_map, index, which, text)))
+    return runs
+
+
+def _lines_members(data: bytes, lines: Callable[[], list[tuple[int, int, int, int, int]]],
+                   trace_ids: list[str]) -> list[Span]:
+    """The spans of the traces ``trace_ids`` held by ``lines()`` (line number, start, end,
+    first span, traces), each trace's in file order: what :meth:`_Streamed.members`
+    gives."""
+    view = memoryview(data)
+    wanted = set(trace_ids)
+    taken: dict[str, list[Span]] = {}
+    for n, start, end, first, _ in lines():
+        for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
+            if span.trace_id in wanted:
+                taken.setdefault(span.trace_id, []).append(span)
+    return [span for t in trace_ids for span in taken.get(t, ())]
+
+
+class _Streamed:
+    """A file of OTLP/JSON lines read twice: once whole, once a run at a time.
+
+    The first reading checks every line (a repeated key, a malformed span: the
+    file's one error, before any run is judged) and notes where each trace's
+    spans are. The runs are then built one after the other, each from its own
+    lines decoded again, so memory holds the file and one run, not every span
+    of the file at once. A line holding several traces is decoded once and its
+    spans kept until the last of its traces is taken.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        # line number, start, end, first span, how many traces
+        self.lines: list[tuple[int, int, int, int, int]] = []
+        self.cache: dict[int, dict[str, list[Span]]] = {}
+        self.traces: dict[str, _Trace] = {}
+        self.total = 0  # spans so far
+        view = memoryview(data)
+        # every key: vouched by check_lines in C (once for the file, else a line at a
+        # time) where the closed structs decode a line, so skipped nothing; else checked
+        # by the colons of the line's re-encoding
+        check = line_checker()
+        whole = check is not None and check(data)
+        if check is None and huge_integer(data):
+            raise Slow  # a number the strict path may refuse: it decides
+        for n, start, end in line_bounds(data, utf8=False):
+            doc: _OtlpDocument | None = None
+            if check is not None:
+                try:
+                    doc = _DECODE_CLOSED(view[start:end])
+                except msgspec.ValidationError:
+                    doc = None  # an undeclared field, maybe: the colons decide
+                except msgspec.DecodeError:
+                    raise Slow from None
+                if doc is not None and (whole or check(data, start, end)):
+                    self._note(n, start, end, doc)
+                    continue
+            if doc is None:
+                try:
+                    doc = _DECODE_OTLP(view[start:end])
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    raise Slow from None
+            # a line the C check did not vouch for (a number the readers read differently,
+            # an escaped key) is read by orjson
+            if not kept_every_key_at(data, start, end, doc) or (
+                    check is not None and not whole and not check(data, start, end)):
+                raw = data[start:end]
+                try:
+                    exact = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    raise Slow from None
+                check_line(raw, exact, n, None)
+            self._note(n, start, end, doc)
+        if not self.total:
+            raise Slow
+
+    def _note(self, n: int, start: int, end: int, doc: _OtlpDocument) -> None:
+        """Check the spans of line ``n`` (``data[start:end]``, decoded as ``doc``, every key
+        checked) and note where its traces are."""
+        k = len(self.lines)
+        spans, named = _checked(doc)
+        self.lines.append((n, start, end, self.total, len(named)))
+        self.total += spans
+        for trace_id, conversations in named.items():
+            trace = self.traces.get(trace_id)
+            if trace is None:
+                trace = self.traces[trace_id] = _Trace()
+            trace.lines.append(k)
+            if conversations:
+                trace.conversations.update(conversations)
+
+    def runs(self) -> list[_Run]:
+        """The runs, grouped as :func:`_group` groups them."""
+        return [_Run(ids, conversation, partial(self.members, ids)) for ids, conversation
+                in _grouped((t, trace.conversations) for t, trace in self.traces.items())]
+
+    def members(self, trace_ids: list[str]) -> list[Span]:
+        """The spans of the traces ``trace_ids``, each trace's in file order, decoded again."""
+        view = memoryview(self.data)
+        if len(trace_ids) == 1:
+            lines = self.traces[trace_ids[0]].lines
+            if len(lines) == 1 and self.lines[lines[0]][4] == 1:  # a line of its own
+                n, start, end, first, _ = self.lines[lines[0]]
+                return _spans_of(_DECODE_SEEN(view[start:end]), n, first)
+        wanted = {k for t in trace_ids for k in self.traces[t].lines}
+        taken: dict[str, list[Span]] = {}
+        for k in sorted(wanted):
+            bucket = self.cache.get(k)
+            if bucket is None:
+                n, start, end, first, _ = self.lines[k]
+                bucket = {}
+                for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
+                    bucket.setdefault(span.trace_id, []).append(span)
+                self.cache[k] = bucket
+            for t in trace_ids:
+                if t in bucket:
+                    taken.setdefault(t, []).extend(bucket.pop(t))
+            if not bucket:
+                del self.cache[k]
+        return [span for t in trace_ids for span in taken.get(t, ())]
+
+
+# -- the mapping ----------------------------------------------------------------------------
+
+def _decoded(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            # blank is no arguments; anything else is kept as text: the call was made,
+            # whatever its arguments were
+            return raw if raw.strip() else {}
+    return {} if raw is None else raw
+
+
+def _op(span: Span) -> Any:
+    return span.attrs.get("gen_ai.operation.name")
+
+
+#: The span conventions read besides GenAI, by the attribute that marks their spans.
+OPENINFERENCE, OPENLLMETRY = "OpenInference", "OpenLLMetry"
+_OI_KIND, _TL_KIND = "openinference.span.kind", "traceloop.span.kind"
+
+
+def convention(span: Span) -> str | None:
+    """The non-GenAI convention a span follows (OpenInference, OpenLLMetry), or None."""
+    if _OI_KIND in span.attrs:
+        return OPENINFERENCE
+    if _TL_KIND in span.attrs:
+        return OPENLLMETRY
+    return None
+
+
+def _kind(span: Span) -> str | None:
+    """``tool`` or ``agent`` for a span any convention marks so, else None."""
+    op = _op(span)
+    if op == "execute_tool":
+        return "tool"
+    if op == "invoke_agent":
+        return "agent"
+    oi = span.attrs.get(_OI_KIND)
+    if isinstance(oi, str) and oi.upper() in ("TOOL", "AGENT"):
+        return oi.lower()
+    tl = span.attrs.get(_TL_KIND)
+    if isinstance(tl, str) and tl.lower() in ("tool", "agent"):
+        return tl.lower()
+    return None
+
+
+def _own_agent(span: Span) -> str | None:
+    """The agent a span names itself: ``gen_ai.agent.name``, OpenInference ``agent.name``
+    (or the name of an AGENT span), or an OpenLLMetry agent span's entity name."""
+    keys = ("gen_ai.agent.name", "agent.name") if _OI_KIND in span.attrs else (
+        "gen_ai.agent.name",)
+    for key in keys:
+        name = span.attrs.get(key)
+        if isinstance(name, str) and name:
+            return name
+    if _op(span) is None and _kind(span) == "agent":
+        if _TL_KIND in span.attrs:
+            name = span.attrs.get("traceloop.entity.name")
+            return name if isinstance(name, str) and name else None
+        return span.name or None
+    return None
+
+
+def _entity_args(raw: Any) -> Any:
+    """OpenLLMetry records a call's input as ``{"args": [...], "kwargs": {...}}``: keyword
+    arguments alone read as the arguments object."""
+    value = decode_embedded(raw, "traceloop.entity.input")
+    if isinstance(value, dict) and set(value) <= {"args", "kwargs"} and not value.get("args"):
+        kwargs = value.get("kwargs")
+        return kwargs if isinstance(kwargs, dict) else {}
+    return value
+
+
+def _tool_call(span: Span, text: bool = True) -> dict[str, Any]:
+    """The action fields of a tool span of any convention (without its result when not
+    ``text``). Raises :class:`_Bad`."""
+    try:
+        return _tool_fields(span, text)
+    except EmbeddedDuplicate as exc:
+        raise _Bad(f"{span.label()}: {exc}", span.line) from None
+
+
+def _tool_fields(span: Span, text: bool) -> dict[str, Any]:
+    a = span.attrs
+    if _op(span) == "execute_tool":
+        tool = a.get("gen_ai.tool.name")
+        if not isinstance(tool, str) or not tool:
+            raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
+        fields: dict[str, Any] = {"action_type": tool,
+                                  "args": decode_embedded(a.get("gen_ai.tool.call.arguments"),
+                                                          "gen_ai.tool.call.arguments")}
+        call_id = a.get("gen_ai.tool.call.id")
+        result_key = "gen_ai.tool.call.result"
+    elif _OI_KIND in a:
+        tool = a.get("tool.name") or span.name
+        if not isinstance(tool, str) or not tool:
+            raise _Bad(f"{span.label()}: TOOL span has neither 'tool.name' nor a span name")
+        fields = {"action_type": tool,
+                  "args": decode_embedded(a.get("input.value"), "input.value")}
+        call_id = a.get("tool_call.id", a.get("tool.id"))
+        result_key = "output.value"
+    else:
+        tool = a.get("traceloop.entity.name") or span.name
+        if not isinstance(tool, str) or not tool:
+            raise _Bad(f"{span.label()}: tool span has neither 'traceloop.entity.name' "
+                       "nor a span name")
+        fields = {"action_type": tool, "args": _entity_args(a.get("traceloop.entity.input"))}
+        call_id = None
+        result_key = "traceloop.entity.output"
+    if call_id is not None:
+        fields["call_id"] = call_id
+    if text and result_key in a and (span.error is None or _op(span) == "execute_tool"):
+        # an errored call's output is no result: the call failed
+        fields["result"] = _decoded(a[result_key])
+    if span.error is not None:
+        fields["error"] = span.error
+    fields["span_id"] = span.span_id
+    return fields
+
+
+#: Attributes only an ``execute_tool`` span carries.
+_TOOL_ATTRS = frozenset({"gen_ai.tool.name", "gen_ai.tool.call.id",
+                         "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"})
+
+
+def _looks_like_a_call(span: Span) -> bool:
+    """True when a span carries a tool call's attributes or its conventional name."""
+    name = span.name
+    return name == "execute_tool" or name.startswith("execute_tool ") or not \
+        span.attrs.keys().isdisjoint(_TOOL_ATTRS)
+
+
+def spans_to_events(spans: list[Span], *, text: bool = True) -> list[Event]:
+    """Map the spans of one trace to events. Raises :class:`_Bad` naming the span.
+
+    ``text=False`` leaves each tool call's result out (a replay whose spec reads none)."""
+    by_id = {s.span_id: s for s in spans}
+    limit = len(spans)
+    kinds: dict[Span, str | None] = {}  # each span's kind and own agent, found once
+    owns: dict[Span, str | None] = {}
+    for s in spans:
+        a = s.attrs
+        if _OI_KIND in a or _TL_KIND in a:
+            kinds[s] = _kind(s)
+            owns[s] = _own_agent(s)
+            continue
+        # GenAI only: what _kind and _own_agent find, looked up once
+        op = a.get("gen_ai.operation.name")
+        kinds[s] = "tool" if op == "execute_tool" else "agent" if op == "invoke_agent" else None
+        name = a.get("gen_ai.agent.name")
+        owns[s] = name if type(name) is str and name else None
+
+    def agent_of(span: Span) -> str | None:
+        cur: Span | None = span
+        seen = 0
+        while cur is not None and seen < limit:
+            name = owns[cur]
+            if name:
+                return name
+            cur = by_id.get(cur.parent) if cur.parent else None
+            seen += 1
+        return None
+
+    def enclosing_genai(span: Span) -> Span | None:
+        cur = by_id.get(span.parent) if span.parent else None
+        seen = 0
+        while cur is not None and seen < limit:
+            if kinds[cur] is not None:
+                return cur
+            cur = by_id.get(cur.parent) if cur.parent else None
+            seen += 1
+        return None
+
+    # (start, tie-breaker, kind, agent, fields, line)
+    staged: list[tuple[int, int, str, str | None, dict[str, Any], int | None]] = []
+    handed: set[tuple[str, str]] = set()
+    for span in spans:
+        kind = kinds[span]
+        tie = span.index * 1000
+        if kind == "tool":
+            staged.append((span.start, tie, "action", agent_of(span), _tool_call(span, text),
+                           span.line))
+        elif kind is None and _looks_like_a_call(span):
+            # skipping it would drop the call (a misspelt or missing operation name)
+            raise _Bad(f"{span.label()}: records a tool call but its 'gen_ai.operation.name' is "
+                       f"{_short(_op(span))}, not 'execute_tool'")
+        elif kind == "agent":
+            to_agent = owns[span]
+            outer = enclosing_genai(span)
+            if (isinstance(to_agent, str) and outer is not None and kinds[outer] == "tool"):
+                from_agent = agent_of(outer)
+                if from_agent is not None and from_agent != to_agent and (
+                        outer.span_id, to_agent) not in handed:
+                    handed.add((outer.span_id, to_agent))
+                    args = _tool_call(outer, False)["args"]
+                    payload = args if isinstance(args, dict) else {"arguments": args}
+                    staged.append((span.start, tie, "handoff", from_agent,
+                                   {"from_agent": from_agent, "to_agent": to_agent,
+                                    "payload": payload, "span_id": span.span_id}, span.line))
+        if "roadcheck.checkpoint.id" not in span.attrs and not span.events:
+            continue
+        marks = [(span.start, span.attrs, tie + 1)] if "roadcheck.checkpoint.id" in span.attrs else []
+        marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
+                  if "roadcheck.checkpoint.id" in a]
+        for when, attrs, order in marks:
+            cid = attrs.get("roadcheck.checkpoint.id")
+            if not isinstance(cid, str) or not cid:
+                raise _Bad(f"{span.label()}: 'roadcheck.checkpoint.id' must be a non-empty string")
+            decision = attrs.get("roadcheck.checkpoint.decision")
+            if decision is not None and str(decision).lower() not in _APPROVED:
+                continue  # a rejected approval is no confirmation: no checkpoint event
+            fields = {"checkpoint_id": cid, "span_id": span.span_id}
+            who = attrs.get("roadcheck.checkpoint.confirmed_by")
+            if who is not None:
+                fields["confirmed_by"] = who
+            if decision is not None:
+                fields["decision"] = decision
+            staged.append((when, order, "checkpoint", agent_of(span), fields, span.line))
+    staged.sort(key=_staged_order)
+    events: list[Event] = []
+    append = events.append
+    for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
+        # the record Event.make builds: seq, ts, agent (when known), event, then the fields
+        ts = _iso(when)
+        data: dict[str, Any] = {"seq": seq, "ts": ts}
+        if agent is not None:
+            data["agent"] = agent
+        data["event"] = kind
+        data.update(fields)
+        append(Event(seq, kind, agent, ts, data, line))
+    end = max((s.end or s.start) for s in spans)
+    root_agent = None
+    task_success = True
+    for s in spans:
+        if not s.parent or s.parent not in by_id:  # a root
+            task_success = task_success and s.status != "ERROR"
+            if root_agent is None:
+                root_agent = agent_of(s)
+    events.append(Event.make(len(events) + 1, "final", root_agent, ts=_iso(end),
+                             task_success=task_success))
+    return events
+
+
+def _staged_order(staged: tuple[int, int, str, str | None, dict[str, Any], int | None]
+                  ) -> tuple[int, int]:
+    return staged[0], staged[1]
+
+
+# -- the reader -------------------------------------------------------------------------------
+
+def read_otel(path: str, data: bytes, *, text: bool = True) -> Iterator[Any]:
+    """One trajectory per trace id of an OTLP/JSON or SDK ``to_json`` span file.
+
+    ``text=False`` leaves each tool call's result out of its action (see
+    :func:`roadcheck.ingest.load`); everything else, and whether the file reads, is the same.
+    """
+    from roadcheck.ingest import read_runs
+
+    return read_runs(path, data, partial(_runs, text=text),
+                     partial(_trajectory, path, text=text))
+
+
+def _runs(path: str, data: bytes, *, text: bool = True) -> list[_Run]:
+    """The runs of a span file: streamed from OTLP/JSON lines, else every span read first."""
+    try:
+        with no_cycle_collection():
+            indexed = _indexed(data, text)
+            return _Streamed(data).runs() if indexed is None else indexed
+    except Slow:
+        pass
+    return [_Run(trace_ids, conversation, partial(list, members))
+            for trace_ids, conversation, members in _group(parse_spans(data))]
+
+
+def _trajectory(path: str, run: _Run, *, text: bool = True) -> Trajectory:
+    from roadcheck.ingest import BadRun
+
+    trace_id = run.trace_ids[0]
+    tid = f"{path}#{trace_id}"
+    collecting = gc.isenabled()  # paused while the run's records are built (no_cycle_collection)
+    gc.disable()
+    try:
+        mapped = run.mapped() if run.mapped is not None else None  # in C, or None
+        if mapped is not None:
+            events, count = mapped
+            source = "otel"  # otel_map maps spans of the GenAI conventions alone
+        else:
+            members = run.members()
+            events, count = tuple(spans_to_events(members, text=text)), len(members)
+            source = _source(members)
+    except _Bad as exc:
+        raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
+    finally:
+        if collecting:
+            gc.enable()
+    meta: dict[str, Any] = {"trace_id": trace_id, "spans": count}
+    if run.conversation is not None:
+        meta["conversation_id"] = run.conversation
+        meta["traces"] = run.trace_ids
+    return Trajectory(tid, events, path, source, meta)
+
+
+_CONVERSATION = "gen_ai.conversation.id"
+
+
+def _group(spans: list[Span]) -> list[tuple[list[str], str | None, list[Span]]]:
+    """The runs of a file: each trace, with the traces of one conversation joined.
+
+    A run that stops for approval and is resumed (pydantic-ai's deferred tools)
+    is two traces, and an approval recorded outside both a third, unless the
+    application wraps them in one span. What links them is the
+    ``gen_ai.conversation.id`` their spans carry: traces whose spans name exactly
+    one and the same conversation are one run, in the order they appear. A trace
+    naming none, or more than one, stays on its own.
+    """
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    named = ((trace_id, {c for s in members
+                         if isinstance(c := s.attrs.get(_CONVERSATION), str) and c})
+             for trace_id, members in traces.items())
+    return [(ids, conversation, [span for t in ids for span in traces[t]])
+            for ids, conversation in _grouped(named)]
+
+
+def _grouped(traces: Iterable[tuple[str, Collection[str]]]
+             ) -> list[tuple[list[str], str | None]]:
+    """Traces, each with the conversations its spans name, grouped into runs as
+    :func:`_group` says: (trace ids, the conversation joining them or None), in the order
+    each run's first trace comes."""
+    groups: dict[str, tuple[list[str], str | None]] = {}
+    for trace_id, conversations in traces:
+        if len(conversations) == 1:
+            (conversation,) = conversations
+            groups.setdefault("conversation " + conversation, ([], conversation))[0].append(
+                trace_id)
+        else:
+            groups["trace " + trace_id] = ([trace_id], None)
+    return list(groups.values())
+
+
+def _source(spans: list[Span]) -> str:
+    """``otel``, naming the other conventions the spans follow (a report then says which)."""
+    found = set()
+    for span in spans:  # what convention() says, for every span
+        attrs = span.attrs
+        if _OI_KIND in attrs:
+            found.add(OPENINFERENCE)
+        elif _TL_KIND in attrs:
+            found.add(OPENLLMETRY)
+    names = sorted(found)
+    return f"otel ({' and '.join(names)} spans)" if names else "otel"

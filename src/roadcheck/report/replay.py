@@ -1,0 +1,988 @@
+"""Replay reports: the text layout people read and the JSON document scripts read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from typing import IO, Any, NamedTuple
+
+import orjson
+
+from roadcheck._digest import Sha256
+from roadcheck.conformance.result import VERDICT_EXIT, NativeRun, ReplayResult, ReplayRun
+from roadcheck.conformance.result import scalar_text as _json_scalar
+from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
+from roadcheck.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
+
+__all__ = ["ChunkFolder", "Rendered", "ReplayChunk", "ReplayReportWriter", "ResultRenderer",
+           "Tally", "render_result", "replay_report"]
+
+HEADER = "roadcheck replay: the final metric says the run arrived; the recorded road decides"
+_TRANSCRIPTS = frozenset({"openai-chat", "tau-bench", "tau2"})
+
+
+def _spec_line(run: ReplayRun, spec: Any) -> str:
+    return _spec_text(run.spec_source, spec)
+
+
+def _spec_text(source: str | None, spec: Any) -> str:
+    parts = [plural(len(spec.mandatory_checkpoints), "mandatory checkpoint"),
+             plural(len(spec.handoff_contracts), "handoff contract")]
+    if spec.derive:
+        parts.append(plural(len(spec.derive), "derive rule"))
+    return f"spec : {source or '<in memory>'} ({', '.join(parts)})"
+
+
+def _sha_line(run: ReplayRun) -> list[str]:
+    return [] if run.spec_sha256 is None else [f"spec-sha256: {run.spec_sha256}"]
+
+
+def _files_lines(run: ReplayRun) -> list[str]:
+    per_file = Counter(r.path for r in run.results)
+    lines = [f"files: {len(run.files) or len(per_file)}"]
+    if any(fmt != "native" for _, fmt in run.files) or len(run.results) != len(run.files):
+        lines[0] += f", {plural(len(run.results), 'trajectory', 'trajectories')}"
+        for path, fmt in run.files:
+            lines.append(f"input: {path} ({fmt}, "
+                         f"{plural(per_file.get(path, 0), 'trajectory', 'trajectories')})")
+    return lines
+
+
+def _block(index: int, r: ReplayResult) -> list[str]:
+    stats = None
+    if r.stats is not None:
+        s = r.stats
+        cps = plural(s.checkpoints, "checkpoint")
+        if s.derived_checkpoints:
+            cps += f" ({s.derived_checkpoints} derived)"
+        if r.source in _TRANSCRIPTS:  # a chat log marks nothing irreversible; count tool calls
+            acts = plural(s.actions, "tool call")
+        else:
+            acts = plural(s.irreversible, "irreversible action")
+        stats = (s.events, s.agents, s.handoffs, cps, acts)
+    return [f"[{index}] {r.id}",
+            *_block_lines(stats, r.meta, r.task_success, r.verdict, r.headline,
+                          [(f.code, f.message) for f in r.reasons],
+                          [(f.code, f.message) for f in r.warnings],
+                          [n.message for n in r.notes])]
+
+
+def _block_lines(stats: tuple[int, Sequence[str], int, str, str] | None,
+                 meta: Mapping[str, Any], task_success: Any, verdict: str, headline: str,
+                 reasons: list[tuple[str, str]], warnings: list[tuple[str, str]],
+                 notes: list[str]) -> list[str]:
+    """A result's block after its ``[N] id`` line. ``stats``: its events, agents and
+    handoffs and the phrases counting its checkpoints and actions (no ``trajectory`` and
+    ``final`` lines without them); reasons and warnings as (code, message)."""
+    out = []
+    if stats is not None:
+        events, agents, handoffs, cps, acts = stats
+        out.append(f"trajectory: {plural(events, 'event')}, agents: "
+                   f"{', '.join(agents) or '-'}; {plural(handoffs, 'handoff')}, {cps}, {acts}")
+        extra = "".join(f"{k}={_json_scalar(v)}; " for k, v in sorted(meta.items()))
+        out.append(f"final : task_success={_json_scalar(task_success)} ({extra}recorded, "
+                   "printed for contrast, ignored for the verdict)")
+    out.append(f"verdict : {verdict} ({headline}) exit {VERDICT_EXIT[verdict]}")
+    if verdict == "BLOCK":
+        out.extend(f"reason : {code}: {message}" for code, message in reasons)
+    else:
+        out.extend(f"detail : {message}" for _code, message in reasons)
+    out.extend(f"warn : {code}: {message}" for code, message in warnings)
+    out.extend(f"note : {message}" for message in notes)
+    if verdict == "BLOCK":
+        out.append(f"contrast : final metric says task_success={_json_scalar(task_success)} / "
+                   f"trajectory says {headline}")
+    return out
+
+
+def _summary_line(c: dict[str, int]) -> str:
+    warn = f" ({c['warn']} with warnings)" if c["warn"] else ""
+    return (f"summary: {c['pass']} PASS{warn}, {c['block']} BLOCK, {c['error']} ERROR "
+            f"-> overall exit {c['exit']}")
+
+
+def _per_file(run: ReplayRun) -> list[str]:
+    verdicts: dict[str | None, Counter[str]] = {}
+    for r in run.results:  # one pass: a rescan per file is quadratic in a large batch
+        verdicts.setdefault(r.path, Counter())[r.verdict] += 1
+    return [_file_line(path, verdicts.get(path, Counter())) for path, _fmt in run.files]
+
+
+def _file_line(path: str, c: Mapping[str, int]) -> str:
+    return f"file : {path}: {c['PASS']} PASS, {c['BLOCK']} BLOCK, {c['ERROR']} ERROR"
+
+
+def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only: bool = False,
+                  by_field: str | None = None) -> str:
+    """Render a replay run as the text report or the JSON document."""
+    if fmt == "json":
+        return dump_json(run.to_dict(summary_only=summary_only, by_field=by_field))
+    counts = run.counts()
+    lines = [HEADER, _spec_line(run, spec), *_sha_line(run), *_files_lines(run)]
+    if summary_only:
+        lines.extend(_per_file(run))
+    else:
+        for i, r in enumerate(run.results, 1):
+            lines.extend(_block(i, r))
+    if by_field is not None:
+        for key, g in run.by(by_field).items():
+            lines.append(f"by {by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
+                         f"{g['error']} ERROR")
+    lines.append(_summary_line(counts))
+    return sha256_footer(text_lines(lines))
+
+
+# -- the report written as it is judged ----------------------------------------------------
+
+_MISSING = object()
+#: Files listed per write at the end of a report (memory holds one batch of lines).
+_BATCH = 4096
+_JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+#: Where the results go in the JSON document's skeleton: a string no result can be.
+_SLOT = "\x00results\x00"
+_SLOT_LINE = '    "\\u0000results\\u0000"\n'
+
+
+class Rendered(NamedTuple):
+    """One judged trajectory as the report needs it, rendered where it was judged.
+
+    Small and picklable, so that a worker process can judge and render and the
+    report writer only puts the pieces in order. A named tuple: cheap to build once
+    a result, and to define (a dataclass would cost every replay's start-up more).
+    """
+
+    id: str
+    path: str | None
+    verdict: str
+    #: A PASS with warnings (the summary's ``warn``).
+    warned: bool
+    #: The ``--by`` group of the trajectory, or None when no field is asked for.
+    by: str | None
+    #: The trajectory's final event or reader facts carry the ``--by`` field.
+    carries: bool
+    #: The JSON result, indented for its place in the document, or the text block
+    #: without its ``[N] id`` line; empty for ``--summary-only``.
+    body: bytes
+
+
+def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = False,
+                  by_field: str | None = None) -> Rendered:
+    """Render one result for :class:`ReplayReportWriter`, as the options ask."""
+    by, carries = _by_group(by_field, r.final, r.meta)
+    if summary_only:
+        body = b""
+    elif fmt == "json":
+        body = _json_body(_result_json(r))
+    else:
+        body = text_lines(_block(0, r)[1:]).encode("utf-8")
+    return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
+                    carries, body)
+
+
+def _by_group(by_field: str | None, final: Mapping[str, Any], meta: Mapping[str, Any]
+              ) -> tuple[str | None, bool]:
+    """The ``--by`` group of a result whose final event is ``final`` and whose reader facts
+    are ``meta``, and whether either carries the field."""
+    if by_field is None:
+        return None, False
+    value = final.get(by_field, _MISSING)
+    if value is _MISSING:
+        value = meta.get(by_field, _MISSING)
+    if value is _MISSING:
+        return "(absent)", False
+    return _json_scalar(value), True
+
+
+def _json_body(result: dict[str, Any]) -> bytes:
+    """A result's JSON, indented for its place in the report's ``results`` list."""
+    return b"    " + orjson.dumps(result, option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
+
+
+def _in_result(value: Any) -> bytes:
+    """``value`` as a field of a result holds it in the JSON report, indented in its place."""
+    body = _json_body({"k": value})
+    return body[body.index(b'"k": ') + 5:-len(b"\n    }")]
+
+
+def _item_in_result(item: Any) -> bytes:
+    """``item`` as an entry of a list a result holds (its reasons, warnings or notes), in
+    its place in the JSON report."""
+    return _in_result([item])[len(b"[\n"):-len(b"\n      ]")]
+
+
+class ResultRenderer:
+    """:func:`render_result` with its options bound (picklable, for ``--jobs`` workers),
+    and :meth:`from_native`, the same rendering of a native file straight from the C
+    judge's tuples."""
+
+    __slots__ = ("_style", "by_field", "fmt", "summary_only")
+
+    def __init__(self, *, fmt: str = "text", summary_only: bool = False,
+                 by_field: str | None = None) -> None:
+        self.fmt = fmt
+        self.summary_only = summary_only
+        self.by_field = by_field
+        self._style: tuple[Any, tuple[Any, ...]] | None = None
+
+    def __getstate__(self) -> tuple[str, bool, str | None]:
+        return self.fmt, self.summary_only, self.by_field
+
+    def __setstate__(self, state: tuple[str, bool, str | None]) -> None:
+        self.fmt, self.summary_only, self.by_field = state
+        self._style = None
+
+    def native_style(self, compiled: Any, *, numbered: bool = True) -> tuple[Any, ...] | None:
+        """What :func:`roadcheck._accel.judge_files` takes to render results of ``compiled``'s
+        C judge as this renderer does: the report's mode and, rendered once, what every
+        result may carry beyond the judge's findings. None where results are rendered in
+        Python only: ``--by`` (a group per result), and a text report's blocks when
+        ``numbered`` is false (a worker does not know their numbers)."""
+        if self.by_field is not None or (self.fmt == "text" and not self.summary_only
+                                         and not numbered):
+            return None
+        if self._style is not None and self._style[0] is compiled:
+            return self._style[1]
+        from roadcheck.conformance.engine import native_findings
+
+        found = native_findings(compiled)
+        mode = (0 if self.fmt == "json" else 2) + self.summary_only
+        codes = list(found.codes)
+        codes[4] = found.propagated[0]  # the propagated code's number of hops goes after it
+
+        def warn_line(w: Any) -> bytes:
+            return text_lines([f"warn : {w.code}: {w.message}"]).encode("utf-8")
+
+        no_actions = found.no_actions
+        style = (mode, _in_result([f.to_dict() for f in found.passed]),
+                 text_lines(f"detail : {f.message}" for f in found.passed).encode("utf-8"),
+                 str(found.passed[0].code).encode("utf-8"),
+                 tuple(c.encode("utf-8") for c in codes), found.propagated[1].encode("utf-8"),
+                 tuple(_item_in_result(n.to_dict()) for n in found.never_ran),
+                 tuple(text_lines([f"note : {n.message}"]).encode("utf-8")
+                       for n in found.never_ran),
+                 None if no_actions is None else _item_in_result(no_actions.to_dict()),
+                 None if no_actions is None else warn_line(no_actions),
+                 tuple(_item_in_result(w.to_dict()) for w in found.never_crossed),
+                 tuple(warn_line(w) for w in found.never_crossed))
+        self._style = (compiled, style)
+        return style
+
+    def __call__(self, r: ReplayResult) -> Rendered:
+        return render_result(r, fmt=self.fmt, summary_only=self.summary_only,
+                             by_field=self.by_field)
+
+    def from_native(self, compiled: Any, data: bytes, judged: tuple[Any, ...],
+                    path: str) -> Rendered | None:
+        """``self(native_result(compiled, data, judged, path))``, byte for byte, built from
+        the tuples without the result objects. None where
+        :func:`~roadcheck.conformance.engine.native_result` gives None."""
+        from roadcheck.conformance.engine import native_parts
+
+        parts = native_parts(compiled, data, judged)
+        if parts is None:
+            return None
+        verdict, reasons, warnings, notes, final = parts[:5]
+        by, carries = (None, False) if self.by_field is None else _by_group(
+            self.by_field, final, {})  # a native file has no reader facts
+        if self.summary_only:
+            body = b""
+        elif self.fmt == "json":
+            body = _json_body(_result_dict(
+                path, path, verdict,
+                _findings_json(reasons, True) if verdict == "PASS" else reasons, warnings,
+                notes, final.get("task_success"), "native", {}))
+        else:
+            pairs = ([(f["code"], f["message"]) for f in reasons] if verdict == "BLOCK"
+                     else [(f.code, f.message) for f in reasons])
+            body = text_lines(_block_lines(
+                (parts.events, parts.agents, parts.handoffs,
+                 plural(parts.checkpoints, "checkpoint"),
+                 plural(parts.irreversible, "irreversible action")),
+                {}, final.get("task_success"), verdict, pairs[0][0], pairs,
+                [(w["code"], w["message"]) for w in warnings],
+                [n["message"] for n in notes])).encode("utf-8")
+        return Rendered(path, path, verdict, verdict == "PASS" and bool(warnings), by, carries,
+                        body)
+
+
+#: Findings tuples that results share (the reasons of every PASS the engine gives are one
+#: tuple), each with its JSON as a result prints it: rendered once, not once per result.
+#: Keyed by identity; the tuple is kept, so its id is not reused while it is here.
+_SHARED: dict[int, tuple[tuple[Any, ...], orjson.Fragment]] = {}
+_SHARED_MAX = 8
+
+
+def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
+    """The JSON of ``findings`` (a result's reasons, warnings or notes) for :func:`_result_json`;
+    ``shared`` asks to keep it for the next result holding the same tuple."""
+    hit = _SHARED.get(id(findings))
+    if hit is not None and hit[0] is findings:
+        return hit[1]
+    listed = [f.to_dict() for f in findings]
+    if shared and findings and len(_SHARED) < _SHARED_MAX:
+        # indented for its place in a result: '{\n  "k": ' before it, '\n}' after it
+        text = orjson.dumps({"k": listed}, option=_JSON_OPTIONS)[9:-2]
+        _SHARED[id(findings)] = (findings, orjson.Fragment(text))
+    return listed
+
+
+def _result_json(r: ReplayResult) -> dict[str, Any]:
+    """:meth:`ReplayResult.to_dict`, the reasons of a PASS rendered once for all
+    (``tests/conformance/test_fast_path_reports.py`` holds the two to the same bytes)."""
+    return _result_dict(r.id, r.path, r.verdict, _findings_json(r.reasons, r.verdict == "PASS"),
+                        [w.to_dict() for w in r.warnings], [n.to_dict() for n in r.notes],
+                        r.task_success, r.source, r.meta)
+
+
+def _result_dict(id_: str, path: str | None, verdict: str, reasons: Any,
+                 warnings: list[dict[str, Any]], notes: list[dict[str, Any]],
+                 task_success: Any, source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """One entry of the JSON report's ``results``, its findings already as JSON."""
+    out: dict[str, Any] = {
+        "id": id_,
+        "path": path,
+        "verdict": verdict,
+        "exit": VERDICT_EXIT[verdict],
+        "reasons": reasons,
+        "warnings": warnings,
+        "notes": notes,
+        "task_success": task_success,
+        "source": source,
+    }
+    if meta:
+        out["meta"] = dict(meta)
+    return out
+
+
+class ReplayChunk:
+    """A chunk of files judged, rendered and counted where it was judged (``--jobs``), so
+    that the writer only adds counts and copies bytes: :meth:`ReplayReportWriter.merge`
+    leaves it where :meth:`~ReplayReportWriter.file` and
+    :meth:`~ReplayReportWriter.result` of every item, in order, would have."""
+
+    __slots__ = ("all_native", "carries", "counts", "current", "current_counts", "elsewhere",
+                 "file_count", "files", "groups", "heads", "lead", "parts", "spooled", "total",
+                 "worst")
+
+    def __init__(self) -> None:
+        #: (path, verdict) of results that came before the chunk's first file.
+        self.lead: list[tuple[str | None, str]] = []
+        #: The chunk's files finished before its last one, each as the writer spools it
+        #: (:func:`file_entry`, encoded where it was judged).
+        self.files: list[bytes] = []
+        self.current: tuple[str, str] | None = None
+        self.current_counts: Counter[str] = Counter()
+        self.elsewhere: dict[str | None, Counter[str]] = {}
+        self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        self.groups: dict[str, dict[str, int]] = {}
+        self.carries = False
+        self.worst: int | None = None
+        self.total = 0
+        self.file_count = 0
+        self.all_native = True
+        #: The text report's ``[N] id`` lines without their number (escaped, UTF-8).
+        self.heads: list[bytes] = []
+        #: The rendered results: the JSON results joined, or each text block.
+        self.parts: list[bytes] = []
+        #: Where a JSON chunk's bytes wait instead (a folder given to the folder): the
+        #: worker's process id, the offset in its file, the length of the files' entries
+        #: and of the results (the latter after a ",\n").
+        self.spooled: tuple[int, int, int, int] | None = None
+
+
+def _spool_file() -> IO[bytes]:
+    """An anonymous temporary file: on Linux one ``O_TMPFILE`` open in the temporary
+    directory (``tempfile`` takes a few milliseconds to import, a cold start pays them),
+    elsewhere or when that fails ``tempfile.TemporaryFile``."""
+    import os
+
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag:
+        folder = os.environ.get("TMPDIR") or "/tmp"
+        try:
+            fd = os.open(folder, flag | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        except OSError:
+            pass
+        else:
+            return open(fd, "w+b")
+    import tempfile
+
+    return tempfile.TemporaryFile("w+b")
+
+
+def _send(src: int, offset: int, length: int, dst: int) -> int:
+    """Copy ``length`` bytes at ``offset`` of descriptor ``src`` to ``dst`` (at its own
+    position) in the kernel, with ``os.sendfile``: how many it copied, fewer where it
+    cannot go on (an append-only file, a stream it does not take): the caller copies the
+    rest itself."""
+    import os
+
+    done = 0
+    try:
+        while done < length:
+            sent = os.sendfile(dst, src, offset + done, length - done)
+            if sent <= 0:
+                break
+            done += sent
+    except OSError:
+        pass
+    return done
+
+
+def _copy_range(fd: int, offset: int, length: int, out: int | None,
+                write: Callable[[bytes], Any] | None = None, digest: Any = None) -> None:
+    """Copy ``length`` bytes at ``offset`` of descriptor ``fd`` to descriptor ``out`` (in
+    the kernel where it can, :func:`_send`); what the kernel did not copy, or all of it
+    without ``out``, is read in blocks and given to ``write`` (else written to ``out``),
+    and to ``digest`` as it goes."""
+    import os
+
+    if out is not None:
+        sent = _send(fd, offset, length, out)
+        offset += sent
+        length -= sent
+    while length:  # what the kernel did not copy
+        chunk = os.pread(fd, min(length, 1 << 20), offset)
+        if not chunk:
+            raise OSError(f"a spooled file ended early ({length} bytes short)")
+        offset += len(chunk)
+        length -= len(chunk)
+        if digest is not None:
+            digest.update(chunk)
+        if write is not None:
+            write(chunk)
+            continue
+        assert out is not None
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out, view):]
+
+
+def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> bytes:
+    """A finished file as the writer spools it. The JSON report's entry is its final bytes
+    (``{"path": ..., "format": ...}`` as orjson indents it in the list, after a ``,\\n``
+    the list drops from the first); the text report's is the JSON line ``[path, format,
+    PASS, BLOCK, ERROR]``, its counts read back at the end."""
+    if json:
+        return (b',\n    {\n      "path": ' + orjson.dumps(path) + b',\n      "format": '
+                + orjson.dumps(fmt) + b"\n    }")
+    return orjson.dumps([path, fmt, counts.get("PASS", 0), counts.get("BLOCK", 0),
+                         counts.get("ERROR", 0)]) + b"\n"
+
+
+class ChunkFolder:
+    """Folds the items of one chunk (file starts and :class:`Rendered` results) into a
+    :class:`ReplayChunk`; picklable, so that a worker process runs it.
+
+    With ``folder`` (JSON reports), each worker process appends its chunks' bytes to a
+    file of its own there and the chunk says where they are: the writer copies them
+    into its spools from that file, and they never travel through the pool's pipes.
+    """
+
+    #: Takes :class:`NativeRun` items (runs of files judged and rendered in C).
+    native_runs = True
+
+    def __init__(self, fmt: str, summary_only: bool, folder: str | None = None) -> None:
+        self.json = fmt == "json"
+        self.summary_only = summary_only
+        self.folder = folder if self.json else None
+        self._fd = -1
+        self._pid = 0
+        self._size = 0
+
+    def __getstate__(self) -> tuple[bool, bool, str | None]:
+        return self.json, self.summary_only, self.folder
+
+    def __setstate__(self, state: tuple[bool, bool, str | None]) -> None:
+        self.json, self.summary_only, self.folder = state
+        self._fd, self._pid, self._size = -1, 0, 0
+
+    def _spool(self, data: bytes) -> tuple[int, int]:
+        """Append ``data`` to this process's file in the folder: (process id, offset)."""
+        import os
+
+        assert self.folder is not None
+        if self._pid != os.getpid():  # first use in this process (a fork starts afresh)
+            self._pid = os.getpid()
+            self._fd = os.open(os.path.join(self.folder, str(self._pid)),
+                               os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            self._size = 0
+        at = self._size
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+        self._size += len(data)
+        return self._pid, at
+
+    def __call__(self, items: Iterable[Any]) -> ReplayChunk:
+        chunk = ReplayChunk()
+        counts = chunk.counts
+        bodies: list[bytes] = []
+        for item in items:
+            if isinstance(item, NativeRun):  # files begun and judged together
+                if chunk.current is not None:
+                    chunk.files.append(file_entry(self.json, *chunk.current,
+                                                  chunk.current_counts))
+                    chunk.current_counts = Counter()
+                    chunk.current = None
+                chunk.files.append(item.entries)
+                chunk.file_count += item.files
+                chunk.total += item.files
+                chunk.worst = _count_run(counts, chunk.worst, item)
+                if item.bodies and not self.summary_only:
+                    if not self.json or not isinstance(item.bodies, bytes):
+                        raise ValueError("a worker's runs carry JSON results, as bytes")
+                    bodies.append(item.bodies[2:])  # joined with ",\n" below
+                continue
+            if not isinstance(item, Rendered):  # a file begins
+                if chunk.current is not None:
+                    chunk.files.append(file_entry(self.json, *chunk.current,
+                                                  chunk.current_counts))
+                    chunk.current_counts = Counter()
+                chunk.current = (item.path, item.fmt)
+                chunk.file_count += 1
+                chunk.all_native = chunk.all_native and item.fmt == "native"
+                continue
+            chunk.total += 1
+            verdict = item.verdict
+            counts[verdict.lower()] += 1
+            if item.warned:
+                counts["warn"] += 1
+            code = VERDICT_EXIT[verdict]
+            chunk.worst = code if chunk.worst is None else worst_exit((chunk.worst, code))
+            if chunk.current is None:
+                chunk.lead.append((item.path, verdict))
+            elif item.path == chunk.current[0]:
+                chunk.current_counts[verdict] += 1
+            else:
+                chunk.elsewhere.setdefault(item.path, Counter())[verdict] += 1
+            if item.by is not None:
+                g = chunk.groups.setdefault(item.by, {"pass": 0, "block": 0, "error": 0})
+                g[verdict.lower()] += 1
+                chunk.carries = chunk.carries or item.carries
+            if self.summary_only:
+                continue
+            bodies.append(item.body)
+            if not self.json:
+                chunk.heads.append(escape_controls(f" {item.id}").encode("utf-8") + b"\n")
+        if not self.json:
+            chunk.parts = bodies
+        elif self.folder is not None and (bodies or chunk.files):
+            files = b"".join(chunk.files)
+            parts = b",\n" + b",\n".join(bodies) if bodies else b""
+            pid, at = self._spool(files + parts)
+            chunk.spooled = (pid, at, len(files), len(parts))
+            chunk.files = []
+        elif bodies:
+            chunk.parts = [b",\n".join(bodies)]
+        return chunk
+
+
+def _count_run(counts: dict[str, int], worst: int | None, run: NativeRun) -> int | None:
+    """Add the verdicts of ``run`` to ``counts``; the worst exit with them."""
+    counts["pass"] += run.passed
+    counts["block"] += run.blocked
+    counts["warn"] += run.warned
+    codes = [VERDICT_EXIT[v] for v, n in (("BLOCK", run.blocked), ("PASS", run.passed)) if n]
+    if not codes:
+        return worst
+    return worst_exit(codes if worst is None else (worst, *codes))
+
+
+class Tally:
+    """What every replay report counts: verdicts, warnings, ``--by`` groups, the worst exit.
+
+    The plain and the terminal report writers both count with it, so their
+    summaries cannot disagree.
+    """
+
+    def __init__(self) -> None:
+        self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        self.groups: dict[str, dict[str, int]] = {}
+        self.carries = False
+        self.worst: int | None = None
+        self.total = 0
+
+    def count(self, r: Rendered) -> str:
+        """Count ``r``; returns its verdict."""
+        self.total += 1
+        verdict = r.verdict
+        self.counts[verdict.lower()] += 1
+        if r.warned:
+            self.counts["warn"] += 1
+        code = VERDICT_EXIT[verdict]
+        if code != self.worst:  # the same verdict again leaves the worst where it is
+            self.worst = code if self.worst is None else worst_exit((self.worst, code))
+        if r.by is not None:
+            g = self.groups.setdefault(r.by, {"pass": 0, "block": 0, "error": 0})
+            g[verdict.lower()] += 1
+            self.carries = self.carries or r.carries
+        return verdict
+
+    def count_run(self, run: NativeRun) -> None:
+        """Count the results of ``run`` (one a file, none grouped: no ``--by``)."""
+        self.total += run.files
+        self.worst = _count_run(self.counts, self.worst, run)
+
+
+class ReplayReportWriter(Tally):
+    """Writes the replay report to ``out`` as results arrive, byte for byte :func:`replay_report`.
+
+    The head of either report names every file and how many trajectories each
+    held, which is known only at the end; the judged results, and each file's
+    counts once it is done, wait in temporary files meanwhile, so memory holds
+    the file being judged and no result, however large the batch.
+    """
+
+    def __init__(self, out: IO[str], spec: Any, *, spec_source: str | None,
+                 spec_sha256: str | None, fmt: str = "text", summary_only: bool = False,
+                 by_field: str | None = None) -> None:
+        self.out = out
+        self.spec = spec
+        self.spec_source = spec_source
+        self.spec_sha256 = spec_sha256
+        self.fmt = fmt
+        self.summary_only = summary_only
+        self.by_field = by_field
+        super().__init__()
+        self.file_count = 0
+        self.all_native = True
+        #: The file being judged, and its verdict counts so far.
+        self.current: tuple[str, str] | None = None
+        self.current_counts: Counter[str] = Counter()
+        #: Results whose path is not the file being judged (none from the readers).
+        self.elsewhere: dict[str | None, Counter[str]] = {}
+        # closed on leaving the writer's ``with`` block
+        self.spool = _spool_file()
+        self.file_spool = _spool_file()
+        #: Under --jobs with a JSON report: the folder the workers' chunk files are in,
+        #: and the descriptors of those opened here.
+        self._chunks: str | None = None
+        self._chunk_fds: dict[int, int] = {}
+        #: The JSON results in order once a worker's chunk is among them: (descriptor,
+        #: offset, length) of a worker's chunk file, or of the spool (descriptor -1), up to
+        #: ``_spool_mark``; copied straight to ``out`` at the end, never into the spool.
+        self._pieces: list[tuple[int, int, int]] = []
+        self._spool_mark = 0
+        #: The scratch files of :meth:`scratch_fd`.
+        self._scratch: list[IO[bytes]] = []
+
+    def __enter__(self) -> ReplayReportWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.spool.close()
+        self.file_spool.close()
+        for scratch in self._scratch:
+            scratch.close()
+        self._scratch.clear()
+        if self._chunks is not None:
+            import os
+            import shutil
+
+            for fd in self._chunk_fds.values():
+                os.close(fd)
+            self._chunk_fds.clear()
+            shutil.rmtree(self._chunks, ignore_errors=True)  # chunk files not opened here
+            self._chunks = None
+
+    def file(self, path: str, fmt: str) -> None:
+        """A file begins, read as ``fmt``."""
+        self._file_done()
+        self.current = (path, fmt)
+        self.file_count += 1
+        self.all_native = self.all_native and fmt == "native"
+
+    def _file_done(self) -> None:
+        if self.current is not None:
+            self.file_spool.write(file_entry(self.fmt == "json", *self.current,
+                                             self.current_counts))
+            self.current = None
+            # the next file's counts (a chunk merged in gave its own, now done)
+            self.current_counts.clear()
+
+    def _files(self) -> Iterator[tuple[str, str, Mapping[str, int]]]:
+        """Every file in order, with the verdict counts of its results (each verdict
+        present: a Counter is built only for a file with results from elsewhere)."""
+        elsewhere = self.elsewhere
+        for path, fmt, passed, blocked, errors in self._file_rows():
+            counts: Mapping[str, int] = {"PASS": passed, "BLOCK": blocked, "ERROR": errors}
+            if path in elsewhere:
+                counts = Counter(counts)
+                counts.update(elsewhere[path])
+            yield path, fmt, counts
+
+    def _file_rows(self) -> Iterator[list[Any]]:
+        """Every file in order: its path, format and the counts of its own results."""
+        self._file_done()
+        self.file_spool.seek(0)
+        return map(orjson.loads, self.file_spool)
+
+    def native_run(self, run: NativeRun) -> None:
+        """Files judged and rendered in C, taken as each one's start and result would be."""
+        self._file_done()
+        self.file_spool.write(run.entries)
+        self.file_count += run.files
+        before = self.total
+        self.count_run(run)
+        if self.summary_only or not run.bodies:
+            return
+        skip = 2 if self.fmt == "json" and not before else 0  # the report's first has no ",\n"
+        if isinstance(run.bodies, tuple):  # left in a thread's scratch file
+            fd, offset, length = run.bodies
+            self._piece(fd, offset + skip, length - skip)
+        else:
+            self.spool.write(run.bodies[skip:])
+
+    def result(self, r: Rendered) -> None:
+        """The next judged trajectory, in order."""
+        verdict = self.count(r)
+        if self.current is not None and r.path == self.current[0]:
+            counts = self.current_counts
+            counts[verdict] = counts.get(verdict, 0) + 1
+        else:
+            self.elsewhere.setdefault(r.path, Counter())[verdict] += 1
+        if self.summary_only:
+            return
+        if self.fmt == "json":
+            self.spool.write(r.body if self.total == 1 else b",\n" + r.body)
+        else:
+            head = escape_controls(f"[{self.total}] {r.id}") + "\n"
+            self.spool.write(head.encode("utf-8") + r.body)
+
+    @property
+    def fold(self) -> ChunkFolder:
+        """What folds a chunk of items where it was judged, for :meth:`merge`."""
+        if self.fmt == "json" and not self.summary_only and self._chunks is None:
+            import tempfile
+
+            self._chunks = tempfile.mkdtemp(prefix="roadcheck-chunks-")
+        return ChunkFolder(self.fmt, self.summary_only, self._chunks)
+
+    def _chunk_fd(self, pid: int) -> int:
+        """The descriptor of worker ``pid``'s chunk file, opened (and unlinked: the worker
+        holds it open too) on first use."""
+        import os
+
+        fd = self._chunk_fds.get(pid)
+        if fd is None:
+            assert self._chunks is not None
+            name = os.path.join(self._chunks, str(pid))
+            fd = self._chunk_fds[pid] = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+            os.unlink(name)  # open here and in the worker: gone from the folder already
+        return fd
+
+    def _copy_in(self, pid: int, offset: int, length: int, spool: IO[bytes]) -> None:
+        """Append ``length`` bytes at ``offset`` of worker ``pid``'s chunk file to ``spool``
+        (in the kernel where it can, :func:`_send`: they are never read into this
+        process)."""
+        if not length:
+            return
+        spool.flush()
+        _copy_range(self._chunk_fd(pid), offset, length, spool.fileno())
+        spool.seek(0, 2)  # the file object's position follows the descriptor's
+
+    def _piece(self, fd: int, offset: int, length: int) -> None:
+        """Results at ``offset`` of descriptor ``fd`` (a worker's chunk file, a scratch file
+        of a thread), after those spooled so far: left there until the report is written
+        (:attr:`_pieces`)."""
+        import os
+
+        if not length:
+            return
+        self.spool.flush()
+        end = os.fstat(self.spool.fileno()).st_size
+        if end > self._spool_mark:
+            self._pieces.append((-1, self._spool_mark, end - self._spool_mark))
+            self._spool_mark = end
+        self._pieces.append((fd, offset, length))
+
+    def scratch_fd(self) -> int:
+        """A new anonymous file for results rendered elsewhere (a thread judging runs of
+        files in C writes there, :meth:`native_run` takes them as pieces); closed with the
+        writer."""
+        scratch = _spool_file()
+        self._scratch.append(scratch)
+        return scratch.fileno()
+
+    def merge(self, chunk: ReplayChunk) -> None:
+        """A chunk of items folded by :attr:`fold`, taken as its items one by one would be."""
+        for path, verdict in chunk.lead:
+            if self.current is not None and path == self.current[0]:
+                self.current_counts[verdict] += 1
+            else:
+                self.elsewhere.setdefault(path, Counter())[verdict] += 1
+        spooled = chunk.spooled
+        # files began in the chunk: the last one may still be open (a chunk whose files
+        # were all judged in C has none open)
+        if chunk.current is not None or chunk.files or (spooled is not None and spooled[2]):
+            self._file_done()
+            if spooled is not None:
+                self._copy_in(spooled[0], spooled[1], spooled[2], self.file_spool)
+            else:
+                self.file_spool.write(b"".join(chunk.files))
+            self.current = chunk.current
+            self.current_counts = chunk.current_counts
+        for path, c in chunk.elsewhere.items():
+            self.elsewhere.setdefault(path, Counter()).update(c)
+        for key, n in chunk.counts.items():
+            self.counts[key] += n
+        for key, g in chunk.groups.items():
+            mine = self.groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
+            for verdict, n in g.items():
+                mine[verdict] += n
+        self.carries = self.carries or chunk.carries
+        if chunk.worst is not None:
+            self.worst = (chunk.worst if self.worst is None
+                          else worst_exit((self.worst, chunk.worst)))
+        self.file_count += chunk.file_count
+        self.all_native = self.all_native and chunk.all_native
+        before = self.total
+        self.total += chunk.total
+        if spooled is not None and spooled[3]:
+            pid, at, files, parts = spooled
+            skip = 0 if before else 2  # the first result of the report has no ",\n"
+            self._piece(self._chunk_fd(pid), at + files + skip, parts - skip)
+            return
+        if self.summary_only or not chunk.parts:
+            return
+        if self.fmt == "json":
+            self.spool.write(chunk.parts[0] if not before else b",\n" + chunk.parts[0])
+        else:
+            self.spool.write(b"".join(
+                b"[%d]%s%s" % (n, head, body)
+                for n, head, body in zip(range(before + 1, self.total + 1), chunk.heads,
+                                         chunk.parts, strict=True)))
+
+    def exit_code(self, interrupted: bool = False) -> int:
+        """The folded exit: 130 interrupted, 2 nothing judged, else the worst verdict."""
+        if interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_ERROR if self.worst is None else self.worst
+
+    def finish(self, *, interrupted: bool = False) -> int:
+        """Write the whole report to ``out``; returns its exit code."""
+        summary = {**self.counts, "exit": self.exit_code(interrupted)}
+        by = dict(sorted(self.groups.items()))
+        if self.fmt == "json":
+            self._finish_json(summary, by)
+        else:
+            self._finish_text(summary, by)
+        self.out.flush()
+        return summary["exit"]
+
+    def _copy_spool(self, digest: Any = None) -> None:
+        """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them),
+        the pieces left in workers' chunk files among them."""
+        import os
+
+        if not self._pieces:
+            self._copy(self.spool, digest=digest)
+            return
+        self.spool.flush()
+        spool = self.spool.fileno()
+        end = os.fstat(spool).st_size
+        if end > self._spool_mark:
+            self._pieces.append((-1, self._spool_mark, end - self._spool_mark))
+            self._spool_mark = end
+        write, out_fd = self._sink()
+        for fd, offset, length in self._pieces:
+            self._copy_out(spool if fd < 0 else fd, offset, length, write, out_fd, digest)
+
+    def _sink(self) -> tuple[Callable[[bytes], Any], int | None]:
+        """How bytes reach ``out``: a write function, and the descriptor the kernel can copy
+        them to (None where ``out`` encodes what it is given, or has none)."""
+        import codecs
+
+        buffer = getattr(self.out, "buffer", None)
+        encoding = getattr(self.out, "encoding", None) or ""
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if buffer is not None and utf8 and getattr(self.out, "errors", "strict") == "strict":
+            self.out.flush()
+            buffer.flush()
+            try:
+                fd: int | None = buffer.fileno()
+            except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is one
+                fd = None
+            return buffer.write, fd
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        return (lambda chunk: self.out.write(decode(chunk))), None
+
+    def _copy_out(self, fd: int, offset: int, length: int, write: Callable[[bytes], Any],
+                  out_fd: int | None, digest: Any = None) -> None:
+        """``length`` bytes at ``offset`` of descriptor ``fd`` to ``out`` (see
+        :meth:`_sink`), in the kernel where it can and no digest is kept."""
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is not None:
+            buffer.flush()
+        _copy_range(fd, offset, length, None if digest is not None else out_fd, write, digest)
+        if buffer is not None:
+            buffer.flush()
+
+    def _copy(self, spool: IO[bytes], *, skip: int = 0, digest: Any = None) -> None:
+        """Write ``spool`` from byte ``skip`` on to ``out``, as :meth:`_copy_spool`."""
+        import os
+
+        spool.flush()
+        write, out_fd = self._sink()
+        self._copy_out(spool.fileno(), skip, os.fstat(spool.fileno()).st_size - skip, write,
+                       out_fd, digest)
+
+    def _finish_json(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
+        doc: dict[str, Any] = {
+            "spec": self.spec_source,
+            "spec_sha256": self.spec_sha256,
+            "files": [_SLOT] if self.file_count else [],
+            "results": [] if self.summary_only or not self.total else [_SLOT],
+            "summary": summary,
+        }
+        if self.by_field is not None:
+            doc["by"] = {"field": self.by_field, "groups": by}
+        parts = dump_json(doc).split(_SLOT_LINE)
+        self.out.write(parts[0])
+        if self.file_count:
+            self._file_done()
+            self._copy(self.file_spool, skip=2)  # the first entry's ",\n"
+            self.out.write("\n" + parts[1])
+        if doc["results"]:
+            self._copy_spool()
+            self.out.write("\n" + parts[-1])
+
+    def _finish_text(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
+        digest = Sha256()
+
+        def emit(lines: Iterable[str]) -> None:
+            text = text_lines(lines)
+            self.out.write(text)
+            digest.update(text.encode("utf-8"))
+
+        head = [HEADER, _spec_text(self.spec_source, self.spec)]
+        if self.spec_sha256 is not None:
+            head.append(f"spec-sha256: {self.spec_sha256}")
+        files = f"files: {self.file_count or len(self.elsewhere)}"
+        listed = not self.all_native or self.total != self.file_count
+        if listed:
+            files += f", {plural(self.total, 'trajectory', 'trajectories')}"
+        emit([*head, files])
+        if listed:
+            files_ = self._files()
+            while batch := list(islice(files_, _BATCH)):
+                emit([f"input: {path} ({fmt}, "
+                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"
+                      for path, fmt, c in batch])
+        if self.summary_only:
+            files_ = self._files()
+            while batch := list(islice(files_, _BATCH)):
+                emit([_file_line(path, c) for path, _fmt, c in batch])
+        self._copy_spool(digest)
+        tail: list[str] = []
+        if self.by_field is not None:
+            tail.extend(f"by {self.by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
+                        f"{g['error']} ERROR" for key, g in by.items())
+        tail.append(_summary_line(summary))
+        emit(tail)
+        self.out.write(f"report-sha256: {digest.hexdigest()}\n")

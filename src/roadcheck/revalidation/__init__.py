@@ -1,0 +1,31 @@
+"""Resume-time revalidation: may a resumed task touch the world again?
+
+>>> from roadcheck.revalidation import revalidate
+>>> result = revalidate("checkpoint.yaml", now="2026-08-11T09:00:00Z")  # doctest: +SKIP
+>>> result.decision, result.exit  # doctest: +SKIP
+('continue', 0)
+"""
+
+from __future__ import annotations
+
+from roadcheck.revalidation.checkpoint import (
+    EFFECT_STATES,
+    RETRY_CLASSES,
+    Checkpoint,
+    load_checkpoint,
+    parse_checkpoint,
+)
+from roadcheck.revalidation.core import QUESTIONS, Finding, Revalidation, StepClass, revalidate
+
+__all__ = [
+    "EFFECT_STATES",
+    "QUESTIONS",
+    "RETRY_CLASSES",
+    "Checkpoint",
+    "Finding",
+    "Revalidation",
+    "StepClass",
+    "load_checkpoint",
+    "parse_checkpoint",
+    "revalidate",
+]
