@@ -173,7 +173,8 @@ def main() -> int:
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-g", "-fno-omit-frame-pointer",
                         "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-                        f"-I{sysconfig.get_paths()['include']}", str(src / "roadcheck" / "_accel.c"),
+                        f"-I{sysconfig.get_paths()['include']}",
+                        str(src / "roadcheck" / "_accel.c"),
                         "-o", str(src / "roadcheck" / f"_accel{suffix}")], check=True)
         env = {**os.environ, "PYTHONPATH": str(src), "LD_PRELOAD": preload,
                "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",

@@ -146,7 +146,8 @@ class TestEntryPoints:
 
     def test_version_says_when_the_extension_is_off(self, run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
         monkeypatch.setenv("ROADCHECK_PURE_PYTHON", "1")
-        assert run("--version").output.strip().endswith("(C extension: off (ROADCHECK_PURE_PYTHON))")
+        assert run("--version").output.strip().endswith(
+            "(C extension: off (ROADCHECK_PURE_PYTHON))")
         import importlib.util
 
         real = importlib.util.find_spec

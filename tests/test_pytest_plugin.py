@@ -1,4 +1,4 @@
-"""The pytest plugin (``roadcheck`` fixture, ``assert_conforms``) and ``[tool.roadcheck]`` config."""
+"""The pytest plugin (the ``roadcheck`` fixture, ``assert_conforms``) and its config."""
 
 from __future__ import annotations
 

@@ -277,7 +277,8 @@ def _span(draw: st.DrawFn, trace: str, k: int, ids: list[str]) -> str:
     if status:
         fields.append('"status":' + status)
     if draw(st.integers(0, 4)) == 0:
-        event_attrs = [draw(_attr("roadcheck.checkpoint.id", draw(st.sampled_from(["ok", "", "o"]))))]
+        event_attrs = [draw(_attr("roadcheck.checkpoint.id",
+                                  draw(st.sampled_from(["ok", "", "o"]))))]
         if draw(st.booleans()):
             event_attrs.append(draw(_attr("roadcheck.checkpoint.decision", draw(_DECISIONS))))
         if draw(st.booleans()):

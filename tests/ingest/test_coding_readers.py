@@ -396,7 +396,8 @@ def test_command_condition_is_typed(spec, message):
 def test_must_precede_selector_must_select_actions():
     bad = {"mandatory_checkpoints": [{"checkpoint_id": "x", "must_precede": {
         "event": "message", "command": {"words": ["git", "push"]}}}]}
-    with pytest.raises(roadcheck.SpecError, match=r"must_precede\.event: a guarded action selector"):
+    with pytest.raises(roadcheck.SpecError,
+                       match=r"must_precede\.event: a guarded action selector"):
         roadcheck.parse_spec(bad)
 
 

@@ -358,7 +358,8 @@ class PostgresStore:
 
     def create(self, manifest_sha256: str | None) -> None:
         """Runs are created with :meth:`Database.create_run`, which writes the first head."""
-        raise StoreError("a PostgreSQL run is created with its manifest (roadcheck run --store URL)",
+        raise StoreError("a PostgreSQL run is created with its manifest "
+                         "(roadcheck run --store URL)",
                          path=self.path)
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:

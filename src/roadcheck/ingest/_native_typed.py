@@ -80,8 +80,8 @@ _LONG_NUMBER = b"0" * 19
 def typed_records(data: bytes) -> tuple[list[Any], Event] | None:
     """The records of a valid native JSONL file before its final line, and its final event.
 
-    None means "read it with :func:`roadcheck.ingest.native.iter_events`": the file may well be valid,
-    but only that reader judges it. A result is exactly what that reader
+    None means "read it with :func:`roadcheck.ingest.native.iter_events`": the file may well
+    be valid, but only that reader judges it. A result is exactly what that reader
     would accept: one record per line, every line an object of a declared event
     type with its required keys well typed, ``seq`` strictly increasing, one
     ``final`` and it is last, no key repeated in any object. The final line is

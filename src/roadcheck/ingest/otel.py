@@ -1198,7 +1198,8 @@ def spans_to_events(spans: list[Span], *, text: bool = True) -> list[Event]:
                                     "payload": payload, "span_id": span.span_id}, span.line))
         if "roadcheck.checkpoint.id" not in span.attrs and not span.events:
             continue
-        marks = [(span.start, span.attrs, tie + 1)] if "roadcheck.checkpoint.id" in span.attrs else []
+        marks = ([(span.start, span.attrs, tie + 1)]
+                 if "roadcheck.checkpoint.id" in span.attrs else [])
         marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
                   if "roadcheck.checkpoint.id" in a]
         for when, attrs, order in marks:
