@@ -267,7 +267,8 @@ def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[Text
                 raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
             try:
                 fh.flush()
-                os.fchmod(fh.fileno(), _new_file_mode(target))
+                if hasattr(os, "fchmod"):  # not on Windows before Python 3.13
+                    os.fchmod(fh.fileno(), _new_file_mode(target))
                 os.fsync(fh.fileno())
             except OSError as exc:
                 raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None

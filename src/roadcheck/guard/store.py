@@ -3,7 +3,7 @@
 ``GuardStore(dir, spec)`` keeps one directory per session::
 
     <dir>/<session>/guard.json       the observed events, rewritten atomically
-    <dir>/<session>/guard.lock       held (fcntl) while one process reads and writes
+    <dir>/<session>/guard.lock       held (an exclusive lock) while one process reads and writes
     <dir>/<session>/evidence.sqlite  the decision log: one evidence record per decision
     <dir>/<session>/guard.snapshot   the engine state after those events (a cache)
     <dir>/<session>/guard.asked.json the calls answered ``ask``, awaiting PostToolUse (a cache)
@@ -35,7 +35,6 @@ verifies the chain.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 from collections.abc import Iterator, Mapping
@@ -46,6 +45,7 @@ from typing import Any
 
 import orjson
 
+from roadcheck._lock import lock
 from roadcheck.conformance.spec import Spec
 from roadcheck.errors import StoreError, TraceError
 from roadcheck.guard import snapshot
@@ -155,7 +155,7 @@ class GuardStore:
             raise StoreError(f"cannot open the guard session: {exc.strerror or exc}",
                              path=str(where)) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock(fd)
             events, digest = self._load(where, session, create)
             live = GuardSession(self, session, events, _asked(where),
                                 snapshot.read_cache(where / snapshot.SNAPSHOT), digest)

@@ -22,6 +22,7 @@ from typing import Any
 
 from roadcheck._commands import run_command
 from roadcheck._files import FileRefused, digest_regular, inside, open_regular
+from roadcheck._lock import lock
 from roadcheck.errors import EvidenceError, InputError, SpecError
 from roadcheck.evidence.chain import record_problem
 from roadcheck.evidence.keys import (
@@ -127,17 +128,10 @@ def _check_artifact_paths(spec: WorkflowSpec, spec_dir: Path, params: Mapping[st
 @contextlib.contextmanager
 def _locked(run_dir: Path) -> Iterator[None]:
     """One invocation per run at a time."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
     fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise InputError(f"run {run_dir.name!r} is in use by another invocation") from None
+        if not lock(fd, wait=False):
+            raise InputError(f"run {run_dir.name!r} is in use by another invocation")
         yield
     finally:
         os.close(fd)
