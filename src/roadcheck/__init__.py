@@ -24,6 +24,14 @@ errors -- ``RoadcheckError`` (exit 2) and its subclasses ``InputError``,
 
 ``__version__`` is the package version. Heavy modules load on first use, so
 ``import roadcheck`` stays cheap; ``dir(roadcheck)`` and ``help(roadcheck)`` list them all.
+
+>>> import roadcheck
+>>> spec = {"mandatory_checkpoints": [{"checkpoint_id": "confirm", "must_precede": "refund"}]}
+>>> run = roadcheck.replay(spec, [
+...     {"seq": 1, "event": "action", "action_type": "refund", "irreversible": True},
+...     {"seq": 2, "event": "final", "task_success": True}])
+>>> run.exit, run.results[0].verdict, str(run.results[0].headline)
+(1, 'BLOCK', 'checkpoint-skipped')
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Resume-time revalidation: may a resumed task touch the world again?
 
 >>> from roadcheck.revalidation import revalidate
->>> result = revalidate("checkpoint.yaml", now="2026-08-11T09:00:00Z")  # doctest: +SKIP
->>> result.decision, result.exit  # doctest: +SKIP
+>>> result = revalidate(examples / "resume/video/checkpoint.yaml", now="2026-08-10T15:00:00Z")
+>>> result.decision, result.exit
 ('continue', 0)
+
+(``examples`` is the repository's ``examples/`` directory.)
 """
 
 from __future__ import annotations
