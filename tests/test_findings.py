@@ -13,7 +13,7 @@ from roadcheck.conformance import Finding as ReplayFinding
 from roadcheck.conformance import load_spec, parse_spec, replay, replay_events
 from roadcheck.findings import NOWHERE, Finding, Location
 from roadcheck.guard import Guard
-from roadcheck.revalidation.core import finding
+from roadcheck.revalidation.result import finding
 
 from .conftest import EXAMPLES, ROOT
 from .trajectories import events as _events

@@ -16,7 +16,7 @@ from roadcheck.harness.result import PhaseState, RunResult
 from roadcheck.report import accept_report, replay_report, revalidate_report
 from roadcheck.report._text import escape_controls, sha256_footer
 from roadcheck.report.harness import audit_text, run_report, verify_report
-from roadcheck.revalidation.core import Revalidation, StepClass, finding
+from roadcheck.revalidation.result import Revalidation, StepClass, finding
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "spec.json"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from roadcheck.conformance.result import ReplayResult, ReplayRun
     from roadcheck.findings import Finding
     from roadcheck.ingest.locate import Located
-    from roadcheck.revalidation.core import Revalidation
+    from roadcheck.revalidation.result import Revalidation
 
 __all__ = ["Case", "CaseWriter", "Issue", "Totals", "accept_cases", "render_cases",
            "replay_cases", "revalidate_cases"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from roadcheck.report._text import dump_json, text_lines
 from roadcheck.revalidation.checkpoint import format_ts
-from roadcheck.revalidation.core import QUESTIONS, Revalidation
+from roadcheck.revalidation.result import QUESTIONS, Revalidation
 
 __all__ = ["revalidate_report"]
 

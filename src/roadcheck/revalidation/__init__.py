@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from roadcheck.findings import Finding
 from roadcheck.revalidation.checkpoint import (
     EFFECT_STATES,
     RETRY_CLASSES,
@@ -17,7 +18,8 @@ from roadcheck.revalidation.checkpoint import (
     load_checkpoint,
     parse_checkpoint,
 )
-from roadcheck.revalidation.core import QUESTIONS, Finding, Revalidation, StepClass, revalidate
+from roadcheck.revalidation.core import revalidate
+from roadcheck.revalidation.result import QUESTIONS, Revalidation, StepClass
 
 __all__ = [
     "EFFECT_STATES",
