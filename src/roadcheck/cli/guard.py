@@ -1,0 +1,83 @@
+"""``roadcheck guard``: the replay spec enforced live, before each call."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from roadcheck.cli._base import DIRECTORY, FILE, cli
+
+__all__ = ["guard"]
+
+
+def _guard_store_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--spec`` and ``--state-dir``: what every guard command enforces, and where."""
+    command = click.option(
+        "--state-dir", default=".roadcheck/guard", show_default=True,
+        type=DIRECTORY,
+        help="Directory holding one directory per session: its state and decision log.")(command)
+    return click.option("--spec", "spec", required=True, type=FILE,
+                        help="The replay spec to enforce (JSON or YAML).")(command)
+
+
+@cli.group()
+def guard() -> None:
+    """Enforce a replay spec live: check each call before it runs."""
+
+
+@guard.command("claude-code", short_help="Answer a Claude Code hook event from a spec.")
+@_guard_store_options
+@click.option("--approver", default="user", show_default=True, metavar="NAME",
+              help="Who answers at Claude Code's permission prompt: the confirmed_by of the "
+                   "checkpoint recorded when an asked call is approved there.")
+@click.option("--grant", is_flag=True,
+              help="Answer allow for an allowed call (skipping Claude Code's prompt); without "
+                   "it an allowed call gets no decision and Claude Code's own rules apply.")
+@click.option("--catch-up", is_flag=True,
+              help="Start a session the guard has not seen from its transcript "
+                   "(transcript_path), so what happened before the hook counts.")
+def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
+                      catch_up: bool) -> None:
+    """Read one hook event (JSON) on standard input and answer in the hook protocol.
+
+    PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit
+    and PostToolUse are observed. A deny or ask is printed as
+    hookSpecificOutput JSON (exit 0). Any error (bad spec, bad input, unreadable
+    state) denies: exit 2 with the reason on standard error.
+    """
+    from roadcheck.guard.claude_code import blocked, main
+
+    try:
+        code = main({"spec": spec, "state_dir": state_dir, "approver": approver, "grant": grant,
+                     "catch_up": catch_up})
+    except BaseException as exc:  # an interrupt or a bug blocks the call
+        code = blocked(exc)
+    sys.exit(code)
+
+
+@guard.command("serve", short_help="Answer guard checks over HTTP on a loopback address.")
+@_guard_store_options
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Loopback address to listen on (127.0.0.1, ::1 or localhost); any other "
+                   "address is refused.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port, printed at start).")
+@click.option("--approver", default=None, metavar="NAME",
+              help="Who answers the guard's questions: a rule that does not accept NAME "
+                   "answers deny instead of ask.")
+def guard_serve(spec: str, state_dir: str, host: str, port: int,
+                approver: str | None) -> None:
+    """Answer check, observe and approve for the sessions in --state-dir, over HTTP.
+
+    POST /v1/sessions/ID creates a session; POST /v1/sessions/ID/check,
+    /observe and /approve take a JSON event. Anything unusable (an unknown
+    session, a bad event, an internal error) is a non-2xx status with verdict
+    deny. Runs until interrupted.
+    """
+    from roadcheck.guard.serve import serve
+    from roadcheck.guard.store import GuardStore
+
+    serve(GuardStore(state_dir, spec, approver=approver), host, port)

@@ -1,0 +1,221 @@
+"""``roadcheck replay``: recorded runs judged against a spec, the report written as judged."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from roadcheck.cli._base import FILE, cli, emit, interrupted, report_options, sha256_option
+from roadcheck.ingest import FORMATS
+
+__all__ = ["replay"]
+
+
+def _show_verdicts(ctx: click.Context, param: click.Parameter,
+                   value: str | None) -> tuple[str, ...] | None:
+    """``--show block,error``: verdict names, each known, none twice over."""
+    if value is None:
+        return None
+    names = tuple(v.strip().lower() for v in value.split(","))
+    known = ("pass", "block", "error")
+    bad = [v for v in names if v not in known]
+    if bad or not names:
+        raise click.BadParameter(f"{', '.join(map(repr, bad)) or repr(value)} is not a verdict; "
+                                 f"give a comma-separated list of {', '.join(known)}")
+    return tuple(dict.fromkeys(names))
+
+
+@cli.command(short_help="Check recorded runs against a spec.")
+@click.argument("spec", type=FILE)
+@click.argument("trajectories", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("-r", "--recursive", is_flag=True,
+              help="Also read the trajectory files in subdirectories of a directory given.")
+@report_options("html")
+@click.option("--input-format", type=click.Choice(list(FORMATS)),
+              default=None, help="Format of the trajectory files (default: detected per file).")
+@click.option("--summary-only", is_flag=True,
+              help="Print the per-file summary and totals, no per-trajectory blocks.")
+@click.option("--by", "by_field", metavar="FIELD", default=None,
+              help="Break verdicts down by a field of each trajectory's final event.")
+@sha256_option("--expect-spec-sha256", "spec")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Judge N files at a time: in N threads where they are judged in C, else "
+                   "in N processes; the report is the same, byte for byte.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
+              metavar="[ADDRESS]",
+              help="Judge the files on Ray: a local instance, or the cluster at ADDRESS "
+                   "(--ray=ADDRESS); the report is the local one, byte for byte. Needs "
+                   "roadcheck[ray].")
+@click.option("--show", "show", metavar="VERDICTS", default=None, callback=_show_verdicts,
+              help="Failures-first text view showing the blocks of these verdicts "
+                   "(comma-separated: pass, block, error; a terminal's default: block,error).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Failures-first text view: the summary line alone (and the --by lines).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Failures-first text view with every block, PASS included.")
+def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
+           output: str | None, input_format: str | None, summary_only: bool, by_field: str | None,
+           expect_spec_sha256: str | None, jobs: int, ray_address: str | None,
+           show: tuple[str, ...] | None, quiet: bool, verbose: bool) -> None:
+    """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
+
+    A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
+    files, also compressed), a quoted glob, or - for standard input; a file
+    named twice is judged once. The verdict comes from the road alone:
+    task_success is printed for contrast and never consulted. Exit 0 PASS,
+    1 BLOCK, 2 ERROR; across many files the worst verdict wins (BLOCK over
+    ERROR over PASS). At a terminal the text report puts the failures first,
+    in colour (--show, -q, -v ask for that view anywhere); piped or written
+    with --output it is the plain report, byte for byte.
+    """
+    from functools import partial
+
+    from roadcheck._inputs import expand_inputs, list_ahead, load_replay_spec
+
+    if ray_address is None:  # the directories are listed while the rest is imported
+        list_ahead(trajectories, recursive=recursive)
+    from roadcheck.conformance import ReplayInterrupted, replay_files
+
+    if fmt == "html" and output is None:
+        raise click.UsageError("--format html needs --output FILE")
+    if ray_address is not None and jobs != 1:
+        raise click.UsageError("give --jobs or --ray, not both: Ray spreads the files itself")
+    if (show is not None) + quiet + verbose > 1:
+        raise click.UsageError("give one of --show, -q and -v")
+    if fmt != "text" and (show is not None or quiet or verbose):
+        raise click.UsageError(f"--show, -q and -v shape the text report, not --format {fmt}")
+    loaded = load_replay_spec(spec, expect_sha256=expect_spec_sha256)
+    inputs = expand_inputs(trajectories, recursive=recursive, spec=spec)
+    for note in inputs.notes:
+        click.echo(f"note: {note}", err=True)
+    if fmt in ("text", "json"):
+        # written as judged: the process holds one file's state, not every result
+        from contextlib import ExitStack
+
+        judge = partial(replay_files, jobs=jobs)
+        if ray_address is not None:
+            from roadcheck.integrations.ray import replay_paths
+
+            judge = partial(replay_paths, address=ray_address or None)
+        stopped = None
+        with ExitStack() as stack:
+            report, render = _replay_writer(stack, loaded, fmt, output, len(inputs.paths),
+                                            show=show, quiet=quiet, verbose=verbose,
+                                            summary_only=summary_only, by_field=by_field)
+            try:
+                judge(loaded, inputs.paths, input_format=input_format, render=render,
+                      sink=report)
+            except ReplayInterrupted as stop:
+                code = report.finish(interrupted=True)
+                stopped = stop
+            else:
+                code = report.finish()
+        if stopped is not None:  # the report is whole (and the file renamed): now say so
+            interrupted(f" after {stopped.done} of {stopped.total} files; the report covers "
+                         "those only")
+        carries = report.carries
+    else:
+        # a format that needs every result before it starts
+        from roadcheck.report.ci import replay_document
+
+        try:
+            if ray_address is not None:
+                from roadcheck.integrations.ray import replay_paths
+
+                run = replay_paths(loaded, inputs.paths, input_format=input_format,
+                                   address=ray_address or None)
+            elif len(inputs.paths) > 1 and sys.stderr.isatty():
+                run = _replay_with_progress(loaded, inputs.paths, input_format, jobs)
+            else:
+                run = replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs)
+        except ReplayInterrupted as stop:
+            emit(replay_document(stop.run, loaded, fmt=fmt, summary_only=summary_only,
+                                  by_field=by_field), output)
+            interrupted(f" after {stop.done} of {stop.total} files; the report covers those "
+                         "only")
+        located = None
+        if fmt in ("sarif", "github", "html"):  # the formats that point at lines and draw events
+            from roadcheck.ingest.locate import locate
+            from roadcheck.report.ci import located_paths
+
+            located = locate(located_paths(run, fmt, inputs.paths), input_format)
+        emit(replay_document(run, loaded, fmt=fmt, summary_only=summary_only,
+                              by_field=by_field, located=located), output)
+        code = run.exit
+        carries = by_field is None or run.carries(by_field)
+    if by_field is not None and not carries:
+        click.echo(f"warning: no trajectory carries {by_field!r} in its final event; "
+                   "every result is grouped under (absent)", err=True)
+    sys.exit(code)
+
+
+def _replay_with_progress(spec: Any, paths: Any, input_format: str | None,
+                          jobs: int) -> Any:
+    """:func:`replay_files` for a report written whole, with the progress line on stderr
+    (a terminal) while it judges; Ctrl-C still carries what was judged."""
+    from roadcheck.conformance import ReplayInterrupted, replay_files
+    from roadcheck.report.terminal import Progress, ProgressCollector
+
+    collector = ProgressCollector(Progress(sys.stderr, len(paths)))
+    try:
+        replay_files(spec, paths, input_format=input_format, jobs=jobs, sink=collector)
+    except ReplayInterrupted as stop:
+        raise ReplayInterrupted(collector.run(spec, interrupted=True), stop.done,
+                                stop.total) from None
+    return collector.run(spec)
+
+
+def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: int, *,
+                   show: tuple[str, ...] | None, quiet: bool, verbose: bool,
+                   summary_only: bool, by_field: str | None) -> tuple[Any, Callable[..., Any]]:
+    """The sink a streamed replay report is written through, and its render function.
+
+    The plain writer, or the failures-first view (see roadcheck.report.terminal for the
+    rule); into ``output`` atomically, else stdout; with a progress line on stderr when
+    it is a terminal and the batch has more than one file. ``stack`` closes them all.
+    """
+    from functools import partial
+
+    from roadcheck.report.replay import ReplayReportWriter, ResultRenderer
+
+    out: Any = sys.stdout
+    if output is not None:
+        from roadcheck._files import atomic_output
+
+        out = stack.enter_context(atomic_output(output, what="the report"))
+    progress = view = None
+    if files > 1 and sys.stderr.isatty():
+        from roadcheck.report.terminal import Progress
+
+        progress = Progress(sys.stderr, files)
+    if fmt == "text" and (show is not None or quiet or verbose or (
+            output is None and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")))):
+        from roadcheck.report.terminal import TerminalView
+
+        view = TerminalView.choose(show=show, quiet=quiet, verbose=verbose,
+                                   to_file=output is not None, stdout=sys.stdout,
+                                   environ=os.environ)
+    report: Any
+    if view is not None:
+        from roadcheck.report.terminal import TerminalReportWriter, render_terminal
+
+        render: Callable[..., Any] = partial(render_terminal, summary_only=summary_only,
+                                             by_field=by_field)
+        report = TerminalReportWriter(out, spec, view, spec_source=spec.source,
+                                      spec_sha256=spec.sha256, summary_only=summary_only,
+                                      by_field=by_field, progress=progress)
+    else:
+        render = ResultRenderer(fmt=fmt, summary_only=summary_only, by_field=by_field)
+        report = ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
+                                    fmt=fmt, summary_only=summary_only, by_field=by_field)
+    stack.enter_context(report)
+    if progress is None:
+        return report, render
+    from roadcheck.report.terminal import ProgressSink
+
+    stack.callback(progress.clear)  # also on an error: the cursor goes back where it was
+    return ProgressSink(report, progress), render
