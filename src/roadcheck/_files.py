@@ -12,7 +12,12 @@ resolved path is then opened with ``O_NOFOLLOW``.
 Writing: :func:`write_output` (and :func:`atomic_output`, for a report written
 as it is made) writes to a temporary file beside the target, fsyncs it and
 renames it over the target, so a reader sees the old file or the new one,
-never half of one. :func:`check_writable_dir` refuses a directory
+never half of one. That is for a new path and a regular file; a symlink is
+followed, so the link stays and the file it names is replaced. A target that
+exists and is not a regular file (a FIFO, a device) is written through, as
+``pytest --junitxml`` would: it is never replaced by a file. A FIFO that no
+process reads is refused after :data:`FIFO_WAIT` seconds rather than waited on
+forever. :func:`check_writable_dir` refuses a directory
 roadcheck could not create or write into before anything is written. A bad path is
 an :class:`~roadcheck.errors.InputError` (exit 2) naming the path and the OS
 reason, never an internal error.
@@ -25,6 +30,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
 from pathlib import Path
@@ -229,6 +235,43 @@ _WRITE_FAILED = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG
                           if hasattr(errno, n))
 
 
+#: How long a write to a FIFO waits for a process to open it for reading.
+FIFO_WAIT = 10.0
+
+
+@contextlib.contextmanager
+def _written_through(target: str, name: str, cannot: str, mode: int) -> Iterator[TextIO]:
+    """A UTF-8 text stream straight into an existing FIFO or device at ``target``."""
+    if stat.S_ISSOCK(mode):
+        raise InputError(f"{cannot}: it is a socket, not a file", path=name)
+    fifo = stat.S_ISFIFO(mode)
+    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | (getattr(os, "O_NONBLOCK", 0) if fifo
+                                                          else 0)
+    deadline = time.monotonic() + FIFO_WAIT
+    while True:
+        try:
+            fd = os.open(target, flags)
+            break
+        except OSError as exc:
+            # ENXIO: a FIFO nobody has open for reading yet
+            if not (fifo and exc.errno == errno.ENXIO):
+                raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
+            if time.monotonic() >= deadline:
+                raise InputError(f"{cannot}: no process opened the FIFO for reading within "
+                                 f"{FIFO_WAIT:g} s", path=name) from None
+            time.sleep(0.01)
+    if fifo:
+        os.set_blocking(fd, True)
+    with open(fd, "w", encoding="utf-8", newline="") as fh:
+        try:
+            yield fh
+            fh.flush()
+        except OSError as exc:
+            if exc.errno not in _WRITE_FAILED and exc.errno != errno.EPIPE:
+                raise
+            raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[TextIO]:
     """A UTF-8 text stream whose content becomes the file at ``path`` when the block ends.
@@ -237,16 +280,27 @@ def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[Text
     leaving the block normally fsyncs it and renames it over the target, so a
     reader sees the old file or the new one, never part of one. An exception
     in the block (Ctrl-C included) removes the temporary and leaves the target
-    as it was. A target that cannot be written raises :class:`InputError` before
+    as it was. A symlink is followed: the file it names is replaced and the link
+    kept. An existing FIFO or device is written through instead (see the module
+    docstring). A target that cannot be written raises :class:`InputError` before
     the block runs, naming the path and the reason, and so does a write in the
     block that fails for want of room (a full or read-only disk).
     """
     name = os.fspath(path)
-    target = Path(name)
-    parent = target.parent
     cannot = f"cannot write {what}" if what else "cannot write"
-    if target.is_dir():
+    # a link's target is what is written; the link itself stays as it is
+    target = Path(os.path.realpath(name) if os.path.islink(name) else name)
+    try:
+        mode: int | None = target.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"{cannot}: it is a directory", path=name)
+    if mode is not None and not stat.S_ISREG(mode):
+        with _written_through(str(target), name, cannot, mode) as fh:
+            yield fh
+        return
+    parent = target.parent
     if not parent.is_dir():
         state = "does not exist" if not parent.exists() else "is not a directory"
         raise InputError(f"{cannot}: the directory {str(parent)!r} {state}", path=name)

@@ -55,7 +55,8 @@ def report_options(*extra: str) -> Callable[[Callable[..., Any]], Callable[..., 
              + ".")
     output = click.option(
         "--output", "-o", "output", type=FILE, default=None,
-        metavar="FILE", help="Write the report to FILE (atomically) instead of standard output.")
+        metavar="FILE", help="Write the report to FILE instead of standard output: a file is "
+                             "replaced atomically, a FIFO or device written through.")
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
         return fmt(output(f))
