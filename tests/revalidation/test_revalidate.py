@@ -461,8 +461,8 @@ class TestDecision:
                               text=True, check=False)
         doc = json.loads(proc.stdout)
         assert proc.returncode == 1
-        assert list(doc) == ["decision", "exit", "findings", "remaining", "next_checkpoint",
-                             "checkpoint_sha256"]
+        assert list(doc) == ["decision", "exit", "findings", "remaining", "next_action",
+                             "next_checkpoint", "checkpoint_sha256"]
         assert doc["decision"] == "reconcile_first" and doc["exit"] == 1
         assert set(doc["findings"][0]) == {"question", "code", "message"}
 
@@ -530,3 +530,56 @@ class TestNextAction:
                                "--write-next", str(site.root / "no" / "such" / "cp.yaml")],
                               capture_output=True, text=True, check=False)
         assert proc.returncode == 2 and "cannot write the next checkpoint" in proc.stderr
+
+
+class TestConfirmedSteps:
+    """A step whose effect its owner confirms is done: it is never the next thing to run."""
+
+    def _site(self, site: Site, **step: str) -> Path:
+        return site.write(remaining=[{"step": "upload", "retry_class": "unsafe_to_retry",
+                                      "idempotency_key": "job/upload", **step},
+                                     {"step": "distribute", "retry_class": "reconcile_first"}],
+                          next_action=None)
+
+    def test_a_confirmed_step_is_done_and_not_next(self, site: Site) -> None:
+        """The upload the ledger holds is reported done; the next action is the step after it,
+        and the remaining steps leave it out."""
+        rv = revalidate(self._site(site), now=NOW)
+        assert rv.decision == "continue"
+        assert [s.step for s in rv.remaining] == ["distribute"]
+        assert rv.next_action == "run distribute (reconcile_first)"
+        (done,) = [f for f in rv.findings if f.question == "classification"
+                   and f.message.startswith("upload:")]
+        assert "done" in done.message and "not repeated" in done.message
+
+    def test_the_json_carries_the_next_action(self, site: Site) -> None:
+        """--format json has the next action beside the remaining steps."""
+        rv = revalidate(self._site(site), now=NOW)
+        assert rv.to_dict()["next_action"] == "run distribute (reconcile_first)"
+
+    def test_the_next_checkpoint_leaves_the_done_step_out(self, site: Site) -> None:
+        """The next checkpoint's remaining steps and next action agree with the report."""
+        revalidate(self._site(site), now=NOW, write_next=site.root / "next.yaml")
+        doc = yaml.safe_load((site.root / "next.yaml").read_text())
+        assert [s["step"] for s in doc["remaining"]] == ["distribute"]
+        assert doc["next_action"] == "run distribute (reconcile_first)"
+
+    def test_the_only_step_done_closes_the_task(self, site: Site) -> None:
+        """When the confirmed step was the last one, nothing remains."""
+        path = site.write(remaining=[{"step": "upload", "retry_class": "unsafe_to_retry"}],
+                          next_action=None)
+        rv = revalidate(path, now=NOW)
+        assert rv.remaining == [] and rv.next_action == "nothing remains; close the task"
+        assert rv.decision == "continue"
+
+    def test_a_step_of_an_effect_the_owner_does_not_hold_is_still_run(self, site: Site) -> None:
+        """Not found in the ledger: the step stays, with its recorded class."""
+        (site.root / "ledger.jsonl").write_text("")
+        path = site.write(external_effects={"upload": {"state": "attempted",
+                                                       "idempotency_key": "job/upload",
+                                                       "ledger": "ledger.jsonl"}},
+                          remaining=[{"step": "upload", "retry_class": "safe_to_retry"}],
+                          next_action=None)
+        rv = revalidate(path, now=NOW)
+        assert [s.step for s in rv.remaining] == ["upload"]
+        assert rv.next_action == "run upload (safe_to_retry)"

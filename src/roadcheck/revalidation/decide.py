@@ -15,9 +15,14 @@ from roadcheck.revalidation.result import Decision, StepClass, finding
 __all__ = ["classify", "decide", "next_action"]
 
 
+#: the class of a step whose effect its owner confirms: done, never run again
+DONE = "done"
+
+
 def _step_class(s: Step, effects: Mapping[str, Effect],
                 seen: Mapping[str, EffectSeen]) -> tuple[str, str, str | None]:
-    """A step's retry class now, why, and the idempotency key that counts for it."""
+    """A step's retry class now (or :data:`DONE`), why, and the idempotency key that
+    counts for it."""
     cls, why, key = s.retry_class, "as recorded", s.idempotency_key
     # A step belongs to the effect it names; a step named like an effect is that
     # effect's step unless it names another one.
@@ -31,17 +36,22 @@ def _step_class(s: Step, effects: Mapping[str, Effect],
         # unsafe step waits for its owner's answer instead of an operator.
         return "reconcile_first", f"effect {link} is unknown", key
     if state == "confirmed":
-        why = f"effect {link} is confirmed by its owner; do not repeat it"
+        return DONE, f"effect {link} is confirmed by its owner; it is not repeated", key
     return cls, why, key
 
 
 def classify(cp: Checkpoint, answers: Answers) -> tuple[list[StepClass], list[Finding]]:
-    """Each remaining step with its retry class now, and a finding for each."""
+    """The steps still to run, each with its retry class now, and a finding for every
+    step: a step whose effect its owner confirms is done, and left out."""
     effects = {e.name: e for e in cp.effects}
     out: list[StepClass] = []
     findings: list[Finding] = []
     for s in cp.remaining:
         cls, why, key = _step_class(s, effects, answers.effects.effects)
+        if cls == DONE:
+            findings.append(finding("classification", Reason.STEP_CLASSIFIED,
+                                    f"{s.step}: done ({why})"))
+            continue
         out.append(StepClass(s.step, cls))
         if cls == "unsafe_to_retry" and not key:
             findings.append(finding("classification", Reason.STEP_NEEDS_OPERATOR,

@@ -57,5 +57,6 @@ class Revalidation:
         return {"decision": self.decision, "exit": self.exit,
                 "findings": [f.to_dict() for f in self.findings],
                 "remaining": [s.to_dict() for s in self.remaining],
+                "next_action": self.next_action,
                 "next_checkpoint": self.next_checkpoint,
                 "checkpoint_sha256": self.checkpoint_sha256}
