@@ -298,6 +298,17 @@ def test_revalidate_speed_misses(load: Callable[[str], ModuleType],
     assert bench.main([]) == 0
 
 
+def test_shell_matching_misses(load: Callable[[str], ModuleType],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reading that grows faster than the line (100x for 10x the length) is a miss; the
+    real one over short words runs and meets the target."""
+    bench = load("shell_matching")
+    monkeypatch.setattr(bench, "measure", lambda chars, rounds: bench.Linear(chars, 0.01, 1.0))
+    assert bench.main(["--rounds", "1"]) == 1
+    monkeypatch.setattr(bench, "measure", lambda chars, rounds: bench.Linear(chars, 0.1, 1.0))
+    assert bench.main(["--rounds", "1"]) == 0
+
+
 def test_transcripts_replay_misses(load: Callable[[str], ModuleType],
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Replay over 2x the readers' baseline is a miss."""

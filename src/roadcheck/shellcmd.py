@@ -1,42 +1,85 @@
-"""Shell command lines as words: what a selector's ``command`` condition matches on.
+"""Shell command lines as bash reads them: what a selector's ``command`` condition matches.
 
 Coding agents run tools through a shell (Claude Code's ``Bash`` tool, Codex's
-``shell``), so the guarded action is often not a tool name but a command
-inside a script: ``cd repo && git push origin main``. :func:`simple_commands`
-splits a command line into its simple commands (at ``&&``, ``||``, ``;``,
-``|``, ``&`` and newlines, and inside ``bash -c SCRIPT``, ``$(...)`` and
-backquotes), each a list of words with leading ``VAR=value`` assignments and
-wrappers such as ``sudo`` or ``env`` removed. :func:`matches_words` says
-whether one of those commands is the program named by the first pattern word
-with the other pattern words among its arguments, in order.
+``shell``), so the guarded action is often not a tool name but a command inside a
+script: ``cd repo && git push origin main``. :func:`read_commands` parses a line
+with a real shell grammar (tree-sitter's bash grammar) and finds every simple
+command bash would run: in lists and pipelines, inside ``if``, ``for``, ``while``,
+``case``, functions, subshells and ``{ }`` groups, in command and process
+substitutions, with comments, line continuations and redirections in any position
+read as bash reads them, quoting (single, double, ANSI-C ``$'...'``) resolved.
+The scripts of ``bash|sh|zsh ... -c SCRIPT`` (with any flags), of a heredoc or
+here-string fed to a shell, of ``watch``, ``su -c``, ``flock -c`` and ``env -S``
+are read the same way, to :data:`DEPTH` levels. Programs that run another command
+are looked through (``env``, ``sudo``, ``nohup``, ``timeout``, ``setsid``,
+``xargs``, ``nice``, ``flock``, ``time``, ``command``, ``builtin``, ``exec``...,
+and ``find -exec``): each later word is tried as the start of the command.
 
-A command line that cannot be split (an unclosed quote) is matched on its raw
-text instead: every pattern word appearing in it, in order, counts as a match.
-A command the reader cannot parse must never slip past a guard, so the
-fallback over-matches rather than under-matches.
+Where the words cannot be known before the line runs, the line is *unknown* and
+every pattern matches it, so a guarded call is asked about, never let through:
+``eval``; a command name built from a variable or a substitution; a pipe or a
+script file given to a shell (``echo ... | bash``, ``bash deploy.sh``, ``source
+x.sh``); ``git -c alias.NAME=...``; brace expansion; nesting deeper than
+:data:`DEPTH`; and a line the grammar cannot read. A word whose value is only known
+when the line runs (``$REMOTE``, ``"$(cat msg)"``) stands for any word where a
+subcommand or target stands (the first argument that is not an option: ``git
+$SUB``); elsewhere it is an argument whose value matches no pattern word.
+
+:func:`matches_words` then says whether one of the commands is the program named
+by the first pattern word (by its base name: ``/usr/bin/git`` is ``git``) with the
+other pattern words among its arguments, in order. Parsing is linear in the length
+of the line.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
-__all__ = ["command_text", "matches_words", "simple_commands"]
+__all__ = ["DEPTH", "ShellCommands", "command_text", "matches_words", "read_commands",
+           "simple_commands"]
 
-_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "(", ")", "{", "}", "!"})
-#: Words that run the rest of the line as a command.
-_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "command", "exec", "nice", "xargs",
-                       "doas", "builtin", "timeout", "stdbuf"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_SUBST = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
-#: Nesting limit for ``bash -c`` inside ``bash -c``: deeper scripts match on their text.
-_DEPTH = 4
+#: How deep scripts inside scripts (``bash -c``, heredocs, ``watch``) are read; deeper is
+#: unknown.
+DEPTH = 16
+#: How many later words of a wrapper (``sudo -u root git push``) are tried as the start
+#: of its command; a wrapper with more is unknown.
+_TRIES = 64
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"})
+#: Programs that run the rest of their words as a command.
+_WRAPPERS = frozenset({
+    "sudo", "doas", "env", "nohup", "time", "command", "builtin", "exec", "nice", "ionice",
+    "chrt", "taskset", "timeout", "stdbuf", "setsid", "flock", "xargs", "unbuffer", "strace",
+    "ltrace", "chroot", "runuser", "su", "caffeinate", "systemd-run", "torsocks", "parallel",
+    "watch", "find"})
+#: Options of a wrapper whose value is a whole script.
+_SCRIPT_OPTIONS = {"su": ("-c", "--command"), "runuser": ("-c", "--command"),
+                   "flock": ("-c", "--command"), "env": ("-S", "--split-string")}
+#: Shell options that take a value (which is not the script).
+_SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_ANSI = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}"
+                   r"|c.|.)", re.S)
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+#: a word: its text, or None when its value is only known when the line runs
+Word = str | None
 
 
-class _Unparsed(Exception):
-    pass
+@dataclass(frozen=True, slots=True)
+class ShellCommands:
+    """The simple commands of a line, and why the line is unknown (None when it is not)."""
+
+    commands: tuple[tuple[Word, ...], ...]
+    unknown: str | None = None
 
 
 def command_text(command: object) -> str | None:
@@ -60,93 +103,355 @@ def _base(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-def _split(line: str, depth: int) -> list[list[str]]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    lexer.whitespace = " \t\r"
-    try:
-        tokens = []
-        for tok in lexer:
-            tokens.append(tok)
-    except ValueError:
-        raise _Unparsed from None
-    out: list[list[str]] = []
-    current: list[str] = []
-    for tok in tokens:
-        if tok in _OPERATORS or tok == "\n" or (tok and set(tok) <= set(";&|()")):
-            if current:
-                out.append(current)
-            current = []
-        else:
-            current.append(tok)
-    if current:
-        out.append(current)
-    result: list[list[str]] = []
-    for words in out:
-        result.extend(_unwrap(words, depth))
-    # Command substitutions run commands of their own.
-    for m in _SUBST.finditer(line):
-        inner = m.group(1) if m.group(1) is not None else m.group(2)
-        if inner and depth < _DEPTH:
-            result.extend(_split(inner, depth + 1))
-    return result
+_PARSER: Any = None
 
 
-def _unwrap(words: list[str], depth: int) -> list[list[str]]:
-    """Drop assignments, redirections and wrappers; expand ``bash -c SCRIPT``."""
-    words = [w for w in words if w not in ("<", ">", ">>", "<<", "<<<")]
-    i = 0
-    while i < len(words) and _ASSIGN.match(words[i]):
-        i += 1
-    if i < len(words) and _base(words[i]) in _WRAPPERS:
-        # A wrapper's own options may take values (``sudo -u root git push``) that cannot
-        # be told from the command: every later word is tried as the command's start.
-        out: list[list[str]] = [words[i:]]
-        for j in range(i + 1, len(words)):
-            if not words[j].startswith("-"):
-                out.extend(_unwrap(words[j:], depth))
-        return out
-    rest = words[i:]
-    if not rest:
-        return []
-    if (_base(rest[0]) in _SHELLS and len(rest) >= 3 and rest[1].startswith("-")
-            and "c" in rest[1] and depth < _DEPTH):
-        return [rest, *_split(rest[2], depth + 1)]
-    return [rest]
+def _bash_grammar() -> Any:
+    """The bash grammar of ``tree_sitter_bash``, loaded from its compiled module alone.
 
-
-def simple_commands(line: str) -> list[list[str]]:
-    """The simple commands of a command line, each a list of words.
-
-    Raises ``ValueError`` when the line cannot be split (an unclosed quote).
+    The package's ``__init__`` imports ``importlib.resources`` (for its highlighting
+    queries), which costs a guard hook process more than the parser does; the grammar
+    itself is one function of the compiled ``_binding`` module beside it.
     """
-    try:
-        return _split(line.replace("\n", " ; "), 0)
-    except _Unparsed:
-        raise ValueError("the command line cannot be split into words") from None
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("tree_sitter_bash")
+    for where in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(where, "_binding" + suffix)
+            if os.path.isfile(path):
+                loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding",
+                                                                 path)
+                module = importlib.util.module_from_spec(
+                    importlib.util.spec_from_loader(loader.name, loader))  # type: ignore[arg-type]
+                loader.exec_module(module)
+                return module.language()
+    import tree_sitter_bash  # laid out otherwise: the package's own way
+
+    return tree_sitter_bash.language()
+
+
+def _parse(text: str) -> Any:
+    """The tree-sitter tree of a script (the grammar is loaded on first use)."""
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(_bash_grammar()))
+    return _PARSER.parse(text.encode("utf-8", "surrogatepass"))
+
+
+# ---------------------------------------------------------------- words
+
+def _unquoted(text: str) -> str:
+    """An unquoted word as bash reads it: a backslash keeps the next character."""
+    return re.sub(r"\\(.)", r"\1", text, flags=re.S) if "\\" in text else text
+
+
+def _ansi(body: str) -> str:
+    """The value of ``$'...'``: its backslash escapes decoded."""
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(0)[1:]
+        if esc[0] in "xuU":
+            return chr(int(esc[1:], 16)) if int(esc[1:], 16) <= 0x10FFFF else ""
+        if esc[0] in "01234567":
+            return chr(int(esc, 8) & 0xFF)
+        if esc[0] == "c" and len(esc) == 2:
+            return chr(ord(esc[1]) & 0x1F)
+        return _ANSI_SIMPLE.get(esc, "\\" + esc)
+
+    return _ANSI.sub(one, body)
+
+
+def _double_quoted(node: Any) -> Word:
+    """The value of ``"..."``; None when it expands anything."""
+    parts = []
+    for child in node.children:
+        if child.type == "string_content":
+            parts.append(re.sub(r'\\([$`"\\\n])', r"\1", child.text.decode()).replace(
+                "\\\n", ""))
+        elif child.type != '"':
+            return None
+    return "".join(parts)
+
+
+def _value(node: Any) -> Word:
+    """A word's text as the command receives it, or None when only running it would tell."""
+    kind = node.type
+    if kind in ("word", "number"):
+        return _unquoted(node.text.decode())
+    if kind == "raw_string":
+        return str(node.text.decode()[1:-1])
+    if kind in ("string", "translated_string"):
+        inner = node.children[-1] if kind == "translated_string" else node
+        return _double_quoted(inner)
+    if kind == "ansi_c_string":
+        return _ansi(node.text.decode()[2:-1])
+    if kind == "concatenation":
+        parts = [_value(c) for c in node.children]
+        if any(p is None for p in parts):
+            return None
+        bare = "".join(c.text.decode() for c in node.children if c.type == "word")
+        if _BRACES.search(bare) or ("{" in bare and "}" in bare):
+            return None  # a brace expansion makes several words
+        return "".join(p for p in parts if p is not None)
+    return None
+
+
+# ---------------------------------------------------------------- commands
+
+class _Reader:
+    """Walks a parsed line and collects its simple commands."""
+
+    def __init__(self) -> None:
+        self.commands: list[tuple[Word, ...]] = []
+        self.unknown: str | None = None
+        #: the commands a wrapper's words were already tried as (each suffix once)
+        self.tried: set[tuple[Word, ...]] = set()
+        #: words a redirection after a statement gives its last command (by node id)
+        self.extra: dict[int, list[Word]] = {}
+
+    def fail(self, why: str) -> None:
+        if self.unknown is None:
+            self.unknown = why
+
+    def script(self, text: Word, depth: int) -> None:
+        """Read a script: a line, or one a command runs."""
+        if text is None:
+            self.fail("a script whose text is only known when it runs")
+            return
+        if depth > DEPTH:
+            self.fail(f"scripts nested more than {DEPTH} deep")
+            return
+        tree = _parse(text)
+        if tree.root_node.has_error:
+            self.fail("the shell grammar cannot read the line")
+            return
+        self.walk(tree.root_node, depth)
+
+    def walk(self, root: Any, depth: int) -> None:
+        """Every command of a tree, in compound commands and substitutions alike, in the
+        order they stand in the line."""
+        stack: list[tuple[Any, Any]] = [(root, None)]
+        while stack:
+            node, stdin = stack.pop()
+            children = node.children
+            if node.type == "command":
+                self.command(node, stdin, depth)
+            if node.type == "pipeline":
+                # every command after the first reads the one before it
+                nxt = [(c, "pipe" if i else stdin) for i, c in enumerate(children)]
+            elif node.type == "redirected_statement":
+                nxt = self._redirected(node, stdin, depth)
+            else:
+                nxt = [(c, None) for c in children]
+            stack.extend(reversed(nxt))
+
+    def _redirected(self, node: Any, stdin: Any, depth: int) -> list[tuple[Any, Any]]:
+        """A statement with redirections after it. The grammar files the words after a
+        redirection's target as further targets (``cmd >log arg``), where bash takes only
+        the first: the rest are arguments of the last simple command before it. A heredoc
+        or here-string is the statement's standard input."""
+        fed = self._fed(node) or stdin
+        body = node.child_by_field_name("body")
+        extra = [w for c in node.children if body is None or c != body
+                 for w in _after_targets(c)]
+        if extra and body is not None:
+            last = body
+            while last.type in ("list", "pipeline", "redirected_statement") and last.named_children:
+                last = (last.child_by_field_name("body") if last.type == "redirected_statement"
+                        else last.named_children[-1]) or last.named_children[-1]
+            if last.type == "command":
+                self.extra[last.id] = extra
+            else:
+                self.fail("words after a redirection of a compound command")
+        return [(c, fed if body is not None and c == body else None) for c in node.children]
+
+    @staticmethod
+    def _fed(node: Any) -> Any:
+        """What a heredoc or a here-string gives a command on its standard input."""
+        for child in node.children:
+            if child.type == "heredoc_redirect":
+                body = next((c for c in child.children if c.type == "heredoc_body"), None)
+                if body is None:
+                    return ("text", "")
+                if any(c.type != "heredoc_content" for c in body.children):
+                    return ("text", None)  # it expands something
+                return ("text", body.text.decode())
+            if child.type == "herestring_redirect":
+                return ("text", _value(child.children[-1]))
+        return None
+
+    def command(self, node: Any, stdin: Any, depth: int) -> None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return  # assignments alone
+        words = [_value(name.children[0]) if name.children else None]
+        for i, child in enumerate(node.children):
+            if node.field_name_for_child(i) == "argument":
+                words.append(_value(child))
+            elif child.type in ("file_redirect", "heredoc_redirect"):
+                words.extend(_after_targets(child))
+        self.resolve([*words, *self.extra.pop(node.id, ())], stdin, depth)
+
+    def resolve(self, words: list[Word], stdin: Any, depth: int) -> None:
+        """Record one simple command and read what it runs in turn."""
+        if not words or words[0] is None:
+            self.fail("a command name built when the line runs")
+            return
+        self.commands.append(tuple(words))
+        program = _base(words[0])
+        if program in _SHELLS:
+            self.shell(words, stdin, depth)
+        elif program in ("eval", ".", "source"):
+            self.fail(f"{program} runs words only known when the line runs")
+        elif program == "git" and _git_alias(words):
+            self.fail("git -c alias... defines a command on the line")
+        elif program in _WRAPPERS:
+            self.wrapper(program, words, depth)
+
+    def shell(self, words: list[Word], stdin: Any, depth: int) -> None:
+        """``bash -c SCRIPT``, a heredoc or here-string to a shell, or a shell whose
+        script cannot be known (a file, a pipe)."""
+        args = words[1:]
+        has_c, i = False, 0
+        while i < len(args):
+            arg = args[i]
+            if arg is None or not arg.startswith(("-", "+")) or arg in ("-", "--"):
+                break
+            if arg in _SHELL_VALUED:
+                i += 1
+            elif not arg.startswith("--") and "c" in arg[1:]:
+                has_c = True
+            i += 1
+        rest = args[i + 1:] if i < len(args) and args[i] in ("-", "--") else args[i:]
+        if has_c:
+            self.script(rest[0] if rest else None, depth + 1)
+        elif rest:
+            self.fail("a shell runs a script file whose text the line does not hold")
+        elif isinstance(stdin, tuple):
+            self.script(stdin[1], depth + 1)
+        else:
+            self.fail("a shell reads its script from a pipe or a terminal")
+
+    def wrapper(self, program: str, words: list[Word], depth: int) -> None:
+        """A program that runs another command: each later word may start it."""
+        options = _SCRIPT_OPTIONS.get(program, ())
+        for k, word in enumerate(words[1:-1], 1):
+            if word in options:
+                self.script(words[k + 1], depth + 1)
+        if program == "find":
+            self.find(words, depth)
+            return
+        starts = [j for j in range(1, len(words))
+                  if words[j] is None or not str(words[j]).startswith("-")]
+        if len(starts) > _TRIES or depth >= DEPTH:
+            self.fail("a wrapper with more words than are tried as its command")
+            return
+        for j in starts:
+            suffix = tuple(words[j:])
+            if suffix in self.tried:
+                continue
+            self.tried.add(suffix)
+            if program != "watch":
+                self.resolve(list(suffix), None, depth + 1)
+            elif any(w is None for w in suffix):  # watch runs its words through sh -c
+                self.fail("watch runs words only known when the line runs")
+            else:
+                self.script(" ".join(w for w in suffix if w is not None), depth + 1)
+
+    def find(self, words: list[Word], depth: int) -> None:
+        """``find ... -exec CMD ... ;`` (and ``-execdir``, ``-ok``, ``-okdir``)."""
+        k = 1
+        while k < len(words):
+            if words[k] in _EXEC:
+                end = next((e for e in range(k + 1, len(words)) if words[e] in (";", "+")),
+                           len(words))
+                if end > k + 1:
+                    self.resolve(words[k + 1:end], None, depth + 1)
+                k = end
+            k += 1
+
+
+#: git's own options (before the subcommand) that take the next word as their value
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                         "--config-env", "--exec-path", "--super-prefix"})
+
+
+def _after_targets(redirect: Any) -> list[Word]:
+    """The words the grammar filed after a redirection's target, which are arguments of
+    the command (``>/dev/null git push``: the target is ``/dev/null``)."""
+    if redirect.type == "file_redirect":
+        return [_value(d) for d in redirect.children_by_field_name("destination")[1:]]
+    if redirect.type == "heredoc_redirect":
+        return [w for c in redirect.children if c.type == "file_redirect"
+                for w in _after_targets(c)]
+    return []
+
+
+def _git_alias(words: list[Word]) -> bool:
+    """Whether git's own options set a config value that may define an alias
+    (``-c alias.x=...``, or one only known when the line runs): it runs anything."""
+    k = 1
+    while k < len(words):
+        word = words[k]
+        if word is None or not word.startswith("-"):
+            return False  # the subcommand: git's own options end here
+        if word in ("-c", "--config-env"):
+            value = words[k + 1] if k + 1 < len(words) else ""
+            if value is None or value.lower().startswith("alias."):
+                return True
+        elif word.startswith("-c") and word[2:].lower().startswith("alias."):
+            return True
+        k += 2 if word in _GIT_VALUED else 1
+    return False
+
+
+def _read(line: str) -> ShellCommands:
+    reader = _Reader()
+    reader.script(line, 0)
+    return ShellCommands(tuple(reader.commands), reader.unknown)
+
+
+#: lines up to this long are remembered (a guard matches one line against many rules)
+_CACHED = 16_384
+_read_cached = lru_cache(maxsize=256)(_read)
+
+
+def read_commands(line: str) -> ShellCommands:
+    """The simple commands of a command line as bash would run them, each a tuple of
+    words (None for a word only known when it runs), and why the line is unknown."""
+    return _read_cached(line) if len(line) <= _CACHED else _read(line)
+
+
+
+def simple_commands(line: str) -> list[list[Word]]:
+    """The simple commands of a line; ``ValueError`` when the line is unknown."""
+    found = read_commands(line)
+    if found.unknown is not None:
+        raise ValueError(f"the command line cannot be known before it runs: {found.unknown}")
+    return [list(c) for c in found.commands]
+
+
+def _matches(words: tuple[Word, ...], pattern: Sequence[str]) -> bool:
+    name = words[0]
+    assert name is not None
+    if _base(name) != pattern[0] and name != pattern[0]:
+        return False
+    args = words[1:]
+    # where a subcommand or target stands, a word known only at run time may be anything
+    first = next((i for i, w in enumerate(args) if w is None or not w.startswith("-")), -1)
+    it = iter(enumerate(args))
+    return all(any(w == want or (w is None and i == first) for i, w in it)
+               for want in pattern[1:])
 
 
 def matches_words(line: str, pattern: Sequence[str]) -> bool:
     """True when a simple command of ``line`` is ``pattern[0]`` with ``pattern[1:]`` among
-    its arguments, in that order (the program compared by its base name: ``/usr/bin/git``
-    is ``git``). An unsplittable line matches when the words appear in its text, in order.
-    """
-    try:
-        commands = simple_commands(line)
-    except ValueError:
-        pos = 0
-        for word in pattern:
-            found = line.find(word, pos)
-            if found < 0:
-                return False
-            pos = found + len(word)
+    its arguments, in that order, and always when the line is unknown (see the module
+    docstring): a command that cannot be read never slips past a guard."""
+    found = read_commands(line)
+    if found.unknown is not None:
         return True
-    program, args = pattern[0], pattern[1:]
-    for words in commands:
-        if _base(words[0]) != program and words[0] != program:
-            continue
-        it = iter(words[1:])
-        if all(any(a == want for a in it) for want in args):
-            return True
-    return False
+    return any(_matches(words, pattern) for words in found.commands)

@@ -1,0 +1,281 @@
+"""Shell command lines read the way bash reads them, and held when they cannot be read.
+
+Every construct the guard must see through has a case here; a property test wraps a
+guarded command in random constructs and checks it is always held, and that the same
+constructs around a harmless command are not (so "hold everything" cannot pass).
+Each generated line is first checked to be valid bash (``bash -n``), so that what is
+held is a line bash would really run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roadcheck.shellcmd import command_text, matches_words, read_commands, simple_commands
+
+PUSH = ["git", "push"]
+BASH = shutil.which("bash")
+
+#: every spelling bash runs as a push: each must be held
+HELD = [
+    "git push",
+    "# push the fix\ngit push origin main",
+    "echo a#b; git push",
+    "if true; then git push origin main; fi",
+    "for r in origin; do git push $r main; done",
+    "while true; do git push; done",
+    "until false; do git push; done",
+    "case x in x) git push;; esac",
+    "f() { git push; }; f",
+    "(git push)",
+    "{ git push; }",
+    "git status && git push",
+    "git status || git push",
+    "git log | git push",
+    "git push &",
+    ">/dev/null git push origin main",
+    "git push origin main 2>&1 >/tmp/log",
+    "git \\\n  push origin main",
+    "git pu\"sh\" origin",
+    "git 'push' origin",
+    "git $'push' origin",
+    "git $'\\x70ush' origin",
+    "/usr/bin/git push",
+    "FOO=1 BAR=2 git push",
+    "bash -c 'git push'",
+    "bash -e -c 'git push'",
+    "bash -lc 'git push'",
+    "sh -ec \"git push\"",
+    "zsh -c 'git push'",
+    "bash -c \"bash -c 'bash -c \\\"git push\\\"'\"",
+    "bash <<'EOF'\ngit push\nEOF\n",
+    "bash <<< 'git push'",
+    "echo $(git push)",
+    "echo \"$(git push)\"",
+    "echo `git push`",
+    "x=$(git push)",
+    "cat <(git push)",
+    "env git push",
+    "env -i PATH=/usr/bin git push",
+    "env -S 'git push'",
+    "sudo git push",
+    "sudo -u root -- git push",
+    "doas git push",
+    "nohup git push &",
+    "timeout 10 git push",
+    "setsid -w git push",
+    "nice -n 5 git push",
+    "ionice -c3 git push",
+    "stdbuf -o0 git push",
+    "time git push",
+    "command git push",
+    "builtin git push",
+    "exec git push",
+    "flock /tmp/lock git push",
+    "flock /tmp/lock -c 'git push'",
+    "su -c 'git push' someone",
+    "xargs -n1 git push",
+    "find . -name x -exec git push \\;",
+    "find . -execdir git push {} +",
+    "watch -n 5 'git push'",
+    "git -C sub push --force",
+    # the words cannot be known before the line runs: held
+    "eval \"git push origin main\"",
+    "eval git status",
+    "echo 'git push' | bash",
+    "cat script | sh",
+    "bash deploy.sh",
+    "source ./x.sh",
+    ". ./x.sh",
+    "$CMD push",
+    "$(echo git) push",
+    "git $SUB origin",
+    "git -c alias.x=push x",
+    "git -calias.x=push x",
+    "git -c \"$CFG\" x",
+    "git {push,pull}",
+    "echo 'unclosed",
+    "git push 'unclosed",
+    "if true; then",
+]
+
+#: lines that run no push: each must not be held
+FREE = [
+    "git status",
+    "echo 'git push'",
+    "echo \"git push\"",
+    "# git push\ngit status",
+    "git log | head",
+    "cd repo && git status",
+    "git commit -m \"$(cat <<'EOF'\nfix: push the button\nEOF\n)\"",
+    "git commit -m \"$MSG\"",
+    "bash -c 'git status'",
+    "bash <<'EOF'\ngit status\nEOF\n",
+    "sudo git status",
+    "find . -name push",
+    "grep -r 'git push' .",
+    "printf '%s\\n' push",
+    "pushd /tmp",
+    "x=push; echo $x",
+]
+
+
+class TestConstructs:
+    @pytest.mark.parametrize("line", HELD)
+    def test_held(self, line: str) -> None:
+        """Each spelling is held by a guard on [git, push]."""
+        assert matches_words(line, PUSH)
+
+    @pytest.mark.parametrize("line", FREE)
+    def test_free(self, line: str) -> None:
+        """A line that runs no push is not held."""
+        assert not matches_words(line, PUSH)
+
+    @pytest.mark.parametrize("line", [h for h in HELD if "unclosed" not in h
+                                      and h != "if true; then"])
+    def test_each_held_line_is_bash(self, line: str) -> None:
+        """The held spellings are lines bash itself would run (syntax checked by bash)."""
+        assert _is_bash(line)
+
+    def test_unknown_lines_say_why(self) -> None:
+        """An unknown line names what cannot be known."""
+        assert "eval" in str(read_commands("eval x").unknown)
+        assert read_commands("git push").unknown is None
+        with pytest.raises(ValueError, match="cannot be known"):
+            simple_commands("echo x | bash")
+
+    def test_the_commands_of_a_compound_line(self) -> None:
+        """Every simple command bash runs, with its words as it receives them."""
+        assert simple_commands("if a; then b 'c d'; fi | e $'\\tf' && g $X") == [
+            ["a"], ["b", "c d"], ["e", "\tf"], ["g", None]]
+
+    def test_other_patterns(self) -> None:
+        """The same reading serves every pattern: rm -rf, terraform apply."""
+        assert matches_words("cd x && sudo rm -rf /tmp/build", ["rm", "-rf"])
+        assert not matches_words("rm -r build", ["rm", "-rf"])
+        assert matches_words("bash -lc 'terraform apply -auto-approve'", ["terraform", "apply"])
+        assert not matches_words("terraform plan", ["terraform", "apply"])
+
+    @pytest.mark.parametrize(("line", "verdict"), [
+        ("# c\ngit push", "BLOCK"), ("if true; then git push; fi", "BLOCK"),
+        ("eval x", "BLOCK"), ("git status", "PASS")])
+    def test_replay_uses_the_same_reading(self, line: str, verdict: str) -> None:
+        """A recorded call is judged by replay with the reading the guard uses."""
+        import roadcheck
+
+        spec = {"mandatory_checkpoints": [{"checkpoint_id": "ok", "must_precede": {
+            "action_type": "Bash", "command": {"words": PUSH}}}]}
+        events = [{"seq": 1, "event": "action", "action_type": "Bash", "command": line},
+                  {"seq": 2, "event": "final", "task_success": True}]
+        assert roadcheck.replay(spec, events).results[0].verdict == verdict
+
+    def test_argv_commands(self) -> None:
+        """An argv list is the script it runs."""
+        assert command_text(["bash", "-lc", "git push"]) == "git push"
+        assert command_text(["git", "commit", "-m", "a b"]) == "git commit -m 'a b'"
+
+    def test_deep_nesting_is_held(self) -> None:
+        """Scripts nested past the reading depth are unknown, so held."""
+        line = "git status"
+        for n in range(20):  # heredocs nest without the quoting that doubles at each level
+            line = f"bash <<'E{n}'\n{line}\nE{n}"
+        assert _is_bash(line)
+        assert read_commands(line).unknown is not None and matches_words(line, PUSH)
+        line = "git status"
+        for n in range(10):
+            line = f"bash <<'E{n}'\n{line}\nE{n}"
+        assert read_commands(line).unknown is None and not matches_words(line, PUSH)
+
+    def test_a_huge_word_is_read(self) -> None:
+        """A command with a 400,000-character word is read (its time is linear, see
+        benchmarks/shell_matching.py)."""
+        assert not matches_words("git " + "a" * 400_000, PUSH)
+        assert matches_words("git " + "a" * 400_000 + " push", PUSH)
+
+
+# -- the property: a guarded command wrapped in random constructs is always held ----------
+
+Wrap = Callable[[str, int], str]
+
+#: wrappers around one simple command (the result is a simple command, or a line)
+COMMAND_WRAPS: list[Wrap] = [
+    lambda c, n: f"env {c}",
+    lambda c, n: f"sudo -u root {c}",
+    lambda c, n: f"nohup {c}",
+    lambda c, n: f"timeout 5 {c}",
+    lambda c, n: f"setsid -w {c}",
+    lambda c, n: f"nice -n 1 {c}",
+    lambda c, n: f"command {c}",
+    lambda c, n: f"stdbuf -o0 {c}",
+    lambda c, n: f"flock /tmp/l {c}",
+    lambda c, n: f">/dev/null {c}",
+    lambda c, n: f"{c} 2>&1",
+]
+#: wrappers around a whole line (the result is a line)
+LINE_WRAPS: list[Wrap] = [
+    lambda s, n: f"# step {n}\n{s}",
+    lambda s, n: f"echo a#b; {s}",
+    lambda s, n: f"if true; then {s}; fi",
+    lambda s, n: f"for r{n} in o; do {s}; done",
+    lambda s, n: f"while true; do {s}; break; done",
+    lambda s, n: f"case a in a) {s};; esac",
+    lambda s, n: f"f{n}() {{ {s}; }}; f{n}",
+    lambda s, n: f"( {s} )",
+    lambda s, n: f"{{ {s}; }}",
+    lambda s, n: f"{s} | cat",
+    lambda s, n: f"true && {s}",
+    lambda s, n: f"false || {s}",
+    lambda s, n: f"bash -c {shlex.quote(s)}",
+    lambda s, n: f"sh -e -c {shlex.quote(s)}",
+    lambda s, n: f"{{ bash <<'EOF{n}'\n{s}\nEOF{n}\n}}",
+    lambda s, n: f"cat <( {s} )",
+    lambda s, n: f"echo \"$( {s} )\"",
+    lambda s, n: f"x{n}=$( {s} )",
+]
+#: wrappers whose script cannot be known: the line is held whatever it runs
+UNKNOWN_WRAPS: list[Wrap] = [
+    lambda s, n: f"eval {shlex.quote(s)}",
+    lambda s, n: f"echo {shlex.quote(s)} | bash",
+]
+SPELLINGS = ["git push origin main", "git pu\"sh\" origin main", "git $'push' origin main",
+             "/usr/bin/git push", "git \\\n  push origin main", "git -C repo push"]
+
+
+@st.composite
+def _wrapped(draw: st.DrawFn, command: str, unknown: bool) -> str:
+    line = f"A=1 {command}" if draw(st.booleans()) else command
+    for n in range(draw(st.integers(0, 3))):
+        line = draw(st.sampled_from(COMMAND_WRAPS))(line, n)
+    pool = LINE_WRAPS + (UNKNOWN_WRAPS if unknown else [])
+    for n in range(draw(st.integers(0, 5))):
+        line = draw(st.sampled_from(pool))(line, n + 10)
+    return line
+
+
+def _is_bash(line: str) -> bool:
+    """Whether bash reads the line without a syntax error (bash is needed: never skipped)."""
+    assert BASH is not None, "the shell tests need bash on the PATH"
+    return subprocess.run([BASH, "-n", "-c", line], capture_output=True).returncode == 0
+
+
+class TestProperty:
+    @settings(max_examples=150)
+    @given(st.sampled_from(SPELLINGS).flatmap(lambda c: _wrapped(c, unknown=True)))
+    def test_a_wrapped_push_is_always_held(self, line: str) -> None:
+        """However a push is wrapped, the line (valid bash) is held."""
+        assert _is_bash(line), line
+        assert matches_words(line, PUSH), line
+
+    @settings(max_examples=100)
+    @given(_wrapped("git status", unknown=False))
+    def test_a_wrapped_harmless_command_is_not_held(self, line: str) -> None:
+        """The same known constructs around git status are not held."""
+        assert _is_bash(line), line
+        assert not matches_words(line, PUSH), line
