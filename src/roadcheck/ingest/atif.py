@@ -446,12 +446,15 @@ def _index_subagent(n: int, sub: Any, out: dict[str, dict[str, Any]],
                        "another subagent trajectory; a reference could not tell them apart")
         out[key] = sub
     if isinstance(sid, str) and sid:
-        _index_session(n, sid, has_tid, sub, out, shared)
+        _index_session(n, sub, out, shared)
 
 
-def _index_session(n: int, sid: str, has_tid: bool, sub: dict[str, Any],
-                   out: dict[str, dict[str, Any]], shared: set[str]) -> None:
-    """Index a subagent trajectory by its session id, or mark that id shared."""
+def _index_session(n: int, sub: dict[str, Any], out: dict[str, dict[str, Any]],
+                   shared: set[str]) -> None:
+    """Index a subagent trajectory (checked) by its session id, or mark that id shared."""
+    sid: str = sub["session_id"]
+    tid = sub.get("trajectory_id")
+    has_tid = isinstance(tid, str) and bool(tid)
     if "s:" + sid not in out:
         out["s:" + sid] = sub
         return

@@ -349,14 +349,13 @@ def _escalated(args: Any) -> bool:
         or args.get("with_escalated_permissions") is True)
 
 
-def _call(payload: dict[str, Any], ptype: str, call_id: str, ts: str | None, n: int,
-          policy: str | None) -> dict[str, Any]:
-    """The action fields of a call response item, under the turn's approval policy."""
+def _call(payload: dict[str, Any], ptype: str, call_id: str, ts: str | None,
+          n: int) -> dict[str, Any]:
+    """The action fields of a call response item."""
     name, args = _call_name_args(payload, ptype, n)
     fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args, "call_id": call_id}
     if name in _SHELL_TOOLS:
         fields["command"] = _shell_command(name, args, n)
-    fields["_approved"] = _escalated(args) and policy in _ASKING
     return fields
 
 
@@ -448,7 +447,9 @@ class _Rollout:
         if call_id in self.calls:
             raise _Bad(n, f"call id {call_id!r} is used twice (first at line "
                           f"{self.calls[call_id][1]})")
-        fields = _call(payload, ptype, call_id, ts, n, self.policy)
+        fields = _call(payload, ptype, call_id, ts, n)
+        # approved by the user when it asked to leave the sandbox under a policy that asks
+        fields["_approved"] = _escalated(fields["args"]) and self.policy in _ASKING
         if ptype == "custom_tool_call" and fields["action_type"] == _CODE_MODE:
             self.script = call_id  # the items completed until its output are its work
         self.calls[call_id] = (fields, n)

@@ -383,12 +383,11 @@ def _approval(ev: dict[str, Any], what: str, line: int | None) -> tuple[str, str
     return decision, who
 
 
-def _checkpoint(ev: dict[str, Any], what: str, fn: str, cid: str, who: str,
-                decision: str) -> dict[str, Any]:
-    """The checkpoint fields of an approval that approves or modifies a call."""
+def _checkpoint(ev: dict[str, Any], what: str, fn: str, cid: str) -> dict[str, Any]:
+    """The checkpoint fields of an approval (checked) that approves or modifies a call."""
     cp: dict[str, Any] = {"ts": _ts(ev, what), "checkpoint_id": f"approve_{fn}",
-                          "confirmed_by": who, "decision": decision, "tool_name": fn,
-                          "call_id": cid}
+                          "confirmed_by": ev["approver"], "decision": ev["decision"],
+                          "tool_name": fn, "call_id": cid}
     expl = ev.get("explanation")
     if isinstance(expl, str) and expl:
         cp["text"] = expl
@@ -491,8 +490,7 @@ class _SampleEvents:
             raise _Bad(str(exc), line) from None
         decision, who = _approval(ev, what, line)
         if decision in _CHECKPOINT_DECISIONS:
-            self.staged.append(("checkpoint", who,
-                                _checkpoint(ev, what, fn, cid, who, decision), line))
+            self.staged.append(("checkpoint", who, _checkpoint(ev, what, fn, cid), line))
         elif decision in ("reject", "terminate"):
             self.refused.add(cid)
 
