@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -56,6 +56,159 @@ class _Bad(Exception):
 def is_atif(data: bytes) -> bool:
     """True when the document declares an ATIF ``schema_version`` near its start."""
     return _DETECT.search(data, 0, 65536) is not None
+
+
+class _At(NamedTuple):
+    """Where a step's events come from: the agent (or role), the time and the step id."""
+
+    agent: str
+    ts: str | None
+    step_id: Any
+
+
+class _Step(NamedTuple):
+    """What one step records, checked."""
+
+    role: str
+    ts: str | None
+    step_id: Any
+    text: str
+    calls: list[Any]
+    results: list[Any]
+    checkpoint: Any
+
+
+def _role(step: dict[str, Any]) -> str:
+    source = step.get("source")
+    role = _SOURCES.get(source) if isinstance(source, str) else None
+    if role is None:
+        raise _Bad(f"unknown source {source!r}" if source is not None
+                   else "missing required key 'source'")
+    return role
+
+
+def _check_call_keys(step: dict[str, Any]) -> None:
+    """Refuse a key that looks like a tool-call key but is not ``tool_calls``."""
+    for key in step:
+        if key != "tool_calls" and "call" in key.lower():
+            raise _Bad(f"unknown key {key!r}: tool calls are read from 'tool_calls'; a "
+                       "misspelt key would hide the call")
+
+
+def _message_text(message: Any) -> str:
+    try:
+        return _text(message)
+    except _BadText as exc:
+        raise _Bad(f"'message': {exc}") from None
+
+
+def _tool_calls(calls: Any) -> list[Any]:
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        raise _Bad(f"'tool_calls' must be a list, got {type(calls).__name__}")
+    return calls
+
+
+def _results(obs: Any) -> list[Any]:
+    """The ``observation.results`` of a step ([] without an observation)."""
+    if obs is None:
+        return []
+    raw = obs.get("results") if isinstance(obs, dict) else None
+    if not isinstance(raw, list):
+        raise _Bad("'observation.results' must be a list")
+    return raw
+
+
+def _read_step(step: Any) -> _Step:
+    """The fields of one step, each checked, in the order they are checked."""
+    if not isinstance(step, dict):
+        raise _Bad(f"is {type(step).__name__}, not an object")
+    role = _role(step)
+    ts = step.get("timestamp")
+    if ts is not None and not isinstance(ts, str):
+        raise _Bad(f"'timestamp' must be a string, got {type(ts).__name__}")
+    _check_call_keys(step)
+    step_id = step.get("step_id")
+    if step_id is not None and not isinstance(step_id, (str, int)):
+        raise _Bad(f"'step_id' must be an integer or a string, got {type(step_id).__name__}")
+    text = _message_text(step.get("message"))
+    calls = _tool_calls(step.get("tool_calls"))
+    results = _results(step.get("observation"))
+    extra = step.get("extra")
+    if extra is not None and not isinstance(extra, dict):
+        raise _Bad(f"'extra' must be an object, got {type(extra).__name__}")
+    checkpoint = extra.get("checkpoint") if extra is not None else None
+    return _Step(role, ts, step_id, text, calls, results, checkpoint)
+
+
+def _action(tc: Any, i: int, step_id: Any) -> tuple[str | int | None, dict[str, Any]]:
+    """(call id, action fields) of tool call ``i`` of a step."""
+    if not isinstance(tc, dict):
+        raise _Bad(f"tool call {i} is {type(tc).__name__}, not an object")
+    fn = tc.get("function_name")
+    if not isinstance(fn, str) or not fn:
+        raise _Bad(f"tool call {i} has no 'function_name'")
+    args = tc.get("arguments", {})
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise _Bad(f"tool call {i}: 'arguments' must be an object, got "
+                   f"{type(args).__name__}")
+    fields = {"action_type": fn, "args": args, "step_id": step_id}
+    call_id = _call_id(tc.get("tool_call_id"), f"tool call {i}: 'tool_call_id'")
+    if call_id is not None:
+        fields["call_id"] = call_id
+    return call_id, fields
+
+
+def _answered(res: dict[str, Any], i: int,
+              by_call: dict[Any, dict[str, Any]]) -> dict[str, Any] | None:
+    """The call of this step an observation result answers, or None when it names none."""
+    source = _call_id(res.get("source_call_id"), f"observation result {i}: 'source_call_id'")
+    if source is None:
+        return None
+    call = by_call.get(source)
+    if call is None:
+        # The call it answers was made, and was lost (a misspelt or mistyped
+        # tool call): judging the rest would judge a road with a call missing.
+        raise _Bad(f"observation result {i}: 'source_call_id' {source!r} names "
+                   "no tool call of this step")
+    return call
+
+
+_REF_KEYS = ("trajectory_id", "session_id", "trajectory_path")
+
+
+def _ref_keys(ref: Any, i: int) -> dict[str, str]:
+    """The keys a ``subagent_trajectory_ref`` gives (at least one of them)."""
+    if not isinstance(ref, dict):
+        raise _Bad(f"observation result {i}: a subagent_trajectory_ref must be an object")
+    keys: dict[str, str] = {}
+    for key in _REF_KEYS:
+        value = ref.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise _Bad(f"observation result {i}: subagent_trajectory_ref '{key}' must be "
+                       "a non-empty string")
+        if value is not None:
+            keys[key] = value
+    if not keys:
+        raise _Bad(f"observation result {i}: a subagent_trajectory_ref has no "
+                   "'trajectory_id', 'trajectory_path' or 'session_id'")
+    return keys
+
+
+def _label(keys: dict[str, str]) -> str | None:
+    """What names a referenced subagent: its trajectory id, else session id, else path."""
+    return keys.get("trajectory_id") or keys.get("session_id") or keys.get("trajectory_path")
+
+
+def _to_agent(sub: dict[str, Any], keys: dict[str, str]) -> str:
+    """The agent a handoff goes to: the subagent's name, else what the reference names."""
+    sub_agent = sub.get("agent")
+    if isinstance(sub_agent, dict) and isinstance(sub_agent.get("name"), str):
+        return cast(str, sub_agent["name"])
+    return _label(keys) or ""
 
 
 class _Builder:
@@ -101,121 +254,52 @@ class _Builder:
         return name
 
     def step(self, step: Any, agent_name: str) -> None:
-        if not isinstance(step, dict):
-            raise _Bad(f"is {type(step).__name__}, not an object")
-        source = step.get("source")
-        role = _SOURCES.get(source) if isinstance(source, str) else None
-        if role is None:
-            raise _Bad(f"unknown source {source!r}" if source is not None
-                       else "missing required key 'source'")
-        ts = step.get("timestamp")
-        if ts is not None and not isinstance(ts, str):
-            raise _Bad(f"'timestamp' must be a string, got {type(ts).__name__}")
-        for key in step:
-            if key != "tool_calls" and "call" in key.lower():
-                raise _Bad(f"unknown key {key!r}: tool calls are read from 'tool_calls'; a "
-                           "misspelt key would hide the call")
-        step_id = step.get("step_id")
-        if step_id is not None and not isinstance(step_id, (str, int)):
-            raise _Bad(f"'step_id' must be an integer or a string, got {type(step_id).__name__}")
-        try:
-            text = _text(step.get("message"))
-        except _BadText as exc:
-            raise _Bad(f"'message': {exc}") from None
-        calls = step.get("tool_calls")
-        if calls is None:
-            calls = []
-        elif not isinstance(calls, list):
-            raise _Bad(f"'tool_calls' must be a list, got {type(calls).__name__}")
-        obs = step.get("observation")
-        results: list[Any] = []
-        if obs is not None:
-            raw = obs.get("results") if isinstance(obs, dict) else None
-            if not isinstance(raw, list):
-                raise _Bad("'observation.results' must be a list")
-            results = raw
-        agent = agent_name if role == "assistant" else role
-        extra = step.get("extra")
-        if extra is not None and not isinstance(extra, dict):
-            raise _Bad(f"'extra' must be an object, got {type(extra).__name__}")
-        checkpoint = extra.get("checkpoint") if extra is not None else None
-        if role != "assistant" or text or not calls:
-            fields: dict[str, Any] = {"role": role, "text": text, "step_id": step_id}
-            if role == "assistant":
-                fields["yields_turn"] = not calls
-            self.add("message", agent, ts, **fields)
-        if checkpoint is not None:
-            self.checkpoint(checkpoint, agent, ts, step_id)
+        s = _read_step(step)
+        at = _At(agent_name if s.role == "assistant" else s.role, s.ts, s.step_id)
+        if s.role != "assistant" or s.text or not s.calls:
+            fields: dict[str, Any] = {"role": s.role, "text": s.text, "step_id": s.step_id}
+            if s.role == "assistant":
+                fields["yields_turn"] = not s.calls
+            self.add("message", at.agent, at.ts, **fields)
+        if s.checkpoint is not None:
+            self.checkpoint(s.checkpoint, at)
         by_call: dict[Any, dict[str, Any]] = {}
-        for i, tc in enumerate(calls):
-            if not isinstance(tc, dict):
-                raise _Bad(f"tool call {i} is {type(tc).__name__}, not an object")
-            fn = tc.get("function_name")
-            if not isinstance(fn, str) or not fn:
-                raise _Bad(f"tool call {i} has no 'function_name'")
-            args = tc.get("arguments", {})
-            if args is None:
-                args = {}
-            if not isinstance(args, dict):
-                raise _Bad(f"tool call {i}: 'arguments' must be an object, got "
-                           f"{type(args).__name__}")
-            fields = {"action_type": fn, "args": args, "step_id": step_id}
-            call_id = _call_id(tc.get("tool_call_id"), f"tool call {i}: 'tool_call_id'")
-            if call_id is not None:
-                fields["call_id"] = call_id
-            by_call[call_id] = {"args": args, "rec": self.add("action", agent, ts, **fields)}
-        for i, res in enumerate(results):
-            if not isinstance(res, dict):
-                raise _Bad(f"observation result {i} is {type(res).__name__}, not an object")
-            source = _call_id(res.get("source_call_id"),
-                              f"observation result {i}: 'source_call_id'")
-            call = None
-            if source is not None:
-                call = by_call.get(source)
-                if call is None:
-                    # The call it answers was made, and was lost (a misspelt or mistyped
-                    # tool call): judging the rest would judge a road with a call missing.
-                    raise _Bad(f"observation result {i}: 'source_call_id' {source!r} names "
-                               "no tool call of this step")
-            content = res.get("content")
-            if content is not None and call is not None:
-                try:
-                    call["rec"]["result"] = content if isinstance(content, str) else _text(content)
-                except _BadText as exc:
-                    raise _Bad(f"observation result {i}: {exc}") from None
-            elif content is not None:
-                self.add("message", "tool", ts, role="tool",
-                         text=content if isinstance(content, str) else str(content),
-                         step_id=step_id)
-            refs = res.get("subagent_trajectory_ref")
-            if refs is None:
-                continue
-            if not isinstance(refs, list):
-                raise _Bad(f"observation result {i}: 'subagent_trajectory_ref' must be a list")
-            for ref in refs:
-                self.subagent(ref, i, agent, ts, call["args"] if call else {}, step_id)
+        for i, tc in enumerate(s.calls):
+            call_id, fields = _action(tc, i, s.step_id)
+            by_call[call_id] = {"args": fields["args"],
+                                "rec": self.add("action", at.agent, at.ts, **fields)}
+        for i, res in enumerate(s.results):
+            self.result(res, i, by_call, at)
 
-    def subagent(self, ref: Any, i: int, from_agent: str, ts: str | None,
-                 payload: dict[str, Any], step_id: Any) -> None:
-        if not isinstance(ref, dict):
-            raise _Bad(f"observation result {i}: a subagent_trajectory_ref must be an object")
-        keys: dict[str, str] = {}
-        for key in ("trajectory_id", "session_id", "trajectory_path"):
-            value = ref.get(key)
-            if value is not None and (not isinstance(value, str) or not value):
-                raise _Bad(f"observation result {i}: subagent_trajectory_ref '{key}' must be "
-                           "a non-empty string")
-            if value is not None:
-                keys[key] = value
-        tid, sid, rel = keys.get("trajectory_id"), keys.get("session_id"), keys.get(
-            "trajectory_path")
-        if tid is None and sid is None and rel is None:
-            raise _Bad(f"observation result {i}: a subagent_trajectory_ref has no "
-                       "'trajectory_id', 'trajectory_path' or 'session_id'")
+    def result(self, res: Any, i: int, by_call: dict[Any, dict[str, Any]], at: _At) -> None:
+        """Observation result ``i``: its call's result (or a tool message), then the
+        subagents it hands over to."""
+        if not isinstance(res, dict):
+            raise _Bad(f"observation result {i} is {type(res).__name__}, not an object")
+        call = _answered(res, i, by_call)
+        content = res.get("content")
+        if content is not None and call is not None:
+            try:
+                call["rec"]["result"] = content if isinstance(content, str) else _text(content)
+            except _BadText as exc:
+                raise _Bad(f"observation result {i}: {exc}") from None
+        elif content is not None:
+            self.add("message", "tool", at.ts, role="tool",
+                     text=content if isinstance(content, str) else str(content),
+                     step_id=at.step_id)
+        refs = res.get("subagent_trajectory_ref")
+        if refs is None:
+            return
+        if not isinstance(refs, list):
+            raise _Bad(f"observation result {i}: 'subagent_trajectory_ref' must be a list")
+        for ref in refs:
+            self.subagent(ref, i, at, call["args"] if call else {})
+
+    def resolve(self, keys: dict[str, str], i: int) -> dict[str, Any]:
+        """The subagent trajectory a reference names: embedded, or read from its file."""
+        tid, sid, rel = (keys.get(key) for key in _REF_KEYS)
         # v1.7+ resolves by trajectory_id (session_id is informational and may be shared
         # by siblings); v1.6 and earlier by session_id.
-        label = tid or sid or rel
-        name = f"trajectory {tid!r}" if tid is not None else f"session {sid!r}"
         sub: dict[str, Any] | None = None
         if tid is not None:
             sub = self.subagents.get("t:" + tid)
@@ -229,22 +313,25 @@ class _Builder:
             sub = self.load_subagent(tid, sid, rel, i)
         if sub is None:
             # A subagent's road that the file neither holds nor points to cannot be judged.
+            name = f"trajectory {tid!r}" if tid is not None else f"session {sid!r}"
             raise _Bad(f"observation result {i}: subagent_trajectory_ref names {name}, "
                        "but no embedded subagent trajectory has that id and no "
                        "'trajectory_path' names its file")
-        to_agent = tid or sid or rel or ""
-        sub_agent = sub.get("agent")
-        if isinstance(sub_agent, dict) and isinstance(sub_agent.get("name"), str):
-            to_agent = sub_agent["name"]
-        fields: dict[str, Any] = {"from_agent": from_agent, "to_agent": to_agent,
+        return sub
+
+    def subagent(self, ref: Any, i: int, at: _At, payload: dict[str, Any]) -> None:
+        """A handoff to the subagent ``ref`` names, then that subagent's events."""
+        keys = _ref_keys(ref, i)
+        sub = self.resolve(keys, i)
+        fields: dict[str, Any] = {"from_agent": at.agent, "to_agent": _to_agent(sub, keys),
                                   "payload": dict(payload)}
         fields.update(keys)
-        fields["step_id"] = step_id
-        self.add("handoff", from_agent, ts, **fields)
+        fields["step_id"] = at.step_id
+        self.add("handoff", at.agent, at.ts, **fields)
         if id(sub) not in self.active:
             self.active.add(id(sub))
             self.visited.add(id(sub))
-            self.trajectory(sub, f"subagent trajectory {label!r}: ")
+            self.trajectory(sub, f"subagent trajectory {_label(keys)!r}: ")
             self.active.discard(id(sub))
 
     def unreferenced(self) -> None:
@@ -298,7 +385,7 @@ class _Builder:
         self.subagents["p:" + rel] = doc
         return doc
 
-    def checkpoint(self, cp: Any, agent: str | None, ts: str | None, step_id: Any) -> None:
+    def checkpoint(self, cp: Any, at: _At) -> None:
         if not isinstance(cp, dict):
             raise _Bad("'extra.checkpoint' must be an object")
         cid = cp.get("id")
@@ -307,12 +394,12 @@ class _Builder:
         decision = cp.get("decision")
         if decision is not None and str(decision).lower() not in _APPROVED:
             return  # a rejection is no confirmation: no checkpoint event
-        fields: dict[str, Any] = {"checkpoint_id": cid, "step_id": step_id}
+        fields: dict[str, Any] = {"checkpoint_id": cid, "step_id": at.step_id}
         if cp.get("confirmed_by") is not None:
             fields["confirmed_by"] = cp["confirmed_by"]
         if decision is not None:
             fields["decision"] = decision
-        self.add("checkpoint", agent, ts, **fields)
+        self.add("checkpoint", at.agent, at.ts, **fields)
 
 
 def _call_id(raw: Any, what: str) -> str | int | None:
@@ -337,31 +424,48 @@ def _subagents(doc: dict[str, Any], out: dict[str, dict[str, Any]],
     if not isinstance(subs, list):
         raise _Bad("'subagent_trajectories' must be a list")
     for n, sub in enumerate(subs):
-        if not isinstance(sub, dict):
-            raise _Bad(f"subagent trajectory {n} is not an object")
-        tid, sid = sub.get("trajectory_id"), sub.get("session_id")
-        if not (isinstance(tid, str) and tid) and not (isinstance(sid, str) and sid):
-            raise _Bad(f"subagent trajectory {n} has no 'trajectory_id' or 'session_id'")
-        if tid is not None and not (isinstance(tid, str) and tid):
-            raise _Bad(f"subagent trajectory {n}: 'trajectory_id' must be a non-empty string")
-        if isinstance(tid, str) and tid:
-            if "t:" + tid in out:
-                raise _Bad(f"subagent trajectory {n}: trajectory_id {tid!r} is used by "
-                           "another subagent trajectory; a reference could not tell them apart")
-            out["t:" + tid] = sub
-        if isinstance(sid, str) and sid:
-            if "s:" + sid in out:
-                if not (isinstance(tid, str) and tid):
-                    other = out["s:" + sid]
-                    if not isinstance(other.get("trajectory_id"), str):
-                        raise _Bad(f"subagent trajectory {n}: session_id {sid!r} is used by "
-                                   "another subagent trajectory and neither has a "
-                                   "'trajectory_id'; a reference could not tell them apart")
-                    out["u:" + str(len(out))] = sub  # still judged, reached by no reference
-                shared.add("s:" + sid)
-            else:
-                out["s:" + sid] = sub
+        _index_subagent(n, sub, out, shared)
         _subagents(sub, out, shared)
+
+
+def _index_subagent(n: int, sub: Any, out: dict[str, dict[str, Any]],
+                    shared: set[str]) -> None:
+    """Index subagent trajectory ``n`` by its trajectory id and its session id."""
+    if not isinstance(sub, dict):
+        raise _Bad(f"subagent trajectory {n} is not an object")
+    tid, sid = sub.get("trajectory_id"), sub.get("session_id")
+    has_tid = isinstance(tid, str) and bool(tid)
+    if not has_tid and not (isinstance(sid, str) and sid):
+        raise _Bad(f"subagent trajectory {n} has no 'trajectory_id' or 'session_id'")
+    if tid is not None and not has_tid:
+        raise _Bad(f"subagent trajectory {n}: 'trajectory_id' must be a non-empty string")
+    if has_tid:
+        key = "t:" + cast(str, tid)
+        if key in out:
+            raise _Bad(f"subagent trajectory {n}: trajectory_id {tid!r} is used by "
+                       "another subagent trajectory; a reference could not tell them apart")
+        out[key] = sub
+    if isinstance(sid, str) and sid:
+        _index_session(n, sub, out, shared)
+
+
+def _index_session(n: int, sub: dict[str, Any], out: dict[str, dict[str, Any]],
+                   shared: set[str]) -> None:
+    """Index a subagent trajectory (checked) by its session id, or mark that id shared."""
+    sid: str = sub["session_id"]
+    tid = sub.get("trajectory_id")
+    has_tid = isinstance(tid, str) and bool(tid)
+    if "s:" + sid not in out:
+        out["s:" + sid] = sub
+        return
+    if not has_tid:
+        other = out["s:" + sid]
+        if not isinstance(other.get("trajectory_id"), str):
+            raise _Bad(f"subagent trajectory {n}: session_id {sid!r} is used by "
+                       "another subagent trajectory and neither has a "
+                       "'trajectory_id'; a reference could not tell them apart")
+        out["u:" + str(len(out))] = sub  # still judged, reached by no reference
+    shared.add("s:" + sid)
 
 
 def _final(doc: dict[str, Any]) -> dict[str, Any]:

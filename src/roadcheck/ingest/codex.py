@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -182,239 +182,337 @@ def _item_text(item: dict[str, Any], *keys: str) -> str | None:
     return None
 
 
-def _item_action(item: dict[str, Any], itype: str, line: int) -> dict[str, Any] | None:
-    """The action fields an ``item_completed`` item records; None for one the user declined."""
-    iid = _item_id(item, itype, line)
+def _item_status(item: dict[str, Any], itype: str, line: int) -> str | None:
     status = item.get("status")
     if status is not None and not isinstance(status, str):
         raise _Bad(line, f"a {itype} item's 'status' must be a string, got "
                          f"{type(status).__name__}")
+    return status
+
+
+#: What an item mapper gives: the action's fields, its output (None when it records
+#: none), whether it failed, and whether the item itself shows the work ran.
+_ItemAction = tuple[dict[str, Any], Any, bool, bool]
+
+
+def _command_item(item: dict[str, Any], iid: str, line: int, failed: bool) -> _ItemAction:
+    """A ``CommandExecution`` item: an ``exec_command`` action."""
+    raw_cmd = item.get("command")
+    command = command_text(raw_cmd)
+    if command is None:
+        raise _Bad(line, "a CommandExecution item has no command (a string or a list of "
+                         "strings)")
+    args: dict[str, Any] = {"command": raw_cmd}
+    if isinstance(item.get("cwd"), str):
+        args["cwd"] = item["cwd"]
+    fields: dict[str, Any] = {"action_type": "exec_command", "args": args, "call_id": iid,
+                              "command": command}
+    code = item.get("exit_code", item.get("exitCode"))
+    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+        raise _Bad(line, f"a CommandExecution item's exit code must be an integer, got "
+                         f"{type(code).__name__}")
+    failed = failed or bool(code)
+    out = _item_text(item, "aggregated_output", "aggregatedOutput", "formatted_output",
+                     "stdout")
+    if failed and not out:
+        out = _item_text(item, "stderr") or (
+            f"exit code {code}" if code is not None else "failed")
+    return fields, out, failed, code is not None
+
+
+def _file_item(item: dict[str, Any], iid: str, line: int, failed: bool) -> _ItemAction:
+    """A ``FileChange`` item: an ``apply_patch`` action."""
+    changes = item.get("changes")
+    if not isinstance(changes, dict):
+        raise _Bad(line, "a FileChange item has no 'changes' object")
+    fields: dict[str, Any] = {"action_type": "apply_patch", "args": {"changes": changes},
+                              "call_id": iid}
+    out = _item_text(item, "stderr" if failed else "stdout")
+    if failed and not out:
+        out = _item_text(item, "stdout") or "failed"
+    return fields, out, failed, False
+
+
+def _mcp_item(item: dict[str, Any], iid: str, line: int, failed: bool) -> _ItemAction:
+    """A ``McpToolCall`` item: an ``mcp__<server>__<tool>`` action."""
+    server, tool = item.get("server"), item.get("tool")
+    if not isinstance(server, str) or not server or not isinstance(tool, str) or not tool:
+        raise _Bad(line, "a McpToolCall item needs 'server' and 'tool' strings")
+    mcp_args = item.get("arguments")
+    if isinstance(mcp_args, str):
+        try:
+            mcp_args = decode_embedded(mcp_args, "arguments")
+        except EmbeddedDuplicate as exc:
+            raise _Bad(line, f"a McpToolCall item: {exc}") from None
+    fields: dict[str, Any] = {"action_type": f"mcp__{server}__{tool}",
+                              "args": {} if mcp_args is None else mcp_args, "call_id": iid}
+    error, result = item.get("error"), item.get("result")
+    if isinstance(error, dict):
+        error = error.get("message", error)
+    out: Any = None
+    if error is not None:
+        failed, out = True, error
+    elif result is not None:
+        failed = failed or (isinstance(result, dict) and result.get("isError") is True)
+        out = result.get("content", result) if isinstance(result, dict) else result
+    elif failed:
+        out = "failed"
+    return fields, out, failed, False
+
+
+_ITEM_ACTIONS: dict[str, Callable[[dict[str, Any], str, int, bool], _ItemAction]] = {
+    "CommandExecution": _command_item, "FileChange": _file_item, "McpToolCall": _mcp_item}
+
+
+def _item_action(item: dict[str, Any], itype: str, line: int) -> dict[str, Any] | None:
+    """The action fields an ``item_completed`` item records; None for one the user declined."""
+    iid = _item_id(item, itype, line)
+    status = _item_status(item, itype, line)
     if status == "declined":
         return None  # the user said no: it never ran
-    done = status in ("completed", "failed")
-    failed = status == "failed"
-    out: Any = None
-    if itype == "CommandExecution":
-        raw_cmd = item.get("command")
-        command = command_text(raw_cmd)
-        if command is None:
-            raise _Bad(line, "a CommandExecution item has no command (a string or a list of "
-                             "strings)")
-        args: dict[str, Any] = {"command": raw_cmd}
-        if isinstance(item.get("cwd"), str):
-            args["cwd"] = item["cwd"]
-        fields: dict[str, Any] = {"action_type": "exec_command", "args": args, "call_id": iid,
-                                  "command": command}
-        code = item.get("exit_code", item.get("exitCode"))
-        if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
-            raise _Bad(line, f"a CommandExecution item's exit code must be an integer, got "
-                             f"{type(code).__name__}")
-        failed = failed or bool(code)
-        done = done or code is not None
-        out = _item_text(item, "aggregated_output", "aggregatedOutput", "formatted_output",
-                         "stdout")
-        if failed and not out:
-            out = _item_text(item, "stderr") or (
-                f"exit code {code}" if code is not None else "failed")
-    elif itype == "FileChange":
-        changes = item.get("changes")
-        if not isinstance(changes, dict):
-            raise _Bad(line, "a FileChange item has no 'changes' object")
-        fields = {"action_type": "apply_patch", "args": {"changes": changes}, "call_id": iid}
-        out = _item_text(item, "stderr" if failed else "stdout")
-        if failed and not out:
-            out = _item_text(item, "stdout") or "failed"
-    else:  # McpToolCall
-        server, tool = item.get("server"), item.get("tool")
-        if not isinstance(server, str) or not server or not isinstance(tool, str) or not tool:
-            raise _Bad(line, "a McpToolCall item needs 'server' and 'tool' strings")
-        mcp_args = item.get("arguments")
-        if isinstance(mcp_args, str):
-            try:
-                mcp_args = decode_embedded(mcp_args, "arguments")
-            except EmbeddedDuplicate as exc:
-                raise _Bad(line, f"a McpToolCall item: {exc}") from None
-        fields = {"action_type": f"mcp__{server}__{tool}",
-                  "args": {} if mcp_args is None else mcp_args, "call_id": iid}
-        error, result = item.get("error"), item.get("result")
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        if error is not None:
-            failed, out = True, error
-        elif result is not None:
-            failed = failed or (isinstance(result, dict) and result.get("isError") is True)
-            out = result.get("content", result) if isinstance(result, dict) else result
-        elif failed:
-            out = "failed"
-    if done or out is not None:
+    fields, out, failed, ran = _ITEM_ACTIONS[itype](item, iid, line, status == "failed")
+    if status in ("completed", "failed") or ran or out is not None:
         fields["error" if failed else "result"] = "" if out is None else out
     return fields
 
 
-def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
-    staged: list[tuple[str, str | None, dict[str, Any], int]] = []
-    calls: dict[str, tuple[dict[str, Any], int]] = {}
-    items: dict[str, int] = {}  # the item_completed ids, and their lines
-    script: str | None = None  # the call id of the last code-mode exec call
-    policy: str | None = None
-    meta: dict[str, Any] = {}
-    seen = False
-    for n, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
+def _line(n: int, raw: bytes) -> tuple[str, dict[str, Any], str | None]:
+    """The ``type``, ``payload`` and ``timestamp`` of one rollout line, checked."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
+    key = repeated_key(raw, obj)
+    if key is not None:
+        raise _Bad(n, message(key))
+    if not isinstance(obj, dict):
+        raise _Bad(n, f"a line is a JSON object, got {type(obj).__name__}")
+    kind, payload, ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
+    if not isinstance(kind, str) or kind not in _TYPES:
+        raise _Bad(n, f"unknown line type {kind!r}; expected one of "
+                      + ", ".join(sorted(_TYPES)))
+    if not isinstance(payload, dict):
+        raise _Bad(n, "missing required key 'payload' (an object)")
+    if ts is not None and not isinstance(ts, str):
+        raise _Bad(n, f"'timestamp' must be a string, got {type(ts).__name__}")
+    return kind, payload, ts
+
+
+def _message(payload: dict[str, Any], ts: str | None, n: int) -> tuple[str, dict[str, Any]]:
+    """(speaker, fields) of a ``message`` response item."""
+    role = payload.get("role")
+    if role not in ("user", "assistant", "developer", "system"):
+        raise _Bad(n, f"unknown message role {role!r}")
+    text = _text(payload.get("content"), n)
+    if role == "user" and text.lstrip().startswith(_INJECTED):
+        role = "system"
+    if role in ("developer", "system"):
+        return "system", {"ts": ts, "role": "system", "text": text}
+    if role == "user":
+        return "user", {"ts": ts, "role": "user", "text": text}
+    return AGENT, {"ts": ts, "role": "assistant", "text": text, "yields_turn": False}
+
+
+def _call_name_args(payload: dict[str, Any], ptype: str, n: int) -> tuple[str, Any]:
+    """(tool name, arguments) of a call response item; JSON text arguments decoded."""
+    if ptype == "local_shell_call":
+        action = payload.get("action")
+        if not isinstance(action, dict):
+            raise _Bad(n, "a local_shell_call has no 'action' object")
+        return "local_shell", action
+    name = payload.get("name")
+    if not isinstance(name, str) or not name:
+        raise _Bad(n, f"a {ptype} has no 'name'")
+    field = "arguments" if "arguments" in payload else "input"
+    args = payload.get(field)
+    if isinstance(args, str):
         try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
-        key = repeated_key(raw, obj)
-        if key is not None:
-            raise _Bad(n, message(key))
-        if not isinstance(obj, dict):
-            raise _Bad(n, f"a line is a JSON object, got {type(obj).__name__}")
-        kind, payload, ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
-        if not isinstance(kind, str) or kind not in _TYPES:
-            raise _Bad(n, f"unknown line type {kind!r}; expected one of "
-                          + ", ".join(sorted(_TYPES)))
-        if not isinstance(payload, dict):
-            raise _Bad(n, "missing required key 'payload' (an object)")
-        if ts is not None and not isinstance(ts, str):
-            raise _Bad(n, f"'timestamp' must be a string, got {type(ts).__name__}")
-        seen = True
-        if kind == "session_meta":
-            sid = payload.get("id", (payload.get("meta") or {}).get("id")
-                              if isinstance(payload.get("meta"), dict) else None)
-            if isinstance(sid, str):
-                meta["session_id"] = sid
-            continue
-        if kind == "turn_context":
-            ap = payload.get("approval_policy")
-            policy = ap if isinstance(ap, str) else None
-            continue
-        if kind == "event_msg" and payload.get("type") == "item_completed":
-            item = payload.get("item")
-            if not isinstance(item, dict):
-                raise _Bad(n, "an item_completed has no 'item' object")
-            itype = item.get("type")
-            if itype not in _ITEMS:
-                continue  # messages, reasoning, plans: the response items say them
-            done = _item_action(item, itype, n)
-            iid = _item_id(item, itype, n)
-            if iid in items:
-                raise _Bad(n, f"item id {iid!r} is completed twice (first at line {items[iid]})")
-            items[iid] = n
-            if done is not None:
-                done["ts"], done["_item"] = ts, True
-                if script is not None:
-                    done["parent_call_id"] = script
-                staged.append(("action", AGENT, done, n))
-            continue
-        if kind != "response_item":
-            continue
+            args = decode_embedded(args, field)
+        except EmbeddedDuplicate as exc:
+            raise _Bad(n, f"a {ptype}: {exc}") from None
+    return name, args
+
+
+def _shell_command(name: str, args: Any, n: int) -> str:
+    """The command line a shell call runs."""
+    raw_cmd = args.get("command", args.get("cmd")) if isinstance(args, dict) else args
+    command = command_text(raw_cmd)
+    if command is None:
+        raise _Bad(n, f"a {name} call has no command (a string or a list of strings)")
+    return command
+
+
+def _escalated(args: Any) -> bool:
+    """True when a call asked to run outside the sandbox."""
+    return isinstance(args, dict) and (
+        args.get("sandbox_permissions") == "require_escalated"
+        or args.get("with_escalated_permissions") is True)
+
+
+def _call(payload: dict[str, Any], ptype: str, call_id: str, ts: str | None,
+          n: int) -> dict[str, Any]:
+    """The action fields of a call response item."""
+    name, args = _call_name_args(payload, ptype, n)
+    fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args, "call_id": call_id}
+    if name in _SHELL_TOOLS:
+        fields["command"] = _shell_command(name, args, n)
+    return fields
+
+
+def _web_search(payload: dict[str, Any], ts: str | None) -> dict[str, Any]:
+    """The action fields of a ``web_search_call``: run by the model's host, never answered."""
+    action = payload.get("action")
+    search: dict[str, Any] = {"ts": ts, "action_type": "web_search",
+                              "args": action if isinstance(action, dict) else {},
+                              "result": payload.get("status")}
+    if isinstance(payload.get("id"), str):
+        search["call_id"] = payload["id"]
+    return search
+
+
+def _answered(fields: dict[str, Any]) -> bool:
+    """True when a call already has its outcome (or was declined)."""
+    return "result" in fields or "error" in fields or bool(fields.get("_declined"))
+
+
+def _session_id(payload: dict[str, Any]) -> Any:
+    return payload.get("id", (payload.get("meta") or {}).get("id")
+                       if isinstance(payload.get("meta"), dict) else None)
+
+
+#: One staged event: (kind, agent, fields, line).
+_Staged = tuple[str, str | None, dict[str, Any], int]
+
+
+class _Rollout:
+    """What a rollout's lines add up to while they are read, one line type per method."""
+
+    def __init__(self) -> None:
+        self.staged: list[_Staged] = []
+        self.calls: dict[str, tuple[dict[str, Any], int]] = {}
+        self.items: dict[str, int] = {}  # the item_completed ids, and their lines
+        self.script: str | None = None  # the call id of the last code-mode exec call
+        self.policy: str | None = None
+        self.meta: dict[str, Any] = {}
+
+    def session_meta(self, payload: dict[str, Any], ts: str | None, n: int) -> None:
+        sid = _session_id(payload)
+        if isinstance(sid, str):
+            self.meta["session_id"] = sid
+
+    def turn_context(self, payload: dict[str, Any], ts: str | None, n: int) -> None:
+        ap = payload.get("approval_policy")
+        self.policy = ap if isinstance(ap, str) else None
+
+    def event_msg(self, payload: dict[str, Any], ts: str | None, n: int) -> None:
+        if payload.get("type") != "item_completed":
+            return
+        item = payload.get("item")
+        if not isinstance(item, dict):
+            raise _Bad(n, "an item_completed has no 'item' object")
+        itype = item.get("type")
+        if itype not in _ITEMS:
+            return  # messages, reasoning, plans: the response items say them
+        done = _item_action(item, itype, n)
+        iid = _item_id(item, itype, n)
+        if iid in self.items:
+            raise _Bad(n, f"item id {iid!r} is completed twice (first at line {self.items[iid]})")
+        self.items[iid] = n
+        if done is not None:
+            done["ts"], done["_item"] = ts, True
+            if self.script is not None:
+                done["parent_call_id"] = self.script
+            self.staged.append(("action", AGENT, done, n))
+
+    def response_item(self, payload: dict[str, Any], ts: str | None, n: int) -> None:
         ptype = payload.get("type")
         if not isinstance(ptype, str):
             raise _Bad(n, "a response_item payload has no 'type' string")
-        if ptype == "message":
-            role = payload.get("role")
-            if role not in ("user", "assistant", "developer", "system"):
-                raise _Bad(n, f"unknown message role {role!r}")
-            text = _text(payload.get("content"), n)
-            if role == "user" and text.lstrip().startswith(_INJECTED):
-                role = "system"
-            if role in ("developer", "system"):
-                staged.append(("message", "system", {"ts": ts, "role": "system",
-                                                     "text": text}, n))
-            elif role == "user":
-                if staged and staged[-1][0] == "message" and staged[-1][2]["role"] == "assistant":
-                    staged[-1][2]["yields_turn"] = True
-                staged.append(("message", "user", {"ts": ts, "role": "user", "text": text}, n))
-            else:
-                staged.append(("message", AGENT, {"ts": ts, "role": "assistant", "text": text,
-                                                  "yields_turn": False}, n))
-        elif ptype in _CALLS:
-            call_id = payload.get("call_id", payload.get("id"))
-            if not isinstance(call_id, str) or not call_id:
-                raise _Bad(n, f"a {ptype} has no 'call_id'")
-            if call_id in calls:
-                raise _Bad(n, f"call id {call_id!r} is used twice (first at line "
-                              f"{calls[call_id][1]})")
-            if ptype == "local_shell_call":
-                name = "local_shell"
-                action = payload.get("action")
-                if not isinstance(action, dict):
-                    raise _Bad(n, "a local_shell_call has no 'action' object")
-                args: Any = action
-            else:
-                raw_name = payload.get("name")
-                if not isinstance(raw_name, str) or not raw_name:
-                    raise _Bad(n, f"a {ptype} has no 'name'")
-                name = raw_name
-                field = "arguments" if "arguments" in payload else "input"
-                args = payload.get(field)
-                if isinstance(args, str):
-                    try:
-                        args = decode_embedded(args, field)
-                    except EmbeddedDuplicate as exc:
-                        raise _Bad(n, f"a {ptype}: {exc}") from None
-            fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args,
-                                      "call_id": call_id}
-            if name in _SHELL_TOOLS:
-                raw_cmd = args.get("command", args.get("cmd")) if isinstance(args, dict) else args
-                command = command_text(raw_cmd)
-                if command is None:
-                    raise _Bad(n, f"a {name} call has no command (a string or a list of "
-                                  "strings)")
-                fields["command"] = command
-            escalated = isinstance(args, dict) and (
-                args.get("sandbox_permissions") == "require_escalated"
-                or args.get("with_escalated_permissions") is True)
-            fields["_approved"] = escalated and policy in _ASKING
-            if ptype == "custom_tool_call" and name == _CODE_MODE:
-                script = call_id  # the items completed until its output are its work
-            calls[call_id] = (fields, n)
-            staged.append(("action", AGENT, fields, n))
-        elif ptype == "web_search_call":
-            # Run by the model's host, not a tool the agent calls: no output line follows.
-            action = payload.get("action")
-            search: dict[str, Any] = {"ts": ts, "action_type": "web_search",
-                                      "args": action if isinstance(action, dict) else {},
-                                      "result": payload.get("status")}
-            if isinstance(payload.get("id"), str):
-                search["call_id"] = payload["id"]
-            staged.append(("action", AGENT, search, n))
-        elif ptype in _OUTPUTS:
-            call_id = payload.get("call_id")
-            if not isinstance(call_id, str) or call_id not in calls:
-                raise _Bad(n, f"a {ptype} answers call id {call_id!r}, which no earlier call "
-                              "made")
-            if call_id == script:
-                script = None
-            target = calls[call_id][0]
-            if "result" in target or "error" in target or target.get("_declined"):
-                raise _Bad(n, f"call {call_id!r} is answered twice")
-            out, failed = _output(payload.get("output"))
-            text = out if isinstance(out, str) else ""
-            if any(d in text.lower() for d in _DECLINED):
-                target["_declined"] = True
+        read = _RESPONSE_ITEMS.get(ptype)
+        if read is not None:
+            read(self, payload, ptype, ts, n)
+
+    def chat_message(self, payload: dict[str, Any], ptype: str, ts: str | None, n: int) -> None:
+        who, fields = _message(payload, ts, n)
+        staged = self.staged
+        if who == "user" and staged and staged[-1][0] == "message" \
+                and staged[-1][2]["role"] == "assistant":
+            staged[-1][2]["yields_turn"] = True
+        staged.append(("message", who, fields, n))
+
+    def call(self, payload: dict[str, Any], ptype: str, ts: str | None, n: int) -> None:
+        call_id = payload.get("call_id", payload.get("id"))
+        if not isinstance(call_id, str) or not call_id:
+            raise _Bad(n, f"a {ptype} has no 'call_id'")
+        if call_id in self.calls:
+            raise _Bad(n, f"call id {call_id!r} is used twice (first at line "
+                          f"{self.calls[call_id][1]})")
+        fields = _call(payload, ptype, call_id, ts, n)
+        # approved by the user when it asked to leave the sandbox under a policy that asks
+        fields["_approved"] = _escalated(fields["args"]) and self.policy in _ASKING
+        if ptype == "custom_tool_call" and fields["action_type"] == _CODE_MODE:
+            self.script = call_id  # the items completed until its output are its work
+        self.calls[call_id] = (fields, n)
+        self.staged.append(("action", AGENT, fields, n))
+
+    def web_search(self, payload: dict[str, Any], ptype: str, ts: str | None, n: int) -> None:
+        self.staged.append(("action", AGENT, _web_search(payload, ts), n))
+
+    def output(self, payload: dict[str, Any], ptype: str, ts: str | None, n: int) -> None:
+        call_id = payload.get("call_id")
+        if not isinstance(call_id, str) or call_id not in self.calls:
+            raise _Bad(n, f"a {ptype} answers call id {call_id!r}, which no earlier call "
+                          "made")
+        if call_id == self.script:
+            self.script = None
+        target = self.calls[call_id][0]
+        if _answered(target):
+            raise _Bad(n, f"call {call_id!r} is answered twice")
+        out, failed = _output(payload.get("output"))
+        text = out if isinstance(out, str) else ""
+        if any(d in text.lower() for d in _DECLINED):
+            target["_declined"] = True
+            return
+        target["error" if failed else "result"] = out
+
+    def kept(self) -> list[_Staged]:
+        """The staged events, an item that repeats a recorded call folded into that call."""
+        kept = []
+        for entry in self.staged:
+            fields = entry[2]
+            if fields.pop("_item", False) and fields["call_id"] in self.calls:
+                # The item repeats a call the response items record (a command run directly,
+                # not from a script): one action, given the item's outcome when it has none.
+                call = self.calls[fields["call_id"]][0]
+                if not _answered(call):
+                    for key in ("result", "error"):
+                        if key in fields:
+                            call[key] = fields[key]
                 continue
-            target["error" if failed else "result"] = out
-    if not seen:
-        raise _Bad(1, "empty rollout: no lines")
-    kept = []
-    for entry in staged:
-        fields = entry[2]
-        if fields.pop("_item", False) and fields["call_id"] in calls:
-            # The item repeats a call the response items record (a command run directly,
-            # not from a script): one action, given the item's outcome when it has none.
-            call = calls[fields["call_id"]][0]
-            if "result" not in call and "error" not in call and not call.get("_declined"):
-                for key in ("result", "error"):
-                    if key in fields:
-                        call[key] = fields[key]
-            continue
-        kept.append(entry)
+            kept.append(entry)
+        return kept
+
+
+_LineReader = Callable[[_Rollout, dict[str, Any], str | None, int], None]
+_ItemReader = Callable[[_Rollout, dict[str, Any], str, str | None, int], None]
+
+#: The line types that add to the trajectory; the others (compacted, world_state,
+#: token_usage_record) record nothing it needs.
+_LINE_TYPES: dict[str, _LineReader] = {
+    "session_meta": _Rollout.session_meta, "turn_context": _Rollout.turn_context,
+    "event_msg": _Rollout.event_msg, "response_item": _Rollout.response_item}
+#: The response item types read; the others (reasoning...) record no event.
+_RESPONSE_ITEMS: dict[str, _ItemReader] = {
+    "message": _Rollout.chat_message, "web_search_call": _Rollout.web_search,
+    **dict.fromkeys(_CALLS, _Rollout.call), **dict.fromkeys(_OUTPUTS, _Rollout.output)}
+
+
+def _numbered(staged: list[_Staged]) -> list[Event]:
+    """The events, numbered: an approved escalated call that ran is preceded by its
+    checkpoint, a declined call dropped, and the end of the file is ``final``."""
     events: list[Event] = []
     seq = 0
-    for kind, who, fields, n in kept:
+    for kind, who, fields, n in staged:
         ts = fields.pop("ts", None)
         if kind == "action":
             if fields.pop("_declined", False):
@@ -429,7 +527,23 @@ def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
         events.append(Event.make(seq, kind, who, line=n, ts=ts, **fields))
     seq += 1
     events.append(Event.make(seq, "final", None, task_success=False))
-    return events, meta
+    return events
+
+
+def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
+    rollout = _Rollout()
+    seen = False
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        kind, payload, ts = _line(n, raw)
+        seen = True
+        read = _LINE_TYPES.get(kind)
+        if read is not None:
+            read(rollout, payload, ts, n)
+    if not seen:
+        raise _Bad(1, "empty rollout: no lines")
+    return _numbered(rollout.kept()), rollout.meta
 
 
 def read_codex(path: str, data: bytes) -> Iterator[Any]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -355,16 +355,80 @@ def _walk(events: list[Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
             yield from _walk(inner, f"{what}.events")
 
 
-def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
-                 lines: _Lines) -> None:
-    calls: dict[str, dict[str, Any]] = {}    # call id -> its action fields (staged)
-    refused: set[str] = set()
-    ran: set[str] = set()
-    # span id -> (the agent an ``agent`` span names, else None; the parent span id)
-    spans: dict[str, tuple[str | None, str | None]] = {}
+def _choices(ev: dict[str, Any], what: str, line: int | None) -> list[Any]:
+    """The ``output.choices`` of a model event."""
+    out = ev.get("output")
+    if not isinstance(out, dict):
+        raise _Bad(f"{what}: a model event has no 'output' object", line)
+    choices = out.get("choices") or []
+    if not isinstance(choices, list):
+        raise _Bad(f"{what}: 'output.choices' must be a list", line)
+    return choices
 
-    def agent_of(ev: dict[str, Any]) -> str:
+
+def _choice_message(choice: Any, c: int, what: str, line: int | None) -> dict[str, Any]:
+    msg = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(msg, dict):
+        raise _Bad(f"{what}: output.choices[{c}] has no 'message' object", line)
+    return msg
+
+
+def _approval(ev: dict[str, Any], what: str, line: int | None) -> tuple[str, str]:
+    """(decision, approver) of an approval event."""
+    decision, who = ev.get("decision"), ev.get("approver")
+    if not isinstance(decision, str) or decision not in _DECISIONS:
+        raise _Bad(f"{what}: unknown approval decision {decision!r}", line)
+    if not isinstance(who, str) or not who:
+        raise _Bad(f"{what}: an approval has no 'approver'", line)
+    return decision, who
+
+
+def _checkpoint(ev: dict[str, Any], what: str, fn: str, cid: str) -> dict[str, Any]:
+    """The checkpoint fields of an approval (checked) that approves or modifies a call."""
+    cp: dict[str, Any] = {"ts": _ts(ev, what), "checkpoint_id": f"approve_{fn}",
+                          "confirmed_by": ev["approver"], "decision": ev["decision"],
+                          "tool_name": fn, "call_id": cid}
+    expl = ev.get("explanation")
+    if isinstance(expl, str) and expl:
+        cp["text"] = expl
+    return cp
+
+
+def _tool_event(ev: dict[str, Any], what: str, line: int | None, attachments: dict[str, Any]
+                ) -> tuple[str, str, Any, tuple[str, str] | None, str]:
+    """(call id, function, arguments, error, result text) of a tool event."""
+    try:
+        cid, fn, args = _call(ev, what)
+        err = _error(ev.get("error"), what)
+        args = _resolve(args, attachments)
+        result = _text(_resolve(ev.get("result"), attachments), f"{what}: 'result'")
+    except _Bad as exc:
+        raise _Bad(str(exc), line) from None
+    return cid, fn, args, err, result
+
+
+def _unran(entry: tuple[str, str | None, dict[str, Any], int | None], refused: set[str]) -> bool:
+    """True for an action staged where it was asked for that a tool event placed where it
+    ran, and for one an approver refused that no tool event says ran."""
+    kind, _, fields, _ = entry
+    return kind == "action" and bool(fields.get("_ran") or (
+        fields["call_id"] in refused and "result" not in fields and "error" not in fields))
+
+
+class _SampleEvents:
+    """What a sample's events add up to while they are read, one event type per method."""
+
+    def __init__(self, attachments: dict[str, Any], staged: Staged, lines: _Lines) -> None:
+        self.attachments, self.staged, self.lines = attachments, staged, lines
+        self.calls: dict[str, dict[str, Any]] = {}    # call id -> its action fields (staged)
+        self.refused: set[str] = set()
+        self.ran: set[str] = set()
+        # span id -> (the agent an ``agent`` span names, else None; the parent span id)
+        self.spans: dict[str, tuple[str | None, str | None]] = {}
+
+    def agent_of(self, ev: dict[str, Any]) -> str:
         """The agent whose span holds ``ev`` (Inspect writes each event's ``span_id``)."""
+        spans = self.spans
         sid, hops = ev.get("span_id"), 0
         while isinstance(sid, str) and sid in spans and hops <= len(spans):
             name, sid = spans[sid]
@@ -373,108 +437,142 @@ def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
             hops += 1
         return AGENT
 
+    def span_begin(self, what: str, ev: dict[str, Any]) -> None:
+        sid, parent, name = ev.get("id"), ev.get("parent_id"), ev.get("name")
+        if not isinstance(sid, str) or not sid:
+            raise _Bad(f"{what}: a span_begin event has no 'id'", self.lines.of(ev))
+        if ev.get("type") == "agent" and (not isinstance(name, str) or not name):
+            raise _Bad(f"{what}: an agent span has no 'name'", self.lines.of(ev))
+        self.spans[sid] = (name if ev.get("type") == "agent" else None,
+                           parent if isinstance(parent, str) else None)
+
+    def model(self, what: str, ev: dict[str, Any]) -> None:
+        line = self.lines.of(ev)
+        for c, choice in enumerate(_choices(ev, what, line)[:1]):
+            self.choice(what, ev, line, _choice_message(choice, c, what, line))
+
+    def choice(self, what: str, ev: dict[str, Any], line: int | None,
+               msg: dict[str, Any]) -> None:
+        """The model's text, and the tool calls it asks for."""
+        tcs = _resolve(msg.get("tool_calls"), self.attachments) or []
+        if not isinstance(tcs, list):
+            raise _Bad(f"{what}: 'tool_calls' must be a list", line)
+        try:
+            text = _text(_resolve(msg.get("content"), self.attachments),
+                         f"{what}: message.content")
+        except _Bad as exc:
+            raise _Bad(str(exc), line) from None
+        if text:
+            self.staged.append(("message", self.agent_of(ev), {
+                "ts": _ts(ev, what), "role": "assistant", "text": text,
+                "yields_turn": not tcs}, line))
+        for t, tc in enumerate(tcs):
+            self.asked(what, ev, line, f"{what}: tool_calls[{t}]", tc)
+
+    def asked(self, what: str, ev: dict[str, Any], line: int | None, where: str,
+              tc: Any) -> None:
+        """A tool call the model asks for: an action until a tool event says where it ran."""
+        try:
+            cid, fn, args = _call(tc, where)
+        except _Bad as exc:
+            raise _Bad(str(exc), line) from None
+        if cid in self.calls:
+            return  # the same call seen again (a retried generate)
+        fields = {"ts": _ts(ev, what), "action_type": fn, "args": args, "call_id": cid}
+        self.calls[cid] = fields
+        self.staged.append(("action", self.agent_of(ev), fields, line))
+
+    def approval(self, what: str, ev: dict[str, Any]) -> None:
+        line = self.lines.of(ev)
+        try:
+            cid, fn, _ = _call(ev.get("call"), f"{what}: 'call'")
+        except _Bad as exc:
+            raise _Bad(str(exc), line) from None
+        decision, who = _approval(ev, what, line)
+        if decision in _CHECKPOINT_DECISIONS:
+            self.staged.append(("checkpoint", who, _checkpoint(ev, what, fn, cid), line))
+        elif decision in ("reject", "terminate"):
+            self.refused.add(cid)
+
+    def tool(self, what: str, ev: dict[str, Any]) -> None:
+        line = self.lines.of(ev)
+        cid, fn, args, err, result = _tool_event(ev, what, line, self.attachments)
+        if cid in self.ran:
+            raise _Bad(f"{what}: tool call {cid!r} has two tool events", line)
+        self.ran.add(cid)
+        if err is not None and err[0] == "approval":
+            self.refused.add(cid)  # refused by an approver: it never ran
+            return
+        pending = self.calls.get(cid)
+        if pending is not None:
+            pending["_ran"] = True  # the call is placed where it ran, not where it was asked
+        # what ran (after an approver's modification), where it ran
+        fields = self.calls[cid] = {"ts": _ts(ev, what), "action_type": fn, "args": args,
+                                    "call_id": cid}
+        by = self.agent_of(ev)
+        self.staged.append(("action", by, fields, line))
+        if err is not None:
+            fields["error"] = err[1]
+        else:
+            fields["result"] = result
+        agent = ev.get("agent")
+        if isinstance(agent, str) and agent:
+            # from the agent whose span the transfer ran in (``inspect`` when none)
+            self.staged.append(("handoff", by, {"ts": _ts(ev, what), "from_agent": by,
+                                                "to_agent": agent, "payload": args,
+                                                "call_id": cid}, line))
+
+
+#: The event types read; the others (sample_init, state, score...) record no event.
+_EVENT_TYPES: dict[str, Callable[[_SampleEvents, str, dict[str, Any]], None]] = {
+    "span_begin": _SampleEvents.span_begin, "model": _SampleEvents.model,
+    "approval": _SampleEvents.approval, "tool": _SampleEvents.tool}
+
+
+def _from_events(events: list[Any], attachments: dict[str, Any], staged: Staged,
+                 lines: _Lines) -> None:
+    sample = _SampleEvents(attachments, staged, lines)
     for what, ev in _walk(events, "events"):
-        kind = ev["event"]
-        if kind == "span_begin":
-            sid, parent, name = ev.get("id"), ev.get("parent_id"), ev.get("name")
-            if not isinstance(sid, str) or not sid:
-                raise _Bad(f"{what}: a span_begin event has no 'id'", lines.of(ev))
-            if ev.get("type") == "agent" and (not isinstance(name, str) or not name):
-                raise _Bad(f"{what}: an agent span has no 'name'", lines.of(ev))
-            spans[sid] = (name if ev.get("type") == "agent" else None,
-                          parent if isinstance(parent, str) else None)
-        elif kind == "model":
-            line = lines.of(ev)
-            out = ev.get("output")
-            if not isinstance(out, dict):
-                raise _Bad(f"{what}: a model event has no 'output' object", line)
-            choices = out.get("choices") or []
-            if not isinstance(choices, list):
-                raise _Bad(f"{what}: 'output.choices' must be a list", line)
-            for c, choice in enumerate(choices[:1]):
-                msg = choice.get("message") if isinstance(choice, dict) else None
-                if not isinstance(msg, dict):
-                    raise _Bad(f"{what}: output.choices[{c}] has no 'message' object", line)
-                tcs = _resolve(msg.get("tool_calls"), attachments) or []
-                if not isinstance(tcs, list):
-                    raise _Bad(f"{what}: 'tool_calls' must be a list", line)
-                try:
-                    text = _text(_resolve(msg.get("content"), attachments),
-                                 f"{what}: message.content")
-                except _Bad as exc:
-                    raise _Bad(str(exc), line) from None
-                if text:
-                    staged.append(("message", agent_of(ev), {"ts": _ts(ev, what),
-                                                             "role": "assistant", "text": text,
-                                                             "yields_turn": not tcs}, line))
-                for t, tc in enumerate(tcs):
-                    try:
-                        cid, fn, args = _call(tc, f"{what}: tool_calls[{t}]")
-                    except _Bad as exc:
-                        raise _Bad(str(exc), line) from None
-                    if cid in calls:
-                        continue  # the same call seen again (a retried generate)
-                    fields = {"ts": _ts(ev, what), "action_type": fn, "args": args,
-                              "call_id": cid}
-                    calls[cid] = fields
-                    staged.append(("action", agent_of(ev), fields, line))
-        elif kind == "approval":
-            line = lines.of(ev)
-            try:
-                cid, fn, _ = _call(ev.get("call"), f"{what}: 'call'")
-            except _Bad as exc:
-                raise _Bad(str(exc), line) from None
-            decision, who = ev.get("decision"), ev.get("approver")
-            if not isinstance(decision, str) or decision not in _DECISIONS:
-                raise _Bad(f"{what}: unknown approval decision {decision!r}", line)
-            if not isinstance(who, str) or not who:
-                raise _Bad(f"{what}: an approval has no 'approver'", line)
-            if decision in _CHECKPOINT_DECISIONS:
-                cp: dict[str, Any] = {"ts": _ts(ev, what), "checkpoint_id": f"approve_{fn}",
-                                      "confirmed_by": who, "decision": decision,
-                                      "tool_name": fn, "call_id": cid}
-                expl = ev.get("explanation")
-                if isinstance(expl, str) and expl:
-                    cp["text"] = expl
-                staged.append(("checkpoint", who, cp, line))
-            elif decision in ("reject", "terminate"):
-                refused.add(cid)
-        elif kind == "tool":
-            line = lines.of(ev)
-            try:
-                cid, fn, args = _call(ev, what)
-                err = _error(ev.get("error"), what)
-                args = _resolve(args, attachments)
-                result = _text(_resolve(ev.get("result"), attachments), f"{what}: 'result'")
-            except _Bad as exc:
-                raise _Bad(str(exc), line) from None
-            if cid in ran:
-                raise _Bad(f"{what}: tool call {cid!r} has two tool events", line)
-            ran.add(cid)
-            if err is not None and err[0] == "approval":
-                refused.add(cid)  # refused by an approver: it never ran
-                continue
-            pending = calls.get(cid)
-            if pending is not None:
-                pending["_ran"] = True  # the call is placed where it ran, not where it was asked
-            # what ran (after an approver's modification), where it ran
-            fields = calls[cid] = {"ts": _ts(ev, what), "action_type": fn, "args": args,
-                                   "call_id": cid}
-            by = agent_of(ev)
-            staged.append(("action", by, fields, line))
-            if err is not None:
-                fields["error"] = err[1]
-            else:
-                fields["result"] = result
-            agent = ev.get("agent")
-            if isinstance(agent, str) and agent:
-                # from the agent whose span the transfer ran in (``inspect`` when none)
-                staged.append(("handoff", by, {"ts": _ts(ev, what), "from_agent": by,
-                                               "to_agent": agent, "payload": args,
-                                               "call_id": cid}, line))
+        read = _EVENT_TYPES.get(ev["event"])
+        if read is not None:
+            read(sample, what, ev)
     # A call an approver refused did not run, unless a tool event says it did.
-    staged[:] = [s for s in staged if not (s[0] == "action" and (s[2].get("_ran") or (
-        s[2]["call_id"] in refused and "result" not in s[2] and "error" not in s[2])))]
+    staged[:] = [s for s in staged if not _unran(s, sample.refused)]
+
+
+def _assistant_message(msg: dict[str, Any], what: str, attachments: dict[str, Any],
+                       calls: dict[str, dict[str, Any]], staged: Staged) -> None:
+    tcs = _resolve(msg.get("tool_calls"), attachments) or []
+    if not isinstance(tcs, list):
+        raise _Bad(f"{what}: 'tool_calls' must be a list")
+    text = _text(_resolve(msg.get("content"), attachments), f"{what}.content")
+    if text:
+        staged.append(("message", AGENT, {"role": "assistant", "text": text,
+                                          "yields_turn": not tcs}, None))
+    for t, tc in enumerate(tcs):
+        cid, fn, args = _call(tc, f"{what}: tool_calls[{t}]")
+        if cid in calls:
+            raise _Bad(f"{what}: tool call id {cid!r} is used twice")
+        calls[cid] = {"action_type": fn, "args": args, "call_id": cid}
+        staged.append(("action", AGENT, calls[cid], None))
+
+
+def _tool_message(msg: dict[str, Any], what: str, attachments: dict[str, Any],
+                  calls: dict[str, dict[str, Any]], refused: set[str]) -> None:
+    cid = msg.get("tool_call_id")
+    if not isinstance(cid, str) or cid not in calls:
+        raise _Bad(f"{what}: a tool message answers call id {cid!r}, which no "
+                   "earlier tool call made")
+    target = calls[cid]
+    if "result" in target or "error" in target or cid in refused:
+        raise _Bad(f"{what}: call {cid!r} is answered twice")
+    err = _error(msg.get("error"), what)
+    if err is not None and err[0] == "approval":
+        refused.add(cid)
+    elif err is not None:
+        target["error"] = err[1]
+    else:
+        target["result"] = _text(_resolve(msg.get("content"), attachments), f"{what}.content")
 
 
 def _from_messages(sample: dict[str, Any], attachments: dict[str, Any],
@@ -488,38 +586,10 @@ def _from_messages(sample: dict[str, Any], attachments: dict[str, Any],
         what = f"messages[{i}]"
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             raise _Bad(f"{what} is not a message object with a 'role'")
-        role = msg["role"]
-        if role == "assistant":
-            tcs = _resolve(msg.get("tool_calls"), attachments) or []
-            if not isinstance(tcs, list):
-                raise _Bad(f"{what}: 'tool_calls' must be a list")
-            text = _text(_resolve(msg.get("content"), attachments), f"{what}.content")
-            if text:
-                staged.append(("message", AGENT, {"role": "assistant", "text": text,
-                                                  "yields_turn": not tcs}, None))
-            for t, tc in enumerate(tcs):
-                cid, fn, args = _call(tc, f"{what}: tool_calls[{t}]")
-                if cid in calls:
-                    raise _Bad(f"{what}: tool call id {cid!r} is used twice")
-                calls[cid] = {"action_type": fn, "args": args, "call_id": cid}
-                staged.append(("action", AGENT, calls[cid], None))
-        elif role == "tool":
-            tid = msg.get("tool_call_id")
-            if not isinstance(tid, str) or tid not in calls:
-                raise _Bad(f"{what}: a tool message answers call id {tid!r}, which no "
-                           "earlier tool call made")
-            cid = tid
-            target = calls[cid]
-            if "result" in target or "error" in target or cid in refused:
-                raise _Bad(f"{what}: call {cid!r} is answered twice")
-            err = _error(msg.get("error"), what)
-            if err is not None and err[0] == "approval":
-                refused.add(cid)
-            elif err is not None:
-                target["error"] = err[1]
-            else:
-                target["result"] = _text(_resolve(msg.get("content"), attachments),
-                                         f"{what}.content")
+        if msg["role"] == "assistant":
+            _assistant_message(msg, what, attachments, calls, staged)
+        elif msg["role"] == "tool":
+            _tool_message(msg, what, attachments, calls, refused)
     staged[:] = [s for s in staged if not (s[0] == "action" and s[2]["call_id"] in refused)]
 
 

@@ -121,9 +121,23 @@ class _Trace:
         self.decisions: list[tuple[int, dict[str, Any]]] = []
         self.workflow: str | None = None
 
+    def add(self, kind: str, line: int, rec: dict[str, Any]) -> None:
+        """File one record of this trace under its kind."""
+        if kind == "trace":
+            workflow = rec.get("workflow_name")
+            if workflow is not None and not isinstance(workflow, str):
+                raise TraceError("'workflow_name' must be a string", line=line)
+            self.workflow = workflow
+        elif kind == "trace.span":
+            self.spans.append((line, rec))
+        elif kind == "run_item":
+            self.items.append((line, rec))
+        else:
+            self.decisions.append((line, rec))
 
-def _records(data: bytes) -> dict[str, _Trace]:
-    traces: dict[str, _Trace] = {}
+
+def _lines(data: bytes) -> list[tuple[int, bytes, Any]]:
+    """(line number, line, decoded value) of every line holding more than blanks."""
     lines: list[tuple[int, bytes, Any]] = []
     for line, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
@@ -135,27 +149,27 @@ def _records(data: bytes) -> dict[str, _Trace]:
     if not no_duplicate_keys(data, [rec for _, _, rec in lines]):
         for line, raw, rec in lines:
             check_line(raw, rec, line, None)
-    for line, _raw, rec in lines:
-        if not isinstance(rec, dict):
-            raise TraceError(f"expected a JSON object, got {type(rec).__name__}", line=line)
-        kind = rec.get("object")
-        if not isinstance(kind, str) or kind not in _OBJECTS:
-            raise TraceError(f"unknown record object {_short(kind)}", line=line)
-        tid = rec.get("id") if kind == "trace" else rec.get("trace_id")
-        if not isinstance(tid, str) or not tid:
-            raise TraceError(f"{kind} record has no trace id", line=line)
-        trace = traces.setdefault(tid, _Trace())
-        if kind == "trace":
-            workflow = rec.get("workflow_name")
-            if workflow is not None and not isinstance(workflow, str):
-                raise TraceError("'workflow_name' must be a string", line=line)
-            trace.workflow = workflow
-        elif kind == "trace.span":
-            trace.spans.append((line, rec))
-        elif kind == "run_item":
-            trace.items.append((line, rec))
-        else:
-            trace.decisions.append((line, rec))
+    return lines
+
+
+def _kind_and_trace(line: int, rec: Any) -> tuple[str, str]:
+    """(record kind, trace id) of one record."""
+    if not isinstance(rec, dict):
+        raise TraceError(f"expected a JSON object, got {type(rec).__name__}", line=line)
+    kind = rec.get("object")
+    if not isinstance(kind, str) or kind not in _OBJECTS:
+        raise TraceError(f"unknown record object {_short(kind)}", line=line)
+    tid = rec.get("id") if kind == "trace" else rec.get("trace_id")
+    if not isinstance(tid, str) or not tid:
+        raise TraceError(f"{kind} record has no trace id", line=line)
+    return kind, tid
+
+
+def _records(data: bytes) -> dict[str, _Trace]:
+    traces: dict[str, _Trace] = {}
+    for line, _raw, rec in _lines(data):
+        kind, tid = _kind_and_trace(line, rec)
+        traces.setdefault(tid, _Trace()).add(kind, line, rec)
     if not traces:
         raise TraceError("no records")
     return traces
@@ -171,76 +185,100 @@ def _span_label(line: int, rec: dict[str, Any]) -> str:
     return label + f" ({rec.get('id')})"
 
 
-def trace_events(trace: _Trace) -> list[Event]:
-    """Map one trace's records to events. Raises :class:`_Bad` naming the record."""
-    spans: dict[str, tuple[int, dict[str, Any]]] = {}
-    for line, rec in trace.spans:
-        sid = rec.get("id")
-        data = rec.get("span_data")
-        if not isinstance(sid, str) or not isinstance(data, dict):
-            raise _Bad(f"line {line}: a span needs an 'id' and a 'span_data' object")
-        kind = data.get("type")
-        if not isinstance(kind, str) or not kind:
-            raise _Bad(f"{_span_label(line, rec)}: 'span_data.type' must be a span kind, got "
-                       f"{_short(kind)}")
-        if kind not in _SPAN_TYPES and _looks_like_a_call(data):
-            # skipping it would drop a call (a misspelt 'function' or 'handoff')
-            raise _Bad(f"{_span_label(line, rec)}: records a call under an unknown span type "
-                       f"{_short(kind)} (known: {', '.join(sorted(_SPAN_TYPES))})")
-        spans[sid] = (line, rec)
+#: A span id -> (its line, its record).
+_Spans = dict[str, tuple[int, dict[str, Any]]]
+#: A tool name -> the decisions on it, (time, record), in time order.
+_Decisions = dict[str, list[tuple[datetime, dict[str, Any]]]]
+#: An event before it is numbered: (time, line, kind, agent, fields, line).
+_Staged = tuple[datetime, int, str, str | None, dict[str, Any], int]
 
-    def agent_of(rec: dict[str, Any]) -> str | None:
-        parent = rec.get("parent_id")
-        for _ in range(len(spans)):
-            if not isinstance(parent, str) or parent not in spans:
-                return None
-            prec = spans[parent][1]
-            if prec["span_data"].get("type") == "agent":
-                name = prec["span_data"].get("name")
-                return name if isinstance(name, str) else None
-            parent = prec.get("parent_id")
-        return None
 
-    for line, item in trace.items:
+def _span_id(line: int, rec: dict[str, Any]) -> str:
+    """The id of a span record, checked to name a span kind (and not hide a call)."""
+    sid = rec.get("id")
+    data = rec.get("span_data")
+    if not isinstance(sid, str) or not isinstance(data, dict):
+        raise _Bad(f"line {line}: a span needs an 'id' and a 'span_data' object")
+    kind = data.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise _Bad(f"{_span_label(line, rec)}: 'span_data.type' must be a span kind, got "
+                   f"{_short(kind)}")
+    if kind not in _SPAN_TYPES and _looks_like_a_call(data):
+        # skipping it would drop a call (a misspelt 'function' or 'handoff')
+        raise _Bad(f"{_span_label(line, rec)}: records a call under an unknown span type "
+                   f"{_short(kind)} (known: {', '.join(sorted(_SPAN_TYPES))})")
+    return sid
+
+
+def _agent_of(spans: _Spans, rec: dict[str, Any]) -> str | None:
+    """The name of the agent whose ``agent`` span encloses the span ``rec``."""
+    parent = rec.get("parent_id")
+    for _ in range(len(spans)):
+        if not isinstance(parent, str) or parent not in spans:
+            return None
+        prec = spans[parent][1]
+        if prec["span_data"].get("type") == "agent":
+            name = prec["span_data"].get("name")
+            return name if isinstance(name, str) else None
+        parent = prec.get("parent_id")
+    return None
+
+
+def _check_items(items: list[tuple[int, dict[str, Any]]]) -> None:
+    for line, item in items:
         try:
             for key in ("type", "name", "agent", "call_id"):
                 _text_or_none(item, key)
         except _Bad as exc:
             raise _Bad(f"line {line}: run_item record {exc}") from None
-    # Approval requests and decisions, per tool name.
-    requested = {str(r.get("name")) for _, r in trace.items
-                 if r.get("type") == "tool_approval_item"}
-    decisions: dict[str, list[tuple[datetime, dict[str, Any]]]] = {}
-    staged: list[tuple[datetime, int, str, str | None, dict[str, Any], int]] = []
+
+
+def _decision(dec: dict[str, Any]) -> tuple[datetime, str, str]:
+    """(time, tool name, decision) of an approval record, checked."""
+    at = _when(dec.get("at"), "at")
+    tool = dec.get("tool_name")
+    if not isinstance(tool, str) or not tool:
+        raise _Bad("has no 'tool_name'")
+    decision = dec.get("decision")
+    if decision not in ("approved", "rejected"):
+        raise _Bad(f"'decision' must be 'approved' or 'rejected', got {_short(decision)}")
+    for key in ("checkpoint_id", "confirmed_by", "call_id", "agent"):
+        _text_or_none(dec, key)
+    return at, tool, decision
+
+
+def _approval(at: datetime, line: int, dec: dict[str, Any], tool: str) -> _Staged:
+    """The checkpoint an approved decision is."""
+    fields: dict[str, Any] = {"checkpoint_id": dec.get("checkpoint_id") or f"approve_{tool}",
+                              "tool_name": tool, "decision": "approved"}
+    for key in ("confirmed_by", "call_id"):
+        if dec.get(key) is not None:
+            fields[key] = dec[key]
+    return (at, line, "checkpoint", dec.get("agent"), fields, line)
+
+
+def _decisions(trace: _Trace) -> tuple[_Decisions, list[_Staged]]:
+    """The decisions per tool name, and the checkpoints of the approved ones."""
+    decisions: _Decisions = {}
+    staged: list[_Staged] = []
     for line, dec in trace.decisions:
         try:
-            at = _when(dec.get("at"), "at")
-            tool = dec.get("tool_name")
-            if not isinstance(tool, str) or not tool:
-                raise _Bad("has no 'tool_name'")
-            decision = dec.get("decision")
-            if decision not in ("approved", "rejected"):
-                raise _Bad(f"'decision' must be 'approved' or 'rejected', got {_short(decision)}")
-            for key in ("checkpoint_id", "confirmed_by", "call_id", "agent"):
-                _text_or_none(dec, key)
+            at, tool, decision = _decision(dec)
         except _Bad as exc:
             raise _Bad(f"line {line}: approval record {exc}") from None
         decisions.setdefault(tool, []).append((at, dec))
         if decision == "approved":
-            fields: dict[str, Any] = {"checkpoint_id": dec.get("checkpoint_id")
-                                      or f"approve_{tool}", "tool_name": tool,
-                                      "decision": "approved"}
-            for key in ("confirmed_by", "call_id"):
-                if dec.get(key) is not None:
-                    fields[key] = dec[key]
-            agent = dec.get("agent")
-            staged.append((at, line, "checkpoint", agent, fields, line))
+            staged.append(_approval(at, line, dec, tool))
     for items in decisions.values():
         items.sort(key=lambda d: d[0])
+    return decisions, staged
 
+
+def _handoff_args(items: list[tuple[int, dict[str, Any]]]) -> list[tuple[str, Any]]:
+    """(agent, arguments) of each ``handoff_call_item``, in order, each call once."""
     handoff_args: list[tuple[str, Any]] = []
     seen: set[tuple[Any, Any]] = set()
-    for line, item in trace.items:
+    for line, item in items:
         item_key = (item.get("type"), item.get("call_id"))
         if item.get("type") == "handoff_call_item" and item_key not in seen:
             seen.add(item_key)
@@ -249,58 +287,112 @@ def trace_events(trace: _Trace) -> list[Event]:
             except _Bad as exc:
                 raise _Bad(f"line {line}: run_item record {exc}") from None
             handoff_args.append((str(item.get("agent")), args))
+    return handoff_args
 
-    used: dict[str, int] = {}
-    for line, rec in trace.spans:
+
+def _action_fields(name: str, args: Any, output: Any, error: Any,
+                   rec: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the action a function span records."""
+    fields: dict[str, Any] = {"action_type": name, "args": args}
+    if output is not None:
+        fields["result"] = _decoded(output) if isinstance(output, str) else output
+    if error is not None:
+        fields["error"] = error.get("message", error) if isinstance(error, dict) else error
+    fields["span_id"] = rec.get("id")
+    return fields
+
+
+class _Functions:
+    """The function spans of a trace, matched in order to the decisions on their tool."""
+
+    def __init__(self, spans: _Spans, decisions: _Decisions, requested: set[str]) -> None:
+        self.spans, self.decisions, self.requested = spans, decisions, requested
+        self.used: dict[str, int] = {}  # decisions consumed, per tool name
+
+    def waiting(self, name: str, start: datetime, ran: bool) -> bool:
+        """True for the span of a call waiting for approval: it did not run there."""
+        made = self.decisions.get(name, [])
+        later = [d for d in made if d[0] > start]
+        return not ran and bool(later or name in self.requested) and (
+            len(made) - len(later) <= self.used.get(name, 0))
+
+    def rejected(self, name: str, start: datetime, output: Any) -> bool:
+        """Consume the decision made before the span; True when it rejected a call that
+        has no output (the SDK answered the model, the tool never ran)."""
+        earlier = [d for d in self.decisions.get(name, []) if d[0] <= start]
+        n = self.used.get(name, 0)
+        if n < len(earlier):
+            self.used[name] = n + 1
+            return earlier[n][1].get("decision") == "rejected" and output is None
+        return False
+
+    def action(self, line: int, rec: dict[str, Any], start: datetime) -> _Staged | None:
         data = rec["span_data"]
-        kind = data.get("type")
-        if kind not in ("function", "handoff"):
-            continue
-        try:
-            start = _when(rec.get("started_at"), "started_at")
-            if kind == "function":
-                name = data.get("name")
-                if not isinstance(name, str) or not name:
-                    raise _Bad("has no tool name")
-                # decoded first: a repeated key is refused even in a call that did not run
-                args = _arguments(data.get("input"), "input")
-                output, error = data.get("output"), rec.get("error")
-                later = [d for d in decisions.get(name, []) if d[0] > start]
-                if output is None and error is None and (later or name in requested) and (
-                        len(decisions.get(name, [])) - len(later) <= used.get(name, 0)):
-                    continue  # the call waiting for approval: it did not run here
-                earlier = [d for d in decisions.get(name, []) if d[0] <= start]
-                n = used.get(name, 0)
-                if n < len(earlier):
-                    used[name] = n + 1
-                    if earlier[n][1].get("decision") == "rejected" and output is None:
-                        continue  # rejected: the SDK answered the model, the tool never ran
-                # A span with output ran, whatever decision was recorded before it (a
-                # decision changed on the run state directly is not in the recording).
-                fields = {"action_type": name, "args": args}
-                if output is not None:
-                    fields["result"] = _decoded(output) if isinstance(output, str) else output
-                if error is not None:
-                    fields["error"] = error.get("message", error) if isinstance(
-                        error, dict) else error
-                fields["span_id"] = rec.get("id")
-                staged.append((start, line, "action", agent_of(rec), fields, line))
-            else:
-                src, dst = data.get("from_agent"), data.get("to_agent")
-                if not isinstance(src, str) or not isinstance(dst, str):
-                    raise _Bad("needs 'from_agent' and 'to_agent' strings")
-                payload: Any = {}
-                for i, (agent, _) in enumerate(handoff_args):
-                    if agent == src:
-                        payload = handoff_args.pop(i)[1]
-                        break
-                if not isinstance(payload, dict):
-                    payload = {"arguments": payload}
-                staged.append((start, line, "handoff", src, {
-                    "from_agent": src, "to_agent": dst, "payload": payload,
-                    "span_id": rec.get("id")}, line))
-        except _Bad as exc:
-            raise _Bad(f"{_span_label(line, rec)}: {exc}") from None
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise _Bad("has no tool name")
+        # decoded first: a repeated key is refused even in a call that did not run
+        args = _arguments(data.get("input"), "input")
+        output, error = data.get("output"), rec.get("error")
+        if self.waiting(name, start, output is not None or error is not None):
+            return None
+        if self.rejected(name, start, output):
+            return None
+        # A span with output ran, whatever decision was recorded before it (a
+        # decision changed on the run state directly is not in the recording).
+        fields = _action_fields(name, args, output, error, rec)
+        return (start, line, "action", _agent_of(self.spans, rec), fields, line)
+
+
+def _handoff(line: int, rec: dict[str, Any], start: datetime,
+             handoff_args: list[tuple[str, Any]]) -> _Staged:
+    """The handoff a handoff span records, with the first unused arguments of its agent."""
+    data = rec["span_data"]
+    src, dst = data.get("from_agent"), data.get("to_agent")
+    if not isinstance(src, str) or not isinstance(dst, str):
+        raise _Bad("needs 'from_agent' and 'to_agent' strings")
+    payload: Any = {}
+    for i, (agent, _) in enumerate(handoff_args):
+        if agent == src:
+            payload = handoff_args.pop(i)[1]
+            break
+    if not isinstance(payload, dict):
+        payload = {"arguments": payload}
+    return (start, line, "handoff", src, {"from_agent": src, "to_agent": dst,
+                                          "payload": payload, "span_id": rec.get("id")}, line)
+
+
+def _span_event(line: int, rec: dict[str, Any], functions: _Functions,
+                handoff_args: list[tuple[str, Any]]) -> _Staged | None:
+    """The event a function or handoff span is; None for any other span."""
+    kind = rec["span_data"].get("type")
+    if kind not in ("function", "handoff"):
+        return None
+    try:
+        start = _when(rec.get("started_at"), "started_at")
+        if kind == "function":
+            return functions.action(line, rec, start)
+        return _handoff(line, rec, start, handoff_args)
+    except _Bad as exc:
+        raise _Bad(f"{_span_label(line, rec)}: {exc}") from None
+
+
+def trace_events(trace: _Trace) -> list[Event]:
+    """Map one trace's records to events. Raises :class:`_Bad` naming the record."""
+    spans: _Spans = {}
+    for line, rec in trace.spans:
+        spans[_span_id(line, rec)] = (line, rec)
+    _check_items(trace.items)
+    # Approval requests and decisions, per tool name.
+    requested = {str(r.get("name")) for _, r in trace.items
+                 if r.get("type") == "tool_approval_item"}
+    decisions, staged = _decisions(trace)
+    handoff_args = _handoff_args(trace.items)
+    functions = _Functions(spans, decisions, requested)
+    for line, rec in trace.spans:
+        event = _span_event(line, rec, functions, handoff_args)
+        if event is not None:
+            staged.append(event)
     staged.sort(key=lambda s: (s[0], s[1]))
     events = [Event.make(seq, kind, agent, line=line, ts=at.isoformat(), **fields)
               for seq, (at, _, kind, agent, fields, line) in enumerate(staged, 1)]

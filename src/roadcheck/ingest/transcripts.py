@@ -175,75 +175,97 @@ def _call(tc: Any, i: int) -> tuple[str, Any, Any, str | None]:
     return name, args, call_id, requestor
 
 
+def _kind(role: Any) -> str:
+    """The event role of a message role that is not a tool result."""
+    kind = _ROLES.get(role) if isinstance(role, str) else None
+    if kind is None:
+        raise _Bad(f"unknown role {role!r}" if role is not None
+                   else "missing required key 'role'")
+    return kind
+
+
+def _tool_calls(msg: dict[str, Any]) -> list[Any]:
+    """The tool calls of a message: ``tool_calls``, or the older single ``function_call``."""
+    calls = msg.get("tool_calls")
+    if calls is None:
+        fc = msg.get("function_call")
+        return [] if fc is None else [{"function": fc}]
+    if not isinstance(calls, list):
+        raise _Bad(f"'tool_calls' must be a list, got {type(calls).__name__}")
+    return calls
+
+
+class _Transcript:
+    """The events of a transcript so far, and the calls still waiting for a result."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.pending: dict[Any, dict[str, Any]] = {}  # tool call id -> action awaiting a result
+        self.by_name: dict[str, list[dict[str, Any]]] = {}  # legacy function_call results
+
+    def read(self, index: int, msg: Any) -> None:
+        """Map message ``index``: a tool result fills in its call; any other message is a
+        ``message`` event (unless it is an assistant's call with no text) and its calls."""
+        if not isinstance(msg, dict):
+            raise _Bad(f"is {type(msg).__name__}, not an object")
+        role = msg.get("role")
+        ts = msg.get("timestamp")
+        if ts is not None and not isinstance(ts, str):
+            raise _Bad(f"'timestamp' must be a string, got {type(ts).__name__}")
+        _check_keys(msg)
+        if role == "tool" or role == "function":
+            _result(msg, role, self.pending, self.by_name)
+            return
+        kind = _kind(role)
+        text = _text(msg.get("content"))
+        calls = _tool_calls(msg)
+        if kind != "assistant" or text or not calls:
+            self.message(kind, text, ts, index, calls)
+        for i, tc in enumerate(calls):
+            self.action(kind, ts, index, tc, i)
+
+    def message(self, kind: str, text: str, ts: str | None, index: int,
+                calls: list[Any]) -> None:
+        seq = len(self.events) + 1
+        rec: dict[str, Any] = {"seq": seq, "agent": kind, "event": "message", "role": kind,
+                               "text": text}
+        if kind == "assistant":
+            rec["yields_turn"] = not calls
+        if ts is not None:
+            rec["ts"] = ts
+        self.events.append(Event(seq, "message", kind, ts, rec, index))
+
+    def action(self, kind: str, ts: str | None, index: int, tc: Any, i: int) -> None:
+        name, args, call_id, requestor = _call(tc, i)
+        agent = requestor or kind
+        seq = len(self.events) + 1
+        rec: dict[str, Any] = {"seq": seq, "agent": agent, "event": "action",
+                               "action_type": name, "args": args}
+        if ts is not None:
+            rec["ts"] = ts
+        if call_id is not None:
+            rec["call_id"] = call_id
+            self.pending[call_id] = rec
+        else:
+            self.by_name.setdefault(name, []).append(rec)
+        self.events.append(Event(seq, "action", agent, ts, rec, index))
+
+
 def transcript_events(messages: Sequence[Any], final: Mapping[str, Any]) -> list[Event]:
     """Map a list of chat messages and the final record's fields to events.
 
     Raises :class:`TraceError` naming the first malformed message.
     """
-    events: list[Event] = []
-    append = events.append
-    pending: dict[Any, dict[str, Any]] = {}  # tool call id -> action record awaiting a result
-    by_name: dict[str, list[dict[str, Any]]] = {}  # legacy function_call results match by name
-    seq = 0
+    transcript = _Transcript()
     for index, msg in enumerate(messages):
         try:
-            if not isinstance(msg, dict):
-                raise _Bad(f"is {type(msg).__name__}, not an object")
-            role = msg.get("role")
-            ts = msg.get("timestamp")
-            if ts is not None and not isinstance(ts, str):
-                raise _Bad(f"'timestamp' must be a string, got {type(ts).__name__}")
-            _check_keys(msg)
-            if role == "tool" or role == "function":
-                _result(msg, role, pending, by_name)
-                continue
-            kind = _ROLES.get(role) if isinstance(role, str) else None
-            if kind is None:
-                raise _Bad(f"unknown role {role!r}" if role is not None
-                           else "missing required key 'role'")
-            text = _text(msg.get("content"))
-            calls = msg.get("tool_calls")
-            if calls is None:
-                calls = []
-                fc = msg.get("function_call")
-                if fc is not None:
-                    calls = [{"function": fc}]
-            elif not isinstance(calls, list):
-                raise _Bad(f"'tool_calls' must be a list, got {type(calls).__name__}")
-            if kind == "assistant":
-                if text or not calls:
-                    seq += 1
-                    rec: dict[str, Any] = {"seq": seq, "agent": kind, "event": "message",
-                                           "role": kind, "text": text,
-                                           "yields_turn": not calls}
-                    if ts is not None:
-                        rec["ts"] = ts
-                    append(Event(seq, "message", kind, ts, rec, index))
-            else:
-                seq += 1
-                rec = {"seq": seq, "agent": kind, "event": "message", "role": kind, "text": text}
-                if ts is not None:
-                    rec["ts"] = ts
-                append(Event(seq, "message", kind, ts, rec, index))
-            for i, tc in enumerate(calls):
-                name, args, call_id, requestor = _call(tc, i)
-                agent = requestor or kind
-                seq += 1
-                rec = {"seq": seq, "agent": agent, "event": "action", "action_type": name,
-                       "args": args}
-                if ts is not None:
-                    rec["ts"] = ts
-                if call_id is not None:
-                    rec["call_id"] = call_id
-                    pending[call_id] = rec
-                else:
-                    by_name.setdefault(name, []).append(rec)
-                append(Event(seq, "action", agent, ts, rec, index))
+            transcript.read(index, msg)
         except _Bad as exc:
             raise TraceError(f"message {index}: {exc}") from None
-    seq += 1
+    events = transcript.events
+    seq = len(events) + 1
     rec = {"seq": seq, "event": "final", **final}
-    append(Event(seq, "final", None, None, rec, None))
+    events.append(Event(seq, "final", None, None, rec, None))
     return events
 
 
