@@ -57,9 +57,13 @@ class Client:
             conn.close()
 
 
+TOKEN = "s3cret-approver-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[Client]:
-    server = GuardServer(GuardStore(tmp_path, SPEC), "127.0.0.1", 0)
+    server = GuardServer(GuardStore(tmp_path, SPEC), "127.0.0.1", 0, approve_token=TOKEN)
     thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
@@ -78,7 +82,8 @@ class TestServe:
         status, asked = client.post("/v1/sessions/run-1/check", SEND)
         assert status == 200 and asked["verdict"] == "ask"
         assert asked["reasons"][0]["code"] == "checkpoint-skipped"
-        status, other = client.post("/v1/sessions/run-1/approve", {"event": SEND, "by": "cfo"})
+        status, other = client.post("/v1/sessions/run-1/approve", {"event": SEND, "by": "cfo"},
+                                    headers=AUTH)
         assert status == 200 and other["verdict"] == "allow" and other["approvers"] == ["cfo"]
         everyone = {**SEND, "args": {"to": "everyone"}}
         assert client.post("/v1/sessions/run-1/check", everyone)[1]["verdict"] == "ask"
@@ -91,14 +96,15 @@ class TestServe:
     def test_creating_twice_keeps_the_session(self, client: Client) -> None:
         """A second create answers 200 and loses nothing."""
         client.post("/v1/sessions/s")
-        client.post("/v1/sessions/s/approve", {"event": SEND, "by": "cfo"})
+        client.post("/v1/sessions/s/approve", {"event": SEND, "by": "cfo"}, headers=AUTH)
         assert client.post("/v1/sessions/s") == (200, {"session": "s", "created": False})
         assert client.post("/v1/sessions/s/check", SEND)[1]["verdict"] == "allow"
 
     def test_approver_the_rule_does_not_accept(self, client: Client) -> None:
         """approve(by=user) on a rule for owner or cfo: still not allowed."""
         client.post("/v1/sessions/s")
-        status, after = client.post("/v1/sessions/s/approve", {"event": SEND, "by": "user"})
+        status, after = client.post("/v1/sessions/s/approve", {"event": SEND, "by": "user"},
+                                    headers=AUTH)
         assert status == 200 and after["verdict"] == "ask"
 
 
@@ -118,9 +124,97 @@ class TestFailClosed:
                                           status: int, words: str) -> None:
         """Each is a non-2xx status and verdict deny with a one-line reason."""
         client.post("/v1/sessions/s")
-        got, doc = client.post(path, body)
+        got, doc = client.post(path, body, headers=AUTH)
         assert got == status and doc["verdict"] == "deny"
         assert words in doc["error"] and "\n" not in doc["error"]
+
+
+class TestApprovalCredential:
+    """An approval is a person's word: the server takes it only with the approver's token."""
+
+    @pytest.mark.parametrize("headers", [
+        {}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN},
+        {"Authorization": f"Basic {TOKEN}"}])
+    def test_approve_without_the_token_is_refused(self, client: Client,
+                                                  headers: dict[str, str]) -> None:
+        """No token, a wrong one, or one not given as a bearer token: 401, deny, and the
+        call is still asked about."""
+        client.post("/v1/sessions/s")
+        status, doc = client.post("/v1/sessions/s/approve", {"event": SEND, "by": "cfo"},
+                                  headers=headers)
+        assert status == 401 and doc["verdict"] == "deny" and "token" in doc["error"]
+        assert client.post("/v1/sessions/s/check", SEND)[1]["verdict"] == "ask"
+
+    def test_a_server_without_a_token_takes_no_approval(self, tmp_path: Path) -> None:
+        """Started without --approve-token-file, approve is off (403) and says how to
+        turn it on; check and observe work as before."""
+        server = GuardServer(GuardStore(tmp_path, SPEC), "127.0.0.1", 0)
+        thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+        thread.start()
+        try:
+            c = Client(server)
+            c.post("/v1/sessions/s")
+            status, doc = c.post("/v1/sessions/s/approve", {"event": SEND, "by": "cfo"},
+                                 headers=AUTH)
+            assert status == 403 and "--approve-token-file" in doc["error"]
+            assert c.post("/v1/sessions/s/check", SEND)[1]["verdict"] == "ask"
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join()
+
+    def test_the_cli_refuses_a_token_file_others_can_read(self, tmp_path: Path) -> None:
+        """A token file readable by the group or others is refused before anything is
+        served (exit 2, one line), as is an empty one."""
+        token = tmp_path / "token"
+        token.write_text(TOKEN)
+        token.chmod(0o644)
+        got = CliRunner().invoke(cli, ["guard", "serve", "--spec", EXAMPLE_SPEC, "--state-dir",
+                                       str(tmp_path / "state"), "--port", "0",
+                                       "--approve-token-file", str(token)])
+        assert got.exit_code == 2 and "readable by others" in got.output
+        token.write_text("")
+        token.chmod(0o600)
+        got = CliRunner().invoke(cli, ["guard", "serve", "--spec", EXAMPLE_SPEC, "--state-dir",
+                                       str(tmp_path / "state"), "--port", "0",
+                                       "--approve-token-file", str(token)])
+        assert got.exit_code == 2 and "empty" in got.output
+
+
+class TestConcurrency:
+    def test_a_slow_client_does_not_hold_up_another(self, client: Client) -> None:
+        """One client that has sent half a request does not stop a second from being
+        answered; the first is answered when it finishes."""
+        import socket
+
+        client.post("/v1/sessions/s")
+        slow = socket.create_connection((str(client.host), client.port), timeout=30)
+        try:
+            body = orjson.dumps(SEND)
+            slow.sendall(b"POST /v1/sessions/s/check HTTP/1.1\r\nHost: x\r\n")
+            status, doc = client.post("/v1/sessions/s/check", SEND)  # answered meanwhile
+            assert status == 200 and doc["verdict"] == "ask"
+            slow.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            answer = http.client.HTTPResponse(slow)
+            answer.begin()
+            assert answer.status == 200 and orjson.loads(answer.read())["verdict"] == "ask"
+        finally:
+            slow.close()
+
+    def test_a_request_that_never_ends_is_cut_off(self, client: Client,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        """A client that stops sending is disconnected after the per-request bound."""
+        import socket
+
+        from roadcheck.guard import serve as serving
+
+        monkeypatch.setattr(serving._Handler, "timeout", 0.2)
+        slow = socket.create_connection((str(client.host), client.port), timeout=30)
+        try:
+            slow.sendall(b"POST /v1/sessions/s/check HTTP/1.1\r\n")
+            assert slow.recv(65536) == b""  # closed by the server, nothing answered
+        finally:
+            slow.close()
 
     def test_a_repeated_key_is_a_deny(self, client: Client) -> None:
         """Two readers of '{"args": {"to": "a", "to": "b"}}' disagree: nothing is judged."""

@@ -68,16 +68,22 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
 @click.option("--approver", default=None, metavar="NAME",
               help="Who answers the guard's questions: a rule that does not accept NAME "
                    "answers deny instead of ask.")
+@click.option("--approve-token-file", type=FILE, default=None, metavar="FILE",
+              help="The approver's token (a file only its owner can read, kept where the "
+                   "agent cannot read it): /approve needs 'Authorization: Bearer TOKEN'. "
+                   "Without it the server takes no approval.")
 def guard_serve(spec: str, state_dir: str, host: str, port: int,
-                approver: str | None) -> None:
+                approver: str | None, approve_token_file: str | None) -> None:
     """Answer check, observe and approve for the sessions in --state-dir, over HTTP.
 
     POST /v1/sessions/ID creates a session; POST /v1/sessions/ID/check,
-    /observe and /approve take a JSON event. Anything unusable (an unknown
+    /observe and /approve take a JSON event; /approve needs the token of
+    --approve-token-file. Anything unusable (an unknown
     session, a bad event, an internal error) is a non-2xx status with verdict
     deny. Runs until interrupted.
     """
-    from roadcheck.guard.serve import serve
+    from roadcheck.guard.serve import read_token, serve
     from roadcheck.guard.store import GuardStore
 
-    serve(GuardStore(state_dir, spec, approver=approver), host, port)
+    token = None if approve_token_file is None else read_token(approve_token_file)
+    serve(GuardStore(state_dir, spec, approver=approver), host, port, approve_token=token)

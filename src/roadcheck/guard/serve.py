@@ -18,16 +18,30 @@ It fails closed: an unknown session, a body that is not a JSON object, an
 event replay would refuse, an unknown path or an internal error is answered
 with a non-2xx status and ``{"verdict": "deny", "reason": ..., "error": ...}``,
 so a client that reads only the status and one that reads only the verdict
-both stop the call. Requests are answered one at a time.
+both stop the call.
+
+An approval is a person's word, so ``approve`` needs the approver's credential:
+the server is started with a token (``--approve-token-file``, a file the agent
+cannot read) and an approval carries it as ``Authorization: Bearer TOKEN``;
+without it the answer is 401, and a server started without a token takes no
+approval at all (403). Check and observe need no token: they only ever make
+the guard stricter.
+
+Clients are answered concurrently, each connection in a thread of its own, and
+each request is bounded: a client that stops sending for :data:`REQUEST_TIMEOUT`
+seconds is disconnected, so one slow or idle client never holds up another. (Two
+requests for one session still take turns: its lock is held while it answers.)
+Responses go out without Nagle's delay.
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import socket
 import sys
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import orjson
@@ -37,10 +51,12 @@ from roadcheck.guard.core import Decision
 from roadcheck.guard.store import GuardSession, GuardStore
 from roadcheck.ingest._json import message, repeated_key
 
-__all__ = ["GuardServer", "loopback", "serve"]
+__all__ = ["REQUEST_TIMEOUT", "GuardServer", "loopback", "read_token", "serve"]
 
 #: The largest request body read (an event with its arguments).
 MAX_BODY = 1 << 20
+#: How long a connection may stay silent before it is closed, in seconds.
+REQUEST_TIMEOUT = 5.0
 _OPS = ("check", "observe", "approve")
 
 
@@ -64,13 +80,20 @@ class _Refused(Exception):
         self.status, self.reason, self.message = status, reason, message
 
 
-class GuardServer(HTTPServer):
-    """An HTTP server on a loopback address answering for the sessions of ``store``."""
+class GuardServer(ThreadingHTTPServer):
+    """An HTTP server on a loopback address answering for the sessions of ``store``.
 
-    def __init__(self, store: GuardStore, host: str = "127.0.0.1", port: int = 0) -> None:
+    ``approve_token``: the credential an approval must carry; None takes none.
+    """
+
+    daemon_threads = True
+
+    def __init__(self, store: GuardStore, host: str = "127.0.0.1", port: int = 0, *,
+                 approve_token: str | None = None) -> None:
         host = loopback(host)
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.store = store
+        self.approve_token = approve_token
         try:
             super().__init__((host, port), _Handler)
         except OSError as exc:
@@ -85,14 +108,28 @@ class GuardServer(HTTPServer):
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}"
 
-    def answer(self, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
-        """The status and JSON answer for a ``POST`` to ``path``."""
+    def answer(self, path: str, body: bytes,
+               authorization: str | None = None) -> tuple[int, dict[str, Any]]:
+        """The status and JSON answer for a ``POST`` to ``path`` (``authorization``: the
+        request's Authorization header, which an approval needs)."""
         try:
+            if path.split("?", 1)[0].endswith("/approve"):
+                self._authorize(authorization)
             return self._answer(path, body)
         except _Refused as stop:
             return stop.status, _deny(stop.reason, stop.message)
         except RoadcheckError as exc:
             return 400, _deny(exc.reason, str(exc))
+
+    def _authorize(self, authorization: str | None) -> None:
+        if self.approve_token is None:
+            raise _Refused(403, "bad-input", "approve is off: start roadcheck guard serve with "
+                           "--approve-token-file to take approvals")
+        scheme, _, given = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+                given.strip().encode(), self.approve_token.encode()):
+            raise _Refused(401, "bad-input", "approve needs the approver's token: "
+                           "Authorization: Bearer TOKEN")
 
     def _answer(self, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
         parts = path.split("?", 1)[0].split("/")
@@ -147,6 +184,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: GuardServer
     server_version = "roadcheck-guard"
     protocol_version = "HTTP/1.1"
+    timeout = REQUEST_TIMEOUT  # a silent connection is closed, never waited on
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: every decision is in the session's decision log."""
@@ -162,7 +201,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "bad-input", f"a request body of 0 to {MAX_BODY} bytes with its "
                     "Content-Length is required")
             else:
-                status, doc = self.server.answer(self.path, self.rfile.read(size))
+                status, doc = self.server.answer(self.path, self.rfile.read(size),
+                                                 self.headers.get("Authorization"))
+        except TimeoutError:
+            self.close_connection = True  # the client stopped sending: no answer
+            return
         except Exception as exc:  # fail closed on any bug
             status, doc = 500, _deny("internal", f"{type(exc).__name__}: {exc}")
         self._send(status, doc)
@@ -180,13 +223,41 @@ class _Handler(BaseHTTPRequestHandler):
         if status >= 400:
             self.send_header("Connection", "close")
             self.close_connection = True
-        self.end_headers()
-        self.wfile.write(body)
+        # the end of the headers and the body in one write: one packet, no delay
+        self._headers_buffer.append(b"\r\n" + body)  # type: ignore[attr-defined]
+        self.flush_headers()
 
 
-def serve(store: GuardStore, host: str = "127.0.0.1", port: int = 8765) -> None:
+def read_token(path: str) -> str:
+    """The approver's token from ``path``: a regular file that only its owner may read,
+    holding one non-empty line. Anything else is an :class:`InputError`."""
+    import os
+    import stat
+
+    from roadcheck._files import read_regular
+
+    try:
+        data = read_regular(path)
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise InputError(f"cannot read the approve token: {exc.strerror or exc}",
+                         path=path) from None
+    if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise InputError("the approve token file is readable by others: chmod 600 it, and "
+                         "keep it where the guarded agent cannot read it", path=path)
+    try:
+        token = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        token = ""
+    if not token or "\n" in token:
+        raise InputError("the approve token file is empty or not one line of text", path=path)
+    return token
+
+
+def serve(store: GuardStore, host: str = "127.0.0.1", port: int = 8765, *,
+          approve_token: str | None = None) -> None:
     """Answer until interrupted; prints the URL it serves on to standard error."""
-    server = GuardServer(store, host, port)
+    server = GuardServer(store, host, port, approve_token=approve_token)
     sys.stderr.write(f"roadcheck guard: serving on {server.url}\n")
     sys.stderr.flush()
     try:
