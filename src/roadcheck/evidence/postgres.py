@@ -22,7 +22,6 @@ psycopg 3 and psycopg-pool are imported when a store is opened (extra
 from __future__ import annotations
 
 import dataclasses
-import re
 import secrets
 import threading
 from collections.abc import Iterator, Mapping
@@ -44,6 +43,7 @@ from roadcheck.evidence.store import (
     StoreKind,
     _judge,
     check_run_id,
+    is_url,
     last_effect_states,
     rows_to_records,
 )
@@ -64,7 +64,6 @@ __all__ = [
 ]
 
 KIND = "postgres"
-_URL = re.compile(r"postgres(?:ql)?://", re.IGNORECASE)
 _JSON_COLUMNS = ("gate", "artifact")
 _COLUMNS = ", ".join(FIELDS)
 
@@ -105,11 +104,6 @@ _MIGRATION_LOCK = 0x61737361_79000001
 
 class LeaseLost(StoreError):
     """This worker's claim on a run expired and another worker took the run over."""
-
-
-def is_url(store: str) -> bool:
-    """True when ``--store`` names a PostgreSQL database rather than a file store kind."""
-    return bool(_URL.match(store))
 
 
 def redact(url: str) -> str:
