@@ -249,6 +249,22 @@ def test_ray_scale_misses(load: Callable[[str], ModuleType]) -> None:
     assert bench.verdict(0.006, 0.010) != []
 
 
+def test_ray_scale_batches_run(load: Callable[[str], ModuleType], tmp_path: Path) -> None:
+    """The script's own pieces run on real files (Ray left out): a batch judged, and the
+    rows its stand-in tasks return, one start and one rendered result a path."""
+    bench = load("ray_scale")
+    from roadcheck.conformance import _FileStart
+
+    paths = bench.write(tmp_path, 2 * bench.BATCH)
+    assert bench.per_batch_time(paths) > 0
+    template = bench.template(paths[0])
+    rows = bench.ready_rows(template, ["runs/a.jsonl", "runs/b.jsonl"])
+    assert [type(r) is _FileStart for r in rows] == [True, False, True, False]
+    assert [(r.id, r.path) for r in rows[1::2]] == [("runs/a.jsonl", "runs/a.jsonl"),
+                                                   ("runs/b.jsonl", "runs/b.jsonl")]
+    assert rows[1].verdict == "PASS" and rows[1].body == template[1].body
+
+
 def test_reader_throughput_misses(load: Callable[[str], ModuleType],
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Time over 2x parse-only, memory over 1.5x the file, or an ERROR, is a miss."""
