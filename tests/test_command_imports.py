@@ -88,7 +88,8 @@ class TestCommandImports:
 
 def test_jsonl_run_loads_no_other_store(tmp_path: Path) -> None:
     """A run on the JSONL store loads neither the PostgreSQL store (nor psycopg) nor SQLite:
-    the store modules load only for the store a run names."""
+    the store modules load only for the store a run names; nor what only other commands
+    need (tempfile, secrets, the HTML helpers)."""
     touch = [sys.executable, "-c", "import sys; open(sys.argv[1], 'w').write('x')", "{artifact}"]
     workflow = tmp_path / "wf.json"
     workflow.write_text(json.dumps({"workflow": "w", "phases": [
@@ -99,4 +100,4 @@ def test_jsonl_run_loads_no_other_store(tmp_path: Path) -> None:
                               "--runs-dir", str(tmp_path / "runs")])
     assert code == 0
     assert sorted(modules & {"roadcheck.evidence.postgres", "psycopg", "psycopg_pool",
-                             "sqlite3", "_sqlite3"}) == []
+                             "sqlite3", "_sqlite3", "tempfile", "secrets", "html"}) == []
