@@ -317,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'ok' if agree else 'DISAGREE'}")
     print(f"whole processes, median of {args.runs} interleaved runs (start, import, read, "
           "check, write):")
-    print(f"  roadcheck replay             : {w['roadcheck']:.3f} s wall, {c['roadcheck']:.3f} s CPU")
+    print(f"  roadcheck replay             : {w['roadcheck']:.3f} s wall, "
+          f"{c['roadcheck']:.3f} s CPU")
     print(f"  pm4py from {args.pm4py_input} (baseline): {w['pm4py']:.3f} s wall, "
           f"{c['pm4py']:.3f} s CPU "
           f"(starting and importing pm4py alone: {w['pm4py import']:.3f} s wall, "

@@ -85,8 +85,8 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
         assert res.status == "paused", res.message
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROADCHECK_")}
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "roadcheck", "worker", str(path), "--store", url,
-                               "--as", "op", "--identity", f"w{i}", "--runs-dir",
+    procs = [subprocess.Popen([sys.executable, "-m", "roadcheck", "worker", str(path),
+                               "--store", url, "--as", "op", "--identity", f"w{i}", "--runs-dir",
                                str(root / "runs"), "--poll", "0.05"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
              for i in range(count)]
@@ -105,9 +105,9 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
         for p in procs:
             p.communicate(timeout=60)
         twice = conn.execute(
-            "SELECT count(*) FROM (SELECT run_id, phase FROM roadcheck_evidence JOIN roadcheck_runs "
-            "USING (run_id) WHERE roadcheck_runs.workflow = 'pool' GROUP BY run_id, phase "
-            "HAVING count(*) > 1) t").fetchone()
+            "SELECT count(*) FROM (SELECT run_id, phase FROM roadcheck_evidence"
+            " JOIN roadcheck_runs USING (run_id) WHERE roadcheck_runs.workflow = 'pool'"
+            " GROUP BY run_id, phase HAVING count(*) > 1) t").fetchone()
         (total,) = conn.execute(
             "SELECT count(*) FROM roadcheck_evidence JOIN roadcheck_runs USING (run_id) "
             "WHERE roadcheck_runs.workflow = 'pool'").fetchone() or (0,)
@@ -122,7 +122,8 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default=os.environ.get("ROADCHECK_TEST_DATABASE_URL") or DEFAULT_URL)
+    parser.add_argument("--url",
+                        default=os.environ.get("ROADCHECK_TEST_DATABASE_URL") or DEFAULT_URL)
     parser.add_argument("--phases", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workers", type=int, default=4)

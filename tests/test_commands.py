@@ -104,7 +104,8 @@ class TestProcessGroup:
         """A caller killed by SIGKILL takes its command's whole group with it, a background
         child of the command too."""
         pidfile = tmp_path / "pids"
-        script = f"sleep 300 & echo $! $$ > {tmp_path / 'tmp'}; mv {tmp_path / 'tmp'} {pidfile}; wait"
+        tmp = tmp_path / "tmp"
+        script = f"sleep 300 & echo $! $$ > {tmp}; mv {tmp} {pidfile}; wait"
         code = ("from roadcheck._commands import run_command\n"
                 f"run_command(['sh', '-c', {script!r}], cwd=None, timeout=300, "
                 "die_with_parent=True)\n")

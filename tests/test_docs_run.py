@@ -180,7 +180,8 @@ class TestRunning:
 
     def test_the_copy_path_prints_as_a_fixed_path(self, tmp_path: Path) -> None:
         """The copy's absolute path is shown as /path/to/roadcheck."""
-        page = _doc(tmp_path, "<!-- run -->\n```console\n$ echo $PWD/x\n/path/to/roadcheck/x\n```\n")
+        page = _doc(tmp_path,
+                    "<!-- run -->\n```console\n$ echo $PWD/x\n/path/to/roadcheck/x\n```\n")
         (block,) = docrun.parse(page)[0]
         with docrun.Sandbox(tmp_path) as box:
             assert docrun.check_block(block, box).ok

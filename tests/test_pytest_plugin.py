@@ -1,4 +1,5 @@
-"""The pytest plugin (``roadcheck`` fixture, ``assert_conforms``) and ``[tool.roadcheck]`` config."""
+"""The pytest plugin (``roadcheck`` fixture, ``assert_conforms``) and ``[tool.roadcheck]``
+config."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from roadcheck._lazy import lazy_dir, lazy_getattr
 from roadcheck._version import __version__
-from roadcheck.errors import RoadcheckError, InputError, SpecError, StoreError, TraceError
+from roadcheck.errors import InputError, RoadcheckError, SpecError, StoreError, TraceError
 from roadcheck.events import Event, Trajectory
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from roadcheck.revalidation import Revalidation, revalidate
 
 __all__ = [
-    "RoadcheckError",
     "Contract",
     "Decision",
     "Event",
@@ -62,6 +61,7 @@ __all__ = [
     "ReplayResult",
     "ReplayRun",
     "Revalidation",
+    "RoadcheckError",
     "RunResult",
     "Spec",
     "SpecError",

@@ -74,7 +74,8 @@ def _line_of(text: str, key: str) -> int | None:
 def _parse(path: Path, text: str, table: Any) -> Config:
     name = str(path)
     if not isinstance(table, dict):
-        raise InputError("tool.roadcheck must be a table", path=name, line=_line_of(text, "roadcheck"))
+        raise InputError("tool.roadcheck must be a table", path=name,
+                         line=_line_of(text, "roadcheck"))
     for key in table:
         if key not in _KEYS:
             raise InputError(f"unknown key tool.roadcheck.{key} (known: {', '.join(_KEYS)})",

@@ -47,7 +47,8 @@ class RoadcheckFixture:
         if spec is not None:
             return spec
         if self.config.spec is None:
-            raise AssertionError("the roadcheck fixture: no spec given and none in [tool.roadcheck]")
+            raise AssertionError("the roadcheck fixture: no spec given and none in "
+                                 "[tool.roadcheck]")
         return self.config.spec
 
     def replay(self, trajectory: TrajectoryItem,

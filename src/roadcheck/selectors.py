@@ -88,7 +88,8 @@ def _check_regex(pattern: str, loc: tuple[str, ...]) -> None:
 
 
 def _command(cond: Mapping[str, Any]) -> Callable[[Any], bool]:
-    """A ``command`` condition: on the command line an action ran (see :mod:`roadcheck.shellcmd`)."""
+    """A ``command`` condition: on the command line an action ran
+    (see :mod:`roadcheck.shellcmd`)."""
     from roadcheck.shellcmd import matches_words
 
     if "words" in cond:

@@ -55,5 +55,5 @@ class TestPublicApi:
 
         for name in ("verify", "GateResult", "Contract", "load_contract"):
             assert name in roadcheck.__all__
-        assert (roadcheck.verify, roadcheck.GateResult, roadcheck.Contract, roadcheck.load_contract) == (
-            verify, GateResult, Contract, load_contract)
+        assert (roadcheck.verify, roadcheck.GateResult, roadcheck.Contract,
+                roadcheck.load_contract) == (verify, GateResult, Contract, load_contract)

@@ -97,7 +97,8 @@ def write_state(url: str, records: list[dict[str, Any]], head: dict[str, Any] | 
         sql(url, f"INSERT INTO roadcheck_evidence (run_id, position, {', '.join(cols)}) VALUES "
                  f"('r', %s, {', '.join(['%s'] * len(cols))})", pos, *values)
     if head is not None:
-        sql(url, "UPDATE roadcheck_heads SET doc = %s WHERE run_id = 'r'", orjson.dumps(head).decode())
+        sql(url, "UPDATE roadcheck_heads SET doc = %s WHERE run_id = 'r'",
+            orjson.dumps(head).decode())
 
 
 Tamper = Callable[[str], None]
@@ -165,7 +166,8 @@ def _manifest_edit(url: str) -> None:
     (raw,), = sql(url, "SELECT manifest FROM roadcheck_runs WHERE run_id = 'r'")
     doc = orjson.loads(str(raw))
     doc["params"] = {"doc": "b"}
-    sql(url, "UPDATE roadcheck_runs SET manifest = %s WHERE run_id = 'r'", orjson.dumps(doc).decode())
+    sql(url, "UPDATE roadcheck_runs SET manifest = %s WHERE run_id = 'r'",
+        orjson.dumps(doc).decode())
 
 
 def _head_gone(url: str) -> None:

@@ -34,9 +34,9 @@ derive:
 #: Modules a hook call on a known session must not import: the CLI framework, the
 #: document layer (the spec comes from the cache), and every optional extra.
 NOT_ON_THE_HOOK_PATH = ("click", "msgspec", "yaml", "rich", "pydantic", "jsonschema",
-                        "roadcheck.cli", "roadcheck.documents", "roadcheck.report", "roadcheck.harness",
-                        "roadcheck.acceptance", "roadcheck.revalidation", "roadcheck.integrations",
-                        "shutil", "tempfile")
+                        "roadcheck.cli", "roadcheck.documents", "roadcheck.report",
+                        "roadcheck.harness", "roadcheck.acceptance", "roadcheck.revalidation",
+                        "roadcheck.integrations", "shutil", "tempfile")
 
 PROBE = """\
 import json, os, sys

@@ -32,8 +32,8 @@ LINKS_DEV_ZERO = "import os, sys\nos.symlink('/dev/zero', sys.argv[1])\n"
 
 
 def _cli(tmp_path: Path, workflow: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "roadcheck", "run", str(workflow), "--as", "writer",
-                           "--identity", "alice", "--runs-dir", str(tmp_path / "runs"),
+    return subprocess.run([sys.executable, "-m", "roadcheck", "run", str(workflow), "--as",
+                           "writer", "--identity", "alice", "--runs-dir", str(tmp_path / "runs"),
                            "--format", "json", *extra], capture_output=True, text=True,
                           timeout=LIMIT, check=False, cwd=tmp_path)
 

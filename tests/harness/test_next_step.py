@@ -58,7 +58,8 @@ class TestNextCommand:
         wf.run(role="writer", identity="alice", run_id="r", runs_dir=runs)
         second = wf.run(role="qa", identity="bob", resume="r", runs_dir=runs)
         assert second.status == "paused"
-        assert second.next_command == f"roadcheck run {path} --resume r --as writer --runs-dir {runs}"
+        assert second.next_command == (f"roadcheck run {path} --resume r --as writer "
+                                       f"--runs-dir {runs}")
 
     def test_the_printed_commands_finish_the_run(self, tmp_path: Path, phase: Build,
                                                  workflow_file: WriteWorkflow,

@@ -36,7 +36,8 @@ def shell(tmp_path: Path):  # type: ignore[no-untyped-def]
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m roadcheck "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    for name in ("ROADCHECK_IDENTITY", "ROADCHECK_ROLE", "ROADCHECK_EVIDENCE_KEY", "ROADCHECK_EVIDENCE_KEY_FILE"):
+    for name in ("ROADCHECK_IDENTITY", "ROADCHECK_ROLE", "ROADCHECK_EVIDENCE_KEY",
+                 "ROADCHECK_EVIDENCE_KEY_FILE"):
         env.pop(name, None)
 
     def run(line: str) -> subprocess.CompletedProcess[str]:

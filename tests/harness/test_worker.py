@@ -107,7 +107,8 @@ def wait_for(url: str, condition: str, within: float = 60.0) -> None:
         if row[0]:
             return
         time.sleep(0.1)
-    raise AssertionError(f"runs never reached {condition}: {sql(url, 'SELECT * FROM roadcheck_runs')}")
+    raise AssertionError(f"runs never reached {condition}: "
+                         f"{sql(url, 'SELECT * FROM roadcheck_runs')}")
 
 
 def wait_lines(path: Path, n: int, within: float = 30.0) -> list[str]:

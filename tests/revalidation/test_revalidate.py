@@ -503,7 +503,8 @@ class TestPublicApi:
         import roadcheck.revalidation
 
         assert {"revalidate", "Revalidation"} <= set(roadcheck.__all__)
-        assert callable(roadcheck.revalidate) and roadcheck.revalidate is roadcheck.revalidation.revalidate
+        assert callable(roadcheck.revalidate)
+        assert roadcheck.revalidate is roadcheck.revalidation.revalidate
         assert roadcheck.Revalidation is roadcheck.revalidation.Revalidation
 
 

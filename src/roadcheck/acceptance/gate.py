@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Literal
 
-from roadcheck.acceptance.contract import Contract, json_type, load_contract, parse_contract, value_key
+from roadcheck.acceptance.contract import (
+    Contract,
+    json_type,
+    load_contract,
+    parse_contract,
+    value_key,
+)
 from roadcheck.acceptance.trace import Call, calls_of
 from roadcheck.errors import InputError
 from roadcheck.findings import Finding, Location

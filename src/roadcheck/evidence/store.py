@@ -151,8 +151,9 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
     elif head.auth == AUTH_HMAC:
         if key is None:
             raise InputError(f"run {run_id!r} is authenticated ({head.auth}, key id "
-                             f"{head.key_id}); give its key (--key-file, ROADCHECK_EVIDENCE_KEY_FILE "
-                             "or ROADCHECK_EVIDENCE_KEY) to verify or resume it")
+                             f"{head.key_id}); give its key (--key-file, "
+                             "ROADCHECK_EVIDENCE_KEY_FILE or ROADCHECK_EVIDENCE_KEY) to verify "
+                             "or resume it")
         if key.key_id != head.key_id:
             raise InputError(f"the evidence key given (key id {key.key_id}) is not the key of "
                              f"run {run_id!r} (key id {head.key_id})")

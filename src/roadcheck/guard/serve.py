@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from roadcheck.errors import RoadcheckError, InputError
+from roadcheck.errors import InputError, RoadcheckError
 from roadcheck.guard.core import Decision
 from roadcheck.guard.store import GuardSession, GuardStore
 from roadcheck.ingest._json import message, repeated_key

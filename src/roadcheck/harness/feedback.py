@@ -17,8 +17,8 @@ import orjson
 
 __all__ = ["FEEDBACK_VARS", "producer_env", "write_feedback"]
 
-FEEDBACK_VARS = ("ROADCHECK_FEEDBACK_FILE", "ROADCHECK_LAST_GATE_SUMMARY", "ROADCHECK_LAST_GATE_DETAIL",
-                 "ROADCHECK_LAST_GATE_EXIT")
+FEEDBACK_VARS = ("ROADCHECK_FEEDBACK_FILE", "ROADCHECK_LAST_GATE_SUMMARY",
+                 "ROADCHECK_LAST_GATE_DETAIL", "ROADCHECK_LAST_GATE_EXIT")
 
 
 def write_feedback(path: Path, record: Mapping[str, Any]) -> Path:

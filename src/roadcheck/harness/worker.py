@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roadcheck.errors import RoadcheckError, EvidenceError, InputError
+from roadcheck.errors import EvidenceError, InputError, RoadcheckError
 from roadcheck.evidence.chain import record_problem
 from roadcheck.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey
 from roadcheck.evidence.postgres import Claim, Database, LeaseLost, PostgresStore
@@ -195,8 +195,8 @@ def _standing(spec: WorkflowSpec, run_id: str, store: PostgresStore, state: Mapp
                          Reason.RUN_COMPLETED, store="postgres")
     if status == "hard-stop":
         return RunResult(run_id, spec.workflow, "hard-stop", phases, run_dir,
-                         "hard-stop: the run stopped earlier; see roadcheck audit", Reason.GATE_FAILED,
-                         store="postgres")
+                         "hard-stop: the run stopped earlier; see roadcheck audit",
+                         Reason.GATE_FAILED, store="postgres")
     waiting = state.get("next_role")
     if state.get("lease_owner") is not None and waiting == role:
         why = f"held by worker {state['lease_owner']!r} until its lease ends"

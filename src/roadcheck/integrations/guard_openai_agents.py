@@ -1,4 +1,5 @@
-"""Guard OpenAI Agents SDK tools: approval asked for, and calls stopped, by a :class:`~roadcheck.Guard`.
+"""Guard OpenAI Agents SDK tools: approval asked for, and calls stopped, by a
+:class:`~roadcheck.Guard`.
 
 ::
 

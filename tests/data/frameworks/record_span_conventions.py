@@ -108,7 +108,8 @@ def otlp_json(spans: tuple[ReadableSpan, ...]) -> dict[str, Any]:
                                                "spans": out}]}]}
 
 
-APPROVAL = {"roadcheck.checkpoint.id": "approve_send_report", "roadcheck.checkpoint.confirmed_by": "owner",
+APPROVAL = {"roadcheck.checkpoint.id": "approve_send_report",
+            "roadcheck.checkpoint.confirmed_by": "owner",
             "roadcheck.checkpoint.decision": "approved"}
 
 
