@@ -230,6 +230,17 @@ def test_postgres_store_misses(load: Callable[[str], ModuleType],
     assert bench.main() == 0
 
 
+def test_postgres_store_overhead_runs(load: Callable[[str], ModuleType], tmp_path: Path) -> None:
+    """The overhead figure for real on 2 phases: both stores timed, and each one's appends."""
+    from .postgres import pg_schema
+
+    bench = load("postgres_store")
+    with pg_schema() as url:
+        jsonl, pg = bench.overhead(url, 2, 1, tmp_path)
+    assert jsonl > 0 and pg > 0
+    assert set(bench.APPEND) == {"jsonl", "postgres"} and min(bench.APPEND.values()) > 0
+
+
 def test_ray_replay_misses(load: Callable[[str], ModuleType]) -> None:
     """The verdict: different bytes, Ray over 1.5x, worker memory growing over 1.25x, or no
     worker sampled, each a miss."""
