@@ -121,6 +121,30 @@ class TestProcessGroup:
         pids = [int(p) for p in pidfile.read_text().split()]
         assert len(pids) == 2 and all(gone(pid) for pid in pids)
 
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+    def test_a_fork_of_the_caller_does_not_hold_the_tie(self, tmp_path: Path) -> None:
+        """A caller that forked after its first tied command (a worker pool, say) still
+        takes its commands with it when killed, its fork running on."""
+        pidfile = tmp_path / "pid"
+        code = ("import os, time\n"
+                "from roadcheck._commands import run_command\n"
+                "run_command(['true'], cwd=None, timeout=30, die_with_parent=True)\n"
+                "if os.fork() == 0:\n"
+                "    time.sleep(10)\n"
+                "    os._exit(0)\n"
+                f"run_command(['sh', '-c', 'echo $$ > {tmp_path / 'tmp'}; mv {tmp_path / 'tmp'} "
+                f"{pidfile}; exec sleep 300'], cwd=None, timeout=300, die_with_parent=True)\n")
+        parent = subprocess.Popen([PY, "-c", code])
+        try:
+            deadline = time.monotonic() + LIMIT
+            while not pidfile.exists():
+                assert time.monotonic() < deadline, "the command never started"
+                time.sleep(0.02)
+        finally:
+            parent.kill()
+            parent.wait(timeout=LIMIT)
+        assert gone(int(pidfile.read_text()))
+
     def test_die_with_parent_needs_no_preexec_fn(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """A command tied to its caller's life is started without a ``preexec_fn`` (which
         would cost it vfork), in a session of its own."""
