@@ -135,11 +135,12 @@ def cli_overhead(phases: int, repeat: int) -> tuple[float, float]:
             with tempfile.TemporaryDirectory(dir=".") as tmp:
                 wf = Path(tmp) / "wf.json"
                 wf.write_text(json.dumps(document(phases)))
-                used = _children_cpu()
+                # the bare loop's own CPU (starting its processes) counts, as roadcheck's does
+                used = _children_cpu() + time.process_time()
                 took = bare(phases, Path(tmp) / "bare")
                 if n:
                     times["bare"].append(took)
-                    cpu["bare"].append(_children_cpu() - used)
+                    cpu["bare"].append(_children_cpu() + time.process_time() - used)
                 used, start = _children_cpu(), time.perf_counter()
                 subprocess.run([roadcheck, "run", str(wf), "--as", "op", "--identity", "bench",
                                 "--run-id", f"cli{n}", "--runs-dir", str(Path(tmp) / "runs")],
