@@ -7,8 +7,10 @@ then judges them in one run, side by side:
 - the baseline, ``roadcheck replay --jobs 2``: the call that command makes
   (``replay_files(jobs=2)``, the JSON report streamed to a file);
 - Ray, as ``roadcheck replay --ray`` makes it (``replay_paths``, the JSON report
-  streamed to a file) on ``ray.init(num_cpus=2)``, at a tenth of the size and
-  then at the full size. Ray's start-up is reported apart from the replay.
+  streamed to a file, batches of the size it picks) on ``ray.init(num_cpus=2)``,
+  at a tenth of the size and then at the full size, interleaved with the
+  baseline ``--repeat`` times (medians compared). Ray's start-up is reported
+  apart from the replay.
 
 While Ray works, the resident memory of every Ray worker process (and of the
 driver) is sampled every 50 ms from ``/proc``. Targets: Ray's time at the full
@@ -16,7 +18,8 @@ size within 1.5x of the baseline's, and the peak RSS of a worker flat, that is
 at the full size no more than 1.25x the one at a tenth of it. The two reports
 must be the same bytes. Exit 1 on a miss.
 
-Usage: ``python benchmarks/ray_replay.py [--trajectories 1000000] [--data DIR]``
+Usage: ``python benchmarks/ray_replay.py [--trajectories 1000000] [--data DIR]
+[--repeat 1]``
 (``--data`` keeps the trajectories in DIR and reuses them on the next run).
 Linux only (it reads ``/proc``).
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import statistics
 import sys
 import tempfile
 import threading
@@ -180,12 +184,14 @@ def sha256(path: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="interleaved runs of each side; their medians are compared")
     parser.add_argument("--data", type=Path, default=None,
                         help="keep the trajectories here and reuse them (default: a temp dir)")
     args = parser.parse_args()
     import ray
 
-    from roadcheck.integrations.ray import DEFAULT_BATCH, replay_paths
+    from roadcheck.integrations.ray import auto_batch_size, replay_paths
 
     spec = load_replay_spec(SPEC)
     n = args.trajectories
@@ -198,32 +204,34 @@ def main() -> int:
         out = Path(tmp)
 
         start = time.perf_counter()
-        with report_file(out / "jobs2.json", spec) as (report, render):
-            replay_files(spec, paths, jobs=2, render=render, sink=report)
-        pair = time.perf_counter() - start
-
-        start = time.perf_counter()
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
         boot = time.perf_counter() - start
+        pairs, rays = [], []
         try:
             with Sampler(_ray_workers) as tenth, report_file(out / "ray-small.json",
                                                              spec) as (report, render):
                 replay_paths(spec, paths[:small], render=render, sink=report)
-            start = time.perf_counter()
-            with Sampler(_ray_workers) as full, report_file(out / "ray.json",
-                                                            spec) as (report, render):
-                replay_paths(spec, paths, render=render, sink=report)
-            on_ray = time.perf_counter() - start
+            for _ in range(args.repeat):  # interleaved, the medians compared
+                start = time.perf_counter()
+                with report_file(out / "jobs2.json", spec) as (report, render):
+                    replay_files(spec, paths, jobs=2, render=render, sink=report)
+                pairs.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                with Sampler(_ray_workers) as full, report_file(out / "ray.json",
+                                                                spec) as (report, render):
+                    replay_paths(spec, paths, render=render, sink=report)
+                rays.append(time.perf_counter() - start)
         finally:
             ray.shutdown()
+        pair, on_ray = statistics.median(pairs), statistics.median(rays)
         same = sha256(out / "jobs2.json") == sha256(out / "ray.json")
         size = (out / "ray.json").stat().st_size
 
     ratio = on_ray / pair
     growth = full.worker_peak_mib / tenth.worker_peak_mib if tenth.worker_peak_mib else 0.0
     print(f"{n} trajectories x 20 events, one per file ({PER_DIR} files a directory, "
-          f"written in {wrote:.1f} s); Ray batches of {DEFAULT_BATCH} files; "
+          f"written in {wrote:.1f} s); Ray batches of {auto_batch_size(n, 2)} files; "
           f"JSON report {size / 2**20:.0f} MiB")
     print(f"  roadcheck replay --jobs 2   {pair:8.2f} s  {n / pair:8.0f} trajectories/s (baseline)")
     print(f"  Ray, 2 CPUs             {on_ray:8.2f} s  {n / on_ray:8.0f} trajectories/s "

@@ -30,7 +30,6 @@ import io
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,27 @@ def per_batch_time(paths: list[str]) -> float:
     return (time.perf_counter() - start) / len(batches)
 
 
+def template(path: str) -> list[Any]:
+    """What a real batch returns for one file: its start, then its rendered result."""
+    from roadcheck.integrations.ray import _judge_batch
+
+    render = partial(render_result, fmt="json", summary_only=False, by_field=None)
+    return _judge_batch(load_replay_spec(SPEC), [path], None, render)
+
+
+def ready_rows(template: list[Any], paths: list[str]) -> list[Any]:
+    """A batch's rows as a real batch returns them (a start and a rendered result a file,
+    each naming its path), copied from ``template``, not judged."""
+    from roadcheck.conformance import _FileStart
+
+    start_item, rendered = template[0], template[1]
+    out: list[Any] = []
+    for path in paths:
+        out.append(_FileStart(path, start_item.fmt))
+        out.append(rendered._replace(id=path, path=path))  # a Rendered (a named tuple)
+    return out
+
+
 def driver_per_batch(template: list[Any], size: int) -> tuple[float, float]:
     """Seconds of driver time per batch of ``size`` files when the workers take no time:
     the wall time, and the CPU time of the driver process (all its threads, Ray's own
@@ -67,16 +87,9 @@ def driver_per_batch(template: list[Any], size: int) -> tuple[float, float]:
     import ray
 
     import roadcheck.integrations.ray as on_ray
-    from roadcheck.conformance import _FileStart
-
-    start_item, rendered = template[0], template[1]
 
     def ready(spec: Any, paths: list[str], input_format: str | None, render: Any) -> list[Any]:
-        out: list[Any] = []
-        for path in paths:  # a batch's rows, as a real batch returns them, not judged
-            out.append(_FileStart(path, start_item.fmt))
-            out.append(replace(rendered, id=path, path=path))
-        return out
+        return ready_rows(template, paths)
 
     spec = load_replay_spec(SPEC)
     real = on_ray._remote_batch
@@ -101,19 +114,15 @@ def main() -> int:
     args = parser.parse_args()
     import ray
 
-    from roadcheck.integrations.ray import _judge_batch
-
-    spec = load_replay_spec(SPEC)
-    render = partial(render_result, fmt="json", summary_only=False, by_field=None)
     with tempfile.TemporaryDirectory(prefix="roadcheck-ray-scale-") as tmp:
         paths = write(Path(tmp), 64 * BATCH)
         batch = per_batch_time(paths)
-        template = _judge_batch(spec, paths[:1], None, render)
+        rows = template(paths[0])
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        driver_per_batch(template, BATCH)  # Ray's workers started and warm
-        small_wall, small = driver_per_batch(template, BATCH)
-        big_wall, big = driver_per_batch(template, BIG)
+        driver_per_batch(rows, BATCH)  # Ray's workers started and warm
+        small_wall, small = driver_per_batch(rows, BATCH)
+        big_wall, big = driver_per_batch(rows, BIG)
     finally:
         ray.shutdown()
 

@@ -85,3 +85,20 @@ class TestCommandImports:
         if expected is not None:
             assert code == expected
         assert sorted(modules & {*HEAVY, *also_absent}) == []
+
+
+def test_jsonl_run_loads_no_other_store(tmp_path: Path) -> None:
+    """A run on the JSONL store loads neither the PostgreSQL store (nor psycopg) nor SQLite:
+    the store modules load only for the store a run names; nor what only other commands
+    need (tempfile, secrets, the HTML helpers)."""
+    touch = [sys.executable, "-c", "import sys; open(sys.argv[1], 'w').write('x')", "{artifact}"]
+    workflow = tmp_path / "wf.json"
+    workflow.write_text(json.dumps({"workflow": "w", "phases": [
+        {"name": "a", "role": "op", "producer": touch, "artifact": "out.txt",
+         "gate": {"command": [sys.executable, "-c", "import sys, os; "
+                              "sys.exit(not os.path.isfile(sys.argv[1]))", "{artifact}"]}}]}))
+    code, modules = _imports(["run", str(workflow), "--as", "op", "--identity", "me",
+                              "--runs-dir", str(tmp_path / "runs")])
+    assert code == 0
+    assert sorted(modules & {"roadcheck.evidence.postgres", "psycopg", "psycopg_pool",
+                             "sqlite3", "_sqlite3", "tempfile", "secrets", "html"}) == []

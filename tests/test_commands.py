@@ -99,6 +99,68 @@ class TestProcessGroup:
             parent.wait(timeout=LIMIT)
         assert gone(int(pidfile.read_text()))
 
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+    def test_die_with_parent_takes_the_whole_group(self, tmp_path: Path) -> None:
+        """A caller killed by SIGKILL takes its command's whole group with it, a background
+        child of the command too."""
+        pidfile = tmp_path / "pids"
+        tmp = tmp_path / "tmp"
+        script = f"sleep 300 & echo $! $$ > {tmp}; mv {tmp} {pidfile}; wait"
+        code = ("from roadcheck._commands import run_command\n"
+                f"run_command(['sh', '-c', {script!r}], cwd=None, timeout=300, "
+                "die_with_parent=True)\n")
+        parent = subprocess.Popen([PY, "-c", code])
+        try:
+            deadline = time.monotonic() + LIMIT
+            while not pidfile.exists():
+                assert time.monotonic() < deadline, "the command never started"
+                time.sleep(0.02)
+        finally:
+            parent.kill()
+            parent.wait(timeout=LIMIT)
+        pids = [int(p) for p in pidfile.read_text().split()]
+        assert len(pids) == 2 and all(gone(pid) for pid in pids)
+
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+    def test_a_fork_of_the_caller_does_not_hold_the_tie(self, tmp_path: Path) -> None:
+        """A caller that forked after its first tied command (a worker pool, say) still
+        takes its commands with it when killed, its fork running on."""
+        pidfile = tmp_path / "pid"
+        code = ("import os, time\n"
+                "from roadcheck._commands import run_command\n"
+                "run_command(['true'], cwd=None, timeout=30, die_with_parent=True)\n"
+                "if os.fork() == 0:\n"
+                "    time.sleep(10)\n"
+                "    os._exit(0)\n"
+                f"run_command(['sh', '-c', 'echo $$ > {tmp_path / 'tmp'}; mv {tmp_path / 'tmp'} "
+                f"{pidfile}; exec sleep 300'], cwd=None, timeout=300, die_with_parent=True)\n")
+        parent = subprocess.Popen([PY, "-c", code])
+        try:
+            deadline = time.monotonic() + LIMIT
+            while not pidfile.exists():
+                assert time.monotonic() < deadline, "the command never started"
+                time.sleep(0.02)
+        finally:
+            parent.kill()
+            parent.wait(timeout=LIMIT)
+        assert gone(int(pidfile.read_text()))
+
+    def test_die_with_parent_needs_no_preexec_fn(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A command tied to its caller's life is started without a ``preexec_fn`` (which
+        would cost it vfork), in a session of its own."""
+        seen: list[dict[str, object]] = []
+        real = subprocess.Popen
+
+        def popen(*args: object, **kwargs: object) -> object:
+            seen.append(kwargs)
+            return real(*args, **kwargs)  # type: ignore[call-overload]
+
+        monkeypatch.setattr(subprocess, "Popen", popen)
+        r = run_command([PY, "-c", "import os; print(os.getsid(0) == os.getpid())"], cwd=None,
+                        timeout=LIMIT, die_with_parent=True)
+        assert (r.exit_code, r.stdout.strip()) == (0, "True")
+        assert seen and all(kw.get("preexec_fn") is None for kw in seen)
+
     @pytest.mark.parametrize("timeout", [1e30, float("inf"), 2.0**64])
     def test_huge_timeout_is_no_limit(self, timeout: float) -> None:
         """A timeout beyond what poll(2) can wait for means no practical limit, not a crash."""

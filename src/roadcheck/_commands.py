@@ -13,7 +13,12 @@ Two promises hold for every command:
   SIGTERM, a short grace, then SIGKILL. A process that starts a session of
   its own escapes the group; nothing short of a container can follow it. If
   the caller itself is killed with SIGKILL it cannot clean up; a command run
-  with ``die_with_parent`` is then killed by the kernel (Linux).
+  with ``die_with_parent`` is then killed, with its group, by the caller's
+  watcher (Linux; see :func:`_lifeline`).
+
+Every command is started without a ``preexec_fn``, so :mod:`subprocess` can
+start it with vfork: a ``preexec_fn`` forces a full fork of the caller, which
+cost a command about three times a plain start.
 - **Output is bounded.** stdout and stderr are drained together as they
   arrive (a child never blocks on a full pipe) and only the first
   :data:`KEEP_HEAD` and last :data:`KEEP_TAIL` bytes of each are kept, with a
@@ -113,8 +118,123 @@ class _Capture:
                 + self.tail.decode("utf-8", "replace"))
 
 
+#: The watcher of a lifeline, run as ``python -I -S -c``: it reads its standard input
+#: (the lifeline's read end) until end of file, which comes only once every copy of the
+#: write end is closed, that is once the process holding it is gone. It then kills, with
+#: their groups, the processes that still hold the read end: the commands started with
+#: ``die_with_parent``, which inherited it, and whatever of theirs inherited it in turn.
+_WATCHER = """
+import os, signal
+try:
+    while os.read(0, 4096):
+        pass
+except OSError:
+    pass
+mark = "pipe:[%d]" % os.fstat(0).st_ino
+me = os.getpid()
+for _ in range(20):
+    found = False
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{name}/fd")
+            held = any(os.readlink(f"/proc/{name}/fd/{fd}") == mark for fd in fds)
+        except OSError:
+            continue
+        if held:
+            found = True
+            pid = int(name)
+            try:
+                if os.getpgid(pid) == pid:
+                    os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    if not found:
+        break
+"""
+
+
+class _Lifeline:
+    """A pipe whose write end only this process holds, watched by a process of its own.
+
+    Commands started with ``die_with_parent`` inherit the read end (``pass_fds``);
+    when this process dies, however it dies, the watcher sees end of file and kills
+    them. A command holds the read end from the instant it is forked (the fd table
+    is copied then), and the watcher's end of file cannot come before the command
+    has executed (until then the command also holds a copy of the write end, closed
+    on exec), so no command can slip between the two, as none could with
+    ``PR_SET_PDEATHSIG`` checked after the fork.
+    """
+
+    __slots__ = ("pid", "read", "write")
+
+    def __init__(self, pid: int, read: int, write: int) -> None:
+        self.pid, self.read, self.write = pid, read, write
+
+    def close(self) -> None:
+        for fd in (self.read, self.write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+#: This process's lifeline once asked for (``None`` in it where none could start).
+_LIFELINE: list[_Lifeline | None] = []
+#: Whether the fork handler that drops an inherited lifeline is registered.
+_REGISTERED: list[bool] = []
+
+
+def _forget_lifeline() -> None:
+    """In a forked child: the parent's lifeline is the parent's; the child's copy of its
+    write end would keep the parent's watcher waiting after the parent died."""
+    if _LIFELINE and _LIFELINE[0] is not None:
+        _LIFELINE[0].close()
+    _LIFELINE.clear()
+
+
+def _start_lifeline() -> _Lifeline | None:
+    """A new lifeline and its watcher (in a session of its own, so that killing this
+    process's group leaves it to do its work); ``None`` where there is no ``/proc`` to
+    find the commands in, or the watcher cannot start."""
+    if not sys.platform.startswith("linux") or not sys.executable or not hasattr(
+            os, "posix_spawn"):
+        return None
+    read, write = os.pipe()  # both close on exec: only pass_fds hands the read end on
+    try:
+        null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", _WATCHER],
+                           os.environ, setsid=True,
+                           file_actions=[(os.POSIX_SPAWN_DUP2, read, 0),
+                                         (os.POSIX_SPAWN_DUP2, null, 1),
+                                         (os.POSIX_SPAWN_DUP2, null, 2)])
+        finally:
+            os.close(null)
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    return _Lifeline(os.getpid(), read, write)
+
+
+def _lifeline() -> _Lifeline | None:
+    """This process's lifeline, started with the first command that needs it."""
+    if not _LIFELINE or (_LIFELINE[0] is not None and _LIFELINE[0].pid != os.getpid()):
+        _forget_lifeline()
+        _LIFELINE.append(_start_lifeline())
+        if not _REGISTERED and hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_forget_lifeline)
+            _REGISTERED.append(True)
+    return _LIFELINE[0]
+
+
 def _die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` asking Linux to SIGKILL the child when its parent dies."""
+    """The fallback where no watcher could start: a ``preexec_fn`` asking Linux to SIGKILL
+    the child when its parent dies (it costs the command vfork)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -131,18 +251,6 @@ def _die_with_parent() -> Callable[[], None] | None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     return setup
-
-
-_PREEXEC: dict[int, Callable[[], None] | None] = {}
-
-
-def _preexec_fn() -> Callable[[], None] | None:
-    """The ``preexec_fn`` for this process (it names this process as the parent)."""
-    pid = os.getpid()
-    if pid not in _PREEXEC:
-        _PREEXEC.clear()
-        _PREEXEC[pid] = _die_with_parent()
-    return _PREEXEC[pid]
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
@@ -242,15 +350,22 @@ def run_command(argv: Sequence[str], *, cwd: Path | None, timeout: float,
     :class:`subprocess.Popen` (``subprocess.DEVNULL`` for read-only checks).
     The command runs in its own session and nothing it started survives it;
     its output is kept as head and tail (see the module docstring).
-    ``die_with_parent`` (Linux) also kills the command when this process dies
-    before it ends; it costs about a millisecond per command, so it is kept for
-    commands whose side effect must not complete behind a resume's back.
+    ``die_with_parent`` (Linux) also kills the command, with its group, when this
+    process dies before it ends (see :class:`_Lifeline`); it is kept for commands
+    whose side effect must not complete behind a resume's back.
     """
+    keep: tuple[int, ...] = ()
+    preexec: Callable[[], None] | None = None
+    if die_with_parent:
+        line = _lifeline()
+        if line is not None:
+            keep = (line.read,)
+        else:
+            preexec = _die_with_parent()
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env),
                                 stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True,
-                                preexec_fn=_preexec_fn() if die_with_parent else None)
+                                start_new_session=True, pass_fds=keep, preexec_fn=preexec)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         why = getattr(exc, "strerror", None) or exc
         return CommandRun(None, "", "", f"could not start {argv[0]!r}: {why}")

@@ -194,6 +194,20 @@ def regular_under(root: Path) -> list[Path]:
     return sorted(found)
 
 
+def _mkstemp(directory: str | PathLike[str], prefix: str, suffix: str) -> tuple[int, str]:
+    """``tempfile.mkstemp(dir=directory, prefix=prefix, suffix=suffix)`` without loading
+    :mod:`tempfile` (and shutil, lzma, random with it): a new file only this user can read
+    and write, created exclusively under a random name."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | _NOFOLLOW
+    for _ in range(100):
+        name = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", os.fspath(directory))
+
+
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
@@ -304,10 +318,8 @@ def atomic_output(path: str | PathLike[str], *, what: str = "") -> Iterator[Text
     if not parent.is_dir():
         state = "does not exist" if not parent.exists() else "is not a directory"
         raise InputError(f"{cannot}: the directory {str(parent)!r} {state}", path=name)
-    import tempfile  # here, not at the top: the guard's hook process imports this module
-
     try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp")
+        fd, tmp = _mkstemp(parent, f".{target.name}.", ".tmp")
     except OSError as exc:
         raise InputError(f"{cannot}: {_reason(exc)}", path=name) from None
     done = False
@@ -352,10 +364,8 @@ def check_writable_dir(path: str | PathLike[str]) -> None:
     if not probe.is_dir():
         where = "it" if str(probe) == name else repr(str(probe))
         raise InputError(f"cannot use as a directory: {where} is not a directory", path=name)
-    import tempfile
-
     try:
-        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".roadcheck-probe-")
+        fd, tmp = _mkstemp(probe, ".roadcheck-probe-", "")
     except OSError as exc:
         raise InputError(f"cannot write: {_reason(exc)}", path=name) from None
     os.close(fd)

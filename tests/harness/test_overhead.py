@@ -25,3 +25,11 @@ class TestOverheadScript:
         module = load_script(ROOT / "benchmarks" / "harness_overhead.py")
         assert module.fsyncs_per_phase(3, False)[0] == 1.0
         assert module.fsyncs_per_phase(3, True)[0] == 2.0
+
+    def test_cli_figure_runs(self, tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The CLI figure on a 2-phase workflow: both sides measured, wall and CPU."""
+        monkeypatch.chdir(str(tmp_path))
+        module = load_script(ROOT / "benchmarks" / "harness_overhead.py")
+        base, cli = module.cli_overhead(2, 1)
+        assert base > 0 and cli > 0
+        assert set(module.CLI_CPU) == {"bare", "cli"} and module.CLI_CPU["cli"] > 0

@@ -245,7 +245,7 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "wor
 
 def store_choice(value: str) -> str:
     """``jsonl``, ``sqlite`` or a ``postgresql://`` URL; anything else is a usage error."""
-    from roadcheck.evidence.postgres import is_url
+    from roadcheck.evidence.store import is_url
 
     if value in ("jsonl", "sqlite") or is_url(value):
         return value
@@ -253,7 +253,7 @@ def store_choice(value: str) -> str:
 
 
 def database_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from roadcheck.evidence.postgres import is_url
+    from roadcheck.evidence.store import is_url
 
     if value is not None and not is_url(value):
         raise click.BadParameter(f"{value!r} is not a postgresql:// URL")

@@ -88,12 +88,9 @@ def create_run(runs_dir: Path, run_id: str, manifest: Mapping[str, Any],
                         path=str(run_dir))
     if (run_dir / MANIFEST).exists():
         raise exists
-    import secrets  # here, not at the top: the guard's hook process imports this module
-    import shutil
-
     try:
         runs_dir.mkdir(parents=True, exist_ok=True)
-        stage = runs_dir / f".{run_id}.{secrets.token_hex(4)}.creating"
+        stage = runs_dir / f".{run_id}.{os.urandom(4).hex()}.creating"
         stage.mkdir()
     except OSError as exc:
         raise StoreError(f"cannot create the run: {exc.strerror or exc}",
@@ -118,6 +115,8 @@ def create_run(runs_dir: Path, run_id: str, manifest: Mapping[str, Any],
                              path=str(run_dir)) from None
         fsync_dir(runs_dir)
     except BaseException:
+        import shutil  # only to clear a failed stage
+
         with contextlib.suppress(OSError):
             shutil.rmtree(stage)
         raise

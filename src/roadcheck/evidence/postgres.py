@@ -21,8 +21,8 @@ psycopg 3 and psycopg-pool are imported when a store is opened (extra
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import re
 import secrets
 import threading
 from collections.abc import Iterator, Mapping
@@ -44,6 +44,7 @@ from roadcheck.evidence.store import (
     StoreKind,
     _judge,
     check_run_id,
+    is_url,
     last_effect_states,
     rows_to_records,
 )
@@ -64,7 +65,6 @@ __all__ = [
 ]
 
 KIND = "postgres"
-_URL = re.compile(r"postgres(?:ql)?://", re.IGNORECASE)
 _JSON_COLUMNS = ("gate", "artifact")
 _COLUMNS = ", ".join(FIELDS)
 
@@ -105,11 +105,6 @@ _MIGRATION_LOCK = 0x61737361_79000001
 
 class LeaseLost(StoreError):
     """This worker's claim on a run expired and another worker took the run over."""
-
-
-def is_url(store: str) -> bool:
-    """True when ``--store`` names a PostgreSQL database rather than a file store kind."""
-    return bool(_URL.match(store))
 
 
 def redact(url: str) -> str:
@@ -190,11 +185,18 @@ class Database:
                              (version,))
 
     @contextmanager
-    def transaction(self) -> Iterator[Connection[Any]]:
-        """One connection inside one transaction, committed when the block ends."""
+    def transaction(self, *, pipeline: bool = False) -> Iterator[Connection[Any]]:
+        """One connection inside one transaction, committed when the block ends.
+
+        With ``pipeline``, the statements go to the server without waiting for each
+        answer (psycopg's pipeline mode): a result is waited for only where it is read
+        (``fetchone``), so ``BEGIN`` and the reads before the first ``fetchone`` are one
+        round trip, and the writes after the last one go with the ``COMMIT``.
+        """
         psycopg, psycopg_pool = _modules()
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with self.pool.connection() as conn, (
+                    conn.pipeline() if pipeline else contextlib.nullcontext()), conn.transaction():
                 yield conn
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             raise StoreError(f"evidence database: {_one_line(exc)}", path=self.shown) from None
@@ -312,6 +314,16 @@ class Database:
             return cur.rowcount == 1
 
 
+def _head_of(doc: Any) -> Head | str | None:
+    """The head stored as ``doc`` (``None`` when the run has no head row)."""
+    if doc is None:
+        return None
+    try:
+        return Head.from_dict(orjson.loads(doc))
+    except (orjson.JSONDecodeError, HeadError, TypeError) as exc:
+        return f"head row: {exc}"
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -336,25 +348,29 @@ class PostgresStore:
         self.path = f"{db.shown}#{run_id}"
         self._lock = threading.Lock()
 
-    def _fence(self, conn: Connection[Any]) -> None:
-        """Lock the run row; refuse when this store's lease is no longer the run's lease."""
-        row = conn.execute("SELECT lease_token FROM roadcheck_runs WHERE run_id = %s FOR UPDATE",
-                           (self.run_id,)).fetchone()
+    def _fence(self, conn: Connection[Any], head: bool = False) -> Head | str | None:
+        """Lock the run row; refuse when this store's lease is no longer the run's lease.
+
+        With ``head``, the run's head is read in the same statement and returned.
+        """
+        if head:
+            row = conn.execute("SELECT r.lease_token, h.doc FROM roadcheck_runs r"
+                               " LEFT JOIN roadcheck_heads h ON h.run_id = r.run_id"
+                               " WHERE r.run_id = %s FOR UPDATE OF r", (self.run_id,)).fetchone()
+        else:
+            row = conn.execute("SELECT lease_token FROM roadcheck_runs WHERE run_id = %s"
+                               " FOR UPDATE", (self.run_id,)).fetchone()
         if row is None:
             raise StoreError(f"no run {self.run_id!r}", path=self.path)
         if self.claim is not None and row[0] != self.claim.token:
             raise LeaseLost(f"the claim on run {self.run_id!r} expired and another worker took "
                             "the run over; nothing of this attempt was recorded", path=self.path)
+        return _head_of(row[1]) if head else None
 
     def _head_in(self, conn: Connection[Any]) -> Head | str | None:
         row = conn.execute("SELECT doc FROM roadcheck_heads WHERE run_id = %s",
                            (self.run_id,)).fetchone()
-        if row is None:
-            return None
-        try:
-            return Head.from_dict(orjson.loads(row[0]))
-        except (orjson.JSONDecodeError, HeadError, TypeError) as exc:
-            return f"head row: {exc}"
+        return None if row is None else _head_of(row[0])
 
     def create(self, manifest_sha256: str | None) -> None:
         """Runs are created with :meth:`Database.create_run`, which writes the first head."""
@@ -364,9 +380,9 @@ class PostgresStore:
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Insert one record and its new head in one transaction, committed when this returns."""
-        with self._lock, self.db.transaction() as conn:
-            self._fence(conn)
-            head = self._head_in(conn)
+        # two round trips: BEGIN with the fence and the head, then the writes with the COMMIT
+        with self._lock, self.db.transaction(pipeline=True) as conn:
+            head = self._fence(conn, head=True)
             if not isinstance(head, Head):
                 raise EvidenceError(f"refusing to append: {head or 'the run has no head'}",
                                     path=self.path)
@@ -384,7 +400,7 @@ class PostgresStore:
 
     def append_effect(self, entry: Mapping[str, Any]) -> None:
         """Record one effect state, fenced and committed before the run goes on."""
-        with self._lock, self.db.transaction() as conn:
+        with self._lock, self.db.transaction(pipeline=True) as conn:
             self._fence(conn)
             conn.execute(
                 "INSERT INTO roadcheck_effects (run_id, position, entry) SELECT %s,"

@@ -32,10 +32,9 @@ import contextlib
 import dataclasses
 import os
 import re
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
 
@@ -52,6 +51,9 @@ from roadcheck.evidence.manifest import (
     write_durable,
 )
 from roadcheck.evidence.record import FIELDS, GENESIS, seal
+
+if TYPE_CHECKING:  # sqlite3 loads with the SQLite store, not with a JSONL run
+    import sqlite3
 
 __all__ = [
     "HEAD",
@@ -71,6 +73,7 @@ HEAD = "head.json"
 #: The size of the head line that opens ``evidence.jsonl`` (line 1, rewritten in place).
 SLOT = 1024
 _SLOT_START = b'{"head":'
+_URL = re.compile(r"postgres(?:ql)?://", re.IGNORECASE)
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _JSON_COLUMNS = ("gate", "artifact")
 
@@ -575,6 +578,8 @@ class SqliteStore:
         self._conn: sqlite3.Connection | None = None
 
     def _db(self) -> sqlite3.Connection:
+        import sqlite3
+
         if self._conn is None:
             try:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -609,6 +614,8 @@ class SqliteStore:
 
     def create(self, manifest_sha256: str | None) -> None:
         """Write the head row of an empty store."""
+        import sqlite3
+
         conn = self._db()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -628,6 +635,8 @@ class SqliteStore:
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Insert one record and its new head in one transaction, committed when this returns."""
+        import sqlite3
+
         conn = self._db()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -660,6 +669,8 @@ class SqliteStore:
 
     def records(self) -> list[dict[str, Any]]:
         """Every row in insertion order, with ``gate`` and ``artifact`` decoded."""
+        import sqlite3
+
         if self._conn is None and not self.path.exists():
             return []
         try:
@@ -671,6 +682,8 @@ class SqliteStore:
 
     def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
         """``PRAGMA integrity_check``, the chain, the head (and its MAC), deleted last rows."""
+        import sqlite3
+
         if self._conn is None and not self.path.exists():
             return ChainCheck(self.run_id, 0, "unanchored", None, "the store file is missing")
         try:
@@ -747,6 +760,15 @@ def detect_store(run_dir: Path) -> StoreKind | None:
     if (run_dir / "evidence.jsonl").exists():
         return "jsonl"
     return None
+
+
+def is_url(store: str) -> bool:
+    """True when ``--store`` names a PostgreSQL database rather than a file store kind.
+
+    Here rather than in :mod:`roadcheck.evidence.postgres`, so that choosing a file
+    store never loads the PostgreSQL one.
+    """
+    return bool(_URL.match(store))
 
 
 def open_store(runs_dir: str | os.PathLike[str], run_id: str, kind: StoreKind | None = None,

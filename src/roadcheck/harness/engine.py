@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -74,7 +73,8 @@ def now() -> str:
 
 def new_run_id() -> str:
     """A fresh run id: UTC time plus random hex, sortable and unguessable."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    # os.urandom, as secrets.token_hex would, without loading secrets (and random) per run
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + os.urandom(3).hex()
 
 
 def _digest(path: Path, roots: tuple[Path, ...] | None = None) -> dict[str, Any]:
@@ -330,11 +330,14 @@ class _Run:
                             evidence=record["hash"])
         return iteration
 
-    def judge(self, phase: Phase, values: Mapping[str, str]) -> GateOutcome:
-        """Evaluate the phase's gate on its artifact, once it is known to be a regular file."""
-        refused = self.refuse_artifact(Path(values["artifact"]))
-        if refused is not None:
-            return refused
+    def judge(self, phase: Phase, values: Mapping[str, str], *,
+              checked: bool = False) -> GateOutcome:
+        """Evaluate the phase's gate on its artifact, once it is known to be a regular file
+        (``checked``: the producer's step just found it one, nothing ran since)."""
+        if not checked:
+            refused = self.refuse_artifact(Path(values["artifact"]))
+            if refused is not None:
+                return refused
         env = {**self.env, **self.roadcheck_env(phase, values)}
         ctx = GateContext(Path(values["artifact"]), self.run_dir, self.spec_dir, values, env,
                           phase.name, self.roots)
@@ -594,9 +597,10 @@ def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> 
                             "with its owner before resuming", Reason.EFFECT_UNKNOWN_STOP)
                 if produce:
                     run.effect(phase, "attempted", attempt, "engine")
+            # a producer that succeeded has just checked its artifact is a regular file
             outcome = run.produce(phase, values, attempt, iteration, last) if produce else None
             if outcome is None:
-                outcome = run.judge(phase, values)
+                outcome = run.judge(phase, values, checked=produce)
             assert run.store is not None
             record = run.store.append({
                 "run_id": run.run_id, "workflow": spec.workflow, "phase": phase.name,

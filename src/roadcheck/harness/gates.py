@@ -4,13 +4,15 @@ Each kind turns an artifact into a :class:`GateOutcome`. A gate that cannot run
 (a missing command, a crashing callable, unreadable output) is a failed gate with
 the reason in its summary, never a pass. Gates that read the artifact themselves
 read it as a regular file inside ``GateContext.roots`` (see :mod:`roadcheck._files`);
-command and score gates run through :func:`roadcheck._commands.run_command`.
+command and score gates run through :func:`roadcheck._commands.run_command` with no
+standard input (`/dev/null`): a gate that reads it reads end of file, never waits.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
@@ -80,7 +82,7 @@ def _render(args: Sequence[str], values: Mapping[str, str]) -> list[str]:
 
 def _command(gate: CommandGate, ctx: GateContext) -> GateOutcome:
     run = run_command(_render(gate.command, ctx.values), cwd=None, env=ctx.env,
-                      timeout=gate.timeout)
+                      timeout=gate.timeout, stdin=subprocess.DEVNULL)
     if run.error is not None:
         return GateOutcome(False, "command", f"gate command {run.error}", "", run.exit_code,
                            run.output)
@@ -163,7 +165,7 @@ def _from_callable(name: str, result: Any) -> GateOutcome:
 
 def _score(gate: ScoreGate, ctx: GateContext) -> GateOutcome:
     run = run_command(_render(gate.score, ctx.values), cwd=None, env=ctx.env,
-                      timeout=gate.timeout)
+                      timeout=gate.timeout, stdin=subprocess.DEVNULL)
     if run.error is not None or run.exit_code != 0:
         why = run.error or f"exited {run.exit_code}"
         return GateOutcome(False, "score", f"score command {why}",

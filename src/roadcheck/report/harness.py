@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roadcheck.evidence.chain import ChainCheck
-from roadcheck.harness.audit import RunTrail
 from roadcheck.harness.result import RunResult
-from roadcheck.report._html import esc, page
 from roadcheck.report._text import dump_json, plural, text_lines
+
+if TYPE_CHECKING:  # the audit trail and the HTML helpers load with an audit, not with a run
+    from roadcheck.harness.audit import RunTrail
 
 __all__ = ["audit_html", "audit_text", "run_report", "verify_report"]
 
 HEADER = "roadcheck run: a phase advances only on a passing gate with a durable evidence record"
+
+
+def esc(value: Any) -> str:
+    """:func:`roadcheck.report._html.esc`, loaded with the first HTML report."""
+    from roadcheck.report._html import esc as escape
+
+    return escape(value)
+
+
+def page(title: str, body: str) -> str:
+    """:func:`roadcheck.report._html.page`, loaded with the first HTML report."""
+    from roadcheck.report._html import page as whole
+
+    return whole(title, body)
 
 
 def _indent(text: str, limit: int = 40) -> list[str]:
