@@ -507,136 +507,192 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
 
 
 def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> RunResult:
-    spec = run.spec
-    records = run.store.records() if run.store is not None else []
-    passed = dict(passed_records(records))
-    states = {p.name: PhaseState(p.name, p.role) for p in spec.phases}
-    last_fail: dict[str, Mapping[str, Any]] = {}
-    for rec in records:
-        state = states.get(str(rec.get("phase")))
-        if state is not None:
-            state.attempts = max(state.attempts, int(rec.get("attempt", 0)))
-            state.iteration = max(state.iteration, int(rec.get("iteration", 0)))
-            if rec.get("verdict") == "fail":
-                last_fail[state.name] = rec
-    iteration = max((int(r.get("iteration", 0)) for r in records), default=0)
-    run.agents.count(records)
+    """Advance the run phase by phase, from what its evidence says, until it completes,
+    pauses for another role, is refused or stops."""
+    return _Loop(run, revalidate, gated, notes).run()
 
-    def finish(status: RunStatus, message: str, reason: str | None = None,
+
+class _Loop:
+    """The run's state rebuilt from its records, and the steps that advance it."""
+
+    def __init__(self, run: _Run, revalidate: Revalidator, gated: bool,
+                 notes: list[str]) -> None:
+        self.run_, self.revalidate, self.gated, self.notes = run, revalidate, gated, notes
+        records = run.store.records() if run.store is not None else []
+        self.passed = dict(passed_records(records))
+        self.states = {p.name: PhaseState(p.name, p.role) for p in run.spec.phases}
+        self.last_fail: dict[str, Mapping[str, Any]] = {}
+        for rec in records:
+            state = self.states.get(str(rec.get("phase")))
+            if state is not None:
+                state.attempts = max(state.attempts, int(rec.get("attempt", 0)))
+                state.iteration = max(state.iteration, int(rec.get("iteration", 0)))
+                if rec.get("verdict") == "fail":
+                    self.last_fail[state.name] = rec
+        self.iteration = max((int(r.get("iteration", 0)) for r in records), default=0)
+        run.agents.count(records)
+
+    def finish(self, status: RunStatus, message: str, reason: str | None = None,
                waiting: str | None = None, output: str = "",
                next_command: str | None = None) -> RunResult:
-        return RunResult(run.run_id, spec.workflow, status, list(states.values()),
-                         str(run.run_dir), message, reason, waiting, output, notes=notes,
+        run = self.run_
+        return RunResult(run.run_id, run.spec.workflow, status, list(self.states.values()),
+                         str(run.run_dir), message, reason, waiting, output, notes=self.notes,
                          next_command=next_command)
 
-    for index, phase in enumerate(spec.phases):
-        state = states[phase.name]
-        if phase.name in passed:
-            why = revalidate(phase, passed[phase.name], run.run_dir)
+    def run(self) -> RunResult:
+        for index, phase in enumerate(self.run_.spec.phases):
+            stop = self.phase(index, phase)
+            if stop is not None:
+                return stop
+        return self.finish("completed", f"completed: {len(self.run_.spec.phases)} phases "
+                           "passed their gates", Reason.RUN_COMPLETED)
+
+    def phase(self, index: int, phase: Phase) -> RunResult | None:
+        """One phase: kept when it passed before and still holds, else run; the run's
+        result when it may not go on past this phase."""
+        state = self.states[phase.name]
+        if phase.name in self.passed:
+            why = self.revalidate(phase, self.passed[phase.name], self.run_.run_dir)
             if why is None:
                 state.status = "passed"
-                continue
-            notes.append(f"phase {phase.name!r} runs again: {why}")
-            del passed[phase.name]
-        reviewed = passed.get(phase.reviews) if phase.reviews is not None else None
+                return None
+            self.notes.append(f"phase {phase.name!r} runs again: {why}")
+            del self.passed[phase.name]
+        stop = self.hold(phase, state)
+        if stop is not None:
+            return stop
+        values = self.run_.values(index)
+        if not self.gated:
+            self.run_.produce(phase, values, 1, self.iteration + 1, None)
+            self.iteration += 1
+            state.status, state.attempts, state.iteration = "unchecked", 1, self.iteration
+            return None
+        return self.attempts(phase, state, values)
+
+    def hold(self, phase: Phase, state: PhaseState) -> RunResult | None:
+        """Pause for another role, or refuse a reviewer who produced what it reviews."""
+        if not self.gated:
+            return None
+        run = self.run_
+        reviewed = self.passed.get(phase.reviews) if phase.reviews is not None else None
         producer = None if reviewed is None else str(reviewed.get("identity"))
-        if gated and phase.role != run.role:
+        if phase.role != run.role:
             state.status = "waiting"
             other = (f", to be run by an identity other than {producer!r} (who produced "
                      f"{phase.reviews!r})" if producer is not None else "")
-            return finish("paused", f"paused: waiting for role {phase.role!r} at phase "
-                          f"{phase.name!r}{other}", Reason.WAITING_FOR_ROLE, phase.role,
-                          next_command=run.resume_with(phase.role, producer))
-        if gated and phase.reviews is not None:
-            refusal = review_refusal(phase.name, phase.reviews, reviewed, run.identity)
-            if refusal is not None:
-                iteration = run.refuse(phase, state, iteration, refusal)
-                return finish("refused", f"refused: {refusal}; the refusal is recorded in the "
-                              "run's evidence", Reason.ROLE_GUARD_REFUSED,
-                              next_command=None if reviewed is None
-                              else run.resume_with(phase.role, producer))
-        values = run.values(index)
-        if not gated:
-            run.produce(phase, values, 1, iteration + 1, None)
-            iteration += 1
-            state.status, state.attempts, state.iteration = "unchecked", 1, iteration
-            continue
-        last: Mapping[str, Any] | None = last_fail.get(phase.name)
+            return self.finish("paused", f"paused: waiting for role {phase.role!r} at phase "
+                               f"{phase.name!r}{other}", Reason.WAITING_FOR_ROLE, phase.role,
+                               next_command=run.resume_with(phase.role, producer))
+        if phase.reviews is None:
+            return None
+        refusal = review_refusal(phase.name, phase.reviews, reviewed, run.identity)
+        if refusal is None:
+            return None
+        self.iteration = run.refuse(phase, state, self.iteration, refusal)
+        return self.finish("refused", f"refused: {refusal}; the refusal is recorded in the "
+                           "run's evidence", Reason.ROLE_GUARD_REFUSED,
+                           next_command=None if reviewed is None
+                           else run.resume_with(phase.role, producer))
+
+    def attempts(self, phase: Phase, state: PhaseState,
+                 values: Mapping[str, str]) -> RunResult | None:
+        """Attempts of a gated phase, up to its cap, until one passes."""
+        last: Mapping[str, Any] | None = self.last_fail.get(phase.name)
         outcome: GateOutcome | None = None
         for _ in range(phase.max_attempts):
-            spent = run.agents.stop(phase)
+            spent = self.run_.agents.stop(phase)
             if spent is not None:
                 state.status = "failed"
-                run.trajectory.add("action", HARNESS_AGENT, now(), action_type="budget",
-                                   phase=phase.name, reason=spent[0], message=spent[1])
-                return finish("hard-stop", f"hard-stop: {spent[1]}; phase {phase.name!r} "
-                              f"stopped after {state.attempts} attempt(s)", spent[0])
-            attempt, iteration = state.attempts + 1, iteration + 1
-            run.produced = None
+                self.run_.trajectory.add("action", HARNESS_AGENT, now(), action_type="budget",
+                                         phase=phase.name, reason=spent[0], message=spent[1])
+                return self.finish("hard-stop", f"hard-stop: {spent[1]}; phase {phase.name!r} "
+                                   f"stopped after {state.attempts} attempt(s)", spent[0])
+            attempt, self.iteration = state.attempts + 1, self.iteration + 1
+            self.run_.produced = None
             started = now()
-            produce = True
-            if phase.effect is not None:
-                known = run.effect_states().get(phase.name)
-                if known in ("attempted", "unknown", "confirmed"):
-                    # never re-run a side effect blindly: its owner speaks first
-                    if known == "confirmed":
-                        answer, said = "found", ""
-                    else:
-                        answer, said = run.reconcile(phase, values)
-                        run.effect(phase, {"found": "confirmed"}.get(answer, answer), attempt,
-                                   "reconcile", "" if answer == "found" else said)
-                    if answer == "found":
-                        run.adopt(values, said)
-                        produce = False
-                    elif answer == "unknown" and phase.effect.retry_class != "safe_to_retry":
-                        state.status = "failed"
-                        return finish(
-                            "hard-stop", f"hard-stop: phase {phase.name!r} has an "
-                            f"{phase.effect.retry_class} effect that was attempted and never "
-                            f"confirmed, and reconciling gave no answer ({said}); resolve it "
-                            "with its owner before resuming", Reason.EFFECT_UNKNOWN_STOP)
-                if produce:
-                    run.effect(phase, "attempted", attempt, "engine")
-            # a producer that succeeded has just checked its artifact is a regular file
-            outcome = run.produce(phase, values, attempt, iteration, last) if produce else None
-            if outcome is None:
-                outcome = run.judge(phase, values, checked=produce)
-            assert run.store is not None
-            record = run.store.append({
-                "run_id": run.run_id, "workflow": spec.workflow, "phase": phase.name,
-                "attempt": attempt, "iteration": iteration,
-                "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
-                "artifact": run.record_artifact(Path(values["artifact"]), run.produced),
-                "role": run.role, "identity": run.identity, "started_at": started,
-                "finished_at": now(), "params_sha256": run.params_sha256})
-            # the record is durable here; only now may the run transition
-            state.attempts, state.iteration = attempt, iteration
-            run.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"gate:{phase.name}",
-                               phase=phase.name, attempt=attempt, kind=outcome.kind,
-                               verdict=record["verdict"], evidence=record["hash"])
+            produce = self.settle_effect(phase, values, attempt)
+            if isinstance(produce, RunResult):
+                return produce
+            outcome, record = self.attempt(phase, state, values, (attempt, started), produce,
+                                           last)
             if outcome.passed:
-                run.trajectory.add("checkpoint", HARNESS_AGENT, now(),
-                                   checkpoint_id=f"passed:{phase.name}", confirmed_by=run.identity,
-                                   evidence=record["hash"])
-                passed[phase.name] = record
-                if phase.effect is not None and produce:
-                    # the passing record is durable: a lost line reads as attempted, and
-                    # a later attempt asks the owner before acting again
-                    run.effect(phase, "confirmed", attempt, "gate", durable=False)
-                break
+                return None
             last = record
-        if phase.name not in passed:
-            state.status = "failed"
-            assert outcome is not None
-            detail = f" ({outcome.detail})" if outcome.detail else ""
-            total = (f", {state.attempts} recorded across resumes"
-                     if state.attempts != phase.max_attempts else "")
-            return finish("hard-stop", f"hard-stop: phase {phase.name!r} failed "
-                          f"{phase.max_attempts} of {phase.max_attempts} attempts{total}; "
-                          f"last gate ({outcome.kind}): {outcome.summary}{detail}",
-                          Reason.GATE_FAILED, output=outcome.output)
-        state.status = "passed"
-    return finish("completed", f"completed: {len(spec.phases)} phases passed their gates",
-                  Reason.RUN_COMPLETED)
+        state.status = "failed"
+        assert outcome is not None
+        detail = f" ({outcome.detail})" if outcome.detail else ""
+        total = (f", {state.attempts} recorded across resumes"
+                 if state.attempts != phase.max_attempts else "")
+        return self.finish("hard-stop", f"hard-stop: phase {phase.name!r} failed "
+                           f"{phase.max_attempts} of {phase.max_attempts} attempts{total}; "
+                           f"last gate ({outcome.kind}): {outcome.summary}{detail}",
+                           Reason.GATE_FAILED, output=outcome.output)
+
+    def settle_effect(self, phase: Phase, values: Mapping[str, str],
+                      attempt: int) -> bool | RunResult:
+        """Whether the producer runs: a side effect already attempted is never re-run
+        blindly, its owner speaks first. A hard stop when the owner cannot answer for an
+        effect that is not safe to retry."""
+        run = self.run_
+        if phase.effect is None:
+            return True
+        known = run.effect_states().get(phase.name)
+        if known in ("attempted", "unknown", "confirmed"):
+            if known == "confirmed":
+                answer, said = "found", ""
+            else:
+                answer, said = run.reconcile(phase, values)
+                run.effect(phase, {"found": "confirmed"}.get(answer, answer), attempt,
+                           "reconcile", "" if answer == "found" else said)
+            if answer == "found":
+                run.adopt(values, said)
+                return False
+            if answer == "unknown" and phase.effect.retry_class != "safe_to_retry":
+                self.states[phase.name].status = "failed"
+                return self.finish(
+                    "hard-stop", f"hard-stop: phase {phase.name!r} has an "
+                    f"{phase.effect.retry_class} effect that was attempted and never "
+                    f"confirmed, and reconciling gave no answer ({said}); resolve it "
+                    "with its owner before resuming", Reason.EFFECT_UNKNOWN_STOP)
+        run.effect(phase, "attempted", attempt, "engine")
+        return True
+
+    def attempt(self, phase: Phase, state: PhaseState, values: Mapping[str, str],
+                begun: tuple[int, str], produce: bool,
+                last: Mapping[str, Any] | None) -> tuple[GateOutcome, Mapping[str, Any]]:
+        """One attempt (its number, and when it began): produce (unless an effect was
+        adopted), gate, and make the record durable before the run may transition."""
+        run = self.run_
+        attempt, started = begun
+        # a producer that succeeded has just checked its artifact is a regular file
+        outcome = (run.produce(phase, values, attempt, self.iteration, last) if produce
+                   else None)
+        if outcome is None:
+            outcome = run.judge(phase, values, checked=produce)
+        assert run.store is not None
+        record = run.store.append({
+            "run_id": run.run_id, "workflow": run.spec.workflow, "phase": phase.name,
+            "attempt": attempt, "iteration": self.iteration,
+            "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
+            "artifact": run.record_artifact(Path(values["artifact"]), run.produced),
+            "role": run.role, "identity": run.identity, "started_at": started,
+            "finished_at": now(), "params_sha256": run.params_sha256})
+        # the record is durable here; only now may the run transition
+        state.attempts, state.iteration = attempt, self.iteration
+        run.trajectory.add("action", HARNESS_AGENT, now(), action_type=f"gate:{phase.name}",
+                           phase=phase.name, attempt=attempt, kind=outcome.kind,
+                           verdict=record["verdict"], evidence=record["hash"])
+        if outcome.passed:
+            run.trajectory.add("checkpoint", HARNESS_AGENT, now(),
+                               checkpoint_id=f"passed:{phase.name}", confirmed_by=run.identity,
+                               evidence=record["hash"])
+            self.passed[phase.name] = record
+            state.status = "passed"
+            if phase.effect is not None and produce:
+                # the passing record is durable: a lost line reads as attempted, and
+                # a later attempt asks the owner before acting again
+                run.effect(phase, "confirmed", attempt, "gate", durable=False)
+        return outcome, record
 
 
