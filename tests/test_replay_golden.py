@@ -86,9 +86,17 @@ REPORTS: dict[str, list[str]] = {
 }
 
 
-def _replay(spec: str, args: list[str], options: list[str]) -> tuple[int, str]:
+def _replay(spec: str, args: list[str], options: list[str], tmp: Path) -> tuple[int, str]:
+    """The exit status and the report (an HTML report is written to a file, as it must be)."""
+    target = tmp / "report.html"
+    if "html" in options:
+        options = [*options, "--output", str(target)]
     res = CliRunner().invoke(cli, ["replay", spec, *args, *options])
     assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    assert res.exit_code != 2 or "Usage" not in res.stderr, res.stderr
+    if "html" in options:
+        assert res.stdout == ""
+        return res.exit_code, target.read_text(encoding="utf-8")
     return res.exit_code, res.stdout
 
 
@@ -104,22 +112,23 @@ def test_reports(case: str, golden, tmp_path: Path) -> None:  # type: ignore[no-
     """Every report format of the case: its golden bytes and exit status, one process."""
     spec, args = CASES[case]
     for name, options in REPORTS.items():
-        code, out = _replay(spec, args, options)
+        code, out = _replay(spec, args, options, tmp_path)
         golden(f"replay/{case}.{name}", f"exit {code}\n{out}")
     # the report written to a file is the one on standard output
     target = tmp_path / "report.json"
-    code, out = _replay(spec, args, ["--format", "json", "--output", str(target)])
+    code, out = _replay(spec, args, ["--format", "json", "--output", str(target)], tmp_path)
     assert out == ""
     golden(f"replay/{case}.json", f"exit {code}\n{target.read_text(encoding='utf-8')}")
 
 
 @pytest.mark.usefixtures("at_root")
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_reports_with_two_jobs(case: str, golden) -> None:  # type: ignore[no-untyped-def]
+def test_reports_with_two_jobs(case: str, golden,  # type: ignore[no-untyped-def]
+                               tmp_path: Path) -> None:
     """``--jobs 2`` writes the same bytes as one process, in every format."""
     spec, args = CASES[case]
     for name, options in REPORTS.items():
-        code, out = _replay(spec, args, [*options, "--jobs", "2"])
+        code, out = _replay(spec, args, [*options, "--jobs", "2"], tmp_path)
         golden(f"replay/{case}.{name}", f"exit {code}\n{out}")
 
 
