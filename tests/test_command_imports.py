@@ -57,8 +57,7 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 #: registry and the typed readers, and the JSON scanner used for format detection.
 REPLAY_ABSENT = {"yaml", "msgspec", "typing_extensions", "decimal", "hashlib", "_hashlib",
                  "roadcheck.documents.loader", "roadcheck.documents.spec", "roadcheck.documents.selector",
-                 "roadcheck.ingest._registry", "roadcheck.ingest._fast", "roadcheck.ingest._native_typed",
-                 "roadcheck.ingest._scan"}
+                 "roadcheck.ingest._registry", "roadcheck.ingest._scan"}
 
 COMMANDS = {
     "--version": (["--version"], 0, {"yaml", "msgspec"}),

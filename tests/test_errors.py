@@ -6,8 +6,8 @@ import pytest
 
 from roadcheck.errors import (
     EXIT_INTERNAL,
-    RoadcheckError,
     InputError,
+    RoadcheckError,
     SpecError,
     StoreError,
     TraceError,

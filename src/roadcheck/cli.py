@@ -216,18 +216,10 @@ def _emit(text: str, output: str | None = None, *, paint: bool = False) -> None:
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    """``--version``: the version, and whether replay runs the C extension."""
+    """``--version``: the version."""
     if not value or ctx.resilient_parsing:
         return
-    from importlib.util import find_spec
-
-    if find_spec("roadcheck._accel") is None:
-        accel = "C extension: not built; replay uses its Python path"
-    elif os.environ.get("ROADCHECK_PURE_PYTHON"):
-        accel = "C extension: off (ROADCHECK_PURE_PYTHON)"
-    else:
-        accel = "C extension: on"
-    click.echo(f"roadcheck, version {__version__} ({accel})")
+    click.echo(f"roadcheck, version {__version__}")
     ctx.exit()
 
 
@@ -298,10 +290,7 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     """
     from functools import partial
 
-    from roadcheck._inputs import expand_inputs, list_ahead, load_replay_spec
-
-    if ray_address is None:  # the directories are listed while the rest is imported
-        list_ahead(trajectories, recursive=recursive)
+    from roadcheck._inputs import expand_inputs, load_replay_spec
     from roadcheck.conformance import ReplayInterrupted, replay_files
 
     if fmt == "html" and output is None:

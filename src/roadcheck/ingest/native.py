@@ -22,7 +22,7 @@ from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
 from roadcheck.ingest._json import check_line, no_duplicate_keys
 
-__all__ = ["iter_events", "parse_record", "read_native", "typed_records", "validate_events"]
+__all__ = ["iter_events", "parse_record", "read_native", "validate_events"]
 
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "tool"})
 
@@ -172,16 +172,6 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
         for line, raw in enumerate(data.split(b"\n"), 1):
             if raw.strip():
                 check_line(raw, loads(raw), line, path)
-
-
-def typed_records(data: bytes) -> tuple[list[Any], Event] | None:
-    """The records of a valid native file, typed; see :mod:`roadcheck.ingest._native_typed`.
-
-    Imported on first use: msgspec stays out of what the guard's hook process loads.
-    """
-    from roadcheck.ingest._native_typed import typed_records as decode
-
-    return decode(data)
 
 
 def _opens_document(raw: bytes) -> bool:
@@ -359,14 +349,30 @@ def read_bytes(path: str) -> bytes:
     document starts with either magic.
     """
     try:
-        with open(path, "rb") as fh:
-            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                data = fh.read()
-            else:
-                data = _read_stream(fh.fileno())
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            size = os.fstat(fd)
+            data = (_read_regular(fd, size.st_size) if stat.S_ISREG(size.st_mode)
+                    else _read_stream(fd))
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    except ValueError as exc:  # a path holding a NUL
+        raise TraceError(f"cannot read: {exc}", path=path) from None
     return unpack_bytes(data, path)
+
+
+def _read_regular(fd: int, size: int) -> bytes:
+    """A regular file of ``size`` bytes (by its stat) read to its end: a short read is its
+    end; a file that grew since the stat (the byte asked beyond its size came) is read on."""
+    data = os.read(fd, size + 1)
+    if len(data) <= size:
+        return data
+    chunks = [data]
+    while chunk := os.read(fd, 1 << 16):  # os.read allocates what it is asked for
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _read_stream(fd: int) -> bytes:
