@@ -36,7 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from sys import intern
@@ -354,7 +354,7 @@ def _message_of(status: dict[str, Any], key: str) -> str:
     return text if isinstance(text, str) and text else "error"
 
 
-def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
+def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span], base: int = 0) -> None:
     rs_list = doc.get("resourceSpans")
     if not isinstance(rs_list, list):
         raise _Bad("'resourceSpans' must be a list")
@@ -368,7 +368,7 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
             if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
                 raise _Bad("a scopeSpans entry has no 'spans' list")
             for raw in ss.get("spans", []):
-                index = len(spans)
+                index = base + len(spans)
                 name = raw.get("name") if isinstance(raw, dict) else None
                 try:
                     if not isinstance(raw, dict):
@@ -399,8 +399,8 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
                     raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
-def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
-    index = len(spans)
+def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span], base: int = 0) -> None:
+    index = base + len(spans)
     name = raw.get("name")
     try:
         if name is not None and not isinstance(name, str):
@@ -431,13 +431,14 @@ def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
         raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
-def _add_document(doc: Any, line: int, spans: list[Span]) -> None:
-    """Append the spans of one decoded JSON value. Raises :class:`_Bad`."""
+def _add_document(doc: Any, line: int, spans: list[Span], base: int = 0) -> None:
+    """Append the spans of one decoded JSON value, numbered from ``base`` (the spans of the
+    file before it) on. Raises :class:`_Bad`."""
     for item in doc if isinstance(doc, list) else [doc]:
         if isinstance(item, dict) and "resourceSpans" in item:
-            _otlp_spans(item, line, spans)
+            _otlp_spans(item, line, spans, base)
         elif isinstance(item, dict) and "context" in item:
-            _sdk_span(item, line, spans)
+            _sdk_span(item, line, spans, base)
         else:
             raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
                        "span object with 'context'")
@@ -724,17 +725,142 @@ def read_otel(path: str, data: bytes, *, text: bool = True) -> Iterator[Any]:
 
 
 class _Run(NamedTuple):
-    """One run of a file: its traces (the first names it), its conversation, its spans."""
+    """One run of a file: its traces (the first names it), its conversation, and what
+    gives its spans."""
 
     trace_ids: list[str]
     conversation: str | None
-    members: list[Span]
+    members: Callable[[], list[Span]]
 
 
 def _runs(path: str, data: bytes, *, text: bool = True) -> list[_Run]:
-    """The runs of a span file: every span read, then grouped by trace and conversation."""
-    return [_Run(trace_ids, conversation, members)
+    """The runs of a span file: a file of OTLP/JSON lines read a run at a time
+    (:class:`_Lines`), any other every span read first, then grouped by trace and
+    conversation."""
+    lines = _Lines.read(data)
+    if lines is not None:
+        return lines.runs()
+    return [_Run(trace_ids, conversation, partial(list, members))
             for trace_ids, conversation, members in _group(parse_spans(data))]
+
+
+class _Trace:
+    """What the first reading keeps of one trace: its lines and conversations."""
+
+    __slots__ = ("conversations", "lines")
+
+    def __init__(self) -> None:
+        self.lines: list[int] = []
+        self.conversations: set[str] = set()
+
+
+class _Lines:
+    """A file of one JSON value a line (OTLP/JSON lines, as the OTLP file exporter writes
+    them) read twice: once whole, once a run at a time.
+
+    The first reading checks every line as :func:`parse_spans` does (a repeated key
+    anywhere, then the first malformed span: the file's one error, before any run is
+    judged) and notes where each trace's spans are; no span outlives its line. The
+    runs are then built one after the other, each from its own lines decoded again, so
+    memory holds the file and one run, not every span of the file at once. A line
+    holding several traces is decoded once and its spans kept until the last of its
+    traces is taken.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        #: line number, start, end, and the number of the line's first span in the file
+        self.lines: list[tuple[int, int, int, int]] = []
+        self.traces: dict[str, _Trace] = {}
+        self.cache: dict[int, dict[str, list[Span]]] = {}
+
+    @classmethod
+    def read(cls, data: bytes) -> _Lines | None:
+        """The file read once, or None when a line is not JSON on its own (indented or
+        concatenated documents: :func:`parse_spans` reads those). Raises
+        :class:`TraceError`."""
+        self = cls(data)
+        bad: TraceError | None = None
+        total = 0
+        pos, n, size = 0, 0, len(data)
+        while pos < size:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                end = size
+            n += 1
+            start, raw = pos, data[pos:end]
+            pos = end + 1
+            if not raw.strip():
+                continue
+            try:
+                doc = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return None
+            if not no_duplicate_keys(raw, [doc]):
+                check_line(raw, doc, n, None)
+            if bad is not None:
+                continue  # a repeated key further on is still the file's error
+            spans: list[Span] = []
+            try:
+                _add_document(doc, n, spans, total)
+            except _Bad as exc:
+                bad = TraceError(str(exc), line=n)
+                continue
+            del doc
+            k = len(self.lines)
+            self.lines.append((n, start, end, total))
+            total += len(spans)
+            traces = self.traces
+            for span in spans:
+                trace = traces.get(span.trace_id)
+                if trace is None:
+                    trace = traces[span.trace_id] = _Trace()
+                if not trace.lines or trace.lines[-1] != k:
+                    trace.lines.append(k)
+                conversation = span.attrs.get(_CONVERSATION)
+                if isinstance(conversation, str) and conversation:
+                    trace.conversations.add(conversation)
+        if bad is not None:
+            raise bad
+        if not total:
+            raise TraceError("no spans")
+        return self
+
+    def runs(self) -> list[_Run]:
+        """The runs, grouped as :func:`_group` groups them."""
+        return [_Run(ids, conversation, partial(self.members, ids)) for ids, conversation
+                in _grouped((t, trace.conversations) for t, trace in self.traces.items())]
+
+    def _spans(self, k: int) -> list[Span]:
+        """The spans of line ``k``, decoded again (it read once already)."""
+        n, start, end, first = self.lines[k]
+        spans: list[Span] = []
+        _add_document(orjson.loads(self.data[start:end]), n, spans, first)
+        return spans
+
+    def members(self, trace_ids: list[str]) -> list[Span]:
+        """The spans of the traces ``trace_ids``, each trace's in file order."""
+        if len(trace_ids) == 1:
+            lines = self.traces[trace_ids[0]].lines
+            if len(lines) == 1:
+                spans = self._spans(lines[0])
+                if all(span.trace_id == trace_ids[0] for span in spans):  # a line of its own
+                    return spans
+        wanted = sorted({k for t in trace_ids for k in self.traces[t].lines})
+        taken: dict[str, list[Span]] = {}
+        for k in wanted:
+            bucket = self.cache.get(k)
+            if bucket is None:
+                bucket = {}
+                for span in self._spans(k):
+                    bucket.setdefault(span.trace_id, []).append(span)
+                self.cache[k] = bucket
+            for t in trace_ids:
+                if t in bucket:
+                    taken.setdefault(t, []).extend(bucket.pop(t))
+            if not bucket:
+                del self.cache[k]
+        return [span for t in trace_ids for span in taken.get(t, ())]
 
 
 def _trajectory(path: str, run: _Run, *, text: bool = True) -> Trajectory:
@@ -742,8 +868,8 @@ def _trajectory(path: str, run: _Run, *, text: bool = True) -> Trajectory:
 
     trace_id = run.trace_ids[0]
     tid = f"{path}#{trace_id}"
-    members = run.members
     try:
+        members = run.members()
         events, count = tuple(spans_to_events(members, text=text)), len(members)
     except _Bad as exc:
         raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
