@@ -13,6 +13,7 @@ import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
+from stat import S_ISDIR
 from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast, overload
 
 from roadcheck.errors import InputError, SpecError, TraceError
@@ -202,15 +203,24 @@ def _walk(path: str) -> list[tuple[str, ...]]:
     return found
 
 
-def _expand(arg: str, recursive: bool) -> Iterator[tuple[Iterable[str], bool]]:
-    """``(paths, expanded)`` for one argument, a group at a time (a directory's files are
-    one group); ``expanded`` when roadcheck chose the files."""
+def _expand(arg: str, recursive: bool
+            ) -> Iterator[tuple[Iterable[str], bool, tuple[int, int] | None]]:
+    """``(paths, expanded, identity)`` for one argument, a group at a time (a directory's
+    files are one group); ``expanded`` when roadcheck chose the files; ``identity``: the
+    file's (device, inode) where the one stat of a plain file argument gave it."""
     if arg == STDIN:
-        yield (arg,), False
-    elif os.path.isdir(arg):
-        yield _directory(arg, recursive), True
+        yield (arg,), False, None
+        return
+    try:
+        st: os.stat_result | None = os.stat(arg)
+    except (OSError, ValueError):
+        st = None
+    if st is not None and S_ISDIR(st.st_mode):
+        yield _directory(arg, recursive), True, None
+    elif st is not None:
+        yield (arg,), False, (st.st_dev, st.st_ino)
     elif os.path.lexists(arg) or not _GLOB_CHARS.intersection(arg):
-        yield (arg,), False  # a missing plain file is judged ERROR, naming it
+        yield (arg,), False, None  # a missing plain file is judged ERROR, naming it
     else:
         import glob
 
@@ -219,9 +229,9 @@ def _expand(arg: str, recursive: bool) -> Iterator[tuple[Iterable[str], bool]]:
             raise InputError(f"no file matches {arg!r}")
         for match in matches:
             if os.path.isdir(match):
-                yield _directory(match, recursive), True
+                yield _directory(match, recursive), True, None
             else:
-                yield (match,), True
+                yield (match,), True, None
 
 
 def _identity(path: str) -> tuple[int, int] | str:
@@ -297,9 +307,9 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     notes: list[str] = []
     add = seen.add
     for arg in args:
-        for group, expanded in _expand(arg, recursive):
+        for group, expanded, known in _expand(arg, recursive):
             for path in group:
-                key = STDIN if path == STDIN else _identity(path)
+                key = known or (STDIN if path == STDIN else _identity(path))
                 if expanded and key == spec_key:
                     notes.append(f"{path} is the spec, not read as a trajectory")
                     continue
