@@ -27,6 +27,25 @@ __all__ = ["cli", "main"]
 _FILE = click.Path(dir_okay=False)
 _DIRECTORY = click.Path(file_okay=False)
 
+
+class _TrajectoryPath(click.ParamType[str]):
+    """A TRAJECTORY argument, taken as written: the input expansion stats each once and a
+    file that cannot be read is that file's ERROR. ``click.Path`` would stat it and ask
+    whether it can be read first, two system calls an argument, which a shell glob of
+    10,000 files pays 10,000 times."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        return os.fsdecode(value) if isinstance(value, (bytes, os.PathLike)) else str(value)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(incomplete, type="file")]
+
 KEY_FILE_OPTION = click.option(
     "--key-file", type=_FILE, default=None, metavar="FILE",
     help="Evidence key (HMAC-SHA256 secret) kept outside the runs directory "
@@ -247,7 +266,7 @@ _CONFIGURED = frozenset({"replay", "accept", "revalidate", "run", "submit", "wor
 
 @cli.command(short_help="Check recorded runs against a spec.")
 @click.argument("spec", type=_FILE)
-@click.argument("trajectories", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("trajectories", nargs=-1, required=True, type=_TrajectoryPath())
 @click.option("-r", "--recursive", is_flag=True,
               help="Also read the trajectory files in subdirectories of a directory given.")
 @_report_options("html")
