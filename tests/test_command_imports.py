@@ -58,7 +58,6 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 REPLAY_ABSENT = {"yaml", "msgspec", "typing_extensions", "decimal", "hashlib", "_hashlib",
                  "roadcheck.documents.loader", "roadcheck.documents.spec",
                  "roadcheck.documents.selector", "roadcheck.ingest._registry",
-                 "roadcheck.ingest._fast", "roadcheck.ingest._native_typed",
                  "roadcheck.ingest._scan"}
 
 COMMANDS = {

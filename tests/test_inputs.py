@@ -99,8 +99,6 @@ class TestDirectories:
             raise PermissionError(13, "Permission denied", path)
 
         monkeypatch.setattr(os, "scandir", refuse)
-        # the C listing gives way on a directory it cannot open; the Python one names why
-        monkeypatch.setattr(_inputs, "_LIST", False)
         for args in (["runs"], ["runs", "-r"]):
             result = replay("spec.json", *args)
             assert result.exit_code == 2, args
@@ -396,18 +394,8 @@ class TestPathList:
             paths[5]
 
 
-class TestNativeListing:
-    """The C listing (:func:`roadcheck._accel.list_trajectories`) against the Python one: the
-    same files, order, notes and identities, and it gives way where Python must decide."""
-
-    @staticmethod
-    def both(args: list[str], monkeypatch: pytest.MonkeyPatch,
-             spec: str | None = None) -> tuple[_inputs.Inputs, _inputs.Inputs]:
-        native = _inputs.expand_inputs(args, spec=spec)
-        with monkeypatch.context() as m:
-            m.setattr(_inputs, "_LIST", False)
-            python = _inputs.expand_inputs(args, spec=spec)
-        return native, python
+class TestDirectoryListing:
+    """A directory argument's files: what is left out, the order, the notes."""
 
     @pytest.fixture
     def odd(self, here: Path) -> Path:
@@ -426,153 +414,51 @@ class TestNativeListing:
         os.mkfifo(runs / "fifo.jsonl")
         return runs
 
-    def test_edge_entries_list_alike(self, odd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Hidden names, other suffixes, directories, FIFOs and broken links are left out
-        alike; a link to a file is its target (judged once, with the note)."""
-        from roadcheck._accel import list_trajectories
-
-        assert list_trajectories("runs", b"runs/") is None  # two names of one file
-        native, python = self.both(["runs"], monkeypatch)
-        assert list(native.paths) == list(python.paths)
-        assert native.notes == python.notes == (
+    def test_edge_entries(self, odd: Path) -> None:
+        """Hidden names, other suffixes, directories, FIFOs and broken links are left out;
+        a link to a file is its target (judged once, with the note); sorted by name."""
+        inputs = _inputs.expand_inputs(["runs"])
+        assert list(inputs.paths) == [
+            "runs/Z.jsonl", "runs/a.json", "runs/b.jsonl", "runs/c.ndjson",
+            "runs/caf\u00e9.jsonl", "runs/d.jsonl.gz", "runs/e.json.zst",
+            "runs/x.zst.jsonl", "runs/\u00e9t\u00e9.jsonl", "runs/\U0001f600.jsonl"]
+        assert inputs.notes == (
             "runs/link-to-file.jsonl is the same file as runs/b.jsonl; judged once",)
-        (odd / "link-to-file.jsonl").unlink()
-        assert list_trajectories("runs", b"runs/") is not None  # the C listing is used
-        native, python = self.both(["runs"], monkeypatch)
-        assert native == python and not native.notes
-        assert list(native.paths)[:3] == ["runs/Z.jsonl", "runs/a.json", "runs/b.jsonl"]
 
-    def test_after_other_arguments_and_before_them(self, odd: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_after_other_arguments_and_before_them(self, odd: Path) -> None:
         """Files named before or after a listed directory are matched against it."""
         (odd / "link-to-file.jsonl").unlink()
-        for args in (["runs", "runs/b.jsonl", "./runs"], ["runs/a.json", "runs"],
-                     ["-", "runs"], ["runs", "-", "runs/Z.jsonl"], ["runs", "runs/*.json"]):
-            native, python = self.both(args, monkeypatch)
-            assert list(native.paths) == list(python.paths), args
-            assert native.notes == python.notes, args
+        inputs = _inputs.expand_inputs(["runs/a.json", "runs", "./runs/b.jsonl", "-"])
+        assert list(inputs.paths)[:3] == ["runs/a.json", "runs/Z.jsonl", "runs/b.jsonl"]
+        assert list(inputs.paths)[-1] == "-" and len(inputs.paths) == 11
+        assert inputs.notes == ("runs/a.json is given more than once; judged once",
+                                "./runs/b.jsonl is the same file as runs/b.jsonl; judged once")
 
-    def test_identities_are_the_files(self, odd: Path) -> None:
-        """Each listed file's (device, inode) is what os.stat gives, whether it was read from
-        the directory entry (a regular file, on the file systems where the two agree) or
-        stat'ed (a link)."""
-        from array import array
-
-        from roadcheck._accel import list_trajectories
-
+    def test_spec_inside_is_left_out(self, odd: Path) -> None:
         (odd / "link-to-file.jsonl").unlink()
-        (odd.parent / "outside.jsonl").write_bytes(b"x")
-        os.symlink(odd.parent / "outside.jsonl", odd / "link-out.jsonl")
-        os.link(odd / "a.json", odd.parent / "elsewhere.jsonl")  # a second name, not here
-        listed = list_trajectories("runs", b"runs/")
-        assert listed is not None
-        blob, ends, keys = listed
-        paths = _inputs.PathList._of_blob(blob, ends)
-        got = array("Q")
-        got.frombytes(keys)
-        for n, path in enumerate(paths):
-            st = os.stat(path)
-            assert (got[2 * n], got[2 * n + 1]) == (st.st_dev, st.st_ino), path
-        assert "runs/link-out.jsonl" in list(paths) and "runs/a.json" in list(paths)
+        inputs = _inputs.expand_inputs(["runs"], spec="runs/c.ndjson")
+        assert "runs/c.ndjson" not in inputs.paths
+        assert inputs.notes == ("runs/c.ndjson is the spec, not read as a trajectory",)
 
-    def test_a_listing_begun_ahead_is_taken_once(self, odd: Path) -> None:
-        """``list_ahead`` lists on another thread; the next expansion takes it for the
-        arguments it names and forgets the rest, so a later one lists again."""
-        (odd / "link-to-file.jsonl").unlink()
-        other = odd.parent / "other"
-        other.mkdir()
-        (other / "o.jsonl").write_bytes(b"x")
-        _inputs.list_ahead(["runs", "other", "-", "missing"])
-        (other / "p.jsonl").write_bytes(b"x")  # after the listing ahead began
-        first = _inputs.expand_inputs(["runs"])
-        assert _inputs._AHEAD is None
-        assert list(first.paths) == list(_inputs.expand_inputs(["runs"]).paths)
-        assert list(_inputs.expand_inputs(["other"]).paths) == ["other/o.jsonl",
-                                                               "other/p.jsonl"]
-        _inputs.list_ahead(["runs"], recursive=True)
-        assert _inputs._AHEAD is None  # -r lists below: nothing ahead
-
-    def test_the_command_line_lists_ahead(self, odd: Path) -> None:
-        """The console script lists the directories among a replay's arguments before
-        click reads them, and none when ``-r`` (alone or among short flags) asks for
-        the directories below."""
-        import subprocess
-        import sys
-
-        (odd / "link-to-file.jsonl").unlink()
-        spec = str(EXAMPLES / "spec.json")
-        probe = ("import sys, roadcheck._inputs as i, roadcheck.__main__ as m; "
-                 "m._list_ahead(sys.argv[1:]); a = i._AHEAD; a and a[0].join(); "
-                 "print(sorted(a[1]) if a else None)")
-        out = subprocess.run([sys.executable, "-c", probe, spec, "runs", "-o", "x", "-"],
-                             capture_output=True, text=True, check=True)
-        assert out.stdout.strip() == "['runs']"
-        out = subprocess.run([sys.executable, "-c", probe, "-rq", spec, "runs"],
-                             capture_output=True, text=True, check=True)
-        assert out.stdout.strip() == "None"
-
-    def test_spec_inside_is_left_out(self, odd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        (odd / "link-to-file.jsonl").unlink()
-        native, python = self.both(["runs"], monkeypatch, spec="runs/c.ndjson")
-        assert native == python
-        assert "runs/c.ndjson" not in native.paths
-        assert native.notes == ("runs/c.ndjson is the spec, not read as a trajectory",)
-
-    def test_gives_way(self, here: Path) -> None:
-        """Whatever Python must name or decide: a missing or unreadable path, a file,
-        two names of one file, a name that is not UTF-8, no trajectory file at all."""
-        from roadcheck._accel import list_trajectories
-
-        assert list_trajectories("missing", b"missing/") is None
-        (here / "file.jsonl").write_bytes(b"x")
-        assert list_trajectories("file.jsonl", b"file.jsonl/") is None
-        (here / "empty").mkdir()
-        assert list_trajectories("empty", b"empty/") == (b"", b"", b"")
-        (here / "links").mkdir()
-        (here / "links" / "a.jsonl").write_bytes(b"x")
-        os.link(here / "links" / "a.jsonl", here / "links" / "b.jsonl")
-        assert list_trajectories("links", b"links/") is None
+    def test_names_that_are_not_utf8(self, here: Path) -> None:
         (here / "bytes").mkdir()
         (here / "bytes" / "ok.jsonl").write_bytes(b"x")
         (here / "bytes" / os.fsdecode(b"bad\xff.jsonl")).write_bytes(b"x")
-        assert list_trajectories("bytes", b"bytes/") is None
-        inputs = _inputs.expand_inputs(["bytes"])  # the Python listing takes it
+        inputs = _inputs.expand_inputs(["bytes"])
         assert list(inputs.paths) == ["bytes/bad\udcff.jsonl", "bytes/ok.jsonl"]
 
-    def test_layout(self, here: Path) -> None:
-        """Paths, their NUL-ended offsets and (device, inode) pairs, in name order."""
-        import array
-
-        from roadcheck._accel import list_trajectories
-
-        (here / "runs").mkdir()
-        for name in ("b.jsonl", "a.jsonl"):
-            (here / "runs" / name).write_bytes(b"x")
-        blob, ends, keys = list_trajectories("runs", b"P/")
-        assert blob == b"P/a.jsonl\0P/b.jsonl\0"
-        assert array.array("Q", ends).tolist() == [10, 20]
-        a, b = os.stat(here / "runs" / "a.jsonl"), os.stat(here / "runs" / "b.jsonl")
-        assert array.array("Q", keys).tolist() == [a.st_dev, a.st_ino, b.st_dev, b.st_ino]
-
-    def test_a_large_directory(self, here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Thousands of files (their stat calls spread over threads) list alike; a link
-        among them is its target, a broken one nothing, two names of one file give way."""
-        from roadcheck._accel import list_trajectories
-
+    def test_a_large_directory(self, here: Path) -> None:
+        """Thousands of files; a broken link is nothing, two names of one file one."""
         runs = here / "runs"
         runs.mkdir()
-        for i in range(2100):  # over 2 x 1024: two threads at least
+        for i in range(2100):
             (runs / f"t{i:05d}.jsonl").touch()
         os.symlink("gone.jsonl", runs / "t01500-broken.jsonl")
         (runs / "t02099-dir.jsonl").mkdir()
-        os.symlink("t02099-dir.jsonl", runs / "t02099-link.jsonl")
-        listed = list_trajectories("runs", b"runs/")
-        assert listed is not None and len(listed[1]) == 2100 * 8
-        native, python = self.both(["runs"], monkeypatch)
-        assert native == python and len(native.paths) == 2100 and not native.notes
+        inputs = _inputs.expand_inputs(["runs"])
+        assert len(inputs.paths) == 2100 and not inputs.notes
         os.link(runs / "t00007.jsonl", runs / "t01800-again.jsonl")
-        assert list_trajectories("runs", b"runs/") is None
-        native, python = self.both(["runs"], monkeypatch)
-        assert native == python
-        assert native.notes == ("runs/t01800-again.jsonl is the same file as "
+        inputs = _inputs.expand_inputs(["runs"])
+        assert len(inputs.paths) == 2100
+        assert inputs.notes == ("runs/t01800-again.jsonl is the same file as "
                                 "runs/t00007.jsonl; judged once",)

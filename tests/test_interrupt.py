@@ -142,9 +142,8 @@ class TestOtherCommandsInterrupted:
 class TestLibrary:
     def test_replay_files_carries_the_partial_run(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """replay_files turns Ctrl-C into ReplayInterrupted holding the judged results."""
-        import roadcheck._accel as accel
-        from roadcheck import conformance
         from roadcheck.conformance import ReplayInterrupted, load_spec, replay_files
+        from roadcheck.ingest import native
 
         paths = [str(EXAMPLES / n) for n in ("fixture_conforms.jsonl", "fixture_skipped.jsonl",
                                              "fixture_verified.jsonl")]
@@ -156,9 +155,7 @@ class TestLibrary:
                 return real(path, *rest)
             return stop_at_third
 
-        # the file is read by the C extension, or by Python where it is not used
-        monkeypatch.setattr(accel, "read_regular", stopping(accel.read_regular))
-        monkeypatch.setattr(conformance, "_plain_bytes", stopping(conformance._plain_bytes))
+        monkeypatch.setattr(native, "read_bytes", stopping(native.read_bytes))
         with pytest.raises(ReplayInterrupted) as info:
             replay_files(load_spec(EXAMPLES / "spec.json"), paths)
         stop = info.value

@@ -216,10 +216,13 @@ class TestDiscoverability:
 
     def test_py_typed_ships_in_the_package(self) -> None:
         """py.typed marks the package as typed; the wheel packs the whole package under
-        src/, py.typed with it (tests/test_packaging.py checks the built wheel)."""
+        src/, py.typed with it (tests/test_packaging.py checks the built wheel), and the
+        package is Python alone (no native source or type stub of one)."""
         import tomllib
 
-        assert (ROOT / "src" / "roadcheck" / "py.typed").is_file()
+        package = ROOT / "src" / "roadcheck"
+        assert (package / "py.typed").is_file()
+        assert not [p for p in package.rglob("*") if p.suffix in (".c", ".pyi", ".so")]
         conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
         assert conf["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [
             "src/roadcheck"]

@@ -34,8 +34,6 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
         options = parse_args(args[2:])
         if options is not None:
             _hook(options, leave=argv is None)
-    if args[:1] == ["replay"]:
-        _list_ahead(args[1:])
     from roadcheck.cli import main as cli_main
 
     if (quick_exit and argv is None and args[:1] == ["replay"]
@@ -46,19 +44,6 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
             _leave(done)
         return
     cli_main(argv)
-
-
-def _list_ahead(args: list[str]) -> None:
-    """Begin listing the directories among a ``replay``'s arguments in C on another thread
-    (:func:`roadcheck._inputs.list_ahead`) while click and the CLI are imported: 50,000 files
-    take some 40 ms to list. Only a hint: click reads the arguments, and the listing is
-    taken only for a directory it gives as a trajectory (an option's value that is a
-    directory is listed for nothing); none with ``-r``, which lists below."""
-    if any(a == "--recursive" or (a[:1] == "-" and a[1:2] != "-" and "r" in a) for a in args):
-        return
-    from roadcheck._inputs import list_ahead
-
-    list_ahead(args)
 
 
 def _leave(done: SystemExit) -> None:

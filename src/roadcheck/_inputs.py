@@ -13,7 +13,8 @@ import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast, overload
+from stat import S_ISDIR
+from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast, overload
 
 from roadcheck.errors import InputError, SpecError, TraceError
 
@@ -53,33 +54,13 @@ class PathList(Sequence[str]):
     where a list of ``str`` holds an object of some 50 bytes more for each.
     """
 
-    __slots__ = ("_blob", "_ends", "listed")
+    __slots__ = ("_blob", "_ends")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
         self._blob = bytearray()
         self._ends = array("Q")
-        #: How many paths, from the first, a directory listing found to be regular files
-        #: as it made the list.
-        self.listed = 0
         for path in paths:
             self.append(path)
-
-    @classmethod
-    def _of_blob(cls, blob: bytes, ends: bytes, *, listed: bool = False) -> PathList:
-        """The list whose paths are ``blob`` (each path's bytes and a NUL), ending at the
-        native uint64 offsets packed in ``ends``; ``listed``: all regular files as a
-        listing found them."""
-        paths = cls()
-        paths._blob += blob
-        paths._ends.frombytes(ends)
-        if listed:
-            paths.listed = len(paths._ends)
-        return paths
-
-    def buffers(self) -> tuple[bytearray, array[int]]:
-        """The paths' bytes (each followed by a NUL) and the native uint64 offsets just past
-        each NUL, as :func:`roadcheck._accel.judge_files` reads them."""
-        return self._blob, self._ends
 
     def append(self, path: str) -> None:
         """Add ``path`` at the end."""
@@ -159,111 +140,12 @@ def is_trajectory_name(name: str) -> bool:
     return name.endswith(TRAJECTORY_SUFFIXES)
 
 
-class _Listed:
-    """A directory's trajectory files as the C extension lists them: their paths in
-    order and each one's (device, inode), no two alike."""
-
-    __slots__ = ("blob", "ends", "keys")
-
-    def __init__(self, blob: bytes, ends: bytes, keys: bytes) -> None:
-        self.blob, self.ends, self.keys = blob, ends, keys
-
-    def holds(self, key: tuple[int, int] | str | None) -> bool:
-        """True when ``key`` is one of the files' identities."""
-        if not isinstance(key, tuple):
-            return False
-        packed = array("Q", key).tobytes()
-        at = self.keys.find(packed)
-        while at >= 0 and at % len(packed):
-            at = self.keys.find(packed, at + 1)
-        return at >= 0
-
-    def identities(self) -> Iterator[tuple[int, int]]:
-        """Each file's (device, inode), in order."""
-        keys = array("Q")
-        keys.frombytes(self.keys)
-        return zip(keys[::2], keys[1::2], strict=True)
-
-    def pairs(self) -> Iterator[tuple[str, tuple[int, int]]]:
-        """Each file's path and identity, in order."""
-        return zip(PathList._of_blob(self.blob, self.ends), self.identities(), strict=True)
-
-
-_LIST: Any = None
-#: Directory listings begun ahead (:func:`list_ahead`): the thread, and what the C listing
-#: gave for each directory (or the error it raised), taken by :func:`_native_list`.
-_AHEAD: tuple[Any, dict[str, Any]] | None = None
-_NONE: Any = object()
-
-
-def _list_function() -> Any:
-    """:func:`roadcheck._accel.list_trajectories`, or False where the extension is not built or
-    ``ROADCHECK_PURE_PYTHON`` is set."""
-    global _LIST
-    if _LIST is None:
-        from roadcheck._ext import native
-
-        _LIST = getattr(native(), "list_trajectories", False)
-    return _LIST
-
-
-def list_ahead(args: Sequence[str], *, recursive: bool = False) -> None:
-    """Begin listing the directory arguments in C on another thread (the listing lets go of
-    the GIL) while the caller goes on importing and reading the spec: the next
-    :func:`expand_inputs` takes what it found, a listing begun a moment earlier. Nothing
-    is decided here; any error is the listing's own, met again when it is taken."""
-    global _AHEAD
-    if _AHEAD is not None:  # begun already, from the command line (roadcheck.__main__)
-        return
-    dirs = [a for a in args if type(a) is str and a != STDIN]
-    if recursive or not dirs or _list_function() is False:
-        return
-    import threading
-
-    found: dict[str, Any] = {}
-
-    def run() -> None:
-        for path in dirs:
-            try:
-                if os.path.isdir(path):
-                    found[path] = _LIST(path, os.fsencode(os.path.join(path, "")))
-            except (OSError, ValueError, UnicodeError) as exc:
-                found[path] = exc
-
-    thread = threading.Thread(target=run, name="roadcheck-list-ahead", daemon=True)
-    thread.start()
-    _AHEAD = (thread, found)
-
-
-def _native_list(path: str) -> _Listed | None:
-    """The directory's files listed in C (:func:`roadcheck._accel.list_trajectories`), or
-    None where the extension is not built, ``ROADCHECK_PURE_PYTHON`` is set, or it gives way
-    (the Python listing then reads the directory and names any problem)."""
-    if _list_function() is False or type(path) is not str:
-        return None
-    listed = _NONE
-    if _AHEAD is not None:
-        thread, found = _AHEAD
-        thread.join()
-        listed = found.pop(path, _NONE)
-    if listed is _NONE:
-        try:
-            listed = _LIST(path, os.fsencode(os.path.join(path, "")))
-        except (OSError, ValueError, UnicodeError):
-            return None
-    if listed is None or isinstance(listed, Exception) or not listed[1]:
-        return None  # none at all (or an error): the Python listing says so
-    return _Listed(*listed)
-
-
-def _directory(path: str, recursive: bool) -> Iterator[str] | _Listed:
+def _directory(path: str, recursive: bool) -> Iterator[str]:
     """The trajectory files in ``path``, hidden files and directories skipped, sorted.
 
     Raises at once for a directory that cannot be read or holds no trajectory file;
     the paths are then joined one at a time, as they are taken.
     """
-    if not recursive and (listed := _native_list(path)) is not None:
-        return listed
     found: list[str] | list[tuple[str, ...]]
     try:
         found = _list(path) if not recursive else _walk(path)
@@ -321,15 +203,24 @@ def _walk(path: str) -> list[tuple[str, ...]]:
     return found
 
 
-def _expand(arg: str, recursive: bool) -> Iterator[tuple[Iterable[str] | _Listed, bool]]:
-    """``(paths, expanded)`` for one argument, a group at a time (a directory's files are
-    one group); ``expanded`` when roadcheck chose the files."""
+def _expand(arg: str, recursive: bool
+            ) -> Iterator[tuple[Iterable[str], bool, tuple[int, int] | None]]:
+    """``(paths, expanded, identity)`` for one argument, a group at a time (a directory's
+    files are one group); ``expanded`` when roadcheck chose the files; ``identity``: the
+    file's (device, inode) where the one stat of a plain file argument gave it."""
     if arg == STDIN:
-        yield (arg,), False
-    elif os.path.isdir(arg):
-        yield _directory(arg, recursive), True
+        yield (arg,), False, None
+        return
+    try:
+        st: os.stat_result | None = os.stat(arg)
+    except (OSError, ValueError):
+        st = None
+    if st is not None and S_ISDIR(st.st_mode):
+        yield _directory(arg, recursive), True, None
+    elif st is not None:
+        yield (arg,), False, (st.st_dev, st.st_ino)
     elif os.path.lexists(arg) or not _GLOB_CHARS.intersection(arg):
-        yield (arg,), False  # a missing plain file is judged ERROR, naming it
+        yield (arg,), False, None  # a missing plain file is judged ERROR, naming it
     else:
         import glob
 
@@ -338,9 +229,9 @@ def _expand(arg: str, recursive: bool) -> Iterator[tuple[Iterable[str] | _Listed
             raise InputError(f"no file matches {arg!r}")
         for match in matches:
             if os.path.isdir(match):
-                yield _directory(match, recursive), True
+                yield _directory(match, recursive), True, None
             else:
-                yield (match,), True
+                yield (match,), True, None
 
 
 def _identity(path: str) -> tuple[int, int] | str:
@@ -407,14 +298,6 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
     inode), so ``a.jsonl``, ``./a.jsonl`` and a link to it are one file; ``spec`` is left
     out where a directory or glob would have added it.
     """
-    global _AHEAD
-    try:
-        return _expand_inputs(args, recursive, spec)
-    finally:
-        _AHEAD = None  # what was listed ahead was for these arguments only
-
-
-def _expand_inputs(args: Iterable[str], recursive: bool, spec: str | None) -> Inputs:
     spec_key = None if spec is None else _identity(spec)
     # The identities seen, in a compact table; which path came first is looked up only
     # once some file turns out to be named twice.
@@ -423,31 +306,10 @@ def _expand_inputs(args: Iterable[str], recursive: bool, spec: str | None) -> In
     paths = PathList()
     notes: list[str] = []
     add = seen.add
-    pending: _Listed | None = None  # a listing taken whole, its identities not yet in seen
     for arg in args:
-        for group, expanded in _expand(arg, recursive):
-            if pending is not None:  # files are looked up against it from now on
-                for listed_key in pending.identities():
-                    add(listed_key)
-                pending = None
-            pairs: Iterable[tuple[str, tuple[int, int] | None]]
-            if isinstance(group, _Listed):
-                if not paths and not group.holds(spec_key):
-                    # the first files named, none the spec, no two alike: taken as listed
-                    paths = PathList._of_blob(group.blob, group.ends, listed=True)
-                    pending = group
-                    continue
-                pairs = group.pairs()
-            else:
-                pairs = ((path, None) for path in group)
-            for path, known in pairs:
-                key: tuple[int, int] | str
-                if known is not None:
-                    key = known
-                elif path == STDIN:
-                    key = STDIN
-                else:
-                    key = _identity(path)
+        for group, expanded, known in _expand(arg, recursive):
+            for path in group:
+                key = known or (STDIN if path == STDIN else _identity(path))
                 if expanded and key == spec_key:
                     notes.append(f"{path} is the spec, not read as a trajectory")
                     continue

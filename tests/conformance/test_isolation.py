@@ -77,52 +77,27 @@ def test_cli_exits_with_the_verdicts_not_70(monkeypatch: pytest.MonkeyPatch,
         return original(data, path)
 
     monkeypatch.setattr(native, "iter_events", broken)
-    # the strict reader is the one that breaks: the C judge and the typed decode step aside
-    monkeypatch.setattr(conformance, "_ACCEL", None)
-    monkeypatch.setattr(conformance, "_typed", lambda: lambda data: None)
     res = CliRunner().invoke(cli, ["replay", str(SPEC), str(CONFORMS)])
     assert res.exit_code == 2, res.output
     assert "RecursionError" in res.output
 
 
-def test_a_c_judge_failure_is_that_files_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same when what breaks is the result of the C judge: ERROR and exit 2, never 70."""
+def test_a_judge_failure_is_that_files_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same when what breaks is the judge itself: ERROR and exit 2, never 70, in
+    the streamed reports and with two worker processes."""
     from click.testing import CliRunner
 
     from roadcheck.cli import cli
+    from roadcheck.conformance import Replayer
 
-    def broken(*args: Any) -> Any:
+    def broken(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError("out of memory")
 
-    from roadcheck.conformance import engine
-
-    monkeypatch.setattr(conformance, "native_result", broken)
-    monkeypatch.setattr(engine, "native_parts", broken)  # the reports' way
-    monkeypatch.setattr(conformance, "_native_runs", lambda *a, **k: None)  # file by file
+    monkeypatch.setattr(Replayer, "finish", broken)
+    monkeypatch.setattr(conformance, "_FILES_PER_WORKER", 1)
     for fmt in ("text", "json"):
-        res = CliRunner().invoke(cli, ["replay", str(SPEC), str(SKIPPED), str(CONFORMS),
-                                       "--format", fmt])
-        assert res.exit_code == 2, res.output
-        assert res.output.count("MemoryError") == 2, fmt
-
-
-def test_a_failing_run_of_files_in_c_is_judged_file_by_file(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs of files judged and rendered in C (``judge_files``): an error there sends the
-    run's files the usual way, with the same report, never exit 70."""
-    from click.testing import CliRunner
-
-    import roadcheck._accel as accel
-    from roadcheck.cli import cli
-
-    args = ["replay", str(SPEC), str(SKIPPED), str(CONFORMS)]
-    for fmt in ("text", "json"):
-        expected = CliRunner().invoke(cli, [*args, "--format", fmt])
-        with monkeypatch.context() as m:
-            def broken(*a: Any) -> Any:
-                raise MemoryError("out of memory")
-
-            m.setattr(accel, "judge_files", broken)
-            res = CliRunner().invoke(cli, [*args, "--format", fmt])
-        assert (res.exit_code, res.output) == (expected.exit_code, expected.output)
-        assert res.exit_code == 1 and "MemoryError" not in res.output
+        for jobs in ("1", "2"):
+            res = CliRunner().invoke(cli, ["replay", str(SPEC), str(SKIPPED), str(CONFORMS),
+                                           "--format", fmt, "--jobs", jobs])
+            assert res.exit_code == 2, res.output
+            assert res.output.count("MemoryError") == 2, (fmt, jobs)

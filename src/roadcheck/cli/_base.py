@@ -206,18 +206,10 @@ def emit(text: str, output: str | None = None, *, paint: bool = False) -> None:
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    """``--version``: the version, and whether replay runs the C extension."""
+    """``--version``: the version."""
     if not value or ctx.resilient_parsing:
         return
-    from importlib.util import find_spec
-
-    if find_spec("roadcheck._accel") is None:
-        accel = "C extension: not built; replay uses its Python path"
-    elif os.environ.get("ROADCHECK_PURE_PYTHON"):
-        accel = "C extension: off (ROADCHECK_PURE_PYTHON)"
-    else:
-        accel = "C extension: on"
-    click.echo(f"roadcheck, version {__version__} ({accel})")
+    click.echo(f"roadcheck, version {__version__}")
     ctx.exit()
 
 

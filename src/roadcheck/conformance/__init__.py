@@ -8,25 +8,15 @@
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from roadcheck._inputs import STDIN, STDIN_ID
-from roadcheck._text_check import check_utf8
-from roadcheck.conformance.engine import (
-    CompiledSpec,
-    Replayer,
-    error_result,
-    final_event,
-    native_result,
-)
+from roadcheck.conformance.engine import CompiledSpec, Replayer, error_result
 from roadcheck.conformance.result import (
     Finding,
-    NativeRun,
     ReplayInterrupted,
     ReplayResult,
     ReplayRun,
@@ -85,14 +75,6 @@ def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: s
         return error_result(traj_id, path, exc.location_message() if path is None
                             else _strip_path(exc), source=source, meta=meta)
     return r.finish(traj_id, path, source=source, meta=meta)
-
-
-def _replay_records(compiled: CompiledSpec, records: Sequence[Any], final: Event,
-                    path: str) -> ReplayResult:
-    """Judge a native file decoded into typed records (``roadcheck.ingest._native_typed``)."""
-    r = Replayer(compiled)
-    r.feed_records(records, final)
-    return r.finish(path, path)
 
 
 def _strip_path(exc: TraceError) -> str:
@@ -158,66 +140,8 @@ def _native() -> Any:
     return module
 
 
-def _typed() -> Any:
-    """The typed native decoder, imported on first use (msgspec stays out of light imports)."""
-    module: Any = sys.modules.get("roadcheck.ingest._native_typed")
-    if module is None:
-        import roadcheck.ingest._native_typed as module
-    return module.typed_records
-
-
-def _accel() -> Any:
-    """The C extension :mod:`roadcheck._accel`, or None where it is not built or
-    ``ROADCHECK_PURE_PYTHON`` is set (the Python path then decides alone, with the same
-    results)."""
-    global _ACCEL
-    if _ACCEL is _UNSET:
-        from roadcheck._ext import native
-
-        _ACCEL = native()
-    return _ACCEL
-
-
-_UNSET: Any = object()
-_ACCEL: Any = _UNSET
-
-
-def _replay_native(compiled: CompiledSpec, data: bytes, path: str, *,
-                   tried: bool = False) -> ReplayResult:
-    """Judge the bytes of a native file.
-
-    Four ways, each the fallback of the one before, all giving the same result: the C
-    judge and the C scan (:mod:`roadcheck._accel`) and the typed decode, which only vouch
-    for a valid file and give way on anything unusual, and the strict reader, which
-    reads any file and names what is wrong with it. The first three serve only a spec
-    whose rules read nothing beyond each event type's own fields (``compiled.typed``);
-    the C judge, only one whose checkpoints bind no call. ``tried``: the C judge gave
-    way on these bytes already.
-    """
-    if compiled.typed:
-        accel = _ACCEL if _ACCEL is not _UNSET else _accel()
-        if accel is not None:
-            plan = None if tried else compiled.plan(accel)
-            if plan is not None:
-                judged = accel.judge_native(data, plan)
-                if judged is not None:
-                    result = native_result(compiled, data, judged, path)
-                    if result is not None:
-                        return result
-            scanned = accel.scan_native(data, *compiled.scan_names)
-            if scanned is not None:
-                final = final_event(data, scanned)
-                if final is not None:
-                    r = Replayer(compiled)
-                    r.feed_scanned(data, scanned, final)
-                    return r.finish(path, path)
-        # Lines the extension does not read as JSON (or reads as a key given twice) are a
-        # file the typed decode refuses too: the strict reader names the problem at once,
-        # and msgspec is not loaded for a file that is only broken.
-        if accel is None or accel.check_lines(data, any_number=True):
-            typed = _typed()(data)
-            if typed is not None:
-                return _replay_records(compiled, typed[0], typed[1], path)
+def _replay_native(compiled: CompiledSpec, data: bytes, path: str) -> ReplayResult:
+    """Judge the bytes of a native file, read by the one native reader."""
     return replay_events(compiled, _native().iter_events(data, path), path, path)
 
 
@@ -322,22 +246,14 @@ def iter_replay(spec: Spec | CompiledSpec, items: Iterable[TrajectoryItem], *,
     A list of events at position N gets the id ``<events N>``.
     """
     compiled = _compiled(spec)
-    direct = compiled.typed and input_format in (None, "native")
     for index, item in enumerate(items, 1):
-        data = None
-        if direct and type(item) is str and item != STDIN:
-            result, data = _direct_native(compiled, item, formats)
-            if result is not None:
-                yield result
-                continue
         if isinstance(item, Trajectory):
             try:
                 yield replay_trajectory(compiled, item)
             except Exception as exc:  # an internal bug: fail closed for this trajectory
                 yield error_result(item.id, item.path, _crash(item.id, exc), source=item.source)
         elif isinstance(item, (str, PathLike)):
-            yield from _isolated(compiled, str(item), input_format, formats, data)
-            data = None
+            yield from _isolated(compiled, str(item), input_format, formats)
         elif _is_events(item):
             name = f"<events {index}>"
             try:
@@ -418,145 +334,12 @@ class _Announced(list[tuple[str, str]]):
         self.tell(*item)
 
 
-#: Files :func:`roadcheck._accel.judge_files` judges in one call at most: a Ctrl-C is taken
-#: between calls.
-_RUN = 256
-
-
-def _native_runs(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
-                 render: Any, *, numbered: bool) -> tuple[Any, Any, tuple[Any, ...]] | None:
-    """(the extension, the plan, the style) with which runs of ``paths`` are judged and
-    rendered in C (:func:`_runs`), or None where every file goes the usual way: a spec or
-    input format the C judge does not take, paths not held as a ``PathList``, a renderer
-    without a ``native_style`` or one that renders in Python only. ``numbered``: a text
-    report's results can be numbered where they are rendered (not in a worker)."""
-    if not compiled.typed or input_format not in (None, "native"):
-        return None
-    buffers = getattr(paths, "buffers", None)
-    style_of = getattr(render, "native_style", None)
-    if buffers is None or style_of is None:
-        return None
-    accel = _ACCEL if _ACCEL is not _UNSET else _accel()
-    plan = None if accel is None else compiled.plan(accel)
-    if plan is None:
-        return None
-    style = style_of(compiled, numbered=numbered)
-    return None if style is None else (accel, plan, style)
-
-
-def _runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: int, stop: int,
-          number: Callable[[], int]) -> Iterator[NativeRun | int]:
-    """``paths[start:stop]`` as runs of files judged and rendered in C (:class:`NativeRun`)
-    and the index of each file to judge the usual way: one the C judge gave way on, and
-    while it keeps giving way (a batch of other formats), a growing number after it.
-    ``number``: the number of the next result of a text report."""
-    accel, plan, style = native
-    blob, ends = paths.buffers()
-    misses = 0
-    i = start
-    while i < stop:
-        end = min(stop, i + _RUN)
-        try:
-            done, entries, bodies, passed, blocked, warned = accel.judge_files(
-                blob, ends, i, end, plan, style, number(), paths.listed)
-        except Exception:  # an internal bug: these files go the usual way, which isolates it
-            yield from range(i, end)
-            i = end
-            continue
-        if done > i:
-            yield NativeRun(done - i, entries, bodies, passed, blocked, warned)
-            misses = 0
-        if done < end:
-            misses += 1
-            upto = min(stop, done + (1 << min(misses - 1, 6)))
-            yield from range(done, upto)
-            i = upto
-        else:
-            i = done
-
-
-def _threaded_runs(native: tuple[Any, Any, tuple[Any, ...]], paths: Any, start: int, stop: int,
-                   threads: int, scratch: Callable[[], int] | None = None
-                   ) -> Iterator[NativeRun | int]:
-    """:func:`_runs` with the runs judged by ``threads`` threads at once (a few runs ahead,
-    given in order); a file the C judge gives way on is given to be judged the usual way
-    here, and the rest of its run judged here too (:func:`_runs`). Not for a text report's numbered
-    blocks (their numbers are known only once the runs before are). ``scratch`` gives
-    each thread a file of its own to write its runs' results to (the runs then say where
-    they are), so that they are not copied through this thread. Plain threads: the
-    executor of ``concurrent.futures`` imports ``logging``, some 15 ms of start-up."""
-    import threading
-
-    accel, plan, style = native
-    blob, ends = paths.buffers()
-    ranges = [(lo, min(stop, lo + _RUN)) for lo in range(start, stop, _RUN)]
-    done: dict[int, Any] = {}  # run number: what judge_files gave, or the error it raised
-    state = {"next": 0, "taken": 0, "stop": False}
-    cond = threading.Condition()
-    ahead = threads * 4
-
-    def judge(lo: int, hi: int, fd: int | None) -> Any:
-        if fd is None:  # no scratch file: the results come back as bytes
-            return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed)
-        return accel.judge_files(blob, ends, lo, hi, plan, style, 1, paths.listed, fd)
-
-    def work() -> None:
-        fd = None
-        while True:
-            with cond:
-                while (not state["stop"] and state["next"] < len(ranges)
-                       and state["next"] >= state["taken"] + ahead):
-                    cond.wait()
-                if state["stop"] or state["next"] >= len(ranges):
-                    return
-                k = state["next"]
-                state["next"] = k + 1
-            try:
-                if fd is None and scratch is not None:
-                    fd = scratch()
-                ran: Any = judge(*ranges[k], fd)
-            except Exception as exc:  # handed to the consumer, in order
-                ran = exc
-            with cond:
-                done[k] = ran
-                cond.notify_all()
-
-    workers = [threading.Thread(target=work, name=f"roadcheck-judge-{n}", daemon=True)
-               for n in range(threads)]
-    for worker in workers:
-        worker.start()
-    try:
-        for k, (lo, hi) in enumerate(ranges):
-            with cond:
-                while k not in done:
-                    cond.wait()
-                ran = done.pop(k)
-                state["taken"] = k + 1
-                cond.notify_all()
-            if isinstance(ran, Exception):  # an internal bug: the usual way isolates it
-                yield from range(lo, hi)
-                continue
-            at, entries, bodies, passed, blocked, warned = ran
-            if at > lo:
-                yield NativeRun(at - lo, entries, bodies, passed, blocked, warned)
-            if at < hi:  # the usual way, and the rest of the run as in one thread
-                yield at
-                yield from _runs(native, paths, at + 1, hi, lambda: 1)
-    finally:
-        with cond:
-            state["stop"] = True
-            cond.notify_all()
-        for worker in workers:
-            worker.join()
-
-
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
             render: Callable[[ReplayResult], Any],
             formats: list[tuple[str, str]] | None = None, *, start: int = 0,
-            stop: int | None = None, runs: bool = False) -> Iterator[Any]:
+            stop: int | None = None) -> Iterator[Any]:
     """Each file's start, then each of its results through ``render``, in order, for
-    ``paths[start:stop]``; with ``runs``, runs of native files judged and rendered in C
-    come as :class:`NativeRun` items (see :func:`_native_runs`).
+    ``paths[start:stop]``.
 
     With ``formats`` (an :class:`_Announced`), the starts go there as they happen.
     """
@@ -565,52 +348,22 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
     if stop is None:
         stop = len(paths)
     told = isinstance(formats, _Announced)
-    direct = compiled.typed and input_format in (None, "native")
-    native = render if direct and hasattr(render, "from_native") else None
-    in_c = _native_runs(compiled, paths, input_format, render, numbered=False) if runs else None
-    order: Iterable[NativeRun | int] = (range(start, stop) if in_c is None
-                                        else _runs(in_c, paths, start, stop, lambda: 1))
-    for at in order:
-        if isinstance(at, NativeRun):
-            yield at
-            continue
-        for item in _rendered_of(compiled, paths[at], input_format, formats, direct, render,
-                                 native):
+    for path in paths[start:stop]:
+        for result in _results_of(compiled, path, input_format, formats):
             if formats and not told:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
-            yield item
+            yield render(result)
         if not told:
             yield from (_FileStart(*f) for f in formats)
         formats.clear()
 
 
-def _rendered_of(compiled: CompiledSpec, path: str, input_format: str | None,
-                 formats: list[tuple[str, str]], direct: bool,
-                 render: Callable[[ReplayResult], Any],
-                 native: Any) -> Iterable[Any]:
-    """The results of one path through ``render``. With ``native`` (``render`` itself when
-    it has a ``from_native(compiled, data, judged, path)``: the same rendering from
-    :func:`roadcheck._accel.judge_native`'s tuples, without the result objects), a file the C
-    judge vouches for is rendered from its tuples."""
-    if native is not None and type(path) is str and path != STDIN:
-        item, data = _direct_native(compiled, path, formats, native)
-        if item is not None:
-            return (item,)
-        return map(render, _isolated(compiled, path, input_format, formats, data))
-    return map(render, _results_of(compiled, path, input_format, formats, direct))
-
-
 def _results_of(compiled: CompiledSpec, path: str, input_format: str | None,
-                formats: list[tuple[str, str]], direct: bool) -> Iterable[ReplayResult]:
-    """The results of one path, as ``iter_replay(compiled, [path], ...)`` gives them; with
-    ``direct`` (a typed spec, native or detected input) a plain native file is judged on
-    the spot, without a generator, and any other goes on with the bytes already read."""
-    if direct and type(path) is str and path != STDIN:
-        result, data = _direct_native(compiled, path, formats)
-        if result is not None:
-            return (result,)
-        return _isolated(compiled, path, input_format, formats, data)
+                formats: list[tuple[str, str]]) -> Iterable[ReplayResult]:
+    """The results of one path, as ``iter_replay(compiled, [path], ...)`` gives them."""
+    if type(path) is str:
+        return _isolated(compiled, path, input_format, formats)
     return iter_replay(compiled, [path], input_format=input_format, formats=formats)
 
 
@@ -632,8 +385,7 @@ def _judge_chunk(start: int, stop: int) -> Any:
     worker shares the parent's list: only the two numbers travel)."""
     assert _WORKER is not None
     compiled, input_format, render, fold, paths = _WORKER
-    items = list(_judged(compiled, paths, input_format, render, start=start, stop=stop,
-                         runs=fold is not None and getattr(fold, "native_runs", False)))
+    items = list(_judged(compiled, paths, input_format, render, start=start, stop=stop))
     return items if fold is None else fold(items)
 
 
@@ -706,28 +458,10 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
     done = 0
     try:
         compiled = CompiledSpec(spec)
-        pooled = jobs > 1 and len(batch) > 1 and STDIN not in batch
-        in_c = None
-        if sink is not None and hasattr(sink, "native_run"):
-            in_c = _native_runs(compiled, batch, input_format, render, numbered=not pooled)
-        order: Iterable[NativeRun | int] | None = None
-        if pooled and in_c is not None:
-            # The first run judged here. A batch whose first files the C judge all vouched
-            # for goes on in threads (judge_files runs without the GIL: no process to start,
-            # no chunk to carry back); any other, in processes.
-            first = min(len(batch), _RUN)
-            probe = next(_runs(in_c, batch, 0, first, lambda: 1), 0)
-            if isinstance(probe, NativeRun):
-                sink.native_run(probe)  # type: ignore[union-attr]  # in_c: a sink
-                done = probe.files
-            if done == first:
-                order = _threaded_runs(in_c, batch, done, len(batch), jobs,
-                                       getattr(sink, "scratch_fd", None))
-                pooled = False
-        if pooled:
+        workers = _workers(jobs, batch)
+        if workers > 1:
             fold = getattr(sink, "fold", None)
-            rest = batch if not done else batch[done:]
-            for files, items in _judged_in_pool(spec, rest, input_format, keep, jobs, fold):
+            for files, items in _judged_in_pool(spec, batch, input_format, keep, workers, fold):
                 if fold is not None:
                     sink.merge(items)  # type: ignore[union-attr]
                 else:
@@ -739,19 +473,9 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
             announced = _Announced(sink.file if sink is not None
                                    else lambda path, fmt: formats.append((path, fmt)))
             take = results.append if sink is None else sink.result
-            direct = compiled.typed and input_format in (None, "native")
-            native = render if direct and hasattr(render, "from_native") else None
-            if order is None:
-                order = range(len(batch)) if in_c is None else _runs(
-                    in_c, batch, 0, len(batch), lambda: getattr(sink, "total", 0) + 1)
-            for at in order:
-                if isinstance(at, NativeRun):
-                    sink.native_run(at)  # type: ignore[union-attr]  # in_c: a sink
-                    done += at.files
-                    continue
-                for item in _rendered_of(compiled, batch[at], input_format, announced, direct,
-                                         keep, native):
-                    take(item)
+            for path in batch:
+                for result in _results_of(compiled, path, input_format, announced):
+                    take(keep(result))
                 announced.clear()
                 done += 1
     except KeyboardInterrupt:
@@ -761,99 +485,18 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
     return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)
 
 
-def _plain_bytes(path: str, data: bytes | None = None) -> bytes | None:
-    """The bytes of a regular, uncompressed, UTF-8 file in a few system calls, or None
-    when the file needs the general reader (which then names any problem). ``data``, when
-    given, is the file read already (:func:`roadcheck._accel.read_regular`)."""
-    if data is None:
-        data = _read_regular(path)
-    if data is None:
-        return None
-    native = _native()
-    if data.startswith((native._GZIP_MAGIC, native._ZSTD_MAGIC, native._ZIP_MAGIC)):
-        return None
-    try:
-        check_utf8(data, path, TraceError)
-    except TraceError:
-        return None
-    return data
+#: The files a worker process must have to judge before a second one pays for its start
+#: (a fork, the chunks' round trips): below that, ``--jobs`` judges in this process.
+_FILES_PER_WORKER = 2_000
 
 
-def _read_regular(path: str) -> bytes | None:
-    """:func:`roadcheck._accel.read_regular` in Python."""
-    try:
-        # a FIFO is never opened here: opening it would wake its writer for nothing
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except (OSError, ValueError):
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        data = os.read(fd, st.st_size + 1)
-        # a short read of a regular file is its end; a file that grew since the stat (the
-        # byte asked beyond its size came) is read to its new end
-        if len(data) > st.st_size:
-            chunks = [data]
-            # a small buffer: os.read allocates the whole size asked for, even at the end
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
-            if len(chunks) > 1:
-                data = b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data
-
-
-def _direct_native(compiled: CompiledSpec, path: str, formats: list[tuple[str, str]] | None,
-                   renderer: Any = None) -> tuple[Any, bytes | None]:
-    """A plain native file judged without detection and the general reader's layers: the
-    same format recorded and the same result as :func:`_isolated` gives, or no result
-    (nothing recorded) when the file is not plainly native and goes the general way, with
-    the bytes read when there are any, so that way does not read the file again.
-
-    With ``renderer`` (see :func:`_rendered_of`) what is given is the result rendered."""
-    accel = _ACCEL if _ACCEL is not _UNSET else _accel()
-    plan = compiled.plan(accel) if accel is not None else None
-    if plan is None:
-        data = _plain_bytes(path)
-    else:
-        # The C judge first: a file it vouches for is native, uncompressed and UTF-8
-        # (it gives way on anything else), so the checks below are for the others.
-        raw = accel.read_regular(path)
-        if raw is None:
-            return None, None
-        try:
-            judged = accel.judge_native(raw, plan)
-            if judged is None:
-                result = None
-            elif renderer is not None:
-                result = renderer.from_native(compiled, raw, judged, path)
-            else:
-                result = native_result(compiled, raw, judged, path)
-        except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
-            result = error_result(path, path, _crash(path, exc))
-            if renderer is not None:
-                result = renderer(result)
-        if result is not None:
-            if formats is not None:
-                formats.append((path, "native"))
-            return result, None
-        data = _plain_bytes(path, raw)
-    native = _native()
-    if data is None or not native.certainly_native(data):
-        return None, data
-    if formats is not None:
-        formats.append((path, "native"))
-    try:
-        result = _replay_native(compiled, data, path, tried=plan is not None)
-    except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
-        result = error_result(path, path, _crash(path, exc))
-    return (result if renderer is None else renderer(result)), None
+def _workers(jobs: int, batch: Sequence[str]) -> int:
+    """How many processes judge ``batch`` for ``--jobs jobs``: one for standard input or a
+    batch too small for more to pay, else up to ``jobs``, each with
+    :data:`_FILES_PER_WORKER` files at least."""
+    if jobs <= 1 or len(batch) < 2 or STDIN in batch:
+        return 1
+    return max(1, min(jobs, len(batch) // _FILES_PER_WORKER))
 
 
 def _same(result: ReplayResult) -> ReplayResult:

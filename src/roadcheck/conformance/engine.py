@@ -12,20 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import orjson
 
-from roadcheck.conformance.result import (
-    Finding,
-    ReplayResult,
-    new_finding,
-    new_location,
-    new_result,
-    new_stats,
-)
+from roadcheck.conformance.result import Finding, ReplayResult, TrajectoryStats
 from roadcheck.conformance.spec import MandatoryCheckpoint, Spec
 from roadcheck.events import EVENT_KINDS, Event, args_digest, field_verified
 from roadcheck.findings import NOWHERE, Location
@@ -33,8 +25,6 @@ from roadcheck.reasons import Reason, propagated
 from roadcheck.selectors import Selector
 
 __all__ = ["CompiledSpec", "Replayer", "error_result"]
-
-_agent_of = attrgetter("agent")
 
 _PASS_DETAIL = ("every mandatory checkpoint came before its guarded action; "
                 "every contracted handoff was satisfied")
@@ -131,46 +121,20 @@ class CompiledSpec:
             )
         # Most specs select nothing; the hot path skips the selector hooks entirely then.
         self.selects = any(v or d for v, d in self.hooks.values())
-        #: No rule reads more of an event than its type's own fields, so typed records
-        #: (:meth:`Replayer.feed_records`) judge exactly as whole events do.
+        #: No rule reads more of an event than its type's own fields: a reader need not
+        #: keep the free text (a tool's output, a message) for this spec.
         self.typed = not self.selects and not self.by_selector
-        #: What :func:`roadcheck._accel.scan_native` is asked to pick out: the guarded action
-        #: types and the checkpoint ids a rule names, as UTF-8.
-        self.scan_names = (tuple(n.encode() for n in self.by_action),
-                           tuple(n.encode() for n in self.by_checkpoint))
-        #: The rules and contracts as :func:`roadcheck._accel.make_plan` takes them, or None
-        #: when a rule binds its checkpoint to a call (judged in Python alone).
-        self.native_rules: tuple[Any, Any] | None = None
-        if self.typed and not any(r.binds for r in self.rules):
-            self.native_rules = (
-                tuple((r.cid.encode(), tuple(n.encode() for n in source.guard_names()),
-                       r.each, r.consume,
-                       None if r.confirmed_by is None else tuple(
-                           n.encode() for n in r.confirmed_by),
-                       _quote(sorted(r.confirmed_by or ())).encode())
-                      for r, source in zip(self.rules, spec.mandatory_checkpoints,
-                                           strict=True)),
-                tuple((src.encode(), dst.encode(),
-                       tuple(f.encode() for f in c.required_fields), c.require_verified)
-                      for (src, dst), c in self.contracts.items()))
-        self._plan: Any = None
         self._no_actions: dict[str, Finding] = {}
-
-    def plan(self, accel: Any) -> Any:
-        """The compiled plan of :func:`roadcheck._accel.judge_native` for this spec, or None."""
-        if self._plan is None and self.native_rules is not None:
-            self._plan = accel.make_plan(*self.native_rules) or False
-        return self._plan or None
 
     def no_actions(self, source: str) -> Finding:
         """The warning of a trajectory read as ``source`` that records no tool call."""
         found = self._no_actions.get(source)
         if found is None:
-            found = self._no_actions[source] = new_finding(
+            found = self._no_actions[source] = Finding(
                 Reason.NO_ACTIONS_RECORDED,
                 f"the trajectory (read as {source}) records no tool call at all, yet the spec "
                 f"guards {self.guard_text}; a reader that found no call is no evidence that "
-                "none was made", severity="warn")
+                "none was made", NOWHERE, "warn")
         return found
 
 
@@ -247,8 +211,8 @@ class Replayer:
     def locate(self, seq: int, line: int | None, **named: Any) -> Location:
         """The location of the event at ``seq``: its file line, or its message index."""
         if self.locate_messages:
-            return new_location(seq=seq, message_index=line, **named)
-        return new_location(seq=seq, line=line, **named)
+            return Location(seq=seq, message_index=line, **named)
+        return Location(seq=seq, line=line, **named)
 
     def _border(self, border: _Border) -> str:
         """A handoff as messages name it: ``a->b (seq N)``."""
@@ -256,149 +220,47 @@ class Replayer:
         return f"{src}->{dst} ({self._where(seq, line)})"
 
     def feed(self, event: Event) -> None:
-        """Take the next event of the trajectory."""
-        self.feed_all((event,))
+        """Take the next event of the trajectory: the one judge of every rule, for replay
+        and the guard alike."""
+        self.events += 1
+        agent = event.agent
+        if agent is not None and agent not in self.agents:
+            self.agents[agent] = None
+        c = self.c
+        if c.selects:
+            self._select(event)
+        kind = event.kind
+        if kind == "action":
+            data = event.data
+            self.actions += 1
+            if data.get("irreversible") is True:
+                self.irreversible += 1
+            rules = c.by_action.get(data["action_type"])
+            if c.by_selector:
+                picked = [r for sel, r in c.by_selector if sel(event)]
+                if picked:
+                    rules = [*(rules or ()), *(r for r in picked if r not in (rules or ()))]
+            if rules:
+                if agent in c.contracts_to:
+                    self._contracted_before(event)
+                states = self.states
+                for rule in rules:
+                    self._guarded(states[rule.index], event)
+        elif kind == "handoff":
+            self.handoffs += 1
+            self._handoff(event)
+        elif kind == "checkpoint":
+            self.checkpoints += 1
+            data = event.data
+            self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
+        elif kind == "final":
+            self.final = event
 
     def feed_all(self, events: Iterable[Event]) -> None:
-        """Take the next events of the trajectory, in order.
-
-        The hot loop of replay: counters live in locals and are written back
-        even when the event source raises half-way.
-        """
-        c = self.c
-        agents = self.agents
-        by_action = c.by_action
-        by_selector = c.by_selector
-        selects = c.selects
-        states = self.states
-        n = actions = irreversible = handoffs = checkpoints = 0
-        try:
-            for event in events:
-                n += 1
-                agent = event.agent
-                if agent is not None and agent not in agents:
-                    agents[agent] = None
-                if selects:
-                    self._select(event)
-                kind = event.kind
-                data = event.data
-                if kind == "action":
-                    actions += 1
-                    if data.get("irreversible") is True:
-                        irreversible += 1
-                    rules = by_action.get(data["action_type"])
-                    if by_selector:
-                        picked = [r for sel, r in by_selector if sel(event)]
-                        if picked:
-                            rules = [*(rules or ()), *(r for r in picked
-                                                       if r not in (rules or ()))]
-                    if rules:
-                        if agent in c.contracts_to:
-                            self._contracted_before(event)
-                        for rule in rules:
-                            self._guarded(states[rule.index], event)
-                elif kind == "handoff":
-                    handoffs += 1
-                    self._handoff(event)
-                elif kind == "checkpoint":
-                    checkpoints += 1
-                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
-                elif kind == "final":
-                    self.final = event
-        finally:
-            self.events += n
-            self.actions += actions
-            self.irreversible += irreversible
-            self.handoffs += handoffs
-            self.checkpoints += checkpoints
-
-    def feed_records(self, records: Sequence[Any], final: Event) -> None:
-        """Take a whole native trajectory decoded into typed records, then its final event.
-
-        The records are :func:`roadcheck.ingest.native.typed_records`: one per line
-        before the final one, already checked (types, required keys, increasing ``seq``),
-        each with ``kind`` and the fields of its type as attributes. Only for a spec
-        whose rules read nothing else (``CompiledSpec.typed``); the verdict is the
-        one :meth:`feed_all` gives on the same events.
-        """
-        c = self.c
-        agents = self.agents
-        by_action = c.by_action
-        by_checkpoint = c.by_checkpoint
-        contracts_to = c.contracts_to
-        states = self.states
-        actions = irreversible = handoffs = checkpoints = 0
-        # first seen first, as feed_all lists them
-        agents.update(dict.fromkeys(map(_agent_of, records)))
-        agents.pop(None, None)  # type: ignore[call-overload]
-        for line, rec in enumerate(records, 1):
-            kind = rec.kind
-            if kind == "action":
-                actions += 1
-                if rec.irreversible is True:
-                    irreversible += 1
-                rules = by_action.get(rec.action_type)
-                if rules:  # a guarded action: the rules read it as an event
-                    event: Any = _RecordEvent(rec, line)
-                    if rec.agent in contracts_to:
-                        self._contracted_before(event)
-                    for rule in rules:
-                        self._guarded(states[rule.index], event)
-            elif kind == "handoff":
-                handoffs += 1
-                self._handoff_at(rec.from_agent, rec.to_agent, rec.payload, rec.seq, line)
-            elif kind == "checkpoint":
-                checkpoints += 1
-                if rec.checkpoint_id in by_checkpoint:
-                    seen: Any = _RecordEvent(rec, line)
-                    self._checkpoint(rec.checkpoint_id, rec.confirmed_by, seen)
-        if final.agent is not None and final.agent not in agents:
-            agents[final.agent] = None
-        self.final = final
-        self.events += len(records) + 1
-        self.actions += actions
-        self.irreversible += irreversible
-        self.handoffs += handoffs
-        self.checkpoints += checkpoints
-
-    def feed_scanned(self, data: bytes, scanned: tuple[Any, ...], final: Event) -> None:
-        """Take a whole native trajectory as :func:`roadcheck._accel.scan_native` read it.
-
-        The scan vouches for the file as :func:`roadcheck.ingest._native_typed.typed_records`
-        would and hands over only what the rules read: the agents, the counts, and
-        the guarded actions, named checkpoints and handoffs, with the byte spans of
-        what is decoded here (a payload, a ``confirmed_by``, a whole line when a
-        message or a bound call reads it). Only for ``CompiledSpec.typed``; the
-        verdict is the one :meth:`feed_records` gives.
-        """
-        c = self.c
-        agents = self.agents
-        by_action = c.by_action
-        contracts_to = c.contracts_to
-        states = self.states
-        loads = orjson.loads
-        agents.update(dict.fromkeys(scanned[0]))
-        for kind, seq, line, agent, name, dst, start, end, at, stop in scanned[9]:
-            if kind == 1:
-                self._handoff_at(name, dst, loads(data[start:end]), seq, line)
-                continue
-            if kind == 0:
-                event: Any = _ScannedEvent(data, "action", seq, agent, line, at, stop)
-                if agent in contracts_to:
-                    self._contracted_before(event)
-                for rule in by_action[name]:
-                    self._guarded(states[rule.index], event)
-            else:
-                event = _ScannedEvent(data, "checkpoint", seq, agent, line, at, stop)
-                self._checkpoint(name, loads(data[start:end]) if start >= 0 else None, event)
-        if final.agent is not None and final.agent not in agents:
-            agents[final.agent] = None
-        self.final = final
-        self.events += scanned[5] + 1
-        self.actions += scanned[1]
-        self.irreversible += scanned[2]
-        self.handoffs += scanned[3]
-        self.checkpoints += scanned[4]
+        """Take the next events of the trajectory, in order (:meth:`feed` each)."""
+        feed = self.feed
+        for event in events:
+            feed(event)
 
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
@@ -465,7 +327,7 @@ class Replayer:
                 st.bound[event.seq] = key
             st.licences.append((event.seq, self.where(event)))
             for seq, action, where, _, _, line in st.pending:
-                st.failures.append(new_finding(
+                st.failures.append(Finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
                     f"checkpoint '{cid}' came at {self.where(event)}, after the action it "
                     f"guards: '{action}' ran at {where}",
@@ -508,7 +370,7 @@ class Replayer:
         for border in self.c.contracts_to[event.agent or ""]:
             if border not in self.crossed and border not in self.absent:
                 self.absent.add(border)
-                self.warnings.append(new_finding(
+                self.warnings.append(Finding(
                     Reason.CONTRACTED_HANDOFF_ABSENT,
                     f"guarded action '{event.data['action_type']}' ran at {self.where(event)} "
                     f"but the contracted handoff {border[0]}->{border[1]} never happened "
@@ -526,7 +388,7 @@ class Replayer:
         self.crossed.add((src, dst))
         contract = self.c.contracts.get((src, dst))
         if contract is None:
-            self.warnings.append(new_finding(
+            self.warnings.append(Finding(
                 Reason.UNCONTRACTED_HANDOFF,
                 f"{self._border((src, dst, seq, line))} is covered by no contract; flagged, "
                 "not blocked, because the spec may be incomplete",
@@ -534,7 +396,7 @@ class Replayer:
         else:
             missing = [f for f in contract.required_fields if f not in payload]
             if missing:
-                self.handoff_reasons.append(new_finding(
+                self.handoff_reasons.append(Finding(
                     Reason.HANDOFF_CONTRACT_VIOLATION,
                     f"{self._border((src, dst, seq, line))} did not deliver required fields "
                     f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst)))
@@ -542,7 +404,7 @@ class Replayer:
                 unverified = [f for f in contract.required_fields
                               if f in payload and not field_verified(payload[f])]
                 if unverified:
-                    self.handoff_reasons.append(new_finding(
+                    self.handoff_reasons.append(Finding(
                         Reason.UNVERIFIED_CLAIM_CONSUMED,
                         f"{self._border((src, dst, seq, line))}: required fields "
                         f"{_quote(unverified)} arrived without verified=true where the "
@@ -597,14 +459,14 @@ class Replayer:
                 else:
                     msg = (f"checkpoint '{rule.cid}' is absent from the trajectory; the guarded "
                            f"action '{action}' ran at {where}")
-                judged.append(new_finding(Reason.CHECKPOINT_SKIPPED, msg, self.locate(
+                judged.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, self.locate(
                     seq, line, checkpoint_id=rule.cid, action_type=action, voided_by_seq=void)))
             judged.sort(key=lambda f: f.seq or 0)
             reasons.extend(judged)
         reasons.extend(self.handoff_reasons)
         for (name, _), (hops, _first, first_border, last_seq, last_border, value) in sorted(
                 self.longest.items(), key=_chain_order) if self.longest else ():
-            reasons.append(new_finding(
+            reasons.append(Finding(
                 propagated(hops),
                 f"field '{name}'={_show(value)} entered unverified at "
                 f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
@@ -616,7 +478,7 @@ class Replayer:
         if self.final is not None:
             final = self.final.data
             task_success = final.get("task_success")
-        stats = new_stats(self.events, tuple(self.agents), self.handoffs,
+        stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
                           self.checkpoints + self.derived, self.derived, self.irreversible,
                           self.actions)
         warnings = list(self.warnings)
@@ -631,228 +493,10 @@ class Replayer:
             # is its own (a span, a record), so the findings name the seq alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         if reasons:
-            return new_result(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
-                              tuple(notes), task_success, stats, source, final, meta or {})
-        return new_result(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
-                          tuple(notes), task_success, stats, source, final, meta or {})
-
-
-def _record_data(record: Any) -> dict[str, Any]:
-    import msgspec
-
-    return {"seq": record.seq, "event": record.kind, **msgspec.structs.asdict(record)}
-
-
-class _RecordEvent:
-    """A typed record as the rules read an event: ``seq``, ``kind``, ``agent``, ``ts`` and
-    ``line`` at hand, ``data`` (what :func:`_event` holds) built only when a rule reads it
-    (a message about an unlicensed action, a call a checkpoint binds)."""
-
-    __slots__ = ("_data", "agent", "kind", "line", "rec", "seq", "ts")
-
-    def __init__(self, record: Any, line: int) -> None:
-        self.rec = record
-        self.seq = record.seq
-        self.kind = record.kind
-        self.agent = record.agent
-        self.ts = record.ts
-        self.line = line
-        self._data: dict[str, Any] | None = None
-
-    @property
-    def data(self) -> dict[str, Any]:
-        if self._data is None:
-            self._data = _record_data(self.rec)
-        return self._data
-
-
-#: The findings :func:`roadcheck._accel.judge_native` makes, by the number it gives them.
-_NATIVE_CODES: tuple[tuple[str, str], ...] = (
-    (Reason.CHECKPOINT_AFTER_ACTION, "error"), (Reason.CHECKPOINT_SKIPPED, "error"),
-    (Reason.HANDOFF_CONTRACT_VIOLATION, "error"), (Reason.UNVERIFIED_CLAIM_CONSUMED, "error"),
-    ("", "error"),  # propagated(hops)
-    (Reason.CONTRACTED_HANDOFF_ABSENT, "warn"), (Reason.UNCONTRACTED_HANDOFF, "warn"))
-
-
-def _native_finding(made: tuple[Any, ...]) -> Finding:
-    code, message, seq, line, cid, action, src, dst, hops = made
-    reason, severity = _NATIVE_CODES[code]
-    return new_finding(reason or propagated(hops), message,
-                       new_location(seq, line, None, cid, action, None, src, dst), severity)
-
-
-def final_event(data: bytes, head: tuple[Any, ...]) -> Event | None:
-    """The final event of a file :func:`roadcheck._accel.judge_native` or ``scan_native`` read
-    (both results begin alike: ... records, final seq, final line's start and end): its
-    line decoded whole, as the strict reader holds it (``--by`` and the reports read any
-    of its fields); None when it does not decode after all (Python judges the file then)."""
-    final = _final_line(data, head)
-    if final is None:
-        return None
-    return Event(head[6], "final", final.get("agent"), final.get("ts"), final, head[5] + 1)
-
-
-def _final_line(data: bytes, head: tuple[Any, ...]) -> dict[str, Any] | None:
-    """The final line's fields, of :func:`final_event`; None when it does not decode."""
-    try:
-        final: dict[str, Any] = orjson.loads(data[head[7]:head[8]])
-    except orjson.JSONDecodeError:
-        return None
-    return final
-
-
-def _native_pieces(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
-                   ) -> tuple[dict[str, Any], list[Finding], tuple[Finding, ...]] | None:
-    """What :func:`native_result` and :func:`native_parts` both read of a file the C judge
-    judged, beyond its tuples: the final line's fields (its agent added to ``judged``'s
-    agents),
-    the warnings the spec gives rather than the C judge (no action recorded, a contracted
-    border never crossed, after the judge's own) and the notes of rules whose action never
-    ran; None when the final line does not decode after all (Python judges it then)."""
-    final = _final_line(data, judged)
-    if final is None:
-        return None
-    agents, actions, uncrossed, unseen = judged[0], judged[1], judged[12], judged[11]
-    agent = final.get("agent")
-    if agent is not None and agent not in agents:
-        agents.append(agent)
-    extra = [compiled.no_actions("native")] if compiled.rules and not actions else []
-    if uncrossed:
-        never = compiled.never_crossed
-        extra.extend(never[i][1] for i in uncrossed)
-    return final, extra, tuple(compiled.rules[i].never_ran for i in unseen) if unseen else ()
-
-
-def native_result(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...],
-                  path: str) -> ReplayResult | None:
-    """The result of a native file :func:`roadcheck._accel.judge_native` judged, the one
-    :meth:`Replayer.finish` gives after :meth:`Replayer.feed_records` on the same file;
-    None when its final line does not decode after all (Python judges it then)."""
-    pieces = _native_pieces(compiled, data, judged)
-    if pieces is None:
-        return None
-    final, extra, notes = pieces
-    (agents, actions, irreversible, handoffs, checkpoints, records, _seq, _start, _end,
-     reasons, found, _unseen, _uncrossed) = judged
-    stats = new_stats(records + 1, tuple(agents), handoffs, checkpoints, 0, irreversible,
-                      actions)
-    return new_result(path, path, "BLOCK" if reasons else "PASS",
-                      tuple(map(_native_finding, reasons)) if reasons else _PASS_REASONS,
-                      (*map(_native_finding, found), *extra), notes,
-                      final.get("task_success"), stats, "native", final, {})
-
-
-def _native_finding_json(made: tuple[Any, ...]) -> dict[str, Any]:
-    """``_native_finding(made).to_dict()``, without the objects."""
-    code, message, seq, line, cid, action, src, dst, hops = made
-    reason = _NATIVE_CODES[code][0]
-    out: dict[str, Any] = {"code": str(reason or propagated(hops)), "message": message}
-    # the location's known fields, in Location's order
-    for key, value in zip(_NATIVE_PLACES, (seq, line, cid, action, src, dst), strict=True):
-        if value is not None:
-            out[key] = value
-    return out
-
-
-_NATIVE_PLACES = ("seq", "line", "checkpoint_id", "action_type", "from_agent", "to_agent")
-
-
-class NativeParts(NamedTuple):
-    """What a report prints of :func:`native_result`, without the result objects (see
-    :func:`native_parts`)."""
-
-    verdict: str
-    reasons: Any
-    warnings: list[dict[str, Any]]
-    notes: list[dict[str, Any]]
-    final: dict[str, Any]
-    agents: list[str]
-    events: int
-    handoffs: int
-    checkpoints: int
-    irreversible: int
-
-
-def native_parts(compiled: CompiledSpec, data: bytes, judged: tuple[Any, ...]
-                 ) -> NativeParts | None:
-    """What a report prints of :func:`native_result`, without the result objects: the
-    verdict; the reasons (the shared PASS tuple of findings, or each reason's
-    ``to_dict()``); the warnings' and notes' ``to_dict()``; the final event's fields; and
-    the counts of its stats (agents, events, handoffs, checkpoints, irreversible actions).
-    None where :func:`native_result` gives None."""
-    pieces = _native_pieces(compiled, data, judged)
-    if pieces is None:
-        return None
-    final, extra, notes = pieces
-    (agents, _actions, irreversible, handoffs, checkpoints, records, _seq, _start, _end,
-     reasons, found, _unseen, _uncrossed) = judged
-    warnings = list(map(_native_finding_json, found))
-    if extra:
-        warnings.extend(w.to_dict() for w in extra)
-    listed: Any = [_native_finding_json(f) for f in reasons] if reasons else _PASS_REASONS
-    return NativeParts("BLOCK" if reasons else "PASS", listed, warnings,
-                       [n.to_dict() for n in notes] if notes else [], final, agents,
-                       records + 1, handoffs, checkpoints, irreversible)
-
-
-class NativeFindings:
-    """What every result of a spec the C judge judges may carry beyond the judge's own
-    findings (see :func:`native_findings`)."""
-
-    __slots__ = ("codes", "never_crossed", "never_ran", "no_actions", "passed", "propagated")
-
-    def __init__(self, passed: tuple[Finding, ...], codes: tuple[str, ...],
-                 propagated: tuple[str, str], never_ran: tuple[Finding, ...],
-                 no_actions: Finding | None, never_crossed: tuple[Finding, ...]) -> None:
-        #: The reasons of every PASS.
-        self.passed = passed
-        #: Each C finding code's reason code, by the judge's number; the propagated one
-        #: is the text before and after its number of hops.
-        self.codes = codes
-        self.propagated = propagated
-        #: Per rule, the note of a trajectory whose guarded action never ran.
-        self.never_ran = never_ran
-        #: The warning of a native file recording no action, None when the spec has no
-        #: rule.
-        self.no_actions = no_actions
-        #: Per contract (the plan's order), the warning of a border never crossed.
-        self.never_crossed = never_crossed
-
-
-def native_findings(compiled: CompiledSpec) -> NativeFindings:
-    """The findings :func:`native_result` adds to the C judge's, for renderers that render
-    without the result objects (``ResultRenderer.native_style``)."""
-    hops = 1234567
-    before, after = propagated(hops).split(str(hops))
-    return NativeFindings(
-        _PASS_REASONS, tuple(str(reason) for reason, _severity in _NATIVE_CODES),
-        (before, after), tuple(r.never_ran for r in compiled.rules),
-        compiled.no_actions("native") if compiled.rules else None,
-        tuple(finding for _border, finding in compiled.never_crossed))
-
-
-class _ScannedEvent:
-    """An event of a scanned file as the rules read it: ``data`` (the line decoded,
-    as the strict reader holds it) only when a rule reads it."""
-
-    __slots__ = ("_data", "_end", "_start", "agent", "kind", "line", "raw", "seq")
-
-    def __init__(self, raw: bytes, kind: str, seq: int, agent: str | None, line: int,
-                 start: int, end: int) -> None:
-        self.raw = raw
-        self.kind = kind
-        self.seq = seq
-        self.agent = agent
-        self.line = line
-        self._start = start
-        self._end = end
-        self._data: dict[str, Any] | None = None
-
-    @property
-    def data(self) -> dict[str, Any]:
-        if self._data is None:
-            self._data = orjson.loads(self.raw[self._start:self._end])
-        return self._data
+            return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
+                                tuple(notes), task_success, stats, source, final, meta or {})
+        return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
+                            tuple(notes), task_success, stats, source, final, meta or {})
 
 
 #: The reasons of every PASS: one finding, the same each time.

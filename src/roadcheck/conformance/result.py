@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
-from roadcheck.findings import NOWHERE, Finding, Location, Severity
+from roadcheck.findings import Finding
 
 __all__ = ["Finding", "ReplayInterrupted", "ReplayResult", "ReplayRun", "TrajectoryStats"]
 
@@ -90,149 +90,6 @@ class ReplayResult:
         if self.meta:
             out["meta"] = dict(self.meta)
         return out
-
-
-class _StatsInit:
-    """:class:`TrajectoryStats`'s slots with a plain init, for :func:`new_stats`."""
-
-    __slots__ = TrajectoryStats.__slots__  # the same names in the same order: the same layout
-
-    def __init__(self, events: int, agents: tuple[str, ...], handoffs: int, checkpoints: int,
-                 derived_checkpoints: int, irreversible: int, actions: int) -> None:
-        self.events = events
-        self.agents = agents
-        self.handoffs = handoffs
-        self.checkpoints = checkpoints
-        self.derived_checkpoints = derived_checkpoints
-        self.irreversible = irreversible
-        self.actions = actions
-
-
-class _ResultInit:
-    """:class:`ReplayResult`'s slots with a plain init, for :func:`new_result`."""
-
-    __slots__ = ReplayResult.__slots__
-
-    def __init__(self, id: str, path: str | None, verdict: Verdict,
-                 reasons: tuple[Finding, ...], warnings: tuple[Finding, ...],
-                 notes: tuple[Finding, ...], task_success: bool | None,
-                 stats: TrajectoryStats | None, source: str, final: Mapping[str, Any],
-                 meta: Mapping[str, Any]) -> None:
-        self.id = id
-        self.path = path
-        self.verdict = verdict
-        self.reasons = reasons
-        self.warnings = warnings
-        self.notes = notes
-        self.task_success = task_success
-        self.stats = stats
-        self.source = source
-        self.final = final
-        self.meta = meta
-
-
-# A frozen dataclass sets each field through object.__setattr__, which the engine pays
-# for every trajectory. These build the same objects (equal, frozen, of the same class)
-# by setting the slots of a twin class with the same layout and then taking its class,
-# which Python allows between classes whose slots are the same
-# (``tests/conformance/test_engine.py`` holds them to the dataclasses).
-_set_class = object.__setattr__
-
-
-def new_stats(events: int, agents: tuple[str, ...], handoffs: int, checkpoints: int,
-              derived_checkpoints: int, irreversible: int, actions: int) -> TrajectoryStats:
-    """``TrajectoryStats(...)``, every field given, faster."""
-    made = _StatsInit(events, agents, handoffs, checkpoints, derived_checkpoints,
-                      irreversible, actions)
-    _set_class(made, "__class__", TrajectoryStats)
-    return cast(TrajectoryStats, made)
-
-
-def new_result(id: str, path: str | None, verdict: Verdict, reasons: tuple[Finding, ...],
-               warnings: tuple[Finding, ...], notes: tuple[Finding, ...],
-               task_success: bool | None, stats: TrajectoryStats | None, source: str,
-               final: Mapping[str, Any], meta: Mapping[str, Any]) -> ReplayResult:
-    """``ReplayResult(...)``, every field given, faster."""
-    made = _ResultInit(id, path, verdict, reasons, warnings, notes, task_success, stats,
-                       source, final, meta)
-    _set_class(made, "__class__", ReplayResult)
-    return cast(ReplayResult, made)
-
-
-class _LocationInit:
-    """:class:`~roadcheck.findings.Location`'s slots with a plain init, for :func:`new_location`."""
-
-    __slots__ = Location.__slots__
-
-    def __init__(self, seq: int | None, line: int | None, message_index: int | None,
-                 checkpoint_id: str | None, action_type: str | None, voided_by_seq: int | None,
-                 from_agent: str | None, to_agent: str | None) -> None:
-        self.seq = seq
-        self.line = line
-        self.message_index = message_index
-        self.checkpoint_id = checkpoint_id
-        self.action_type = action_type
-        self.voided_by_seq = voided_by_seq
-        self.from_agent = from_agent
-        self.to_agent = to_agent
-        self.question = self.check = self.phase = None
-
-
-class _FindingInit:
-    """:class:`~roadcheck.findings.Finding`'s slots with a plain init, for :func:`new_finding`."""
-
-    __slots__ = Finding.__slots__
-
-    def __init__(self, code: str, message: str, location: Location, severity: Severity) -> None:
-        self.code = code
-        self.message = message
-        self.location = location
-        self.severity = severity
-
-
-def new_location(seq: int | None = None, line: int | None = None,
-                 message_index: int | None = None, checkpoint_id: str | None = None,
-                 action_type: str | None = None, voided_by_seq: int | None = None,
-                 from_agent: str | None = None, to_agent: str | None = None) -> Location:
-    """``Location(...)`` of a replay finding (no question, check or phase), faster."""
-    made = _LocationInit(seq, line, message_index, checkpoint_id, action_type, voided_by_seq,
-                         from_agent, to_agent)
-    _set_class(made, "__class__", Location)
-    return cast(Location, made)
-
-
-def new_finding(code: str, message: str, location: Location = NOWHERE,
-                severity: Severity = "error") -> Finding:
-    """``Finding(code, message, location, severity)`` for a :class:`Location`, faster."""
-    made = _FindingInit(code, message, location, severity)
-    _set_class(made, "__class__", Finding)
-    return cast(Finding, made)
-
-
-class NativeRun:
-    """Native files judged and rendered together by :func:`roadcheck._accel.judge_files`, each
-    with one result: what a report writer takes instead of each file's start and result.
-    (A plain class: a dataclass costs the start-up of every command that imports this.)"""
-
-    __slots__ = ("blocked", "bodies", "entries", "files", "passed", "warned")
-
-    def __init__(self, files: int, entries: bytes, bodies: bytes | tuple[int, int, int],
-                 passed: int, blocked: int, warned: int) -> None:
-        #: How many files, in order from where the run began.
-        self.files = files
-        #: The files' entries as the writer spools them (``file_entry``'s bytes, each).
-        self.entries = entries
-        #: The rendered results, each after a ``,\n`` in JSON (empty for
-        #: ``--summary-only``), or where they were written: (descriptor, offset, length).
-        self.bodies = bodies
-        self.passed = passed
-        self.blocked = blocked
-        #: PASS verdicts with warnings.
-        self.warned = warned
-
-    def __reduce__(self) -> tuple[type[NativeRun], tuple[Any, ...]]:
-        return NativeRun, (self.files, self.entries, self.bodies, self.passed, self.blocked,
-                           self.warned)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
 from roadcheck.ingest._json import check_line, no_duplicate_keys
 
-__all__ = ["iter_events", "parse_record", "read_native", "typed_records", "validate_events"]
+__all__ = ["iter_events", "parse_record", "read_native", "validate_events"]
 
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "tool"})
 
@@ -84,16 +84,6 @@ def parse_record(rec: Any, line: int, path: str | None = None) -> Event:
     return Event(seq, kind, agent, ts, rec, line)
 
 
-# Fast-path checks per event type: (key, exact type, description). The slow path in
-# parse_record produces the message when one of these fails.
-_FAST: dict[str, tuple[tuple[str, type], ...]] = {
-    "action": (("action_type", str),),
-    "checkpoint": (("checkpoint_id", str),),
-    "handoff": (("from_agent", str), ("to_agent", str), ("payload", dict)),
-    "final": (("task_success", bool),),
-}
-
-
 def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
     """Yield the events of a native JSONL document, validating as it goes.
 
@@ -106,14 +96,14 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
     last_seq = -(1 << 62)
     final_line = 0
     count = 0
-    line = 0
     loads = orjson.loads
     new = tuple.__new__
-    fast = _FAST
     records: list[Any] = []  # every decoded line, for the duplicate-key check at the end
     keep = records.append
-    for raw in data.split(b"\n"):
-        line += 1
+    lines = data.split(b"\n")
+    if not lines[-1]:
+        lines.pop()  # the newline that ends the last line
+    for line, raw in enumerate(lines, 1):
         try:
             rec = loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -132,25 +122,31 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
                              line=line)
         keep(rec)
         seq: Any
+        ok = False
         if type(rec) is dict:
             seq = rec.get("seq")
             kind = rec.get("event")
             agent = rec.get("agent")
             ts = rec.get("ts")
-            checks = fast.get(kind) if type(kind) is str else None
-            ok = (checks is not None and type(seq) is int
-                  and (agent is None or type(agent) is str) and (ts is None or type(ts) is str))
-            if ok:
-                for key, typ in checks:  # type: ignore[union-attr]  # ok implies not None
-                    value = rec.get(key)
-                    if type(value) is not typ or value == "":
-                        ok = False
-                        break
-        else:
-            if type(rec) is list and not count:
-                yield from _document_events(data, path)  # a JSON array on one line
-                return
-            ok = False
+            if (type(seq) is int and (agent is None or type(agent) is str)
+                    and (ts is None or type(ts) is str)):
+                # the common record checked inline, each type's required keys by hand
+                if kind == "action":
+                    value = rec.get("action_type")
+                    ok = type(value) is str and value != ""
+                elif kind == "handoff":
+                    value = rec.get("from_agent")
+                    other = rec.get("to_agent")
+                    ok = (type(value) is str and value != "" and type(other) is str
+                          and other != "" and type(rec.get("payload")) is dict)
+                elif kind == "checkpoint":
+                    value = rec.get("checkpoint_id")
+                    ok = type(value) is str and value != ""
+                elif kind == "final":
+                    ok = type(rec.get("task_success")) is bool
+        elif type(rec) is list and not count:
+            yield from _document_events(data, path)  # a JSON array on one line
+            return
         if ok:
             event = new(Event, (seq, kind, agent, ts, rec, line))
         else:
@@ -172,16 +168,6 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
         for line, raw in enumerate(data.split(b"\n"), 1):
             if raw.strip():
                 check_line(raw, loads(raw), line, path)
-
-
-def typed_records(data: bytes) -> tuple[list[Any], Event] | None:
-    """The records of a valid native file, typed; see :mod:`roadcheck.ingest._native_typed`.
-
-    Imported on first use: msgspec stays out of what the guard's hook process loads.
-    """
-    from roadcheck.ingest._native_typed import typed_records as decode
-
-    return decode(data)
 
 
 def _opens_document(raw: bytes) -> bool:
@@ -301,11 +287,11 @@ CERTAIN, FALLBACK = 1.0, 0.1  # the registry's levels (roadcheck.ingest), withou
 def certainly_native(data: bytes) -> bool:
     """True when :func:`detect_native` is certain: ``event`` and ``seq`` on a first line
     that opens an object. It looks at that line only."""
-    text = data.lstrip()
-    if text[:1] != b"{":
+    start = 0 if data[:1] == b"{" else len(data) - len(data.lstrip())
+    if data[start:start + 1] != b"{":
         return False
-    end = text.find(b"\n")
-    first = text if end < 0 else text[:end]
+    end = data.find(b"\n", start)
+    first = data[start:] if end < 0 else data[start:end]
     return b'"event"' in first and b'"seq"' in first
 
 
@@ -359,14 +345,30 @@ def read_bytes(path: str) -> bytes:
     document starts with either magic.
     """
     try:
-        with open(path, "rb") as fh:
-            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                data = fh.read()
-            else:
-                data = _read_stream(fh.fileno())
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            size = os.fstat(fd)
+            data = (_read_regular(fd, size.st_size) if stat.S_ISREG(size.st_mode)
+                    else _read_stream(fd))
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    except ValueError as exc:  # a path holding a NUL
+        raise TraceError(f"cannot read: {exc}", path=path) from None
     return unpack_bytes(data, path)
+
+
+def _read_regular(fd: int, size: int) -> bytes:
+    """A regular file of ``size`` bytes (by its stat) read to its end: a short read is its
+    end; a file that grew since the stat (the byte asked beyond its size came) is read on."""
+    data = os.read(fd, size + 1)
+    if len(data) <= size:
+        return data
+    chunks = [data]
+    while chunk := os.read(fd, 1 << 16):  # os.read allocates what it is asked for
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _read_stream(fd: int) -> bytes:

@@ -35,33 +35,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gc
 import json
-import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from sys import intern
 from time import gmtime
-from typing import Annotated, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
-from msgspec import UNSET, UnsetType
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._fast import (
-    I64,
-    Slow,
-    decoder,
-    huge_integer,
-    kept_every_key_at,
-    line_bounds,
-    line_checker,
-    native,
-    no_cycle_collection,
-)
 from roadcheck.ingest._json import (
     DuplicateKey,
     EmbeddedDuplicate,
@@ -368,7 +354,7 @@ def _message_of(status: dict[str, Any], key: str) -> str:
     return text if isinstance(text, str) and text else "error"
 
 
-def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
+def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span], base: int = 0) -> None:
     rs_list = doc.get("resourceSpans")
     if not isinstance(rs_list, list):
         raise _Bad("'resourceSpans' must be a list")
@@ -382,7 +368,7 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
             if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
                 raise _Bad("a scopeSpans entry has no 'spans' list")
             for raw in ss.get("spans", []):
-                index = len(spans)
+                index = base + len(spans)
                 name = raw.get("name") if isinstance(raw, dict) else None
                 try:
                     if not isinstance(raw, dict):
@@ -413,8 +399,8 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span]) -> None:
                     raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
-def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
-    index = len(spans)
+def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span], base: int = 0) -> None:
+    index = base + len(spans)
     name = raw.get("name")
     try:
         if name is not None and not isinstance(name, str):
@@ -445,13 +431,14 @@ def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span]) -> None:
         raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
 
 
-def _add_document(doc: Any, line: int, spans: list[Span]) -> None:
-    """Append the spans of one decoded JSON value. Raises :class:`_Bad`."""
+def _add_document(doc: Any, line: int, spans: list[Span], base: int = 0) -> None:
+    """Append the spans of one decoded JSON value, numbered from ``base`` (the spans of the
+    file before it) on. Raises :class:`_Bad`."""
     for item in doc if isinstance(doc, list) else [doc]:
         if isinstance(item, dict) and "resourceSpans" in item:
-            _otlp_spans(item, line, spans)
+            _otlp_spans(item, line, spans, base)
         elif isinstance(item, dict) and "context" in item:
-            _sdk_span(item, line, spans)
+            _sdk_span(item, line, spans, base)
         else:
             raise _Bad("expected an OTLP/JSON 'resourceSpans' document or an SDK "
                        "span object with 'context'")
@@ -471,529 +458,6 @@ def parse_spans(data: bytes) -> list[Span]:
     if not spans:
         raise TraceError("no spans")
     return spans
-
-
-# -- the fast path ----------------------------------------------------------------------------
-#
-# OTLP/JSON, one document per line, decoded into structs that declare the OTLP fields (so the
-# re-encoding check of ingest._fast sees every key), with each span's attributes cut down to
-# the ones the mapping reads as the line is decoded. Anything the strict reading above would
-# refuse or read differently makes the file give way to it (``Slow``).
-
-#: Ids as the OTLP/JSON spec writes them, lower-case hex (a file in base64 or upper case
-#: is read by the strict path), and nanoseconds as a string of digits or a number: the
-#: first reading checks them, the strings a line at a time (:func:`_checked`), so building
-#: a span does not (every value fits: 20 digits are less than the year 9999).
-_Nanos = str | Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
-_IDS = re.compile(r"(?:[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?"
-                  r"(?:,[0-9a-f]{32}:[0-9a-f]{16}:(?:[0-9a-f]{16})?)*)?")
-_TIMES = re.compile(r"(?:[0-9]{1,20}(?:,[0-9]{1,20})*)?")
-
-
-class _AnyValue(msgspec.Struct, omit_defaults=True, gc=False):
-    stringValue: str | UnsetType = UNSET
-    boolValue: bool | UnsetType = UNSET
-    intValue: I64 | str | UnsetType = UNSET
-    doubleValue: I64 | float | UnsetType = UNSET
-    bytesValue: str | UnsetType = UNSET
-    arrayValue: _ArrayValue | UnsetType | None = UNSET
-    kvlistValue: _KvList | UnsetType | None = UNSET
-
-
-class _KeyValue(msgspec.Struct, omit_defaults=True, gc=False):
-    key: str
-    value: _AnyValue | UnsetType = UNSET
-
-
-class _ArrayValue(msgspec.Struct, omit_defaults=True, gc=False):
-    values: list[_AnyValue] | UnsetType | None = UNSET
-
-
-class _KvList(msgspec.Struct, omit_defaults=True, gc=False):
-    values: list[_KeyValue] | UnsetType | None = UNSET
-
-
-class _Status(msgspec.Struct, omit_defaults=True, gc=False):
-    code: I64 | str | UnsetType = UNSET
-    message: Any = UNSET
-
-
-class _SpanEvent(msgspec.Struct, omit_defaults=True, gc=False):
-    timeUnixNano: _Nanos | UnsetType = UNSET
-    name: Any = UNSET
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
-    droppedAttributesCount: Any = UNSET
-
-
-class _OtlpSpan(msgspec.Struct, omit_defaults=True, gc=False, kw_only=True):
-    traceId: str
-    spanId: str
-    traceState: Any = UNSET
-    parentSpanId: str | UnsetType | None = UNSET
-    flags: Any = UNSET
-    name: str | UnsetType | None = UNSET
-    kind: Any = UNSET
-    startTimeUnixNano: _Nanos
-    endTimeUnixNano: _Nanos | UnsetType | None = UNSET
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
-    droppedAttributesCount: Any = UNSET
-    events: list[_SpanEvent] | UnsetType | None = UNSET
-    droppedEventsCount: Any = UNSET
-    links: Any = UNSET
-    droppedLinksCount: Any = UNSET
-    status: _Status | UnsetType | None = UNSET
-
-
-class _ScopeSpans(msgspec.Struct, omit_defaults=True, gc=False):
-    scope: Any = UNSET
-    spans: list[_OtlpSpan] | UnsetType = UNSET
-    schemaUrl: Any = UNSET
-
-
-class _SeenSpan(msgspec.Struct, gc=False, kw_only=True):
-    """A span of a line the first reading has checked (:class:`_OtlpSpan` vouched for its
-    ids and times): the second reading builds it, skipping what the mapping does not read
-    and the patterns already matched."""
-
-    traceId: str
-    spanId: str
-    parentSpanId: str | None = None
-    name: str | None = None
-    startTimeUnixNano: str | int
-    endTimeUnixNano: str | int | None = None
-    attributes: list[_KeyValue] | None = None
-    events: list[_SpanEvent] | None = None
-    status: _Status | None = None
-
-
-class _SeenScope(msgspec.Struct, gc=False):
-    spans: list[_SeenSpan] | UnsetType = UNSET
-
-
-class _SeenResource(msgspec.Struct, gc=False):
-    scopeSpans: list[_SeenScope] | UnsetType | None = UNSET
-    instrumentationLibrarySpans: list[_SeenScope] | UnsetType | None = UNSET
-
-
-class _SeenDocument(msgspec.Struct, gc=False):
-    resourceSpans: list[_SeenResource]
-
-
-class _ResourceSpans(msgspec.Struct, omit_defaults=True, gc=False):
-    resource: Any = UNSET
-    scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
-    instrumentationLibrarySpans: list[_ScopeSpans] | UnsetType | None = UNSET
-    schemaUrl: Any = UNSET
-
-
-class _OtlpDocument(msgspec.Struct, omit_defaults=True, gc=False):
-    resourceSpans: list[_ResourceSpans]
-
-
-# The same structs, closed: an undeclared field fails the decoding, so a line they decode
-# skipped nothing, and ``check_lines`` alone vouches that no key was given twice
-# (:class:`_Streamed`). A closed list field holds the closed struct, which
-# the reader reads as its base (mypy holds lists invariant, hence the ignores).
-
-class _ClosedAnyValue(_AnyValue, forbid_unknown_fields=True):
-    arrayValue: _ClosedArrayValue | UnsetType | None = UNSET
-    kvlistValue: _ClosedKvList | UnsetType | None = UNSET
-
-
-class _ClosedKeyValue(_KeyValue, forbid_unknown_fields=True):
-    value: _ClosedAnyValue | UnsetType = UNSET
-
-
-class _ClosedArrayValue(_ArrayValue, forbid_unknown_fields=True):
-    values: list[_ClosedAnyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
-
-
-class _ClosedKvList(_KvList, forbid_unknown_fields=True):
-    values: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
-
-
-class _ClosedStatus(_Status, forbid_unknown_fields=True):
-    pass
-
-
-class _ClosedSpanEvent(_SpanEvent, forbid_unknown_fields=True):
-    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
-
-
-class _ClosedOtlpSpan(_OtlpSpan, forbid_unknown_fields=True):
-    attributes: list[_ClosedKeyValue] | UnsetType | None = UNSET  # type: ignore[assignment]
-    events: list[_ClosedSpanEvent] | UnsetType | None = UNSET  # type: ignore[assignment]
-    status: _ClosedStatus | UnsetType | None = UNSET
-
-
-class _ClosedScopeSpans(_ScopeSpans, forbid_unknown_fields=True):
-    spans: list[_ClosedOtlpSpan] | UnsetType = UNSET  # type: ignore[assignment]
-
-
-class _ClosedResourceSpans(_ResourceSpans, forbid_unknown_fields=True):
-    scopeSpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
-    instrumentationLibrarySpans: list[_ClosedScopeSpans] | UnsetType | None = UNSET  # type: ignore[assignment]
-
-
-class _ClosedDocument(_OtlpDocument, forbid_unknown_fields=True):
-    resourceSpans: list[_ClosedResourceSpans]  # type: ignore[assignment]
-
-
-#: The attributes the mapping reads; a span keeps only these (and so holds no prompt,
-#: model output or token count while the rest of the file is read).
-_MAPPED = frozenset({
-    "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "gen_ai.tool.call.id",
-    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.conversation.id",
-    "openinference.span.kind", "traceloop.span.kind", "agent.name", "tool.name", "tool_call.id",
-    "tool.id", "input.value", "output.value", "traceloop.entity.name", "traceloop.entity.input",
-    "traceloop.entity.output", *CHECKPOINT_ATTRS})
-
-
-def _plain(v: _AnyValue) -> Any:
-    """An AnyValue as :func:`_any_value` reads it (same precedence). Raises :class:`Slow`."""
-    if type(v.stringValue) is str:
-        return v.stringValue
-    if v.boolValue is not UNSET:
-        return v.boolValue
-    if v.doubleValue is not UNSET:
-        return v.doubleValue
-    if v.bytesValue is not UNSET:
-        return v.bytesValue
-    if v.intValue is not UNSET:
-        return _int_value(v.intValue)
-    if v.arrayValue is not UNSET:
-        values = v.arrayValue.values if v.arrayValue is not None else None
-        return [_plain(x) for x in values or ()]
-    if v.kvlistValue is not UNSET:
-        items = v.kvlistValue.values if v.kvlistValue is not None else None
-        return {intern(kv.key): _plain(kv.value) if kv.value is not UNSET else None
-                for kv in items or ()}
-    return None
-
-
-def _int_value(raw: int | str) -> int:
-    if type(raw) is int:
-        return raw
-    try:
-        return int(raw)
-    except ValueError:
-        raise Slow from None
-
-
-def _check(v: _AnyValue) -> None:
-    """Validate an attribute the mapping does not read, as :func:`_any_value` would."""
-    if v.stringValue is UNSET and v.boolValue is UNSET and v.doubleValue is UNSET \
-            and v.bytesValue is UNSET:
-        _plain(v)
-
-
-def _mapped(attributes: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
-    """The attributes the mapping reads, as plain values; the others only validated."""
-    out: dict[str, Any] = {}
-    for kv in attributes or ():
-        v = kv.value
-        if v is UNSET:
-            if kv.key in _MAPPED:
-                out[kv.key] = None
-            continue
-        text = v.stringValue
-        if kv.key in _MAPPED:
-            out[kv.key] = text if type(text) is str else _plain(v)
-        elif text is UNSET:
-            number = v.intValue  # a token count, as a string in OTLP/JSON: int() reads it
-            if not (type(number) is int or (type(number) is str and number.isdecimal())):
-                _check(v)
-    return out
-
-
-_DECODE_OTLP = decoder(_OtlpDocument).decode
-_DECODE_CLOSED = decoder(_ClosedDocument).decode
-_DECODE_SEEN = decoder(_SeenDocument).decode
-
-
-def _decoded_spans(doc: _OtlpDocument | _SeenDocument) -> list[Any]:
-    """The spans of one decoded line in the order written, from ``scopeSpans`` (or the
-    older ``instrumentationLibrarySpans``) of every resource."""
-    out: list[Any] = []
-    for rs in doc.resourceSpans:
-        scopes = rs.scopeSpans
-        if scopes is None or scopes is UNSET:
-            scopes = rs.instrumentationLibrarySpans
-        for ss in scopes or ():
-            if ss.spans:
-                out.extend(ss.spans)
-    return out
-
-
-def _spans_of(doc: _OtlpDocument | _SeenDocument, line: int, first: int) -> list[Span]:
-    """The spans of one decoded line, numbered from ``first``; :func:`_otlp_spans` builds the
-    same (attributes aside). Raises :class:`Slow` where that raises (the decoder has
-    checked the ids and times)."""
-    spans: list[Span] = []
-    append = spans.append
-    for sp in _decoded_spans(doc):
-        trace = sp.traceId
-        st = sp.status
-        code = "UNSET"
-        error = None
-        if st is not None and st is not UNSET:
-            c = st.code
-            if c is not UNSET:
-                if c not in _STATUS_CODES:
-                    raise Slow
-                code = _STATUS_CODES[c]
-            if code == "ERROR":
-                msg = st.message
-                error = msg if isinstance(msg, str) and msg else "error"
-        events: Sequence[tuple[str, int, dict[str, Any]]] = ()
-        if sp.events:
-            events = [(ev.name if isinstance(ev.name, str) else "",
-                       0 if ev.timeUnixNano is UNSET else int(ev.timeUnixNano),
-                       _mapped(ev.attributes)) for ev in sp.events]
-        end = sp.endTimeUnixNano
-        parent = sp.parentSpanId
-        append(Span(
-            trace, sp.spanId, parent or None, sp.name or "",
-            int(sp.startTimeUnixNano),
-            None if end is None or end is UNSET else int(end),
-            _mapped(sp.attributes), code, error, events, first + len(spans), line))
-    return spans
-
-
-def _checked(doc: _OtlpDocument) -> tuple[int, dict[str, list[str]]]:
-    """The number of spans of a decoded line and, for each trace they belong to (in the
-    order they first appear), the conversation ids they name; checked as
-    :func:`_spans_of` checks them (it raises :class:`Slow` exactly where that would) but
-    with no span built: the first reading of a file keeps nothing of its spans.
-
-    The ids and the times written as strings are checked once for the line, each
-    joined into one text matched whole (one pattern a line, not one a value).
-    """
-    ids: list[str] = []
-    times: list[str] = []
-    named: dict[str, list[str]] = {}
-    count = 0
-    for sp in _decoded_spans(doc):
-        st = sp.status
-        if st is not None and st is not UNSET and st.code is not UNSET \
-                and st.code not in _STATUS_CODES:
-            raise Slow
-        ids.append(f"{sp.traceId}:{sp.spanId}:{sp.parentSpanId or ''}")
-        start, end = sp.startTimeUnixNano, sp.endTimeUnixNano
-        if type(start) is str:
-            times.append(start)
-        if type(end) is str:
-            times.append(end)
-        for ev in sp.events or ():
-            if type(ev.timeUnixNano) is str:
-                times.append(ev.timeUnixNano)
-            _valid(ev.attributes)
-        count += 1
-        conversation = _valid(sp.attributes)
-        found = named.get(sp.traceId)
-        if found is None:
-            found = named[sp.traceId] = []
-        if isinstance(conversation, str) and conversation:
-            found.append(conversation)
-    if not (_whole(_IDS, ids) and _whole(_TIMES, times)):
-        raise Slow
-    return count, named
-
-
-def _whole(pattern: re.Pattern[str], values: list[str]) -> bool:
-    """True when ``values``, joined by commas, match ``pattern`` with one comma between
-    each two (so no value holds a comma and each one matches on its own)."""
-    if not values:
-        return True
-    text = ",".join(values)
-    return text.count(",") == len(values) - 1 and pattern.fullmatch(text) is not None
-
-
-def _valid(attributes: list[_KeyValue] | UnsetType | None) -> Any:
-    """Check attributes as :func:`_mapped` does; the conversation id they name, if any."""
-    conversation = None
-    for kv in attributes or ():
-        v = kv.value
-        if v is UNSET:
-            if kv.key == _CONVERSATION:
-                conversation = None
-            continue
-        if v.stringValue is UNSET:
-            number = v.intValue
-            if not (type(number) is int or (type(number) is str and number.isdecimal())):
-                _check(v)
-            if kv.key == _CONVERSATION:
-                conversation = _plain(v)
-        elif kv.key == _CONVERSATION:
-            conversation = v.stringValue
-    return conversation
-
-
-class _Trace:
-    """What the first reading keeps of one trace: its lines and conversations."""
-
-    __slots__ = ("conversations", "lines")
-
-    def __init__(self) -> None:
-        self.lines: list[int] = []
-        self.conversations: set[str] = set()
-
-
-class _Run(NamedTuple):
-    """One run of a file: its traces (the first names it), its conversation, its spans,
-    and, where the C extension indexed the file, its events mapped in C (None: it gives
-    way, and :func:`spans_to_events` maps the spans)."""
-
-    trace_ids: list[str]
-    conversation: str | None
-    members: Callable[[], list[Span]]
-    mapped: Callable[[], tuple[tuple[Event, ...], int] | None] | None = None
-
-
-def _indexed(data: bytes, text: bool = True) -> list[_Run] | None:
-    """The runs of a file of OTLP/JSON lines indexed in C, or None (no extension, or it
-    gives way: :class:`_Streamed` reads the file).
-
-    :func:`roadcheck._accel.otel_index` reads every line once and vouches for exactly what
-    :class:`_Streamed`'s first reading accepts; it keeps in C what the mapping reads of
-    each span. Each run is then mapped in C (:func:`roadcheck._accel.otel_map`), or, where
-    that gives way (another convention, anything unusual), its lines are decoded again
-    and mapped here, as :class:`_Streamed` does. ``text=False``: no tool result.
-    """
-    accel = native()
-    if accel is None:
-        return None
-    found = accel.otel_index(data, Event)
-    if found is None:
-        return None
-    index, traces = found
-    number = {trace_id: k for k, (trace_id, _) in enumerate(traces)}
-    runs = []
-    for ids, conversation in _grouped(traces):
-        which = tuple(number[t] for t in ids)
-        runs.append(_Run(ids, conversation,
-                         partial(_lines_members, data, partial(accel.otel_lines, index, which),
-                                 ids),
-                         partial(accel.otel_map, index, which, text)))
-    return runs
-
-
-def _lines_members(data: bytes, lines: Callable[[], list[tuple[int, int, int, int, int]]],
-                   trace_ids: list[str]) -> list[Span]:
-    """The spans of the traces ``trace_ids`` held by ``lines()`` (line number, start, end,
-    first span, traces), each trace's in file order: what :meth:`_Streamed.members`
-    gives."""
-    view = memoryview(data)
-    wanted = set(trace_ids)
-    taken: dict[str, list[Span]] = {}
-    for n, start, end, first, _ in lines():
-        for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
-            if span.trace_id in wanted:
-                taken.setdefault(span.trace_id, []).append(span)
-    return [span for t in trace_ids for span in taken.get(t, ())]
-
-
-class _Streamed:
-    """A file of OTLP/JSON lines read twice: once whole, once a run at a time.
-
-    The first reading checks every line (a repeated key, a malformed span: the
-    file's one error, before any run is judged) and notes where each trace's
-    spans are. The runs are then built one after the other, each from its own
-    lines decoded again, so memory holds the file and one run, not every span
-    of the file at once. A line holding several traces is decoded once and its
-    spans kept until the last of its traces is taken.
-    """
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        # line number, start, end, first span, how many traces
-        self.lines: list[tuple[int, int, int, int, int]] = []
-        self.cache: dict[int, dict[str, list[Span]]] = {}
-        self.traces: dict[str, _Trace] = {}
-        self.total = 0  # spans so far
-        view = memoryview(data)
-        # every key: vouched by check_lines in C (once for the file, else a line at a
-        # time) where the closed structs decode a line, so skipped nothing; else checked
-        # by the colons of the line's re-encoding
-        check = line_checker()
-        whole = check is not None and check(data)
-        if check is None and huge_integer(data):
-            raise Slow  # a number the strict path may refuse: it decides
-        for n, start, end in line_bounds(data, utf8=False):
-            doc: _OtlpDocument | None = None
-            if check is not None:
-                try:
-                    doc = _DECODE_CLOSED(view[start:end])
-                except msgspec.ValidationError:
-                    doc = None  # an undeclared field, maybe: the colons decide
-                except msgspec.DecodeError:
-                    raise Slow from None
-                if doc is not None and (whole or check(data, start, end)):
-                    self._note(n, start, end, doc)
-                    continue
-            if doc is None:
-                try:
-                    doc = _DECODE_OTLP(view[start:end])
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    raise Slow from None
-            # a line the C check did not vouch for (a number the readers read differently,
-            # an escaped key) is read by orjson
-            if not kept_every_key_at(data, start, end, doc) or (
-                    check is not None and not whole and not check(data, start, end)):
-                raw = data[start:end]
-                try:
-                    exact = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    raise Slow from None
-                check_line(raw, exact, n, None)
-            self._note(n, start, end, doc)
-        if not self.total:
-            raise Slow
-
-    def _note(self, n: int, start: int, end: int, doc: _OtlpDocument) -> None:
-        """Check the spans of line ``n`` (``data[start:end]``, decoded as ``doc``, every key
-        checked) and note where its traces are."""
-        k = len(self.lines)
-        spans, named = _checked(doc)
-        self.lines.append((n, start, end, self.total, len(named)))
-        self.total += spans
-        for trace_id, conversations in named.items():
-            trace = self.traces.get(trace_id)
-            if trace is None:
-                trace = self.traces[trace_id] = _Trace()
-            trace.lines.append(k)
-            if conversations:
-                trace.conversations.update(conversations)
-
-    def runs(self) -> list[_Run]:
-        """The runs, grouped as :func:`_group` groups them."""
-        return [_Run(ids, conversation, partial(self.members, ids)) for ids, conversation
-                in _grouped((t, trace.conversations) for t, trace in self.traces.items())]
-
-    def members(self, trace_ids: list[str]) -> list[Span]:
-        """The spans of the traces ``trace_ids``, each trace's in file order, decoded again."""
-        view = memoryview(self.data)
-        if len(trace_ids) == 1:
-            lines = self.traces[trace_ids[0]].lines
-            if len(lines) == 1 and self.lines[lines[0]][4] == 1:  # a line of its own
-                n, start, end, first, _ = self.lines[lines[0]]
-                return _spans_of(_DECODE_SEEN(view[start:end]), n, first)
-        wanted = {k for t in trace_ids for k in self.traces[t].lines}
-        taken: dict[str, list[Span]] = {}
-        for k in sorted(wanted):
-            bucket = self.cache.get(k)
-            if bucket is None:
-                n, start, end, first, _ = self.lines[k]
-                bucket = {}
-                for span in _spans_of(_DECODE_SEEN(view[start:end]), n, first):
-                    bucket.setdefault(span.trace_id, []).append(span)
-                self.cache[k] = bucket
-            for t in trace_ids:
-                if t in bucket:
-                    taken.setdefault(t, []).extend(bucket.pop(t))
-            if not bucket:
-                del self.cache[k]
-        return [span for t in trace_ids for span in taken.get(t, ())]
 
 
 # -- the mapping ----------------------------------------------------------------------------
@@ -1260,16 +724,143 @@ def read_otel(path: str, data: bytes, *, text: bool = True) -> Iterator[Any]:
                      partial(_trajectory, path, text=text))
 
 
+class _Run(NamedTuple):
+    """One run of a file: its traces (the first names it), its conversation, and what
+    gives its spans."""
+
+    trace_ids: list[str]
+    conversation: str | None
+    members: Callable[[], list[Span]]
+
+
 def _runs(path: str, data: bytes, *, text: bool = True) -> list[_Run]:
-    """The runs of a span file: streamed from OTLP/JSON lines, else every span read first."""
-    try:
-        with no_cycle_collection():
-            indexed = _indexed(data, text)
-            return _Streamed(data).runs() if indexed is None else indexed
-    except Slow:
-        pass
+    """The runs of a span file: a file of OTLP/JSON lines read a run at a time
+    (:class:`_Lines`), any other every span read first, then grouped by trace and
+    conversation."""
+    lines = _Lines.read(data)
+    if lines is not None:
+        return lines.runs()
     return [_Run(trace_ids, conversation, partial(list, members))
             for trace_ids, conversation, members in _group(parse_spans(data))]
+
+
+class _Trace:
+    """What the first reading keeps of one trace: its lines and conversations."""
+
+    __slots__ = ("conversations", "lines")
+
+    def __init__(self) -> None:
+        self.lines: list[int] = []
+        self.conversations: set[str] = set()
+
+
+class _Lines:
+    """A file of one JSON value a line (OTLP/JSON lines, as the OTLP file exporter writes
+    them) read twice: once whole, once a run at a time.
+
+    The first reading checks every line as :func:`parse_spans` does (a repeated key
+    anywhere, then the first malformed span: the file's one error, before any run is
+    judged) and notes where each trace's spans are; no span outlives its line. The
+    runs are then built one after the other, each from its own lines decoded again, so
+    memory holds the file and one run, not every span of the file at once. A line
+    holding several traces is decoded once and its spans kept until the last of its
+    traces is taken.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        #: line number, start, end, and the number of the line's first span in the file
+        self.lines: list[tuple[int, int, int, int]] = []
+        self.traces: dict[str, _Trace] = {}
+        self.cache: dict[int, dict[str, list[Span]]] = {}
+
+    @classmethod
+    def read(cls, data: bytes) -> _Lines | None:
+        """The file read once, or None when a line is not JSON on its own (indented or
+        concatenated documents: :func:`parse_spans` reads those). Raises
+        :class:`TraceError`."""
+        self = cls(data)
+        bad: TraceError | None = None
+        total = 0
+        pos, n, size = 0, 0, len(data)
+        while pos < size:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                end = size
+            n += 1
+            start, raw = pos, data[pos:end]
+            pos = end + 1
+            if not raw.strip():
+                continue
+            try:
+                doc = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return None
+            if not no_duplicate_keys(raw, [doc]):
+                check_line(raw, doc, n, None)
+            if bad is not None:
+                continue  # a repeated key further on is still the file's error
+            spans: list[Span] = []
+            try:
+                _add_document(doc, n, spans, total)
+            except _Bad as exc:
+                bad = TraceError(str(exc), line=n)
+                continue
+            del doc
+            k = len(self.lines)
+            self.lines.append((n, start, end, total))
+            total += len(spans)
+            traces = self.traces
+            for span in spans:
+                trace = traces.get(span.trace_id)
+                if trace is None:
+                    trace = traces[span.trace_id] = _Trace()
+                if not trace.lines or trace.lines[-1] != k:
+                    trace.lines.append(k)
+                conversation = span.attrs.get(_CONVERSATION)
+                if isinstance(conversation, str) and conversation:
+                    trace.conversations.add(conversation)
+        if bad is not None:
+            raise bad
+        if not total:
+            raise TraceError("no spans")
+        return self
+
+    def runs(self) -> list[_Run]:
+        """The runs, grouped as :func:`_group` groups them."""
+        return [_Run(ids, conversation, partial(self.members, ids)) for ids, conversation
+                in _grouped((t, trace.conversations) for t, trace in self.traces.items())]
+
+    def _spans(self, k: int) -> list[Span]:
+        """The spans of line ``k``, decoded again (it read once already)."""
+        n, start, end, first = self.lines[k]
+        spans: list[Span] = []
+        _add_document(orjson.loads(self.data[start:end]), n, spans, first)
+        return spans
+
+    def members(self, trace_ids: list[str]) -> list[Span]:
+        """The spans of the traces ``trace_ids``, each trace's in file order."""
+        if len(trace_ids) == 1:
+            lines = self.traces[trace_ids[0]].lines
+            if len(lines) == 1:
+                spans = self._spans(lines[0])
+                if all(span.trace_id == trace_ids[0] for span in spans):  # a line of its own
+                    return spans
+        wanted = sorted({k for t in trace_ids for k in self.traces[t].lines})
+        taken: dict[str, list[Span]] = {}
+        for k in wanted:
+            bucket = self.cache.get(k)
+            if bucket is None:
+                bucket = {}
+                for span in self._spans(k):
+                    bucket.setdefault(span.trace_id, []).append(span)
+                self.cache[k] = bucket
+            for t in trace_ids:
+                if t in bucket:
+                    taken.setdefault(t, []).extend(bucket.pop(t))
+            if not bucket:
+                del self.cache[k]
+        return [span for t in trace_ids for span in taken.get(t, ())]
 
 
 def _trajectory(path: str, run: _Run, *, text: bool = True) -> Trajectory:
@@ -1277,22 +868,12 @@ def _trajectory(path: str, run: _Run, *, text: bool = True) -> Trajectory:
 
     trace_id = run.trace_ids[0]
     tid = f"{path}#{trace_id}"
-    collecting = gc.isenabled()  # paused while the run's records are built (no_cycle_collection)
-    gc.disable()
     try:
-        mapped = run.mapped() if run.mapped is not None else None  # in C, or None
-        if mapped is not None:
-            events, count = mapped
-            source = "otel"  # otel_map maps spans of the GenAI conventions alone
-        else:
-            members = run.members()
-            events, count = tuple(spans_to_events(members, text=text)), len(members)
-            source = _source(members)
+        members = run.members()
+        events, count = tuple(spans_to_events(members, text=text)), len(members)
     except _Bad as exc:
         raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
-    finally:
-        if collecting:
-            gc.enable()
+    source = _source(members)
     meta: dict[str, Any] = {"trace_id": trace_id, "spans": count}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
 import orjson
 
 from roadcheck._digest import Sha256
-from roadcheck.conformance.result import VERDICT_EXIT, NativeRun, ReplayResult, ReplayRun
+from roadcheck.conformance.result import VERDICT_EXIT, ReplayResult, ReplayRun
 from roadcheck.conformance.result import scalar_text as _json_scalar
 from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from roadcheck.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
@@ -212,99 +212,25 @@ def _item_in_result(item: Any) -> bytes:
 
 
 class ResultRenderer:
-    """:func:`render_result` with its options bound (picklable, for ``--jobs`` workers),
-    and :meth:`from_native`, the same rendering of a native file straight from the C
-    judge's tuples."""
+    """:func:`render_result` with its options bound (picklable, for ``--jobs`` workers)."""
 
-    __slots__ = ("_style", "by_field", "fmt", "summary_only")
+    __slots__ = ("by_field", "fmt", "summary_only")
 
     def __init__(self, *, fmt: str = "text", summary_only: bool = False,
                  by_field: str | None = None) -> None:
         self.fmt = fmt
         self.summary_only = summary_only
         self.by_field = by_field
-        self._style: tuple[Any, tuple[Any, ...]] | None = None
 
     def __getstate__(self) -> tuple[str, bool, str | None]:
         return self.fmt, self.summary_only, self.by_field
 
     def __setstate__(self, state: tuple[str, bool, str | None]) -> None:
         self.fmt, self.summary_only, self.by_field = state
-        self._style = None
-
-    def native_style(self, compiled: Any, *, numbered: bool = True) -> tuple[Any, ...] | None:
-        """What :func:`roadcheck._accel.judge_files` takes to render results of ``compiled``'s
-        C judge as this renderer does: the report's mode and, rendered once, what every
-        result may carry beyond the judge's findings. None where results are rendered in
-        Python only: ``--by`` (a group per result), and a text report's blocks when
-        ``numbered`` is false (a worker does not know their numbers)."""
-        if self.by_field is not None or (self.fmt == "text" and not self.summary_only
-                                         and not numbered):
-            return None
-        if self._style is not None and self._style[0] is compiled:
-            return self._style[1]
-        from roadcheck.conformance.engine import native_findings
-
-        found = native_findings(compiled)
-        mode = (0 if self.fmt == "json" else 2) + self.summary_only
-        codes = list(found.codes)
-        codes[4] = found.propagated[0]  # the propagated code's number of hops goes after it
-
-        def warn_line(w: Any) -> bytes:
-            return text_lines([f"warn : {w.code}: {w.message}"]).encode("utf-8")
-
-        no_actions = found.no_actions
-        style = (mode, _in_result([f.to_dict() for f in found.passed]),
-                 text_lines(f"detail : {f.message}" for f in found.passed).encode("utf-8"),
-                 str(found.passed[0].code).encode("utf-8"),
-                 tuple(c.encode("utf-8") for c in codes), found.propagated[1].encode("utf-8"),
-                 tuple(_item_in_result(n.to_dict()) for n in found.never_ran),
-                 tuple(text_lines([f"note : {n.message}"]).encode("utf-8")
-                       for n in found.never_ran),
-                 None if no_actions is None else _item_in_result(no_actions.to_dict()),
-                 None if no_actions is None else warn_line(no_actions),
-                 tuple(_item_in_result(w.to_dict()) for w in found.never_crossed),
-                 tuple(warn_line(w) for w in found.never_crossed))
-        self._style = (compiled, style)
-        return style
 
     def __call__(self, r: ReplayResult) -> Rendered:
         return render_result(r, fmt=self.fmt, summary_only=self.summary_only,
                              by_field=self.by_field)
-
-    def from_native(self, compiled: Any, data: bytes, judged: tuple[Any, ...],
-                    path: str) -> Rendered | None:
-        """``self(native_result(compiled, data, judged, path))``, byte for byte, built from
-        the tuples without the result objects. None where
-        :func:`~roadcheck.conformance.engine.native_result` gives None."""
-        from roadcheck.conformance.engine import native_parts
-
-        parts = native_parts(compiled, data, judged)
-        if parts is None:
-            return None
-        verdict, reasons, warnings, notes, final = parts[:5]
-        by, carries = (None, False) if self.by_field is None else _by_group(
-            self.by_field, final, {})  # a native file has no reader facts
-        if self.summary_only:
-            body = b""
-        elif self.fmt == "json":
-            body = _json_body(_result_dict(
-                path, path, verdict,
-                _findings_json(reasons, True) if verdict == "PASS" else reasons, warnings,
-                notes, final.get("task_success"), "native", {}))
-        else:
-            pairs = ([(f["code"], f["message"]) for f in reasons] if verdict == "BLOCK"
-                     else [(f.code, f.message) for f in reasons])
-            body = text_lines(_block_lines(
-                (parts.events, parts.agents, parts.handoffs,
-                 plural(parts.checkpoints, "checkpoint"),
-                 plural(parts.irreversible, "irreversible action")),
-                {}, final.get("task_success"), verdict, pairs[0][0], pairs,
-                [(w["code"], w["message"]) for w in warnings],
-                [n["message"] for n in notes])).encode("utf-8")
-        return Rendered(path, path, verdict, verdict == "PASS" and bool(warnings), by, carries,
-                        body)
-
 
 #: Findings tuples that results share (the reasons of every PASS the engine gives are one
 #: tuple), each with its JSON as a result prints it: rendered once, not once per result.
@@ -329,7 +255,7 @@ def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
 
 def _result_json(r: ReplayResult) -> dict[str, Any]:
     """:meth:`ReplayResult.to_dict`, the reasons of a PASS rendered once for all
-    (``tests/conformance/test_fast_path_reports.py`` holds the two to the same bytes)."""
+    (``tests/test_replay_stream.py`` holds the two to the same bytes)."""
     return _result_dict(r.id, r.path, r.verdict, _findings_json(r.reasons, r.verdict == "PASS"),
                         [w.to_dict() for w in r.warnings], [n.to_dict() for n in r.notes],
                         r.task_success, r.source, r.meta)
@@ -392,57 +318,19 @@ class ReplayChunk:
 
 
 def _spool_file() -> IO[bytes]:
-    """An anonymous temporary file: on Linux one ``O_TMPFILE`` open in the temporary
-    directory (``tempfile`` takes a few milliseconds to import, a cold start pays them),
-    elsewhere or when that fails ``tempfile.TemporaryFile``."""
-    import os
-
-    flag = getattr(os, "O_TMPFILE", 0)
-    if flag:
-        folder = os.environ.get("TMPDIR") or "/tmp"
-        try:
-            fd = os.open(folder, flag | os.O_RDWR | os.O_CLOEXEC, 0o600)
-        except OSError:
-            pass
-        else:
-            return open(fd, "w+b")
+    """An anonymous temporary file."""
     import tempfile
 
     return tempfile.TemporaryFile("w+b")
 
 
-def _send(src: int, offset: int, length: int, dst: int) -> int:
-    """Copy ``length`` bytes at ``offset`` of descriptor ``src`` to ``dst`` (at its own
-    position) in the kernel, with ``os.sendfile``: how many it copied, fewer where it
-    cannot go on (an append-only file, a stream it does not take): the caller copies the
-    rest itself."""
-    import os
-
-    done = 0
-    try:
-        while done < length:
-            sent = os.sendfile(dst, src, offset + done, length - done)
-            if sent <= 0:
-                break
-            done += sent
-    except OSError:
-        pass
-    return done
-
-
 def _copy_range(fd: int, offset: int, length: int, out: int | None,
                 write: Callable[[bytes], Any] | None = None, digest: Any = None) -> None:
-    """Copy ``length`` bytes at ``offset`` of descriptor ``fd`` to descriptor ``out`` (in
-    the kernel where it can, :func:`_send`); what the kernel did not copy, or all of it
-    without ``out``, is read in blocks and given to ``write`` (else written to ``out``),
-    and to ``digest`` as it goes."""
+    """Copy ``length`` bytes at ``offset`` of descriptor ``fd``, read in blocks and given
+    to ``write`` (else written to descriptor ``out``), and to ``digest`` as it goes."""
     import os
 
-    if out is not None:
-        sent = _send(fd, offset, length, out)
-        offset += sent
-        length -= sent
-    while length:  # what the kernel did not copy
+    while length:
         chunk = os.pread(fd, min(length, 1 << 20), offset)
         if not chunk:
             raise OSError(f"a spooled file ended early ({length} bytes short)")
@@ -479,9 +367,6 @@ class ChunkFolder:
     file of its own there and the chunk says where they are: the writer copies them
     into its spools from that file, and they never travel through the pool's pipes.
     """
-
-    #: Takes :class:`NativeRun` items (runs of files judged and rendered in C).
-    native_runs = True
 
     def __init__(self, fmt: str, summary_only: bool, folder: str | None = None) -> None:
         self.json = fmt == "json"
@@ -520,21 +405,6 @@ class ChunkFolder:
         counts = chunk.counts
         bodies: list[bytes] = []
         for item in items:
-            if isinstance(item, NativeRun):  # files begun and judged together
-                if chunk.current is not None:
-                    chunk.files.append(file_entry(self.json, *chunk.current,
-                                                  chunk.current_counts))
-                    chunk.current_counts = Counter()
-                    chunk.current = None
-                chunk.files.append(item.entries)
-                chunk.file_count += item.files
-                chunk.total += item.files
-                chunk.worst = _count_run(counts, chunk.worst, item)
-                if item.bodies and not self.summary_only:
-                    if not self.json or not isinstance(item.bodies, bytes):
-                        raise ValueError("a worker's runs carry JSON results, as bytes")
-                    bodies.append(item.bodies[2:])  # joined with ",\n" below
-                continue
             if not isinstance(item, Rendered):  # a file begins
                 if chunk.current is not None:
                     chunk.files.append(file_entry(self.json, *chunk.current,
@@ -579,17 +449,6 @@ class ChunkFolder:
         return chunk
 
 
-def _count_run(counts: dict[str, int], worst: int | None, run: NativeRun) -> int | None:
-    """Add the verdicts of ``run`` to ``counts``; the worst exit with them."""
-    counts["pass"] += run.passed
-    counts["block"] += run.blocked
-    counts["warn"] += run.warned
-    codes = [VERDICT_EXIT[v] for v, n in (("BLOCK", run.blocked), ("PASS", run.passed)) if n]
-    if not codes:
-        return worst
-    return worst_exit(codes if worst is None else (worst, *codes))
-
-
 class Tally:
     """What every replay report counts: verdicts, warnings, ``--by`` groups, the worst exit.
 
@@ -619,12 +478,6 @@ class Tally:
             g[verdict.lower()] += 1
             self.carries = self.carries or r.carries
         return verdict
-
-    def count_run(self, run: NativeRun) -> None:
-        """Count the results of ``run`` (one a file, none grouped: no ``--by``)."""
-        self.total += run.files
-        self.worst = _count_run(self.counts, self.worst, run)
-
 
 class ReplayReportWriter(Tally):
     """Writes the replay report to ``out`` as results arrive, byte for byte :func:`replay_report`.
@@ -665,8 +518,6 @@ class ReplayReportWriter(Tally):
         #: ``_spool_mark``; copied straight to ``out`` at the end, never into the spool.
         self._pieces: list[tuple[int, int, int]] = []
         self._spool_mark = 0
-        #: The scratch files of :meth:`scratch_fd`.
-        self._scratch: list[IO[bytes]] = []
 
     def __enter__(self) -> ReplayReportWriter:
         return self
@@ -674,9 +525,6 @@ class ReplayReportWriter(Tally):
     def __exit__(self, *exc: object) -> None:
         self.spool.close()
         self.file_spool.close()
-        for scratch in self._scratch:
-            scratch.close()
-        self._scratch.clear()
         if self._chunks is not None:
             import os
             import shutil
@@ -719,22 +567,6 @@ class ReplayReportWriter(Tally):
         self.file_spool.seek(0)
         return map(orjson.loads, self.file_spool)
 
-    def native_run(self, run: NativeRun) -> None:
-        """Files judged and rendered in C, taken as each one's start and result would be."""
-        self._file_done()
-        self.file_spool.write(run.entries)
-        self.file_count += run.files
-        before = self.total
-        self.count_run(run)
-        if self.summary_only or not run.bodies:
-            return
-        skip = 2 if self.fmt == "json" and not before else 0  # the report's first has no ",\n"
-        if isinstance(run.bodies, tuple):  # left in a thread's scratch file
-            fd, offset, length = run.bodies
-            self._piece(fd, offset + skip, length - skip)
-        else:
-            self.spool.write(run.bodies[skip:])
-
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
         verdict = self.count(r)
@@ -775,8 +607,7 @@ class ReplayReportWriter(Tally):
 
     def _copy_in(self, pid: int, offset: int, length: int, spool: IO[bytes]) -> None:
         """Append ``length`` bytes at ``offset`` of worker ``pid``'s chunk file to ``spool``
-        (in the kernel where it can, :func:`_send`: they are never read into this
-        process)."""
+        ."""
         if not length:
             return
         spool.flush()
@@ -784,8 +615,8 @@ class ReplayReportWriter(Tally):
         spool.seek(0, 2)  # the file object's position follows the descriptor's
 
     def _piece(self, fd: int, offset: int, length: int) -> None:
-        """Results at ``offset`` of descriptor ``fd`` (a worker's chunk file, a scratch file
-        of a thread), after those spooled so far: left there until the report is written
+        """Results at ``offset`` of descriptor ``fd`` (a worker's chunk file), after those
+        spooled so far: left there until the report is written
         (:attr:`_pieces`)."""
         import os
 
@@ -798,14 +629,6 @@ class ReplayReportWriter(Tally):
             self._spool_mark = end
         self._pieces.append((fd, offset, length))
 
-    def scratch_fd(self) -> int:
-        """A new anonymous file for results rendered elsewhere (a thread judging runs of
-        files in C writes there, :meth:`native_run` takes them as pieces); closed with the
-        writer."""
-        scratch = _spool_file()
-        self._scratch.append(scratch)
-        return scratch.fileno()
-
     def merge(self, chunk: ReplayChunk) -> None:
         """A chunk of items folded by :attr:`fold`, taken as its items one by one would be."""
         for path, verdict in chunk.lead:
@@ -814,8 +637,7 @@ class ReplayReportWriter(Tally):
             else:
                 self.elsewhere.setdefault(path, Counter())[verdict] += 1
         spooled = chunk.spooled
-        # files began in the chunk: the last one may still be open (a chunk whose files
-        # were all judged in C has none open)
+        # files began in the chunk: the last one may still be open
         if chunk.current is not None or chunk.files or (spooled is not None and spooled[2]):
             self._file_done()
             if spooled is not None:
@@ -886,13 +708,13 @@ class ReplayReportWriter(Tally):
         if end > self._spool_mark:
             self._pieces.append((-1, self._spool_mark, end - self._spool_mark))
             self._spool_mark = end
-        write, out_fd = self._sink()
+        write = self._sink()
         for fd, offset, length in self._pieces:
-            self._copy_out(spool if fd < 0 else fd, offset, length, write, out_fd, digest)
+            self._copy_out(spool if fd < 0 else fd, offset, length, write, digest)
 
-    def _sink(self) -> tuple[Callable[[bytes], Any], int | None]:
-        """How bytes reach ``out``: a write function, and the descriptor the kernel can copy
-        them to (None where ``out`` encodes what it is given, or has none)."""
+    def _sink(self) -> Callable[[bytes], Any]:
+        """How bytes reach ``out``: its buffer's write, or a decoding write where ``out``
+        encodes what it is given otherwise than UTF-8."""
         import codecs
 
         buffer = getattr(self.out, "buffer", None)
@@ -903,23 +725,15 @@ class ReplayReportWriter(Tally):
             utf8 = False
         if buffer is not None and utf8 and getattr(self.out, "errors", "strict") == "strict":
             self.out.flush()
-            buffer.flush()
-            try:
-                fd: int | None = buffer.fileno()
-            except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is one
-                fd = None
-            return buffer.write, fd
+            return cast("Callable[[bytes], Any]", buffer.write)
         decode = codecs.getincrementaldecoder("utf-8")().decode
-        return (lambda chunk: self.out.write(decode(chunk))), None
+        return lambda chunk: self.out.write(decode(chunk))
 
     def _copy_out(self, fd: int, offset: int, length: int, write: Callable[[bytes], Any],
-                  out_fd: int | None, digest: Any = None) -> None:
-        """``length`` bytes at ``offset`` of descriptor ``fd`` to ``out`` (see
-        :meth:`_sink`), in the kernel where it can and no digest is kept."""
+                  digest: Any = None) -> None:
+        """``length`` bytes at ``offset`` of descriptor ``fd`` to ``out`` (see :meth:`_sink`)."""
+        _copy_range(fd, offset, length, None, write, digest)
         buffer = getattr(self.out, "buffer", None)
-        if buffer is not None:
-            buffer.flush()
-        _copy_range(fd, offset, length, None if digest is not None else out_fd, write, digest)
         if buffer is not None:
             buffer.flush()
 
@@ -928,9 +742,8 @@ class ReplayReportWriter(Tally):
         import os
 
         spool.flush()
-        write, out_fd = self._sink()
-        self._copy_out(spool.fileno(), skip, os.fstat(spool.fileno()).st_size - skip, write,
-                       out_fd, digest)
+        self._copy_out(spool.fileno(), skip, os.fstat(spool.fileno()).st_size - skip,
+                       self._sink(), digest)
 
     def _finish_json(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
         doc: dict[str, Any] = {
