@@ -70,7 +70,7 @@ def template(path: str) -> list[Any]:
 def ready_rows(template: list[Any], paths: list[str]) -> list[Any]:
     """A batch's rows as a real batch returns them (a start and a rendered result a file,
     each naming its path), copied from ``template``, not judged."""
-    from roadcheck.conformance import _FileStart
+    from roadcheck.conformance.batch import _FileStart
 
     start_item, rendered = template[0], template[1]
     out: list[Any] = []

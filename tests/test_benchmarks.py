@@ -264,7 +264,7 @@ def test_ray_scale_batches_run(load: Callable[[str], ModuleType], tmp_path: Path
     """The script's own pieces run on real files (Ray left out): a batch judged, and the
     rows its stand-in tasks return, one start and one rendered result a path."""
     bench = load("ray_scale")
-    from roadcheck.conformance import _FileStart
+    from roadcheck.conformance.batch import _FileStart
 
     paths = bench.write(tmp_path, 2 * bench.BATCH)
     assert bench.per_batch_time(paths) > 0

@@ -141,7 +141,7 @@ def test_reports_with_two_jobs(case: str, golden,  # type: ignore[no-untyped-def
                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``--jobs 2`` writes the same bytes as one process, in every format, with two worker
     processes however few the files (a batch this small is otherwise judged in one)."""
-    from roadcheck import conformance
+    from roadcheck.conformance import batch as conformance
 
     monkeypatch.setattr(conformance, "_FILES_PER_WORKER", 1)
     spec, args = CASES[case]

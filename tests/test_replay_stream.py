@@ -79,14 +79,14 @@ class TestJobs:
     def two_processes(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Two worker processes however few the files (a small batch is otherwise judged
         in one process, where a second one would not pay for its start)."""
-        from roadcheck import conformance
+        from roadcheck.conformance import batch as conformance
 
         monkeypatch.setattr(conformance, "_FILES_PER_WORKER", 1)
 
     def test_the_worker_count_follows_the_batch(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """One process for a batch too small for more to pay, or one read from standard
         input; up to --jobs for a large one."""
-        from roadcheck import conformance
+        from roadcheck.conformance import batch as conformance
 
         monkeypatch.setattr(conformance, "_FILES_PER_WORKER", 2_000)
         workers = conformance._workers
@@ -148,8 +148,8 @@ class TestInterrupted:
                                              stop: int) -> None:
         """Ctrl-C inside a file of many runs: the file and its judged runs are reported
         exactly as the whole-run renderer reports the partial run."""
-        from roadcheck import conformance
         from roadcheck.conformance import ReplayInterrupted
+        from roadcheck.conformance import batch as conformance
 
         real = conformance._judge
         seen = [0]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from roadcheck import conformance
+from roadcheck.conformance import batch as conformance
 from roadcheck.conformance import load_spec, replay
 from roadcheck.events import Event, Trajectory
 

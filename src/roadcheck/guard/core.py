@@ -100,7 +100,7 @@ class GuardDenied(Exception):
 
 
 def _spec_of(spec: Spec | Mapping[str, Any] | str | PathLike[str]) -> Spec:
-    from roadcheck.conformance import _spec_of as load
+    from roadcheck.conformance.api import _spec_of as load
 
     return load(spec)
 

@@ -37,13 +37,10 @@ from roadcheck.conformance import (
     ReplayRun,
     ReplaySink,
     Spec,
-    _FileStart,
-    _judged,
-    _replay_event_list,
-    _same,
-    _spec_of,
     iter_replay,
 )
+from roadcheck.conformance.api import _spec_of
+from roadcheck.conformance.batch import _FileStart, _judged, _replay_event_list, _same
 from roadcheck.conformance.result import scalar_text
 from roadcheck.errors import InputError
 from roadcheck.integrations import require
