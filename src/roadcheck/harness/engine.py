@@ -436,44 +436,12 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
     if resume is not None:
         run_id = check_run_id(resume)
         run_dir = runs_dir / run_id
-        if params:
-            raise InputError(f"params are fixed when the run was created; resume run {run_id!r} "
-                             "without --param")
-        manifest = read_manifest(run_dir)
-        if manifest.get("workflow") != spec.workflow:
-            raise InputError(f"run {run_id!r} belongs to workflow {manifest.get('workflow')!r}, "
-                             f"not {spec.workflow!r}")
-        store_kind = manifest.get("store", store_kind)
-        if store_kind not in STORE_KINDS:
-            raise EvidenceError(f"the run names an unknown store {store_kind!r}",
-                                path=str(run_dir / MANIFEST))
-        params = _stored_params(manifest, run_dir / MANIFEST)
-        gated = _stored_gating(manifest, run_dir / MANIFEST)
+        manifest, params, store_kind, gated = _stored_run(spec, run_dir, params, store_kind)
     else:
         run_id = check_run_id(run_id or new_run_id())
-        if store_kind not in STORE_KINDS:
-            raise InputError(f"unknown store {store_kind!r}; choose one of "
-                             f"{', '.join(STORE_KINDS)}")
-        _check_new_params(spec, params)
-        params = {**spec.params, **params}
-        _check_artifact_paths(spec, spec_dir, params, (runs_dir / run_id).resolve(), run_id,
-                              spec_source)
-        manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": spec_source,
-                    "store": store_kind, "params": params, "gated": gated, "created_at": now(),
-                    "auth": AUTH_HMAC if key is not None else AUTH_NONE,
-                    "key_id": key.key_id if key is not None else None}
-        digest = manifest_digest(manifest)
-        new_id, kind = run_id, store_kind
-
-        def init(stage: Path) -> None:
-            if gated:
-                fresh = (SqliteStore if kind == "sqlite" else JsonlStore)(stage, new_id, key)
-                try:
-                    fresh.create(digest)
-                finally:
-                    fresh.close()
-
-        run_dir = create_run(runs_dir, run_id, manifest, init)
+        manifest, params = _new_manifest(spec, spec_dir, params, runs_dir, run_id, store_kind,
+                                         spec_source, gated, key)
+        run_dir = _create(runs_dir, run_id, manifest, store_kind, gated, key)
     with _locked(run_dir):
         store = open_store(runs_dir, run_id, store_kind, key) if gated else None
         try:
@@ -504,6 +472,59 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
         result.store = store_kind
         run.trajectory.write(now(), result.status, result.exit)
     return result
+
+
+def _stored_run(spec: WorkflowSpec, run_dir: Path, params: Mapping[str, str],
+                store_kind: str) -> tuple[dict[str, Any], dict[str, str], Any, bool]:
+    """The manifest of a run to resume, and what it fixed: params, store, gating."""
+    run_id = run_dir.name
+    if params:
+        raise InputError(f"params are fixed when the run was created; resume run {run_id!r} "
+                         "without --param")
+    manifest = read_manifest(run_dir)
+    if manifest.get("workflow") != spec.workflow:
+        raise InputError(f"run {run_id!r} belongs to workflow {manifest.get('workflow')!r}, "
+                         f"not {spec.workflow!r}")
+    store_kind = manifest.get("store", store_kind)
+    if store_kind not in STORE_KINDS:
+        raise EvidenceError(f"the run names an unknown store {store_kind!r}",
+                            path=str(run_dir / MANIFEST))
+    return (manifest, _stored_params(manifest, run_dir / MANIFEST), store_kind,
+            _stored_gating(manifest, run_dir / MANIFEST))
+
+
+def _new_manifest(spec: WorkflowSpec, spec_dir: Path, params: Mapping[str, str],
+                  runs_dir: Path, run_id: str, store_kind: str, spec_source: str | None,
+                  gated: bool, key: EvidenceKey | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The manifest of a new run, after its params and artifact paths are checked."""
+    if store_kind not in STORE_KINDS:
+        raise InputError(f"unknown store {store_kind!r}; choose one of "
+                         f"{', '.join(STORE_KINDS)}")
+    _check_new_params(spec, params)
+    params = {**spec.params, **params}
+    _check_artifact_paths(spec, spec_dir, params, (runs_dir / run_id).resolve(), run_id,
+                          spec_source)
+    manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": spec_source,
+                "store": store_kind, "params": params, "gated": gated, "created_at": now(),
+                "auth": AUTH_HMAC if key is not None else AUTH_NONE,
+                "key_id": key.key_id if key is not None else None}
+    return manifest, params
+
+
+def _create(runs_dir: Path, run_id: str, manifest: dict[str, Any], kind: str, gated: bool,
+            key: EvidenceKey | None) -> Path:
+    """Create the run directory with its manifest and, when gated, its empty store."""
+    digest = manifest_digest(manifest)
+
+    def init(stage: Path) -> None:
+        if gated:
+            fresh = (SqliteStore if kind == "sqlite" else JsonlStore)(stage, run_id, key)
+            try:
+                fresh.create(digest)
+            finally:
+                fresh.close()
+
+    return create_run(runs_dir, run_id, manifest, init)
 
 
 def _loop(run: _Run, revalidate: Revalidator, gated: bool, notes: list[str]) -> RunResult:
