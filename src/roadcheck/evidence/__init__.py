@@ -1,8 +1,14 @@
 """Evidence: the durable, hash-chained record of every gate evaluation.
 
 >>> from roadcheck.evidence import verify_run
->>> verify_run("runs", "my-run").ok  # doctest: +SKIP
+>>> from roadcheck.harness import Workflow
+>>> doc = examples / "doc_pipeline" / "corpus" / "01_clean_release_notes.txt"
+>>> run = Workflow.load(examples / "doc_pipeline" / "workflow.yaml").run(
+...     role="writer", identity="alice", runs_dir=tmp, run_id="r1", params={"doc": str(doc)})
+>>> verify_run(tmp, "r1").ok
 True
+
+(``examples`` is the repository's ``examples/`` directory, ``tmp`` an empty one.)
 """
 
 from __future__ import annotations

@@ -1,9 +1,13 @@
 """The gated workflow harness: phases advance only on a passing gate with durable evidence.
 
 >>> from roadcheck.harness import Workflow
->>> result = Workflow.load("workflow.yaml").run(role="writer")  # doctest: +SKIP
->>> result.status, result.exit  # doctest: +SKIP
-('completed', 0)
+>>> wf = Workflow.load(examples / "doc_pipeline" / "workflow.yaml")
+>>> doc = examples / "doc_pipeline" / "corpus" / "01_clean_release_notes.txt"
+>>> result = wf.run(role="writer", identity="alice", runs_dir=tmp, params={"doc": str(doc)})
+>>> result.status, result.exit, result.waiting_for
+('paused', 3, 'reviewer')
+
+(``examples`` is the repository's ``examples/`` directory, ``tmp`` an empty one.)
 """
 
 from __future__ import annotations

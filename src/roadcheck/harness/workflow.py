@@ -21,8 +21,9 @@ __all__ = ["Workflow"]
 class Workflow:
     """A validated workflow: ordered phases, each advanced only by a passing, durable gate.
 
-    >>> wf = Workflow.load("examples/doc_pipeline/workflow.yaml")  # doctest: +SKIP
-    >>> wf.run(role="writer", identity="alice").status  # doctest: +SKIP
+    >>> wf = Workflow.load(examples / "doc_pipeline" / "workflow.yaml")
+    >>> doc = examples / "doc_pipeline" / "corpus" / "01_clean_release_notes.txt"
+    >>> wf.run(role="writer", identity="alice", runs_dir=tmp, params={"doc": str(doc)}).status
     'paused'
     """
 
