@@ -25,9 +25,19 @@ import orjson
 
 from roadcheck.errors import TraceError
 
-__all__ = ["DuplicateKey", "EmbeddedDuplicate", "check_document", "check_line",
-           "decode_embedded", "find_duplicate", "message", "no_duplicate_keys", "pairs_hook",
-           "repeated_key"]
+__all__ = [
+    "DuplicateKey",
+    "EmbeddedDuplicate",
+    "check_document",
+    "check_line",
+    "decode_embedded",
+    "find_duplicate",
+    "message",
+    "no_duplicate_keys",
+    "object_line",
+    "pairs_hook",
+    "repeated_key",
+]
 
 
 class DuplicateKey(ValueError):
@@ -97,6 +107,22 @@ def repeated_key(raw: bytes, rec: Any) -> str | None:
     if no_duplicate_keys(raw, [rec]):
         return None
     return find_duplicate(raw)
+
+
+def object_line(raw: bytes, what: str) -> dict[str, Any]:
+    """One line of a JSON-lines file that must be an object, decoded with no key given
+    twice. Raises ``ValueError`` with the one-line reason: ``unparseable JSON: ...``, the
+    repeated key, or ``{what} is a JSON object, got list``; the reader adds the line."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"unparseable JSON: {exc.msg}") from None
+    key = repeated_key(raw, obj)
+    if key is not None:
+        raise ValueError(message(key))
+    if not isinstance(obj, dict):
+        raise ValueError(f"{what} is a JSON object, got {type(obj).__name__}")
+    return obj
 
 
 class EmbeddedDuplicate(ValueError):

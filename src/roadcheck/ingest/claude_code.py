@@ -41,7 +41,7 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import lines_of, message, repeated_key
+from roadcheck.ingest._json import lines_of, object_line
 from roadcheck.shellcmd import command_text
 
 __all__ = ["detect_claude_code", "read_claude_code"]
@@ -105,14 +105,9 @@ def _entries(path: str, data: bytes) -> list[tuple[int, dict[str, Any]]]:
     out = []
     for n, raw in lines_of(data):
         try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
-        key = repeated_key(raw, obj)
-        if key is not None:
-            raise _Bad(n, message(key))
-        if not isinstance(obj, dict):
-            raise _Bad(n, f"an entry is a JSON object, got {type(obj).__name__}")
+            obj = object_line(raw, "an entry")
+        except ValueError as exc:
+            raise _Bad(n, str(exc)) from None
         kind = obj.get("type")
         if not isinstance(kind, str):
             raise _Bad(n, "missing required key 'type'")

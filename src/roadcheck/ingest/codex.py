@@ -45,7 +45,7 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded, message, repeated_key
+from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded, object_line
 from roadcheck.shellcmd import command_text
 
 __all__ = ["detect_codex", "read_codex"]
@@ -279,14 +279,9 @@ def _item_action(item: dict[str, Any], itype: str, line: int) -> dict[str, Any] 
 def _line(n: int, raw: bytes) -> tuple[str, dict[str, Any], str | None]:
     """The ``type``, ``payload`` and ``timestamp`` of one rollout line, checked."""
     try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise _Bad(n, f"unparseable JSON: {exc.msg}") from None
-    key = repeated_key(raw, obj)
-    if key is not None:
-        raise _Bad(n, message(key))
-    if not isinstance(obj, dict):
-        raise _Bad(n, f"a line is a JSON object, got {type(obj).__name__}")
+        obj = object_line(raw, "a line")
+    except ValueError as exc:
+        raise _Bad(n, str(exc)) from None
     kind, payload, ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
     if not isinstance(kind, str) or kind not in _TYPES:
         raise _Bad(n, f"unknown line type {kind!r}; expected one of "
