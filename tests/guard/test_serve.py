@@ -145,6 +145,12 @@ class TestApprovalCredential:
         assert status == 401 and doc["verdict"] == "deny" and "token" in doc["error"]
         assert client.post("/v1/sessions/s/check", SEND)[1]["verdict"] == "ask"
 
+    def test_a_session_named_approve_needs_no_token(self, client: Client) -> None:
+        """Only the approve endpoint takes the token: creating or checking a session that
+        happens to be called "approve" does not."""
+        assert client.post("/v1/sessions/approve")[0] == 201
+        assert client.post("/v1/sessions/approve/check", SEND)[1]["verdict"] == "ask"
+
     def test_a_server_without_a_token_takes_no_approval(self, tmp_path: Path) -> None:
         """Started without --approve-token-file, approve is off (403) and says how to
         turn it on; check and observe work as before."""

@@ -113,9 +113,7 @@ class GuardServer(ThreadingHTTPServer):
         """The status and JSON answer for a ``POST`` to ``path`` (``authorization``: the
         request's Authorization header, which an approval needs)."""
         try:
-            if path.split("?", 1)[0].endswith("/approve"):
-                self._authorize(authorization)
-            return self._answer(path, body)
+            return self._answer(path, body, authorization)
         except _Refused as stop:
             return stop.status, _deny(stop.reason, stop.message)
         except RoadcheckError as exc:
@@ -131,11 +129,14 @@ class GuardServer(ThreadingHTTPServer):
             raise _Refused(401, "bad-input", "approve needs the approver's token: "
                            "Authorization: Bearer TOKEN")
 
-    def _answer(self, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    def _answer(self, path: str, body: bytes,
+                authorization: str | None) -> tuple[int, dict[str, Any]]:
         parts = path.split("?", 1)[0].split("/")
         if len(parts) not in (4, 5) or parts[:3] != ["", "v1", "sessions"] or (
                 len(parts) == 5 and parts[4] not in _OPS):
             raise _Refused(404, "bad-input", f"no such endpoint: {path}")
+        if len(parts) == 5 and parts[4] == "approve":
+            self._authorize(authorization)  # before the body is even read as JSON
         session = parts[3]
         if len(parts) == 4:
             existed = self.store.exists(session)
