@@ -69,14 +69,14 @@ def test_cli_exits_with_the_verdicts_not_70(monkeypatch: pytest.MonkeyPatch,
     import roadcheck.ingest.native as native
     from roadcheck.cli import cli
 
-    original = native.iter_events
+    original = native.read_events
 
     def broken(data: bytes, path: str | None = None) -> Any:
         if path is not None and path.endswith("conforms.jsonl"):
             raise RecursionError("maximum recursion depth exceeded")
         return original(data, path)
 
-    monkeypatch.setattr(native, "iter_events", broken)
+    monkeypatch.setattr(native, "read_events", broken)
     res = CliRunner().invoke(cli, ["replay", str(SPEC), str(CONFORMS)])
     assert res.exit_code == 2, res.output
     assert "RecursionError" in res.output

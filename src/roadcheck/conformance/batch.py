@@ -55,7 +55,11 @@ def _native() -> Any:
 
 def _replay_native(compiled: CompiledSpec, data: bytes, path: str) -> ReplayResult:
     """Judge the bytes of a native file, read by the one native reader."""
-    return replay_events(compiled, _native().iter_events(data, path), path, path)
+    try:
+        events = _native().read_events(data, path)
+    except TraceError as exc:
+        return error_result(path, path, _strip_path(exc))
+    return replay_events(compiled, events, path, path)
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, str]] | None,

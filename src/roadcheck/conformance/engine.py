@@ -188,10 +188,12 @@ class Replayer:
         self.actions = 0
         self.final: Event | None = None
         # field name + canonical value -> agent -> (hops, first seq, first border)
-        self.chains: dict[tuple[str, bytes], dict[str, tuple[int, int, _Border]]] = {}
+        # (the canonical value: a string or an integer is itself, anything else its canonical
+        # JSON bytes; no two JSON values share one, and the three kinds never compare equal)
+        self.chains: dict[tuple[str, Any], dict[str, tuple[int, int, _Border]]] = {}
         # field name + canonical value -> longest chain seen: (hops, first seq, first border,
         # last seq, last border, value)
-        self.longest: dict[tuple[str, bytes], tuple[int, int, _Border, int, _Border, Any]] = {}
+        self.longest: dict[tuple[str, Any], tuple[int, int, _Border, int, _Border, Any]] = {}
         self.locate_messages = locate_messages
         # Contracted borders crossed so far, and those already reported absent.
         self.crossed: set[tuple[str, str]] = set()
@@ -221,46 +223,60 @@ class Replayer:
 
     def feed(self, event: Event) -> None:
         """Take the next event of the trajectory: the one judge of every rule, for replay
-        and the guard alike."""
-        self.events += 1
-        agent = event.agent
-        if agent is not None and agent not in self.agents:
-            self.agents[agent] = None
-        c = self.c
-        if c.selects:
-            self._select(event)
-        kind = event.kind
-        if kind == "action":
-            data = event.data
-            self.actions += 1
-            if data.get("irreversible") is True:
-                self.irreversible += 1
-            rules = c.by_action.get(data["action_type"])
-            if c.by_selector:
-                picked = [r for sel, r in c.by_selector if sel(event)]
-                if picked:
-                    rules = [*(rules or ()), *(r for r in picked if r not in (rules or ()))]
-            if rules:
-                if agent in c.contracts_to:
-                    self._contracted_before(event)
-                states = self.states
-                for rule in rules:
-                    self._guarded(states[rule.index], event)
-        elif kind == "handoff":
-            self.handoffs += 1
-            self._handoff(event)
-        elif kind == "checkpoint":
-            self.checkpoints += 1
-            data = event.data
-            self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
-        elif kind == "final":
-            self.final = event
+        and the guard alike (:meth:`feed_all` of the one event)."""
+        self.feed_all((event,))
 
     def feed_all(self, events: Iterable[Event]) -> None:
-        """Take the next events of the trajectory, in order (:meth:`feed` each)."""
-        feed = self.feed
-        for event in events:
-            feed(event)
+        """Take the next events of the trajectory, in order: the one judge of every rule.
+
+        The counts are kept in locals while the events come, and stored when the loop
+        ends, a reader's error included.
+        """
+        c = self.c
+        selects = c.selects
+        by_action = c.by_action
+        by_selector = c.by_selector
+        contracts_to = c.contracts_to
+        states = self.states
+        agents = self.agents
+        events_seen = actions = irreversible = handoffs = checkpoints = 0
+        try:
+            for event in events:
+                events_seen += 1
+                _, kind, agent, _, data, _ = event
+                if agent is not None and agent not in agents:
+                    agents[agent] = None
+                if selects:
+                    self._select(event)
+                if kind == "action":
+                    actions += 1
+                    if data.get("irreversible") is True:
+                        irreversible += 1
+                    rules = by_action.get(data["action_type"])
+                    if by_selector:
+                        picked = [r for sel, r in by_selector if sel(event)]
+                        if picked:
+                            rules = [*(rules or ()),
+                                     *(r for r in picked if r not in (rules or ()))]
+                    if rules:
+                        if agent in contracts_to:
+                            self._contracted_before(event)
+                        for rule in rules:
+                            self._guarded(states[rule.index], event)
+                elif kind == "handoff":
+                    handoffs += 1
+                    self._handoff(event)
+                elif kind == "checkpoint":
+                    checkpoints += 1
+                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
+                elif kind == "final":
+                    self.final = event
+        finally:
+            self.events += events_seen
+            self.actions += actions
+            self.irreversible += irreversible
+            self.handoffs += handoffs
+            self.checkpoints += checkpoints
 
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
@@ -379,14 +395,13 @@ class Replayer:
                                 from_agent=border[0], to_agent=border[1]), "warn"))
 
     def _handoff(self, event: Event) -> None:
-        data = event.data
-        self._handoff_at(data["from_agent"], data["to_agent"], data["payload"], event.seq,
-                         event.line)
-
-    def _handoff_at(self, src: str, dst: str, payload: Mapping[str, Any], seq: int,
-                    line: int | None) -> None:
-        self.crossed.add((src, dst))
-        contract = self.c.contracts.get((src, dst))
+        seq, _, _, _, data, line = event
+        src = data["from_agent"]
+        dst = data["to_agent"]
+        payload: Mapping[str, Any] = data["payload"]
+        border = (src, dst)
+        self.crossed.add(border)
+        contract = self.c.contracts.get(border)
         if contract is None:
             self.warnings.append(Finding(
                 Reason.UNCONTRACTED_HANDOFF,
@@ -418,7 +433,9 @@ class Replayer:
                 value = raw["value"] if "verified" in raw else raw
             else:
                 value = raw
-            key = (name, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+            kind = type(value)
+            key = (name, value if kind is str or kind is int
+                   else orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
             if here is None:
                 here = (src, dst, seq, line)
             holders = self.chains.setdefault(key, {})
@@ -503,8 +520,12 @@ class Replayer:
 _PASS_REASONS = (Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"),)
 
 
-def _chain_order(kv: tuple[tuple[str, bytes], tuple[Any, ...]]) -> tuple[Any, str, bytes]:
-    return kv[1][1], kv[0][0], kv[0][1]
+def _chain_order(kv: tuple[tuple[str, Any], tuple[Any, ...]]) -> tuple[Any, str, bytes]:
+    """Chains in the order of their first seq, then field name, then canonical JSON value."""
+    canonical = kv[0][1]
+    if type(canonical) is not bytes:
+        canonical = orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS)
+    return kv[1][1], kv[0][0], canonical
 
 
 def _seq_only(findings: list[Finding]) -> list[Finding]:

@@ -22,7 +22,7 @@ from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
 from roadcheck.ingest._json import check_line, no_duplicate_keys
 
-__all__ = ["iter_events", "parse_record", "read_native", "validate_events"]
+__all__ = ["iter_events", "parse_record", "read_events", "read_native", "validate_events"]
 
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "tool"})
 
@@ -85,25 +85,36 @@ def parse_record(rec: Any, line: int, path: str | None = None) -> Event:
 
 
 def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
-    """Yield the events of a native JSONL document, validating as it goes.
+    """Yield the events of a native JSONL document, validated.
 
-    Raises :class:`TraceError` at the first problem; events already yielded are
-    the caller's to discard (replay turns the whole trajectory into ERROR).
+    Raises :class:`TraceError` at the first problem, before any event: the whole
+    document is read by :func:`read_events` first.
+    """
+    yield from read_events(data, path)
+
+
+def read_events(data: bytes, path: str | None = None) -> list[Event]:
+    """The events of a native JSONL document, in order; :class:`TraceError` at the first
+    problem, in the order of the lines.
+
     This is the replay hot path: the common, valid record is checked inline
     and only a record that fails a check goes through :func:`parse_record`
     for its message.
     """
-    last_seq = -(1 << 62)
-    final_line = 0
-    count = 0
-    loads = orjson.loads
-    new = tuple.__new__
-    records: list[Any] = []  # every decoded line, for the duplicate-key check at the end
-    keep = records.append
     lines = data.split(b"\n")
     if not lines[-1]:
         lines.pop()  # the newline that ends the last line
-    for line, raw in enumerate(lines, 1):
+    events: list[Event] = []
+    add = events.append
+    records: list[Any] = []  # every decoded line, for the duplicate-key check at the end
+    keep = records.append
+    loads = orjson.loads
+    new = tuple.__new__
+    last_seq = -(1 << 62)
+    final_line = 0
+    line = 0
+    for raw in lines:
+        line += 1
         try:
             rec = loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -112,9 +123,8 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
             bad = utf8_problem(raw)
             if bad is not None:
                 raise TraceError(bad[1], path=path, line=line) from None
-            if not count and _opens_document(raw):
-                yield from _document_events(data, path)  # pretty-printed JSON
-                return
+            if not events and _opens_document(raw):
+                return list(_document_events(data, path))  # pretty-printed JSON
             raise TraceError(f"unparseable JSON: {exc.msg} at column {exc.colno}", path=path,
                              line=line) from None
         if final_line:
@@ -144,9 +154,8 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
                     ok = type(value) is str and value != ""
                 elif kind == "final":
                     ok = type(rec.get("task_success")) is bool
-        elif type(rec) is list and not count:
-            yield from _document_events(data, path)  # a JSON array on one line
-            return
+        elif type(rec) is list and not events:
+            return list(_document_events(data, path))  # a JSON array on one line
         if ok:
             event = new(Event, (seq, kind, agent, ts, rec, line))
         else:
@@ -158,16 +167,16 @@ def iter_events(data: bytes, path: str | None = None) -> Iterator[Event]:
         last_seq = seq
         if kind == "final":
             final_line = line
-        count += 1
-        yield event
-    if not count:
+        add(event)
+    if not events:
         raise TraceError("empty trajectory: no events", path=path)
     if not final_line:
         raise TraceError("no final event: the trajectory is incomplete", path=path)
     if not no_duplicate_keys(data, records):  # see ingest._json: rare, then exact per line
-        for line, raw in enumerate(data.split(b"\n"), 1):
+        for at, raw in enumerate(data.split(b"\n"), 1):
             if raw.strip():
-                check_line(raw, loads(raw), line, path)
+                check_line(raw, loads(raw), at, path)
+    return events
 
 
 def _opens_document(raw: bytes) -> bool:
@@ -334,7 +343,7 @@ def read_native(path: str, data: bytes | None = None) -> Trajectory:
     """Read and validate a native JSONL trajectory file."""
     if data is None:
         data = read_bytes(path)
-    return Trajectory(id=path, events=tuple(iter_events(data, path)), path=path, source="native")
+    return Trajectory(id=path, events=tuple(read_events(data, path)), path=path, source="native")
 
 
 def read_bytes(path: str) -> bytes:
