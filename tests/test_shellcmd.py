@@ -197,7 +197,8 @@ class TestConstructs:
         """A command with a 400,000-character word is read (its time is linear, see
         benchmarks/shell_matching.py)."""
         assert not matches_words("git " + "a" * 400_000, PUSH)
-        assert matches_words("git " + "a" * 400_000 + " push", PUSH)
+        assert not matches_words("git " + "a" * 400_000 + " push", PUSH)  # an argument
+        assert matches_words("git -C " + "a" * 400_000 + " push", PUSH)
 
 
 # -- the property: a guarded command wrapped in random constructs is always held ----------
@@ -279,3 +280,72 @@ class TestProperty:
         """The same known constructs around git status are not held."""
         assert _is_bash(line), line
         assert not matches_words(line, PUSH), line
+
+
+class TestWords:
+    """How a ``words`` pattern meets a command: the subcommand where it stands, flags as
+    sets, long and short spellings as one."""
+
+    @pytest.mark.parametrize("line", [
+        "git stash push",
+        "git stash push -m wip",
+        "git log --grep push",
+        "git log --grep=push",
+        "git log --oneline -- push",
+        "git commit -m push",
+        "git show push",
+    ])
+    def test_push_elsewhere_in_the_line_is_not_the_subcommand(self, line: str) -> None:
+        assert not matches_words(line, PUSH)
+
+    @pytest.mark.parametrize("line", [
+        "git push",
+        "git --no-pager push origin main",
+        "git -C repo push",
+        "git --git-dir=.git push",
+        "git --git-dir .git --work-tree . push",
+        "git -c core.pager=cat push",
+        "git -P push --force",
+    ])
+    def test_the_subcommand_after_the_programs_own_options(self, line: str) -> None:
+        assert matches_words(line, PUSH)
+
+    @pytest.mark.parametrize("line", [
+        "rm -rf build", "rm -fr build", "rm -r -f build", "rm -f -r build", "rm -Rf build",
+        "rm -r --force build", "rm --recursive --force build", "rm --force --recursive build",
+        "rm -rfv build", "rm -v -rf build", "rm build -rf", "rm -d -r -f build",
+    ])
+    def test_flags_are_a_set_in_any_spelling(self, line: str) -> None:
+        assert matches_words(line, ["rm", "-rf"])
+        assert matches_words(line, ["rm", "--recursive", "--force"])
+
+    @pytest.mark.parametrize("line", ["rm -r build", "rm -f build", "rm build",
+                                      "rm -- -rf", "rmdir -rf x"])
+    def test_a_missing_flag_does_not_match(self, line: str) -> None:
+        assert not matches_words(line, ["rm", "-rf"])
+
+    @pytest.mark.parametrize(("line", "pattern", "held"), [
+        ("git push -f", ["git", "push", "--force"], True),
+        ("git push --force origin", ["git", "push", "-f"], True),
+        ("git push origin main --force", ["git", "push", "--force"], True),
+        ("git push origin main", ["git", "push", "--force"], False),
+        ("git push --force-with-lease", ["git", "push", "--force"], False),
+        ("git push origin main", ["git", "push", "origin", "main"], True),
+        ("git push origin", ["git", "push", "origin", "main"], False),
+        ("git push --tags origin main", ["git", "push", "origin"], True),
+        ("git clean -fdx", ["git", "clean", "-f"], True),
+        ("git clean -n", ["git", "clean", "-f"], False),
+        ("git reset --hard HEAD~1", ["git", "reset", "--hard"], True),
+        ("git reset HEAD~1", ["git", "reset", "--hard"], False),
+        ("chmod -R 777 /srv", ["chmod", "--recursive"], True),
+        ("kubectl -n prod delete pod x", ["kubectl", "delete"], True),
+        ("kubectl get pod delete", ["kubectl", "delete"], False),
+        ("curl -X POST https://prod.example/api", ["curl", "https://prod.example/api"], True),
+    ])
+    def test_patterns(self, line: str, pattern: list[str], held: bool) -> None:
+        assert matches_words(line, pattern) is held
+
+    def test_a_word_known_only_at_run_time_may_be_any_flag(self) -> None:
+        """``rm $FLAGS build`` may be ``rm -rf build``: asked about, never let through."""
+        assert matches_words("rm $FLAGS build", ["rm", "-rf"])
+        assert matches_words("git push \"$OPTS\"", ["git", "push", "--force"])

@@ -21,14 +21,13 @@ every pattern matches it, so a guarded call is asked about, never let through:
 script file given to a shell (``echo ... | bash``, ``bash deploy.sh``, ``source
 x.sh``); ``git -c alias.NAME=...``; brace expansion; nesting deeper than
 :data:`DEPTH`; and a line the grammar cannot read. A word whose value is only known
-when the line runs (``$REMOTE``, ``"$(cat msg)"``) stands for any word where a
-subcommand or target stands (the first argument that is not an option: ``git
-$SUB``); elsewhere it is an argument whose value matches no pattern word.
+when the line runs (``$REMOTE``, ``"$(cat msg)"``) may be any operand or flag.
 
 :func:`matches_words` then says whether one of the commands is the program named
 by the first pattern word (by its base name: ``/usr/bin/git`` is ``git``) with the
-other pattern words among its arguments, in order. Parsing is linear in the length
-of the line.
+pattern's subcommand where the command's subcommand stands, its other operands after
+it in order, and its flags among those the command sets (short flags as sets, long
+and short spellings as one). Parsing is linear in the length of the line.
 """
 
 from __future__ import annotations
@@ -434,17 +433,95 @@ def simple_commands(line: str) -> list[list[Word]]:
     return [list(c) for c in found.commands]
 
 
+#: The spellings of one flag, per program: each maps to one name, so that a pattern's
+#: ``-rf`` matches ``rm -r -f``, ``rm -fr`` and ``rm --recursive --force``. A program not
+#: listed compares each short letter and each long name as written.
+_RECURSIVE_FORCE = {"-r": "recursive", "-R": "recursive", "--recursive": "recursive",
+                    "-f": "force", "--force": "force"}
+_FLAG_NAMES: dict[str, dict[str, str]] = {
+    "rm": {**_RECURSIVE_FORCE, "-d": "dir", "--dir": "dir", "-v": "verbose",
+           "--verbose": "verbose", "-i": "interactive", "-I": "interactive-once"},
+    "cp": {**_RECURSIVE_FORCE, "-a": "archive", "--archive": "archive"},
+    "mv": {"-f": "force", "--force": "force"},
+    "chmod": {"-R": "recursive", "--recursive": "recursive"},
+    "chown": {"-R": "recursive", "--recursive": "recursive"},
+    "chgrp": {"-R": "recursive", "--recursive": "recursive"},
+    "git": {"-f": "force", "--force": "force"},
+    "docker": {"-f": "force", "--force": "force"},
+    "podman": {"-f": "force", "--force": "force"},
+}
+
+
+def _flags(word: str, names: dict[str, str]) -> list[str]:
+    """The flags one option word sets, each by its one name: ``-rf`` is two, ``--force=x``
+    one; the letters of a short cluster end where a value starts (``-n5`` is ``-n``)."""
+    if word.startswith("--"):
+        long = word.split("=", 1)[0]
+        return [names.get(long, long)]
+    out = []
+    for letter in word[1:]:
+        if not letter.isalpha():
+            break
+        short = "-" + letter
+        out.append(names.get(short, short))
+    return out
+
+
+def _options_and_operands(args: Sequence[Word], names: dict[str, str]
+                          ) -> tuple[set[str], bool, list[tuple[Word, bool]]]:
+    """The flags ``args`` set, whether a word known only at run time is among them (it may
+    be any flag), and the other words in order, each with whether it directly follows an
+    option (so that it may be that option's value rather than a subcommand)."""
+    flags: set[str] = set()
+    unknown = False
+    operands: list[tuple[Word, bool]] = []
+    after_option = ended = False
+    for word in args:
+        if word is None:
+            unknown = True
+            operands.append((None, after_option))
+            after_option = False
+        elif not ended and word == "--":
+            ended = True
+            after_option = False
+        elif not ended and len(word) > 1 and word.startswith("-"):
+            flags.update(_flags(word, names))
+            after_option = "=" not in word
+        else:
+            operands.append((word, after_option))
+            after_option = False
+    return flags, unknown, operands
+
+
 def _matches(words: tuple[Word, ...], pattern: Sequence[str]) -> bool:
+    """Whether one simple command is ``pattern``: the program, then the pattern's other
+    words. Its words that are not options are the subcommand and its operands, and
+    must stand where they stand in the command: the first at the subcommand (the first
+    operand, or one that follows the program's own options and may be one's value),
+    the rest after it in order. Its options are a set of flags the command must set,
+    in any order and spelling (``-rf``, ``-r -f``, ``--recursive --force``). A word
+    known only at run time may be any operand or flag: the command is then held."""
     name = words[0]
     assert name is not None
-    if _base(name) != pattern[0] and name != pattern[0]:
+    program = _base(name)
+    if program != pattern[0] and name != pattern[0]:
         return False
-    args = words[1:]
-    # where a subcommand or target stands, a word known only at run time may be anything
-    first = next((i for i, w in enumerate(args) if w is None or not w.startswith("-")), -1)
-    it = iter(enumerate(args))
-    return all(any(w == want or (w is None and i == first) for i, w in it)
-               for want in pattern[1:])
+    names = _FLAG_NAMES.get(program, {})
+    wanted = [w for w in pattern[1:] if len(w) > 1 and w.startswith("-")]
+    places = [w for w in pattern[1:] if not (len(w) > 1 and w.startswith("-"))]
+    flags, unknown, operands = _options_and_operands(words[1:], names)
+    if not unknown and not all(f in flags for w in wanted for f in _flags(w, names)):
+        return False
+    if not places:
+        return True
+    for at, (word, after_option) in enumerate(operands):
+        if word is None or word == places[0]:
+            rest = iter(w for w, _ in operands[at + 1:])
+            if all(any(w is None or w == want for w in rest) for want in places[1:]):
+                return True
+        if not after_option:
+            return False  # the subcommand stands here: later operands are its arguments
+    return False
 
 
 def matches_words(line: str, pattern: Sequence[str]) -> bool:
