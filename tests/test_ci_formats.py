@@ -8,6 +8,7 @@ SARIF against the official SARIF 2.1.0 JSON schema; both are vendored under
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -123,6 +124,35 @@ class TestSarif:
         log = json.loads(out)
         sarif_validator.validate(log)
         assert log["version"] == "2.1.0"
+
+    def test_every_rule_a_result_names_is_described_with_a_help_link(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Each result's rule is in ``tool.driver.rules`` at its ``ruleIndex``, with the
+        words of docs/reasons.md and a link to the section of the page that holds it."""
+        _, out = _replay(capsys, "sarif", *FIXTURES)
+        run = json.loads(out)["runs"][0]
+        driver = run["tool"]["driver"]
+        assert driver["informationUri"] == "https://github.com/roadcheck/roadcheck"
+        rules = driver["rules"]
+        used = {r["ruleId"] for r in run["results"]}
+        assert [r["id"] for r in rules] == sorted(used, key=[r["id"] for r in rules].index)
+        assert {r["id"] for r in rules} == used
+        headings = {"#" + re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-")
+                    for h in re.findall(r"^## (.+)$", (ROOT / "docs" / "reasons.md").read_text(),
+                                        flags=re.M)}
+        for result in run["results"]:
+            rule = rules[result["ruleIndex"]]
+            assert rule["id"] == result["ruleId"]
+            assert rule["shortDescription"]["text"]
+            assert "`" not in rule["fullDescription"]["text"]
+            page, anchor = rule["helpUri"].split("/blob/main/")[1].split("#")
+            assert page == "docs/reasons.md" and "#" + anchor in headings
+        skipped = next(r for r in rules if r["id"] == "checkpoint-skipped")
+        assert skipped["shortDescription"]["text"] == (
+            "a guarded action ran with no valid checkpoint before it and none after it")
+        assert skipped["helpUri"].endswith("docs/reasons.md#replay")
+        propagated = next(r for r in rules if r["id"].startswith("unverified-claim-propagated"))
+        assert propagated["name"] == "unverified-claim-propagated-N-hops"
 
     def test_one_result_per_reason_at_the_line_of_its_event(
             self, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,6 +21,25 @@ class TestDocs:
         missing = {r.value for r in Reason} - documented
         assert not missing, f"undocumented reason codes: {sorted(missing)}"
 
+    def test_reason_descriptions_are_current(self) -> None:
+        """src/roadcheck/_reason_docs.py is what scripts/gen_reason_docs.py writes from
+        docs/reasons.md today: the SARIF rules and the page say the same."""
+        gen = load_script(ROOT / "scripts" / "gen_reason_docs.py")
+        expected = gen.render((ROOT / "docs" / "reasons.md").read_text(encoding="utf-8"))
+        actual = (ROOT / "src" / "roadcheck" / "_reason_docs.py").read_text(encoding="utf-8")
+        assert actual == expected, ("src/roadcheck/_reason_docs.py is stale: run "
+                                    "python scripts/gen_reason_docs.py")
+
+    def test_the_home_is_the_one_in_the_package_metadata(self) -> None:
+        """The links reports carry (SARIF's informationUri, its help links) lead to the
+        project's Homepage as pyproject.toml declares it."""
+        import tomllib
+
+        from roadcheck._version import HOME
+
+        meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+        assert meta["project"]["urls"]["Homepage"] == HOME
+
     def test_cli_reference_is_current(self) -> None:
         """docs/cli.md is exactly what scripts/gen_cli_docs.py writes today."""
         expected = _gen_cli_docs().render()

@@ -1,24 +1,33 @@
 """SARIF 2.1.0: one result per reason, located at the file (and line, where known).
 
 Code-scanning services read this format. The log is written as it goes: the
-header, then one result per line as cases arrive, then the closing brackets.
+header, then one result per line as cases arrive, then the tool with a rule for
+each code the results used (its short and full description from docs/reasons.md
+and a help link to its section there) and the closing brackets.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
-from roadcheck._version import __version__
+from roadcheck._reason_docs import SECTIONS
+from roadcheck._version import HOME, __version__
 from roadcheck.report.cases import Case, Totals
 
 __all__ = ["SarifWriter"]
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+#: The sections of docs/reasons.md whose codes each command reports, in the order a
+#: code is looked up.
+_SECTIONS = {"replay": ("replay", "shared"), "accept": ("shared",),
+             "revalidate": ("revalidate-resume-time-revalidation", "shared")}
+_PROPAGATED = re.compile(r"unverified-claim-propagated-\d+-hops")
 
 
 def _uri(path: str) -> str:
@@ -28,6 +37,33 @@ def _uri(path: str) -> str:
         return pure.as_uri() if os.sep == "/" or pure.drive else "file://" + quote(
             pure.as_posix())
     return quote(pure.as_posix())
+
+
+def _first_clause(markdown: str) -> str:
+    """A table cell up to its first ``;``, ``:`` or ``.`` that ends a clause, without its
+    asides in brackets (neither counts inside a code span)."""
+    out: list[str] = []
+    quoted = False
+    depth = 0
+    for i, char in enumerate(markdown):
+        if char == "`":
+            quoted = not quoted
+        elif not quoted and char == "(":
+            depth += 1
+        elif not quoted and char == ")" and depth:
+            depth -= 1
+            continue
+        elif char in ";:." and not quoted and not depth and markdown[i + 1:i + 2] == " ":
+            break
+        if not depth:
+            out.append(char)
+    short = " ".join("".join(out).split()).replace(" ,", ",")
+    return short.split(", e.g")[0]
+
+
+def _plain(markdown: str) -> str:
+    """A table cell as plain text: its code spans unquoted."""
+    return markdown.replace("`", "")
 
 
 def _dumps(value: Any) -> str:
@@ -40,15 +76,32 @@ class SarifWriter:
     def __init__(self, command: str) -> None:
         self.command = command
         self._first = True
+        #: code -> its index in the rules, in the order the results first use them
+        self._rules: dict[str, int] = {}
 
     def start(self) -> str:
         """The log's opening, up to the results array."""
-        driver = {"name": "roadcheck", "version": __version__,
-                  "informationUri": "https://pypi.org/project/roadcheck/"}
         return ("{\"$schema\": " + _dumps(SCHEMA) + ", \"version\": \"2.1.0\", \"runs\": [{"
-                f"\"tool\": {{\"driver\": {_dumps(driver)}}}, "
                 f"\"automationDetails\": {{\"id\": {_dumps('roadcheck/' + self.command + '/')}}}, "
                 "\"results\": [\n")
+
+    def _rule_index(self, code: str) -> int:
+        return self._rules.setdefault(code, len(self._rules))
+
+    def _rule(self, code: str) -> dict[str, Any]:
+        """The rule of ``code``: what docs/reasons.md says of it, and a link there."""
+        key = "unverified-claim-propagated-N-hops" if _PROPAGATED.fullmatch(code) else code
+        for section in _SECTIONS.get(self.command, ("shared",)):
+            when = SECTIONS.get(section, {}).get(key)
+            if when is not None:
+                short = _first_clause(when)
+                return {"id": code, "name": key,
+                        "shortDescription": {"text": _plain(short)},
+                        "fullDescription": {"text": _plain(when), "markdown": when},
+                        "helpUri": f"{HOME}/blob/main/docs/reasons.md#{section}"}
+        page = "accept.md" if self.command == "accept" else "reasons.md"
+        return {"id": code, "name": code, "shortDescription": {"text": code},
+                "helpUri": f"{HOME}/blob/main/docs/{page}"}
 
     def add(self, case: Case) -> str:
         """One result per issue of the case."""
@@ -56,6 +109,7 @@ class SarifWriter:
         for issue in case.issues:
             result: dict[str, Any] = {
                 "ruleId": issue.code,
+                "ruleIndex": self._rule_index(issue.code),
                 "level": issue.level,
                 "message": {"text": issue.message},
             }
@@ -80,4 +134,7 @@ class SarifWriter:
         invocation = {"executionSuccessful": totals.exit in (0, 1),
                       "exitCode": totals.exit}
         tail = "\n" if not self._first else ""
-        return f"{tail}], \"invocations\": [{_dumps(invocation)}]}}]}}\n"
+        driver = {"name": "roadcheck", "version": __version__, "informationUri": HOME,
+                  "rules": [self._rule(code) for code in self._rules]}
+        return (f"{tail}], \"tool\": {{\"driver\": {_dumps(driver)}}}, "
+                f"\"invocations\": [{_dumps(invocation)}]}}]}}\n")
