@@ -169,3 +169,63 @@ class TestRunAndAccept:
 
         f = GateReason(False, "claim", "sent: no call").finding()
         assert (f.code, f.severity, f.location.check) == ("claim", "error", "claim")
+
+
+class TestWhereTheEvidenceStands:
+    """A finding about an action names the call, its span and its command, and for a
+    coding agent's session the line of the file that holds it."""
+
+    CLAUDE = EXAMPLES / "frameworks" / "claude-code"
+
+    def test_a_claude_code_push_is_found_at_its_line_with_its_call_and_command(self) -> None:
+        spec = load_spec(self.CLAUDE / "spec.yaml")
+        path = self.CLAUDE / "missing.jsonl"
+        (result,) = replay(spec, [str(path)])
+        (reason,) = result.reasons
+        loc = reason.location
+        assert loc.call_id is not None and loc.command is not None
+        assert "git push" in loc.command and f"({loc.command})" in reason.message
+        assert loc.line is not None
+        entry = json.loads(path.read_text().splitlines()[loc.line - 1])
+        uses = [b for b in entry["message"]["content"] if b.get("type") == "tool_use"]
+        assert [b["id"] for b in uses] == [loc.call_id]
+        assert reason.to_dict()["line"] == loc.line
+
+    def test_sarif_and_github_point_at_that_line(self) -> None:
+        path = str(self.CLAUDE / "missing.jsonl")
+        spec = str(self.CLAUDE / "spec.yaml")
+        (result,) = replay(load_spec(spec), [path])
+        line = result.reasons[0].location.line
+        sarif = CliRunner().invoke(cli, ["replay", spec, path, "--format", "sarif"])
+        region = json.loads(sarif.output)["runs"][0]["results"][0]["locations"][0][
+            "physicalLocation"]["region"]
+        assert region == {"startLine": line}
+        github = CliRunner().invoke(cli, ["replay", spec, path, "--format", "github"])
+        assert f"line={line}" in github.output
+
+    def test_a_long_command_is_shown_on_one_line_and_cut(self) -> None:
+        command = "git push origin main && " + "echo " + "x" * 300 + "\n  && echo done"
+        rec = {"event": "action", "action_type": "Bash", "command": command, "call_id": "c1",
+               "span_id": "s1"}
+        spec = parse_spec({"mandatory_checkpoints": [{"checkpoint_id": "ok",
+                                                      "must_precede": "Bash"}]})
+        (reason,) = replay_events(spec, _events(rec)).reasons
+        shown = reason.location.command
+        assert shown is not None and len(shown) == 120 and shown.endswith("...")
+        assert "\n" not in shown and shown.startswith("git push origin main && echo x")
+        assert (reason.location.call_id, reason.location.span_id) == ("c1", "s1")
+        assert reason.to_dict()["command"] == shown
+
+    def test_an_action_without_them_names_none(self) -> None:
+        (reason,) = replay_events(_spec(), _events(_send())).reasons
+        loc = reason.location
+        assert (loc.call_id, loc.span_id, loc.command) == (None, None, None)
+        assert "'send' ran at" in reason.message
+
+    def test_a_span_is_named_by_its_id(self) -> None:
+        spec = parse_spec({"mandatory_checkpoints": [{"checkpoint_id": "never",
+                                                      "must_precede": "lookup_account"}]})
+        (result,) = replay(spec, [str(EXAMPLES / "frameworks" / "otel" / "spans.jsonl")])
+        loc = result.reasons[0].location
+        assert loc.span_id is not None and loc.call_id == "call_1"
+        assert loc.line is None  # a span's line is its export's, not the event's

@@ -47,6 +47,12 @@ class Location:
     check: str | None = None
     #: Run: the workflow phase.
     phase: str | None = None
+    #: The call id of the action the finding names (a tool_use id, a function call id).
+    call_id: str | None = None
+    #: The span the action was read from (a trace's span id).
+    span_id: str | None = None
+    #: The shell command the action ran, on one line and shortened (120 characters).
+    command: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The known fields, in declaration order; an empty location is ``{}``."""

@@ -138,8 +138,52 @@ class CompiledSpec:
         return found
 
 
-#: A guarded action that ran without a licence: seq, action, where, why, voided by, line.
-_Unlicensed = tuple[int, str, str, str, int | None, int | None]
+#: Where an action stands beyond its seq and line: its call id, span id and command
+#: (shortened), each None when the record has none.
+_Evidence = tuple[str | None, str | None, str | None]
+#: A guarded action that ran without a licence: seq, action, where, why, voided by, line,
+#: evidence.
+_Unlicensed = tuple[int, str, str, str, int | None, int | None, _Evidence]
+
+#: The formats whose events carry the line of the file they were read from: the native
+#: format, and the JSON-lines sessions of Claude Code and Codex (each event the line of
+#: its entry).
+FILE_LINE_SOURCES = frozenset({"native", "claude-code", "codex"})
+
+#: The longest command a finding quotes; a longer one is cut, ending in ``...``.
+COMMAND_SHOWN = 120
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if type(value) is str and value else None
+
+
+def _evidence(data: Mapping[str, Any]) -> _Evidence:
+    """The call id, span id and command (on one line, shortened) of an action's record."""
+    command = _text_or_none(data.get("command"))
+    if command is not None:
+        command = " ".join(command.split())
+        if len(command) > COMMAND_SHOWN:
+            command = command[:COMMAND_SHOWN - 3] + "..."
+    return _text_or_none(data.get("call_id")), _text_or_none(data.get("span_id")), command
+
+
+def _action_text(action: str, evidence: _Evidence) -> str:
+    """A guarded action as messages name it: ``'Bash' (git push origin main)``."""
+    command = evidence[2]
+    return f"'{action}'" if command is None else f"'{action}' ({command})"
+
+
+def _evidence_fields(evidence: _Evidence) -> dict[str, str]:
+    call_id, span_id, command = evidence
+    out = {}
+    if call_id is not None:
+        out["call_id"] = call_id
+    if span_id is not None:
+        out["span_id"] = span_id
+    if command is not None:
+        out["command"] = command
+    return out
 
 
 class _RuleState:
@@ -315,8 +359,8 @@ class Replayer:
         else:
             st.last_void = where
         if st.pending:
-            st.skipped.extend((seq, action, at, why or "absent", void, line)
-                              for seq, action, at, why, void, line in st.pending)
+            st.skipped.extend((seq, action, at, why or "absent", void, line, ev)
+                              for seq, action, at, why, void, line, ev in st.pending)
             st.pending.clear()
 
     def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
@@ -342,12 +386,13 @@ class Replayer:
                     continue
                 st.bound[event.seq] = key
             st.licences.append((event.seq, self.where(event)))
-            for seq, action, where, _, _, line in st.pending:
+            for seq, action, where, _, _, line, ev in st.pending:
                 st.failures.append(Finding(
                     Reason.CHECKPOINT_AFTER_ACTION,
                     f"checkpoint '{cid}' came at {self.where(event)}, after the action it "
-                    f"guards: '{action}' ran at {where}",
-                    self.locate(seq, line, checkpoint_id=cid, action_type=action)))
+                    f"guards: {_action_text(action, ev)} ran at {where}",
+                    self.locate(seq, line, checkpoint_id=cid, action_type=action,
+                                **_evidence_fields(ev))))
             st.pending.clear()
 
     def _guarded(self, st: _RuleState, event: Event) -> None:
@@ -379,20 +424,23 @@ class Replayer:
             why = f"{why}; {since}" if why else since
         void = st.void_seq if why else None
         st.pending.append((event.seq, event.data["action_type"], self.where(event), why, void,
-                           event.line))
+                           event.line, _evidence(event.data)))
 
     def _contracted_before(self, event: Event) -> None:
         """Warn when a guarded action's agent never received a handoff its contract promises."""
         for border in self.c.contracts_to[event.agent or ""]:
             if border not in self.crossed and border not in self.absent:
                 self.absent.add(border)
+                ev = _evidence(event.data)
+                action = event.data["action_type"]
                 self.warnings.append(Finding(
                     Reason.CONTRACTED_HANDOFF_ABSENT,
-                    f"guarded action '{event.data['action_type']}' ran at {self.where(event)} "
+                    f"guarded action {_action_text(action, ev)} ran at {self.where(event)} "
                     f"but the contracted handoff {border[0]}->{border[1]} never happened "
                     "before it; what the contract checks was never delivered",
-                    self.locate(event.seq, event.line, action_type=event.data["action_type"],
-                                from_agent=border[0], to_agent=border[1]), "warn"))
+                    self.locate(event.seq, event.line, action_type=action,
+                                from_agent=border[0], to_agent=border[1],
+                                **_evidence_fields(ev)), "warn"))
 
     def _handoff(self, event: Event) -> None:
         seq, _, _, _, data, line = event
@@ -467,17 +515,19 @@ class Replayer:
             if not (st.failures or st.skipped or st.pending):
                 continue
             judged = list(st.failures)
-            for seq, action, where, why, void, line in st.skipped + st.pending:
+            for seq, action, where, why, void, line, ev in st.skipped + st.pending:
+                shown = _action_text(action, ev)
                 if why == "absent":
                     msg = (f"checkpoint '{rule.cid}' was absent when the guarded action "
-                           f"'{action}' ran at {where}")
+                           f"{shown} ran at {where}")
                 elif why:
-                    msg = f"no valid checkpoint '{rule.cid}' before '{action}' at {where}: {why}"
+                    msg = f"no valid checkpoint '{rule.cid}' before {shown} at {where}: {why}"
                 else:
                     msg = (f"checkpoint '{rule.cid}' is absent from the trajectory; the guarded "
-                           f"action '{action}' ran at {where}")
+                           f"action {shown} ran at {where}")
                 judged.append(Finding(Reason.CHECKPOINT_SKIPPED, msg, self.locate(
-                    seq, line, checkpoint_id=rule.cid, action_type=action, voided_by_seq=void)))
+                    seq, line, checkpoint_id=rule.cid, action_type=action, voided_by_seq=void,
+                    **_evidence_fields(ev))))
             judged.sort(key=lambda f: f.seq or 0)
             reasons.extend(judged)
         reasons.extend(self.handoff_reasons)
@@ -505,9 +555,10 @@ class Replayer:
         for border, never in self.c.never_crossed:
             if border not in crossed and border not in absent:
                 warnings.append(never)
-        if source != "native" and not self.locate_messages:
-            # Only a native JSONL file has one event per line; another reader's line
-            # is its own (a span, a record), so the findings name the seq alone.
+        if source not in FILE_LINE_SOURCES and not self.locate_messages:
+            # A native file and a coding agent's session have a line per record; another
+            # reader's line is its own (a span, a record), so the findings name the seq
+            # alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         if reasons:
             return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
