@@ -200,7 +200,8 @@ class TestLayout:
                                        b"-> overall exit 1\n")
 
     def test_summary_only_and_by(self) -> None:
-        done = _plain("replay", SPEC, *FIXTURES[:2], "-v", "--summary-only", "--by", "model")
+        done = _plain("replay", SPEC, *FIXTURES[:2], "-v", "--summary-only", "--by", "model",
+                      "--per-file")
         assert done.stdout.decode().splitlines()[3:] == [
             "file : examples/fixture_bad_input.jsonl: 0 PASS, 0 BLOCK, 1 ERROR",
             "file : examples/fixture_broken_contract.jsonl: 0 PASS, 1 BLOCK, 0 ERROR",
@@ -208,6 +209,24 @@ class TestLayout:
             "by model=(absent): 0 PASS, 1 BLOCK, 1 ERROR",
             "summary: 0 PASS, 1 BLOCK, 1 ERROR -> overall exit 1",
         ]
+
+    def test_a_batch_ends_with_the_totals_and_the_worst_files(self) -> None:
+        """Like ``ruff --statistics``: how often each code fired, then the files with the
+        most failures (at most five, the first of equals first)."""
+        done = _plain("replay", SPEC, *FIXTURES, "-v", "--summary-only")
+        lines = done.stdout.decode().splitlines()
+        at = lines.index("files: 8, 8 trajectories")
+        assert lines[at + 1].startswith("reasons: bad-input 1, checkpoint-after-action 1, ")
+        assert lines[at + 2] == "warnings: uncontracted-handoff 1"
+        worst = [line for line in lines if line.startswith("worst: ")]
+        assert worst == [
+            "worst: examples/fixture_bad_input.jsonl: 0 BLOCK, 1 ERROR",
+            "worst: examples/fixture_broken_contract.jsonl: 1 BLOCK, 0 ERROR",
+            "worst: examples/fixture_late_checkpoint.jsonl: 1 BLOCK, 0 ERROR",
+            "worst: examples/fixture_propagated.jsonl: 1 BLOCK, 0 ERROR",
+            "worst: examples/fixture_skipped.jsonl: 1 BLOCK, 0 ERROR",
+        ]
+        assert not [line for line in lines if line.startswith("file :")]
 
     def test_hostile_id_is_shown_as_text(self, tmp_path: Path) -> None:
         """An ESC or a bidi control in a trajectory id cannot reach the terminal raw."""

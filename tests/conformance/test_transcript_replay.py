@@ -218,9 +218,10 @@ class TestRealRuns:
                                    (False, "BLOCK"): 3}
 
     def test_report_summary_by_task_success(self) -> None:
-        """--summary-only --by task_success prints per-file counts and the split."""
+        """--summary-only --per-file --by task_success prints per-file counts and the
+        split."""
         out = CliRunner().invoke(cli, ["replay", str(AIRLINE), str(TAU_BENCH), str(TAU2),
-                                       "--summary-only", "--by", "task_success"])
+                                       "--summary-only", "--per-file", "--by", "task_success"])
         assert out.exit_code == 1
         lines = out.output.splitlines()
         assert f"input: {TAU_BENCH} (tau-bench, 200 trajectories)" in lines
@@ -253,3 +254,23 @@ class TestRealRuns:
         assert doc["results"] == []
         assert doc["by"]["groups"] == {"0.0": {"pass": 24, "block": 3, "error": 0},
                                        "1.0": {"pass": 23, "block": 0, "error": 0}}
+
+
+class TestSummaryTotals:
+    """``--summary-only`` ends with how often each code fired, not a line per file."""
+
+    def test_the_totals_replace_the_file_lines(self) -> None:
+        out = CliRunner().invoke(cli, ["replay", str(AIRLINE), str(TAU_BENCH), str(TAU2),
+                                       "--summary-only"])
+        assert out.exit_code == 1
+        lines = out.output.splitlines()
+        assert not [line for line in lines if line.startswith("file :")]
+        assert "reasons: checkpoint-skipped 66" in lines
+        assert "warnings: no-actions-recorded 20" in lines
+        assert lines[-2] == ("summary: 219 PASS (20 with warnings), 31 BLOCK, 0 ERROR "
+                             "-> overall exit 1")
+
+    def test_per_file_needs_summary_only(self) -> None:
+        out = CliRunner().invoke(cli, ["replay", str(AIRLINE), str(TAU2), "--per-file"])
+        assert out.exit_code == 2
+        assert "--per-file shapes the --summary-only report" in out.output

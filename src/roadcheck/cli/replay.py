@@ -57,7 +57,11 @@ def _show_verdicts(ctx: click.Context, param: click.Parameter,
 @click.option("--input-format", type=click.Choice(list(FORMATS)),
               default=None, help="Format of the trajectory files (default: detected per file).")
 @click.option("--summary-only", is_flag=True,
-              help="Print the per-file summary and totals, no per-trajectory blocks.")
+              help="Print the totals (verdicts, and how often each reason and warning code "
+                   "fired), no per-trajectory blocks.")
+@click.option("--per-file", is_flag=True,
+              help="With --summary-only: a line of verdict counts per file instead of the "
+                   "reason totals.")
 @click.option("--by", "by_field", metavar="FIELD", default=None,
               help="Break verdicts down by a field of each trajectory's final event.")
 @sha256_option("--expect-spec-sha256", "spec")
@@ -78,7 +82,8 @@ def _show_verdicts(ctx: click.Context, param: click.Parameter,
 @click.option("-v", "--verbose", is_flag=True,
               help="Failures-first text view with every block, PASS included.")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
-           output: str | None, input_format: str | None, summary_only: bool, by_field: str | None,
+           output: str | None, input_format: str | None, summary_only: bool, per_file: bool,
+           by_field: str | None,
            expect_spec_sha256: str | None, jobs: int, ray_address: str | None,
            show: tuple[str, ...] | None, quiet: bool, verbose: bool) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
@@ -97,6 +102,8 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     from roadcheck._inputs import expand_inputs, load_replay_spec
     from roadcheck.conformance import ReplayInterrupted, replay_files
 
+    if per_file and not summary_only:
+        raise click.UsageError("--per-file shapes the --summary-only report; give both")
     if fmt == "html" and output is None:
         raise click.UsageError("--format html needs --output FILE")
     if ray_address is not None and jobs != 1:
@@ -122,7 +129,8 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
         with ExitStack() as stack:
             report, render = _replay_writer(stack, loaded, fmt, output, len(inputs.paths),
                                             show=show, quiet=quiet, verbose=verbose,
-                                            summary_only=summary_only, by_field=by_field)
+                                            summary_only=summary_only, by_field=by_field,
+                                            per_file=per_file)
             try:
                 judge(loaded, inputs.paths, input_format=input_format, render=render,
                       sink=report)
@@ -188,7 +196,8 @@ def _replay_with_progress(spec: Any, paths: Any, input_format: str | None,
 
 def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: int, *,
                    show: tuple[str, ...] | None, quiet: bool, verbose: bool,
-                   summary_only: bool, by_field: str | None) -> tuple[Any, Callable[..., Any]]:
+                   summary_only: bool, by_field: str | None,
+                   per_file: bool = False) -> tuple[Any, Callable[..., Any]]:
     """The sink a streamed replay report is written through, and its render function.
 
     The plain writer, or the failures-first view (see roadcheck.report.terminal for the
@@ -224,11 +233,13 @@ def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: i
                                              by_field=by_field)
         report = TerminalReportWriter(out, spec, view, spec_source=spec.source,
                                       spec_sha256=spec.sha256, summary_only=summary_only,
-                                      by_field=by_field, progress=progress)
+                                      by_field=by_field, progress=progress,
+                                      per_file=per_file)
     else:
         render = ResultRenderer(fmt=fmt, summary_only=summary_only, by_field=by_field)
         report = ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
-                                    fmt=fmt, summary_only=summary_only, by_field=by_field)
+                                    fmt=fmt, summary_only=summary_only, by_field=by_field,
+                                    per_file=per_file)
     stack.enter_context(report)
     if progress is None:
         return report, render

@@ -114,14 +114,26 @@ def _file_line(path: str, c: Mapping[str, int]) -> str:
 
 
 def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only: bool = False,
-                  by_field: str | None = None) -> str:
-    """Render a replay run as the text report or the JSON document."""
+                  by_field: str | None = None, per_file: bool = False) -> str:
+    """Render a replay run as the text report or the JSON document.
+
+    The ``--summary-only`` text report ends with the totals of each reason and warning
+    code, or with a line per file when ``per_file`` asks for them.
+    """
     if fmt == "json":
         return dump_json(run.to_dict(summary_only=summary_only, by_field=by_field))
     counts = run.counts()
     lines = [HEADER, _spec_line(run, spec), *_sha_line(run), *_files_lines(run)]
-    if summary_only:
+    if summary_only and per_file:
         lines.extend(_per_file(run))
+    elif summary_only:
+        reasons: Counter[str] = Counter()
+        warnings: Counter[str] = Counter()
+        for r in run.results:
+            codes, warned = _codes(r)
+            reasons.update(codes)
+            warnings.update(warned)
+        lines.extend(totals_lines(reasons, warnings))
     else:
         for i, r in enumerate(run.results, 1):
             lines.extend(_block(i, r))
@@ -164,6 +176,9 @@ class Rendered(NamedTuple):
     #: The JSON result, indented for its place in the document, or the text block
     #: without its ``[N] id`` line; empty for ``--summary-only``.
     body: bytes
+    #: The codes of its reasons (none for a PASS) and of its warnings, for the totals.
+    codes: tuple[str, ...] = ()
+    warning_codes: tuple[str, ...] = ()
 
 
 def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = False,
@@ -177,7 +192,23 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
     else:
         body = text_lines(_block(0, r)[1:]).encode("utf-8")
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
-                    carries, body)
+                    carries, body, *_codes(r))
+
+
+def _codes(r: ReplayResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The codes a result adds to the totals: its reasons unless it passed, its warnings."""
+    reasons = () if r.verdict == "PASS" else tuple(str(f.code) for f in r.reasons)
+    return reasons, tuple(str(f.code) for f in r.warnings)
+
+
+def totals_lines(reasons: Mapping[str, int], warnings: Mapping[str, int]) -> list[str]:
+    """The ``reasons:`` and ``warnings:`` lines of a ``--summary-only`` report: each code
+    with how many times it fired, the most frequent first (then by code)."""
+    def line(name: str, counts: Mapping[str, int]) -> str:
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return f"{name}: {', '.join(f'{code} {n}' for code, n in ranked) or 'none'}"
+
+    return [line("reasons", reasons), line("warnings", warnings)]
 
 
 def _by_group(by_field: str | None, final: Mapping[str, Any], meta: Mapping[str, Any]
@@ -288,8 +319,8 @@ class ReplayChunk:
     :meth:`~ReplayReportWriter.result` of every item, in order, would have."""
 
     __slots__ = ("all_native", "carries", "counts", "current", "current_counts", "elsewhere",
-                 "file_count", "files", "groups", "heads", "lead", "parts", "spooled", "total",
-                 "worst")
+                 "file_count", "files", "groups", "heads", "lead", "parts", "reason_codes",
+                 "spooled", "total", "warning_codes", "worst")
 
     def __init__(self) -> None:
         #: (path, verdict) of results that came before the chunk's first file.
@@ -301,6 +332,9 @@ class ReplayChunk:
         self.current_counts: Counter[str] = Counter()
         self.elsewhere: dict[str | None, Counter[str]] = {}
         self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        #: How many times each reason and warning code fired in the chunk.
+        self.reason_codes: Counter[str] = Counter()
+        self.warning_codes: Counter[str] = Counter()
         self.groups: dict[str, dict[str, int]] = {}
         self.carries = False
         self.worst: int | None = None
@@ -419,6 +453,10 @@ class ChunkFolder:
             counts[verdict.lower()] += 1
             if item.warned:
                 counts["warn"] += 1
+            if item.codes:
+                chunk.reason_codes.update(item.codes)
+            if item.warning_codes:
+                chunk.warning_codes.update(item.warning_codes)
             code = VERDICT_EXIT[verdict]
             chunk.worst = code if chunk.worst is None else worst_exit((chunk.worst, code))
             if chunk.current is None:
@@ -458,6 +496,9 @@ class Tally:
 
     def __init__(self) -> None:
         self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        #: How many times each reason and warning code fired.
+        self.reason_codes: Counter[str] = Counter()
+        self.warning_codes: Counter[str] = Counter()
         self.groups: dict[str, dict[str, int]] = {}
         self.carries = False
         self.worst: int | None = None
@@ -470,6 +511,10 @@ class Tally:
         self.counts[verdict.lower()] += 1
         if r.warned:
             self.counts["warn"] += 1
+        if r.codes:
+            self.reason_codes.update(r.codes)
+        if r.warning_codes:
+            self.warning_codes.update(r.warning_codes)
         code = VERDICT_EXIT[verdict]
         if code != self.worst:  # the same verdict again leaves the worst where it is
             self.worst = code if self.worst is None else worst_exit((self.worst, code))
@@ -490,8 +535,9 @@ class ReplayReportWriter(Tally):
 
     def __init__(self, out: IO[str], spec: Any, *, spec_source: str | None,
                  spec_sha256: str | None, fmt: str = "text", summary_only: bool = False,
-                 by_field: str | None = None) -> None:
+                 by_field: str | None = None, per_file: bool = False) -> None:
         self.out = out
+        self.per_file = per_file
         self.spec = spec
         self.spec_source = spec_source
         self.spec_sha256 = spec_sha256
@@ -650,6 +696,8 @@ class ReplayReportWriter(Tally):
             self.elsewhere.setdefault(path, Counter()).update(c)
         for key, n in chunk.counts.items():
             self.counts[key] += n
+        self.reason_codes.update(chunk.reason_codes)
+        self.warning_codes.update(chunk.warning_codes)
         for key, g in chunk.groups.items():
             mine = self.groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
             for verdict, n in g.items():
@@ -787,10 +835,12 @@ class ReplayReportWriter(Tally):
                 emit([f"input: {path} ({fmt}, "
                       f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"
                       for path, fmt, c in batch])
-        if self.summary_only:
+        if self.summary_only and self.per_file:
             files_ = self._files()
             while batch := list(islice(files_, _BATCH)):
                 emit([_file_line(path, c) for path, _fmt, c in batch])
+        elif self.summary_only:
+            emit(totals_lines(self.reason_codes, self.warning_codes))
         self._copy_spool(digest)
         tail: list[str] = []
         if self.by_field is not None:

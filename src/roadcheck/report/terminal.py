@@ -35,6 +35,7 @@ from roadcheck.report.replay import (
     _spec_text,
     _summary_line,
     render_result,
+    totals_lines,
 )
 
 __all__ = ["Progress", "ProgressCollector", "ProgressSink", "TerminalReportWriter", "TerminalView",
@@ -341,6 +342,10 @@ class ProgressCollector:
 
 # -- the writer ----------------------------------------------------------------------------
 
+#: How many of the files with the most failures a batch's end lists at a terminal.
+WORST_SHOWN = 5
+
+
 class TerminalReportWriter(Tally):
     """The failures-first view, written as results arrive.
 
@@ -353,9 +358,13 @@ class TerminalReportWriter(Tally):
 
     def __init__(self, out: IO[str], spec: Any, view: TerminalView, *,
                  spec_source: str | None, spec_sha256: str | None, summary_only: bool = False,
-                 by_field: str | None = None, progress: Progress | None = None) -> None:
+                 by_field: str | None = None, progress: Progress | None = None,
+                 per_file: bool = False) -> None:
         import tempfile
 
+        self.per_file = per_file
+        #: The files with the most BLOCK and ERROR results: (-count, order, path, counts).
+        self.worst_files: list[tuple[int, int, str, Counter[str]]] = []
         self.paint = _Painter(out, view.colour)
         self.spec = spec
         self.view = view
@@ -396,9 +405,14 @@ class TerminalReportWriter(Tally):
         self.file_count += 1
 
     def _file_done(self) -> None:
-        if self.current is not None and self.summary_only and not self.view.quiet:
+        if (self.current is not None and self.summary_only and self.per_file
+                and not self.view.quiet):
             line = _file_line(self.current, self.current_counts)
             self.later.write(escape_controls(line).encode("utf-8") + b"\n")
+        if self.current is not None:
+            failed = self.current_counts["BLOCK"] + self.current_counts["ERROR"]
+            if failed:
+                self._rank(failed, self.current, self.current_counts)
         self.current = None
         self.current_counts = Counter()
 
@@ -427,6 +441,16 @@ class TerminalReportWriter(Tally):
             return EXIT_INTERRUPTED
         return EXIT_ERROR if self.worst is None else self.worst
 
+    def _rank(self, failed: int, path: str, counts: Counter[str]) -> None:
+        """Keep ``path`` among the :data:`WORST_SHOWN` files with the most failures (the
+        first of equals kept)."""
+        import bisect
+
+        entry = (-failed, self.file_count, path, counts)
+        if len(self.worst_files) < WORST_SHOWN or entry < self.worst_files[-1]:
+            bisect.insort(self.worst_files, entry)
+            del self.worst_files[WORST_SHOWN:]
+
     def finish(self, *, interrupted: bool = False) -> int:
         """Write what waited, the totals and the summary; returns the exit code."""
         if self.progress is not None:
@@ -439,6 +463,11 @@ class TerminalReportWriter(Tally):
             files = f"files: {self.file_count}"
             files += f", {plural(self.total, 'trajectory', 'trajectories')}"
             self.paint.lines([files])
+            if self.file_count > 1 and not (self.summary_only and self.per_file):
+                self.paint.lines(totals_lines(self.reason_codes, self.warning_codes))
+                self.paint.lines([escape_controls(
+                    f"worst: {path}: {c['BLOCK']} BLOCK, {c['ERROR']} ERROR")
+                    for _, _, path, c in self.worst_files])
         if self.by_field is not None:
             for key, g in sorted(self.groups.items()):
                 self.paint.counts(f"by {self.by_field}={key}: {g['pass']} PASS, "
