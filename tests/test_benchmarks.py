@@ -379,3 +379,16 @@ def test_doc_pipeline_benchmark_exits_1_when_a_fact_fails(monkeypatch: pytest.Mo
         monkeypatch.setattr(bench, "run_benchmark",
                             lambda workdir, d=docs: bench.BenchmarkResult(docs=d))
         assert bench.main(["--html", html]) == code, docs
+
+
+def test_signing_misses(load: Callable[[str], ModuleType],
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small chain verifies under the target; a target nothing meets, or a chain that
+    does not verify, is a miss."""
+    bench = load("signing")
+    assert bench.main(["--records", "2000", "--per-record", "20"]) == 0
+    monkeypatch.setattr(bench, "TARGET_S", 0.0)
+    assert bench.main(["--records", "200", "--per-record", "2"]) == 1
+    monkeypatch.setattr(bench, "TARGET_S", 1e9)
+    monkeypatch.setattr(bench, "verify", lambda *a: False)
+    assert bench.main(["--records", "200", "--per-record", "2"]) == 1

@@ -11,14 +11,14 @@ import sys
 
 import click
 
-from roadcheck.cli import accept, guard, harness, replay, revalidate, schema
+from roadcheck.cli import accept, guard, harness, keys, replay, revalidate, schema
 from roadcheck.cli._base import cli, interrupted
 from roadcheck.errors import EXIT_INTERNAL
 
 __all__ = ["cli", "main"]
 
 # the command modules register their commands when imported
-_COMMANDS = (accept, guard, harness, replay, revalidate, schema)
+_COMMANDS = (accept, guard, harness, keys, replay, revalidate, schema)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -90,7 +90,6 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
     highest row id); one that is missing from the chain means a record was dropped.
     ``params_sha256``, when given, must be the params digest of every record.
     """
-    hashes = [str(r.get("hash")) for r in records]
     expected = GENESIS
     for i, rec in enumerate(records):
         pos = i + 1
@@ -100,6 +99,7 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
                               "matches its hash")
         prev = rec.get("prev_hash")
         if prev != expected:
+            hashes = [str(r.get("hash")) for r in records]
             if prev in hashes:
                 return ChainCheck(run_id, len(records), "reordered", pos,
                                   f"record {pos} ({_where(rec)}) is out of order: the record it "
@@ -112,7 +112,7 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
                               f"record {pos} ({_where(rec)}) was made under other params than "
                               "run.json holds now")
         expected = str(rec["hash"])
-    present = set(hashes)
+    present = {str(r.get("hash")) for r in records} if known_hashes else set()
     for h in known_hashes:
         if h not in present:
             return ChainCheck(run_id, len(records), "dropped", len(records) + 1,

@@ -32,7 +32,8 @@ GENESIS = "0" * 64
 
 def record_hash(record: Mapping[str, Any]) -> str:
     """The sha256 of a record's canonical JSON, leaving out its own ``hash``."""
-    body = {k: v for k, v in record.items() if k != "hash"}
+    body = dict(record)
+    body.pop("hash", None)
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
