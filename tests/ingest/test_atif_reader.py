@@ -183,3 +183,38 @@ def test_not_json(tmp_path: Path) -> None:
     path.write_text('{"schema_version": "ATIF-v1.4", "steps": [')
     (failure,) = read(path)
     assert isinstance(failure, ReadFailure) and "unparseable JSON" in failure.error.message
+
+
+class TestOneStepOneApproval:
+    """A user step that says "Approved." and records ``extra.checkpoint`` is one human
+    yes: a derive rule on its text and its recorded checkpoint license once."""
+
+    MATRIX = Path(__file__).resolve().parent.parent / "data" / "atif" / "matrix"
+
+    def _spec(self) -> Any:
+        from roadcheck.conformance import parse_spec
+
+        return parse_spec({
+            "mandatory_checkpoints": [{"checkpoint_id": "approve_send_report",
+                                       "must_precede": "send_report", "scope": "each",
+                                       "consume": True}],
+            "derive": [{"checkpoint_id": "approve_send_report",
+                        "when": {"event": "message", "role": "user",
+                                 "text": {"regex": "(?i)approved"}}}]})
+
+    def test_one_step_licenses_one_send(self) -> None:
+        result = replay(self._spec(), [str(self.MATRIX / "two-sends-one-approval.json")])
+        (only,) = result.results
+        assert only.verdict == "BLOCK"
+        (reason,) = only.reasons
+        assert reason.code == "checkpoint-skipped" and reason.seq == 5
+        assert "already used by seq 4" in reason.message
+
+    def test_two_steps_are_two_approvals(self, tmp_path: Path) -> None:
+        data = json.loads((self.MATRIX / "two-sends-one-approval.json").read_text())
+        second = dict(data["steps"][1], step_id=99)
+        second.pop("extra")
+        data["steps"].insert(3, second)  # "Approved, send it." again, between the sends
+        path = tmp_path / "two-approvals.json"
+        path.write_text(json.dumps(data))
+        assert replay(self._spec(), [str(path)]).results[0].verdict == "PASS"

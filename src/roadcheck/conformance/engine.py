@@ -242,6 +242,9 @@ class Replayer:
         # Contracted borders crossed so far, and those already reported absent.
         self.crossed: set[tuple[str, str]] = set()
         self.absent: set[tuple[str, str]] = set()
+        # (source step, checkpoint id) of each checkpoint taken from a step that names
+        # its source step (``step_id``): one step licenses a checkpoint id once.
+        self.step_checkpoints: set[tuple[Any, str]] = set()
 
     # -- the forward pass --------------------------------------------------------------
 
@@ -367,6 +370,14 @@ class Replayer:
         rules = self.c.by_checkpoint.get(cid)
         if not rules:
             return
+        step = event.data.get("step_id")
+        if type(step) is int or type(step) is str:
+            # One source step is one approval: a step whose text a derive rule matches
+            # and that also records the checkpoint (ATIF's extra.checkpoint) licenses once.
+            key = (step, cid)
+            if key in self.step_checkpoints:
+                return
+            self.step_checkpoints.add(key)
         for rule in rules:
             st = self.states[rule.index]
             if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
