@@ -374,10 +374,10 @@ class Replayer:
         if type(step) is int or type(step) is str:
             # One source step is one approval: a step whose text a derive rule matches
             # and that also records the checkpoint (ATIF's extra.checkpoint) licenses once.
-            key = (step, cid)
-            if key in self.step_checkpoints:
+            once = (step, cid)
+            if once in self.step_checkpoints:
                 return
-            self.step_checkpoints.add(key)
+            self.step_checkpoints.add(once)
         for rule in rules:
             st = self.states[rule.index]
             if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
