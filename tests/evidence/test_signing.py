@@ -123,3 +123,66 @@ class TestKeysCommand:
         (tmp_path / "x").write_text("x")
         res = CliRunner().invoke(cli, ["keys", "id", str(tmp_path / "x")])
         assert res.exit_code == 2 and "not a PEM file" in res.output
+
+
+class TestSignedRuns:
+    """A run sealed with an Ed25519 private key, checked with its public key."""
+
+    def _signed(self, tmp_path: Path, kind: str = "jsonl") -> tuple[Path, SigningKey]:
+        from tests.evidence.test_tamper_matrix import build
+
+        key = new_key_pair(tmp_path / "signer")
+        return build(tmp_path / "base", kind, key), key
+
+    def test_the_public_key_file_verifies(self, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+        import json
+
+        from roadcheck.evidence import load_key
+
+        monkeypatch.delenv("ROADCHECK_EVIDENCE_KEY", raising=False)
+        runs, key = self._signed(tmp_path)
+        assert load_key(tmp_path / "signer.pub").key_id == key.key_id  # type: ignore[union-attr]
+        res = CliRunner().invoke(cli, ["evidence", "verify", "--runs-dir", str(runs), "r",
+                                       "--key-file", str(tmp_path / "signer.pub"),
+                                       "--format", "json"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.output)
+        assert (doc["auth"], doc["authenticated"], doc["key_id"]) == ("ed25519", True,
+                                                                      key.key_id)
+
+    def test_without_a_key_it_asks_for_the_public_key(self, tmp_path: Path) -> None:
+        from roadcheck.evidence import verify_run
+
+        runs, _ = self._signed(tmp_path)
+        with pytest.raises(InputError, match=r"signed .ed25519.*its public key"):
+            verify_run(runs, "r", None)
+
+    def test_an_hmac_key_is_not_its_key(self, tmp_path: Path) -> None:
+        from roadcheck.evidence import EvidenceKey, verify_run
+
+        runs, _ = self._signed(tmp_path)
+        with pytest.raises(InputError, match="the key given is an hmac-sha256 key"):
+            verify_run(runs, "r", EvidenceKey(b"s" * 32))
+
+    def test_another_public_key_is_refused(self, tmp_path: Path) -> None:
+        from roadcheck.evidence import verify_run
+
+        runs, _ = self._signed(tmp_path)
+        with pytest.raises(InputError, match="is not the key of run"):
+            verify_run(runs, "r", SigningKey.generate().public)
+
+    def test_a_public_key_cannot_append(self, tmp_path: Path) -> None:
+        from roadcheck.evidence.store import open_store
+
+        runs, key = self._signed(tmp_path)
+        store = open_store(runs, "r", "jsonl", key.public)
+        from tests.evidence.test_tamper_matrix import _record
+
+        with pytest.raises(InputError, match="cannot sign its head"):
+            store.append(_record(99, {"doc": "a"}))
+        store.close()
+        from roadcheck.evidence import verify_run
+
+        check = verify_run(runs, "r", key.public)
+        assert check.ok and check.records == 5, check.message  # nothing was half-written

@@ -31,6 +31,7 @@ from roadcheck.evidence import (
     record_hash,
     verify_run,
 )
+from roadcheck.evidence.keys import AnyKey
 from roadcheck.evidence.manifest import create_run
 from roadcheck.evidence.store import JsonlStore, SqliteStore
 
@@ -53,11 +54,11 @@ def _record(i: int, params: dict[str, str]) -> dict[str, Any]:
             "finished_at": "2026-01-01T00:00:01.000Z", "params_sha256": params_digest(params)}
 
 
-def build(root: Path, kind: str, key: EvidenceKey | None) -> Path:
+def build(root: Path, kind: str, key: AnyKey | None) -> Path:
     """A finished run of N records under root/runs/r."""
     params = {"doc": "a"}
     manifest = {"run_id": "r", "workflow": "w", "store": kind, "params": params, "gated": True,
-                "auth": "hmac-sha256" if key else "none", "key_id": key.key_id if key else None}
+                "auth": key.auth if key else "none", "key_id": key.key_id if key else None}
 
     def init(stage: Path) -> None:
         store = (SqliteStore if kind == "sqlite" else JsonlStore)(stage, "r", key)
@@ -217,9 +218,11 @@ CLASSES: dict[str, list[Tamper]] = {
 }
 
 
-def run_matrix(tmp: Path, kind: str, key: EvidenceKey | None) -> dict[str, tuple[int, int]]:
-    """``{class: (detected, total)}`` for one store kind and key mode."""
-    base = build(tmp / "base", kind, key)
+def run_matrix(tmp: Path, kind: str, key: AnyKey | None, *,
+               base: Path | None = None) -> dict[str, tuple[int, int]]:
+    """``{class: (detected, total)}`` for one store kind and key mode (``base``: a run
+    already built, when the key that wrote it is not the one that verifies)."""
+    base = base if base is not None else build(tmp / "base", kind, key)
     assert verify_run(base, "r", key).ok
     out = {}
     for name, cases in CLASSES.items():
@@ -238,7 +241,7 @@ def run_matrix(tmp: Path, kind: str, key: EvidenceKey | None) -> dict[str, tuple
     return out
 
 
-def table(kind: str, key: EvidenceKey | None, counts: dict[str, tuple[int, int]]) -> str:
+def table(kind: str, key: AnyKey | None, counts: dict[str, tuple[int, int]]) -> str:
     lines = [f"tamper matrix: {kind} store, {'with' if key else 'without'} a key"]
     for name, (hit, total) in counts.items():
         honest = " (not detectable without a key)" if key is None and name in KEY_ONLY else ""
@@ -274,6 +277,21 @@ class TestTamperMatrix:
                 assert hit == 0, report  # what the docs and `verify` say cannot be seen
             else:
                 assert hit == total, report
+
+    @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+    def test_signed_and_checked_with_the_public_key_alone(self, tmp_path: Path,
+                                                          kind: str) -> None:
+        """A run whose head is signed with an Ed25519 private key: every class is detected
+        by a verifier holding only the public key, which could not forge a head."""
+        from roadcheck.evidence.signing import SigningKey
+
+        signer = SigningKey.generate()
+        base = build(tmp_path / "signed", kind, signer)
+        assert verify_run(base, "r", signer.public).authenticated
+        counts = run_matrix(tmp_path, kind, signer.public, base=base)
+        report = table(kind, signer.public, counts)
+        print(report)
+        assert all(hit == total for hit, total in counts.values()), report
 
     def test_unkeyed_verify_says_what_it_cannot_detect(self, tmp_path: Path) -> None:
         """An unkeyed OK names its limits."""

@@ -31,8 +31,9 @@ DIRECTORY = click.Path(file_okay=False)
 
 KEY_FILE_OPTION = click.option(
     "--key-file", type=FILE, default=None, metavar="FILE",
-    help="Evidence key (HMAC-SHA256 secret) kept outside the runs directory "
-         "(default: $ROADCHECK_EVIDENCE_KEY_FILE, else $ROADCHECK_EVIDENCE_KEY).",
+    help="Evidence key kept outside the runs directory: an HMAC-SHA256 secret, or an "
+         "Ed25519 PEM key from 'roadcheck keys new' (the private key signs; its public key "
+         "verifies) (default: $ROADCHECK_EVIDENCE_KEY_FILE, else $ROADCHECK_EVIDENCE_KEY).",
 )
 
 FORMAT_OPTION = click.option(

@@ -190,7 +190,8 @@ def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file:
     """Verify RUN's evidence: exit 0 OK, 1 broken, 2 unreadable or its key is missing.
 
     Recomputes the hash chain, compares it with the store's anchored head and
-    checks the head's MAC when the run has a key. Without a key it says what
+    checks the head's MAC or signature when the run has one (a signed run verifies
+    with its public key alone). Without a key it says what
     it cannot detect.
     """
     from roadcheck.evidence import load_key, verify_run

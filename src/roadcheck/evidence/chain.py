@@ -36,7 +36,7 @@ class ChainCheck:
     problem: Problem | None = None
     position: int | None = None
     message: str = ""
-    #: ``none`` or ``hmac-sha256``: how the run's head is authenticated.
+    #: ``none``, ``hmac-sha256`` or ``ed25519``: how the run's head is authenticated.
     auth: str = "none"
     #: True when a key verified the head's MAC.
     authenticated: bool = False

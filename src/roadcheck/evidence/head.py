@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from roadcheck.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey
+from roadcheck.evidence.keys import AUTH_ED25519, AUTH_NONE, AnyKey
 
 __all__ = ["Head", "HeadError"]
 
@@ -42,15 +42,21 @@ class Head:
     mac: str | None = None
 
     def body(self) -> bytes:
-        """The canonical bytes the MAC covers: every field but ``mac``."""
+        """The canonical bytes the MAC or signature covers: every field but ``mac``;
+        for a signed head its RFC 8785 canonical JSON, else sorted compact JSON."""
         doc = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "mac"}
+        if self.auth == AUTH_ED25519:
+            from roadcheck.evidence.signing import canonical
+
+            return canonical(doc)
         return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
 
-    def sealed(self, key: EvidenceKey | None) -> Head:
-        """This head with its auth mode set and, with a key, its MAC computed."""
+    def sealed(self, key: AnyKey | None) -> Head:
+        """This head with its auth mode set and, with a key, its MAC (or, with an Ed25519
+        private key, its signature) computed."""
         if key is None:
             return dataclasses.replace(self, auth=AUTH_NONE, key_id=None, mac=None)
-        unsigned = dataclasses.replace(self, auth=AUTH_HMAC, key_id=key.key_id, mac=None)
+        unsigned = dataclasses.replace(self, auth=key.auth, key_id=key.key_id, mac=None)
         return dataclasses.replace(unsigned, mac=key.mac(unsigned.body()))
 
     def to_dict(self) -> dict[str, Any]:

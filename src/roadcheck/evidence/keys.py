@@ -1,4 +1,5 @@
-"""The evidence key: an HMAC-SHA256 secret held outside the run directory.
+"""The evidence key: an HMAC-SHA256 secret, or an Ed25519 key pair, held outside the run
+directory.
 
 Without a key the hash chain and its head prove internal consistency only: a
 writer of the run directory can re-hash every record after an edit, append a
@@ -7,6 +8,11 @@ With a key, the head carries an HMAC over the record count, the last hash and
 the run's manifest digest, so each of those is detected by anyone holding the
 key. The key comes from ``--key-file``, ``ROADCHECK_EVIDENCE_KEY_FILE`` or
 ``ROADCHECK_EVIDENCE_KEY``, in that order.
+
+A key file holding a PEM Ed25519 key (``roadcheck keys new``) signs instead: the
+head carries an Ed25519 signature over its RFC 8785 canonical JSON, made with the
+private key, and anyone with the public key alone can check it (and cannot forge
+one). Appending needs the private key; verifying and auditing take either.
 """
 
 from __future__ import annotations
@@ -17,13 +23,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
 
 from roadcheck.errors import InputError
 
-__all__ = ["AUTH_HMAC", "AUTH_NONE", "ENV_KEY", "ENV_KEY_FILE", "EvidenceKey", "load_key"]
+if TYPE_CHECKING:
+    from roadcheck.evidence.signing import SigningKey, VerifyKey
+
+__all__ = ["AUTH_ED25519", "AUTH_HMAC", "AUTH_NONE", "ENV_KEY", "ENV_KEY_FILE", "AnyKey",
+           "EvidenceKey", "load_key"]
 
 AUTH_NONE = "none"
 AUTH_HMAC = "hmac-sha256"
+AUTH_ED25519 = "ed25519"
 ENV_KEY = "ROADCHECK_EVIDENCE_KEY"
 ENV_KEY_FILE = "ROADCHECK_EVIDENCE_KEY_FILE"
 #: Fewer bytes than this is a password, not a key.
@@ -35,6 +47,10 @@ class EvidenceKey:
     """A secret that authenticates a run's head; its ``key_id`` names it without revealing it."""
 
     secret: bytes
+    #: How a head this key seals is authenticated.
+    auth = AUTH_HMAC
+    #: It can seal a head (a public key can only check one).
+    can_seal = True
 
     def __post_init__(self) -> None:
         if len(self.secret) < MIN_KEY_BYTES:
@@ -58,9 +74,19 @@ class EvidenceKey:
         return isinstance(mac, str) and hmac.compare_digest(self.mac(data), mac)
 
 
+#: A key that seals or checks a head: an HMAC secret, an Ed25519 private key (signs and
+#: verifies) or an Ed25519 public key (verifies only).
+AnyKey = Union[EvidenceKey, "SigningKey", "VerifyKey"]
+
+
 def load_key(key_file: str | os.PathLike[str] | None = None,
-             env: Mapping[str, str] | None = None) -> EvidenceKey | None:
-    """The evidence key from ``key_file``, else the environment; ``None`` when none is set."""
+             env: Mapping[str, str] | None = None) -> AnyKey | None:
+    """The evidence key from ``key_file``, else the environment; ``None`` when none is set.
+
+    A file holding a PEM Ed25519 private key gives a :class:`~roadcheck.evidence.signing.
+    SigningKey`, a PEM public key a :class:`~roadcheck.evidence.signing.VerifyKey`; any
+    other file is an HMAC secret.
+    """
     env = os.environ if env is None else env
     path = key_file if key_file is not None else (env.get(ENV_KEY_FILE) or None)
     if path is not None:
@@ -69,6 +95,12 @@ def load_key(key_file: str | os.PathLike[str] | None = None,
         except OSError as exc:
             raise InputError(f"cannot read the evidence key: {exc.strerror or exc}",
                              path=str(path)) from None
+        if secret.lstrip().startswith(b"-----BEGIN "):
+            from roadcheck.evidence.signing import load_signing_key, load_verify_key
+
+            if b"PRIVATE KEY-----" in secret:
+                return load_signing_key(path)
+            return load_verify_key(path)
         secret = secret.rstrip(b"\r\n")
         if not secret:
             raise InputError("the evidence key file is empty", path=str(path))
@@ -77,6 +109,13 @@ def load_key(key_file: str | os.PathLike[str] | None = None,
     if raw:
         return EvidenceKey(raw.encode("utf-8"))
     return None
+
+
+def require_sealing(key: AnyKey | None) -> None:
+    """Refuse, before anything is written, to append with a key that cannot seal the head
+    (an Ed25519 public key)."""
+    if key is not None and not key.can_seal:
+        key.mac(b"")  # raises the one-line reason
 
 
 def key_inside(key_file: str | os.PathLike[str] | None, run_dir: Path) -> bool:

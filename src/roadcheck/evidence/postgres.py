@@ -37,7 +37,7 @@ import orjson
 from roadcheck.errors import EvidenceError, InputError, StoreError
 from roadcheck.evidence.chain import ChainCheck
 from roadcheck.evidence.head import Head, HeadError
-from roadcheck.evidence.keys import EvidenceKey
+from roadcheck.evidence.keys import AnyKey, require_sealing
 from roadcheck.evidence.manifest import manifest_digest
 from roadcheck.evidence.record import FIELDS, GENESIS, seal
 from roadcheck.evidence.store import (
@@ -208,7 +208,7 @@ class Database:
     # -- runs ------------------------------------------------------------------------------
 
     def create_run(self, manifest: Mapping[str, Any], first_role: str,
-                   key: EvidenceKey | None) -> None:
+                   key: AnyKey | None) -> None:
         """Insert run ``manifest['run_id']`` with its empty, anchored store; refuse a second."""
         run_id = str(manifest["run_id"])
         head = Head(run_id, 0, GENESIS, manifest_digest(manifest)).sealed(key)
@@ -338,7 +338,7 @@ class PostgresStore:
 
     kind: StoreKind = "postgres"
 
-    def __init__(self, db: Database, run_id: str, key: EvidenceKey | None = None, *,
+    def __init__(self, db: Database, run_id: str, key: AnyKey | None = None, *,
                  claim: Claim | None = None, run_dir: Path | None = None) -> None:
         self.db = db
         self.run_id = check_run_id(run_id)
@@ -380,6 +380,7 @@ class PostgresStore:
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Insert one record and its new head in one transaction, committed when this returns."""
+        require_sealing(self.key)
         # two round trips: BEGIN with the fence and the head, then the writes with the COMMIT
         with self._lock, self.db.transaction(pipeline=True) as conn:
             head = self._fence(conn, head=True)
@@ -447,7 +448,7 @@ class PostgresStore:
         """Nothing to release: the pool belongs to the :class:`Database`."""
 
 
-def verify_pg_run(url: str, run_id: str, key: EvidenceKey | None) -> ChainCheck:
+def verify_pg_run(url: str, run_id: str, key: AnyKey | None) -> ChainCheck:
     """Verify a run kept in a PostgreSQL store: chain, head, MAC and manifest digest."""
     db = Database(url)
     try:

@@ -28,7 +28,7 @@ from roadcheck.errors import InputError
 __all__ = ["ALG", "SigningKey", "VerifyKey", "canonical", "load_signing_key",
            "load_verify_key", "new_key_pair"]
 
-#: The algorithm name evidence records carry beside a signature.
+#: The algorithm name evidence records carry beside a signature (a head's ``auth``).
 ALG = "ed25519"
 
 
@@ -71,6 +71,10 @@ class VerifyKey:
     """A public key: checks signatures, cannot make them."""
 
     __slots__ = ("_key", "key_id", "raw")
+    #: How a head this key checks is authenticated.
+    auth = ALG
+    #: It checks heads and cannot seal one.
+    can_seal = False
 
     def __init__(self, key: Any) -> None:
         from cryptography.hazmat.primitives import serialization
@@ -100,6 +104,16 @@ class VerifyKey:
             return False
         return True
 
+    def mac(self, data: bytes) -> str:
+        """A public key cannot sign: appending to a signed run needs its private key."""
+        raise InputError(f"the key given is a public key (key id {self.key_id}): it verifies "
+                         "a signed run but cannot sign its head; give the private key to "
+                         "append")
+
+    def check(self, data: bytes, signature: object) -> bool:
+        """:meth:`verify_bytes`: the head check every evidence key offers."""
+        return self.verify_bytes(data, signature)
+
     def pem(self) -> bytes:
         """The public key as a PEM SubjectPublicKeyInfo."""
         from cryptography.hazmat.primitives import serialization
@@ -112,6 +126,10 @@ class SigningKey:
     """A private key: signs documents; its :attr:`public` key checks them."""
 
     __slots__ = ("_key", "public")
+    #: How a head this key seals is authenticated.
+    auth = ALG
+    #: It signs heads.
+    can_seal = True
 
     def __init__(self, key: Any) -> None:
         self._key = key
@@ -141,6 +159,14 @@ class SigningKey:
     def verify(self, doc: Any, signature: object) -> bool:
         """:meth:`VerifyKey.verify` with this key's public half."""
         return self.public.verify(doc, signature)
+
+    def mac(self, data: bytes) -> str:
+        """:meth:`sign_bytes`: the head seal every evidence key offers."""
+        return self.sign_bytes(data)
+
+    def check(self, data: bytes, signature: object) -> bool:
+        """:meth:`VerifyKey.verify_bytes` with this key's public half."""
+        return self.public.verify_bytes(data, signature)
 
     def pem(self) -> bytes:
         """The private key as an unencrypted PEM PKCS #8 document."""

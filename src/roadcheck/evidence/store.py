@@ -42,7 +42,14 @@ from roadcheck._files import fsync_dir
 from roadcheck.errors import EvidenceError, InputError, StoreError
 from roadcheck.evidence.chain import ChainCheck, malformed_record, verify_chain
 from roadcheck.evidence.head import Head, HeadError
-from roadcheck.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey, load_key
+from roadcheck.evidence.keys import (
+    AUTH_ED25519,
+    AUTH_HMAC,
+    AUTH_NONE,
+    AnyKey,
+    load_key,
+    require_sealing,
+)
 from roadcheck.evidence.manifest import (
     MANIFEST,
     manifest_digest,
@@ -119,7 +126,7 @@ class EvidenceStore(Protocol):
 
 
 def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str | None,
-           key: EvidenceKey | None, manifest: Mapping[str, Any] | None, *,
+           key: AnyKey | None, manifest: Mapping[str, Any] | None, *,
            torn: int = 0) -> tuple[ChainCheck, int]:
     """Compare the chain with its head; return the check and the uncounted records it may set aside.
 
@@ -148,18 +155,26 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
             return broken("unauthenticated", None,
                           "the run carries no MAC but a key was given: an unkeyed run cannot be "
                           "told from a keyed one downgraded by its writer"), 0
-    elif head.auth == AUTH_HMAC:
+    elif head.auth in (AUTH_HMAC, AUTH_ED25519):
+        signed = head.auth == AUTH_ED25519
         if key is None:
-            raise InputError(f"run {run_id!r} is authenticated ({head.auth}, key id "
-                             f"{head.key_id}); give its key (--key-file, "
-                             "ROADCHECK_EVIDENCE_KEY_FILE "
-                             "or ROADCHECK_EVIDENCE_KEY) to verify or resume it")
+            wanted = ("its public key or its private key (--key-file PEM, "
+                      "ROADCHECK_EVIDENCE_KEY_FILE)" if signed else
+                      "its key (--key-file, ROADCHECK_EVIDENCE_KEY_FILE or "
+                      "ROADCHECK_EVIDENCE_KEY)")
+            raise InputError(f"run {run_id!r} is {'signed' if signed else 'authenticated'} "
+                             f"({head.auth}, key id {head.key_id}); give {wanted} to verify "
+                             "or resume it")
+        if key.auth != head.auth:
+            raise InputError(f"run {run_id!r} is authenticated with {head.auth} (key id "
+                             f"{head.key_id}); the key given is an {key.auth} key")
         if key.key_id != head.key_id:
             raise InputError(f"the evidence key given (key id {key.key_id}) is not the key of "
                              f"run {run_id!r} (key id {head.key_id})")
-        if not key.check(head.sealed(key).body(), head.mac):
-            return broken("forged", None, "the head's MAC does not verify: the head was written "
-                          "without the run's key"), 0
+        if not key.check(head.body(), head.mac):
+            what = "signature" if signed else "MAC"
+            return broken("forged", None, f"the head's {what} does not verify: the head was "
+                          "written without the run's key"), 0
         chain = dataclasses.replace(chain, authenticated=True)
     else:
         return broken("unanchored", None, f"the head names an unknown auth mode {head.auth!r}"
@@ -226,7 +241,7 @@ class JsonlStore:
     kind: StoreKind = "jsonl"
 
     def __init__(self, run_dir: str | os.PathLike[str], run_id: str,
-                 key: EvidenceKey | None = None) -> None:
+                 key: AnyKey | None = None) -> None:
         self.run_id = run_id
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / "evidence.jsonl"
@@ -320,6 +335,7 @@ class JsonlStore:
         process killed between the writes leaves at most one record the head
         does not count (with or without its attempt file): resume sets it aside.
         """
+        require_sealing(self.key)
         head = self._current()
         fd = self._open()
         sealed = seal(record, head.last_hash)
@@ -570,7 +586,7 @@ class SqliteStore:
     kind: StoreKind = "sqlite"
 
     def __init__(self, run_dir: str | os.PathLike[str], run_id: str,
-                 key: EvidenceKey | None = None) -> None:
+                 key: AnyKey | None = None) -> None:
         self.run_id = run_id
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / "evidence.sqlite"
@@ -637,6 +653,7 @@ class SqliteStore:
         """Insert one record and its new head in one transaction, committed when this returns."""
         import sqlite3
 
+        require_sealing(self.key)
         conn = self._db()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -772,7 +789,7 @@ def is_url(store: str) -> bool:
 
 
 def open_store(runs_dir: str | os.PathLike[str], run_id: str, kind: StoreKind | None = None,
-               key: EvidenceKey | None = None) -> JsonlStore | SqliteStore:
+               key: AnyKey | None = None) -> JsonlStore | SqliteStore:
     """Open a run's store; ``kind=None`` finds an existing one and fails if there is none."""
     run_dir = Path(runs_dir) / check_run_id(run_id)
     if kind is None:
@@ -787,7 +804,7 @@ def open_store(runs_dir: str | os.PathLike[str], run_id: str, kind: StoreKind | 
 
 
 def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
-               key: EvidenceKey | None = None) -> ChainCheck:
+               key: AnyKey | None = None) -> ChainCheck:
     """Verify a stored run: chain, head, MAC, attempt files and ``run.json``.
 
     ``key=None`` takes the key from the environment, if one is set there.

@@ -10,7 +10,7 @@ from typing import Any
 from roadcheck._files import read_regular
 from roadcheck.errors import StoreError
 from roadcheck.evidence.chain import ChainCheck
-from roadcheck.evidence.keys import EvidenceKey, load_key
+from roadcheck.evidence.keys import AnyKey, load_key
 from roadcheck.evidence.manifest import MANIFEST, read_manifest
 from roadcheck.evidence.store import STORE_KINDS, check_run_id, detect_store, open_store
 
@@ -46,7 +46,7 @@ class RunTrail:
 
 
 def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
-               key: EvidenceKey | None = None) -> RunTrail:
+               key: AnyKey | None = None) -> RunTrail:
     """Read a run's records and verify them; a missing run is a :class:`StoreError`.
 
     ``key=None`` takes the evidence key from the environment, if one is set there.
@@ -101,7 +101,7 @@ def _last_status(path: Path) -> str | None:
     return None
 
 
-def load_pg_trail(url: str, run_id: str, key: EvidenceKey | None = None) -> RunTrail:
+def load_pg_trail(url: str, run_id: str, key: AnyKey | None = None) -> RunTrail:
     """:func:`load_trail` for a run kept in a PostgreSQL store (``--store URL``)."""
     from roadcheck.evidence.postgres import Database, PostgresStore
 

@@ -25,10 +25,9 @@ from roadcheck._lock import lock
 from roadcheck.errors import EvidenceError, InputError, SpecError
 from roadcheck.evidence.chain import record_problem
 from roadcheck.evidence.keys import (
-    AUTH_HMAC,
     AUTH_NONE,
     ENV_KEY_FILE,
-    EvidenceKey,
+    AnyKey,
     key_inside,
     load_key,
 )
@@ -407,8 +406,8 @@ def _stored_gating(manifest: Mapping[str, Any], path: Path) -> bool:
     return True
 
 
-def _resolve_key(key: EvidenceKey | None, key_file: str | os.PathLike[str] | None,
-                 runs_dir: Path) -> EvidenceKey | None:
+def _resolve_key(key: AnyKey | None, key_file: str | os.PathLike[str] | None,
+                 runs_dir: Path) -> AnyKey | None:
     """The key to use; a key file any writer of the runs could read is refused."""
     named = key_file if key_file is not None else os.environ.get(ENV_KEY_FILE) or None
     if key is None and key_inside(named, runs_dir):
@@ -421,7 +420,7 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
             role: str, identity: str, run_id: str | None = None, resume: str | None = None,
             store_kind: StoreKind = "jsonl", spec_source: str | None = None,
             revalidate: Revalidator | None = None, gated: bool = True,
-            key: EvidenceKey | None = None,
+            key: AnyKey | None = None,
             key_file: str | os.PathLike[str] | None = None) -> RunResult:
     """Run (or resume) a workflow as one role and identity; see :class:`roadcheck.Workflow`."""
     if run_id is not None and resume is not None:
@@ -495,7 +494,7 @@ def _stored_run(spec: WorkflowSpec, run_dir: Path, params: Mapping[str, str],
 
 def _new_manifest(spec: WorkflowSpec, spec_dir: Path, params: Mapping[str, str],
                   runs_dir: Path, run_id: str, store_kind: str, spec_source: str | None,
-                  gated: bool, key: EvidenceKey | None) -> tuple[dict[str, Any], dict[str, str]]:
+                  gated: bool, key: AnyKey | None) -> tuple[dict[str, Any], dict[str, str]]:
     """The manifest of a new run, after its params and artifact paths are checked."""
     if store_kind not in STORE_KINDS:
         raise InputError(f"unknown store {store_kind!r}; choose one of "
@@ -506,13 +505,13 @@ def _new_manifest(spec: WorkflowSpec, spec_dir: Path, params: Mapping[str, str],
                           spec_source)
     manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": spec_source,
                 "store": store_kind, "params": params, "gated": gated, "created_at": now(),
-                "auth": AUTH_HMAC if key is not None else AUTH_NONE,
+                "auth": key.auth if key is not None else AUTH_NONE,
                 "key_id": key.key_id if key is not None else None}
     return manifest, params
 
 
 def _create(runs_dir: Path, run_id: str, manifest: dict[str, Any], kind: str, gated: bool,
-            key: EvidenceKey | None) -> Path:
+            key: AnyKey | None) -> Path:
     """Create the run directory with its manifest and, when gated, its empty store."""
     digest = manifest_digest(manifest)
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from roadcheck.errors import EvidenceError, InputError, RoadcheckError
 from roadcheck.evidence.chain import record_problem
-from roadcheck.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey
+from roadcheck.evidence.keys import AUTH_NONE, AnyKey
 from roadcheck.evidence.postgres import Claim, Database, LeaseLost, PostgresStore
 from roadcheck.evidence.store import check_run_id
 from roadcheck.harness.agent import preflight
@@ -63,7 +63,7 @@ class WorkerOptions:
     role: str
     identity: str
     runs_dir: Path
-    key: EvidenceKey | None = None
+    key: AnyKey | None = None
     lease: float = DEFAULT_LEASE
     revalidate: Revalidator | None = None
 
@@ -228,7 +228,7 @@ def _checked(spec: WorkflowSpec, source: str | None, opts: WorkerOptions,
 
 
 def _create(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Database,
-            params: Mapping[str, str], run_id: str | None, key: EvidenceKey | None,
+            params: Mapping[str, str], run_id: str | None, key: AnyKey | None,
             runs_dir: Path) -> str:
     """Create a run in the database, waiting for its first phase's role; its id."""
     run_id = check_run_id(run_id or new_run_id())
@@ -237,7 +237,7 @@ def _create(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Database
     _check_artifact_paths(spec, spec_dir, full, (runs_dir / run_id).resolve(), run_id, source)
     manifest = {"run_id": run_id, "workflow": spec.workflow, "spec": source,
                 "store": "postgres", "params": full, "gated": True,
-                "created_at": now(), "auth": AUTH_HMAC if key is not None else AUTH_NONE,
+                "created_at": now(), "auth": key.auth if key is not None else AUTH_NONE,
                 "key_id": key.key_id if key is not None else None}
     db.create_run(manifest, spec.phases[0].role, key)
     return run_id

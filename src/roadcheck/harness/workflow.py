@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from roadcheck.evidence.keys import EvidenceKey
+from roadcheck.evidence.keys import AnyKey
 from roadcheck.evidence.store import StoreKind
 from roadcheck.harness.engine import execute
 from roadcheck.harness.model import WorkflowSpec, load_workflow_spec, parse_workflow_spec
@@ -55,7 +55,7 @@ class Workflow:
             resume: str | None = None, runs_dir: str | os.PathLike[str] = "runs",
             store: StoreKind = "jsonl", params: Mapping[str, str] | None = None,
             revalidate: Revalidator | None = None, gated: bool = True,
-            key: EvidenceKey | None = None,
+            key: AnyKey | None = None,
             key_file: str | os.PathLike[str] | None = None) -> RunResult:
         """Run the workflow, or resume run ``resume``, acting as ``role`` and ``identity``.
 
