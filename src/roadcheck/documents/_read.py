@@ -18,7 +18,7 @@ from roadcheck._digest import sha256_hex
 from roadcheck.errors import InputError, SpecError
 
 __all__ = ["Loc", "Problem", "decode", "located", "normalize_sha256", "problems",
-           "read_document", "where"]
+           "read_document", "suggest", "where"]
 
 Loc = tuple[str | int, ...]
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
@@ -33,6 +33,18 @@ class Problem(Exception):
         self.loc = loc
         self.message = message
         self.at = loc if at is None else at
+
+
+def suggest(name: str, names: list[str]) -> str | None:
+    """The valid name closest to a misspelt one, or None (every reader of a document or a
+    record that knows its keys names the closest one the same way)."""
+    lowered = {n.lower(): n for n in names}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    import difflib
+
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def where(loc: Loc) -> str:
