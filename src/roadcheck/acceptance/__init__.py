@@ -114,15 +114,17 @@ def make_probe(command: str | None = None, url: str | None = None,
 def accept_files(contract: str | PathLike[str], result: str | PathLike[str],
                  trace: str | PathLike[str] | None = None, *, probe_cmd: str | None = None,
                  probe_url: str | None = None, probe_timeout: float = 10.0,
-                 claims_unchecked: bool = False) -> AcceptRun:
+                 claims_unchecked: bool = False,
+                 expect_contract_sha256: str | None = None) -> AcceptRun:
     """Judge a result file against a contract file and a trace file: the CLI's one call.
 
     Unusable inputs raise :class:`~roadcheck.errors.InputError` (exit 2), and so
     does a contract that checks claims with no trace, unless
     ``claims_unchecked``; a result that does not parse is judged (REJECTED),
-    not an input error.
+    not an input error. ``expect_contract_sha256`` pins the contract's bytes, as
+    :func:`load_contract` does.
     """
-    loaded = load_contract(contract)
+    loaded = load_contract(contract, expect_sha256=expect_contract_sha256)
     probe = make_probe(probe_cmd, probe_url, probe_timeout)
     calls = load_trace(trace) if trace is not None else None
     text = read_result(result)
