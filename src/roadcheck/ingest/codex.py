@@ -45,7 +45,7 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded, object_line
+from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded, object_line, repeated_key
 from roadcheck.shellcmd import command_text
 
 __all__ = ["detect_codex", "read_codex"]
@@ -110,9 +110,14 @@ def detect_codex(data: bytes) -> bool:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             obj = None
-        if (isinstance(obj, dict) and obj.get("type") in _TYPES
-                and isinstance(obj.get("payload"), dict)):
-            return True
+        if isinstance(obj, dict):
+            kind = obj.get("type")
+            if type(kind) is str and kind in _TYPES and isinstance(obj.get("payload"), dict):
+                return True
+            if repeated_key(line, obj) is not None:
+                # a Codex line type given, and a key given twice: the reader refuses it,
+                # naming the key (the value orjson kept may be anything)
+                return True
         if stop < 0:
             return False
         at = stop + 1
@@ -406,6 +411,9 @@ class _Rollout:
         if not isinstance(item, dict):
             raise _Bad(n, "an item_completed has no 'item' object")
         itype = item.get("type")
+        if not isinstance(itype, str):
+            raise _Bad(n, f"an item_completed item's 'type' must be a string, got "
+                          f"{type(itype).__name__}")
         if itype not in _ITEMS:
             return  # messages, reasoning, plans: the response items say them
         done = _item_action(item, itype, n)
