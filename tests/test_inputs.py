@@ -246,7 +246,8 @@ class TestJsonDocuments:
         Path("a.json").write_text("[" * 100_000)
         result = replay("spec.json", "a.json")
         assert result.exit_code == 2
-        assert "detail : line 1: unparseable JSON document: nested too deeply" in result.stdout
+        assert ("detail : line 1: nested more than 250 levels deep (arrays and objects), the "
+                "limit for every reader" in result.stdout)
 
     def test_jsonl_with_a_truncated_line_keeps_its_message(self) -> None:
         """A broken line in a JSONL file is still reported as before (line and column)."""

@@ -146,12 +146,16 @@ def _key_line(data: bytes, index: int, key: str) -> int | None:
 def _read_call_list(path: str, data: bytes) -> list[Call]:
     import orjson
 
+    from roadcheck.ingest._json import check_document, depth_refused, too_deep
+
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        deep = depth_refused(data, exc)
+        if deep is not None:
+            raise TraceError(too_deep(), path=path, line=deep) from None
         line = data.count(b"\n", 0, exc.pos) + 1
         raise TraceError(f"invalid JSON: {exc.msg}", path=path, line=line) from None
-    from roadcheck.ingest._json import check_document
 
     check_document(data, doc, path)
     calls: list[Call] = []

@@ -45,7 +45,15 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded, object_line, repeated_key
+from roadcheck.ingest._json import (
+    MAX_DEPTH,
+    EmbeddedDuplicate,
+    decode_embedded,
+    fits,
+    object_line,
+    repeated_key,
+    too_deep,
+)
 from roadcheck.shellcmd import command_text
 
 __all__ = ["detect_codex", "read_codex"]
@@ -155,12 +163,14 @@ def _plain_failed(text: str) -> bool:
     return False
 
 
-def _output(raw: Any) -> tuple[Any, bool]:
+def _output(raw: Any, line: int) -> tuple[Any, bool]:
     """The output of a call and whether it says the call failed."""
     if isinstance(raw, str):
         with contextlib.suppress(orjson.JSONDecodeError):
             decoded = orjson.loads(raw)
             if isinstance(decoded, dict) and "output" in decoded:
+                if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(decoded):
+                    raise _Bad(line, f"'output' holds JSON {too_deep()}")
                 raw = decoded
         if isinstance(raw, str):
             return raw, _plain_failed(raw)
@@ -471,7 +481,7 @@ class _Rollout:
         target = self.calls[call_id][0]
         if _answered(target):
             raise _Bad(n, f"call {call_id!r} is answered twice")
-        out, failed = _output(payload.get("output"))
+        out, failed = _output(payload.get("output"), n)
         text = out if isinstance(out, str) else ""
         if any(d in text.lower() for d in _DECLINED):
             target["_declined"] = True

@@ -20,7 +20,14 @@ import orjson
 from roadcheck._text_check import check_utf8, utf8_problem
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import check_line, no_duplicate_keys
+from roadcheck.ingest._json import (
+    check_document,
+    check_line,
+    deep_line,
+    depth_refused,
+    no_duplicate_keys,
+    too_deep,
+)
 
 __all__ = ["iter_events", "parse_record", "read_events", "read_native", "validate_events"]
 
@@ -123,6 +130,8 @@ def read_events(data: bytes, path: str | None = None) -> list[Event]:
             bad = utf8_problem(raw)
             if bad is not None:
                 raise TraceError(bad[1], path=path, line=line) from None
+            if depth_refused(raw, exc) is not None:  # past orjson's 1,024 levels
+                raise TraceError(too_deep(), path=path, line=line) from None
             if not events and _opens_document(raw):
                 return list(_document_events(data, path))  # pretty-printed JSON
             raise TraceError(f"unparseable JSON: {exc.msg} at column {exc.colno}", path=path,
@@ -173,6 +182,7 @@ def read_events(data: bytes, path: str | None = None) -> list[Event]:
     if not final_line:
         raise TraceError("no final event: the trajectory is incomplete", path=path)
     if not no_duplicate_keys(data, records):  # see ingest._json: rare, then exact per line
+        # (a repeated key, or a line nested more than MAX_DEPTH deep)
         for at, raw in enumerate(data.split(b"\n"), 1):
             if raw.strip():
                 check_line(raw, loads(raw), at, path)
@@ -236,9 +246,12 @@ def _document_items(data: bytes, path: str | None) -> tuple[str, list[tuple[int,
     except json.JSONDecodeError as exc:
         raise TraceError(f"unparseable JSON document: {exc.msg} at column {exc.colno}",
                          path=path, line=exc.lineno) from None
-    except RecursionError:
-        raise TraceError("unparseable JSON document: nested too deeply",
-                         path=path, line=text.count("\n", 0, pos) + 1) from None
+    except RecursionError:  # the standard library's parser recurses
+        raise TraceError(too_deep(), path=path,
+                         line=deep_line(data) or text.count("\n", 0, pos) + 1) from None
+    # a repeated key (the standard library keeps the last value silently), or nesting past
+    # the limit, refused as on the line-by-line path
+    check_document(data, [value for _, value in items], path, values=not array)
     return ("array" if array else "object"), items
 
 

@@ -43,7 +43,16 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import EmbeddedDuplicate, check_line, decode_embedded, no_duplicate_keys
+from roadcheck.ingest._json import (
+    MAX_DEPTH,
+    EmbeddedDuplicate,
+    check_line,
+    decode_embedded,
+    depth_refused,
+    fits,
+    no_duplicate_keys,
+    too_deep,
+)
 from roadcheck.ingest._keys import missing_key, unknown_key
 
 __all__ = ["detect_openai_agents", "read_openai_agents"]
@@ -117,12 +126,18 @@ def _when(raw: Any, what: str) -> datetime:
     return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
 
 
-def _decoded(raw: Any) -> Any:
+def _decoded(raw: Any, field: str) -> Any:
+    """A span's output: JSON text decoded (refused nested past the limit), else as it is."""
     if isinstance(raw, str):
         try:
-            return orjson.loads(raw) if raw.strip() else {}
-        except orjson.JSONDecodeError:
+            value = orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError as exc:
+            if depth_refused(raw.encode("utf-8", "surrogatepass"), exc) is not None:
+                raise _Bad(f"{field!r} holds JSON {too_deep()}") from None
             return raw
+        if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(value):
+            raise _Bad(f"{field!r} holds JSON {too_deep()}")
+        return value
     return {} if raw is None else raw
 
 
@@ -165,6 +180,8 @@ def _lines(data: bytes) -> list[tuple[int, bytes, Any]]:
         try:
             lines.append((line, raw, orjson.loads(raw)))
         except orjson.JSONDecodeError as exc:
+            if depth_refused(raw, exc) is not None:
+                raise TraceError(too_deep(), line=line) from None
             raise TraceError(f"unparseable JSON: {exc}", line=line) from None
     if not no_duplicate_keys(data, [rec for _, _, rec in lines]):
         for line, raw, rec in lines:
@@ -329,7 +346,7 @@ def _action_fields(name: str, args: Any, output: Any, error: Any,
     """The fields of the action a function span records."""
     fields: dict[str, Any] = {"action_type": name, "args": args}
     if output is not None:
-        fields["result"] = _decoded(output) if isinstance(output, str) else output
+        fields["result"] = _decoded(output, "output") if isinstance(output, str) else output
     if error is not None:
         fields["error"] = error.get("message", error) if isinstance(error, dict) else error
     fields["span_id"] = rec.get("id")
