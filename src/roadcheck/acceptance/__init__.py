@@ -65,15 +65,20 @@ def read_result(path: str | PathLike[str]) -> str:
     """Read a result file as text (``-`` is standard input); it is parsed by the gate."""
     import sys
 
+    from roadcheck._limits import max_input_size, too_large
+
     source = str(path)
+    limit = max_input_size()
     try:
         if source == "-":
-            data = sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read(limit + 1)
         else:
             with open(source, "rb") as fh:
-                data = fh.read()
+                data = fh.read(limit + 1)  # /dev/zero never ends: reading stops past the limit
     except OSError as exc:
         raise InputError(f"cannot read result: {exc.strerror or exc}", path=source) from None
+    if len(data) > limit:
+        raise InputError(too_large(limit, "the result"), path=source)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

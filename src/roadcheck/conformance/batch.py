@@ -120,13 +120,17 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
 def _read_stdin() -> bytes:
     import sys
 
+    from roadcheck._limits import max_input_size, too_large
     from roadcheck.ingest.native import unpack_bytes
 
+    limit = max_input_size()
     try:
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)  # stops at the limit and a byte
     except (OSError, AttributeError, ValueError) as exc:
         raise TraceError(f"cannot read standard input: {exc}", path=STDIN_ID) from None
-    return unpack_bytes(data, STDIN_ID)
+    if len(data) > limit:
+        raise TraceError(too_large(limit), path=STDIN_ID)
+    return unpack_bytes(data, STDIN_ID, limit)
 
 #: What :func:`replay` and :func:`iter_replay` judge: a path, a :class:`Trajectory`, or the
 #: events of one run (:class:`Event` objects or native event dicts).

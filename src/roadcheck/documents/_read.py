@@ -89,12 +89,18 @@ def normalize_sha256(text: str) -> str:
 
 def read_document(path: str, what: str, error: type[InputError] = SpecError,
                   expect_sha256: str | None = None) -> tuple[bytes, str]:
-    """The bytes of a document and their sha256; a pinned sha256 that differs is an error."""
+    """The bytes of a document and their sha256; a pinned sha256 that differs is an error,
+    and so is a document larger than the input limit (:mod:`roadcheck._limits`)."""
+    from roadcheck._limits import max_input_size, too_large
+
+    limit = max_input_size()
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(limit + 1)  # /dev/zero never ends: reading stops past the limit
     except OSError as exc:
         raise error(f"cannot read {what}: {exc.strerror or exc}", path=path) from None
+    if len(data) > limit:
+        raise error(too_large(limit, f"the {what}"), path=path)
     digest = sha256_hex(data)
     if expect_sha256 is not None:
         try:
