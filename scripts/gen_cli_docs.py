@@ -34,6 +34,17 @@ an unknown option, a bad option value) names the command and exits 2:
 error[usage]: replay: missing argument 'TRAJECTORIES...'; see 'roadcheck replay --help'
 ```
 
+## Input size
+
+Every command reads at most 1 GiB of any one input (a trajectory, standard
+input, what a compressed file decompresses to, a trace, a result, a spec or a
+contract) and refuses a larger one with one line (a trajectory: its ERROR in the
+report; any other input: exit 2); reading stops at the limit and one byte, so
+`/dev/zero` or an endless pipe is refused rather than read for ever.
+`ROADCHECK_MAX_INPUT_SIZE` changes the limit: bytes, or a number with `K`, `M`,
+`G` or `T` (binary multiples), such as `ROADCHECK_MAX_INPUT_SIZE=4G`. See
+[formats.md](formats.md#input-size).
+
 ## Shell completion
 
 roadcheck completes its commands, options and choices in bash (4.4 or later), zsh

@@ -246,7 +246,8 @@ class TestJsonDocuments:
         Path("a.json").write_text("[" * 100_000)
         result = replay("spec.json", "a.json")
         assert result.exit_code == 2
-        assert "detail : line 1: unparseable JSON document: nested too deeply" in result.stdout
+        assert ("detail : line 1: nested more than 250 levels deep (arrays and objects), the "
+                "limit for every reader" in result.stdout)
 
     def test_jsonl_with_a_truncated_line_keeps_its_message(self) -> None:
         """A broken line in a JSONL file is still reported as before (line and column)."""
@@ -462,3 +463,97 @@ class TestDirectoryListing:
         assert len(inputs.paths) == 2100
         assert inputs.notes == ("runs/t01800-again.jsonl is the same file as "
                                 "runs/t00007.jsonl; judged once",)
+
+
+class TestNamesNotUtf8Judged:
+    """A directory holding a file whose name is not UTF-8 (``os.open(b"runs/!\\xff.jsonl")``):
+    every file is judged, with one process and with two, and every report names it as
+    the text report escapes it (``runs/!\\udcff.jsonl``, a backslash and ``udcff``)."""
+
+    SHOWN = "runs/!\\udcff.jsonl"
+
+    @pytest.fixture
+    def runs(self, here: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        from roadcheck.conformance import batch
+
+        monkeypatch.setattr(batch, "_FILES_PER_WORKER", 1)  # two workers for three files
+        runs = here / "runs"
+        runs.mkdir()
+        shutil.copy(CONFORMS, runs / "a.jsonl")
+        fd = os.open(b"runs/!\xff.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, SKIPPED.read_bytes())  # it blocks: every format names it
+        finally:
+            os.close(fd)
+        shutil.copy(CONFORMS, runs / "b.jsonl")
+        return runs
+
+    @pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github"])
+    @pytest.mark.parametrize("extra", [[], ["--summary-only"], ["--by", "task_success"]])
+    def test_one_and_two_processes_report_it_alike(self, runs: Path, fmt: str,
+                                                   extra: list[str]) -> None:
+        """The same bytes and exit code with --jobs 1 and --jobs 2, the file named escaped."""
+        one = replay("spec.json", "runs", "--format", fmt, "--jobs", "1", *extra)
+        two = replay("spec.json", "runs", "--format", fmt, "--jobs", "2", *extra)
+        assert one.exit_code == two.exit_code == 1, (one.output, two.output)
+        assert one.stdout == two.stdout
+        assert "\udcff" not in one.stdout
+        if fmt == "sarif":  # the artifact URI percent-encodes the name's own bytes
+            assert '"uri":"runs/%21%FF.jsonl"' in one.stdout, one.stdout
+        if fmt != "json" or not extra:
+            assert self.SHOWN in one.stdout.replace("\\\\", "\\"), one.stdout
+
+    def test_json_names_it(self, runs: Path) -> None:
+        """In JSON the file and its result carry the escaped name; the verdicts are kept."""
+        doc = orjson.loads(replay("spec.json", "runs", "--format", "json").stdout)
+        assert [f["path"] for f in doc["files"]] == [self.SHOWN, "runs/a.jsonl",
+                                                     "runs/b.jsonl"]
+        assert [(r["id"], r["path"], r["verdict"]) for r in doc["results"]] == [
+            (self.SHOWN, self.SHOWN, "BLOCK"), ("runs/a.jsonl", "runs/a.jsonl", "PASS"),
+            ("runs/b.jsonl", "runs/b.jsonl", "PASS")]
+
+    def test_a_report_file(self, runs: Path, here: Path) -> None:
+        """Written to a file, the text report names it too."""
+        result = replay("spec.json", "runs", "--jobs", "2", "-o", "report.txt")
+        assert result.exit_code == 1
+        text = (here / "report.txt").read_text(encoding="utf-8")
+        assert f"[1] {self.SHOWN}\n" in text
+
+
+def test_a_failure_in_the_parent_leaves_no_worker_waiting(tmp_path: Path) -> None:
+    """When taking the workers' chunks fails in the parent (an internal error, exit 70),
+    the pool is shut down and the process ends, never waiting on workers for ever."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    data = CONFORMS.read_bytes()
+    for i in range(400):
+        (runs / f"{i:03d}.jsonl").write_bytes(data)
+    script = (
+        "import time\n"
+        "from roadcheck.conformance import batch\n"
+        "from roadcheck.report.replay import ReplayReportWriter\n"
+        "batch._FILES_PER_WORKER = 1\n"
+        "judge = batch._judge_chunk\n"
+        "def slow(start, stop):\n"  # the workers still at work when the parent fails
+        "    time.sleep(0.2)\n"
+        "    return judge(start, stop)\n"
+        "batch._judge_chunk = slow\n"
+        "def broken(self, chunk):\n"
+        "    raise RuntimeError('taking a chunk failed')\n"
+        "ReplayReportWriter.merge = broken\n"
+        "import sys\n"
+        "from roadcheck.__main__ import main\n"  # the console script's way out (quick exit)
+        f"sys.argv = ['roadcheck', 'replay', {str(SPEC)!r}, {str(runs)!r}, '--jobs', '2']\n"
+        "main()\n")
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the process and the workers it left
+        proc.communicate()
+        pytest.fail("the process never ended: its workers were left waiting")
+    assert proc.returncode == 70, err
+    assert "taking a chunk failed" in err

@@ -252,3 +252,21 @@ class TestDocs:
             for opt in param.opts:
                 if opt.startswith("--"):
                     assert opt in text, opt
+
+
+class TestMisspeltTraceKey:
+    """The reproduction: a failed send whose ``result`` key is misspelt was ACCEPTED."""
+
+    def test_failed_call_with_misspelt_result_is_exit_2(self, tmp_path: Path) -> None:
+        """Exit 2, one line naming the file, the line and the key, never ACCEPTED."""
+        trace = tmp_path / "trace.json"
+        trace.write_text(
+            (EXAMPLES / "trace_failed_send.json").read_text(encoding="utf-8")
+            .replace('"result":', '"reslt":'), encoding="utf-8")
+        r = CliRunner().invoke(cli, ["accept", "-c", str(EXAMPLES / "contract.yaml"),
+                                     "-r", str(EXAMPLES / "result.json"), "-t", str(trace)])
+        assert r.exit_code == 2, r.output
+        assert r.stdout == ""
+        assert r.stderr.splitlines() == [
+            f"error[bad-input]: {trace}:2: call 1: unknown key 'reslt'; did you mean "
+            "'result'?"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -89,3 +90,63 @@ class TestCallErrored:
     def test_not_errors(self, record: dict[str, object]) -> None:
         """A null error, ok: true or a plain result is not a failure."""
         assert not call_errored(record)
+
+
+class TestMisspeltKeys:
+    """A misspelt key on a trace record is refused naming the line and the closest name:
+    a failed call whose ``result`` key is misspelt would otherwise back the claim."""
+
+    FAILED: ClassVar[dict[str, object]] = {
+        "tool": "send_invoice", "args": {"customer_id": "cust_1002"},
+        "result": {"error": "mail relay refused the message"}}
+
+    def _list(self, tmp_path: Path, calls: list[dict[str, object]]) -> Path:
+        import json
+
+        path = tmp_path / "trace.json"
+        path.write_text("[\n" + ",\n".join(json.dumps(c) for c in calls) + "\n]\n",
+                        encoding="utf-8")
+        return path
+
+    @pytest.mark.parametrize(("old", "new"), [("result", "reslt"), ("args", "arg"),
+                                              ("tool", "tools")])
+    def test_call_list_key_misspelt(self, tmp_path: Path, old: str, new: str) -> None:
+        """A call list holds only tool, args, result, error, ok and is_error."""
+        call = dict(self.FAILED)
+        call[new] = call.pop(old)
+        path = self._list(tmp_path, [{"tool": "read_record"}, call])
+        with pytest.raises(TraceError) as info:
+            load_trace(path)
+        assert info.value.line == 3
+        assert f"call 2: unknown key '{new}'; did you mean '{old}'?" in info.value.message
+
+    def test_call_list_unknown_key(self, tmp_path: Path) -> None:
+        """A key like no known one is refused too, listing the known ones."""
+        path = self._list(tmp_path, [{"tool": "send_invoice", "when": "now"}])
+        with pytest.raises(TraceError, match="call 1: unknown key 'when' "
+                                             r"\(known: args, error, is_error, ok, result, "
+                                             r"tool\)") as info:
+            load_trace(path)
+        assert info.value.line == 2
+
+    @pytest.mark.parametrize(("old", "new"), [("result", "reslut"), ("args", "arg"),
+                                              ("result", "results")])
+    def test_native_action_key_misspelt(self, tmp_path: Path, old: str, new: str) -> None:
+        """In a native trajectory, an action key that reads as a misspelt args, result,
+        error, ok or is_error is refused; other keys are kept, as the native format says."""
+        path = tmp_path / "trace.jsonl"
+        path.write_text(
+            '{"seq": 1, "event": "action", "action_type": "read_record", "call_id": "c1"}\n'
+            '{"seq": 2, "event": "action", "action_type": "send_invoice", '
+            '"args": {"customer_id": "cust_1002"}, "result": {"error": "refused"}}\n'
+            '{"seq": 3, "event": "final", "task_success": true}\n'.replace(
+                f'"{old}": ', f'"{new}": '), encoding="utf-8")
+        with pytest.raises(TraceError) as info:
+            load_trace(path)
+        assert info.value.line == 2
+        assert f"unknown key '{new}'; did you mean '{old}'?" in info.value.message
+
+    def test_native_extra_keys_are_kept(self) -> None:
+        """Keys of other meaning (ids, flags) are still read and ignored."""
+        calls = load_trace(DATA / "trace_sent.jsonl")
+        assert [c.tool for c in calls] == ["read_record", "send_invoice"]

@@ -85,3 +85,65 @@ class TestRevalidate:
                                str(site / "next.yaml"), "--expect-checkpoint-sha256", pin)
         assert code == 2 and "the checkpoint is not the pinned one" in err
         assert not (site / "next.yaml").exists()
+
+
+ACCEPT = EXAMPLES / "accept"
+
+
+class TestAccept:
+    """roadcheck accept and --expect-contract-sha256."""
+
+    def _cut(self, tmp_path: Path) -> Path:
+        """The example contract cut after its 'updated' claim: still a valid contract."""
+        text = (ACCEPT / "contract.yaml").read_text(encoding="utf-8")
+        cut = tmp_path / "contract.yaml"
+        cut.write_text(text[:text.index("  sent:\n")], encoding="utf-8")
+        return cut
+
+    def _accept(self, contract: Path, *extra: str) -> tuple[int, str, str]:
+        return _invoke("accept", "-c", str(contract), "-r", str(ACCEPT / "result.json"),
+                       "-t", str(ACCEPT / "trace_failed_send.json"), *extra)
+
+    def test_a_cut_contract_accepts_without_a_pin(self, tmp_path: Path) -> None:
+        """The reproduction: cut at an entry boundary, the contract no longer checks the
+        'sent' claim, and the failed send is ACCEPTED; the whole one rejects it."""
+        assert self._accept(ACCEPT / "contract.yaml")[0] == 1
+        assert self._accept(self._cut(tmp_path))[0] == 0
+
+    def test_matching_pin_runs(self) -> None:
+        """A pin that matches (any case, sha256: prefix allowed) judges as usual."""
+        whole = ACCEPT / "contract.yaml"
+        for pin in (_sha(whole), "sha256:" + _sha(whole).upper()):
+            code, out, _ = self._accept(whole, "--expect-contract-sha256", pin)
+            assert code == 1 and out.startswith("[REJECTED]")
+
+    def test_other_bytes_are_exit_2(self, tmp_path: Path) -> None:
+        """The whole contract's pin refuses the cut one: exit 2, one line."""
+        cut = self._cut(tmp_path)
+        code, out, err = self._accept(cut, "--expect-contract-sha256",
+                                      _sha(ACCEPT / "contract.yaml"))
+        assert code == 2 and out == ""
+        assert err.startswith(f"error[bad-input]: {cut}: the contract is not the pinned one: "
+                              f"its sha256 is {_sha(cut)}, expected "
+                              f"{_sha(ACCEPT / 'contract.yaml')}")
+        assert err.count("\n") == 1
+
+    def test_malformed_pin_is_a_usage_error(self) -> None:
+        """A pin that is not a sha256 is exit 2 before anything is read."""
+        code, _, err = self._accept(ACCEPT / "contract.yaml", "--expect-contract-sha256", "abc")
+        assert code == 2 and "not a sha256" in err
+
+    def test_library(self, tmp_path: Path) -> None:
+        """load_contract and accept_files take the pin too."""
+        import pytest
+
+        from roadcheck.acceptance import accept_files, load_contract
+        from roadcheck.errors import SpecError
+
+        whole = ACCEPT / "contract.yaml"
+        assert load_contract(whole, expect_sha256=_sha(whole)).claims
+        with pytest.raises(SpecError, match="not the pinned one"):
+            load_contract(self._cut(tmp_path), expect_sha256=_sha(whole))
+        with pytest.raises(SpecError, match="not the pinned one"):
+            accept_files(self._cut(tmp_path), ACCEPT / "result.json",
+                         ACCEPT / "trace_failed_send.json", expect_contract_sha256=_sha(whole))

@@ -535,3 +535,36 @@ def test_codex_item_completed_twice_is_an_error(tmp_path):
     (failure,) = entries
     assert isinstance(failure, ReadFailure)
     assert failure.error.line == 4 and "completed twice (first at line 3)" in str(failure.error)
+
+
+@pytest.mark.parametrize("second", ['{"x": 1}', '["session_meta"]', '"turn_context"'])
+def test_codex_first_line_giving_type_twice_is_a_duplicate_key(tmp_path, second):
+    """A first line that gives ``type`` twice (the second an object, a list or another
+    type) is the duplicate key it is, named with its line, never a crash in detection."""
+    lines = (DATA / "codex" / "codex_golden.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace('"type":"session_meta",',
+                                f'"type":"session_meta","type":{second},', 1)
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    for fmt in (None, "codex"):
+        found, entries = load(str(path), fmt)
+        (failure,) = list(entries)
+        assert found == "codex" and isinstance(failure, ReadFailure), failure
+        assert failure.error.line == 1
+        assert "duplicate key 'type'" in failure.error.message
+    run = roadcheck.replay(roadcheck.load_spec(EXAMPLES / "codex" / "spec.yaml"), [str(path)])
+    [result] = run.results
+    assert (result.verdict, result.headline) == ("ERROR", "bad-input")
+    assert "unexpected" not in result.reasons[0].message
+
+
+def test_codex_item_type_of_another_type_is_an_error(tmp_path):
+    """An item_completed item whose ``type`` is an object is malformed, not a crash."""
+    lines = [json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "c1"}}),
+             json.dumps({"timestamp": "t", "type": "event_msg", "payload": {
+                 "type": "item_completed",
+                 "item": {"type": {"CommandExecution": 1}, "id": "i1"}}})]
+    _, entries = _read(tmp_path, lines, "rollout.jsonl")
+    (failure,) = entries
+    assert isinstance(failure, ReadFailure)
+    assert "'type' must be a string" in failure.error.message

@@ -408,3 +408,95 @@ class TestUnknownSpanKinds:
         [(verdict, code, message)] = self._otel(tmp_path, change)
         assert (verdict, code) == ("ERROR", "bad-input"), message
         assert "execute_tool" in message
+
+
+class TestAgentsRequiredKeys:
+    """An Agents SDK record missing a key the reader needs is bad-input, never a dropped call.
+
+    The SDK writes every key of a span (``output`` is null while a call has not
+    run) and the recorder every key of its records, so a key that is gone was
+    lost or misspelt: read without it, a call that ran would look like one that
+    waited for approval, or an approval would get another checkpoint id.
+    """
+
+    REJECTED = FW / "openai_agents_rejected_then_approved.jsonl"
+
+    def _agents(self, tmp_path: Path, source: Path, pick: Any,
+                change: Any) -> list[tuple[str, str, str]]:
+        records = [json.loads(raw) for raw in source.read_text().splitlines()]
+        change(next(r for r in records if pick(r)))
+        path = tmp_path / "agents.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        return verdicts(FW_SPEC, path)
+
+    @staticmethod
+    def _ran(rec: dict[str, Any]) -> bool:
+        """The send_report span that ran (it has an output)."""
+        data = rec.get("span_data") or {}
+        return data.get("name") == "send_report" and data.get("output") is not None
+
+    @staticmethod
+    def _rename(where: str, old: str, new: str) -> Any:
+        def change(rec: dict[str, Any]) -> None:
+            holder = rec["span_data"] if where == "span_data" else rec
+            holder[new] = holder.pop(old)
+        return change
+
+    def test_baseline(self, tmp_path: Path) -> None:
+        """The call rejected through the recorder, then run anyway, blocks."""
+        [(verdict, code, _)] = self._agents(tmp_path, self.REJECTED, self._ran, lambda r: None)
+        assert (verdict, code) == ("BLOCK", "checkpoint-skipped")
+
+    @pytest.mark.parametrize(("where", "old", "new"), [
+        ("span_data", "output", "outptu"),
+        ("span_data", "input", "inputs"),
+        ("record", "error", "eror"),
+        ("record", "parent_id", "parent"),
+    ])
+    def test_function_span_key_misspelt(self, tmp_path: Path, where: str, old: str,
+                                        new: str) -> None:
+        """A function span whose output (or input, error, parent) key is misspelt is
+        refused, naming the line and the key, with the closest known name."""
+        [(verdict, code, message)] = self._agents(tmp_path, self.REJECTED, self._ran,
+                                                  self._rename(where, old, new))
+        assert (verdict, code) == ("ERROR", "bad-input"), message
+        assert "line 9:" in message and f"'{old}'" in message, message
+        assert f"'{new}'" in message, message
+
+    def test_function_span_key_gone(self, tmp_path: Path) -> None:
+        """A function span without an ``output`` key at all is refused too."""
+        [(verdict, code, message)] = self._agents(
+            tmp_path, self.REJECTED, self._ran, lambda r: r["span_data"].pop("output"))
+        assert (verdict, code) == ("ERROR", "bad-input"), message
+        assert "line 9:" in message and "missing required key 'output'" in message
+
+    def test_agent_span_without_a_name(self, tmp_path: Path) -> None:
+        """An agent span names the agent of what it encloses: without a name it is refused."""
+        [(verdict, code, message)] = self._agents(
+            tmp_path, self.REJECTED,
+            lambda r: (r.get("span_data") or {}).get("type") == "agent",
+            self._rename("span_data", "name", "nmae"))
+        assert (verdict, code) == ("ERROR", "bad-input"), message
+        assert "'name'" in message and "'nmae'" in message
+
+    @pytest.mark.parametrize(("kind", "old", "new"), [
+        ("approval", "checkpoint_id", "checkpiont_id"),
+        ("approval", "confirmed_by", "confirmd_by"),
+        ("run_item", "type", "tpye"),
+        ("run_item", "call_id", "callid"),
+    ])
+    def test_recorder_record_key_misspelt(self, tmp_path: Path, kind: str, old: str,
+                                          new: str) -> None:
+        """The recorder's own records (run items, approvals) have a fixed set of keys: an
+        unknown one is refused with the closest known name."""
+        def change(rec: dict[str, Any]) -> None:
+            rec[new] = rec.pop(old) if old in rec else "x"
+
+        [(verdict, code, message)] = self._agents(
+            tmp_path, SEEDS / "openai_agents_intern_approval.jsonl",
+            lambda r: r.get("object") == kind and (kind != "run_item"
+                                                   or r.get("type") == "tool_approval_item"),
+            change)
+        assert (verdict, code) == ("ERROR", "bad-input"), message
+        assert f"unknown key '{new}'; did you mean '{old}'?" in message, message
+        assert "line " in message

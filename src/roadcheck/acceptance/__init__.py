@@ -65,15 +65,20 @@ def read_result(path: str | PathLike[str]) -> str:
     """Read a result file as text (``-`` is standard input); it is parsed by the gate."""
     import sys
 
+    from roadcheck._limits import max_input_size, too_large
+
     source = str(path)
+    limit = max_input_size()
     try:
         if source == "-":
-            data = sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read(limit + 1)
         else:
             with open(source, "rb") as fh:
-                data = fh.read()
+                data = fh.read(limit + 1)  # /dev/zero never ends: reading stops past the limit
     except OSError as exc:
         raise InputError(f"cannot read result: {exc.strerror or exc}", path=source) from None
+    if len(data) > limit:
+        raise InputError(too_large(limit, "the result"), path=source)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -114,15 +119,17 @@ def make_probe(command: str | None = None, url: str | None = None,
 def accept_files(contract: str | PathLike[str], result: str | PathLike[str],
                  trace: str | PathLike[str] | None = None, *, probe_cmd: str | None = None,
                  probe_url: str | None = None, probe_timeout: float = 10.0,
-                 claims_unchecked: bool = False) -> AcceptRun:
+                 claims_unchecked: bool = False,
+                 expect_contract_sha256: str | None = None) -> AcceptRun:
     """Judge a result file against a contract file and a trace file: the CLI's one call.
 
     Unusable inputs raise :class:`~roadcheck.errors.InputError` (exit 2), and so
     does a contract that checks claims with no trace, unless
     ``claims_unchecked``; a result that does not parse is judged (REJECTED),
-    not an input error.
+    not an input error. ``expect_contract_sha256`` pins the contract's bytes, as
+    :func:`load_contract` does.
     """
-    loaded = load_contract(contract)
+    loaded = load_contract(contract, expect_sha256=expect_contract_sha256)
     probe = make_probe(probe_cmd, probe_url, probe_timeout)
     calls = load_trace(trace) if trace is not None else None
     text = read_result(result)

@@ -344,10 +344,15 @@ def _from_doc(rule: Any) -> str | Claim:
     return rule if isinstance(rule, str) else Claim(rule.tool, dict(rule.args))
 
 
-def load_contract(path: str | PathLike[str]) -> Contract:
-    """Read a JSON (``.json``) or YAML contract file; an unusable one raises :class:`SpecError`."""
+def load_contract(path: str | PathLike[str], *, expect_sha256: str | None = None) -> Contract:
+    """Read a JSON (``.json``) or YAML contract file; an unusable one raises :class:`SpecError`.
+
+    With ``expect_sha256`` (hex, ``sha256:`` prefix allowed) a file whose bytes hash
+    differently is refused: a contract cut at an entry boundary (a claim lost) is still
+    a valid contract, and only the pin tells it from the whole.
+    """
     from roadcheck.documents.loader import decode, read_document
 
     source = str(path)
-    data, _ = read_document(source, "contract", SpecError)
+    data, _ = read_document(source, "contract", SpecError, expect_sha256)
     return parse_contract(decode(data, source, "contract", SpecError), source)

@@ -19,6 +19,15 @@ __all__ = ["Call", "call_errored", "calls_of", "load_trace"]
 
 _NO_ARGS: Mapping[str, Any] = {}
 
+#: The keys of a call in a JSON call list: any other is refused (a misspelt ``result``
+#: would hide the error that makes a call no evidence).
+CALL_KEYS = ("tool", "args", "result", "error", "ok", "is_error")
+#: The keys of a native action event that the gate reads. A native event may carry keys
+#: of its own (ids, flags); one that reads as a misspelling of these is refused.
+_ACTION_READS = ("args", "result", "error", "ok", "is_error", "action_type")
+_CALL_KEY_SET = frozenset(CALL_KEYS)
+_NATIVE_KEYS = frozenset({"seq", "event", "agent", "ts", "irreversible", *_ACTION_READS})
+
 
 class Call(NamedTuple):
     """One recorded tool call."""
@@ -90,20 +99,63 @@ def load_trace(path: str | PathLike[str]) -> list[Call]:
         return _read_call_list(source, data)
     trajectory = read_native(source, data)
     for event in trajectory.events:
-        if event.kind == "action" and not isinstance(event.get("args", {}), (dict, type(None))):
+        if event.kind != "action":
+            continue
+        if not isinstance(event.get("args", {}), (dict, type(None))):
             raise TraceError("'args' must be an object", path=source, line=event.line)
+        misspelt = _misspelt(event.data)
+        if misspelt is not None:
+            raise TraceError(misspelt, path=source, line=event.line)
     return calls_of(trajectory)
+
+
+def _misspelt(record: Mapping[str, Any]) -> str | None:
+    """The message for a key of a native action that reads as a misspelt key the gate
+    reads (``reslut``, ``results``, ``arg``), or None."""
+    for key in record:
+        if key not in _NATIVE_KEYS:
+            from roadcheck.documents._read import suggest
+
+            close = suggest(key, list(_ACTION_READS))
+            if close is not None:
+                return f"unknown key {key!r}; did you mean {close!r}?"
+    return None
+
+
+def _key_line(data: bytes, index: int, key: str) -> int | None:
+    """The line of ``key`` in the ``index``-th object (from 1) of the JSON array ``data``."""
+    import json
+
+    from roadcheck.ingest._scan import _COLON, _TOKEN
+
+    level = seen = 0
+    for m in _TOKEN.finditer(data):
+        tok = m.group()
+        if tok in (b"{", b"["):
+            level += 1
+            if level == 2 and tok == b"{":
+                seen += 1
+        elif tok in (b"}", b"]"):
+            level -= 1
+        elif (level == 2 and seen == index and _COLON.match(data, m.end())
+              and json.loads(tok) == key):
+            return data.count(b"\n", 0, m.start()) + 1
+    return None
 
 
 def _read_call_list(path: str, data: bytes) -> list[Call]:
     import orjson
 
+    from roadcheck.ingest._json import check_document, depth_refused, too_deep
+
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        deep = depth_refused(data, exc)
+        if deep is not None:
+            raise TraceError(too_deep(), path=path, line=deep) from None
         line = data.count(b"\n", 0, exc.pos) + 1
         raise TraceError(f"invalid JSON: {exc.msg}", path=path, line=line) from None
-    from roadcheck.ingest._json import check_document
 
     check_document(data, doc, path)
     calls: list[Call] = []
@@ -111,6 +163,13 @@ def _read_call_list(path: str, data: bytes) -> list[Call]:
         if not isinstance(item, dict):
             raise TraceError(f"call {index}: expected an object, got {type(item).__name__}",
                              path=path)
+        if not item.keys() <= _CALL_KEY_SET:
+            from roadcheck.ingest._keys import unknown_key
+
+            problem = unknown_key(item, CALL_KEYS)
+            bad = next(k for k in item if k not in _CALL_KEY_SET)
+            raise TraceError(f"call {index}: {problem}", path=path,
+                             line=_key_line(data, index, bad))
         tool = item.get("tool")
         if not isinstance(tool, str) or not tool:
             raise TraceError(f"call {index}: 'tool' must be a non-empty string", path=path)

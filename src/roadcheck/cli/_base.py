@@ -168,7 +168,12 @@ def interrupted(detail: str = "") -> NoReturn:
     sys.exit(EXIT_INTERRUPTED)
 
 
-def sha256_option(name: str, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def sha256_option(name: str, what: str, shown: str | None = None
+                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--expect-WHAT-sha256 HEX``: the pin, checked to be a sha256 before anything is read.
+    ``shown`` says where the user finds the value (the report's ``WHAT-sha256`` line by
+    default)."""
+
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if value is None:
             return None
@@ -179,9 +184,10 @@ def sha256_option(name: str, what: str) -> Callable[[Callable[..., Any]], Callab
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
 
+    where = shown or f"as printed in the report's {what}-sha256 line"
     return click.option(name, metavar="HEX", default=None, callback=check,
                         help=f"Refuse (exit 2) a {what} whose bytes do not have this sha256, "
-                             f"as printed in the report's {what}-sha256 line.")
+                             f"{where}.")
 
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from roadcheck.cli._base import CI_FORMATS, FILE, cli, emit, report_options
+from roadcheck.cli._base import CI_FORMATS, FILE, cli, emit, report_options, sha256_option
 
 __all__ = ["accept"]
 
@@ -27,11 +27,13 @@ __all__ = ["accept"]
 @click.option("--claims-unchecked", is_flag=True,
               help="Judge a contract that checks claims without a trace: the claims are "
                    "not checked, and the report says so (without this, no trace is exit 2).")
+@sha256_option("--expect-contract-sha256", "contract", "as sha256sum prints it")
 @report_options()
 @click.option("--self-test", is_flag=True, help="Judge the four built-in fixtures and exit.")
 def accept(contract: str | None, result: str | None, trace: str | None, probe_cmd: str | None,
-           probe_url: str | None, probe_timeout: float, claims_unchecked: bool, fmt: str,
-           output: str | None, self_test: bool) -> None:
+           probe_url: str | None, probe_timeout: float, claims_unchecked: bool,
+           expect_contract_sha256: str | None, fmt: str, output: str | None,
+           self_test: bool) -> None:
     """Accept an agent's claimed result only when the evidence backs it.
 
     Checks the result against the contract, each claimed verb against the
@@ -53,7 +55,8 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
     from roadcheck.acceptance import accept_files
 
     run = accept_files(contract, result, trace, probe_cmd=probe_cmd, probe_url=probe_url,
-                       probe_timeout=probe_timeout, claims_unchecked=claims_unchecked)
+                       probe_timeout=probe_timeout, claims_unchecked=claims_unchecked,
+                       expect_contract_sha256=expect_contract_sha256)
     if fmt in CI_FORMATS:
         from roadcheck.report.cases import accept_cases
         from roadcheck.report.ci import ci_report

@@ -6,7 +6,7 @@ the results delivered in order. Memory stays flat: one file's state at a time.""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any, NamedTuple, Protocol, TypeGuard
 
@@ -120,13 +120,17 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
 def _read_stdin() -> bytes:
     import sys
 
+    from roadcheck._limits import max_input_size, too_large
     from roadcheck.ingest.native import unpack_bytes
 
+    limit = max_input_size()
     try:
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)  # stops at the limit and a byte
     except (OSError, AttributeError, ValueError) as exc:
         raise TraceError(f"cannot read standard input: {exc}", path=STDIN_ID) from None
-    return unpack_bytes(data, STDIN_ID)
+    if len(data) > limit:
+        raise TraceError(too_large(limit), path=STDIN_ID)
+    return unpack_bytes(data, STDIN_ID, limit)
 
 #: What :func:`replay` and :func:`iter_replay` judge: a path, a :class:`Trajectory`, or the
 #: events of one run (:class:`Event` objects or native event dicts).
@@ -252,7 +256,8 @@ def _judge_chunk(start: int, stop: int) -> Any:
 
 def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
                     render: Callable[[ReplayResult], Any], jobs: int,
-                    fold: Callable[[list[Any]], Any] | None = None) -> Iterator[tuple[int, Any]]:
+                    fold: Callable[[list[Any]], Any] | None = None
+                    ) -> Generator[tuple[int, Any], None, None]:
     """(files in the chunk, its items, or what ``fold`` made of them in the worker) for
     chunks of ``paths`` judged by ``jobs`` processes, in order; a few chunks run ahead, so
     memory holds a few chunks at most."""
@@ -265,6 +270,7 @@ def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
     pool = ProcessPoolExecutor(jobs, initializer=_start_worker,
                                initargs=(spec, input_format, render, fold, paths))
     pending: deque[tuple[int, Future[Any]]] = deque()
+    stopped = False
     try:
         start = 0
         while start < len(paths):
@@ -280,8 +286,16 @@ def _judged_in_pool(spec: Spec, paths: Sequence[str], input_format: str | None,
         while pending:
             n, future = pending.popleft()
             yield n, future.result()
+    except GeneratorExit:
+        stopped = True
+        raise
     finally:
-        pool.shutdown(wait=not pending, cancel_futures=True)
+        # Ctrl-C here (waiting for a chunk) leaves at once. A caller that stopped taking
+        # chunks (an error of its own) waits for the running ones, the rest cancelled:
+        # the workers are gone when it goes on, and a process that then ends by
+        # os._exit (the console script) finds none to wait for. Left running, they
+        # would wait for work, and that process for them, for ever.
+        pool.shutdown(wait=stopped or not pending, cancel_futures=True)
 
 def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None = None,
                  jobs: int = 1, render: Callable[[ReplayResult], Any] | None = None,
@@ -321,13 +335,17 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
         workers = _workers(jobs, batch)
         if workers > 1:
             fold = getattr(sink, "fold", None)
-            for files, items in _judged_in_pool(spec, batch, input_format, keep, workers, fold):
-                if fold is not None:
-                    sink.merge(items)  # type: ignore[union-attr]
-                else:
-                    for item in items:
-                        deliver(item)
-                done += files
+            chunks = _judged_in_pool(spec, batch, input_format, keep, workers, fold)
+            try:
+                for files, items in chunks:
+                    if fold is not None:
+                        sink.merge(items)  # type: ignore[union-attr]
+                    else:
+                        for item in items:
+                            deliver(item)
+                    done += files
+            finally:
+                chunks.close()  # whatever stopped the loop, the pool is shut down now
         else:
             # each file's start goes out as it is recorded
             announced = _Announced(sink.file if sink is not None

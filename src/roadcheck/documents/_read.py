@@ -18,7 +18,7 @@ from roadcheck._digest import sha256_hex
 from roadcheck.errors import InputError, SpecError
 
 __all__ = ["Loc", "Problem", "decode", "located", "normalize_sha256", "problems",
-           "read_document", "where"]
+           "read_document", "suggest", "where"]
 
 Loc = tuple[str | int, ...]
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
@@ -33,6 +33,18 @@ class Problem(Exception):
         self.loc = loc
         self.message = message
         self.at = loc if at is None else at
+
+
+def suggest(name: str, names: list[str]) -> str | None:
+    """The valid name closest to a misspelt one, or None (every reader of a document or a
+    record that knows its keys names the closest one the same way)."""
+    lowered = {n.lower(): n for n in names}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    import difflib
+
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def where(loc: Loc) -> str:
@@ -77,12 +89,18 @@ def normalize_sha256(text: str) -> str:
 
 def read_document(path: str, what: str, error: type[InputError] = SpecError,
                   expect_sha256: str | None = None) -> tuple[bytes, str]:
-    """The bytes of a document and their sha256; a pinned sha256 that differs is an error."""
+    """The bytes of a document and their sha256; a pinned sha256 that differs is an error,
+    and so is a document larger than the input limit (:mod:`roadcheck._limits`)."""
+    from roadcheck._limits import max_input_size, too_large
+
+    limit = max_input_size()
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(limit + 1)  # /dev/zero never ends: reading stops past the limit
     except OSError as exc:
         raise error(f"cannot read {what}: {exc.strerror or exc}", path=path) from None
+    if len(data) > limit:
+        raise error(too_large(limit, f"the {what}"), path=path)
     digest = sha256_hex(data)
     if expect_sha256 is not None:
         try:

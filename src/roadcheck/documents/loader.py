@@ -33,6 +33,7 @@ from roadcheck.documents._read import (
     normalize_sha256,
     problems,
     read_document,
+    suggest,
     where,
 )
 from roadcheck.errors import InputError, SpecError
@@ -296,17 +297,6 @@ def _hint(name: str, t: Any, value: Any) -> str:
         return f" ({hints[name]})"
     close = suggest(name, [f.encode_name for f in _fields(struct)])
     return f"; did you mean {close!r}?" if close else ""
-
-
-def suggest(name: str, names: list[str]) -> str | None:
-    """The valid name closest to a misspelt one, or None."""
-    lowered = {n.lower(): n for n in names}
-    if name.lower() in lowered:
-        return lowered[name.lower()]
-    import difflib
-
-    found = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    return found[0] if found else None
 
 
 def _names(spec: str) -> str:

@@ -19,6 +19,7 @@ the key and, through :func:`check_line` or :func:`check_document`, the line.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import orjson
@@ -26,18 +27,136 @@ import orjson
 from roadcheck.errors import TraceError
 
 __all__ = [
+    "MAX_DEPTH",
     "DuplicateKey",
     "EmbeddedDuplicate",
+    "EmbeddedTooDeep",
     "check_document",
     "check_line",
     "decode_embedded",
+    "deep_line",
+    "depth_refused",
     "find_duplicate",
+    "fits",
     "message",
     "no_duplicate_keys",
     "object_line",
     "pairs_hook",
     "repeated_key",
+    "too_deep",
 ]
+
+
+#: The deepest nesting of arrays and objects a reader takes, the outermost of a line (or of
+#: a document) counted as 1 (docs/formats.md). orjson decodes 1,024 levels but encodes at
+#: most 254, and the judge and the reports encode what was read, a report inside a level
+#: or two of its own: 250 leaves them room.
+MAX_DEPTH = 250
+
+
+def too_deep() -> str:
+    """The one-line error for JSON nested deeper than :data:`MAX_DEPTH`; the reader adds the
+    line (and, for JSON text held in a field, the field)."""
+    return (f"nested more than {MAX_DEPTH} levels deep (arrays and objects), the limit for "
+            "every reader")
+
+
+def depth_refused(data: bytes, exc: orjson.JSONDecodeError) -> int | None:
+    """The line where ``data`` nests more than :data:`MAX_DEPTH` deep when that is why
+    orjson refused it (past its own 1,024 levels), else None: the reader then says
+    :func:`too_deep` rather than the parser's words."""
+    if not _depth_words(exc):
+        return None
+    return deep_line(data, end=exc.pos + 1)
+
+
+def _depth_words(exc: orjson.JSONDecodeError) -> bool:
+    """True when orjson says it refused the JSON for its depth (only then is it scanned)."""
+    msg = exc.msg.lower()
+    return "depth" in msg or "recursion" in msg
+
+
+def _nest(value: Any, levels: int) -> Any:
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@cache
+def _encoder_limit() -> int | None:
+    """The nesting orjson's encoder refuses (255 levels), or None when it refuses another
+    (then :func:`fits` walks the value instead)."""
+    try:
+        orjson.dumps(_nest(1, 254))
+    except orjson.JSONEncodeError:
+        return None
+    try:
+        orjson.dumps(_nest(1, 255))
+    except orjson.JSONEncodeError:
+        return 255
+    return None
+
+
+def _depth(value: Any, most: int) -> int:
+    """The nesting of ``value`` (no recursion), or a number above ``most`` once it passes it."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        t = type(item)
+        if t is dict:
+            children: Any = item.values()
+        elif t is list or t is tuple:
+            children = item
+        else:
+            continue
+        if level > deepest:
+            deepest = level
+            if deepest > most:
+                return deepest
+        stack.extend((c, level + 1) for c in children if type(c) in (dict, list, tuple))
+    return deepest
+
+
+def _padding(levels: int) -> int | None:
+    """How many lists around a value make orjson refuse it exactly when it nests more
+    than ``levels`` deep; None when the encoder's limit is not the one known."""
+    limit = _encoder_limit()
+    return None if limit is None else limit - 1 - levels
+
+
+def fits(value: Any, levels: int = MAX_DEPTH) -> bool:
+    """True when ``value`` nests at most ``levels`` arrays and objects deep (exact).
+
+    The C encoder counts (orjson refuses 255 levels: the value is wrapped so that
+    it refuses one more than ``levels``); only a value it refuses is walked here.
+    """
+    pad = _padding(levels)
+    if pad is not None and pad >= 0:
+        try:
+            orjson.dumps(_nest(value, pad))
+            return True
+        except orjson.JSONEncodeError:
+            pass  # too deep, or something else orjson will not encode: counted exactly
+    return _depth(value, levels) <= levels
+
+
+def deep_line(data: bytes, levels: int = MAX_DEPTH, end: int | None = None) -> int | None:
+    """The line of ``data`` (JSON text, one value or several; up to ``end``) where its
+    nesting first passes ``levels``, or None. A scan of its brackets outside strings: the
+    rare path."""
+    from roadcheck.ingest._scan import _TOKEN
+
+    level = 0
+    for m in _TOKEN.finditer(data, 0, len(data) if end is None else end):
+        first = m.group()[0]
+        if first == 0x7B or first == 0x5B:  # { [
+            level += 1
+            if level > levels:
+                return data.count(b"\n", 0, m.start()) + 1
+        elif first == 0x7D or first == 0x5D:  # } ]
+            level -= 1
+    return None
 
 
 class DuplicateKey(ValueError):
@@ -73,7 +192,7 @@ def find_duplicate(data: bytes | str) -> str | None:
     except DuplicateKey as dup:
         return dup.key
     except (ValueError, RecursionError):
-        return None  # the first reading decides what is valid JSON
+        return None  # the first reading decides what is valid JSON (and how deep it is)
     return None
 
 
@@ -83,7 +202,7 @@ def message(key: str) -> str:
             "counts, so the record is refused")
 
 
-def no_duplicate_keys(data: bytes, decoded: Any) -> bool:
+def no_duplicate_keys(data: bytes, decoded: Any, outer: int = 0) -> bool:
     """True when ``data`` (decoded by orjson into ``decoded``) repeats no key in any object.
 
     A cheap sufficient test, exact when it says True. Every key written has
@@ -93,11 +212,18 @@ def no_duplicate_keys(data: bytes, decoded: Any) -> bool:
     back raw: re-encoding ``decoded`` gives one colon per key it kept plus the
     colons of the strings it kept. A repeated key drops a key (and one value),
     so equal colon counts mean nothing was dropped. False means "look closer".
+
+    ``decoded`` is also encoded wrapped, so that orjson refuses it when it nests
+    more than :data:`MAX_DEPTH` deep: False then too, and the exact checks
+    (:func:`check_line`, :func:`check_document`) refuse it. A caller whose
+    ``decoded`` sits ``outer`` levels inside its document says so.
     """
     if b"\\" in data and (b"\\u003a" in data or b"\\u003A" in data):
         return False
+    pad = _padding(MAX_DEPTH - outer)
     try:
-        return data.count(b":") == orjson.dumps(decoded).count(b":")
+        return data.count(b":") == orjson.dumps(
+            decoded if pad is None or pad < 0 else _nest(decoded, pad)).count(b":")
     except orjson.JSONEncodeError:
         return False
 
@@ -111,15 +237,21 @@ def repeated_key(raw: bytes, rec: Any) -> str | None:
 
 def object_line(raw: bytes, what: str) -> dict[str, Any]:
     """One line of a JSON-lines file that must be an object, decoded with no key given
-    twice. Raises ``ValueError`` with the one-line reason: ``unparseable JSON: ...``, the
-    repeated key, or ``{what} is a JSON object, got list``; the reader adds the line."""
+    twice and nested at most :data:`MAX_DEPTH` deep. Raises ``ValueError`` with the one-line
+    reason: ``unparseable JSON: ...``, the repeated key, the depth, or ``{what} is a JSON
+    object, got list``; the reader adds the line."""
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        if depth_refused(raw, exc) is not None:
+            raise ValueError(too_deep()) from None
         raise ValueError(f"unparseable JSON: {exc.msg}") from None
-    key = repeated_key(raw, obj)
-    if key is not None:
-        raise ValueError(message(key))
+    if not no_duplicate_keys(raw, [obj]):
+        if not fits(obj):
+            raise ValueError(too_deep())
+        key = find_duplicate(raw)
+        if key is not None:
+            raise ValueError(message(key))
     if not isinstance(obj, dict):
         raise ValueError(f"{what} is a JSON object, got {type(obj).__name__}")
     return obj
@@ -137,6 +269,34 @@ class EmbeddedDuplicate(ValueError):
         self.field, self.key = field, key
 
 
+class EmbeddedTooDeep(EmbeddedDuplicate):
+    """A JSON string field holds a value nested more than :data:`MAX_DEPTH` deep.
+
+    A kind of :class:`EmbeddedDuplicate` (JSON text a reader refuses), so every reader
+    that catches that one, for the field and the record it names, refuses this too.
+    """
+
+    def __init__(self, field: str) -> None:
+        ValueError.__init__(self, f"{field!r} holds JSON {too_deep()}")
+        self.field, self.key = field, ""
+
+
+def _flat_colons(value: dict[str, Any]) -> int:
+    """The colons a flat object (most arguments) is written with: one a key, plus those in
+    its keys and strings; -1 when a value is an array or an object."""
+    kept = len(value)
+    for k, v in value.items():
+        if ":" in k:
+            kept += k.count(":")
+        t = type(v)
+        if t is str:
+            if ":" in v:
+                kept += v.count(":")
+        elif t is dict or t is list:
+            return -1
+    return kept
+
+
 def decode_embedded(raw: Any, field: str) -> Any:
     """The value of a field that carries JSON as text, such as a tool call's arguments.
 
@@ -145,7 +305,9 @@ def decode_embedded(raw: Any, field: str) -> Any:
     ``{}``; anything else is returned unchanged. A decoded object that repeats a
     key raises :class:`EmbeddedDuplicate` naming ``field``: two JSON readers would
     read different arguments from it. The outer line's check cannot see inside a
-    string, so every reader that decodes such a field calls this.
+    string, so every reader that decodes such a field calls this. A decoded value nested
+    more than :data:`MAX_DEPTH` deep raises :class:`EmbeddedTooDeep` (also an
+    :class:`EmbeddedDuplicate`).
 
     Cheap: text with fewer than two colons cannot hold two keys, and otherwise
     the colon count of :func:`no_duplicate_keys` decides before any exact reading
@@ -156,25 +318,18 @@ def decode_embedded(raw: Any, field: str) -> Any:
         return {} if raw is None else raw
     try:
         value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if _depth_words(exc) and deep_line(raw.encode("utf-8", "surrogatepass")) is not None:
+            raise EmbeddedTooDeep(field) from None  # past orjson's own limit
         return raw if raw.strip() else {}
+    if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(value):
+        raise EmbeddedTooDeep(field)
     colons = raw.count(":")
     if colons < 2:
         return value  # two keys need two colons
     kept = -1
     if type(value) is dict:
-        # a flat object (most arguments): one colon per key kept, plus those in its text
-        kept = len(value)
-        for k, v in value.items():
-            if ":" in k:
-                kept += k.count(":")
-            t = type(v)
-            if t is str:
-                if ":" in v:
-                    kept += v.count(":")
-            elif t is dict or t is list:
-                kept = -1
-                break
+        kept = _flat_colons(value)
     elif type(value) is not list:
         return value
     if kept < 0:
@@ -187,9 +342,12 @@ def decode_embedded(raw: Any, field: str) -> Any:
 
 
 def check_line(raw: bytes, rec: Any, line: int, path: str | None) -> None:
-    """Raise :class:`TraceError` when the JSONL line ``raw`` (decoded as ``rec``) repeats a key."""
+    """Raise :class:`TraceError` when the JSONL line ``raw`` (decoded as ``rec``) repeats a
+    key, or nests more than :data:`MAX_DEPTH` deep."""
     if no_duplicate_keys(raw, [rec]):
         return
+    if not fits(rec):
+        raise TraceError(too_deep(), path=path, line=line)
     key = find_duplicate(raw)
     if key is not None:
         raise TraceError(message(key), path=path, line=line)
@@ -222,14 +380,20 @@ def _line_of(data: bytes, key: str) -> int | None:
     return None
 
 
-def check_document(data: bytes, decoded: Any, path: str | None = None) -> None:
-    """Raise :class:`TraceError` naming the key and line when ``data`` repeats a key.
+def check_document(data: bytes, decoded: Any, path: str | None = None, *,
+                   values: bool = False) -> None:
+    """Raise :class:`TraceError` naming the key and line when ``data`` repeats a key, or
+    naming the line where it nests more than :data:`MAX_DEPTH` deep.
 
     ``decoded`` is what orjson made of ``data``; the cheap test runs first and
-    the exact re-reading only when it cannot rule a repeated key out.
+    the exact re-reading only when it cannot rule a repeated key out. ``values``: the
+    document is JSON values one after another, and ``decoded`` the list of them (a list
+    the file does not write, so not a level of its nesting).
     """
-    if no_duplicate_keys(data, decoded):
+    if no_duplicate_keys(data, decoded, -1 if values else 0):
         return
+    if not fits(decoded, MAX_DEPTH + 1 if values else MAX_DEPTH):
+        raise TraceError(too_deep(), path=path, line=deep_line(data))
     key = find_duplicate(data)
     if key is not None:
         raise TraceError(message(key), path=path, line=_line_of(data, key))

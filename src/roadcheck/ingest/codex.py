@@ -45,7 +45,15 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import EmbeddedDuplicate, decode_embedded, object_line
+from roadcheck.ingest._json import (
+    MAX_DEPTH,
+    EmbeddedDuplicate,
+    decode_embedded,
+    fits,
+    object_line,
+    repeated_key,
+    too_deep,
+)
 from roadcheck.shellcmd import command_text
 
 __all__ = ["detect_codex", "read_codex"]
@@ -110,9 +118,14 @@ def detect_codex(data: bytes) -> bool:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             obj = None
-        if (isinstance(obj, dict) and obj.get("type") in _TYPES
-                and isinstance(obj.get("payload"), dict)):
-            return True
+        if isinstance(obj, dict):
+            kind = obj.get("type")
+            if type(kind) is str and kind in _TYPES and isinstance(obj.get("payload"), dict):
+                return True
+            if repeated_key(line, obj) is not None:
+                # a Codex line type given, and a key given twice: the reader refuses it,
+                # naming the key (the value orjson kept may be anything)
+                return True
         if stop < 0:
             return False
         at = stop + 1
@@ -150,12 +163,14 @@ def _plain_failed(text: str) -> bool:
     return False
 
 
-def _output(raw: Any) -> tuple[Any, bool]:
+def _output(raw: Any, line: int) -> tuple[Any, bool]:
     """The output of a call and whether it says the call failed."""
     if isinstance(raw, str):
         with contextlib.suppress(orjson.JSONDecodeError):
             decoded = orjson.loads(raw)
             if isinstance(decoded, dict) and "output" in decoded:
+                if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(decoded):
+                    raise _Bad(line, f"'output' holds JSON {too_deep()}")
                 raw = decoded
         if isinstance(raw, str):
             return raw, _plain_failed(raw)
@@ -406,6 +421,9 @@ class _Rollout:
         if not isinstance(item, dict):
             raise _Bad(n, "an item_completed has no 'item' object")
         itype = item.get("type")
+        if not isinstance(itype, str):
+            raise _Bad(n, f"an item_completed item's 'type' must be a string, got "
+                          f"{type(itype).__name__}")
         if itype not in _ITEMS:
             return  # messages, reasoning, plans: the response items say them
         done = _item_action(item, itype, n)
@@ -463,7 +481,7 @@ class _Rollout:
         target = self.calls[call_id][0]
         if _answered(target):
             raise _Bad(n, f"call {call_id!r} is answered twice")
-        out, failed = _output(payload.get("output"))
+        out, failed = _output(payload.get("output"), n)
         text = out if isinstance(out, str) else ""
         if any(d in text.lower() for d in _DECLINED):
             target["_declined"] = True

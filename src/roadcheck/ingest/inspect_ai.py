@@ -45,7 +45,7 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import check_document
+from roadcheck.ingest._json import check_document, depth_refused, too_deep
 
 __all__ = ["MAX_MEMBER_BYTES", "detect_inspect", "read_inspect"]
 
@@ -83,6 +83,9 @@ def _decode(raw: bytes, path: str, where: str) -> Any:
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        deep = depth_refused(raw, exc)
+        if deep is not None:
+            raise TraceError(f"{where}{too_deep()}", path=path, line=deep) from None
         line = raw.count(b"\n", 0, exc.pos) + 1
         raise TraceError(f"{where}unparseable JSON: {exc.msg}", path=path, line=line) from None
     try:

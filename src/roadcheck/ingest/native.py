@@ -17,10 +17,18 @@ from typing import Any
 
 import orjson
 
+from roadcheck._limits import max_input_size, too_large
 from roadcheck._text_check import check_utf8, utf8_problem
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import check_line, no_duplicate_keys
+from roadcheck.ingest._json import (
+    check_document,
+    check_line,
+    deep_line,
+    depth_refused,
+    no_duplicate_keys,
+    too_deep,
+)
 
 __all__ = ["iter_events", "parse_record", "read_events", "read_native", "validate_events"]
 
@@ -123,6 +131,8 @@ def read_events(data: bytes, path: str | None = None) -> list[Event]:
             bad = utf8_problem(raw)
             if bad is not None:
                 raise TraceError(bad[1], path=path, line=line) from None
+            if depth_refused(raw, exc) is not None:  # past orjson's 1,024 levels
+                raise TraceError(too_deep(), path=path, line=line) from None
             if not events and _opens_document(raw):
                 return list(_document_events(data, path))  # pretty-printed JSON
             raise TraceError(f"unparseable JSON: {exc.msg} at column {exc.colno}", path=path,
@@ -173,6 +183,7 @@ def read_events(data: bytes, path: str | None = None) -> list[Event]:
     if not final_line:
         raise TraceError("no final event: the trajectory is incomplete", path=path)
     if not no_duplicate_keys(data, records):  # see ingest._json: rare, then exact per line
+        # (a repeated key, or a line nested more than MAX_DEPTH deep)
         for at, raw in enumerate(data.split(b"\n"), 1):
             if raw.strip():
                 check_line(raw, loads(raw), at, path)
@@ -236,9 +247,12 @@ def _document_items(data: bytes, path: str | None) -> tuple[str, list[tuple[int,
     except json.JSONDecodeError as exc:
         raise TraceError(f"unparseable JSON document: {exc.msg} at column {exc.colno}",
                          path=path, line=exc.lineno) from None
-    except RecursionError:
-        raise TraceError("unparseable JSON document: nested too deeply",
-                         path=path, line=text.count("\n", 0, pos) + 1) from None
+    except RecursionError:  # the standard library's parser recurses
+        raise TraceError(too_deep(), path=path,
+                         line=deep_line(data) or text.count("\n", 0, pos) + 1) from None
+    # a repeated key (the standard library keeps the last value silently), or nesting past
+    # the limit, refused as on the line-by-line path
+    check_document(data, [value for _, value in items], path, values=not array)
     return ("array" if array else "object"), items
 
 
@@ -351,37 +365,48 @@ def read_bytes(path: str) -> bytes:
 
     Compression is recognised by the file's magic bytes, never its name, so
     every reader and format detection see the decompressed document. No JSON
-    document starts with either magic.
+    document starts with either magic. An input larger than the limit
+    (:func:`roadcheck._limits.max_input_size`: 1 GiB, or ``ROADCHECK_MAX_INPUT_SIZE``),
+    read or decompressed, is refused: reading stops at the limit and one byte.
     """
+    limit = max_input_size()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
             size = os.fstat(fd)
-            data = (_read_regular(fd, size.st_size) if stat.S_ISREG(size.st_mode)
-                    else _read_stream(fd))
+            data = (_read_regular(fd, size.st_size, limit) if stat.S_ISREG(size.st_mode)
+                    else _read_stream(fd, limit))
         finally:
             os.close(fd)
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", path=path) from None
     except ValueError as exc:  # a path holding a NUL
         raise TraceError(f"cannot read: {exc}", path=path) from None
-    return unpack_bytes(data, path)
+    if data is None:
+        raise TraceError(too_large(limit), path=path)
+    return unpack_bytes(data, path, limit)
 
 
-def _read_regular(fd: int, size: int) -> bytes:
+def _read_regular(fd: int, size: int, limit: int) -> bytes | None:
     """A regular file of ``size`` bytes (by its stat) read to its end: a short read is its
-    end; a file that grew since the stat (the byte asked beyond its size came) is read on."""
+    end; a file that grew since the stat (the byte asked beyond its size came) is read on,
+    up to ``limit`` and a byte. None when it holds more than ``limit`` bytes."""
+    if size > limit:
+        return None  # its size says so: nothing is read
     data = os.read(fd, size + 1)
     if len(data) <= size:
         return data
     chunks = [data]
-    while chunk := os.read(fd, 1 << 16):  # os.read allocates what it is asked for
-        chunks.append(chunk)
-    return b"".join(chunks)
+    got = len(data)
+    while got <= limit and (chunk := os.read(fd, min(1 << 16, limit + 1 - got))):
+        chunks.append(chunk)  # os.read allocates what it is asked for
+        got += len(chunk)
+    return b"".join(chunks) if got <= limit else None
 
 
-def _read_stream(fd: int) -> bytes:
-    """Read a pipe or device to its end, waking every tenth of a second.
+def _read_stream(fd: int, limit: int) -> bytes | None:
+    """Read a pipe or device to its end, waking every tenth of a second; None once it has
+    given more than ``limit`` bytes (reading stops there: ``/dev/zero`` never ends).
 
     A Ctrl-C that lands after the last check for signals and before a blocking
     read() would be held until the writer closes; waiting in select() with a
@@ -390,26 +415,31 @@ def _read_stream(fd: int) -> bytes:
     import select
 
     chunks: list[bytes] = []
+    got = 0
     while True:
         try:
             ready = select.select([fd], [], [], 0.1)[0]
         except (OSError, ValueError):  # no select() for this kind of file: a plain read
             ready = [fd]
         if ready:
-            chunk = os.read(fd, 1 << 16)
+            chunk = os.read(fd, min(1 << 16, limit + 1 - got))
             if not chunk:
                 return b"".join(chunks)
+            got += len(chunk)
+            if got > limit:
+                return None
             chunks.append(chunk)
 
 
-def unpack_bytes(data: bytes, path: str) -> bytes:
-    """Decompress gzip or zstd ``data`` and check that what is left is UTF-8 text."""
+def unpack_bytes(data: bytes, path: str, limit: int | None = None) -> bytes:
+    """Decompress gzip or zstd ``data`` and check that what is left is UTF-8 text. What a
+    file decompresses to is held to the input limit too (``limit``, else the default)."""
     if data.startswith(_ZIP_MAGIC):
         return data  # an archive (an Inspect .eval log): its reader opens it
     if data.startswith(_GZIP_MAGIC):
-        data = _gunzip(data, path)
+        data = _gunzip(data, path, max_input_size() if limit is None else limit)
     elif data.startswith(_ZSTD_MAGIC):
-        data = _unzstd(data, path)
+        data = _unzstd(data, path, max_input_size() if limit is None else limit)
     check_utf8(data, path, TraceError)
     return data
 
@@ -419,17 +449,40 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
-def _gunzip(data: bytes, path: str) -> bytes:
-    import gzip
+_UNPACKED = "decompressed, the input"
+
+
+def _gunzip(data: bytes, path: str, limit: int) -> bytes:
+    """The members of a gzip file, decompressed (each member's CRC and size checked by
+    zlib), refused past ``limit`` bytes: decompression stops at the limit and a byte."""
     import zlib
 
+    out: list[bytes] = []
+    got = 0
+    rest = data
     try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
+        while rest:  # a file may hold several members, as concatenating .gz files makes
+            member = zlib.decompressobj(wbits=31)
+            piece = member.decompress(rest, limit + 1 - got)
+            got += len(piece)
+            if got > limit:
+                raise TraceError(too_large(limit, _UNPACKED), path=path)
+            if not member.eof:
+                raise TraceError("cannot decompress gzip: Compressed file ended before the "
+                                 "end-of-stream marker was reached", path=path)
+            out.append(piece)
+            rest = member.unused_data.lstrip(b"\0")  # zero padding between members, as gzip
+    except zlib.error as exc:
         raise TraceError(f"cannot decompress gzip: {_one_line(exc)}", path=path) from None
+    return b"".join(out)
 
 
-def _unzstd(data: bytes, path: str) -> bytes:
+#: The most a zstd block writes for a byte of input (a run-length block: 4 bytes in, 128 KiB
+#: out): input is fed in pieces that cannot write far past the limit.
+_ZSTD_RATIO = 1 << 15
+
+
+def _unzstd(data: bytes, path: str, limit: int) -> bytes:
     try:
         import zstandard
     except ImportError:
@@ -437,14 +490,22 @@ def _unzstd(data: bytes, path: str) -> bytes:
                          "pip install 'roadcheck[zstd]'", path=path) from None
     dctx = zstandard.ZstdDecompressor()
     out: list[bytes] = []
-    rest = data
+    got = pos = 0
+    view = memoryview(data)
     try:
-        while rest:  # a file may hold several frames, as concatenating .zst files makes
+        while pos < len(data):  # several frames, as concatenating .zst files makes
             frame = dctx.decompressobj()
-            out.append(frame.decompress(rest))
+            while pos < len(data) and not frame.eof:
+                step = max(1 << 10, min(1 << 20, (limit - got) // _ZSTD_RATIO))
+                piece = frame.decompress(view[pos:pos + step])
+                pos += step
+                got += len(piece)
+                if got > limit:
+                    raise TraceError(too_large(limit, _UNPACKED), path=path)
+                out.append(piece)
             if not frame.eof:
                 raise TraceError("cannot decompress zstd: the stream is truncated", path=path)
-            rest = frame.unused_data
+            pos = min(pos, len(data)) - len(frame.unused_data)  # the next frame starts there
     except zstandard.ZstdError as exc:
         raise TraceError(f"cannot decompress zstd: {_one_line(exc)}", path=path) from None
     return b"".join(out)

@@ -43,11 +43,40 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import EmbeddedDuplicate, check_line, decode_embedded, no_duplicate_keys
+from roadcheck.ingest._json import (
+    MAX_DEPTH,
+    EmbeddedDuplicate,
+    check_line,
+    decode_embedded,
+    depth_refused,
+    fits,
+    no_duplicate_keys,
+    too_deep,
+)
+from roadcheck.ingest._keys import missing_key, unknown_key
 
 __all__ = ["detect_openai_agents", "read_openai_agents"]
 
 _OBJECTS = frozenset({"trace", "trace.span", "run_item", "approval"})
+#: The keys of a span the SDK exports (``Span.export()``), and those read from every span:
+#: a null ``parent_id`` is a root span, a null ``error`` a span that did not fail.
+_SPAN_KEYS = frozenset({"object", "id", "trace_id", "parent_id", "started_at", "ended_at",
+                        "span_data", "error"})
+_SPAN_NEEDS = ("parent_id", "error")
+#: The keys of the span data the reader reads, per span kind, with the other keys the SDK
+#: writes there. A function span's ``output`` is null while its call has not run: without
+#: the key, a call that ran would read as one that waited for approval.
+_FUNCTION_NEEDS = ("input", "output")
+_FUNCTION_KEYS = frozenset({"type", "name", "input", "output", "mcp_data"})
+_HANDOFF_NEEDS = ("from_agent", "to_agent")
+_AGENT_KEYS = frozenset({"type", "name", "handoffs", "tools", "output_type"})
+#: The keys the recorder writes (roadcheck.integrations.openai_agents): any other is a
+#: misspelling, refused, since a lost ``checkpoint_id`` or ``type`` changes the road.
+_RUN_ITEM_KEYS = frozenset({"object", "trace_id", "type", "agent", "call_id", "at", "name",
+                            "arguments", "output"})
+_RUN_ITEM_NEEDS = ("type", "agent", "call_id")
+_APPROVAL_KEYS = frozenset({"object", "trace_id", "tool_name", "call_id", "agent", "decision",
+                            "at", "confirmed_by", "checkpoint_id"})
 #: The span kinds the SDK exports (``span_data.type``); task and turn spans export as custom.
 _SPAN_TYPES = frozenset({"agent", "function", "generation", "response", "handoff", "custom",
                          "guardrail", "transcription", "speech", "speech_group", "mcp_tools"})
@@ -97,12 +126,18 @@ def _when(raw: Any, what: str) -> datetime:
     return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
 
 
-def _decoded(raw: Any) -> Any:
+def _decoded(raw: Any, field: str) -> Any:
+    """A span's output: JSON text decoded (refused nested past the limit), else as it is."""
     if isinstance(raw, str):
         try:
-            return orjson.loads(raw) if raw.strip() else {}
-        except orjson.JSONDecodeError:
+            value = orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError as exc:
+            if depth_refused(raw.encode("utf-8", "surrogatepass"), exc) is not None:
+                raise _Bad(f"{field!r} holds JSON {too_deep()}") from None
             return raw
+        if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(value):
+            raise _Bad(f"{field!r} holds JSON {too_deep()}")
+        return value
     return {} if raw is None else raw
 
 
@@ -145,6 +180,8 @@ def _lines(data: bytes) -> list[tuple[int, bytes, Any]]:
         try:
             lines.append((line, raw, orjson.loads(raw)))
         except orjson.JSONDecodeError as exc:
+            if depth_refused(raw, exc) is not None:
+                raise TraceError(too_deep(), line=line) from None
             raise TraceError(f"unparseable JSON: {exc}", line=line) from None
     if not no_duplicate_keys(data, [rec for _, _, rec in lines]):
         for line, raw, rec in lines:
@@ -207,6 +244,14 @@ def _span_id(line: int, rec: dict[str, Any]) -> str:
         # skipping it would drop a call (a misspelt 'function' or 'handoff')
         raise _Bad(f"{_span_label(line, rec)}: records a call under an unknown span type "
                    f"{_short(kind)} (known: {', '.join(sorted(_SPAN_TYPES))})")
+    problem = missing_key(rec, _SPAN_NEEDS, _SPAN_KEYS)
+    if problem is None and kind == "agent":
+        # the agent span names the agent of every call it encloses
+        problem = missing_key(data, ("name",), _AGENT_KEYS)
+        if problem is None and not isinstance(data["name"], str):
+            problem = f"'name' must be a string, got {type(data['name']).__name__}"
+    if problem is not None:
+        raise _Bad(f"{_span_label(line, rec)}: {problem}")
     return sid
 
 
@@ -227,6 +272,9 @@ def _agent_of(spans: _Spans, rec: dict[str, Any]) -> str | None:
 def _check_items(items: list[tuple[int, dict[str, Any]]]) -> None:
     for line, item in items:
         try:
+            problem = unknown_key(item, _RUN_ITEM_KEYS) or missing_key(item, _RUN_ITEM_NEEDS)
+            if problem is not None:
+                raise _Bad(problem)
             for key in ("type", "name", "agent", "call_id"):
                 _text_or_none(item, key)
         except _Bad as exc:
@@ -235,6 +283,9 @@ def _check_items(items: list[tuple[int, dict[str, Any]]]) -> None:
 
 def _decision(dec: dict[str, Any]) -> tuple[datetime, str, str]:
     """(time, tool name, decision) of an approval record, checked."""
+    problem = unknown_key(dec, _APPROVAL_KEYS)
+    if problem is not None:
+        raise _Bad(problem)
     at = _when(dec.get("at"), "at")
     tool = dec.get("tool_name")
     if not isinstance(tool, str) or not tool:
@@ -295,7 +346,7 @@ def _action_fields(name: str, args: Any, output: Any, error: Any,
     """The fields of the action a function span records."""
     fields: dict[str, Any] = {"action_type": name, "args": args}
     if output is not None:
-        fields["result"] = _decoded(output) if isinstance(output, str) else output
+        fields["result"] = _decoded(output, "output") if isinstance(output, str) else output
     if error is not None:
         fields["error"] = error.get("message", error) if isinstance(error, dict) else error
     fields["span_id"] = rec.get("id")
@@ -330,7 +381,12 @@ class _Functions:
         data = rec["span_data"]
         name = data.get("name")
         if not isinstance(name, str) or not name:
-            raise _Bad("has no tool name")
+            misspelt = "name" not in data and missing_key(data, ("name",), _FUNCTION_KEYS)
+            raise _Bad(misspelt if misspelt and misspelt.startswith("unknown") else
+                       "has no tool name")
+        problem = missing_key(data, _FUNCTION_NEEDS, _FUNCTION_KEYS)
+        if problem is not None:
+            raise _Bad(problem)
         # decoded first: a repeated key is refused even in a call that did not run
         args = _arguments(data.get("input"), "input")
         output, error = data.get("output"), rec.get("error")
@@ -349,6 +405,9 @@ def _handoff(line: int, rec: dict[str, Any], start: datetime,
     """The handoff a handoff span records, with the first unused arguments of its agent."""
     data = rec["span_data"]
     src, dst = data.get("from_agent"), data.get("to_agent")
+    misspelt = missing_key(data, _HANDOFF_NEEDS, ("type",))
+    if misspelt is not None and misspelt.startswith("unknown"):
+        raise _Bad(misspelt)
     if not isinstance(src, str) or not isinstance(dst, str):
         raise _Bad("needs 'from_agent' and 'to_agent' strings")
     payload: Any = {}

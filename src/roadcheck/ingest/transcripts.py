@@ -31,7 +31,9 @@ from roadcheck.ingest._json import (
     EmbeddedDuplicate,
     check_document,
     decode_embedded,
+    depth_refused,
     no_duplicate_keys,
+    too_deep,
 )
 from roadcheck.ingest._scan import _keys_at
 
@@ -329,6 +331,9 @@ def _decode(path: str, data: bytes) -> Any:
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        deep = depth_refused(data, exc)
+        if deep is not None:
+            raise TraceError(too_deep(), path=path, line=deep) from None
         line = data.count(b"\n", 0, exc.pos) + 1
         raise TraceError(f"unparseable JSON: {exc.msg}", path=path, line=line) from None
     check_document(data, doc, path)
@@ -363,7 +368,7 @@ def _one_at_a_time(data: bytes, field: str | None = None) -> list[Any] | None:
         counted = keys
         for piece in pieces:
             raw = bytes(piece)
-            if not no_duplicate_keys(raw, orjson.loads(raw)):
+            if not no_duplicate_keys(raw, orjson.loads(raw), 1):  # a value of the document
                 return None
             counted += raw.count(b":")
     except (msgspec.DecodeError, orjson.JSONDecodeError, KeyError, RecursionError):

@@ -11,7 +11,8 @@ import orjson
 
 from roadcheck._digest import sha256_hex
 
-__all__ = ["dump_json", "escape_controls", "plural", "sha256_footer", "text_lines"]
+__all__ = ["dump_json", "dumps_json", "escape_controls", "escape_surrogates", "plural",
+           "sha256_footer", "text_lines"]
 
 # C0 and C1 controls (tab, newline, CR, ESC and NUL included), DEL, the bidi embedding,
 # override, isolate and mark characters, the Unicode line and paragraph separators, and
@@ -66,6 +67,37 @@ def sha256_footer(body: str) -> str:
     return f"{body}report-sha256: {digest}\n"
 
 
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as :func:`escape_controls` writes it
+    (``\\udcff``: a backslash and five letters), everything else as it is.
+
+    A file name that is not UTF-8 reaches roadcheck as Python decodes it
+    (``os.fsdecode``: the byte 0xff is the lone surrogate U+DCFF), which no UTF-8
+    text, and so no JSON report, can hold: this is how every report names it.
+    """
+    return re.sub("[\ud800-\udfff]", _escape, text)
+
+
+def _without_surrogates(value: Any) -> Any:
+    t = type(value)
+    if t is str:
+        return escape_surrogates(value)
+    if t is dict:
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if t is list or t is tuple:
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+def dumps_json(value: Any, option: int | None = None) -> bytes:
+    """``orjson.dumps``, with a string holding a lone surrogate (a file name that is not
+    UTF-8) written as :func:`escape_surrogates` writes it; the same bytes for any other."""
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_without_surrogates(value), option=option)  # the rare path
+
+
 def dump_json(doc: Any) -> str:
     """One JSON document, indented, keys in the order built, newline-terminated."""
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
+    return dumps_json(doc, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"

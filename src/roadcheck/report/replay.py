@@ -13,7 +13,15 @@ from roadcheck._digest import Sha256
 from roadcheck.conformance.result import VERDICT_EXIT, ReplayResult, ReplayRun
 from roadcheck.conformance.result import scalar_text as _json_scalar
 from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
-from roadcheck.report._text import dump_json, escape_controls, plural, sha256_footer, text_lines
+from roadcheck.report._text import (
+    dump_json,
+    dumps_json,
+    escape_controls,
+    escape_surrogates,
+    plural,
+    sha256_footer,
+    text_lines,
+)
 
 __all__ = ["ChunkFolder", "Rendered", "ReplayChunk", "ReplayReportWriter", "ResultRenderer",
            "Tally", "render_result", "replay_report"]
@@ -227,7 +235,7 @@ def _by_group(by_field: str | None, final: Mapping[str, Any], meta: Mapping[str,
 
 def _json_body(result: dict[str, Any]) -> bytes:
     """A result's JSON, indented for its place in the report's ``results`` list."""
-    return b"    " + orjson.dumps(result, option=_JSON_OPTIONS).replace(b"\n", b"\n    ")
+    return b"    " + dumps_json(result, _JSON_OPTIONS).replace(b"\n", b"\n    ")
 
 
 def _in_result(value: Any) -> bytes:
@@ -279,7 +287,7 @@ def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
     listed = [f.to_dict() for f in findings]
     if shared and findings and len(_SHARED) < _SHARED_MAX:
         # indented for its place in a result: '{\n  "k": ' before it, '\n}' after it
-        text = orjson.dumps({"k": listed}, option=_JSON_OPTIONS)[9:-2]
+        text = dumps_json({"k": listed}, _JSON_OPTIONS)[9:-2]
         _SHARED[id(findings)] = (findings, orjson.Fragment(text))
     return listed
 
@@ -387,10 +395,10 @@ def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> by
     the list drops from the first); the text report's is the JSON line ``[path, format,
     PASS, BLOCK, ERROR]``, its counts read back at the end."""
     if json:
-        return (b',\n    {\n      "path": ' + orjson.dumps(path) + b',\n      "format": '
-                + orjson.dumps(fmt) + b"\n    }")
-    return orjson.dumps([path, fmt, counts.get("PASS", 0), counts.get("BLOCK", 0),
-                         counts.get("ERROR", 0)]) + b"\n"
+        return (b',\n    {\n      "path": ' + dumps_json(path) + b',\n      "format": '
+                + dumps_json(fmt) + b"\n    }")
+    return dumps_json([path, fmt, counts.get("PASS", 0), counts.get("BLOCK", 0),
+                       counts.get("ERROR", 0)]) + b"\n"
 
 
 class ChunkFolder:
@@ -600,6 +608,9 @@ class ReplayReportWriter(Tally):
         """Every file in order, with the verdict counts of its results (each verdict
         present: a Counter is built only for a file with results from elsewhere)."""
         elsewhere = self.elsewhere
+        if elsewhere:  # (rare) the spool names a file as file_entry wrote it: keys alike
+            elsewhere = {k if k is None else escape_surrogates(k): v
+                         for k, v in elsewhere.items()}
         for path, fmt, passed, blocked, errors in self._file_rows():
             counts: Mapping[str, int] = {"PASS": passed, "BLOCK": blocked, "ERROR": errors}
             if path in elsewhere:

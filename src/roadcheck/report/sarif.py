@@ -14,10 +14,9 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
-import orjson
-
 from roadcheck._reason_docs import SECTIONS
 from roadcheck._version import HOME, __version__
+from roadcheck.report._text import dumps_json
 from roadcheck.report.cases import Case, Totals
 
 __all__ = ["SarifWriter"]
@@ -31,12 +30,13 @@ _PROPAGATED = re.compile(r"unverified-claim-propagated-\d+-hops")
 
 
 def _uri(path: str) -> str:
-    """A relative path as a relative URI reference; an absolute one as a ``file:`` URI."""
+    """A relative path as a relative URI reference; an absolute one as a ``file:`` URI.
+    The file name's own bytes are percent-encoded (one that is not UTF-8 included)."""
     pure = PurePath(path)
     if pure.is_absolute():
         return pure.as_uri() if os.sep == "/" or pure.drive else "file://" + quote(
-            pure.as_posix())
-    return quote(pure.as_posix())
+            os.fsencode(pure.as_posix()))
+    return quote(os.fsencode(pure.as_posix()))
 
 
 def _first_clause(markdown: str) -> str:
@@ -67,7 +67,7 @@ def _plain(markdown: str) -> str:
 
 
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    return dumps_json(value).decode()
 
 
 class SarifWriter:
