@@ -489,7 +489,8 @@ class TestNamesNotUtf8Judged:
         return runs
 
     @pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github"])
-    @pytest.mark.parametrize("extra", [[], ["--summary-only"], ["--by", "task_success"]])
+    @pytest.mark.parametrize("extra", [[], ["--summary-only", "--per-file"],
+                                       ["--by", "task_success"]])
     def test_one_and_two_processes_report_it_alike(self, runs: Path, fmt: str,
                                                    extra: list[str]) -> None:
         """The same bytes and exit code with --jobs 1 and --jobs 2, the file named escaped."""
