@@ -16,9 +16,10 @@ __all__ = ["guard"]
 def _guard_store_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--spec`` and ``--state-dir``: what every guard command enforces, and where."""
     command = click.option(
-        "--state-dir", default=".roadcheck/guard", show_default=True,
-        type=DIRECTORY,
-        help="Directory holding one directory per session: its state and decision log.")(command)
+        "--state-dir", default=None, type=DIRECTORY,
+        help="Directory holding one directory per session: its state and decision log "
+             "(default: $ROADCHECK_GUARD_STATE_DIR, else the user's state directory, "
+             "~/.local/state/roadcheck/guard or %LOCALAPPDATA%\\roadcheck\\guard).")(command)
     return click.option("--spec", "spec", required=True, type=FILE,
                         help="The replay spec to enforce (JSON or YAML).")(command)
 
@@ -39,7 +40,7 @@ def guard() -> None:
 @click.option("--catch-up", is_flag=True,
               help="Start a session the guard has not seen from its transcript "
                    "(transcript_path), so what happened before the hook counts.")
-def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
+def guard_claude_code(spec: str, state_dir: str | None, approver: str, grant: bool,
                       catch_up: bool) -> None:
     """Read one hook event (JSON) on standard input and answer in the hook protocol.
 
@@ -72,7 +73,7 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
               help="The approver's token (a file only its owner can read, kept where the "
                    "agent cannot read it): /approve needs 'Authorization: Bearer TOKEN'. "
                    "Without it the server takes no approval.")
-def guard_serve(spec: str, state_dir: str, host: str, port: int,
+def guard_serve(spec: str, state_dir: str | None, host: str, port: int,
                 approver: str | None, approve_token_file: str | None) -> None:
     """Answer check, observe and approve for the sessions in --state-dir, over HTTP.
 

@@ -115,7 +115,7 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
     (``--help``, an unknown option, a stray argument) returns None, and the click
     CLI answers it, with its usual messages.
     """
-    options: dict[str, Any] = {"state_dir": ".roadcheck/guard", "approver": "user", "grant": False,
+    options: dict[str, Any] = {"state_dir": None, "approver": "user", "grant": False,
                                "catch_up": False}
     seen: set[str] = set()
     i = 0
@@ -143,7 +143,7 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
     if "spec" not in options:
         return None
     if not (_path_ok(options["spec"], dir_okay=False)
-            and _path_ok(options["state_dir"], dir_okay=True)):
+            and (options["state_dir"] is None or _path_ok(options["state_dir"], dir_okay=True))):
         return None
     return options
 
@@ -212,7 +212,7 @@ def _json(doc: dict[str, Any]) -> str:
     return orjson.dumps(doc).decode() + "\n"
 
 
-def run_hook(data: bytes, spec: str, state_dir: str, *, approver: str = "user",
+def run_hook(data: bytes, spec: str, state_dir: str | None, *, approver: str = "user",
              grant: bool = False, catch_up: bool = False) -> HookAnswer:
     """Answer one Claude Code hook event; never raises, any failure denies.
 
@@ -251,7 +251,7 @@ def _catch_up(live: Any, transcript: Any, current: str | None) -> None:
             live.observe({k: v for k, v in event.data.items() if k != "seq"})
 
 
-def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
+def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant: bool,
             catch_up: bool) -> HookAnswer:
     try:
         doc = orjson.loads(data)

@@ -116,10 +116,13 @@ def _cached_spec(directory: Path, path: str | PathLike[str]) -> Spec:
 class GuardStore:
     """Guard sessions kept on disk, one directory each, safe for one process per call."""
 
-    def __init__(self, directory: str | PathLike[str],
+    def __init__(self, directory: str | PathLike[str] | None,
                  spec: Spec | Mapping[str, Any] | str | PathLike[str], *,
                  approver: str | None = None) -> None:
-        self.dir = Path(directory)
+        from roadcheck.guard.paths import state_dir
+
+        #: ``directory``, else ``$ROADCHECK_GUARD_STATE_DIR``, else the user's state directory.
+        self.dir = state_dir(directory)
         self.spec = _cached_spec(self.dir, spec) if isinstance(spec, (str, PathLike)) \
             else _spec_of(spec)
         self.approver = approver
