@@ -25,6 +25,7 @@ Code shows and which blocks the call. It never exits 0 without having decided.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,21 +163,59 @@ def _path_ok(path: str, *, dir_okay: bool) -> bool:
     return os.access(path, os.R_OK)
 
 
+#: How long a hook process may take, in seconds, before it answers deny on its own:
+#: well inside Claude Code's hook timeout (60 s by default), after which the call would run.
+DEADLINE = 10.0
+
+
+def _watchdog(seconds: float) -> Callable[[], None]:
+    """Start a thread that, unless the returned function is called within ``seconds``,
+    says the call is denied and ends the process with exit code 2.
+
+    Whatever the hook waits on (a file system that hangs, a read the guard did not
+    bound), Claude Code gets a deny in time rather than a timeout that lets the
+    call run. A bare ``_thread``: the hook does not pay for importing ``threading``.
+    """
+    import _thread
+    import os
+
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def watch() -> None:
+        if done.acquire(timeout=seconds):
+            return
+        try:
+            os.write(2, _deny(f"the hook did not answer within {seconds:g} s").stderr.encode())
+        finally:
+            os._exit(_EXIT_BLOCK)
+
+    _thread.start_new_thread(watch, ())
+    return done.release
+
+
 def main(options: dict[str, Any]) -> int:
-    """Read the hook event on standard input, answer it, return the exit code."""
+    """Read the hook event on standard input, answer it, return the exit code.
+
+    The answer comes within :data:`DEADLINE` seconds, or it is deny (exit 2).
+    """
     import sys
 
-    answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
-                      approver=options["approver"], grant=options["grant"],
-                      catch_up=options["catch_up"])
+    stop = _watchdog(DEADLINE)
     try:
-        sys.stdout.write(answer.stdout)
-        sys.stdout.flush()
-    except OSError as exc:  # an answer Claude Code cannot read must not pass for "no decision"
-        sys.stderr.write(_deny(f"cannot write the answer: {exc}").stderr)
-        return _EXIT_BLOCK
-    sys.stderr.write(answer.stderr)
-    return answer.exit
+        answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
+                          approver=options["approver"], grant=options["grant"],
+                          catch_up=options["catch_up"])
+        try:
+            sys.stdout.write(answer.stdout)
+            sys.stdout.flush()
+        except OSError as exc:  # an answer Claude Code cannot read must not pass for "none"
+            sys.stderr.write(_deny(f"cannot write the answer: {exc}").stderr)
+            return _EXIT_BLOCK
+        sys.stderr.write(answer.stderr)
+        return answer.exit
+    finally:
+        stop()
 
 
 def blocked(exc: BaseException) -> int:

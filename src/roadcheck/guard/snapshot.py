@@ -93,13 +93,13 @@ def _unframe(raw: bytes) -> Any:
 
 def write_cache(path: Path, data: bytes) -> None:
     """Replace a cache file atomically, without fsync; a failure leaves no cache, not an error."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from roadcheck.guard import files
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+        files.make_dir(path.parent)
+        files.write(path, data, durable=False)
+    except (OSError, files.StateFileError):
+        pass
 
 
 #: How many checked specs the spec cache keeps: an edit of the spec file adds one, and
@@ -126,11 +126,14 @@ def prune_cache(directory: Path, keep: int = SPEC_CACHE_KEEP) -> None:
 
 
 def read_cache(path: Path) -> bytes | None:
-    """A cache file's bytes, or None when there is none to read."""
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+    """A cache file's bytes, or None when there is none.
+
+    What is not a regular file there (a FIFO, a link, a directory) is refused
+    (:class:`~roadcheck.guard.files.StateFileError`), never waited on.
+    """
+    from roadcheck.guard import files
+
+    return files.read(path)
 
 
 # -- the spec ------------------------------------------------------------------------------

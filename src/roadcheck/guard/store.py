@@ -45,10 +45,9 @@ from typing import Any
 
 import orjson
 
-from roadcheck._lock import lock
 from roadcheck.conformance.spec import Spec
-from roadcheck.errors import StoreError, TraceError
-from roadcheck.guard import snapshot
+from roadcheck.errors import SpecError, StoreError, TraceError
+from roadcheck.guard import files, snapshot
 from roadcheck.guard.core import Decision, Guard, _spec_of
 
 __all__ = ["ASKED", "STATE", "GuardSession", "GuardStore", "decision_record"]
@@ -57,6 +56,9 @@ STATE = "guard.json"
 #: The calls asked about, waiting for their PostToolUse: a cache (see the module docstring).
 ASKED = "guard.asked.json"
 _LOCK = "guard.lock"
+#: The decision log's files, as SQLite names them.
+_SQLITE_FILES = ("evidence.sqlite", "evidence.sqlite-wal", "evidence.sqlite-shm",
+                 "evidence.sqlite-journal")
 _FORMAT = "roadcheck-guard-state/2"
 
 
@@ -93,15 +95,18 @@ def decision_record(session: str, number: int, decision: Decision, spec_sha256: 
 
 def _cached_spec(directory: Path, path: str | PathLike[str]) -> Spec:
     """The spec at ``path``, from the store's spec cache when its bytes were checked before."""
+    from roadcheck._files import FileRefused, read_regular
     from roadcheck._inputs import load_replay_spec
 
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_regular(path)  # a FIFO in place of the spec is refused, not waited on
+    except FileRefused as exc:
+        raise SpecError(f"cannot read spec: {exc.why}", path=str(path)) from None
     except OSError:
         return load_replay_spec(path)  # which says why, as for any spec it cannot read
     digest = hashlib.sha256(data).hexdigest()
     cache = directory / ".specs" / digest
+    files.check_dir(cache.parent)
     raw = snapshot.read_cache(cache)
     spec = snapshot.load_spec(raw, str(path), digest) if raw is not None else None
     if spec is None:
@@ -152,13 +157,15 @@ class GuardStore:
         """
         where = self._dir(session)
         try:
-            where.mkdir(parents=True, exist_ok=True)
-            fd = os.open(where / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot open the guard session: {exc.strerror or exc}",
-                             path=str(where)) from None
+            raise StoreError(f"cannot create the state directory: {exc.strerror or exc}",
+                             path=str(self.dir)) from None
+        files.make_dir(where)
+        fd = files.lock(where / _LOCK)  # within files.LOCK_WAIT seconds, or refused
         try:
-            lock(fd)
+            for name in _SQLITE_FILES:  # opened by SQLite, which would block on a FIFO
+                files.check_plain(where / name)
             events, digest = self._load(where, session, create)
             live = GuardSession(self, session, events, _asked(where),
                                 snapshot.read_cache(where / snapshot.SNAPSHOT), digest)
@@ -170,16 +177,12 @@ class GuardStore:
     def _load(self, where: Path, session: str, create: bool) -> tuple[list[Any], str]:
         """The session's events and the sha256 of its state file ("" for a new session)."""
         path = where / STATE
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+        raw = files.read(path)
+        if raw is None:
             if create:
                 return [], ""
             raise StoreError(f"unknown guard session {session!r}: it was never created",
-                             path=str(path)) from None
-        except OSError as exc:
-            raise StoreError(f"cannot read the guard state: {exc.strerror or exc}",
-                             path=str(path)) from None
+                             path=str(path))
         try:
             state = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -193,8 +196,6 @@ class GuardStore:
     def _save(self, where: Path, session: str, live: GuardSession, digest: str) -> None:
         """Log the decisions (durable), then the events when they changed (durable), then
         the asked calls and the snapshot (caches)."""
-        from roadcheck.evidence.manifest import write_durable
-
         path = where / STATE
         try:
             if live.pending:
@@ -204,7 +205,7 @@ class GuardStore:
             else:
                 data = orjson.dumps({"format": _FORMAT, "session": session,
                                      "events": live.guard.records})
-                write_durable(path, data)
+                files.write(path, data, durable=True)
         except OSError as exc:
             raise StoreError(f"cannot write the guard state: {exc.strerror or exc}",
                              path=str(path)) from None
