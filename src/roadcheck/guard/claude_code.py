@@ -102,6 +102,7 @@ def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
 
 #: The command's options as the click CLI declares them: name -> (key, takes a value).
 _OPTIONS = {"--spec": ("spec", True), "--state-dir": ("state_dir", True),
+            "--key-file": ("key_file", True), "--no-key": ("no_key", False),
             "--approver": ("approver", True), "--grant": ("grant", False),
             "--catch-up": ("catch_up", False)}
 
@@ -111,13 +112,13 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
 
     Only a plain command line is taken: each option at most once, every value
     present and not option-like, ``--spec`` given, and the paths as click's
-    ``Path`` checks would pass them (the spec not a directory, the state
-    directory not a file, either readable where it exists). Anything else
+    ``Path`` checks would pass them (the spec and the key file not directories,
+    the state directory not a file, each readable where it exists). Anything else
     (``--help``, an unknown option, a stray argument) returns None, and the click
     CLI answers it, with its usual messages.
     """
-    options: dict[str, Any] = {"state_dir": None, "approver": "user", "grant": False,
-                               "catch_up": False}
+    options: dict[str, Any] = {"state_dir": None, "key_file": None, "no_key": False,
+                               "approver": "user", "grant": False, "catch_up": False}
     seen: set[str] = set()
     i = 0
     while i < len(args):
@@ -144,7 +145,8 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
     if "spec" not in options:
         return None
     if not (_path_ok(options["spec"], dir_okay=False)
-            and (options["state_dir"] is None or _path_ok(options["state_dir"], dir_okay=True))):
+            and (options["state_dir"] is None or _path_ok(options["state_dir"], dir_okay=True))
+            and (options["key_file"] is None or _path_ok(options["key_file"], dir_okay=False))):
         return None
     return options
 
@@ -205,7 +207,8 @@ def main(options: dict[str, Any]) -> int:
     try:
         answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
                           approver=options["approver"], grant=options["grant"],
-                          catch_up=options["catch_up"])
+                          catch_up=options["catch_up"], key_file=options["key_file"],
+                          no_key=options["no_key"])
         try:
             sys.stdout.write(answer.stdout)
             sys.stdout.flush()
@@ -252,15 +255,17 @@ def _json(doc: dict[str, Any]) -> str:
 
 
 def run_hook(data: bytes, spec: str, state_dir: str | None, *, approver: str = "user",
-             grant: bool = False, catch_up: bool = False) -> HookAnswer:
+             grant: bool = False, catch_up: bool = False, key_file: str | None = None,
+             no_key: bool = False) -> HookAnswer:
     """Answer one Claude Code hook event; never raises, any failure denies.
 
     With ``catch_up``, a session the guard has not seen before starts from its
     transcript (``transcript_path``, read with the Claude Code reader): what
-    happened before the hook was installed counts.
+    happened before the hook was installed counts. ``state_dir``, ``key_file``,
+    ``no_key``: see :class:`~roadcheck.guard.store.GuardStore`.
     """
     try:
-        return _answer(data, spec, state_dir, approver, grant, catch_up)
+        return _answer(data, spec, state_dir, approver, grant, catch_up, key_file, no_key)
     except _BadInput as exc:
         return _deny(f"bad hook input: {exc}")
     except Exception as exc:  # fail closed: a guard that crashes must not let the call run
@@ -291,7 +296,7 @@ def _catch_up(live: Any, transcript: Any, current: str | None) -> None:
 
 
 def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant: bool,
-            catch_up: bool) -> HookAnswer:
+            catch_up: bool, key_file: str | None = None, no_key: bool = False) -> HookAnswer:
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -309,7 +314,7 @@ def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant:
         return HookAnswer(0)
     from roadcheck.guard.store import GuardStore
 
-    store = GuardStore(state_dir, spec, approver=approver)
+    store = GuardStore(state_dir, spec, approver=approver, key_file=key_file, no_key=no_key)
     with store.session(session, create=True) as live:
         if catch_up and not live.guard.records:
             call_id = doc.get("tool_use_id")

@@ -32,7 +32,7 @@ from roadcheck._files import describe
 from roadcheck.errors import StoreError
 
 __all__ = ["LOCK_WAIT", "READ_LIMIT", "StateFileError", "check_dir", "check_plain", "lock",
-           "make_dir", "read", "write"]
+           "make_dir", "read", "temporary", "write"]
 
 #: How long a guard waits for a session's lock, in seconds (the lock is held for
 #: milliseconds by a guard answering; longer means something else holds it).
@@ -149,7 +149,9 @@ def make_dir(path: Path) -> None:
     check_dir(path)
 
 
-def _temporary(directory: Path, name: str) -> tuple[int, Path]:
+def temporary(directory: Path, name: str) -> tuple[int, Path]:
+    """A new file only its owner can read, created exclusively under a random name beside
+    ``name`` in ``directory``: its descriptor (open for writing) and path."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0) \
         | getattr(os, "O_BINARY", 0)
     for _ in range(100):
@@ -167,7 +169,7 @@ def write(path: Path, data: bytes, *, durable: bool) -> None:
     ``durable``: fsync the file before the rename and the directory after it.
     Raises ``OSError``; the temporary file never stays behind.
     """
-    fd, tmp = _temporary(path.parent, path.name)
+    fd, tmp = temporary(path.parent, path.name)
     try:
         try:
             view = memoryview(data)
