@@ -713,10 +713,12 @@ class SqliteStore:
 
         try:
             conn = self._db()
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'side'"
-                            ).fetchone() is None:
-                return None
-            row = conn.execute("SELECT doc FROM side WHERE name = ?", (name,)).fetchone()
+            try:
+                row = conn.execute("SELECT doc FROM side WHERE name = ?", (name,)).fetchone()
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+                return None  # a store that never kept one
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise StoreError(f"cannot read evidence: {exc}", path=str(self.path)) from None
         return None if row is None else str(row[0])

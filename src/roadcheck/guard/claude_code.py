@@ -208,7 +208,7 @@ def main(options: dict[str, Any]) -> int:
         answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
                           approver=options["approver"], grant=options["grant"],
                           catch_up=options["catch_up"], key_file=options["key_file"],
-                          no_key=options["no_key"])
+                          no_key=options["no_key"], linger=True)
         try:
             sys.stdout.write(answer.stdout)
             sys.stdout.flush()
@@ -255,17 +255,17 @@ def _json(doc: dict[str, Any]) -> str:
 
 
 def run_hook(data: bytes, spec: str, state_dir: str | None, *, approver: str = "user",
-             grant: bool = False, catch_up: bool = False, key_file: str | None = None,
-             no_key: bool = False) -> HookAnswer:
+             grant: bool = False, catch_up: bool = False, **store_options: Any) -> HookAnswer:
     """Answer one Claude Code hook event; never raises, any failure denies.
 
     With ``catch_up``, a session the guard has not seen before starts from its
     transcript (``transcript_path``, read with the Claude Code reader): what
-    happened before the hook was installed counts. ``state_dir``, ``key_file``,
-    ``no_key``: see :class:`~roadcheck.guard.store.GuardStore`.
+    happened before the hook was installed counts. ``state_dir`` and
+    ``store_options`` (``key_file``, ``no_key``, and ``linger`` for the hook process,
+    which ends once it has answered): see :class:`~roadcheck.guard.store.GuardStore`.
     """
     try:
-        return _answer(data, spec, state_dir, approver, grant, catch_up, key_file, no_key)
+        return _answer(data, spec, state_dir, approver, grant, catch_up, store_options)
     except _BadInput as exc:
         return _deny(f"bad hook input: {exc}")
     except Exception as exc:  # fail closed: a guard that crashes must not let the call run
@@ -296,7 +296,7 @@ def _catch_up(live: Any, transcript: Any, current: str | None) -> None:
 
 
 def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant: bool,
-            catch_up: bool, key_file: str | None = None, no_key: bool = False) -> HookAnswer:
+            catch_up: bool, store_options: dict[str, Any]) -> HookAnswer:
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -314,7 +314,7 @@ def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant:
         return HookAnswer(0)
     from roadcheck.guard.store import GuardStore
 
-    store = GuardStore(state_dir, spec, approver=approver, key_file=key_file, no_key=no_key)
+    store = GuardStore(state_dir, spec, approver=approver, **store_options)
     with store.session(session, create=True) as live:
         if catch_up and not live.guard.records:
             call_id = doc.get("tool_use_id")

@@ -136,13 +136,16 @@ class GuardStore:
     the user's, see :mod:`roadcheck.guard.paths`). ``key_file``: the guard key
     (``None``: ``$ROADCHECK_GUARD_KEY_FILE``, else the user's, created on first use);
     ``no_key=True`` runs without one (see :mod:`roadcheck.guard.seal` for what is
-    then detected).
+    then detected). ``linger=True``, for a process that ends as soon as it has
+    answered (the hook): a session's decision log is left open when the session
+    closes, so SQLite's checkpoint on close (a write and an fsync of the whole
+    database, as costly as the commit) falls to a later commit instead.
     """
 
     def __init__(self, directory: str | PathLike[str] | None,
                  spec: Spec | Mapping[str, Any] | str | PathLike[str], *,
                  approver: str | None = None, key_file: str | PathLike[str] | None = None,
-                 no_key: bool = False) -> None:
+                 no_key: bool = False, linger: bool = False) -> None:
         from roadcheck.guard.paths import state_dir
 
         #: ``directory``, else ``$ROADCHECK_GUARD_STATE_DIR``, else the user's state directory.
@@ -164,6 +167,7 @@ class GuardStore:
             if isinstance(spec, (str, PathLike)) else _spec_of(spec)
         self.approver = approver
         self.spec_sha256 = spec_digest(self.spec)
+        self.linger = linger
 
     def _dir(self, session: str) -> Path:
         from roadcheck.evidence.store import check_run_id
@@ -203,7 +207,7 @@ class GuardStore:
             yield live
             stored.save(live)
         finally:
-            stored.close()
+            stored.close(linger=self.linger)
             os.close(fd)  # closing the descriptor releases the lock
 
 
@@ -449,10 +453,17 @@ class _Stored:
             self.decisions = number
             self.last_hash = sealed[-1]["hash"]
 
-    def close(self) -> None:
-        """Close the decision log."""
+    def close(self, *, linger: bool = False) -> None:
+        """Close the decision log (with ``linger``, leave it open until the process ends)."""
         if self._log is not None:
-            self._log.close()
+            if linger:
+                _LINGERING.append(self._log)
+            else:
+                self._log.close()
+
+
+#: Decision logs left open by a lingering store (see :class:`GuardStore`).
+_LINGERING: list[Any] = []
 
 
 class GuardSession:
