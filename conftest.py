@@ -1,5 +1,7 @@
-"""What the doctests of ``src/roadcheck`` see: ``examples``, the repository's examples, and
-``tmp``, a fresh directory of the example's own."""
+"""What every test and doctest sees: the user's state and config directories moved into a
+temporary directory (so the guard never writes the real ``~/.local/state`` or
+``~/.config``), and, for the doctests of ``src/roadcheck``, ``examples``, the repository's
+examples, and ``tmp``, a fresh directory of the example's own."""
 
 from __future__ import annotations
 
@@ -7,6 +9,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+#: Where the guard looks for its state directory and key, by platform; each is pointed
+#: into a temporary directory for every test.
+_USER_DIRS = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA", "APPDATA")
+_GUARD_ENV = ("ROADCHECK_GUARD_STATE_DIR", "ROADCHECK_GUARD_KEY_FILE", "ROADCHECK_GUARD_NO_KEY")
+
+
+@pytest.fixture(scope="session")
+def _user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("user-dirs")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(_user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's state and config directories, and the guard's variables, for this test."""
+    for name in _USER_DIRS:
+        monkeypatch.setenv(name, str(_user_dirs / name.lower()))
+    for name in _GUARD_ENV:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(autouse=True)

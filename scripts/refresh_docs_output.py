@@ -253,8 +253,13 @@ def _ignore_for(root: Path) -> Callable[[str, list[str]], set[str]]:
     return ignore
 
 
-def _environment() -> dict[str, str]:
+def _environment(base: Path) -> dict[str, str]:
+    """A block's environment: no ROADCHECK_ variable, and the user's state and config
+    directories (where the guard keeps its sessions, its key and its sessions' heads)
+    in the block's own temporary directory ``base``, so each block starts afresh."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROADCHECK_")}
+    for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA", "APPDATA"):
+        env[name] = str(base / "user" / name.lower())
     bin_dir = str(Path(sys.executable).parent)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
     env.update(TZ="UTC", COLUMNS="80", PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8",
@@ -316,7 +321,8 @@ def execute(block: Block, sandbox: Sandbox) -> tuple[list[list[str]], list[int]]
             script.append(f"__rc=$?; echo $__rc >'{out}/{n}.rc'; (exit $__rc)")
         (out / "block.sh").write_text("\n".join(script) + "\n", encoding="utf-8")
         shell = subprocess.Popen(["bash", "--noprofile", "--norc", str(out / "block.sh")],
-                                 cwd=work, env=_environment(), start_new_session=True)
+                                 cwd=work, env=_environment(out),
+                                 start_new_session=True)
         try:
             shell.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:

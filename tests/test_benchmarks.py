@@ -113,6 +113,26 @@ def test_fuzz_campaign_misses(load: Callable[[str], ModuleType],
         assert bench.main(["--cases", "5"]) == code, tallies
 
 
+def test_guard_forgery_misses(load: Callable[[str], ModuleType],
+                              monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A forgery honoured with a key is a miss; one honoured only without a key is not."""
+    bench = load("guard_forgery")
+    case = bench.CASES[0]
+
+    def results(keyed_outcome: str) -> Callable[..., Any]:
+        return lambda modes, only, verbose: {(case.cls, True): [(case, keyed_outcome)],
+                                             (case.cls, False): [(case, "honoured: allow")]}
+
+    monkeypatch.setattr(bench, "matrix", results("honoured: allow"))
+    assert bench.main([]) == 1
+    assert "MISSED with a key" in capsys.readouterr().out
+    monkeypatch.setattr(bench, "matrix", results("detected"))
+    assert bench.main([]) == 0
+    out = capsys.readouterr().out
+    assert f"{case.cls:10} {'1/1':>12} {'0/1':>14}" in out
+
+
 def test_guard_latency_misses(load: Callable[[str], ModuleType],
                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Each of the four figures over its target is a miss on its own."""

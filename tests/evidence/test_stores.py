@@ -136,6 +136,55 @@ class TestSqliteStore:
             s.close()
 
 
+class TestSqliteExtend:
+    """Several records, their head and side documents in one commit."""
+
+    def test_records_head_and_side_documents_commit_together(self, tmp_path: Path) -> None:
+        key = EvidenceKey(b"k" * 32)
+        s = SqliteStore(tmp_path / "r", "r", key)
+        try:
+            seen: list[Any] = []
+
+            def side(head: Any) -> dict[str, str]:
+                seen.append(head)
+                return {"note": f"{head.records}:{head.last_hash}"}
+
+            sealed = s.extend([_record("a", 1, 1), _record("b", 1, 2)],
+                              manifest_sha256="ab" * 32, side=side)
+            head, top, last = s.tail()
+            assert top == 2 and last == sealed[-1]
+            assert head == seen[0] and head.records == 2 and head.manifest_sha256 == "ab" * 32
+            assert key.check(head.sealed(key).body(), head.mac)
+            assert s.side_doc("note") == f"2:{sealed[-1]['hash']}"
+            assert s.side_doc("other") is None
+        finally:
+            s.close()
+        assert verify_run(tmp_path, "r", key).ok
+
+    def test_a_store_without_side_documents_has_none(self, tmp_path: Path) -> None:
+        s = SqliteStore(tmp_path / "r", "r")
+        try:
+            s.append(_record("a", 1, 1))
+            assert s.side_doc("note") is None
+            assert s.tail()[1] == 1
+        finally:
+            s.close()
+
+    def test_a_failing_side_rolls_everything_back(self, tmp_path: Path) -> None:
+        s = SqliteStore(tmp_path / "r", "r")
+        try:
+            s.append(_record("a", 1, 1))
+
+            def side(head: Any) -> dict[str, str]:
+                raise RuntimeError("no")
+
+            with pytest.raises(RuntimeError):
+                s.extend([_record("b", 1, 2)], side=side)
+            assert s.tail()[1] == 1 and s.count() == 1
+        finally:
+            s.close()
+
+
 def _tamper_jsonl(run_dir: Path, how: str) -> None:
     path = run_dir / "evidence.jsonl"
     lines = record_lines(path)

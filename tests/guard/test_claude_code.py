@@ -13,6 +13,7 @@ import pytest
 from roadcheck.harness.audit import load_trail
 
 from ..conftest import ROOT
+from . import stored
 
 SPEC = """\
 mandatory_checkpoints:
@@ -126,7 +127,7 @@ class TestHook:
         (hook.state / "sess-1").mkdir(parents=True)
         (hook.state / "sess-1" / "guard.json").write_text("{broken")
         out = hook("PreToolUse", _bash("ls", "t1"))
-        assert out.returncode == 2 and "corrupt guard state" in out.stderr
+        assert out.returncode == 2 and "guard.json: is not a sealed guard file" in out.stderr
 
     def test_other_hook_events_are_left_alone(self, tmp_path: Path) -> None:
         """An event the guard does not read is answered with nothing, exit 0."""
@@ -144,7 +145,7 @@ class TestCatchUp:
                                             "transcript_path": str(transcript)}))
         assert out["permissionDecision"] == "ask"
         assert "would run at seq 16" in out["permissionDecisionReason"]  # 15 events before it
-        state = json.loads((hook.state / "sess-1" / "guard.json").read_bytes())
+        state = stored.state(hook.state / "sess-1" / "guard.json")
         assert [e["event"] for e in state["events"]][:2] == ["message", "action"]
         assert not any(e["event"] == "final" for e in state["events"])
 
@@ -152,7 +153,7 @@ class TestCatchUp:
         """By default the guard knows only what its hook events told it."""
         hook = Hook(tmp_path)
         assert hook("PreToolUse", _bash("ls", "t1")).returncode == 0
-        state = json.loads((hook.state / "sess-1" / "guard.json").read_bytes())
+        state = stored.state(hook.state / "sess-1" / "guard.json")
         assert state["events"] == []
 
     def test_an_unreadable_transcript_denies(self, tmp_path: Path) -> None:
@@ -170,7 +171,7 @@ class TestKeptState:
         assert hook("PostToolUse", write).returncode == 0
         assert hook("PostToolUse", {**_bash("git push", "p1"),
                                     "tool_response": {"stdout": "y" * 5000}}).returncode == 0
-        state = json.loads((hook.state / "sess-1" / "guard.json").read_bytes())
+        state = stored.state(hook.state / "sess-1" / "guard.json")
         kept = {e["call_id"]: e for e in state["events"]}
         assert "args" not in kept["w1"] and kept["p1"]["args"] == {"command": "git push"}
         assert kept["p1"]["command"] == "git push"

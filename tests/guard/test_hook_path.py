@@ -14,9 +14,10 @@ import pytest
 import roadcheck
 from roadcheck.guard import snapshot
 from roadcheck.guard.claude_code import parse_args
-from roadcheck.guard.store import ASKED, STATE
+from roadcheck.guard.store import STATE
 
 from ..conftest import ROOT
+from . import stored
 
 SPEC = """\
 mandatory_checkpoints:
@@ -108,6 +109,8 @@ class TestParseArgs:
         ["--spec", "s.yaml"],
         ["--spec=s.yaml", "--state-dir", "d", "--approver", "ann", "--grant", "--catch-up"],
         ["--catch-up", "--approver=bob", "--spec", "s.yaml", "--state-dir=d"],
+        ["--spec", "s.yaml", "--key-file", "k", "--no-key"],
+        ["--key-file=k", "--spec=s.yaml"],
     ])
     def test_agrees_with_click(self, args: list[str]) -> None:
         """A plain command line parses to the values click gives the command."""
@@ -125,6 +128,7 @@ class TestParseArgs:
     @pytest.mark.parametrize("args", [
         [], ["--help"], ["-h"], ["--spec"], ["--spec", "--grant"], ["--grant"],
         ["--spec", "a", "--spec", "b"], ["--spec", "a", "extra"], ["--spec", "a", "--grant=1"],
+        ["--spec", "a", "--no-key=1"], ["--spec", "a", "--key-file"],
         ["--spec", "a", "--unknown"], ["--spec", "a", "--"], ["--spe", "a"],
     ])
     def test_anything_else_is_left_to_click(self, args: list[str]) -> None:
@@ -187,24 +191,37 @@ class TestSnapshot:
             assert not live.restored
             assert [live.guard.check(c) for c in CALLS] == fresh
 
-    @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage"])
-    def test_a_damaged_snapshot_is_ignored_and_rebuilt(self, tmp_path: Path, spec: Path,
-                                                       damage: str) -> None:
-        """A snapshot whose digest does not match is not read: the events are re-fed."""
+    def test_an_empty_snapshot_is_ignored_and_rebuilt(self, tmp_path: Path,
+                                                      spec: Path) -> None:
+        """An empty snapshot (what a crash can leave of a file renamed into place without
+        fsync) is not read: the events are re-fed, and the snapshot is written again."""
         with _session(tmp_path, spec, create=True) as live:
             for event in EVENTS:
                 live.observe(event)
             fresh = [live.guard.check(c) for c in CALLS]
-        path = tmp_path / "state" / "s" / snapshot.SNAPSHOT
-        raw = path.read_bytes()
-        path.write_bytes({"flip": raw[:-5] + bytes([raw[-5] ^ 1]) + raw[-4:],
-                          "truncate": raw[:len(raw) // 2], "empty": b"",
-                          "garbage": b"0" * 64 + b"\n" + b"\x00" * 40}[damage])
+        (tmp_path / "state" / "s" / snapshot.SNAPSHOT).write_bytes(b"")
         with _session(tmp_path, spec) as live:
             assert not live.restored
             assert [live.guard.check(c) for c in CALLS] == fresh
         with _session(tmp_path, spec) as live:  # rewritten after the rebuild
             assert live.restored
+
+    @pytest.mark.parametrize("damage", ["flip", "garbage", "extended", "truncate", "header"])
+    def test_an_edited_snapshot_is_refused(self, tmp_path: Path, spec: Path,
+                                           damage: str) -> None:
+        """A snapshot whose seal does not verify was written by someone else: refused."""
+        with _session(tmp_path, spec, create=True) as live:
+            for event in EVENTS:
+                live.observe(event)
+        path = tmp_path / "state" / "s" / snapshot.SNAPSHOT
+        raw = path.read_bytes()
+        path.write_bytes({"flip": raw[:-5] + bytes([raw[-5] ^ 1]) + raw[-4:],
+                          "garbage": b"0" * 64 + b"\n" + b"\x00" * 40,
+                          "extended": raw + b"\x00", "truncate": raw[:len(raw) // 2],
+                          "header": raw[:10]}[damage])
+        with pytest.raises(roadcheck.StoreError, match=r"guard\.snapshot"), \
+                _session(tmp_path, spec):
+            pass
 
     def test_a_snapshot_of_other_events_or_another_spec_is_not_used(self, tmp_path: Path,
                                                                     spec: Path) -> None:
@@ -227,17 +244,20 @@ class TestSnapshot:
         with _session(tmp_path, spec, create=True) as live:
             live.observe(EVENTS[0])
         path = tmp_path / "state" / "s" / STATE
-        state = json.loads(path.read_bytes())
+        state = stored.state(path)
         state["events"][0]["seq"] = "one"
-        path.write_text(json.dumps(state))
+        store = roadcheck.GuardStore(tmp_path / "state", spec)
+        path.write_bytes(store.sealer.seal("state", "s", 9, json.dumps(state).encode()))
         with pytest.raises(roadcheck.StoreError, match="corrupt guard state"), \
                 _session(tmp_path, spec):
             pass
 
     def test_a_check_leaves_the_state_file_alone(self, tmp_path: Path, spec: Path) -> None:
-        """Only the decision log is written durably by a call that observes nothing."""
+        """Only the decision log is written durably by a call that observes nothing (once
+        the state file counts the log's first decision)."""
         with _session(tmp_path, spec, create=True) as live:
             live.observe(EVENTS[0])
+            live.check(CALLS[0])
         path = tmp_path / "state" / "s" / STATE
         before = path.stat().st_mtime_ns, path.read_bytes()
         with _session(tmp_path, spec) as live:
@@ -255,25 +275,32 @@ class TestSnapshot:
         with pytest.raises(roadcheck.SpecError, match="must_precede"):
             roadcheck.GuardStore(tmp_path / "state", spec)
 
-    def test_a_damaged_spec_cache_is_ignored(self, tmp_path: Path, spec: Path) -> None:
-        """A cache entry that fails its digest is not read; the spec file is."""
+    def test_an_empty_spec_cache_is_ignored(self, tmp_path: Path, spec: Path) -> None:
+        """An empty cache entry (a crash) is not read; the spec file is."""
         want = roadcheck.GuardStore(tmp_path / "state", spec).spec
         (entry,) = (tmp_path / "state" / ".specs").iterdir()
-        entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")
+        entry.write_bytes(b"")
         assert roadcheck.GuardStore(tmp_path / "state", spec).spec == want
+
+    def test_an_edited_spec_cache_is_refused(self, tmp_path: Path, spec: Path) -> None:
+        """A whole cache entry that fails its seal was written by someone else: refused."""
+        roadcheck.GuardStore(tmp_path / "state", spec)
+        (entry,) = (tmp_path / "state" / ".specs").iterdir()
+        entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")
+        with pytest.raises(roadcheck.StoreError, match="MAC does not verify"):
+            roadcheck.GuardStore(tmp_path / "state", spec)
 
 
 class TestAsked:
-    def test_an_unreadable_asked_file_counts_as_nothing_asked(self, tmp_path: Path,
+    def test_the_asked_calls_are_committed_with_the_decisions(self, tmp_path: Path,
                                                               spec: Path) -> None:
-        """Losing the asked calls can only mean asking again, never allowing unasked."""
+        """Asked calls are kept in the decision log's database, sealed with its head."""
         with _session(tmp_path, spec, create=True) as live:
+            live.check(CALLS[1])
             live.asked["t1"] = ["push_ok"]
-        where = tmp_path / "state" / "s"
-        assert json.loads((where / ASKED).read_bytes()) == {"t1": ["push_ok"]}
-        (where / ASKED).write_text("{broken")
         with _session(tmp_path, spec) as live:
-            assert live.asked == {}
+            assert live.asked == {"t1": ["push_ok"]}
+        assert not (tmp_path / "state" / "s" / "guard.asked.json").exists()
 
 
 class TestAnswer:

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from roadcheck.cli import cli
 from roadcheck.errors import InputError
-from roadcheck.evidence import verify_run
 from roadcheck.guard import GuardStore
 from roadcheck.guard.serve import GuardServer, loopback
+from roadcheck.guard.store import verify_session
 from roadcheck.harness.audit import load_trail
 
 from ..conftest import ROOT
@@ -89,7 +89,7 @@ class TestServe:
         assert client.post("/v1/sessions/run-1/check", everyone)[1]["verdict"] == "ask"
         assert client.post("/v1/sessions/run-1/observe", SEND) == (200, {"seq": 2})
         assert client.post("/v1/sessions/run-1/check", SEND)[1]["verdict"] == "ask"
-        assert verify_run(tmp_path, "run-1").ok
+        assert verify_session(tmp_path, "run-1").ok
         verdicts = [r["verdict"] for r in load_trail(tmp_path, "run-1").records]
         assert verdicts == ["fail", "pass", "fail", "fail"]
 

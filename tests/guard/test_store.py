@@ -11,11 +11,12 @@ import pytest
 
 import roadcheck
 from roadcheck.errors import StoreError
-from roadcheck.evidence import verify_run
+from roadcheck.guard.store import verify_session
 from roadcheck.harness.audit import load_trail
 from roadcheck.report.harness import audit_text
 
 from ..conftest import ROOT
+from . import stored
 
 SPEC = {"mandatory_checkpoints": [{"checkpoint_id": "ok", "must_precede": "deploy",
                                    "scope": "each", "consume": True}]}
@@ -67,14 +68,27 @@ class TestSessions:
             pass
 
     @pytest.mark.parametrize("body", [b"{", b"[]", b'{"format": "roadcheck-guard-state/1"}',
-                                      b'{"format": "roadcheck-guard-state/1", "session": "s", '
-                                      b'"events": [{"seq": 1}], "asked": {}, "decisions": 0}'])
-    def test_corrupt_state_fails_closed(self, tmp_path: Path, body: bytes) -> None:
-        """A state file that is not this session's readable state is an error."""
+                                      b'{"format": "roadcheck-guard-state/2", "session": "s", '
+                                      b'"events": [{"seq": 1}]}'])
+    def test_unsealed_state_fails_closed(self, tmp_path: Path, body: bytes) -> None:
+        """A state file the guard did not seal (by hand, or an earlier version's) is an error."""
         (tmp_path / "s").mkdir()
         (tmp_path / "s" / "guard.json").write_bytes(body)
-        with pytest.raises(StoreError, match="corrupt guard state"), \
+        with pytest.raises(StoreError, match=r"guard\.json: is not a sealed guard file"), \
                 roadcheck.GuardStore(tmp_path, SPEC).session("s"):
+            pass
+
+    @pytest.mark.parametrize("doc", [[], {"format": "roadcheck-guard-state/3"},
+                                     {"format": "roadcheck-guard-state/3", "session": "s",
+                                      "events": [{"seq": 1}]}])
+    def test_a_sealed_state_of_another_shape_fails_closed(self, tmp_path: Path,
+                                                          doc: object) -> None:
+        """Sealed with the key, yet not a state of this session: still an error."""
+        store = roadcheck.GuardStore(tmp_path, SPEC)
+        (tmp_path / "s").mkdir()
+        (tmp_path / "s" / "guard.json").write_bytes(
+            store.sealer.seal("state", "s", 1, json.dumps(doc).encode()))
+        with pytest.raises(StoreError, match="corrupt guard state"), store.session("s"):
             pass
 
     def test_bad_session_id_is_refused(self, tmp_path: Path) -> None:
@@ -104,7 +118,7 @@ class TestSessions:
         procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT)
                  for _ in range(4)]
         assert [p.wait(timeout=60) for p in procs] == [0] * 4
-        state = json.loads((tmp_path / "s" / "guard.json").read_bytes())
+        state = stored.state(tmp_path / "s" / "guard.json")
         assert [e["seq"] for e in state["events"]] == list(range(1, 41))
 
 
@@ -116,7 +130,7 @@ class TestDecisionLog:
             live.check({"event": "action", "action_type": "deploy", "args": {"env": "prod"}})
             live.observe({"event": "checkpoint", "checkpoint_id": "ok", "confirmed_by": "ann"})
             live.check({"event": "action", "action_type": "deploy", "args": {"env": "prod"}})
-        assert verify_run(tmp_path, "s").ok
+        assert verify_session(tmp_path, "s").ok
         trail = load_trail(tmp_path, "s")
         assert [r["verdict"] for r in trail.records] == ["fail", "pass"]
         assert trail.records[1]["identity"] == "ann"
@@ -136,4 +150,4 @@ class TestDecisionLog:
         conn.execute("UPDATE evidence SET verdict = 'pass'")
         conn.commit()
         conn.close()
-        assert verify_run(tmp_path, "s").problem == "edited"
+        assert verify_session(tmp_path, "s").problem == "edited"

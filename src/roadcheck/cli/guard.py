@@ -14,11 +14,22 @@ __all__ = ["guard"]
 
 
 def _guard_store_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--spec`` and ``--state-dir``: what every guard command enforces, and where."""
+    """``--spec``, ``--state-dir``, ``--key-file``, ``--no-key``: what every guard command
+    enforces, where it keeps its state, and the key that authenticates it."""
     command = click.option(
-        "--state-dir", default=".roadcheck/guard", show_default=True,
-        type=DIRECTORY,
-        help="Directory holding one directory per session: its state and decision log.")(command)
+        "--no-key", is_flag=True,
+        help="Run without a key: the stored state is not authenticated (also "
+             "ROADCHECK_GUARD_NO_KEY=1).")(command)
+    command = click.option(
+        "--key-file", type=FILE, default=None, metavar="FILE",
+        help="The key that authenticates the stored state, kept outside the state directory "
+             "and created on first use (default: $ROADCHECK_GUARD_KEY_FILE, else "
+             "~/.config/roadcheck/guard.key or %APPDATA%\\roadcheck\\guard.key).")(command)
+    command = click.option(
+        "--state-dir", default=None, type=DIRECTORY,
+        help="Directory holding one directory per session: its state and decision log "
+             "(default: $ROADCHECK_GUARD_STATE_DIR, else the user's state directory, "
+             "~/.local/state/roadcheck/guard or %LOCALAPPDATA%\\roadcheck\\guard).")(command)
     return click.option("--spec", "spec", required=True, type=FILE,
                         help="The replay spec to enforce (JSON or YAML).")(command)
 
@@ -39,8 +50,8 @@ def guard() -> None:
 @click.option("--catch-up", is_flag=True,
               help="Start a session the guard has not seen from its transcript "
                    "(transcript_path), so what happened before the hook counts.")
-def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
-                      catch_up: bool) -> None:
+def guard_claude_code(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
+                      approver: str, grant: bool, catch_up: bool) -> None:
     """Read one hook event (JSON) on standard input and answer in the hook protocol.
 
     PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit
@@ -51,7 +62,8 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
     from roadcheck.guard.claude_code import blocked, main
 
     try:
-        code = main({"spec": spec, "state_dir": state_dir, "approver": approver, "grant": grant,
+        code = main({"spec": spec, "state_dir": state_dir, "key_file": key_file,
+                     "no_key": no_key, "approver": approver, "grant": grant,
                      "catch_up": catch_up})
     except BaseException as exc:  # an interrupt or a bug blocks the call
         code = blocked(exc)
@@ -72,8 +84,9 @@ def guard_claude_code(spec: str, state_dir: str, approver: str, grant: bool,
               help="The approver's token (a file only its owner can read, kept where the "
                    "agent cannot read it): /approve needs 'Authorization: Bearer TOKEN'. "
                    "Without it the server takes no approval.")
-def guard_serve(spec: str, state_dir: str, host: str, port: int,
-                approver: str | None, approve_token_file: str | None) -> None:
+def guard_serve(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
+                host: str, port: int, approver: str | None,
+                approve_token_file: str | None) -> None:
     """Answer check, observe and approve for the sessions in --state-dir, over HTTP.
 
     POST /v1/sessions/ID creates a session; POST /v1/sessions/ID/check,
@@ -86,4 +99,9 @@ def guard_serve(spec: str, state_dir: str, host: str, port: int,
     from roadcheck.guard.store import GuardStore
 
     token = None if approve_token_file is None else read_token(approve_token_file)
-    serve(GuardStore(state_dir, spec, approver=approver), host, port, approve_token=token)
+    store = GuardStore(state_dir, spec, approver=approver, key_file=key_file, no_key=no_key)
+    if store.key_notice:
+        from roadcheck.guard.seal import say_once
+
+        say_once(store.key_notice)
+    serve(store, host, port, approve_token=token)

@@ -202,7 +202,11 @@ def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file:
 
         check = verify_pg_run(store_url, run_id, load_key(key_file))
     else:
-        check = verify_run(runs_dir, run_id, load_key(key_file))
+        from roadcheck.guard.store import is_session, verify_session
+
+        key = load_key(key_file) if key_file is not None else None
+        check = (verify_session(runs_dir, run_id, key) if is_session(runs_dir, run_id, key)
+                 else verify_run(runs_dir, run_id, key if key is not None else load_key()))
     emit(verify_report(check, fmt=fmt))
     sys.exit(check.exit)
 
@@ -228,7 +232,9 @@ def audit(run_id: str, runs_dir: str, html_out: str | None, store_url: str | Non
 
         trail = load_pg_trail(store_url, run_id, load_key(key_file))
     else:
-        trail = load_trail(runs_dir, run_id, load_key(key_file))
+        # no --key-file: a run takes the environment's evidence key, a guard session its own
+        trail = load_trail(runs_dir, run_id, load_key(key_file) if key_file is not None
+                           else None)
     if html_out is not None:
         from roadcheck._files import write_output
 

@@ -32,7 +32,7 @@ import contextlib
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -576,6 +576,7 @@ _SCHEMA = (
     "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, params_sha256 TEXT, "
     "prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE)"
 )
+_SIDE_SCHEMA = "CREATE TABLE IF NOT EXISTS side (name TEXT PRIMARY KEY, doc TEXT NOT NULL)"
 _HEAD_SCHEMA = ("CREATE TABLE IF NOT EXISTS head (id INTEGER PRIMARY KEY CHECK (id = 1), "
                 "doc TEXT NOT NULL)")
 
@@ -651,10 +652,23 @@ class SqliteStore:
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Insert one record and its new head in one transaction, committed when this returns."""
+        return self.extend([record])[0]
+
+    def extend(self, records: Sequence[Mapping[str, Any]], *,
+               manifest_sha256: str | None = None,
+               side: Callable[[Head], Mapping[str, str]] | None = None,
+               ) -> list[dict[str, Any]]:
+        """Insert records and the head counting them in one transaction (one commit).
+
+        ``manifest_sha256`` is the digest a store started here names in its head.
+        ``side``, given the new head, returns named documents kept beside the
+        records (``side`` table) and committed with them; :meth:`side_doc` reads one.
+        """
         import sqlite3
 
         require_sealing(self.key)
         conn = self._db()
+        out = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             head = self._head_in(conn)
@@ -663,16 +677,25 @@ class SqliteStore:
                 if count:
                     raise EvidenceError("refusing to append: the store has records but no head",
                                         path=str(self.path))
-                head = Head(self.run_id, 0, GENESIS)  # a store used on its own, outside a run
+                # a store used on its own, outside a run
+                head = Head(self.run_id, 0, GENESIS, manifest_sha256)
             elif isinstance(head, str):
                 raise EvidenceError(f"refusing to append: {head}", path=str(self.path))
-            sealed = seal(record, head.last_hash)
-            values = [orjson.dumps(sealed[k]).decode() if k in _JSON_COLUMNS else sealed[k]
-                      for k in FIELDS]
-            conn.execute(f"INSERT INTO evidence ({_COLUMNS}) VALUES "
-                         f"({', '.join('?' * len(FIELDS))})", values)
-            self._put_head(conn, dataclasses.replace(head, records=head.records + 1,
-                                                     last_hash=sealed["hash"]))
+            for record in records:
+                sealed = seal(record, head.last_hash)
+                values = [orjson.dumps(sealed[k]).decode() if k in _JSON_COLUMNS else sealed[k]
+                          for k in FIELDS]
+                conn.execute(f"INSERT INTO evidence ({_COLUMNS}) VALUES "
+                             f"({', '.join('?' * len(FIELDS))})", values)
+                head = dataclasses.replace(head, records=head.records + 1,
+                                           last_hash=sealed["hash"])
+                out.append(sealed)
+            self._put_head(conn, head)
+            if side is not None:
+                conn.execute(_SIDE_SCHEMA)
+                conn.executemany("INSERT INTO side (name, doc) VALUES (?, ?) ON CONFLICT (name) "
+                                 "DO UPDATE SET doc = excluded.doc",
+                                 list(side(head.sealed(self.key)).items()))
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:
@@ -682,7 +705,40 @@ class SqliteStore:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        return sealed
+        return out
+
+    def tail(self) -> tuple[Head | str | None, int, dict[str, Any] | None]:
+        """``(head, highest row number, last record)`` without reading the other records:
+        what a caller checks against the head on every open. The head is an error
+        message when it is unusable, ``None`` when there is none."""
+        import sqlite3
+
+        try:
+            conn = self._db()
+            head = self._head_in(conn)
+            rows = conn.execute(f"SELECT seq, {_COLUMNS} FROM evidence ORDER BY seq DESC "
+                                "LIMIT 1").fetchall()
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read evidence: {exc}", path=str(self.path)) from None
+        if not rows:
+            return head, 0, None
+        return head, int(rows[0][0]), rows_to_records([rows[0][1:]])[0]
+
+    def side_doc(self, name: str) -> str | None:
+        """The side document ``name`` (see :meth:`extend`), or None."""
+        import sqlite3
+
+        try:
+            conn = self._db()
+            try:
+                row = conn.execute("SELECT doc FROM side WHERE name = ?", (name,)).fetchone()
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+                return None  # a store that never kept one
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read evidence: {exc}", path=str(self.path)) from None
+        return None if row is None else str(row[0])
 
     def records(self) -> list[dict[str, Any]]:
         """Every row in insertion order, with ``gate`` and ``artifact`` decoded."""

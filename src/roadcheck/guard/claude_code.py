@@ -25,6 +25,7 @@ Code shows and which blocks the call. It never exits 0 without having decided.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +102,7 @@ def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
 
 #: The command's options as the click CLI declares them: name -> (key, takes a value).
 _OPTIONS = {"--spec": ("spec", True), "--state-dir": ("state_dir", True),
+            "--key-file": ("key_file", True), "--no-key": ("no_key", False),
             "--approver": ("approver", True), "--grant": ("grant", False),
             "--catch-up": ("catch_up", False)}
 
@@ -110,13 +112,13 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
 
     Only a plain command line is taken: each option at most once, every value
     present and not option-like, ``--spec`` given, and the paths as click's
-    ``Path`` checks would pass them (the spec not a directory, the state
-    directory not a file, either readable where it exists). Anything else
+    ``Path`` checks would pass them (the spec and the key file not directories,
+    the state directory not a file, each readable where it exists). Anything else
     (``--help``, an unknown option, a stray argument) returns None, and the click
     CLI answers it, with its usual messages.
     """
-    options: dict[str, Any] = {"state_dir": ".roadcheck/guard", "approver": "user", "grant": False,
-                               "catch_up": False}
+    options: dict[str, Any] = {"state_dir": None, "key_file": None, "no_key": False,
+                               "approver": "user", "grant": False, "catch_up": False}
     seen: set[str] = set()
     i = 0
     while i < len(args):
@@ -143,7 +145,8 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
     if "spec" not in options:
         return None
     if not (_path_ok(options["spec"], dir_okay=False)
-            and _path_ok(options["state_dir"], dir_okay=True)):
+            and (options["state_dir"] is None or _path_ok(options["state_dir"], dir_okay=True))
+            and (options["key_file"] is None or _path_ok(options["key_file"], dir_okay=False))):
         return None
     return options
 
@@ -162,21 +165,60 @@ def _path_ok(path: str, *, dir_okay: bool) -> bool:
     return os.access(path, os.R_OK)
 
 
+#: How long a hook process may take, in seconds, before it answers deny on its own:
+#: well inside Claude Code's hook timeout (60 s by default), after which the call would run.
+DEADLINE = 10.0
+
+
+def _watchdog(seconds: float) -> Callable[[], None]:
+    """Start a thread that, unless the returned function is called within ``seconds``,
+    says the call is denied and ends the process with exit code 2.
+
+    Whatever the hook waits on (a file system that hangs, a read the guard did not
+    bound), Claude Code gets a deny in time rather than a timeout that lets the
+    call run. A bare ``_thread``: the hook does not pay for importing ``threading``.
+    """
+    import _thread
+    import os
+
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def watch() -> None:
+        if done.acquire(timeout=seconds):
+            return
+        try:
+            os.write(2, _deny(f"the hook did not answer within {seconds:g} s").stderr.encode())
+        finally:
+            os._exit(_EXIT_BLOCK)
+
+    _thread.start_new_thread(watch, ())
+    return done.release
+
+
 def main(options: dict[str, Any]) -> int:
-    """Read the hook event on standard input, answer it, return the exit code."""
+    """Read the hook event on standard input, answer it, return the exit code.
+
+    The answer comes within :data:`DEADLINE` seconds, or it is deny (exit 2).
+    """
     import sys
 
-    answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
-                      approver=options["approver"], grant=options["grant"],
-                      catch_up=options["catch_up"])
+    stop = _watchdog(DEADLINE)
     try:
-        sys.stdout.write(answer.stdout)
-        sys.stdout.flush()
-    except OSError as exc:  # an answer Claude Code cannot read must not pass for "no decision"
-        sys.stderr.write(_deny(f"cannot write the answer: {exc}").stderr)
-        return _EXIT_BLOCK
-    sys.stderr.write(answer.stderr)
-    return answer.exit
+        answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
+                          approver=options["approver"], grant=options["grant"],
+                          catch_up=options["catch_up"], key_file=options["key_file"],
+                          no_key=options["no_key"], linger=True)
+        try:
+            sys.stdout.write(answer.stdout)
+            sys.stdout.flush()
+        except OSError as exc:  # an answer Claude Code cannot read must not pass for "none"
+            sys.stderr.write(_deny(f"cannot write the answer: {exc}").stderr)
+            return _EXIT_BLOCK
+        sys.stderr.write(answer.stderr)
+        return answer.exit
+    finally:
+        stop()
 
 
 def blocked(exc: BaseException) -> int:
@@ -212,16 +254,18 @@ def _json(doc: dict[str, Any]) -> str:
     return orjson.dumps(doc).decode() + "\n"
 
 
-def run_hook(data: bytes, spec: str, state_dir: str, *, approver: str = "user",
-             grant: bool = False, catch_up: bool = False) -> HookAnswer:
+def run_hook(data: bytes, spec: str, state_dir: str | None, *, approver: str = "user",
+             grant: bool = False, catch_up: bool = False, **store_options: Any) -> HookAnswer:
     """Answer one Claude Code hook event; never raises, any failure denies.
 
     With ``catch_up``, a session the guard has not seen before starts from its
     transcript (``transcript_path``, read with the Claude Code reader): what
-    happened before the hook was installed counts.
+    happened before the hook was installed counts. ``state_dir`` and
+    ``store_options`` (``key_file``, ``no_key``, and ``linger`` for the hook process,
+    which ends once it has answered): see :class:`~roadcheck.guard.store.GuardStore`.
     """
     try:
-        return _answer(data, spec, state_dir, approver, grant, catch_up)
+        return _answer(data, spec, state_dir, approver, grant, catch_up, store_options)
     except _BadInput as exc:
         return _deny(f"bad hook input: {exc}")
     except Exception as exc:  # fail closed: a guard that crashes must not let the call run
@@ -251,8 +295,8 @@ def _catch_up(live: Any, transcript: Any, current: str | None) -> None:
             live.observe({k: v for k, v in event.data.items() if k != "seq"})
 
 
-def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
-            catch_up: bool) -> HookAnswer:
+def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant: bool,
+            catch_up: bool, store_options: dict[str, Any]) -> HookAnswer:
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -270,7 +314,7 @@ def _answer(data: bytes, spec: str, state_dir: str, approver: str, grant: bool,
         return HookAnswer(0)
     from roadcheck.guard.store import GuardStore
 
-    store = GuardStore(state_dir, spec, approver=approver)
+    store = GuardStore(state_dir, spec, approver=approver, **store_options)
     with store.session(session, create=True) as live:
         if catch_up and not live.guard.records:
             call_id = doc.get("tool_use_id")

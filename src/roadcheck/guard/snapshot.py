@@ -8,29 +8,27 @@ a fresh engine before it could answer. Two caches spare that work:
   by the sha256 of the spec file's bytes, so an edited spec is read and checked
   afresh;
 * the **session snapshot** (``<session>/guard.snapshot``): the engine's state
-  after the session's events, keyed by the spec's sha256 and the sha256 of the
+  after the session's events, keyed by the spec's sha256 and the MAC of the
   session's state file (``guard.json``) it was taken from.
 
 Both are caches, never the record: the state file holds the events, and it is
-the one written durably. A snapshot is used only when its own digest, its
-format, the roadcheck version, the Python version and both keys match; anything
-else (a torn write, a flipped bit, another spec, a state file that moved on, an
-engine whose state has changed shape) is ignored and the state is rebuilt from
-the events, which are checked as they are fed. So a bad snapshot costs time,
-never a wrong answer. They are written with an atomic rename but no fsync: a
-snapshot lost in a crash is rebuilt.
+the one written durably. Both are sealed like every guard file (see
+:mod:`roadcheck.guard.seal`): one that does not verify, or belongs to another
+session, is refused. A verified snapshot is used only when its format, the
+roadcheck version, the Python version and both keys match; anything else (a
+torn write, another spec, a state file that moved on, an engine whose state
+has changed shape) is ignored and the state is rebuilt from the events, which
+are checked as they are fed. They are written with an atomic rename but no
+fsync: a snapshot lost in a crash is rebuilt.
 
 The payload is :mod:`marshal` data (Python's own fast format for plain values),
-read only after its sha256 matches. Like the state file beside it, a snapshot
-is trusted as far as the directory is: whoever can write the state directory
-can also rewrite the session's events.
+read only after its seal verifies.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import marshal
 import os
 import sys
@@ -71,19 +69,15 @@ _CODES: dict[str, Reason] = {r.value: r for r in Reason}
 # -- framing -------------------------------------------------------------------------------
 
 def _frame(value: Any) -> bytes | None:
-    """The value as a snapshot file: its sha256 (hex), a newline, the marshal payload."""
+    """The value as a snapshot payload: marshal data naming its writer."""
     try:
-        payload = marshal.dumps((_WRITER, value))
+        return marshal.dumps((_WRITER, value))
     except ValueError:  # an object marshal cannot hold: no snapshot, the state is rebuilt
         return None
-    return hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 
 
-def _unframe(raw: bytes) -> Any:
-    """The value of a snapshot file, or None when it is not one this process wrote."""
-    digest, sep, payload = raw.partition(b"\n")
-    if not sep or hashlib.sha256(payload).hexdigest().encode() != digest:
-        return None
+def _unframe(payload: bytes) -> Any:
+    """The value of a snapshot payload, or None when it is not one this process wrote."""
     try:
         writer, value = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
@@ -93,13 +87,13 @@ def _unframe(raw: bytes) -> Any:
 
 def write_cache(path: Path, data: bytes) -> None:
     """Replace a cache file atomically, without fsync; a failure leaves no cache, not an error."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from roadcheck.guard import files
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+        files.make_dir(path.parent)
+        files.write(path, data, durable=False)
+    except (OSError, files.StateFileError):
+        pass
 
 
 #: How many checked specs the spec cache keeps: an edit of the spec file adds one, and
@@ -126,17 +120,20 @@ def prune_cache(directory: Path, keep: int = SPEC_CACHE_KEEP) -> None:
 
 
 def read_cache(path: Path) -> bytes | None:
-    """A cache file's bytes, or None when there is none to read."""
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+    """A cache file's bytes, or None when there is none.
+
+    What is not a regular file there (a FIFO, a link, a directory) is refused
+    (:class:`~roadcheck.guard.files.StateFileError`), never waited on.
+    """
+    from roadcheck.guard import files
+
+    return files.read(path)
 
 
 # -- the spec ------------------------------------------------------------------------------
 
 def dump_spec(spec: Spec) -> bytes | None:
-    """A checked spec (one the loader read) as a cache file; None for one built unchecked."""
+    """A checked spec (one the loader read) as a cache payload; None for one built unchecked."""
     rules = spec.mandatory_checkpoints
     if not all(r.checked for r in rules) or not all(d.checked for d in spec.derive):
         return None
@@ -150,7 +147,7 @@ def dump_spec(spec: Spec) -> bytes | None:
 
 
 def load_spec(raw: bytes, source: str, sha256: str) -> Spec | None:
-    """The spec a cache file holds, when it is the spec whose bytes hash to ``sha256``."""
+    """The spec a cache payload holds, when it is the spec whose bytes hash to ``sha256``."""
     value = _unframe(raw)
     if value is None or value[3] != sha256:
         return None
@@ -183,7 +180,7 @@ def _unfinding(t: tuple[Any, ...]) -> Finding:
 
 
 def dump_state(guard: Guard, spec_sha256: str, state_sha256: str) -> bytes | None:
-    """The guard's engine state as a snapshot file, keyed by the spec and the state file."""
+    """The guard's engine state as a snapshot payload, keyed by the spec and the state file."""
     if not _snapshottable(guard):
         return None
     r = guard._replayer

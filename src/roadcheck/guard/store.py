@@ -37,27 +37,39 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from roadcheck._lock import lock
 from roadcheck.conformance.spec import Spec
-from roadcheck.errors import StoreError, TraceError
-from roadcheck.guard import snapshot
+from roadcheck.errors import SpecError, StoreError, TraceError
+from roadcheck.evidence.record import GENESIS
+from roadcheck.guard import files, seal, snapshot
 from roadcheck.guard.core import Decision, Guard, _spec_of
 
-__all__ = ["ASKED", "STATE", "GuardSession", "GuardStore", "decision_record"]
+if TYPE_CHECKING:
+    from roadcheck.evidence.chain import ChainCheck
+    from roadcheck.evidence.keys import EvidenceKey
+    from roadcheck.evidence.store import SqliteStore
+
+__all__ = ["ASKED", "STATE", "GuardSession", "GuardStore", "decision_record", "is_session",
+           "verify_session"]
 
 STATE = "guard.json"
-#: The calls asked about, waiting for their PostToolUse: a cache (see the module docstring).
-ASKED = "guard.asked.json"
+#: The calls asked about, waiting for their PostToolUse: a document kept beside the
+#: decision log's records and committed with them (see the module docstring).
+ASKED = "asked"
 _LOCK = "guard.lock"
-_FORMAT = "roadcheck-guard-state/2"
+_LOG = "evidence.sqlite"
+#: The decision log's files, as SQLite names them.
+_SQLITE_FILES = ("evidence.sqlite", "evidence.sqlite-wal", "evidence.sqlite-shm",
+                 "evidence.sqlite-journal")
+_FORMAT = "roadcheck-guard-state/3"
 
 
 def _now() -> str:
@@ -91,39 +103,71 @@ def decision_record(session: str, number: int, decision: Decision, spec_sha256: 
     }
 
 
-def _cached_spec(directory: Path, path: str | PathLike[str]) -> Spec:
+def _cached_spec(directory: Path, path: str | PathLike[str], sealer: seal.Sealer) -> Spec:
     """The spec at ``path``, from the store's spec cache when its bytes were checked before."""
+    from roadcheck._files import FileRefused, read_regular
     from roadcheck._inputs import load_replay_spec
 
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_regular(path)  # a FIFO in place of the spec is refused, not waited on
+    except FileRefused as exc:
+        raise SpecError(f"cannot read spec: {exc.why}", path=str(path)) from None
     except OSError:
         return load_replay_spec(path)  # which says why, as for any spec it cannot read
     digest = hashlib.sha256(data).hexdigest()
     cache = directory / ".specs" / digest
+    files.check_dir(cache.parent)
     raw = snapshot.read_cache(cache)
-    spec = snapshot.load_spec(raw, str(path), digest) if raw is not None else None
+    sealed = sealer.open(raw, cache, "spec", digest, torn_ok=True) if raw else None
+    spec = snapshot.load_spec(sealed.payload, str(path), digest) if sealed is not None else None
     if spec is None:
         spec = load_replay_spec(path)
         dumped = snapshot.dump_spec(spec) if spec.sha256 == digest else None
         if dumped is not None:
-            snapshot.write_cache(cache, dumped)
+            snapshot.write_cache(cache, sealer.seal("spec", digest, 0, dumped))
             snapshot.prune_cache(cache.parent)
     return spec
 
 
 class GuardStore:
-    """Guard sessions kept on disk, one directory each, safe for one process per call."""
+    """Guard sessions kept on disk, one directory each, safe for one process per call.
 
-    def __init__(self, directory: str | PathLike[str],
+    ``directory``: the state directory (``None``: ``$ROADCHECK_GUARD_STATE_DIR``, else
+    the user's, see :mod:`roadcheck.guard.paths`). ``key_file``: the guard key
+    (``None``: ``$ROADCHECK_GUARD_KEY_FILE``, else the user's, created on first use);
+    ``no_key=True`` runs without one (see :mod:`roadcheck.guard.seal` for what is
+    then detected). ``linger=True``, for a process that ends as soon as it has
+    answered (the hook): a session's decision log is left open when the session
+    closes, so SQLite's checkpoint on close (a write and an fsync of the whole
+    database, as costly as the commit) falls to a later commit instead.
+    """
+
+    def __init__(self, directory: str | PathLike[str] | None,
                  spec: Spec | Mapping[str, Any] | str | PathLike[str], *,
-                 approver: str | None = None) -> None:
-        self.dir = Path(directory)
-        self.spec = _cached_spec(self.dir, spec) if isinstance(spec, (str, PathLike)) \
-            else _spec_of(spec)
+                 approver: str | None = None, key_file: str | PathLike[str] | None = None,
+                 no_key: bool = False, linger: bool = False) -> None:
+        from roadcheck.guard.paths import state_dir
+
+        #: ``directory``, else ``$ROADCHECK_GUARD_STATE_DIR``, else the user's state directory.
+        self.dir = state_dir(directory)
+        try:
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the state directory: {exc.strerror or exc}",
+                             path=str(self.dir)) from None
+        self.scope = seal.scope_of(self.dir)
+        found = seal.guard_key(key_file, no_key=no_key, state_dir=self.dir)
+        #: The guard key's file, and when the guard runs without a key, why.
+        self.key_path, self.key_notice = found.path, found.notice
+        self.key = found.key
+        self.sealer = seal.Sealer(found.key, self.scope)
+        self.heads = (seal.Heads(found.path, self.scope, self.sealer)
+                      if found.key is not None and found.path is not None else None)
+        self.spec = _cached_spec(self.dir, spec, self.sealer) \
+            if isinstance(spec, (str, PathLike)) else _spec_of(spec)
         self.approver = approver
         self.spec_sha256 = spec_digest(self.spec)
+        self.linger = linger
 
     def _dir(self, session: str) -> Path:
         from roadcheck.evidence.store import check_run_id
@@ -137,7 +181,7 @@ class GuardStore:
 
     def exists(self, session: str) -> bool:
         """True when the session has stored state."""
-        return (self._dir(session) / STATE).exists()
+        return os.path.lexists(self._dir(session) / STATE)
 
     @contextlib.contextmanager
     def session(self, session: str, *, create: bool = False) -> Iterator[GuardSession]:
@@ -145,98 +189,281 @@ class GuardStore:
 
         With ``create=True`` a session that does not exist yet starts empty;
         without it, an unknown session raises :class:`StoreError`. Nothing is
-        saved when the block raises.
+        saved when the block raises. Stored state that is not what this guard
+        wrote for this session, now (edited, extended, cut, copied from another
+        session, rolled back, deleted, or not a plain file) raises a
+        :class:`~roadcheck.errors.StoreError` naming the file.
         """
         where = self._dir(session)
+        files.make_dir(where)
+        fd = files.lock(where / _LOCK)  # within files.LOCK_WAIT seconds, or refused
+        stored = _Stored(self.sealer, self.heads, where, session, self.spec_sha256)
         try:
-            where.mkdir(parents=True, exist_ok=True)
-            fd = os.open(where / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot open the guard session: {exc.strerror or exc}",
-                             path=str(where)) from None
-        try:
-            lock(fd)
-            events, digest = self._load(where, session, create)
-            live = GuardSession(self, session, events, _asked(where),
-                                snapshot.read_cache(where / snapshot.SNAPSHOT), digest)
+            stored.load(create)
+            if stored.new and self.key_notice:
+                seal.say_once(self.key_notice)
+            live = GuardSession(self, session, stored.events, stored.asked, stored.snapshot(),
+                                stored.state_mac)
             yield live
-            self._save(where, session, live, digest)
+            stored.save(live)
         finally:
+            stored.close(linger=self.linger)
             os.close(fd)  # closing the descriptor releases the lock
 
-    def _load(self, where: Path, session: str, create: bool) -> tuple[list[Any], str]:
-        """The session's events and the sha256 of its state file ("" for a new session)."""
-        path = where / STATE
+
+class _Stored:
+    """One session's files as read under its lock, checked against each other and its head.
+
+    :meth:`load` reads and checks; :meth:`save` writes, in order: the decisions and
+    the asked calls (one SQLite commit), the state file (durable, when events were
+    observed or the log took its first decision), the snapshot, then the head
+    beside the key (neither fsynced).
+    """
+
+    def __init__(self, sealer: seal.Sealer, heads: seal.Heads | None, where: Path,
+                 session: str, spec_sha256: str = "") -> None:
+        self.sealer, self.heads, self.spec_sha256 = sealer, heads, spec_sha256
+        self.where, self.session = where, session
+        self.events: list[Any] = []
+        self.asked: dict[str, list[str]] = {}
+        self.new = True
+        #: The state file's generation and MAC ("" for a new session).
+        self.generation = 0
+        self.state_mac = ""
+        #: How many decisions the log held, at least, when the state file was written.
+        self.floor = 0
+        #: The decision log's count and last hash.
+        self.decisions = 0
+        self.last_hash = GENESIS
+        self._log: SqliteStore | None = None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def load(self, create: bool) -> None:
+        """Read and check the state file, the decision log's head and the asked calls."""
+        for name in _SQLITE_FILES:  # opened by SQLite, which would block on a FIFO
+            files.check_plain(self.where / name)
+        head = self.heads.read(self.session) if self.heads is not None else None
+        path = self.where / STATE
+        raw = files.read(path)
+        log = self.where / _LOG
+        if log.exists():
+            self._read_log(log)
+        if raw is None:
+            if head is not None and (head.generation or head.decisions):
+                raise seal.Forged(f"the session's state is gone, yet its head ({self._head()}) "
+                                  f"counts generation {head.generation} and {head.decisions} "
+                                  "decisions", path=str(path), problem="cut")
+            if self.decisions:
+                raise seal.Forged(f"the session's state is gone, yet its decision log holds "
+                                  f"{self.decisions} decisions", path=str(path), problem="cut")
+            if not create:
+                raise StoreError(f"unknown guard session {self.session!r}: it was never "
+                                 "created", path=str(path))
+            return
+        self._read_state(path, raw)
+        if head is not None:
+            self._against_head(head, path)
+        if self.decisions < self.floor:
+            raise seal.Forged(
+                f"the decision log holds {self.decisions} decisions, but the session state "
+                f"counts at least {self.floor}: it was cut, rolled back or deleted"
+                if self._log is not None else
+                f"the decision log is gone: the session state counts at least {self.floor} "
+                "decisions", path=str(log), problem="cut")
+        if self._log is not None:
+            self._read_asked(log)
+
+    def _head(self) -> Path:
+        assert self.heads is not None
+        return self.heads.path(self.session)
+
+    def _read_state(self, path: Path, raw: bytes) -> None:
+        sealed = self.sealer.open(raw, path, "state", self.session)
+        assert sealed is not None
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            if create:
-                return [], ""
-            raise StoreError(f"unknown guard session {session!r}: it was never created",
-                             path=str(path)) from None
-        except OSError as exc:
-            raise StoreError(f"cannot read the guard state: {exc.strerror or exc}",
-                             path=str(path)) from None
-        try:
-            state = orjson.loads(raw)
+            state = orjson.loads(sealed.payload)
         except orjson.JSONDecodeError as exc:
             raise StoreError(f"corrupt guard state: {exc}", path=str(path)) from None
         if (not isinstance(state, dict) or state.get("format") != _FORMAT
-                or state.get("session") != session or not isinstance(state.get("events"), list)):
+                or state.get("session") != self.session
+                or not isinstance(state.get("events"), list)
+                or type(state.get("decisions")) is not int):
             raise StoreError("corrupt guard state: not a guard state of this session",
                              path=str(path))
-        return state["events"], hashlib.sha256(raw).hexdigest()
+        self.new = False
+        self.events = state["events"]
+        self.floor = state["decisions"]
+        self.generation, self.state_mac = sealed.counter, sealed.mac
 
-    def _save(self, where: Path, session: str, live: GuardSession, digest: str) -> None:
-        """Log the decisions (durable), then the events when they changed (durable), then
-        the asked calls and the snapshot (caches)."""
-        from roadcheck.evidence.manifest import write_durable
+    def _against_head(self, head: seal.Head, path: Path) -> None:
+        """The state and the log must be what the head recorded, or newer (a head lost in a
+        crash: only a key holder seals a newer one); older is a rollback."""
+        if self.generation < head.generation:
+            raise seal.Forged(f"is generation {self.generation}, older than its head "
+                              f"({self._head()}, generation {head.generation}): rolled back",
+                              path=str(path), problem="cut")
+        if self.generation == head.generation and self.state_mac != head.state_mac:
+            raise seal.Forged(f"is not the generation {head.generation} its head "
+                              f"({self._head()}) recorded: replaced", path=str(path),
+                              problem="rehashed")
+        log = self.where / _LOG
+        if self.decisions < head.decisions:
+            raise seal.Forged(
+                f"the decision log holds {self.decisions} decisions, but its head "
+                f"({self._head()}) counts {head.decisions}: cut, rolled back or deleted"
+                if self._log is not None else
+                f"the decision log is gone: its head ({self._head()}) counts "
+                f"{head.decisions} decisions", path=str(log), problem="cut")
+        if self.decisions == head.decisions and self.last_hash != head.last_hash:
+            raise seal.Forged(f"the decision log does not end where its head ({self._head()}) "
+                              "says: replaced", path=str(log), problem="rehashed")
 
-        path = where / STATE
-        try:
-            if live.pending:
-                self._log(where, session, live)
-            if digest and len(live.guard.records) == live.loaded:
-                data = None  # nothing happened: the state file stands as it is
-            else:
-                data = orjson.dumps({"format": _FORMAT, "session": session,
-                                     "events": live.guard.records})
-                write_durable(path, data)
-        except OSError as exc:
-            raise StoreError(f"cannot write the guard state: {exc.strerror or exc}",
-                             path=str(path)) from None
-        if live.asked != live.asked_at_load:
-            snapshot.write_cache(where / ASKED, orjson.dumps(live.asked))
-        if data is not None or not live.restored:
-            snap = snapshot.dump_state(live.guard, self.spec_sha256,
-                                       hashlib.sha256(data).hexdigest() if data else digest)
-            if snap is not None:
-                snapshot.write_cache(where / snapshot.SNAPSHOT, snap)
-
-    def _log(self, where: Path, session: str, live: GuardSession) -> None:
+    def _read_log(self, path: Path) -> None:
+        """The log's head row, checked: its MAC, its session and state directory, and that
+        its last row is the one it counts (the whole chain is for ``audit``)."""
+        from roadcheck.evidence.head import Head
+        from roadcheck.evidence.record import record_hash
         from roadcheck.evidence.store import SqliteStore
 
-        store = SqliteStore(where, session)
+        self._log = SqliteStore(self.where, self.session, self.sealer.key)
+        head, top, last = self._log.tail()
+        if head is None:
+            if top:
+                raise seal.Forged(f"the decision log holds {top} records but no head",
+                                  path=str(path), problem="unanchored")
+            return
+        if not isinstance(head, Head):
+            raise seal.Forged(f"the decision log's head is unusable: {head}", path=str(path),
+                              problem="unanchored")
+        key = self.sealer.key
+        if head.auth != self.sealer.auth:
+            raise seal.Forged(
+                f"the decision log is authenticated (key id {head.key_id}) but this guard has "
+                "no key" if key is None else
+                f"the decision log carries no MAC, but the guard has a key (key id "
+                f"{self.sealer.key_id})", path=str(path), problem="unauthenticated")
+        if key is not None and (head.key_id != key.key_id
+                                or not key.check(head.sealed(key).body(), head.mac)):
+            raise seal.Forged("the decision log's head does not verify: written without the "
+                              "guard's key", path=str(path))
+        if head.run_id != self.session or head.manifest_sha256 != self.sealer.scope.decode():
+            raise seal.Forged("the decision log belongs to another session or state "
+                              "directory: copied", path=str(path), problem="unanchored")
+        if top != head.records:
+            raise seal.Forged(f"the decision log's head counts {head.records} records, but "
+                              f"{top} are there", path=str(path),
+                              problem="appended" if top > head.records else "cut")
+        if last is not None and (last.get("hash") != head.last_hash
+                                 or record_hash(last) != last.get("hash")):
+            raise seal.Forged("the decision log's last record is not the one its head "
+                              "counts: edited", path=str(path), problem="edited")
+        self.decisions, self.last_hash = head.records, head.last_hash
+
+    def _read_asked(self, log: Path) -> None:
+        """The asked calls, sealed with the log's head they were committed with."""
+        assert self._log is not None
+        doc = self._log.side_doc(ASKED)
+        if doc is None:
+            return
+        where = log.with_name(f"{log.name}#{ASKED}")
+        sealed = self.sealer.open(doc.encode(), where, "asked", self.session)
+        assert sealed is not None
+        if (sealed.counter, sealed.bind) != (self.decisions, self.last_hash):
+            raise seal.Forged(f"the asked calls were sealed at decision {sealed.counter}, "
+                              f"but the log is at {self.decisions}: rolled back",
+                              path=str(where), problem="cut")
         try:
-            number = store.count()
-            for decision, at in live.pending:
-                number += 1
-                store.append(decision_record(session, number, decision, self.spec_sha256, at))
-        finally:
-            store.close()
+            asked = orjson.loads(sealed.payload)
+        except orjson.JSONDecodeError:
+            asked = None
+        if not isinstance(asked, dict) or not all(isinstance(v, list) and all(
+                isinstance(c, str) for c in v) for v in asked.values()):
+            raise StoreError("corrupt guard state: the asked calls are not a map of call ids",
+                             path=str(where))
+        self.asked = asked
+
+    def snapshot(self) -> bytes | None:
+        """The verified snapshot payload, when there is one."""
+        if not self.state_mac:
+            return None
+        path = self.where / snapshot.SNAPSHOT
+        raw = snapshot.read_cache(path)
+        if not raw:
+            return None
+        sealed = self.sealer.open(raw, path, "snapshot", self.session, torn_ok=True)
+        return sealed.payload if sealed is not None else None
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def save(self, live: GuardSession) -> None:
+        """Log, then the state (durable), then the snapshot and the head (see the class)."""
+        path = self.where / STATE
+        logged = bool(live.pending) or live.asked != live.asked_at_load
+        if logged:
+            self._write_log(live)
+        changed = self.new or len(live.guard.records) != live.loaded or (
+            self.floor == 0 and self.decisions > 0)
+        if changed:
+            payload = orjson.dumps({"format": _FORMAT, "session": self.session,
+                                    "decisions": self.decisions,
+                                    "events": live.guard.records})
+            data = self.sealer.seal("state", self.session, self.generation + 1, payload)
+            try:
+                files.write(path, data, durable=True)
+            except OSError as exc:
+                raise StoreError(f"cannot write the guard state: {exc.strerror or exc}",
+                                 path=str(path)) from None
+            self.generation += 1
+            self.state_mac = data[data.index(b" mac=") + 5:data.index(b"\n")].decode()
+        if changed or not live.restored:
+            snap = snapshot.dump_state(live.guard, self.spec_sha256, self.state_mac)
+            if snap is not None:
+                snapshot.write_cache(self.where / snapshot.SNAPSHOT, self.sealer.seal(
+                    "snapshot", self.session, self.generation, snap))
+        if self.heads is not None and (changed or logged):
+            try:
+                self.heads.write(self.session, seal.Head(self.generation, self.state_mac,
+                                                          self.decisions, self.last_hash))
+            except OSError as exc:
+                raise StoreError(f"cannot write the session's head: {exc.strerror or exc}",
+                                 path=str(self._head())) from None
+
+    def _write_log(self, live: GuardSession) -> None:
+        """The pending decisions and the asked calls, in one commit."""
+        from roadcheck.evidence.store import SqliteStore
+
+        if self._log is None:
+            self._log = SqliteStore(self.where, self.session, self.sealer.key)
+        records = []
+        number = self.decisions
+        for decision, at in live.pending:
+            number += 1
+            records.append(decision_record(self.session, number, decision,
+                                           self.spec_sha256, at))
+        asked = orjson.dumps(live.asked)
+
+        def side(head: Any) -> dict[str, str]:
+            return {ASKED: self.sealer.seal("asked", self.session, head.records, asked,
+                                            head.last_hash).decode()}
+
+        sealed = self._log.extend(records, manifest_sha256=self.sealer.scope.decode(),
+                                  side=side)
+        if sealed:
+            self.decisions = number
+            self.last_hash = sealed[-1]["hash"]
+
+    def close(self, *, linger: bool = False) -> None:
+        """Close the decision log (with ``linger``, leave it open until the process ends)."""
+        if self._log is not None:
+            if linger:
+                _LINGERING.append(self._log)
+            else:
+                self._log.close()
 
 
-def _asked(where: Path) -> dict[str, list[str]]:
-    """The calls the guard asked about and is waiting to see run (see :data:`ASKED`)."""
-    raw = snapshot.read_cache(where / ASKED)
-    try:
-        asked = orjson.loads(raw) if raw is not None else {}
-    except orjson.JSONDecodeError:
-        return {}
-    if not isinstance(asked, dict) or not all(
-            isinstance(v, list) and all(isinstance(c, str) for c in v) for v in asked.values()):
-        return {}
-    return asked
+#: Decision logs left open by a lingering store (see :class:`GuardStore`).
+_LINGERING: list[Any] = []
 
 
 class GuardSession:
@@ -286,3 +513,111 @@ class GuardSession:
     def observe(self, event: Any) -> Any:
         """Tell the guard what happened."""
         return self.guard.observe(event)
+
+
+# -- verifying a stored session (audit, evidence verify) ------------------------------------
+
+def _key_for(directory: Path, key: EvidenceKey | None) -> seal.GuardKey:
+    """The key to verify with: ``key`` when given, else the guard's (never created here)."""
+    if key is not None:
+        return seal.GuardKey(key, None)
+    return seal.guard_key(state_dir=directory, create=False)
+
+
+def _session_auth(where: Path) -> str | None:
+    """How the session says it is sealed (``hmac-sha256``, ``none``), or None when nothing
+    in it says."""
+    from roadcheck.evidence.head import Head
+
+    try:
+        raw = files.read(where / STATE, limit=files.READ_LIMIT)
+    except files.StateFileError:
+        raw = None
+    found = re.match(rb"roadcheck-seal/1 [^\n]* auth=(none|hmac-sha256) ", raw or b"")
+    if found is not None:
+        return found.group(1).decode()
+    if (where / _LOG).is_file() and not (where / _LOG).is_symlink():
+        from roadcheck.evidence.store import SqliteStore
+
+        log = SqliteStore(where, where.name)
+        try:
+            head = log.tail()[0]
+        except StoreError:
+            return None
+        finally:
+            log.close()
+        return head.auth if isinstance(head, Head) else None
+    return None
+
+
+def is_session(directory: str | PathLike[str], session: str,
+               key: EvidenceKey | None = None) -> bool:
+    """True when ``directory`` holds (or held: its head remains) the guard session ``session``."""
+    from roadcheck.evidence.store import check_run_id
+
+    where = Path(directory) / check_run_id(session)
+    if any(os.path.lexists(where / name) for name in (STATE, _LOCK)):
+        return True
+    try:
+        found = _key_for(Path(directory), key)
+    except StoreError:
+        return False
+    if found.key is None or found.path is None:
+        return False
+    sealer = seal.Sealer(found.key, seal.scope_of(Path(directory)))
+    return os.path.lexists(seal.Heads(found.path, sealer.scope.decode(), sealer).path(session))
+
+
+def verify_session(directory: str | PathLike[str], session: str,
+                   key: EvidenceKey | None = None) -> ChainCheck:
+    """Verify a stored guard session as the guard would read it, then its whole decision log.
+
+    The state file, the log's head and the asked calls must be sealed for this
+    session and state directory, the log must hold at least what the state and the
+    head beside the key count (a vanished or cut log is ``cut``, never a fresh
+    one), and every record must chain. ``key``: the guard key (default: the guard's,
+    see :func:`~roadcheck.guard.seal.guard_key`); a keyed session without it is an
+    :class:`~roadcheck.errors.InputError`.
+    """
+    import dataclasses
+
+    from roadcheck.errors import InputError
+    from roadcheck.evidence.chain import ChainCheck
+    from roadcheck.evidence.store import SqliteStore, check_run_id
+
+    base = Path(directory)
+    where = base / check_run_id(session)
+    found = _key_for(base, key)
+    auth = _session_auth(where)
+    if auth == "hmac-sha256" and found.key is None:
+        raise InputError(f"guard session {session!r} is authenticated: give its key "
+                         "(--key-file or ROADCHECK_GUARD_KEY_FILE) to verify it", path=str(where))
+    use = found.key if auth != "none" else None
+    sealer = seal.Sealer(use, seal.scope_of(base))
+    heads = seal.Heads(found.path, sealer.scope.decode(), sealer) \
+        if use is not None and found.path is not None else None
+    if not is_session(base, session, use):
+        raise StoreError(f"no guard session {session!r}", path=str(where))
+    stored = _Stored(sealer, heads, where, session)
+    try:
+        stored.load(create=True)
+    except seal.Forged as exc:
+        return ChainCheck(session, stored.decisions, exc.problem, None, exc.location_message(),
+                          auth=sealer.auth, key_id=sealer.key_id)
+    except StoreError as exc:
+        return ChainCheck(session, stored.decisions, "malformed", None,
+                          exc.location_message(), auth=sealer.auth, key_id=sealer.key_id)
+    finally:
+        stored.close()
+    if not (where / _LOG).exists():
+        return ChainCheck(session, 0, None, None, "no decisions yet", auth=sealer.auth,
+                          authenticated=use is not None, key_id=sealer.key_id)
+    log = SqliteStore(where, session, use)
+    try:
+        check = log.verify()
+    finally:
+        log.close()
+    if check.ok and stored.new:
+        return dataclasses.replace(check, problem="cut", message=f"{STATE} is gone, yet the "
+                                   "decision log holds records")
+    return check

@@ -50,8 +50,15 @@ def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
     """Read a run's records and verify them; a missing run is a :class:`StoreError`.
 
     ``key=None`` takes the evidence key from the environment, if one is set there.
+    A guard session (see :mod:`roadcheck.guard.store`) is verified as the guard reads
+    it, with the guard's key (``key``, else the guard's own, never the environment's
+    evidence key).
     """
     run_dir = Path(runs_dir) / check_run_id(run_id)
+    from roadcheck.guard.store import is_session
+
+    if is_session(runs_dir, run_id, key):
+        return _guard_trail(Path(runs_dir), run_id, key)
     manifest: dict[str, Any] | None = None
     if (run_dir / MANIFEST).exists():
         manifest = read_manifest(run_dir)
@@ -75,6 +82,24 @@ def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
                          key=lambda name: (len(name), name)))
     return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside,
                     _last_status(run_dir / "trajectory.jsonl"))
+
+
+def _guard_trail(runs_dir: Path, session: str, key: EvidenceKey | None) -> RunTrail:
+    """A guard session's decision log, checked by the guard's own reading of it."""
+    from roadcheck.evidence.store import SqliteStore
+    from roadcheck.guard.store import verify_session
+
+    check = verify_session(runs_dir, session, key)
+    records: list[dict[str, Any]] = []
+    if (runs_dir / session / "evidence.sqlite").is_file():
+        store = SqliteStore(runs_dir / session, session)
+        try:
+            records = store.records()
+        except StoreError:
+            records = []  # the check names what is wrong
+        finally:
+            store.close()
+    return RunTrail(session, "guard", "sqlite", records, check, {})
 
 
 def _last_status(path: Path) -> str | None:
