@@ -43,19 +43,25 @@ class Head:
 
     def body(self) -> bytes:
         """The canonical bytes the MAC covers: every field but ``mac``."""
-        doc = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "mac"}
+        doc = self.to_dict()
+        del doc["mac"]
         return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
 
     def sealed(self, key: EvidenceKey | None) -> Head:
         """This head with its auth mode set and, with a key, its MAC computed."""
         if key is None:
+            if self.auth == AUTH_NONE and self.key_id is None and self.mac is None:
+                return self  # frozen: nothing to change
             return dataclasses.replace(self, auth=AUTH_NONE, key_id=None, mac=None)
         unsigned = dataclasses.replace(self, auth=AUTH_HMAC, key_id=key.key_id, mac=None)
         return dataclasses.replace(unsigned, mac=key.mac(unsigned.body()))
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored JSON shape."""
-        return dataclasses.asdict(self)
+        """The stored JSON shape: every field, in declaration order (all are plain values,
+        so this is what :func:`dataclasses.asdict` gives, without its deep copies)."""
+        return {"run_id": self.run_id, "records": self.records, "last_hash": self.last_hash,
+                "manifest_sha256": self.manifest_sha256, "auth": self.auth,
+                "key_id": self.key_id, "mac": self.mac}
 
     @classmethod
     def from_dict(cls, doc: Any) -> Head:
