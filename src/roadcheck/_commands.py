@@ -28,8 +28,9 @@ cost a command about three times a plain start.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-import selectors
+import select
 import signal
 import subprocess
 import sys
@@ -57,9 +58,6 @@ _CHUNK = 65_536
 _POLL = 0.02  # only where the kernel offers no pidfd to wait on
 #: The longest single wait: poll(2) takes an int of milliseconds, and the loop waits again.
 _MAX_WAIT = 3600.0
-_EXITED = object()
-#: poll(2) where there is one: a handful of descriptors, no epoll instance to create per command
-_Selector = getattr(selectors, "PollSelector", selectors.DefaultSelector)
 
 
 def tail_output(text: str) -> str:
@@ -283,9 +281,14 @@ def _pidfd(pid: int) -> int | None:
     return fd
 
 
-def _collect(proc: subprocess.Popen[bytes], captures: Mapping[object, _Capture],
+def _collect(proc: subprocess.Popen[bytes], captures: Mapping[int, _Capture],
              timeout: float) -> bool:
-    """Drain the pipes until the command is done and its group is gone; True on timeout."""
+    """Drain the pipes (``captures``: descriptor -> capture) until the command is done and
+    its group is gone; True on timeout.
+
+    One ``poll(2)`` set holds the pipes and, where the kernel offers one, a pidfd that
+    becomes readable when the leader exits.
+    """
     now = time.monotonic()
     deadline = now + timeout
     kill_at: float | None = None  # set once SIGTERM went out
@@ -293,51 +296,52 @@ def _collect(proc: subprocess.Popen[bytes], captures: Mapping[object, _Capture],
     drain_until: float | None = None  # set once the leader exited
     timed_out = False
     pidfd = _pidfd(proc.pid)
-    with _Selector() as sel:
-        for pipe, cap in captures.items():
-            sel.register(pipe, selectors.EVENT_READ, cap)  # type: ignore[arg-type]
-        if pidfd is not None:
-            sel.register(pidfd, selectors.EVENT_READ, _EXITED)
-        try:
-            while True:
-                pipes = sum(1 for key in sel.get_map().values() if key.data is not _EXITED)
-                if drain_until is not None and (not pipes or now >= drain_until):
-                    break
-                if drain_until is None:
-                    if give_up is not None and now >= give_up:
-                        break  # unkillable (uninterruptible sleep): leave it unreaped
-                    if kill_at is None and now >= deadline:
-                        timed_out = True
-                        _signal_group(proc, signal.SIGTERM)
-                        kill_at = now + TERM_GRACE
-                    elif kill_at is not None and give_up is None and now >= kill_at:
-                        _signal_group(proc, signal.SIGKILL)
-                        give_up = now + KILL_WAIT
-                    wake = give_up or kill_at or deadline
-                else:
-                    wake = drain_until
-                wait = min(max(0.0, wake - now), _MAX_WAIT)
-                if pidfd is None and drain_until is None:
-                    wait = min(wait, _POLL)
-                leader_done = False
-                for key, _ in sel.select(wait):
-                    if key.data is _EXITED:
-                        sel.unregister(key.fileobj)
-                        leader_done = True
-                        continue
-                    data = os.read(key.fd, _CHUNK)
-                    if data:
-                        key.data.add(data)
-                    else:
-                        sel.unregister(key.fileobj)
-                if drain_until is None and (leader_done or (pidfd is None and _exited(proc))):
-                    # whatever the command left behind in its group goes with it
+    poller = select.poll()
+    pipes = dict(captures)  # the pipes still open
+    for fd in pipes:
+        poller.register(fd, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    try:
+        while True:
+            if drain_until is not None and (not pipes or now >= drain_until):
+                break
+            if drain_until is None:
+                if give_up is not None and now >= give_up:
+                    break  # unkillable (uninterruptible sleep): leave it unreaped
+                if kill_at is None and now >= deadline:
+                    timed_out = True
+                    _signal_group(proc, signal.SIGTERM)
+                    kill_at = now + TERM_GRACE
+                elif kill_at is not None and give_up is None and now >= kill_at:
                     _signal_group(proc, signal.SIGKILL)
-                    drain_until = time.monotonic() + DRAIN_GRACE
-                now = time.monotonic()
-        finally:
-            if pidfd is not None:
-                os.close(pidfd)
+                    give_up = now + KILL_WAIT
+                wake = give_up or kill_at or deadline
+            else:
+                wake = drain_until
+            wait = min(max(0.0, wake - now), _MAX_WAIT)
+            if pidfd is None and drain_until is None:
+                wait = min(wait, _POLL)
+            leader_done = False
+            for fd, _ in poller.poll(math.ceil(wait * 1e3) if wait > 0 else 0):
+                if fd == pidfd:
+                    poller.unregister(fd)
+                    leader_done = True
+                    continue
+                data = os.read(fd, _CHUNK)
+                if data:
+                    pipes[fd].add(data)
+                else:
+                    poller.unregister(fd)
+                    del pipes[fd]
+            if drain_until is None and (leader_done or (pidfd is None and _exited(proc))):
+                # whatever the command left behind in its group goes with it
+                _signal_group(proc, signal.SIGKILL)
+                drain_until = time.monotonic() + DRAIN_GRACE
+            now = time.monotonic()
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
     return timed_out
 
 
@@ -363,8 +367,11 @@ def run_command(argv: Sequence[str], *, cwd: Path | None, timeout: float,
         else:
             preexec = _die_with_parent()
     try:
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env),
-                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # unbuffered: the pipes are read with os.read, and a buffered reader costs three
+        # calls (fstat, a terminal check, a seek) per pipe to set up
+        proc = subprocess.Popen(list(argv), bufsize=0, cwd=cwd,
+                                env=None if env is None else dict(env), stdin=stdin,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, pass_fds=keep, preexec_fn=preexec)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         why = getattr(exc, "strerror", None) or exc
@@ -373,7 +380,8 @@ def run_command(argv: Sequence[str], *, cwd: Path | None, timeout: float,
     assert proc.stdout is not None
     assert proc.stderr is not None
     try:
-        timed_out = _collect(proc, {proc.stdout: out, proc.stderr: err}, timeout)
+        timed_out = _collect(proc, {proc.stdout.fileno(): out, proc.stderr.fileno(): err},
+                             timeout)
     finally:
         if proc.returncode is None:
             _signal_group(proc, signal.SIGKILL)

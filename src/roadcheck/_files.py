@@ -103,6 +103,19 @@ def inside(path: str | os.PathLike[str], roots: Iterable[str | os.PathLike[str]]
     return False
 
 
+def _inside_real(target: str, roots: Sequence[str | os.PathLike[str]]) -> bool:
+    """Whether the real path ``target`` lies in one of ``roots``, symlinks in the roots resolved.
+
+    Every leading part of a real path is a directory that is no symlink, so a root
+    written without ``..`` that holds ``target`` as written is its own real path:
+    resolving it changes nothing. The roots are resolved only when that does not
+    settle it (a root through a symlink, or written with ``..``, which a symlink
+    before it would take elsewhere).
+    """
+    plain = [r for r in roots if os.pardir not in os.fspath(r).split(os.sep)]
+    return inside(target, plain) or inside(target, [os.path.realpath(r) for r in roots])
+
+
 def open_regular(path: str | os.PathLike[str],
                  roots: Sequence[str | os.PathLike[str]] | None = None) -> int:
     """A read-only descriptor of the regular file at ``path``; the caller closes it.
@@ -114,7 +127,7 @@ def open_regular(path: str | os.PathLike[str],
     flags = _FLAGS
     if roots is not None:
         target = os.path.realpath(path)
-        if not inside(target, [os.path.realpath(r) for r in roots]):
+        if not _inside_real(target, roots):
             shown = "" if os.fspath(target) == os.path.abspath(path) else f" (via {target})"
             mode = stat.S_IFREG
             with contextlib.suppress(OSError):
@@ -160,10 +173,15 @@ def digest_regular(path: str | os.PathLike[str],
     """``(sha256 hex, size in bytes)`` of the regular file at ``path``."""
     h = hashlib.sha256()
     size = 0
-    with open(open_regular(path, roots), "rb") as fh:
-        while chunk := fh.read(1 << 20):
+    # read from the descriptor itself: a file object would add a buffer and three calls
+    # (fstat, a terminal check, a seek) to what is one open and one read for most artifacts
+    fd = open_regular(path, roots)
+    try:
+        while chunk := os.read(fd, 1 << 20):
             h.update(chunk)
             size += len(chunk)
+    finally:
+        os.close(fd)
     return h.hexdigest(), size
 
 

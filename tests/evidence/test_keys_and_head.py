@@ -45,6 +45,25 @@ class TestLoadKey:
         assert "kkkk" not in repr(KEY) and KEY.key_id in repr(KEY)
 
 
+class TestHeadDocument:
+    """The head's stored shape and the bytes its MAC covers."""
+
+    @pytest.mark.parametrize("key", [None, EvidenceKey(b"k" * 32)])
+    def test_to_dict_is_every_field_in_order(self, key: EvidenceKey | None) -> None:
+        """to_dict gives what dataclasses.asdict gives: every field, declaration order."""
+        head = Head("r", 3, "a" * 64, "b" * 64).sealed(key)
+        assert list(head.to_dict().items()) == list(dataclasses.asdict(head).items())
+        unsigned = {k: v for k, v in dataclasses.asdict(head).items() if k != "mac"}
+        assert head.body() == orjson.dumps(unsigned, option=orjson.OPT_SORT_KEYS)
+
+    def test_sealing_without_a_key_is_idempotent(self) -> None:
+        """An unkeyed head sealed again is the same head."""
+        head = Head("r", 1, "a" * 64).sealed(None)
+        assert head.sealed(None) == head
+        keyed = Head("r", 1, "a" * 64).sealed(EvidenceKey(b"k" * 32))
+        assert keyed.sealed(None) == head
+
+
 class TestDowngrade:
     """A keyed run never verifies or resumes as unkeyed, and the reverse is flagged."""
 

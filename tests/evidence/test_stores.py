@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.evidence_layout import record_lines, write_record_lines
+from tests.evidence_layout import (
+    attempt_file,
+    copy_lines,
+    record_lines,
+    to_attempt_files,
+    write_record_lines,
+)
 
 from roadcheck.cli import cli
 from roadcheck.errors import InputError, StoreError
@@ -24,7 +30,7 @@ from roadcheck.evidence import (
     record_hash,
     verify_run,
 )
-from roadcheck.evidence.store import SLOT
+from roadcheck.evidence.store import COPIES, SLOT
 
 
 def _record(phase: str, attempt: int, iteration: int, verdict: str = "pass") -> dict[str, Any]:
@@ -89,15 +95,17 @@ class TestJsonlStore:
     """The flat-file store."""
 
     def test_layout(self, tmp_path: Path) -> None:
-        """evidence.jsonl holds its head line, then one line per record; one file per attempt."""
+        """evidence.jsonl holds its head line, then one line per record; attempts.jsonl the
+        attempt copy of each, line for line; no file per attempt."""
         _fill(JsonlStore(tmp_path / "r", "r"))
         lines = (tmp_path / "r" / "evidence.jsonl").read_bytes().splitlines(keepends=True)
         assert len(lines) == 5 and len(lines[0]) == SLOT
         assert json.loads(lines[0])["head"]["records"] == 4
         assert not (tmp_path / "r" / "head.json").exists()
-        names = sorted(p.name for p in (tmp_path / "r" / "phases").iterdir())
-        assert names == ["a.attempt1.fail.json", "a.attempt2.pass.json", "b.attempt1.pass.json",
-                         "c.attempt1.pass.json"]
+        assert copy_lines(tmp_path / "r") == [line.decode().rstrip("\n") for line in lines[1:]]
+        assert [json.loads(c)["phase"] for c in copy_lines(tmp_path / "r")] == ["a", "a", "b",
+                                                                              "c"]
+        assert not (tmp_path / "r" / "phases").exists()
 
     def test_unreadable_line(self, tmp_path: Path) -> None:
         """A line that is not JSON is a store error naming the line."""
@@ -286,9 +294,20 @@ class TestMalformedStores:
         check = verify_run(tmp_path / "runs", "r")
         assert (check.problem, check.position) == ("edited", 2)
 
-    def test_duplicate_key_in_an_attempt_file_is_broken(self, tmp_path: Path) -> None:
-        """The per-attempt copy of a record is held to the same rule."""
+    def test_duplicate_key_in_an_attempt_copy_is_broken(self, tmp_path: Path) -> None:
+        """The attempt copy of a record is held to the same rule."""
         _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
+        copies = tmp_path / "runs" / "r" / COPIES
+        lines = copies.read_text().splitlines(keepends=True)
+        lines[2] = lines[2].replace('"verdict":', '"verdict":"fail","verdict":', 1)
+        copies.write_text("".join(lines))
+        check = verify_run(tmp_path / "runs", "r")
+        assert (check.problem, check.position) == ("edited", 3)
+
+    def test_duplicate_key_in_an_attempt_file_is_broken(self, tmp_path: Path) -> None:
+        """In a run made before attempts.jsonl, the attempt file is held to the same rule."""
+        _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
+        to_attempt_files(tmp_path / "runs" / "r")
         attempt = tmp_path / "runs" / "r" / "phases" / "b.attempt1.pass.json"
         text = attempt.read_text()
         attempt.write_text(text.replace('"verdict":', '"verdict": "fail", "verdict":', 1))
@@ -314,7 +333,9 @@ class TestMalformedStores:
 
 
 def _to_earlier_layout(run_dir: Path) -> None:
-    """Rewrite a run as the earlier layout wrote it: records only, the head in head.json."""
+    """Rewrite a run as the earlier layout wrote it: records only, the head in head.json,
+    a file per attempt copy."""
+    to_attempt_files(run_dir)
     head_line, rest = (run_dir / "evidence.jsonl").read_bytes()[:SLOT], \
         (run_dir / "evidence.jsonl").read_bytes()[SLOT:]
     (run_dir / "evidence.jsonl").write_bytes(rest)
@@ -361,6 +382,8 @@ class TestEarlierLayout:
             store.close()
         assert json.loads((runs / "r" / "head.json").read_text())["records"] == 5
         assert not (runs / "r" / "evidence.jsonl").read_bytes().startswith(b'{"head":')
+        assert (runs / "r" / "phases" / "d.attempt1.pass.json").is_file()
+        assert not (runs / "r" / COPIES).exists()
         check = verify_run(runs, "r")
         assert check.ok and check.records == 5, check.message
 
@@ -370,3 +393,154 @@ class TestEarlierLayout:
         (runs / "r" / "head.json").unlink()
         check = verify_run(runs, "r")
         assert (check.ok, check.problem) == (False, "unanchored")
+
+
+class TestAttemptCopies:
+    """attempts.jsonl: line N is the copy of record N, and a crash leaves only the last one
+    short."""
+
+    def _run(self, tmp_path: Path) -> Path:
+        _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
+        return tmp_path / "runs" / "r"
+
+    def _rewrite(self, run_dir: Path, lines: list[str], tail: str = "") -> None:
+        (run_dir / COPIES).write_text("".join(f"{line}\n" for line in lines) + tail)
+
+    def test_a_missing_copy_is_dropped(self, tmp_path: Path) -> None:
+        """A copy cut from the end is a record without its copy: dropped, at that record."""
+        run_dir = self._run(tmp_path)
+        self._rewrite(run_dir, copy_lines(run_dir)[:-1])
+        check = verify_run(run_dir.parent, "r")
+        assert (check.problem, check.position) == ("dropped", 4)
+        assert f"missing from {COPIES}" in check.message
+
+    def test_a_deleted_copies_file_is_dropped(self, tmp_path: Path) -> None:
+        """Without attempts.jsonl, the first record has no copy."""
+        run_dir = self._run(tmp_path)
+        (run_dir / COPIES).unlink()
+        check = verify_run(run_dir.parent, "r")
+        assert (check.problem, check.position) == ("dropped", 1)
+
+    @pytest.mark.parametrize("how", ["edit", "delete", "swap"])
+    def test_a_changed_copy_is_edited(self, tmp_path: Path, how: str) -> None:
+        """An edited, deleted or moved copy no longer matches its record."""
+        run_dir = self._run(tmp_path)
+        lines = copy_lines(run_dir)
+        if how == "edit":
+            lines[1] = lines[1].replace('"verdict":"pass"', '"verdict":"fail"')
+        elif how == "delete":
+            del lines[1]
+        else:
+            lines[1], lines[2] = lines[2], lines[1]
+        self._rewrite(run_dir, lines)
+        check = verify_run(run_dir.parent, "r")
+        assert (check.problem, check.position) == ("edited", 2)
+
+    def test_a_copy_without_record_is_dropped(self, tmp_path: Path) -> None:
+        """A copy line past the last record holds a record missing from the chain."""
+        run_dir = self._run(tmp_path)
+        lines = copy_lines(run_dir)
+        self._rewrite(run_dir, [*lines, lines[-1]])
+        check = verify_run(run_dir.parent, "r")
+        assert (check.problem, check.position) == ("dropped", 5)
+
+    def test_a_torn_copy_after_counted_records_is_broken(self, tmp_path: Path) -> None:
+        """An unterminated copy line that no uncounted record explains is refused."""
+        run_dir = self._run(tmp_path)
+        lines = copy_lines(run_dir)
+        self._rewrite(run_dir, lines, lines[0][:40])
+        check = verify_run(run_dir.parent, "r")
+        assert (check.problem, check.position) == ("edited", 5)
+
+    @pytest.mark.parametrize("copy", ["none", "torn", "whole"])
+    def test_an_uncounted_record_is_set_aside_with_its_copy(self, tmp_path: Path,
+                                                            copy: str) -> None:
+        """Killed after a record and before its head: with no copy, a torn one or a whole one,
+        the record and what there is of its copy are set aside, and the run goes on."""
+        run_dir = tmp_path / "runs" / "r"
+        store = JsonlStore(run_dir, "r")
+        _fill(store)
+        head = (run_dir / "evidence.jsonl").read_bytes()[:SLOT]
+        before = (run_dir / COPIES).read_bytes()
+        store = JsonlStore(run_dir, "r")
+        store.append(_record("d", 1, 5))
+        store.close()
+        ev = run_dir / "evidence.jsonl"
+        ev.write_bytes(head + ev.read_bytes()[SLOT:])  # the head never counted record 5
+        last = copy_lines(run_dir)[-1]
+        (run_dir / COPIES).write_bytes(before + {"none": b"", "torn": last[:30].encode(),
+                                                 "whole": last.encode() + b"\n"}[copy])
+        check = verify_run(run_dir.parent, "r")
+        assert (check.problem, check.position) == ("appended", 5)
+        again = JsonlStore(run_dir, "r")
+        try:
+            notes, check = again.recover()
+            assert check.ok, check.message
+            assert notes and "evidence.torn.1" in notes[0]
+            aside = run_dir / "evidence.torn.1.attempt.json"
+            assert aside.exists() == (copy != "none")
+            assert (run_dir / COPIES).read_bytes() == before
+            again.append(_record("d", 1, 5))
+        finally:
+            again.close()
+        check = verify_run(run_dir.parent, "r")
+        assert check.ok and check.records == 5, check.message
+
+    def test_appends_keep_one_file(self, tmp_path: Path) -> None:
+        """A reopened store appends its copies to the same attempts.jsonl."""
+        run_dir = self._run(tmp_path)
+        store = JsonlStore(run_dir, "r")
+        try:
+            assert store.copies()
+            store.append(_record("d", 1, 5))
+        finally:
+            store.close()
+        assert len(copy_lines(run_dir)) == 5 and not (run_dir / "phases").exists()
+        assert verify_run(run_dir.parent, "r").ok
+
+
+class TestAttemptFiles:
+    """Runs made before attempts.jsonl, a file per attempt copy in phases/: they verify,
+    show tampering and are appended to in their own layout."""
+
+    def _run(self, tmp_path: Path) -> Path:
+        _fill(JsonlStore(tmp_path / "runs" / "r", "r"))
+        to_attempt_files(tmp_path / "runs" / "r")
+        return tmp_path / "runs" / "r"
+
+    def test_verifies(self, tmp_path: Path) -> None:
+        """The same records, their copies in files, verify."""
+        run_dir = self._run(tmp_path)
+        check = verify_run(run_dir.parent, "r")
+        assert check.ok and check.records == 4, check.message
+
+    def test_appends_in_its_own_layout(self, tmp_path: Path) -> None:
+        """A resumed run keeps a file per attempt copy; no attempts.jsonl appears."""
+        run_dir = self._run(tmp_path)
+        store = JsonlStore(run_dir, "r")
+        try:
+            assert not store.copies()
+            record = store.append(_record("d", 1, 5))
+        finally:
+            store.close()
+        assert not (run_dir / COPIES).exists()
+        copy = run_dir / "phases" / attempt_file(record)
+        assert json.loads(copy.read_text()) == record
+        check = verify_run(run_dir.parent, "r")
+        assert check.ok and check.records == 5, check.message
+
+    @pytest.mark.parametrize(("how", "problem", "position"), [
+        ("delete", "dropped", 2), ("rename", "dropped", 1), ("edit", "edited", 3)])
+    def test_tampered_attempt_files_are_caught(self, tmp_path: Path, how: str, problem: str,
+                                               position: int) -> None:
+        """A deleted, renamed (fail to pass) or edited attempt file is broken evidence."""
+        phases = self._run(tmp_path) / "phases"
+        if how == "delete":
+            (phases / "a.attempt2.pass.json").unlink()
+        elif how == "rename":
+            (phases / "a.attempt1.fail.json").rename(phases / "a.attempt1.pass.json")
+        else:
+            path = phases / "b.attempt1.pass.json"
+            path.write_text(path.read_text().replace('"alice"', '"mallory"'))
+        check = verify_run(phases.parent.parent, "r")
+        assert (check.problem, check.position) == (problem, position), check.message

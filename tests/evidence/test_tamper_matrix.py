@@ -16,7 +16,13 @@ from typing import Any
 
 import orjson
 import pytest
-from tests.evidence_layout import head_of, put_head, write_record_lines
+from tests.evidence_layout import (
+    head_of,
+    put_head,
+    to_attempt_files,
+    write_copies,
+    write_record_lines,
+)
 from tests.evidence_layout import records as records_of
 
 from roadcheck.errors import RoadcheckError
@@ -94,14 +100,11 @@ def read_state(run_dir: Path, kind: str) -> State:
 
 def write_state(run_dir: Path, kind: str, records: list[dict[str, Any]],
                 head: dict[str, Any] | None) -> None:
-    """Write records back (attempt files and row ids kept consistent); ``head=None`` leaves it."""
+    """Write records back (attempt copies and row ids kept consistent); ``head=None`` leaves
+    it."""
     if kind == "jsonl":
         write_record_lines(run_dir / "evidence.jsonl", [orjson.dumps(r).decode() for r in records])
-        shutil.rmtree(run_dir / "phases")
-        (run_dir / "phases").mkdir()
-        for r in records:
-            name = f"{r['phase']}.attempt{r['attempt']}.{r['verdict']}.json"
-            (run_dir / "phases" / name).write_bytes(orjson.dumps(r))
+        write_copies(run_dir, records)
         if head is not None:
             put_head(run_dir, head)
         return
@@ -218,11 +221,15 @@ CLASSES: dict[str, list[Tamper]] = {
 }
 
 
-def run_matrix(tmp: Path, kind: str, key: AnyKey | None, *,
+def run_matrix(tmp: Path, kind: str, key: AnyKey | None, attempt_files: bool = False, *,
                base: Path | None = None) -> dict[str, tuple[int, int]]:
-    """``{class: (detected, total)}`` for one store kind and key mode (``base``: a run
-    already built, when the key that wrote it is not the one that verifies)."""
-    base = base if base is not None else build(tmp / "base", kind, key)
+    """``{class: (detected, total)}`` for one store kind and key mode; ``attempt_files``:
+    a flat-file run as made before ``attempts.jsonl``, a file per attempt copy; ``base``:
+    a run already built, when the key that wrote it is not the one that verifies."""
+    if base is None:
+        base = build(tmp / "base", kind, key)
+        if attempt_files:
+            to_attempt_files(base / "r")
     assert verify_run(base, "r", key).ok
     out = {}
     for name, cases in CLASSES.items():
@@ -258,18 +265,18 @@ def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
 class TestTamperMatrix:
     """Detected/total per class, per store, per key mode."""
 
-    @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+    @pytest.mark.parametrize("kind", ["jsonl", "jsonl-attempt-files", "sqlite"])
     def test_with_a_key_every_class_is_detected(self, tmp_path: Path, kind: str) -> None:
         """With a key: 100% in every class."""
-        counts = run_matrix(tmp_path, kind, KEY)
+        counts = run_matrix(tmp_path, kind.split("-")[0], KEY, kind.endswith("-files"))
         report = table(kind, KEY, counts)
         print(report)
         assert all(hit == total for hit, total in counts.values()), report
 
-    @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+    @pytest.mark.parametrize("kind", ["jsonl", "jsonl-attempt-files", "sqlite"])
     def test_without_a_key(self, tmp_path: Path, kind: str) -> None:
         """Without a key: every naive class is caught; head-rewriting ones are honestly not."""
-        counts = run_matrix(tmp_path, kind, None)
+        counts = run_matrix(tmp_path, kind.split("-")[0], None, kind.endswith("-files"))
         report = table(kind, None, counts)
         print(report)
         for name, (hit, total) in counts.items():

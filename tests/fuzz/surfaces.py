@@ -167,8 +167,7 @@ def _seeds() -> dict[str, list[Seed]]:
     ]
     store = [("jsonl", "evidence.jsonl", "jsonl", "records"),
              ("jsonl", "run.json", "json", "run"),
-             ("jsonl", "phases/check.attempt1.fail.json", "json", "records"),
-             ("jsonl", "phases/draft.attempt1.pass.json", "json", "records"),
+             ("jsonl", "attempts.jsonl", "jsonl", "records"),
              ("sqlite", "evidence.sqlite", "bytes", "sqlite"),
              ("sqlite", "run.json", "json", "run")]
     out["store"] = [Seed("store", f"{kind} {name}", Path(name), fmt, ref, (kind,))
@@ -409,8 +408,7 @@ class Workspace:
         if seed.surface == "store":
             # verify and audit vouch for the evidence files only; resume acts on them all
             judged = ["resume"] + (["verify", "audit"] if seed.kind in ("records", "sqlite")
-                                   and seed.path.name != "run.json"
-                                   and not str(seed.path).startswith("phases") else [])
+                                   and seed.path.name != "run.json" else [])
             for name in judged:
                 if out.exits.get(name) == 0:
                     out.false_pass = name

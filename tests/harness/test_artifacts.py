@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from tests.evidence_layout import records
 
+from roadcheck._files import OutsideRoots, open_regular
 from roadcheck.errors import InputError
 from roadcheck.harness import Workflow, load_workflow_spec
 from roadcheck.harness.engine import execute
@@ -147,6 +148,41 @@ class TestRoots:
                          role="writer", identity="alice", run_id="r2")
         assert result.status == "completed", result.message
         assert _records(tmp_path, "r2")[0]["artifact"]["path"] == str(shared / "out.txt")
+
+
+class TestRootsResolved:
+    """open_regular compares an artifact's real path with the real path of each root."""
+
+    def test_a_root_through_a_symlink_admits_what_it_names(self, tmp_path: Path) -> None:
+        """A root written through a symlink admits the files of the directory it names."""
+        real = tmp_path / "real"
+        real.mkdir()
+        (real / "a.txt").write_text("x")
+        (tmp_path / "link").symlink_to(real)
+        os.close(open_regular(tmp_path / "link" / "a.txt", [tmp_path / "link"]))
+        os.close(open_regular(real / "a.txt", [tmp_path / "link"]))
+
+    def test_a_root_with_dotdot_after_a_symlink_is_where_the_link_leads(
+            self, tmp_path: Path) -> None:
+        """``link/../shared`` is the sibling of the link's target, not of the link."""
+        (tmp_path / "far" / "deep").mkdir(parents=True)
+        (tmp_path / "far" / "shared").mkdir()
+        (tmp_path / "near" / "shared").mkdir(parents=True)
+        (tmp_path / "near" / "link").symlink_to(tmp_path / "far" / "deep")
+        root = tmp_path / "near" / "link" / ".." / "shared"
+        (tmp_path / "far" / "shared" / "a.txt").write_text("x")
+        (tmp_path / "near" / "shared" / "a.txt").write_text("x")
+        os.close(open_regular(tmp_path / "far" / "shared" / "a.txt", [root]))
+        with pytest.raises(OutsideRoots):
+            open_regular(tmp_path / "near" / "shared" / "a.txt", [root])
+
+    def test_a_link_out_of_a_plain_root_is_refused(self, tmp_path: Path) -> None:
+        """A symlink inside a root that leads out of it is refused, the root being plain."""
+        (tmp_path / "root").mkdir()
+        (tmp_path / "outside.txt").write_text("x")
+        (tmp_path / "root" / "a.txt").symlink_to(tmp_path / "outside.txt")
+        with pytest.raises(OutsideRoots):
+            open_regular(tmp_path / "root" / "a.txt", [tmp_path / "root"])
 
 
 class TestGateChildren:

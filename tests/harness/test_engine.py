@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.evidence_layout import records
+from tests.evidence_layout import copy_lines, record_lines, records
 
 import roadcheck
 from roadcheck.errors import InputError
@@ -152,12 +152,16 @@ class TestRetryWithFeedback:
         path = workflow_file(phase("make", producer=FIXES_ON_FEEDBACK, max_attempts=1))
         assert _run(path, tmp_path, run_id="r").status == "hard-stop"
 
-    def test_per_attempt_files(self, tmp_path: Path, phase: Build,
-                               workflow_file: WriteWorkflow) -> None:
-        """Each attempt leaves phases/<phase>.attempt<N>.<verdict>.json."""
+    def test_attempt_copies(self, tmp_path: Path, phase: Build,
+                            workflow_file: WriteWorkflow) -> None:
+        """Each attempt leaves its record's copy as a line of attempts.jsonl; no file of its own."""
         _run(workflow_file(phase("make", producer=FIXES_ON_FEEDBACK)), tmp_path, run_id="r")
-        names = sorted(p.name for p in (tmp_path / "runs" / "r" / "phases").iterdir())
-        assert names == ["make.attempt1.fail.json", "make.attempt2.pass.json"]
+        run_dir = tmp_path / "runs" / "r"
+        copies = [json.loads(line) for line in copy_lines(run_dir)]
+        assert [(c["phase"], c["attempt"], c["verdict"]) for c in copies] == [
+            ("make", 1, "fail"), ("make", 2, "pass")]
+        assert copy_lines(run_dir) == record_lines(run_dir / "evidence.jsonl")
+        assert not (run_dir / "phases").exists()
 
 
 class TestHardStop:

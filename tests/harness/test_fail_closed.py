@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.evidence_layout import records, split
+from tests.evidence_layout import copy_lines, records, split, to_attempt_files
 
 from roadcheck.cli import cli
 from roadcheck.errors import RoadcheckError
@@ -79,10 +79,36 @@ class TestResumeRefusesBrokenEvidence:
         assert "error[evidence-broken]" in result.stderr
         assert not marker.exists()
 
+    def test_missing_attempt_copy_is_refused(self, tmp_path: Path, phase: Build,
+                                             workflow_file: WriteWorkflow) -> None:
+        """An attempt copy that vanished from attempts.jsonl is broken evidence."""
+        path, runs, marker = self._failed_run(tmp_path, phase, workflow_file)
+        (runs / "r" / "attempts.jsonl").write_text("")
+        result = _run(path, runs, "--resume", "r")
+        assert result.exit_code == 2
+        assert "error[evidence-broken]" in result.stderr
+        assert "attempt copy of record 1 is missing from attempts.jsonl" in result.stderr
+        assert not marker.exists()
+
+    def test_edited_attempt_copy_is_refused(self, tmp_path: Path, phase: Build,
+                                            workflow_file: WriteWorkflow) -> None:
+        """An attempt copy edited from fail to pass no longer matches its record."""
+        path, runs, marker = self._failed_run(tmp_path, phase, workflow_file)
+        copies = runs / "r" / "attempts.jsonl"
+        copies.write_text("".join(line.replace('"verdict":"fail"', '"verdict":"pass"') + "\n"
+                                  for line in copy_lines(runs / "r")))
+        result = _run(path, runs, "--resume", "r")
+        assert result.exit_code == 2
+        assert "error[evidence-broken]" in result.stderr
+        assert "differs" in result.stderr
+        assert not marker.exists()
+
     def test_missing_attempt_file_is_refused(self, tmp_path: Path, phase: Build,
                                              workflow_file: WriteWorkflow) -> None:
-        """A per-attempt file that vanished is broken evidence."""
+        """In a run made before attempts.jsonl, a per-attempt file that vanished is broken
+        evidence."""
         path, runs, _ = self._failed_run(tmp_path, phase, workflow_file)
+        to_attempt_files(runs / "r")
         (runs / "r" / "phases" / "first.attempt1.fail.json").unlink()
         result = _run(path, runs, "--resume", "r")
         assert result.exit_code == 2
@@ -93,6 +119,7 @@ class TestResumeRefusesBrokenEvidence:
                                              workflow_file: WriteWorkflow) -> None:
         """An attempt file renamed from fail to pass no longer matches its record."""
         path, runs, _ = self._failed_run(tmp_path, phase, workflow_file)
+        to_attempt_files(runs / "r")
         phases = runs / "r" / "phases"
         (phases / "first.attempt1.fail.json").rename(phases / "first.attempt1.pass.json")
         result = _run(path, runs, "--resume", "r")
@@ -104,7 +131,7 @@ class TestResumeRefusesBrokenEvidence:
         """Deleting the last record (the failure) is caught by the anchored head."""
         path, runs, marker = self._failed_run(tmp_path, phase, workflow_file)
         _evidence(runs).write_text("")
-        (runs / "r" / "phases" / "first.attempt1.fail.json").unlink()
+        (runs / "r" / "attempts.jsonl").write_text("")
         result = _run(path, runs, "--resume", "r")
         assert result.exit_code == 2
         assert "error[evidence-broken]" in result.stderr
@@ -118,6 +145,20 @@ class TestResumeRefusesBrokenEvidence:
         assert result.exit_code == 1, result.output
         assert "hard-stop: phase 'first'" in result.stdout
         assert not marker.exists()
+
+    def test_intact_run_with_attempt_files_resumes_in_its_layout(
+            self, tmp_path: Path, phase: Build, workflow_file: WriteWorkflow) -> None:
+        """A run made before attempts.jsonl resumes and adds a file per attempt, as then."""
+        path, runs, marker = self._failed_run(tmp_path, phase, workflow_file)
+        assert not marker.exists()
+        to_attempt_files(runs / "r")
+        result = _run(path, runs, "--resume", "r")
+        assert result.exit_code == 1, result.output
+        assert "hard-stop: phase 'first'" in result.stdout
+        names = sorted(p.name for p in (runs / "r" / "phases").iterdir())
+        assert names == ["first.attempt1.fail.json", "first.attempt2.fail.json"]
+        assert not (runs / "r" / "attempts.jsonl").exists()
+        assert _invoke("evidence", "verify", "r", "--runs-dir", str(runs)).exit_code == 0
 
 
 class TestParamsAreData:

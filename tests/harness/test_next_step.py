@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.evidence_layout import record_lines, records, write_record_lines
+from tests.evidence_layout import copy_lines, record_lines, records, write_record_lines
 
 from roadcheck.cli import cli
 from roadcheck.harness import Workflow
@@ -148,7 +148,7 @@ class TestRefusalIsEvidence:
         assert refusal["gate"]["kind"] == "role-guard"
         assert refusal["gate"]["exit_code"] is None
         assert refusal["artifact"] == made["artifact"]
-        assert (runs / "r" / "phases" / "review.attempt1.refused.json").is_file()
+        assert json.loads(copy_lines(runs / "r")[-1]) == refusal
         guard = [json.loads(line) for line in
                  (runs / "r" / "trajectory.jsonl").read_text().splitlines()
                  if '"role-guard"' in line]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
@@ -90,24 +90,66 @@ def _fields(cls: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
     return msgspec.structs.fields(cls)
 
 
-def _pick(t: Any, value: Any) -> Any:
-    """The member of ``t`` (a union or not) that a plain value would convert into."""
+#: What :func:`_pick` needs of one member of a declared type: the member, its type
+#: without ``Annotated``, its struct tag (``(tag field, tag)``, ``None`` when it is no
+#: struct), and whether an object, a list or any other value converts into it.
+_Shape = tuple[Any, Any, "tuple[str | None, Any] | None", bool, bool, bool]
+#: The shapes of each declared type's members, worked out once per type.
+_SHAPES: dict[Any, tuple[_Shape, ...]] = {}
+
+
+def _work_out(t: Any) -> tuple[_Shape, ...]:
+    out = []
     for m in _members(t):
         base = _unwrap(m)
-        if isinstance(value, dict):
-            if _is_struct(base):
-                cfg = base.__struct_config__
-                if cfg.tag_field is None or value.get(cfg.tag_field) == cfg.tag:
-                    return m
-            elif base is dict or get_origin(base) is dict:
-                return m
-        elif isinstance(value, list):
-            if get_origin(base) in (list, tuple, set, frozenset) or base in (list, tuple):
-                return m
-        elif not (base is type(None) or _is_struct(base) or base in (dict, list, tuple)
-                  or get_origin(base) in (dict, list, tuple, set, frozenset)):
-            return m
+        origin = get_origin(base)
+        tag = None
+        if _is_struct(base):
+            cfg = base.__struct_config__
+            tag = (cfg.tag_field, cfg.tag)
+        out.append((m, base, tag, tag is None and (base is dict or origin is dict),
+                    origin in (list, tuple, set, frozenset) or base in (list, tuple),
+                    not (base is type(None) or tag is not None or base in (dict, list, tuple)
+                         or origin in (dict, list, tuple, set, frozenset))))
+    return tuple(out)
+
+
+def _shapes(t: Any) -> tuple[_Shape, ...]:
+    try:
+        return _SHAPES[t]
+    except KeyError:
+        found = _SHAPES[t] = _work_out(t)
+        return found
+    except TypeError:  # a type that cannot be a key: worked out each time
+        return _work_out(t)
+
+
+def _picked(t: Any, value: Any) -> _Shape | None:
+    """The shape of the member of ``t`` (a union or not) that a plain value would convert
+    into."""
+    if isinstance(value, dict):
+        for shape in _shapes(t):
+            tag = shape[2]
+            if tag is not None:
+                if tag[0] is None or value.get(tag[0]) == tag[1]:
+                    return shape
+            elif shape[3]:
+                return shape
+    elif isinstance(value, list):
+        for shape in _shapes(t):
+            if shape[4]:
+                return shape
+    else:
+        for shape in _shapes(t):
+            if shape[5]:
+                return shape
     return None
+
+
+def _pick(t: Any, value: Any) -> Any:
+    """The member of ``t`` (a union or not) that a plain value would convert into."""
+    shape = _picked(t, value)
+    return None if shape is None else shape[0]
 
 
 def _child(t: Any, value: Any, part: str | int) -> tuple[Any, Any]:
@@ -130,43 +172,66 @@ def _child(t: Any, value: Any, part: str | int) -> tuple[Any, Any]:
     return None, None
 
 
-def _walk(value: Any, t: Any, loc: Loc) -> Iterator[Problem]:
-    """Nulls standing for a default, and missing required keys, in document order.
+@cache
+def _struct_keys(cls: type[msgspec.Struct]) -> tuple[dict[str, msgspec.structs.FieldInfo],
+                                                     tuple[str, ...], str | None]:
+    """A struct's fields by key, its required keys in order, and its tag field."""
+    fields = {f.encode_name: f for f in _fields(cls)}
+    return (fields, tuple(name for name, f in fields.items() if f.required),
+            cls.__struct_config__.tag_field)
+
+
+_ARGS: dict[Any, tuple[Any, ...]] = {}
+
+
+def _args(t: Any) -> tuple[Any, ...]:
+    """``get_args(t)``, worked out once per type."""
+    try:
+        return _ARGS[t]
+    except KeyError:
+        found = _ARGS[t] = get_args(t)
+        return found
+    except TypeError:  # a type that cannot be a key
+        return get_args(t)
+
+
+def _walk(value: Any, t: Any, loc: Loc, found: list[Problem]) -> None:
+    """Nulls standing for a default, and missing required keys, in document order, added to
+    ``found``.
 
     A missing key is reported at its object (which comes before the object's
     own keys), a null at its key. An object with an unknown key reports that
     key, not the missing one: it is most often the missing one misspelt.
     """
-    m = _pick(t, value)
-    if m is None:
+    shape = _picked(t, value)
+    if shape is None:
         return
-    base = _unwrap(m)
-    if _is_struct(base) and isinstance(value, dict):
-        fields = {f.encode_name: f for f in _fields(base)}
-        tag = base.__struct_config__.tag_field
-        missing = [name for name, f in fields.items() if f.required and name not in value]
+    base = shape[1]
+    if shape[2] is not None and isinstance(value, dict):
+        fields, required, tag = _struct_keys(base)
+        missing = [name for name in required if name not in value]
         if missing and all(k in fields or k == tag for k in value):
-            yield Problem((*loc, missing[0]), "required", loc)
+            found.append(Problem((*loc, missing[0]), "required", loc))
         for key, v in value.items():
             f = fields.get(key)
             if f is None:
                 continue
             at = (*loc, key)
             if v is None and not f.required:
-                yield Problem(at, "is null: write a value, or leave the key out for its "
-                                  "default")
+                found.append(Problem(at, "is null: write a value, or leave the key out for its "
+                                         "default"))
             else:
-                yield from _walk(v, f.type, at)
+                _walk(v, f.type, at, found)
     elif isinstance(value, dict):
-        args = get_args(base)
+        args = _args(base)
         if len(args) == 2:
             for k, v in value.items():
-                yield from _walk(v, args[1], (*loc, k))
+                _walk(v, args[1], (*loc, k), found)
     elif isinstance(value, list):
-        args = get_args(base)
+        args = _args(base)
         if args:
             for i, v in enumerate(value):
-                yield from _walk(v, args[0], (*loc, i))
+                _walk(v, args[0], (*loc, i), found)
 
 
 def _position(doc: Any, at: Loc) -> tuple[int, ...]:
@@ -219,7 +284,8 @@ def convert(doc: Any, typ: type[T], found: Sequence[Problem] = ()) -> T:
     document) the one that comes first by line is raised.
     """
     _refuse_surrogates(doc, ())
-    walked = list(_walk(doc, typ, ()))
+    walked: list[Problem] = []
+    _walk(doc, typ, (), walked)
     try:
         value = msgspec.convert(doc, typ, strict=True)
     except msgspec.ValidationError as exc:

@@ -44,7 +44,8 @@ class Head:
     def body(self) -> bytes:
         """The canonical bytes the MAC or signature covers: every field but ``mac``;
         for a signed head its RFC 8785 canonical JSON, else sorted compact JSON."""
-        doc = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "mac"}
+        doc = self.to_dict()
+        del doc["mac"]
         if self.auth == AUTH_ED25519:
             from roadcheck.evidence.signing import canonical
 
@@ -55,13 +56,18 @@ class Head:
         """This head with its auth mode set and, with a key, its MAC (or, with an Ed25519
         private key, its signature) computed."""
         if key is None:
+            if self.auth == AUTH_NONE and self.key_id is None and self.mac is None:
+                return self  # frozen: nothing to change
             return dataclasses.replace(self, auth=AUTH_NONE, key_id=None, mac=None)
         unsigned = dataclasses.replace(self, auth=key.auth, key_id=key.key_id, mac=None)
         return dataclasses.replace(unsigned, mac=key.mac(unsigned.body()))
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored JSON shape."""
-        return dataclasses.asdict(self)
+        """The stored JSON shape: every field, in declaration order (all are plain values,
+        so this is what :func:`dataclasses.asdict` gives, without its deep copies)."""
+        return {"run_id": self.run_id, "records": self.records, "last_hash": self.last_hash,
+                "manifest_sha256": self.manifest_sha256, "auth": self.auth,
+                "key_id": self.key_id, "mac": self.mac}
 
     @classmethod
     def from_dict(cls, doc: Any) -> Head:

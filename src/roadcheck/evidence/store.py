@@ -5,7 +5,8 @@ Two stores keep identical fields:
 * :class:`JsonlStore` (the default): ``<runs>/<run-id>/evidence.jsonl``. Line 1 is
   the anchored head, a fixed :data:`SLOT`-byte line ``{"head": {...}}`` padded
   with spaces and rewritten in place; every later line is one record, appended.
-  ``phases/<phase>.attempt<N>.<verdict>.json`` holds a copy of each record.
+  ``attempts.jsonl`` (:data:`COPIES`) holds the attempt copy of each record, line
+  for line, appended: one file made with the run, not a new file per attempt.
 * :class:`SqliteStore`: ``<runs>/<run-id>/evidence.sqlite`` in WAL mode, one row per
   record and one head row, both committed (``synchronous=FULL``) in one transaction
   before :meth:`append` returns.
@@ -21,9 +22,12 @@ than one uncounted record, a head counting records that are not there, a chain
 that does not end at the head's hash, a missing or different attempt copy) is
 tampering, or a power loss inside the one sync, and is refused: fail closed.
 
-Runs written before the head moved into ``evidence.jsonl`` hold records only
-there and the head in ``head.json``; they are read, verified and appended to in
-that layout (the record, its attempt file and the head each synced, as then).
+Runs made before the copies moved into one file keep a file per attempt copy,
+``phases/<phase>.attempt<N>.<verdict>.json``; they are read, verified and
+appended to in that layout. Runs written before the head moved into
+``evidence.jsonl`` hold records only there and the head in ``head.json``, and a
+file per attempt; they are read, verified and appended to in that layout too
+(the record, its attempt file and the head each synced, as then).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ if TYPE_CHECKING:  # sqlite3 loads with the SQLite store, not with a JSONL run
     import sqlite3
 
 __all__ = [
+    "COPIES",
     "HEAD",
     "STORE_KINDS",
     "EvidenceStore",
@@ -77,6 +82,8 @@ __all__ = [
 StoreKind = Literal["jsonl", "sqlite", "postgres"]
 STORE_KINDS: tuple[StoreKind, ...] = ("jsonl", "sqlite")
 HEAD = "head.json"
+#: The attempt copies of a flat-file run, one line per record, in the records' order.
+COPIES = "attempts.jsonl"
 #: The size of the head line that opens ``evidence.jsonl`` (line 1, rewritten in place).
 SLOT = 1024
 _SLOT_START = b'{"head":'
@@ -218,6 +225,13 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
     return dataclasses.replace(chain, notes=tuple(notes)), 0
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` (a regular file takes it in one call, short of an error)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _loads_exact(raw: bytes) -> Any:
     """One JSON document as every reader reads it; ``None`` when it is not JSON or repeats a key.
 
@@ -247,10 +261,13 @@ class JsonlStore:
         self.path = self.run_dir / "evidence.jsonl"
         self.head_path = self.run_dir / HEAD
         self.phases_dir = self.run_dir / "phases"
+        self.copies_path = self.run_dir / COPIES
         self.key = key
         self._fd: int | None = None
+        self._copies_fd: int | None = None
         self._head: Head | None = None
         self._legacy: bool | None = None
+        self._copies: bool | None = None
 
     def legacy(self) -> bool:
         """Whether the run keeps the earlier layout (records only, the head in ``head.json``)."""
@@ -266,19 +283,34 @@ class JsonlStore:
             self._legacy = start != _SLOT_START and (bool(start) or self.head_path.exists())
         return self._legacy
 
+    def copies(self) -> bool:
+        """Whether the attempt copies are the lines of :data:`COPIES` (a run made since they
+        moved there) rather than a file each in ``phases/`` (a run made before, which has
+        that directory from its creation on, and every run with ``head.json``)."""
+        if self._copies is None:
+            self._copies = not self.legacy() and (self.copies_path.exists()
+                                                  or not self.phases_dir.is_dir())
+        return self._copies
+
     # -- writing ---------------------------------------------------------------------------
 
     def _open(self) -> int:
         if self._fd is None:
             legacy = self.legacy()
             try:
-                self.phases_dir.mkdir(parents=True, exist_ok=True)
+                if self.copies():
+                    self.run_dir.mkdir(parents=True, exist_ok=True)
+                    self._copies_fd = os.open(self.copies_path,
+                                              os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                else:
+                    self.phases_dir.mkdir(parents=True, exist_ok=True)
                 flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if legacy else 0)
                 self._fd = os.open(self.path, flags, 0o644)
             except OSError as exc:
                 raise StoreError(f"cannot open evidence store: {exc.strerror or exc}",
                                  path=str(self.path)) from None
-            fsync_dir(self.run_dir)  # once per invocation: the file and phases/ exist
+            # once per invocation: the file and the copies' file (or phases/) exist
+            fsync_dir(self.run_dir)
         return self._fd
 
     def _slot(self, head: Head) -> bytes:
@@ -300,9 +332,10 @@ class JsonlStore:
         return head
 
     def create(self, manifest_sha256: str | None) -> None:
-        """Write an empty store: its head slot (0 records) and nothing after it."""
+        """Write an empty store: its head slot (0 records) and nothing after it, and its
+        empty :data:`COPIES`."""
         try:
-            self._legacy = False
+            self._legacy, self._copies = False, True
             self._open()
             self._write_head(Head(self.run_id, 0, GENESIS, manifest_sha256))
         except OSError as exc:
@@ -327,13 +360,14 @@ class JsonlStore:
         return self._head
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Append the record, write its attempt file, count it in the head, one fdatasync.
+        """Append the record and its attempt copy, count it in the head, one fdatasync.
 
-        In order: the record line at the end of the file, its attempt file (no
+        In order: the record line at the end of the file, its attempt copy (a line
+        appended to :data:`COPIES`, or in a run made before, its own file; no
         fsync), the head slot at offset 0, then one ``fdatasync`` of the file,
         which makes the record and the head that counts it durable together. A
         process killed between the writes leaves at most one record the head
-        does not count (with or without its attempt file): resume sets it aside.
+        does not count (with or without its attempt copy): resume sets it aside.
         """
         require_sealing(self.key)
         head = self._current()
@@ -349,7 +383,10 @@ class JsonlStore:
                 self._write_head(new)
                 return sealed
             os.pwrite(fd, line, os.fstat(fd).st_size)
-            self._write_attempt(sealed, durable=False)
+            if self._copies_fd is not None:
+                _write_all(self._copies_fd, line)  # the copy is the record's own line
+            else:
+                self._write_attempt(sealed, durable=False)
             self._write_head(new)
         except OSError as exc:
             raise StoreError(f"cannot write evidence: {exc.strerror or exc}",
@@ -442,7 +479,9 @@ class JsonlStore:
 
     def _attempt_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
                          ) -> tuple[str, int, str] | None:
-        """The first per-attempt file that is missing, different, renamed or without record."""
+        """The first attempt copy that is missing, different, renamed or without record."""
+        if self.copies():
+            return self._copies_problem(records, counted)
         files = {p.name: p for p in self.phases_dir.glob("*.json")} if self.phases_dir.exists() \
             else {}
         by_hash = {str(r.get("hash")): i + 1 for i, r in enumerate(records)}
@@ -472,6 +511,43 @@ class JsonlStore:
                         f"{by_hash[h]} under another name")
             return ("dropped", len(records) + 1, f"the attempt file phases/{name} holds a record "
                     "that is missing from the chain")
+        return None
+
+    def _copy_lines(self) -> tuple[list[bytes], bytes]:
+        """The complete lines of :data:`COPIES` and what follows the last one (a torn copy)."""
+        try:
+            data = self.copies_path.read_bytes()
+        except FileNotFoundError:
+            return [], b""
+        except OSError as exc:
+            raise StoreError(f"cannot read the attempt copies: {exc.strerror or exc}",
+                             path=str(self.copies_path)) from None
+        end = data.rfind(b"\n") + 1
+        return data[:end].split(b"\n")[:-1], data[end:]
+
+    def _copies_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
+                        ) -> tuple[str, int, str] | None:
+        """The first line of :data:`COPIES` that is missing, different or without record.
+
+        Line N is the copy of record N. A crash leaves the one record the head does not
+        count without its copy, or with a torn one, or whole: nothing else.
+        """
+        lines, torn = self._copy_lines()
+        for i, rec in enumerate(records):
+            if i >= len(lines):
+                if i < counted:
+                    return ("dropped", i + 1, f"the attempt copy of record {i + 1} is missing "
+                            f"from {COPIES}")
+                break
+            if _loads_exact(lines[i]) != rec:
+                return ("edited", i + 1, f"the attempt copy of record {i + 1} ({COPIES} line "
+                        f"{i + 1}) differs from it")
+        if len(lines) > len(records):
+            return ("dropped", len(records) + 1, f"{COPIES} line {len(records) + 1} holds a "
+                    "record that is missing from the chain")
+        if torn and not len(lines) == counted < len(records):
+            return ("edited", len(lines) + 1, f"{COPIES} ends in an unterminated line after "
+                    f"line {len(lines)}, which is no uncounted record's copy")
         return None
 
     def _check(self, manifest: Mapping[str, Any] | None) -> tuple[ChainCheck, int, int, int]:
@@ -518,26 +594,64 @@ class JsonlStore:
         elif extra == 1:
             last = self.records()[-1]
             data = self.path.read_bytes()
-            aside = self._set_aside(data.rfind(b"\n", 0, end - 1) + 1)
-            attempt = self.phases_dir / self._attempt_name(last)
-            try:
-                if attempt.exists():
-                    os.replace(attempt, self.run_dir / f"{aside}.attempt.json")
-                    fsync_dir(self.phases_dir)
-            except OSError as exc:
-                raise StoreError(f"cannot set the record aside: {exc.strerror or exc}",
-                                 path=str(attempt)) from None
+            start = data.rfind(b"\n", 0, end - 1) + 1
+            if self.copies():
+                # the copy first: killed in between, the record is still the one the head
+                # does not count, now without a copy, and is set aside the same way again
+                aside = self._aside_name()
+                self._cut_copies(len(self.records()) - 1, self.run_dir / f"{aside}.attempt.json")
+                self._set_aside(start, aside)
+            else:
+                aside = self._set_aside(start)
+                attempt = self.phases_dir / self._attempt_name(last)
+                try:
+                    if attempt.exists():
+                        os.replace(attempt, self.run_dir / f"{aside}.attempt.json")
+                        fsync_dir(self.phases_dir)
+                except OSError as exc:
+                    raise StoreError(f"cannot set the record aside: {exc.strerror or exc}",
+                                     path=str(attempt)) from None
             notes.append(f"record {check.position} was never counted by its head (a crash "
                          f"between the record and its head, or an append) and was set aside "
                          f"as {aside}")
             check = self._check(manifest)[0]
         return notes, check
 
-    def _set_aside(self, end: int) -> str:
+    def _aside_name(self) -> str:
+        """``evidence.torn.<n>``, the first ``n`` whose file (and attempt copy) is not there."""
         n = 1
-        while (self.run_dir / f"evidence.torn.{n}").exists():
+        while ((self.run_dir / f"evidence.torn.{n}").exists()
+               or (self.run_dir / f"evidence.torn.{n}.attempt.json").exists()):
             n += 1
-        name = f"evidence.torn.{n}"
+        return f"evidence.torn.{n}"
+
+    def _cut_copies(self, keep: int, aside: Path) -> None:
+        """Cut :data:`COPIES` back to its first ``keep`` lines, what followed kept in ``aside``."""
+        lines, torn = self._copy_lines()
+        if len(lines) <= keep and not torn:
+            return
+        cut = sum(len(line) + 1 for line in lines[:keep])
+        try:
+            with open(self.copies_path, "rb") as fh:
+                fh.seek(cut)
+                tail = fh.read()
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                _write_all(fd, tail)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with open(self.copies_path, "r+b") as fh:
+                fh.truncate(cut)
+                fh.flush()
+                os.fsync(fh.fileno())
+            fsync_dir(self.run_dir)
+        except OSError as exc:
+            raise StoreError(f"cannot set the attempt copy aside: {exc.strerror or exc}",
+                             path=str(self.copies_path)) from None
+
+    def _set_aside(self, end: int, name: str | None = None) -> str:
+        name = name or self._aside_name()
         try:
             with open(self.path, "rb") as fh:
                 fh.seek(end)
@@ -559,10 +673,13 @@ class JsonlStore:
         return name
 
     def close(self) -> None:
-        """Close the append handle."""
+        """Close the append handles."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._copies_fd is not None:
+            os.close(self._copies_fd)
+            self._copies_fd = None
 
 
 _COLUMNS = ", ".join(FIELDS)

@@ -225,7 +225,7 @@ class _Run:
                                 phase=phase.name, attempt=attempt, iteration=iteration,
                                 identity=self.identity, producer="agent",
                                 outcome=self.produced["outcome"])
-            return failed or self.refuse_artifact(Path(values["artifact"]))
+            return failed or self.refuse_artifact(self.artifacts[phase.name])
         env = producer_env(self.env, attempt=attempt, iteration=iteration, feedback=feedback,
                            last=last, extra=self.roadcheck_env(phase, values))
         argv = [a.format_map(values) for a in producer]
@@ -242,7 +242,7 @@ class _Run:
             lines = run.stderr.strip().splitlines() or run.stdout.strip().splitlines()
             return GateOutcome(False, "producer", f"producer exited {run.exit_code}",
                                lines[-1][:300] if lines else "", run.exit_code, run.output)
-        return self.refuse_artifact(Path(values["artifact"]), run.output, 0)
+        return self.refuse_artifact(self.artifacts[phase.name], run.output, 0)
 
     def roadcheck_env(self, phase: Phase, values: Mapping[str, str]) -> dict[str, str]:
         """The ``ROADCHECK_*`` facts every producer and gate sees."""
@@ -333,12 +333,13 @@ class _Run:
               checked: bool = False) -> GateOutcome:
         """Evaluate the phase's gate on its artifact, once it is known to be a regular file
         (``checked``: the producer's step just found it one, nothing ran since)."""
+        artifact = self.artifacts[phase.name]
         if not checked:
-            refused = self.refuse_artifact(Path(values["artifact"]))
+            refused = self.refuse_artifact(artifact)
             if refused is not None:
                 return refused
         env = {**self.env, **self.roadcheck_env(phase, values)}
-        ctx = GateContext(Path(values["artifact"]), self.run_dir, self.spec_dir, values, env,
+        ctx = GateContext(artifact, self.run_dir, self.spec_dir, values, env,
                           phase.name, self.roots)
         return evaluate(phase.gate, ctx)
 
@@ -695,7 +696,7 @@ class _Loop:
             "run_id": run.run_id, "workflow": run.spec.workflow, "phase": phase.name,
             "attempt": attempt, "iteration": self.iteration,
             "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
-            "artifact": run.record_artifact(Path(values["artifact"]), run.produced),
+            "artifact": run.record_artifact(run.artifacts[phase.name], run.produced),
             "role": run.role, "identity": run.identity, "started_at": started,
             "finished_at": now(), "params_sha256": run.params_sha256})
         # the record is durable here; only now may the run transition
