@@ -47,14 +47,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from roadcheck.conformance.spec import Spec
-from roadcheck.errors import SpecError, StoreError, TraceError
+from roadcheck.errors import InputError, SpecError, StoreError, TraceError
 from roadcheck.evidence.record import GENESIS
 from roadcheck.guard import files, seal, snapshot
 from roadcheck.guard.core import Decision, Guard, _spec_of
 
 if TYPE_CHECKING:
     from roadcheck.evidence.chain import ChainCheck
-    from roadcheck.evidence.keys import EvidenceKey
+    from roadcheck.evidence.keys import AnyKey
     from roadcheck.evidence.store import SqliteStore
 
 __all__ = ["ASKED", "STATE", "GuardSession", "GuardStore", "decision_record", "is_session",
@@ -517,9 +517,14 @@ class GuardSession:
 
 # -- verifying a stored session (audit, evidence verify) ------------------------------------
 
-def _key_for(directory: Path, key: EvidenceKey | None) -> seal.GuardKey:
+def _key_for(directory: Path, key: AnyKey | None) -> seal.GuardKey:
     """The key to verify with: ``key`` when given, else the guard's (never created here)."""
     if key is not None:
+        from roadcheck.evidence.keys import EvidenceKey
+
+        if not isinstance(key, EvidenceKey):
+            raise InputError(f"a guard session is sealed with an HMAC key; the {key.auth} key "
+                             f"given (key id {key.key_id}) cannot check it")
         return seal.GuardKey(key, None)
     return seal.guard_key(state_dir=directory, create=False)
 
@@ -551,7 +556,7 @@ def _session_auth(where: Path) -> str | None:
 
 
 def is_session(directory: str | PathLike[str], session: str,
-               key: EvidenceKey | None = None) -> bool:
+               key: AnyKey | None = None) -> bool:
     """True when ``directory`` holds (or held: its head remains) the guard session ``session``."""
     from roadcheck.evidence.store import check_run_id
 
@@ -569,7 +574,7 @@ def is_session(directory: str | PathLike[str], session: str,
 
 
 def verify_session(directory: str | PathLike[str], session: str,
-                   key: EvidenceKey | None = None) -> ChainCheck:
+                   key: AnyKey | None = None) -> ChainCheck:
     """Verify a stored guard session as the guard would read it, then its whole decision log.
 
     The state file, the log's head and the asked calls must be sealed for this

@@ -84,7 +84,7 @@ def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
                     _last_status(run_dir / "trajectory.jsonl"))
 
 
-def _guard_trail(runs_dir: Path, session: str, key: EvidenceKey | None) -> RunTrail:
+def _guard_trail(runs_dir: Path, session: str, key: AnyKey | None) -> RunTrail:
     """A guard session's decision log, checked by the guard's own reading of it."""
     from roadcheck.evidence.store import SqliteStore
     from roadcheck.guard.store import verify_session
