@@ -223,3 +223,22 @@ def test_the_fields_of_each_event_and_their_order(text):
             for key in ("text", "result", "error"):
                 rec.pop(key, None)
     assert [list(e.items()) for e in got] == [list(e.items()) for e in want]
+
+
+def test_answers_without_uuids_each_hang_off_their_own_parent():
+    ask = _call("q1", "AskUserQuestion", questions=[])
+    lines = [PROMPT, _entry("a1", "u1", "assistant", ask),
+             _entry("x1", None, "user", "elsewhere"),
+             _entry("b1", "x1", "assistant", _call("q2", "AskUserQuestion", questions=[])),
+             _entry(None, "a1", "user", _result("q1", "yes")),
+             _entry(None, "b1", "user", _result("q2", "no")),
+             _entry("a2", "a1", "assistant", "done")]
+    checkpoints = [e["text"] for k, _, e in _events(lines) if k == "checkpoint"]
+    assert checkpoints == ["yes"]
+
+
+def test_blank_lines_and_crlf_endings_count_as_lines():
+    lines = ["", PROMPT + "\r", "   ", _entry("a1", "u1", "assistant", "hi") + "\r", "\t"]
+    assert [e.line for e in _read(lines).events] == [2, 4, None]
+    assert _error([*lines, '{"type": "user", "uuid": 7}']) == (
+        6, "'uuid' must be a string, got int")

@@ -67,20 +67,19 @@ _MESSAGE_TYPES = frozenset({"user", "assistant"})
 #: The entries the chain is followed back from: the last of them is its leaf.
 _CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 _CHECKPOINT_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
-#: The keys that place an entry, read from every line.
-_HEAD = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain")
-_CALL = ("name", "id", "input")
 _STR_OR_NONE = (str, type(None))
 _BOOL_OR_NONE = (bool, type(None))
 #: A call's outcome without its text (``text=False``), and a call refused at the prompt.
 _RESULT = ("result", None)
 _ERROR = ("error", None)
 _REFUSED_CALL = ("refused", None)
+_ANSWERING = ("answering", None)  # while a result is read (an error there ends the mapping)
 _SIDECHAIN = ("a sidechain entry inside a main transcript: subagent runs are read from their "
               "own files (<session>/subagents/agent-<id>.jsonl)")
 
-#: A staged event: its kind, the entry whose place on the chain decides it (an index
-#: into the entries, -1 for none), its line, its timestamp, then per kind:
+#: A staged event: its kind, its place (the line of the entry whose place on the chain
+#: decides it: the first to give the entry's uuid; -1 for none), its line, its
+#: timestamp, then per kind:
 #: ``action``: tool name, args, call id, command; ``handoff``: to_agent, payload, call id;
 #: ``checkpoint``: tool, text, call id, answers; ``message``: role, text.
 Staged = tuple[Any, ...]
@@ -209,8 +208,8 @@ class _Reader:
 
     def read(self) -> None:
         """Every line, in order; a line that is no entry raises at once."""
-        data = self.data
-        find, size, entry = data.find, len(data), self._entry
+        data, entry = self.data, self._entry
+        find, size = data.find, len(data)
         add_start, add_key = self.starts.append, self.keys.append
         pos = n = entries = 0
         while pos < size:
@@ -221,20 +220,22 @@ class _Reader:
             raw = data[pos:end]
             add_start(pos)
             pos = end + 1
-            if not raw.startswith(b"{") and not raw.strip():
-                add_key(None)
-                continue
             try:
                 obj = object_line(raw, "an entry")
             except ValueError as exc:
-                raise _Bad(n, str(exc)) from None
+                if raw.strip():
+                    raise _Bad(n, str(exc)) from None
+                add_key(None)  # a blank line
+                continue
             add_key(entry(n, obj))
             entries += 1
         self.entries = entries
 
     def _entry(self, n: int, obj: dict[str, Any]) -> str | None:
         """Check the entry's links and place it; map a message. The uuid it hangs from."""
-        kind, uid, parent, logical, side = map(obj.get, _HEAD)
+        kind, uid = obj.get("type"), obj.get("uuid")
+        parent, logical = obj.get("parentUuid"), obj.get("logicalParentUuid")
+        side = obj.get("isSidechain")
         if (kind.__class__ is not str or uid.__class__ not in _STR_OR_NONE
                 or parent.__class__ not in _STR_OR_NONE
                 or logical.__class__ not in _STR_OR_NONE
@@ -290,7 +291,7 @@ class _Reader:
             raise _Bad(n, f"'timestamp' must be a string, got {type(ts).__name__}")
         content = msg.get("content")
         if content.__class__ is list:
-            self._blocks(n, obj, content, ts, place)
+            self._blocks(n, obj, kind, content, ts, place)
             return
         if content is None:
             content = ""
@@ -305,9 +306,10 @@ class _Reader:
             return
         self.staged.append(("message", place, n, ts, role, content if self.text else None))
 
-    def _blocks(self, n: int, obj: dict[str, Any], blocks: list[Any], ts: str | None,
-                place: int) -> None:
-        """Stage a message's calls and answers, then its text (a prompt: none answered)."""
+    def _blocks(self, n: int, obj: dict[str, Any], kind: str, blocks: list[Any],
+                ts: str | None, place: int) -> None:
+        """Stage the calls and answers of a message given in blocks, then its text (an
+        entry of tool results has none)."""
         staged = self.staged
         mark = len(staged)
         results = 0
@@ -332,24 +334,31 @@ class _Reader:
             elif "tool" in btype:
                 raise _Bad(n, f"content block {_at(blocks, block)}: unknown tool block type "
                               f"{btype!r}; a misread call would hide a guarded action")
-        if obj["type"] == "assistant":
-            role = "assistant"
-        elif results:  # tool results, no prompt; answers hang off their calls
+        if results and kind == "user":  # tool results, no prompt; answers hang off their calls
             if results == len(blocks) and len(staged) > mark:
                 self.parented.append((mark, len(staged), place, obj.get("parentUuid")))
-            return
-        else:
-            role = "system" if obj.get("isMeta") is True else "user"
-        if unread >= 0:  # an error only if the entry is on the chain
+        elif texts or unread >= 0 or kind == "user":
+            self._text_message(n, obj, ts, place, texts, unread)
+
+    def _text_message(self, n: int, obj: dict[str, Any], ts: str | None, place: int,
+                      texts: list[str], unread: int) -> None:
+        """Stage the text of a message given in blocks (``unread``: a text block without
+        a text string, an error only if the entry is on the chain)."""
+        if unread >= 0:
             self.unread.append((place, _Bad(n, f"content part {unread} has no 'text' string")))
+            return
+        text = "\n".join(texts)
+        if obj["type"] == "user":
+            role = "system" if obj.get("isMeta") is True else "user"
+        elif text:
+            role = "assistant"
         else:
-            text = "\n".join(texts)
-            if text or role != "assistant":
-                staged.append(("message", place, n, ts, role, text if self.text else None))
+            return
+        self.staged.append(("message", place, n, ts, role, text if self.text else None))
 
     def _call(self, n: int, blocks: list[Any], block: dict[str, Any], ts: str | None,
               place: int) -> None:
-        name, call_id, args = map(block.get, _CALL)
+        name, call_id, args = block.get("name"), block.get("id"), block.get("input")
         if name.__class__ is not str or not name:
             raise _Bad(n, f"content block {_at(blocks, block)}: a {block['type']} has no 'name'")
         if call_id.__class__ is not str or not call_id:
@@ -358,9 +367,6 @@ class _Reader:
             args = {}
         elif args.__class__ is not dict:
             raise _Bad(n, f"content block {_at(blocks, block)}: 'input' must be an object")
-        first = self.calls.get(call_id)
-        if first is not None:
-            raise _Bad(n, f"tool call id {call_id!r} is used twice (first at line {first[2]})")
         name = intern(name)
         command = None
         if name == "Bash":
@@ -368,7 +374,9 @@ class _Reader:
             if command.__class__ is not str:
                 command = command_text(command)
         call = ("action", place, n, ts, name, args, call_id, command)
-        self.calls[call_id] = call
+        first = self.calls.setdefault(call_id, call)
+        if first is not call:
+            raise _Bad(n, f"tool call id {call_id!r} is used twice (first at line {first[2]})")
         self.staged.append(call)
         if name in _HANDOFF_TOOLS:
             to = args.get("subagent_type")
@@ -382,7 +390,8 @@ class _Reader:
         if call is None:
             raise _Bad(n, f"content block {_at(blocks, block)}: a tool result answers call id "
                           f"{call_id!r}, which no earlier tool call made")
-        if call_id in self.outcome:
+        outcome = self.outcome
+        if outcome.setdefault(call_id, _ANSWERING) is not _ANSWERING:
             raise _Bad(n, f"content block {_at(blocks, block)}: call {call_id!r} is answered "
                           "twice")
         content = block.get("content")
@@ -392,10 +401,10 @@ class _Reader:
             raise _Bad(n, f"content block {_at(blocks, block)}: 'is_error' must be true or false")
         if is_error:
             refused = text.startswith(_REFUSED) or obj.get("toolUseResult") == _REJECTED
-            self.outcome[call_id] = _REFUSED_CALL if refused else (
+            outcome[call_id] = _REFUSED_CALL if refused else (
                 ("error", text) if self.text else _ERROR)
             return
-        self.outcome[call_id] = ("result", text) if self.text else _RESULT
+        outcome[call_id] = ("result", text) if self.text else _RESULT
         tool = call[4]
         if tool in _CHECKPOINT_TOOLS:
             extra = obj.get("toolUseResult")
@@ -408,6 +417,8 @@ class _Reader:
     # -- the end: the errors in their order, the chain, the events it picks --------------
 
     def finish(self) -> tuple[list[Event], dict[str, Any]]:
+        """The events and the reader facts, or the first error in the order the module
+        names; the chain's tables are freed before the events are built."""
         if not self.entries:
             raise _Bad(1, "empty transcript: no entries")
         if self.main and self.side:
@@ -446,8 +457,8 @@ class _Reader:
         return live
 
     def _parented(self, live: bytearray) -> None:
-        """The checkpoints of an entry of tool results only are on the chain with its
-        parent: each takes an entry on the chain for its own, or none."""
+        """The checkpoints of an entry of tool results only are read when the entry or
+        its parent is on the chain: each takes as its place a line on the chain, or -1."""
         staged = self.staged
         for first, end, place, parent in self.parented:
             if place >= 0 and live[place]:
@@ -480,7 +491,7 @@ class _Reader:
                     turn = None
                     continue  # refused, or on an abandoned branch and never answered
                 seq += 1
-                who, rec = agent, _action(seq, agent, item, out if text else None)
+                who, rec = agent, _action_record(seq, agent, item, out if text else None)
             elif place < 0 or not live[place]:
                 continue  # off the chain: not read
             elif kind == "message":
@@ -488,16 +499,16 @@ class _Reader:
                     turn["yields_turn"] = True
                 seq += 1
                 who = agent if item[4] == "assistant" else item[4]
-                rec = _said(seq, who, item, text)
+                rec = _message_record(seq, who, item, text)
                 append(_event(Event, (seq, kind, who, item[3], rec, item[2])))
                 turn = rec if item[4] == "assistant" else None
                 continue
             elif kind == "checkpoint":
                 seq += 1
-                who, rec = "user", _checkpoint(seq, item, text)
+                who, rec = "user", _checkpoint_record(seq, item, text)
             else:
                 seq += 1
-                who, rec = agent, _handoff(seq, agent, item)
+                who, rec = agent, _handoff_record(seq, agent, item)
             turn = None
             append(_event(Event, (seq, kind, who, item[3], rec, item[2])))
         if turn is not None:
@@ -511,7 +522,8 @@ class _Reader:
 _event = tuple.__new__
 
 
-def _action(seq: int, agent: str, item: Staged, out: tuple[str, Any] | None) -> dict[str, Any]:
+def _action_record(seq: int, agent: str, item: Staged,
+                   out: tuple[str, Any] | None) -> dict[str, Any]:
     # each record begins as Event.make begins it: seq, ts (when given), agent, event
     if item[3] is None:
         rec = {"seq": seq, "agent": agent, "event": "action", "action_type": item[4],
@@ -526,7 +538,7 @@ def _action(seq: int, agent: str, item: Staged, out: tuple[str, Any] | None) -> 
     return rec
 
 
-def _said(seq: int, who: str, item: Staged, text: bool) -> dict[str, Any]:
+def _message_record(seq: int, who: str, item: Staged, text: bool) -> dict[str, Any]:
     if item[3] is None:
         rec = {"seq": seq, "agent": who, "event": "message", "role": item[4]}
     else:
@@ -538,7 +550,7 @@ def _said(seq: int, who: str, item: Staged, text: bool) -> dict[str, Any]:
     return rec
 
 
-def _checkpoint(seq: int, item: Staged, text: bool) -> dict[str, Any]:
+def _checkpoint_record(seq: int, item: Staged, text: bool) -> dict[str, Any]:
     if item[3] is None:
         rec = {"seq": seq, "agent": "user", "event": "checkpoint", "checkpoint_id": item[4],
                "confirmed_by": "user"}
@@ -553,7 +565,7 @@ def _checkpoint(seq: int, item: Staged, text: bool) -> dict[str, Any]:
     return rec
 
 
-def _handoff(seq: int, agent: str, item: Staged) -> dict[str, Any]:
+def _handoff_record(seq: int, agent: str, item: Staged) -> dict[str, Any]:
     if item[3] is None:
         return {"seq": seq, "agent": agent, "event": "handoff", "from_agent": agent,
                 "to_agent": item[4], "payload": item[5], "call_id": item[6]}
