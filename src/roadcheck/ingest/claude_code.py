@@ -29,10 +29,22 @@ Claude Code writes:
 
 Structure the reader does not understand is the file's ERROR, one line naming
 the file and line. See docs/frameworks/claude-code.md.
+
+The file is read in one pass, a line at a time, and nothing of a line is kept
+but what an event will hold and the entry's place in the chain (its offset in
+the file, the key it hangs from, its uuid): which entries are on the chain is
+known only at the end, so every event is staged with the entry whose place
+decides it, and the chain then picks the events. An error that only the chain
+can confirm (a message that cannot be read, off the chain it is not read) waits
+for it. The one error a file gets is the first of, in this order:
+a line that is no entry, an empty file, a sidechain entry in a main transcript,
+a uuid given twice with different contents, a looping chain, then the first
+entry whose content cannot be read.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from sys import intern
 from typing import Any
@@ -41,16 +53,36 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
-from roadcheck.ingest._json import lines_of, object_line
+from roadcheck.ingest._json import object_line
 from roadcheck.shellcmd import command_text
 
 __all__ = ["detect_claude_code", "read_claude_code"]
 
 MAIN_AGENT = "claude"
 _REFUSED = "The user doesn't want to proceed with this tool use"
+_REJECTED = "User rejected tool use"
 _HANDOFF_TOOLS = frozenset({"Task", "Agent"})
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _MESSAGE_TYPES = frozenset({"user", "assistant"})
+#: The entries the chain is followed back from: the last of them is its leaf.
+_CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+_CHECKPOINT_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
+_STR_OR_NONE = (str, type(None))
+_BOOL_OR_NONE = (bool, type(None))
+#: A call's outcome without its text (``text=False``), and a call refused at the prompt.
+_RESULT = ("result", None)
+_ERROR = ("error", None)
+_REFUSED_CALL = ("refused", None)
+_ANSWERING = ("answering", None)  # while a result is read (an error there ends the mapping)
+_SIDECHAIN = ("a sidechain entry inside a main transcript: subagent runs are read from their "
+              "own files (<session>/subagents/agent-<id>.jsonl)")
+
+#: A staged event: its kind, its place (the line of the entry whose place on the chain
+#: decides it: the first to give the entry's uuid; -1 for none), its line, its
+#: timestamp, then per kind:
+#: ``action``: tool name, args, call id, command; ``handoff``: to_agent, payload, call id;
+#: ``checkpoint``: tool, text, call id, answers; ``message``: role, text.
+Staged = tuple[Any, ...]
 
 
 class _Bad(Exception):
@@ -101,30 +133,24 @@ def _text_of(content: Any, line: int) -> str:
     raise _Bad(line, f"'content' must be a string or a list, got {type(content).__name__}")
 
 
-def _entries(path: str, data: bytes) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    for n, raw in lines_of(data):
-        try:
-            obj = object_line(raw, "an entry")
-        except ValueError as exc:
-            raise _Bad(n, str(exc)) from None
-        kind = obj.get("type")
-        if not isinstance(kind, str):
-            raise _Bad(n, "missing required key 'type'")
-        for key in ("uuid", "parentUuid", "logicalParentUuid"):
-            val = obj.get(key)
-            if val is not None and not isinstance(val, str):
-                raise _Bad(n, f"'{key}' must be a string, got {type(val).__name__}")
-        side = obj.get("isSidechain")
-        if side is not None and not isinstance(side, bool):
-            raise _Bad(n, f"'isSidechain' must be true or false, got {type(side).__name__}")
-        out.append((n, _slim(obj)))
-    return out
+def _at(blocks: list[Any], block: Any) -> int:
+    """Where ``block`` is in ``blocks`` (for an error's message)."""
+    return next(i for i, each in enumerate(blocks) if each is block)
 
 
-#: The keys of an entry the reader reads; the rest (usage, cwd, version, a tool's
-#: full output again in ``toolUseResult``...) is dropped as each line is decoded,
-#: so a long transcript is not held twice.
+def _misshapen(n: int, obj: dict[str, Any]) -> None:
+    """Raise for the first key of an entry whose type is wrong (the caller saw one is)."""
+    if not isinstance(obj.get("type"), str):
+        raise _Bad(n, "missing required key 'type'")
+    for key in ("uuid", "parentUuid", "logicalParentUuid"):
+        val = obj.get(key)
+        if val is not None and not isinstance(val, str):
+            raise _Bad(n, f"'{key}' must be a string, got {type(val).__name__}")
+    side = obj.get("isSidechain")
+    raise _Bad(n, f"'isSidechain' must be true or false, got {type(side).__name__}")
+
+
+#: The keys of an entry the reader reads: two entries with one uuid must agree on them.
 _READ = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "agentId",
          "sessionId", "timestamp", "isMeta")
 
@@ -132,10 +158,6 @@ _READ = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "agen
 def _slim(obj: dict[str, Any]) -> dict[str, Any]:
     """The part of an entry the reader reads (an entry given twice is compared on it)."""
     out = {key: obj[key] for key in _READ if key in obj}
-    out["type"] = intern(out["type"])
-    session = out.get("sessionId")
-    if isinstance(session, str):
-        out["sessionId"] = intern(session)
     if "message" in obj:
         msg = obj["message"]
         out["message"] = ({"content": msg["content"]} if "content" in msg else {}) if isinstance(
@@ -148,198 +170,407 @@ def _slim(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _live(entries: list[tuple[int, dict[str, Any]]]) -> set[str]:
-    """The uuids on the chain from the last entry back to the first."""
-    by_uuid: dict[str, tuple[int, dict[str, Any]]] = {}
-    for n, obj in entries:
-        uid = obj.get("uuid")
-        if isinstance(uid, str):
-            if uid in by_uuid and by_uuid[uid][1] != obj:
-                raise _Bad(n, f"uuid {uid!r} is given twice (first at line {by_uuid[uid][0]})")
-            by_uuid.setdefault(uid, (n, obj))
-    leaf = next((obj["uuid"] for _, obj in reversed(entries)
-                 if isinstance(obj.get("uuid"), str) and obj.get("type") in
-                 ("user", "assistant", "system", "progress", "attachment")), None)
-    live: set[str] = set()
-    cur = leaf
-    while cur is not None and cur in by_uuid:
-        if cur in live:
-            raise _Bad(by_uuid[cur][0], f"the parentUuid chain loops at {cur!r}")
-        live.add(cur)
-        obj = by_uuid[cur][1]
-        cur = obj.get("parentUuid") or obj.get("logicalParentUuid")
-    return live
+class _Reader:
+    """One pass over the lines of a transcript, then the chain, then the events."""
 
+    __slots__ = ("agent_id", "calls", "data", "entries", "failed", "first_side", "keys", "leaf",
+                 "main", "mapping", "nodes", "outcome", "parented", "prev", "session", "side",
+                 "staged", "starts", "text", "twice", "unread")
 
-def _events(path: str, data: bytes, keep_text: bool = True) -> tuple[list[Event], dict[str, Any]]:
-    entries = _entries(path, data)
-    if not entries:
-        raise _Bad(1, "empty transcript: no entries")
-    sides = {bool(obj.get("isSidechain")) for _, obj in entries if obj.get("type") in
-             _MESSAGE_TYPES}
-    if sides == {True, False}:
-        line = next(n for n, o in entries if o.get("isSidechain") is True)
-        raise _Bad(line, "a sidechain entry inside a main transcript: subagent runs are read "
-                         "from their own files (<session>/subagents/agent-<id>.jsonl)")
-    live = _live(entries)
-    agent_id = next((o.get("agentId") for _, o in entries
-                     if isinstance(o.get("agentId"), str)), None)
-    agent = f"agent-{agent_id}" if sides == {True} and agent_id else (
-        "subagent" if sides == {True} else MAIN_AGENT)
-    # Every call, on any branch, by id: (action fields, on the live chain, line).
-    calls: dict[str, tuple[dict[str, Any], bool, int]] = {}
-    staged: list[tuple[str, str | None, dict[str, Any], int]] = []  # kind, agent, fields, line
-    session = None
-    for n, obj in entries:
-        kind = obj["type"]
-        if kind not in _MESSAGE_TYPES:
-            continue
-        session = session or obj.get("sessionId")
-        uid = obj.get("uuid")
+    def __init__(self, data: bytes, text: bool) -> None:
+        self.data = data
+        self.text = text
+        # the chain, by line number: each line's offset in the file and the uuid its
+        # entry hangs from (parentUuid, else logicalParentUuid); per uuid the line
+        # that gave it first. An entry's place on the chain is that line.
+        self.starts = array("q", [0])
+        self.keys: list[str | None] = [None]
+        self.nodes: dict[str, int] = {}
+        self.entries = 0
+        self.leaf: str | None = None
+        self.prev: str | None = None
+        self.main = self.side = False
+        self.first_side = 0
+        self.agent_id: str | None = None
+        self.session: Any = None
+        self.staged: list[Staged] = []
+        self.calls: dict[str, Staged] = {}  # call id -> its staged action
+        self.outcome: dict[str, tuple[str, str | None]] = {}  # call id -> result, error
+        # (its staged records from, to, entry, parentUuid): an entry of tool results
+        # only, whose checkpoints are on the chain when the entry or its parent is
+        self.parented: list[tuple[int, int, int, Any]] = []
+        # the errors the end decides on: a uuid given twice, the unreadable messages
+        # (with their entries), the first content that cannot be read at all
+        self.twice: _Bad | None = None
+        self.unread: list[tuple[int, _Bad]] = []
+        self.failed: _Bad | None = None
+        self.mapping = True  # False once an error is certain: what follows maps nothing
+
+    def read(self) -> None:
+        """Every line, in order; a line that is no entry raises at once."""
+        data, entry = self.data, self._entry
+        find, size = data.find, len(data)
+        add_start, add_key = self.starts.append, self.keys.append
+        pos = n = entries = 0
+        while pos < size:
+            end = find(b"\n", pos)
+            if end < 0:
+                end = size
+            n += 1
+            raw = data[pos:end]
+            add_start(pos)
+            pos = end + 1
+            try:
+                obj = object_line(raw, "an entry")
+            except ValueError as exc:
+                if raw.strip():
+                    raise _Bad(n, str(exc)) from None
+                add_key(None)  # a blank line
+                continue
+            add_key(entry(n, obj))
+            entries += 1
+        self.entries = entries
+
+    def _entry(self, n: int, obj: dict[str, Any]) -> str | None:
+        """Check the entry's links and place it; map a message. The uuid it hangs from."""
+        kind, uid = obj.get("type"), obj.get("uuid")
+        parent, logical = obj.get("parentUuid"), obj.get("logicalParentUuid")
+        side = obj.get("isSidechain")
+        if (kind.__class__ is not str or uid.__class__ not in _STR_OR_NONE
+                or parent.__class__ not in _STR_OR_NONE
+                or logical.__class__ not in _STR_OR_NONE
+                or side.__class__ not in _BOOL_OR_NONE):
+            _misshapen(n, obj)
+        key = parent or logical
+        if key is not None and key == self.prev:
+            key = self.prev  # most entries hang from the one before: one string for both
+        place = -1
+        if uid is not None:
+            place = self.nodes.setdefault(uid, n)
+            if place != n and self.twice is None:
+                self._again(n, obj, uid, place)
+            if kind in _CHAIN_TYPES:
+                self.leaf = uid
+            self.prev = uid
+        if kind in _MESSAGE_TYPES:
+            if not side:
+                self.main = True
+            elif not self.side:
+                self.side = True
+                self.first_side = self.first_side or n
+            if self.mapping:
+                try:
+                    self._message(n, obj, kind, place)
+                except _Bad as exc:
+                    self.failed, self.mapping = exc, False
+        elif side is True and not self.first_side:
+            self.first_side = n
+        if self.agent_id is None and not self.main:  # a subagent's file names its agent
+            agent_id = obj.get("agentId")
+            if agent_id.__class__ is str:
+                self.agent_id = agent_id
+        return key
+
+    def _again(self, n: int, obj: dict[str, Any], uid: str, first: int) -> None:
+        """A uuid given again (first on line ``first``): the entry must read as it did."""
+        data, start = self.data, self.starts[first]
+        end = data.find(b"\n", start)
+        before = object_line(data[start:end if end >= 0 else len(data)], "an entry")
+        if _slim(before) != _slim(obj):
+            self.twice = _Bad(n, f"uuid {uid!r} is given twice (first at line {first})")
+            self.mapping = False
+
+    def _message(self, n: int, obj: dict[str, Any], kind: str, place: int) -> None:
+        if not self.session:
+            self.session = obj.get("sessionId")
         msg = obj.get("message")
-        if not isinstance(msg, dict):
+        if msg.__class__ is not dict:
             raise _Bad(n, f"a {kind} entry has no 'message' object")
         ts = obj.get("timestamp")
-        if ts is not None and not isinstance(ts, str):
+        if ts is not None and ts.__class__ is not str:
             raise _Bad(n, f"'timestamp' must be a string, got {type(ts).__name__}")
         content = msg.get("content")
-        blocks = content if isinstance(content, list) else None
-        if content is not None and not isinstance(content, (str, list)):
-            raise _Bad(n, f"'message.content' must be a string or a list, got "
+        if content.__class__ is list:
+            self._blocks(n, obj, kind, content, ts, place)
+            return
+        if content is None:
+            content = ""
+        elif content.__class__ is not str:
+            raise _Bad(n, "'message.content' must be a string or a list, got "
                           f"{type(content).__name__}")
-        results = [b for b in blocks or () if isinstance(b, dict)
-                   and isinstance(b.get("type"), str) and b["type"].endswith("tool_result")]
-        on_chain = uid in live
-        if not on_chain and kind == "user" and results and len(results) == len(blocks or ()):
-            parent = obj.get("parentUuid")
-            on_chain = parent in live  # a parallel call's answer hangs off its call
-        for i, block in enumerate(blocks or ()):
-            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-                raise _Bad(n, f"content block {i} is not an object with a 'type'")
-            btype = block["type"]
-            if btype in _CALL_BLOCKS:
-                name, call_id, args = block.get("name"), block.get("id"), block.get("input")
-                if not isinstance(name, str) or not name:
-                    raise _Bad(n, f"content block {i}: a {btype} has no 'name'")
-                if not isinstance(call_id, str) or not call_id:
-                    raise _Bad(n, f"content block {i}: a {btype} has no 'id'")
-                if args is not None and not isinstance(args, dict):
-                    raise _Bad(n, f"content block {i}: 'input' must be an object")
-                if call_id in calls:
-                    raise _Bad(n, f"tool call id {call_id!r} is used twice (first at line "
-                                  f"{calls[call_id][2]})")
-                fields: dict[str, Any] = {"ts": ts, "action_type": name, "args": args or {},
-                                          "call_id": call_id}
-                command = command_text((args or {}).get("command")) if name == "Bash" else None
-                if command is not None:
-                    fields["command"] = command
-                calls[call_id] = (fields, on_chain, n)
-                staged.append(("action", agent, fields, n))
-                if name in _HANDOFF_TOOLS and on_chain:
-                    to = (args or {}).get("subagent_type")
-                    staged.append(("handoff", agent, {
-                        "ts": ts, "from_agent": agent,
-                        "to_agent": to if isinstance(to, str) and to else "subagent",
-                        "payload": args or {}, "call_id": call_id}, n))
-            elif btype.endswith("tool_result"):
-                call_id = block.get("tool_use_id")
-                if not isinstance(call_id, str) or call_id not in calls:
-                    raise _Bad(n, f"content block {i}: a tool result answers call id "
-                                  f"{call_id!r}, which no earlier tool call made")
-                target = calls[call_id][0]
-                if "result" in target or "error" in target or target.get("_refused"):
-                    raise _Bad(n, f"content block {i}: call {call_id!r} is answered twice")
-                text = _text_of(block.get("content"), n)
-                is_error = block.get("is_error")
-                if is_error is not None and not isinstance(is_error, bool):
-                    raise _Bad(n, f"content block {i}: 'is_error' must be true or false")
-                if is_error and (text.startswith(_REFUSED)
-                                 or obj.get("toolUseResult") == "User rejected tool use"):
-                    target["_refused"] = True  # refused at the permission prompt: never ran
-                    continue
-                if is_error:
-                    target["error"] = text
-                else:
-                    target["result"] = text
-                    tool = target["action_type"]
-                    if on_chain and tool in ("AskUserQuestion", "ExitPlanMode"):
-                        cp: dict[str, Any] = {"ts": obj.get("timestamp"), "checkpoint_id": tool,
-                                              "confirmed_by": "user", "text": text,
-                                              "call_id": call_id}
-                        extra = obj.get("toolUseResult")
-                        if tool == "AskUserQuestion" and isinstance(extra, dict) and isinstance(
-                                extra.get("answers"), dict):
-                            cp["answers"] = extra["answers"]
-                        staged.append(("checkpoint", "user", cp, n))
-            elif "tool" in btype:
-                raise _Bad(n, f"content block {i}: unknown tool block type {btype!r}; a "
-                              "misread call would hide a guarded action")
-        if not on_chain:
-            continue
-        if kind == "user" and not results:
-            text = _text_of(content, n)
+        if kind == "user":
             role = "system" if obj.get("isMeta") is True else "user"
-            if role == "user":
-                _yield_turn(staged)
-            staged.append(("message", role, {"ts": ts, "role": role, "text": text}, n))
-        elif kind == "assistant":
-            text = _text_of(content, n)
-            if text:
-                staged.append(("message", agent, {"ts": ts, "role": "assistant",
-                                                  "text": text, "yields_turn": False}, n))
-    _yield_turn(staged)
-    off_chain = {call_id for call_id, (_, on_chain, _) in calls.items() if not on_chain}
-    del calls
-    return _built(staged, off_chain, keep_text), {"session_id": session} if isinstance(
-        session, str) else {}
+        elif content:
+            role = "assistant"
+        else:
+            return
+        self.staged.append(("message", place, n, ts, role, content if self.text else None))
 
+    def _blocks(self, n: int, obj: dict[str, Any], kind: str, blocks: list[Any],
+                ts: str | None, place: int) -> None:
+        """Stage the calls and answers of a message given in blocks, then its text (an
+        entry of tool results has none)."""
+        staged = self.staged
+        mark = len(staged)
+        results = 0
+        texts: list[str] = []
+        unread = -1  # the first text block without a text string
+        for block in blocks:
+            btype = block.get("type") if block.__class__ is dict else None
+            if btype.__class__ is not str:
+                raise _Bad(n, f"content block {_at(blocks, block)} is not an object with a "
+                              "'type'")
+            if btype in _CALL_BLOCKS:
+                self._call(n, blocks, block, ts, place)
+            elif btype == "text":
+                text = block.get("text")
+                if text.__class__ is str:
+                    texts.append(text)
+                elif unread < 0:
+                    unread = _at(blocks, block)
+            elif btype.endswith("tool_result"):
+                results += 1
+                self._result(n, blocks, block, obj, place)
+            elif "tool" in btype:
+                raise _Bad(n, f"content block {_at(blocks, block)}: unknown tool block type "
+                              f"{btype!r}; a misread call would hide a guarded action")
+        if results and kind == "user":  # tool results, no prompt; answers hang off their calls
+            if results == len(blocks) and len(staged) > mark:
+                self.parented.append((mark, len(staged), place, obj.get("parentUuid")))
+        elif texts or unread >= 0 or kind == "user":
+            self._text_message(n, obj, ts, place, texts, unread)
 
-def _yield_turn(staged: list[tuple[str, str | None, dict[str, Any], int]]) -> None:
-    """Mark the assistant message that ended the agent's turn."""
-    if staged and staged[-1][0] == "message" and staged[-1][2].get("role") == "assistant":
-        staged[-1][2]["yields_turn"] = True
+    def _text_message(self, n: int, obj: dict[str, Any], ts: str | None, place: int,
+                      texts: list[str], unread: int) -> None:
+        """Stage the text of a message given in blocks (``unread``: a text block without
+        a text string, an error only if the entry is on the chain)."""
+        if unread >= 0:
+            self.unread.append((place, _Bad(n, f"content part {unread} has no 'text' string")))
+            return
+        text = "\n".join(texts)
+        if obj["type"] == "user":
+            role = "system" if obj.get("isMeta") is True else "user"
+        elif text:
+            role = "assistant"
+        else:
+            return
+        self.staged.append(("message", place, n, ts, role, text if self.text else None))
 
+    def _call(self, n: int, blocks: list[Any], block: dict[str, Any], ts: str | None,
+              place: int) -> None:
+        name, call_id, args = block.get("name"), block.get("id"), block.get("input")
+        if name.__class__ is not str or not name:
+            raise _Bad(n, f"content block {_at(blocks, block)}: a {block['type']} has no 'name'")
+        if call_id.__class__ is not str or not call_id:
+            raise _Bad(n, f"content block {_at(blocks, block)}: a {block['type']} has no 'id'")
+        if args is None:
+            args = {}
+        elif args.__class__ is not dict:
+            raise _Bad(n, f"content block {_at(blocks, block)}: 'input' must be an object")
+        name = intern(name)
+        command = None
+        if name == "Bash":
+            command = args.get("command")
+            if command.__class__ is not str:
+                command = command_text(command)
+        call = ("action", place, n, ts, name, args, call_id, command)
+        first = self.calls.setdefault(call_id, call)
+        if first is not call:
+            raise _Bad(n, f"tool call id {call_id!r} is used twice (first at line {first[2]})")
+        self.staged.append(call)
+        if name in _HANDOFF_TOOLS:
+            to = args.get("subagent_type")
+            self.staged.append(("handoff", place, n, ts, to if isinstance(to, str) and to
+                                else "subagent", args, call_id))
 
-def _built(staged: list[tuple[str, str | None, dict[str, Any], int]],
-           off_chain: set[str], text: bool = True) -> list[Event]:
-    """The events of the staged records, numbered; a call that never ran is left out.
+    def _result(self, n: int, blocks: list[Any], block: dict[str, Any], obj: dict[str, Any],
+                place: int) -> None:
+        call_id: Any = block.get("tool_use_id")
+        call = self.calls.get(call_id) if call_id.__class__ is str else None
+        if call is None:
+            raise _Bad(n, f"content block {_at(blocks, block)}: a tool result answers call id "
+                          f"{call_id!r}, which no earlier tool call made")
+        outcome = self.outcome
+        if outcome.setdefault(call_id, _ANSWERING) is not _ANSWERING:
+            raise _Bad(n, f"content block {_at(blocks, block)}: call {call_id!r} is answered "
+                          "twice")
+        content = block.get("content")
+        text = content if content.__class__ is str else _text_of(content, n)
+        is_error = block.get("is_error")
+        if is_error is not None and is_error.__class__ is not bool:
+            raise _Bad(n, f"content block {_at(blocks, block)}: 'is_error' must be true or false")
+        if is_error:
+            refused = text.startswith(_REFUSED) or obj.get("toolUseResult") == _REJECTED
+            outcome[call_id] = _REFUSED_CALL if refused else (
+                ("error", text) if self.text else _ERROR)
+            return
+        outcome[call_id] = ("result", text) if self.text else _RESULT
+        tool = call[4]
+        if tool in _CHECKPOINT_TOOLS:
+            extra = obj.get("toolUseResult")
+            answers = extra.get("answers") if tool == "AskUserQuestion" and isinstance(
+                extra, dict) else None
+            self.staged.append(("checkpoint", place, n, obj.get("timestamp"), tool,
+                                text if self.text else None, call_id,
+                                answers if isinstance(answers, dict) else None))
 
-    ``off_chain`` holds the ids of the calls made on an abandoned branch. The staged
-    list is emptied as it is read, so each record's fields are freed once its event
-    holds them. ``text=False`` leaves the free text out (:func:`read_claude_code`).
-    """
-    events: list[Event] = []
-    append = events.append
-    seq = 0
-    staged.reverse()
-    pop = staged.pop
-    while staged:
-        kind, who, fields, n = pop()
-        if kind == "action":
-            if fields.pop("_refused", False):
+    # -- the end: the errors in their order, the chain, the events it picks --------------
+
+    def finish(self) -> tuple[list[Event], dict[str, Any]]:
+        """The events and the reader facts, or the first error in the order the module
+        names; the chain's tables are freed before the events are built."""
+        if not self.entries:
+            raise _Bad(1, "empty transcript: no entries")
+        if self.main and self.side:
+            raise _Bad(self.first_side, _SIDECHAIN)
+        if self.twice is not None:
+            raise self.twice
+        live = self._chain()
+        for place, exc in self.unread:
+            if place >= 0 and live[place]:
+                raise exc
+        if self.failed is not None:
+            raise self.failed
+        self._parented(live)
+        self.nodes, self.keys, self.starts, self.calls = {}, [], array("q"), {}
+        if self.side:
+            agent = f"agent-{self.agent_id}" if self.agent_id else "subagent"
+        else:
+            agent = MAIN_AGENT
+        session = self.session
+        return self._built(live, agent), {"session_id": session} if isinstance(
+            session, str) else {}
+
+    def _chain(self) -> bytearray:
+        """The lines of the entries on the chain, from the last entry back (1 = on it)."""
+        nodes, keys = self.nodes, self.keys
+        live = bytearray(len(keys))
+        cur = self.leaf
+        while cur is not None:
+            entry = nodes.get(cur)
+            if entry is None:
+                break
+            if live[entry]:
+                raise _Bad(entry, f"the parentUuid chain loops at {cur!r}")
+            live[entry] = 1
+            cur = keys[entry]
+        return live
+
+    def _parented(self, live: bytearray) -> None:
+        """The checkpoints of an entry of tool results only are read when the entry or
+        its parent is on the chain: each takes as its place a line on the chain, or -1."""
+        staged = self.staged
+        for first, end, place, parent in self.parented:
+            if place >= 0 and live[place]:
                 continue
-            if (fields["call_id"] in off_chain and "result" not in fields
-                    and "error" not in fields):
-                continue  # an abandoned branch's call that never answered: it did not run
-            if not text:
-                fields.pop("result", None)
-                fields.pop("error", None)
-        elif not text:
-            fields.pop("text", None)
+            up = self.nodes.get(parent) if isinstance(parent, str) else None
+            on = up if up is not None and live[up] else -1
+            for j in range(first, end):
+                staged[j] = (staged[j][0], on, *staged[j][2:])
+
+    def _built(self, live: bytearray, agent: str) -> list[Event]:
+        """The events the chain picks, numbered; a call that never ran is left out.
+
+        The staged list is emptied as it is read, so each record is freed once its
+        event is built. The last message of the agent before a prompt (or the end)
+        yields its turn.
+        """
+        events: list[Event] = []
+        append = events.append
+        staged, outcome, text = self.staged, self.outcome, self.text
+        staged.reverse()
+        pop = staged.pop
+        seq = 0
+        turn: dict[str, Any] | None = None  # the agent's message, when it was staged last
+        while staged:
+            item = pop()
+            kind, place = item[0], item[1]
+            if kind == "action":
+                out = outcome.pop(item[6], None)
+                if out is _REFUSED_CALL or (out is None and (place < 0 or not live[place])):
+                    turn = None
+                    continue  # refused, or on an abandoned branch and never answered
+                seq += 1
+                who, rec = agent, _action_record(seq, agent, item, out if text else None)
+            elif place < 0 or not live[place]:
+                continue  # off the chain: not read
+            elif kind == "message":
+                if turn is not None and item[4] == "user":
+                    turn["yields_turn"] = True
+                seq += 1
+                who = agent if item[4] == "assistant" else item[4]
+                rec = _message_record(seq, who, item, text)
+                append(_event(Event, (seq, kind, who, item[3], rec, item[2])))
+                turn = rec if item[4] == "assistant" else None
+                continue
+            elif kind == "checkpoint":
+                seq += 1
+                who, rec = "user", _checkpoint_record(seq, item, text)
+            else:
+                seq += 1
+                who, rec = agent, _handoff_record(seq, agent, item)
+            turn = None
+            append(_event(Event, (seq, kind, who, item[3], rec, item[2])))
+        if turn is not None:
+            turn["yields_turn"] = True
         seq += 1
-        ts = fields.pop("ts", None)
-        # the record Event.make builds: seq, ts, agent, event, then the fields
-        rec: dict[str, Any] = {"seq": seq}
-        if ts is not None:
-            rec["ts"] = ts
-        if who is not None:
-            rec["agent"] = who
-        rec["event"] = kind
-        rec.update(fields)
-        append(Event(seq, kind, who, ts, rec, n))
-    seq += 1
-    append(Event.make(seq, "final", None, task_success=False))
-    return events
+        append(Event.make(seq, "final", None, task_success=False))
+        return events
+
+
+#: Builds an :class:`Event` from the tuple of its fields, as its own constructor does.
+_event = tuple.__new__
+
+
+def _action_record(seq: int, agent: str, item: Staged,
+                   out: tuple[str, Any] | None) -> dict[str, Any]:
+    # each record begins as Event.make begins it: seq, ts (when given), agent, event
+    if item[3] is None:
+        rec = {"seq": seq, "agent": agent, "event": "action", "action_type": item[4],
+               "args": item[5], "call_id": item[6]}
+    else:
+        rec = {"seq": seq, "ts": item[3], "agent": agent, "event": "action",
+               "action_type": item[4], "args": item[5], "call_id": item[6]}
+    if item[7] is not None:
+        rec["command"] = item[7]
+    if out is not None:
+        rec[out[0]] = out[1]
+    return rec
+
+
+def _message_record(seq: int, who: str, item: Staged, text: bool) -> dict[str, Any]:
+    if item[3] is None:
+        rec = {"seq": seq, "agent": who, "event": "message", "role": item[4]}
+    else:
+        rec = {"seq": seq, "ts": item[3], "agent": who, "event": "message", "role": item[4]}
+    if text:
+        rec["text"] = item[5]
+    if item[4] == "assistant":
+        rec["yields_turn"] = False
+    return rec
+
+
+def _checkpoint_record(seq: int, item: Staged, text: bool) -> dict[str, Any]:
+    if item[3] is None:
+        rec = {"seq": seq, "agent": "user", "event": "checkpoint", "checkpoint_id": item[4],
+               "confirmed_by": "user"}
+    else:
+        rec = {"seq": seq, "ts": item[3], "agent": "user", "event": "checkpoint",
+               "checkpoint_id": item[4], "confirmed_by": "user"}
+    if text:
+        rec["text"] = item[5]
+    rec["call_id"] = item[6]
+    if item[7] is not None:
+        rec["answers"] = item[7]
+    return rec
+
+
+def _handoff_record(seq: int, agent: str, item: Staged) -> dict[str, Any]:
+    if item[3] is None:
+        return {"seq": seq, "agent": agent, "event": "handoff", "from_agent": agent,
+                "to_agent": item[4], "payload": item[5], "call_id": item[6]}
+    return {"seq": seq, "ts": item[3], "agent": agent, "event": "handoff", "from_agent": agent,
+            "to_agent": item[4], "payload": item[5], "call_id": item[6]}
 
 
 def read_claude_code(path: str, data: bytes, *, text: bool = True) -> Iterator[Any]:
@@ -353,8 +584,10 @@ def read_claude_code(path: str, data: bytes, *, text: bool = True) -> Iterator[A
     """
     from roadcheck.ingest import ReadFailure
 
+    reader = _Reader(data, text)
     try:
-        events, meta = _events(path, data, keep_text=text)
+        reader.read()
+        events, meta = reader.finish()
     except _Bad as exc:
         yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
         return

@@ -1,0 +1,244 @@
+"""The Claude Code reader's edges: which error a broken file gets, and what the chain decides.
+
+A transcript can be wrong in more than one way at once; the reader names one
+error, chosen in a fixed order: a line that is no entry (bad JSON, a repeated key,
+a misshapen ``type``, ``uuid``, ``parentUuid``, ``logicalParentUuid`` or
+``isSidechain``) anywhere in the file first, then an empty file, a sidechain entry
+in a main transcript, a uuid given twice with different contents, a looping chain,
+and last the first entry whose content cannot be read. Whether an entry is on the
+live chain decides some of it: a message off the chain is not read at all.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roadcheck.ingest import ReadFailure
+from roadcheck.ingest.claude_code import read_claude_code
+
+
+def _entry(uuid, parent, typ, content, **extra):
+    rec = {"parentUuid": parent, "isSidechain": False, "sessionId": "s1", "type": typ,
+           "message": {"role": typ, "content": content}, "uuid": uuid,
+           "timestamp": "2026-03-02T10:00:00.000Z"}
+    rec.update(extra)
+    return json.dumps(rec)
+
+
+def _call(call_id, name="Bash", **args):
+    return [{"type": "tool_use", "id": call_id, "name": name, "input": args}]
+
+
+def _result(call_id, text="ok", **extra):
+    return [{"type": "tool_result", "tool_use_id": call_id, "content": text, **extra}]
+
+
+def _read(lines, text=True):
+    data = ("\n".join(lines) + "\n").encode()
+    (item,) = read_claude_code("s.jsonl", data, text=text)
+    return item
+
+
+def _error(lines):
+    item = _read(lines)
+    assert isinstance(item, ReadFailure), item
+    return item.error.line, item.error.message
+
+
+def _events(lines, text=True):
+    item = _read(lines, text)
+    assert not isinstance(item, ReadFailure), item.error
+    return [(e.kind, e.agent, dict(e.data)) for e in item.events]
+
+
+PROMPT = _entry("u1", None, "user", "go")
+BAD_BLOCK = _entry("a1", "u1", "assistant", [{"type": "tool_use", "name": "Bash"}])
+
+
+def test_a_line_that_is_no_entry_wins_over_an_earlier_unreadable_one():
+    assert _error([PROMPT, BAD_BLOCK, "{not json"]) == (
+        3, "unparseable JSON: unexpected character, expected a string key")
+    assert _error([PROMPT, BAD_BLOCK, json.dumps({"uuid": "x"})]) == (
+        3, "missing required key 'type'")
+    assert _error([PROMPT, BAD_BLOCK, _entry("x", 5, "user", "hi")]) == (
+        3, "'parentUuid' must be a string, got int")
+    assert _error([PROMPT, BAD_BLOCK, _entry("x", "u1", "user", "hi", logicalParentUuid=[])]) == (
+        3, "'logicalParentUuid' must be a string, got list")
+    assert _error([PROMPT, BAD_BLOCK, _entry(None, "u1", "user", "hi", isSidechain=1)]) == (
+        3, "'isSidechain' must be true or false, got int")
+
+
+def test_the_first_misshapen_key_of_a_line_is_named():
+    line = _entry(1, 2, "user", "hi", logicalParentUuid=3, isSidechain="no")
+    assert _error([line]) == (1, "'uuid' must be a string, got int")
+
+
+def test_an_empty_file_and_a_blank_one():
+    assert _error([]) == (1, "empty transcript: no entries")
+    assert _error(["", "  ", "\t"]) == (1, "empty transcript: no entries")
+
+
+def test_a_sidechain_entry_in_a_main_transcript_names_the_first_sidechain_line():
+    lines = [PROMPT, BAD_BLOCK,
+             json.dumps({"type": "progress", "uuid": "p1", "isSidechain": True}),
+             _entry("a2", "u1", "assistant", "x", isSidechain=True),
+             _entry("u1", None, "user", "twice, changed")]
+    assert _error(lines) == (3, "a sidechain entry inside a main transcript: subagent runs are "
+                                "read from their own files (<session>/subagents/agent-<id>.jsonl)")
+
+
+def test_a_uuid_given_twice_is_compared_on_what_the_reader_reads():
+    same = [PROMPT, PROMPT, _entry("a1", "u1", "assistant", "hi")]
+    assert [k for k, _, _ in _events(same)] == ["message", "message", "message", "final"]
+    other_cwd = [PROMPT, _entry("u1", None, "user", "go", cwd="/elsewhere"),
+                 _entry("a1", "u1", "assistant", "hi")]
+    assert len(_events(other_cwd)) == 4
+    changed = [PROMPT, BAD_BLOCK, _entry("u1", None, "user", "go", isMeta=False)]
+    assert _error(changed) == (3, "uuid 'u1' is given twice (first at line 1)")
+    # the first difference in line order is the one named
+    assert _error([PROMPT, _entry("a1", "u1", "assistant", "x"),
+                   _entry("a1", "u1", "assistant", "y"),
+                   _entry("u1", None, "user", "again")]) == (
+        3, "uuid 'a1' is given twice (first at line 2)")
+
+
+def test_a_looping_chain_is_an_error_at_the_entry_it_loops_at():
+    lines = [_entry("u1", "a1", "user", "go"), _entry("a1", "u1", "assistant", "hi")]
+    assert _error(lines) == (2, "the parentUuid chain loops at 'a1'")
+    # the loop comes before a block that cannot be read
+    assert _error([*lines, BAD_BLOCK.replace('"a1"', '"a9"')]) == (
+        1, "the parentUuid chain loops at 'u1'")
+
+
+def test_an_unreadable_message_off_the_chain_is_not_read():
+    bad_text = [{"type": "text", "text": 5}]
+    lines = [PROMPT, _entry("a1", "u1", "assistant", bad_text),
+             _entry("u2", None, "user", "start over")]
+    assert [e["text"] for _, _, e in _events(lines)[:-1]] == ["start over"]
+    lines = [PROMPT, _entry("a1", "u1", "assistant", bad_text)]
+    assert _error(lines) == (2, "content part 0 has no 'text' string")
+    # an unreadable message on the chain comes before a later block error
+    lines = [PROMPT, _entry("a1", "u1", "assistant", bad_text),
+             _entry("a2", "a1", "assistant", [{"type": "tool_use", "name": "Bash"}])]
+    assert _error(lines) == (2, "content part 0 has no 'text' string")
+    # and a block error before it comes first
+    lines = [PROMPT, _entry("a0", "u1", "assistant", [{"type": "tool_use", "name": "Bash"}]),
+             _entry("a1", "a0", "assistant", bad_text)]
+    assert _error(lines) == (2, "content block 0: a tool_use has no 'id'")
+
+
+def test_a_tool_result_off_the_chain_is_still_checked():
+    lines = [PROMPT, _entry("a1", "u1", "assistant", _call("t1", command="ls")),
+             _entry("r1", "zz", "user", [{"type": "tool_result", "tool_use_id": "t1",
+                                          "content": [3]}]),
+             _entry("u2", None, "user", "start over")]
+    assert _error(lines) == (3, "content part 0 is int, not an object")
+
+
+def test_an_off_chain_call_between_the_text_and_the_prompt_keeps_the_turn_open():
+    lines = [PROMPT, _entry("a1", "u1", "assistant", [{"type": "text", "text": "done"}]),
+             _entry("x1", "zz", "assistant", _call("t9", command="ls")),
+             _entry("u2", "a1", "user", "next"), _entry("a2", "u2", "assistant", "bye")]
+    events = _events(lines)
+    assert [(k, e.get("text"), e.get("yields_turn")) for k, _, e in events] == [
+        ("message", "go", None), ("message", "done", False), ("message", "next", None),
+        ("message", "bye", True), ("final", None, None)]
+    lines[2] = _entry("x1", "zz", "user", "elsewhere")
+    assert [e.get("yields_turn") for _, _, e in _events(lines)][1] is True
+
+
+def test_a_results_entry_off_the_chain_answers_on_it_when_its_parent_is_on_it():
+    ask = _call("q1", "AskUserQuestion", questions=[])
+    lines = [PROMPT, _entry("a1", "u1", "assistant", ask),
+             _entry("r1", "a1", "user", _result("q1", "yes"),
+                    toolUseResult={"answers": {"Ship?": "yes"}}),
+             _entry("a2", "a1", "assistant", "later")]
+    events = _events(lines)
+    assert [(k, who) for k, who, _ in events] == [
+        ("message", "user"), ("action", "claude"), ("checkpoint", "user"),
+        ("message", "claude"), ("final", None)]
+    assert events[2][2] == {"seq": 3, "ts": "2026-03-02T10:00:00.000Z", "agent": "user",
+                            "event": "checkpoint", "checkpoint_id": "AskUserQuestion",
+                            "confirmed_by": "user", "text": "yes", "call_id": "q1",
+                            "answers": {"Ship?": "yes"}}
+    # a results entry with a text block beside the result does not hang off its call
+    lines[2] = _entry("r1", "a1", "user", [*_result("q1", "yes"), {"type": "text", "text": "x"}])
+    assert [k for k, _, _ in _events(lines)] == ["message", "action", "message", "final"]
+
+
+def test_a_subagent_file_is_named_by_its_first_agent_id_wherever_it_is():
+    lines = [_entry("u1", None, "user", "go", isSidechain=True),
+             _entry("a1", "u1", "assistant", _call("t1", command="ls"), isSidechain=True),
+             json.dumps({"type": "progress", "agentId": "f00"}),
+             _entry("a2", "a1", "assistant", "done", isSidechain=True, agentId="bar")]
+    assert [who for _, who, _ in _events(lines)] == ["user", "agent-f00", "agent-f00", None]
+    lines[2] = json.dumps({"type": "progress", "agentId": ""})
+    assert [who for _, who, _ in _events(lines)] == ["user", "subagent", "subagent", None]
+
+
+def test_the_session_is_the_first_set_one_of_a_message():
+    lines = [json.dumps({"type": "summary", "sessionId": "s0"}),
+             _entry("u1", None, "user", "go", sessionId=""),
+             _entry("a1", "u1", "assistant", "hi", sessionId="s2")]
+    assert _read(lines).meta == {"session_id": "s2"}
+    lines[2] = _entry("a1", "u1", "assistant", "hi", sessionId=["s2"])
+    assert _read(lines).meta == {}
+
+
+@pytest.mark.parametrize("text", [True, False])
+def test_the_fields_of_each_event_and_their_order(text):
+    task = _call("t2", "Task", subagent_type="Plan", prompt="look")
+    lines = [PROMPT,
+             _entry("a1", "u1", "assistant", [{"type": "text", "text": "on it"},
+                                               *_call("t1", command=["bash", "-lc", "ls"])]),
+             _entry("r1", "a1", "user", _result("t1", "fine", is_error=True)),
+             _entry("a2", "r1", "assistant", task, timestamp=None),
+             _entry("r2", "a2", "user", _result("t2", [{"type": "text", "text": "a"},
+                                                       {"type": "image"},
+                                                       {"type": "text", "text": "b"}])),
+             _entry("m1", "r2", "user", "note", isMeta=True)]
+    ts = "2026-03-02T10:00:00.000Z"
+    got = [e for _, _, e in _events(lines, text)]
+    want = [
+        {"seq": 1, "ts": ts, "agent": "user", "event": "message", "role": "user", "text": "go"},
+        {"seq": 2, "ts": ts, "agent": "claude", "event": "action", "action_type": "Bash",
+         "args": {"command": ["bash", "-lc", "ls"]}, "call_id": "t1", "command": "ls",
+         "error": "fine"},
+        {"seq": 3, "ts": ts, "agent": "claude", "event": "message", "role": "assistant",
+         "text": "on it", "yields_turn": False},
+        {"seq": 4, "agent": "claude", "event": "action", "action_type": "Task",
+         "args": {"subagent_type": "Plan", "prompt": "look"}, "call_id": "t2",
+         "result": "a\nb"},
+        {"seq": 5, "agent": "claude", "event": "handoff", "from_agent": "claude",
+         "to_agent": "Plan", "payload": {"subagent_type": "Plan", "prompt": "look"},
+         "call_id": "t2"},
+        {"seq": 6, "ts": ts, "agent": "system", "event": "message", "role": "system",
+         "text": "note"},
+        {"seq": 7, "event": "final", "task_success": False},
+    ]
+    if not text:
+        for rec in want:
+            for key in ("text", "result", "error"):
+                rec.pop(key, None)
+    assert [list(e.items()) for e in got] == [list(e.items()) for e in want]
+
+
+def test_answers_without_uuids_each_hang_off_their_own_parent():
+    ask = _call("q1", "AskUserQuestion", questions=[])
+    lines = [PROMPT, _entry("a1", "u1", "assistant", ask),
+             _entry("x1", None, "user", "elsewhere"),
+             _entry("b1", "x1", "assistant", _call("q2", "AskUserQuestion", questions=[])),
+             _entry(None, "a1", "user", _result("q1", "yes")),
+             _entry(None, "b1", "user", _result("q2", "no")),
+             _entry("a2", "a1", "assistant", "done")]
+    checkpoints = [e["text"] for k, _, e in _events(lines) if k == "checkpoint"]
+    assert checkpoints == ["yes"]
+
+
+def test_blank_lines_and_crlf_endings_count_as_lines():
+    lines = ["", PROMPT + "\r", "   ", _entry("a1", "u1", "assistant", "hi") + "\r", "\t"]
+    assert [e.line for e in _read(lines).events] == [2, 4, None]
+    assert _error([*lines, '{"type": "user", "uuid": 7}']) == (
+        6, "'uuid' must be a string, got int")
