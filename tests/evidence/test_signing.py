@@ -53,8 +53,20 @@ class TestSignatures:
         doc = {"a": 1}
         sig = key.sign(doc)
         assert not other.public.verify(doc, sig)
-        for bad in (sig[:-2], sig[:-1] + ("A" if sig[-1] != "A" else "B"), "", "!!", None, 5):
+        middle = len(sig) // 2
+        flipped = sig[:middle] + ("A" if sig[middle] != "A" else "B") + sig[middle + 1:]
+        for bad in (sig[:-2], flipped, sig + "==", "", "!!", None, 5):
             assert not key.public.verify(doc, bad)
+
+    def test_a_signature_has_one_spelling(self) -> None:
+        """The last character of 64 bytes in base64url carries 2 bits: the other 4 must be
+        zero, so no second text of the same signature verifies."""
+        key = SigningKey.generate()
+        doc = {"a": 1}
+        sig = key.sign(doc)
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        others = [sig[:-1] + c for c in alphabet if c != sig[-1]]
+        assert not [o for o in others if key.public.verify(doc, o)]
 
     def test_key_ids_name_the_public_key(self) -> None:
         key = SigningKey.generate()

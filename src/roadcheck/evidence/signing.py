@@ -61,10 +61,14 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes | None:
+    """The bytes of a base64url text as :func:`_b64` writes it, or None: any other
+    spelling of them (padding, other trailing bits) is refused, so that a signature
+    has one text."""
     try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (ValueError, TypeError):
         return None
+    return raw if _b64(raw) == text else None
 
 
 class VerifyKey:

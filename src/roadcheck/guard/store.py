@@ -563,6 +563,8 @@ def is_session(directory: str | PathLike[str], session: str,
     where = Path(directory) / check_run_id(session)
     if any(os.path.lexists(where / name) for name in (STATE, _LOCK)):
         return True
+    if key is not None and key.auth != "hmac-sha256":
+        key = None  # a signing key seals runs, never a guard session: the guard's key asks
     try:
         found = _key_for(Path(directory), key)
     except StoreError:
