@@ -221,11 +221,11 @@ SECTIONS: dict[str, dict[str, str]] = {
         'evidence-broken': (
             "`--resume` (or an append) found the run's evidence failing verification: "
             'an edited, dropped, reordered, appended or cut record, a head or MAC '
-            'that does not match, a missing or different attempt file, a changed '
-            '`run.json` (a `gated` flag that is not `true` included), a record '
-            "without the evidence record's shape, a torn record the head counts as "
-            'committed; the message names the record. Nothing runs. See '
-            '[security.md](security.md)'
+            'that does not match, a missing or different attempt copy (or attempt '
+            'file, in a run made before `attempts.jsonl`), a changed `run.json` (a '
+            '`gated` flag that is not `true` included), a record without the evidence '
+            "record's shape, a torn record the head counts as committed; the message "
+            'names the record. Nothing runs. See [security.md](security.md)'
         ),
     },
     'shared': {

@@ -164,17 +164,17 @@ class TestRootsResolved:
 
     def test_a_root_with_dotdot_after_a_symlink_is_where_the_link_leads(
             self, tmp_path: Path) -> None:
-        """``link/../shared`` is the sibling of the link's target, not of the link."""
+        """``link/../common`` is the sibling of the link's target, not of the link."""
         (tmp_path / "far" / "deep").mkdir(parents=True)
-        (tmp_path / "far" / "shared").mkdir()
-        (tmp_path / "near" / "shared").mkdir(parents=True)
+        (tmp_path / "far" / "common").mkdir()
+        (tmp_path / "near" / "common").mkdir(parents=True)
         (tmp_path / "near" / "link").symlink_to(tmp_path / "far" / "deep")
-        root = tmp_path / "near" / "link" / ".." / "shared"
-        (tmp_path / "far" / "shared" / "a.txt").write_text("x")
-        (tmp_path / "near" / "shared" / "a.txt").write_text("x")
-        os.close(open_regular(tmp_path / "far" / "shared" / "a.txt", [root]))
+        root = tmp_path / "near" / "link" / ".." / "common"
+        (tmp_path / "far" / "common" / "a.txt").write_text("x")
+        (tmp_path / "near" / "common" / "a.txt").write_text("x")
+        os.close(open_regular(tmp_path / "far" / "common" / "a.txt", [root]))
         with pytest.raises(OutsideRoots):
-            open_regular(tmp_path / "near" / "shared" / "a.txt", [root])
+            open_regular(tmp_path / "near" / "common" / "a.txt", [root])
 
     def test_a_link_out_of_a_plain_root_is_refused(self, tmp_path: Path) -> None:
         """A symlink inside a root that leads out of it is refused, the root being plain."""
