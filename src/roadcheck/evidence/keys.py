@@ -49,8 +49,6 @@ class EvidenceKey:
     secret: bytes
     #: How a head this key seals is authenticated.
     auth = AUTH_HMAC
-    #: It can seal a head (a public key can only check one).
-    can_seal = True
 
     def __post_init__(self) -> None:
         if len(self.secret) < MIN_KEY_BYTES:
@@ -96,11 +94,9 @@ def load_key(key_file: str | os.PathLike[str] | None = None,
             raise InputError(f"cannot read the evidence key: {exc.strerror or exc}",
                              path=str(path)) from None
         if secret.lstrip().startswith(b"-----BEGIN "):
-            from roadcheck.evidence.signing import load_signing_key, load_verify_key
+            from roadcheck.evidence.signing import key_from_pem
 
-            if b"PRIVATE KEY-----" in secret:
-                return load_signing_key(path)
-            return load_verify_key(path)
+            return key_from_pem(secret, path)
         secret = secret.rstrip(b"\r\n")
         if not secret:
             raise InputError("the evidence key file is empty", path=str(path))
@@ -114,8 +110,10 @@ def load_key(key_file: str | os.PathLike[str] | None = None,
 def require_sealing(key: AnyKey | None) -> None:
     """Refuse, before anything is written, to append with a key that cannot seal the head
     (an Ed25519 public key)."""
-    if key is not None and not key.can_seal:
-        key.mac(b"")  # raises the one-line reason
+    from roadcheck.evidence.signing import VerifyKey
+
+    if isinstance(key, VerifyKey):
+        raise key.sealing_error()
 
 
 def key_inside(key_file: str | os.PathLike[str] | None, run_dir: Path) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 from roadcheck.errors import InputError
 
-__all__ = ["ALG", "SigningKey", "VerifyKey", "canonical", "load_signing_key",
+__all__ = ["ALG", "SigningKey", "VerifyKey", "canonical", "key_from_pem", "load_signing_key",
            "load_verify_key", "new_key_pair"]
 
 #: The algorithm name evidence records carry beside a signature (a head's ``auth``).
@@ -77,8 +77,6 @@ class VerifyKey:
     __slots__ = ("_key", "key_id", "raw")
     #: How a head this key checks is authenticated.
     auth = ALG
-    #: It checks heads and cannot seal one.
-    can_seal = False
 
     def __init__(self, key: Any) -> None:
         from cryptography.hazmat.primitives import serialization
@@ -108,11 +106,15 @@ class VerifyKey:
             return False
         return True
 
+    def sealing_error(self) -> InputError:
+        """Why this key cannot seal a head: a public key only verifies."""
+        return InputError(f"the key given is a public key (key id {self.key_id}): it verifies "
+                          "a signed run but cannot sign its head; give the private key to "
+                          "append")
+
     def mac(self, data: bytes) -> str:
         """A public key cannot sign: appending to a signed run needs its private key."""
-        raise InputError(f"the key given is a public key (key id {self.key_id}): it verifies "
-                         "a signed run but cannot sign its head; give the private key to "
-                         "append")
+        raise self.sealing_error()
 
     def check(self, data: bytes, signature: object) -> bool:
         """:meth:`verify_bytes`: the head check every evidence key offers."""
@@ -132,8 +134,6 @@ class SigningKey:
     __slots__ = ("_key", "public")
     #: How a head this key seals is authenticated.
     auth = ALG
-    #: It signs heads.
-    can_seal = True
 
     def __init__(self, key: Any) -> None:
         self._key = key
@@ -194,34 +194,38 @@ def _read_pem(path: str | os.PathLike[str], what: str) -> bytes:
 
 def load_signing_key(path: str | os.PathLike[str]) -> SigningKey:
     """The Ed25519 private key in the PEM file ``path``."""
-    data = _read_pem(path, "signing key")
-    ed25519 = _crypto()
-    from cryptography.hazmat.primitives import serialization
-
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"the signing key cannot be read: {exc}", path=str(path)) from None
-    if not isinstance(key, ed25519.Ed25519PrivateKey):
-        raise InputError("the signing key is not an Ed25519 key", path=str(path))
-    return SigningKey(key)
+    key = key_from_pem(_read_pem(path, "signing key"), path, private=True)
+    assert isinstance(key, SigningKey)
+    return key
 
 
 def load_verify_key(path: str | os.PathLike[str]) -> VerifyKey:
     """The Ed25519 public key in the PEM file ``path`` (a private key's public half too)."""
-    data = _read_pem(path, "public key")
-    if b"PRIVATE KEY" in data:
-        return load_signing_key(path).public
+    key = key_from_pem(_read_pem(path, "public key"), path)
+    return key.public if isinstance(key, SigningKey) else key
+
+
+def key_from_pem(data: bytes, path: str | os.PathLike[str], *,
+                 private: bool | None = None) -> SigningKey | VerifyKey:
+    """The Ed25519 key the PEM ``data`` (read from ``path``) holds: a private key as a
+    :class:`SigningKey`, a public one as a :class:`VerifyKey`. ``private`` asks for one
+    of the two (None: either)."""
     ed25519 = _crypto()
     from cryptography.hazmat.primitives import serialization
 
+    holds_private = b"PRIVATE KEY-----" in data
+    if private is None:
+        private = holds_private
+    what = "signing key" if private else "public key"
     try:
-        key = serialization.load_pem_public_key(data)
+        key: Any = (serialization.load_pem_private_key(data, password=None) if private
+                    else serialization.load_pem_public_key(data))
     except (ValueError, TypeError) as exc:
-        raise InputError(f"the public key cannot be read: {exc}", path=str(path)) from None
-    if not isinstance(key, ed25519.Ed25519PublicKey):
-        raise InputError("the public key is not an Ed25519 key", path=str(path))
-    return VerifyKey(key)
+        raise InputError(f"the {what} cannot be read: {exc}", path=str(path)) from None
+    kind = ed25519.Ed25519PrivateKey if private else ed25519.Ed25519PublicKey
+    if not isinstance(key, kind):
+        raise InputError(f"the {what} is not an Ed25519 key", path=str(path))
+    return SigningKey(key) if private else VerifyKey(key)
 
 
 def new_key_pair(path: str | os.PathLike[str]) -> SigningKey:

@@ -48,6 +48,7 @@ import orjson
 
 from roadcheck.conformance.spec import Spec
 from roadcheck.errors import InputError, SpecError, StoreError, TraceError
+from roadcheck.evidence.keys import AUTH_HMAC
 from roadcheck.evidence.record import GENESIS
 from roadcheck.guard import files, seal, snapshot
 from roadcheck.guard.core import Decision, Guard, _spec_of
@@ -563,7 +564,7 @@ def is_session(directory: str | PathLike[str], session: str,
     where = Path(directory) / check_run_id(session)
     if any(os.path.lexists(where / name) for name in (STATE, _LOCK)):
         return True
-    if key is not None and key.auth != "hmac-sha256":
+    if key is not None and key.auth != AUTH_HMAC:
         key = None  # a signing key seals runs, never a guard session: the guard's key asks
     try:
         found = _key_for(Path(directory), key)

@@ -184,7 +184,8 @@ class Rendered(NamedTuple):
     #: The JSON result, indented for its place in the document, or the text block
     #: without its ``[N] id`` line; empty for ``--summary-only``.
     body: bytes
-    #: The codes of its reasons (none for a PASS) and of its warnings, for the totals.
+    #: The codes of its reasons (none for a PASS) and of its warnings, for the totals of
+    #: a summary (empty when the result is rendered whole).
     codes: tuple[str, ...] = ()
     warning_codes: tuple[str, ...] = ()
 
@@ -199,8 +200,10 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
         body = _json_body(_result_json(r))
     else:
         body = text_lines(_block(0, r)[1:]).encode("utf-8")
+    # the codes feed the totals, which only a summary (and the terminal view, which
+    # renders every result as one) prints
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
-                    carries, body, *_codes(r))
+                    carries, body, *(_codes(r) if summary_only else ((), ())))
 
 
 def _codes(r: ReplayResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
