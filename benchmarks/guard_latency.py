@@ -157,16 +157,21 @@ def hook_latency(runs: int) -> tuple[float, float, float]:
         # As installed: bytecode compiled once (here into a private cache), not per process.
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        # A key and a state directory of its own: the user's are never created or read.
+        key_file = Path(tmp) / "key" / "guard.key"
+        env["ROADCHECK_GUARD_KEY_FILE"] = str(key_file)
+        env["ROADCHECK_GUARD_STATE_DIR"] = str(Path(tmp) / "state")
+        env.pop("ROADCHECK_GUARD_NO_KEY", None)
         spec_path = Path(tmp) / "spec.json"
         spec_path.write_text(json.dumps(spec()))
-        store = GuardStore(Path(tmp) / "state", spec_path)
+        store = GuardStore(Path(tmp) / "state", spec_path, key_file=key_file)
         with store.session("bench", create=True) as live:
             for event in session():
                 live.observe(event)
         script = Path(sys.executable).with_name("roadcheck")
         cmd = [str(script)] if script.exists() else [sys.executable, "-m", "roadcheck"]
         argv = [*cmd, "guard", "claude-code", "--spec", str(spec_path), "--state-dir",
-                str(Path(tmp) / "state")]
+                str(Path(tmp) / "state"), "--key-file", str(key_file)]
         payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench",
                               "transcript_path": "", "tool_name": "Bash",
                               "tool_input": {"command": "git push origin main"},

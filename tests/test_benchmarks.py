@@ -412,3 +412,22 @@ def test_signing_misses(load: Callable[[str], ModuleType],
     monkeypatch.setattr(bench, "TARGET_S", 1e9)
     monkeypatch.setattr(bench, "verify", lambda *a: False)
     assert bench.main(["--records", "200", "--per-record", "2"]) == 1
+
+
+def test_guard_latency_keeps_to_its_own_key(load: Callable[[str], ModuleType],
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    """The hook measurement uses a key and state directory of its own: the user's
+    configuration and state directories are never created or read."""
+    bench = load("guard_latency")
+    for name in ("ROADCHECK_GUARD_KEY_FILE", "ROADCHECK_GUARD_STATE_DIR",
+                 "ROADCHECK_GUARD_NO_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("APPDATA", str(tmp_path / "appdata"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "localappdata"))
+    hook, bare, cli = bench.hook_latency(1)
+    assert hook > 0 and bare > 0 and cli > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
