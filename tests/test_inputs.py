@@ -78,6 +78,16 @@ class TestDirectories:
         result = replay("spec.json", "runs", "--format", "json")
         assert result.exit_code == 0 and ids(result) == ["runs/a.jsonl.gz"]
 
+    def test_inspect_eval_archives_count(self, here: Path) -> None:
+        """A directory's Inspect .eval archives are read too, beside its JSON-lines files."""
+        (here / "runs").mkdir()
+        shutil.copy(EXAMPLES / "frameworks" / "inspect" / "approved.eval", here / "runs" / "x.eval")
+        shutil.copy(CONFORMS, here / "runs" / "a.jsonl")
+        (here / "runs" / "x.eval.gz").write_bytes(b"not read: an archive is never compressed again")
+        result = replay("spec.json", "runs", "--format", "json")
+        assert ids(result) == ["runs/a.jsonl", "runs/x.eval#send/epoch1",
+                               "runs/x.eval#lookup-error/epoch1"]
+
     def test_directory_without_trajectories_is_exit_2(self, here: Path) -> None:
         """A directory holding no trajectory file is an error, never an empty pass."""
         (here / "empty").mkdir()
@@ -86,7 +96,7 @@ class TestDirectories:
         assert result.exit_code == 2
         assert result.stdout == ""
         assert result.stderr == ("error[bad-input]: empty: no trajectory files in this directory "
-                                 "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst; "
+                                 "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst, and *.eval; "
                                  "-r reads subdirectories)\n")
 
     def test_unreadable_directory_is_exit_2(self, here: Path,

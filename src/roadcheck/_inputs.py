@@ -40,6 +40,7 @@ STDIN = "-"
 STDIN_ID = "<stdin>"
 #: The names a directory's trajectory files end with (each optionally + ``.gz`` / ``.zst``).
 TRAJECTORY_SUFFIXES = (".jsonl", ".ndjson", ".json")
+_ARCHIVES = (".eval",)  # Inspect logs: a zip archive, never compressed again
 _COMPRESSED = (".gz", ".zst")
 _GLOB_CHARS = frozenset("*?[")
 
@@ -132,7 +133,14 @@ class Inputs(NamedTuple):
 
 
 def is_trajectory_name(name: str) -> bool:
-    """True for ``*.jsonl``, ``*.ndjson`` and ``*.json``, each optionally compressed."""
+    """True for ``*.jsonl``, ``*.ndjson`` and ``*.json``, each optionally compressed,
+    and for ``*.eval`` archives.
+
+    >>> [is_trajectory_name(n) for n in ("a.jsonl.gz", "b.eval", "b.eval.gz", "c.txt")]
+    [True, True, False, False]
+    """
+    if name.endswith(_ARCHIVES):
+        return True
     for suffix in _COMPRESSED:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
@@ -156,7 +164,8 @@ def _directory(path: str, recursive: bool) -> Iterator[str]:
         what = ("no trajectory files in this directory or below" if recursive else
                 "no trajectory files in this directory")
         hint = "" if recursive else "; -r reads subdirectories"
-        raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst{hint})",
+        raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst, "
+                         f"and *.eval{hint})",
                          path=path)
     found.sort(reverse=True)  # taken from the end: each name is freed once its path is out
     if not recursive:
