@@ -91,10 +91,10 @@ def test_a_sidechain_entry_in_a_main_transcript_names_the_first_sidechain_line()
 
 def test_a_uuid_given_twice_is_compared_on_what_the_reader_reads():
     same = [PROMPT, PROMPT, _entry("a1", "u1", "assistant", "hi")]
-    assert [k for k, _, _ in _events(same)] == ["message", "message", "message", "final"]
+    assert [k for k, _, _ in _events(same)] == ["message", "message", "final"]
     other_cwd = [PROMPT, _entry("u1", None, "user", "go", cwd="/elsewhere"),
                  _entry("a1", "u1", "assistant", "hi")]
-    assert len(_events(other_cwd)) == 4
+    assert len(_events(other_cwd)) == 3
     changed = [PROMPT, BAD_BLOCK, _entry("u1", None, "user", "go", isMeta=False)]
     assert _error(changed) == (3, "uuid 'u1' is given twice (first at line 1)")
     # the first difference in line order is the one named
@@ -102,6 +102,59 @@ def test_a_uuid_given_twice_is_compared_on_what_the_reader_reads():
                    _entry("a1", "u1", "assistant", "y"),
                    _entry("u1", None, "user", "again")]) == (
         3, "uuid 'a1' is given twice (first at line 2)")
+
+
+def test_an_entry_written_twice_is_read_once():
+    """The same entry written again (a resumed session copies its entries) is one event:
+    a copied call is one call, and a copied approval licenses what the first one did."""
+    call = _entry("a1", "u1", "assistant", _call("t1", command="git push"))
+    answer = _entry("r1", "a1", "user", _result("t1"))
+    once = [PROMPT, call, answer]
+    assert _events([PROMPT, call, answer, call, answer]) == _events(once)
+    assert _events([PROMPT, PROMPT, call, PROMPT, answer]) == _events(once)
+
+
+def test_a_copied_approval_licenses_no_second_push(tmp_path):
+    """One "yes, push" written twice between two pushes is one approval: under
+    ``consume`` the second push is unlicensed (read twice, it passed)."""
+    from roadcheck import replay
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({
+        "mandatory_checkpoints": [{"checkpoint_id": "push_ok", "consume": True, "scope": "each",
+                                   "must_precede": {"action_type": "Bash",
+                                                    "command": {"words": ["git", "push"]}}}],
+        "derive": [{"checkpoint_id": "push_ok",
+                    "when": {"event": "message", "role": "user", "text": {"regex": "push"}}}]}))
+    yes = _entry("u1", None, "user", "yes, push")
+    lines = [yes, _entry("a1", "u1", "assistant", _call("t1", command="git push")),
+             _entry("r1", "a1", "user", _result("t1")), yes,
+             _entry("a2", "r1", "assistant", _call("t2", command="git push")),
+             _entry("r2", "a2", "user", _result("t2"))]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (result,) = replay(str(spec), [str(path)]).results
+    assert result.verdict == "BLOCK"
+
+
+def test_text_claude_code_writes_itself_is_no_user_message():
+    """An interrupt marker, a local command's output, a notification, a compaction
+    summary are system text: a derive rule on the user's words does not match them.
+    A slash command the user typed, and ``!`` input, stay the user's."""
+    texts = ["[Request interrupted by user for tool use]",
+             "<local-command-stdout>pushed</local-command-stdout>",
+             "<bash-stdout>git push: ok</bash-stdout>",
+             "<task-notification>push task done</task-notification>",
+             "This session is being continued from a previous conversation that ran out "
+             "of context. The user asked to push."]
+    lines = [_entry(f"u{i}", f"u{i - 1}" if i else None, "user", t) for i, t in enumerate(texts)]
+    lines.append(_entry("s1", f"u{len(texts) - 1}", "user", "Summary: push it",
+                        isCompactSummary=True))
+    lines.append(_entry("c1", "s1", "user", "<command-name>/push</command-name>"))
+    lines.append(_entry("b1", "c1", "user", [{"type": "text",
+                                              "text": "<bash-input>git push</bash-input>"}]))
+    roles = [d["role"] for k, _, d in _events(lines) if k == "message"]
+    assert roles == ["system"] * 6 + ["user", "user"]
 
 
 def test_a_looping_chain_is_an_error_at_the_entry_it_loops_at():

@@ -12,8 +12,10 @@ Claude Code writes:
   belongs to it (parallel calls answer off the chain). Messages, questions and
   answers on other branches (a prompt edited and re-sent) are not the road
   taken and are not read;
-- a user prompt is a ``message`` (role ``user``; ``system`` for entries Claude
-  Code injected, ``isMeta``); assistant text is a ``message`` (role
+- a user prompt is a ``message`` (role ``user``; ``system`` for what Claude Code
+  wrote itself: ``isMeta`` and ``isCompactSummary`` entries, command output,
+  notifications and interrupt markers, see ``_WRITTEN_BY_CLAUDE_CODE``); an entry
+  written again with the same uuid and contents is read once; assistant text is a ``message`` (role
   ``assistant``, ``yields_turn`` on the last text before the next prompt);
 - a ``tool_use`` block is an ``action``: ``action_type`` = tool name, ``args``
   = its input, ``call_id``, ``result`` = the tool result's text, ``error`` =
@@ -133,6 +135,35 @@ def _text_of(content: Any, line: int) -> str:
     raise _Bad(line, f"'content' must be a string or a list, got {type(content).__name__}")
 
 
+#: How the text of a ``user`` entry that Claude Code wrote itself begins: a local
+#: command's output, a background task's or shell's notice, the output of a shell
+#: command the user ran with ``!``, a reminder, an interrupt marker, the summary that
+#: opens a compacted session. What the user typed (a prompt, a slash command and its
+#: arguments, a ``!`` command line, a ``#`` memory) stays the user's.
+_WRITTEN_BY_CLAUDE_CODE = (
+    "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+    "<bash-stdout>", "<bash-stderr>", "<bash-notification>", "<task-notification>",
+    "<system-reminder>", "[Request interrupted by user",
+    "This session is being continued from a previous conversation",
+)
+
+
+def _user_role(obj: dict[str, Any], text: str) -> str:
+    """``system`` for a ``user`` entry Claude Code wrote (``isMeta``, a compaction
+    summary, or text it writes itself: see ``_WRITTEN_BY_CLAUDE_CODE``), else ``user``.
+
+    >>> _user_role({}, "[Request interrupted by user for tool use]")
+    'system'
+    >>> _user_role({}, "<command-name>/deploy</command-name>")
+    'user'
+    >>> _user_role({"isCompactSummary": True}, "Summary: ...")
+    'system'
+    """
+    if obj.get("isMeta") is True or obj.get("isCompactSummary") is True:
+        return "system"
+    return "system" if text.lstrip().startswith(_WRITTEN_BY_CLAUDE_CODE) else "user"
+
+
 def _at(blocks: list[Any], block: Any) -> int:
     """Where ``block`` is in ``blocks`` (for an error's message)."""
     return next(i for i, each in enumerate(blocks) if each is block)
@@ -152,7 +183,7 @@ def _misshapen(n: int, obj: dict[str, Any]) -> None:
 
 #: The keys of an entry the reader reads: two entries with one uuid must agree on them.
 _READ = ("type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "agentId",
-         "sessionId", "timestamp", "isMeta")
+         "sessionId", "timestamp", "isMeta", "isCompactSummary")
 
 
 def _slim(obj: dict[str, Any]) -> dict[str, Any]:
@@ -247,11 +278,13 @@ class _Reader:
         place = -1
         if uid is not None:
             place = self.nodes.setdefault(uid, n)
-            if place != n and self.twice is None:
-                self._again(n, obj, uid, place)
             if kind in _CHAIN_TYPES:
                 self.leaf = uid
             self.prev = uid
+            if place != n:  # written again: compared with the first, and read once
+                if self.twice is None:
+                    self._again(n, obj, uid, place)
+                return key
         if kind in _MESSAGE_TYPES:
             if not side:
                 self.main = True
@@ -299,7 +332,7 @@ class _Reader:
             raise _Bad(n, "'message.content' must be a string or a list, got "
                           f"{type(content).__name__}")
         if kind == "user":
-            role = "system" if obj.get("isMeta") is True else "user"
+            role = _user_role(obj, content)
         elif content:
             role = "assistant"
         else:
@@ -349,7 +382,7 @@ class _Reader:
             return
         text = "\n".join(texts)
         if obj["type"] == "user":
-            role = "system" if obj.get("isMeta") is True else "user"
+            role = _user_role(obj, text)
         elif text:
             role = "assistant"
         else:
