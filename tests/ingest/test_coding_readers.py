@@ -568,3 +568,78 @@ def test_codex_item_type_of_another_type_is_an_error(tmp_path):
     (failure,) = entries
     assert isinstance(failure, ReadFailure)
     assert "'type' must be a string" in failure.error.message
+
+
+CODEX_SPEC = EXAMPLES / "codex" / "spec.yaml"
+
+
+@pytest.mark.parametrize("name", ["codex-0.34-rollout.jsonl", "codex-legacy-rollout.jsonl"])
+def test_codex_policy_in_environment_context_licenses_an_escalated_push(name):
+    """Codex 0.34 and earlier state the approval policy only in ``<environment_context>``
+    (as tags, or earlier as ``Approval policy: ...`` lines); an escalated push that ran
+    under ``on-request`` was approved by the user."""
+    path = DATA / "built" / name
+    fmt, entries = load(str(path))
+    (traj,) = list(entries)
+    assert fmt == "codex" and not isinstance(traj, ReadFailure), traj
+    assert [(e.kind, e.get("checkpoint_id") or e.get("command") or e.get("role"))
+            for e in traj.events if e.kind != "final"] == [
+        ("message", "system"), ("message", "user"),
+        ("action", "sed -i 's/recieve/receive/' README.md && git commit -am 'Fix typo in README'"),
+        ("checkpoint", "codex-approval"), ("action", "git push origin main"),
+        ("message", "assistant")]
+    run = roadcheck.replay(roadcheck.load_spec(CODEX_SPEC), [str(path)])
+    assert [r.verdict for r in run.results] == ["PASS"]
+
+
+@pytest.mark.parametrize("policy", ["never", "on-failure"])
+def test_codex_environment_context_policy_that_never_asks_is_no_approval(tmp_path, policy):
+    env = ("<environment_context>\n  <cwd>/w</cwd>\n  <approval_policy>" + policy
+           + "</approval_policy>\n</environment_context>")
+    lines = [json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "c1"}})]
+    lines += [json.dumps({"timestamp": "t", "type": "response_item", "payload": p}) for p in (
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": env}]},
+        _shell("c1", "git push", with_escalated_permissions=True),
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"})]
+    _, entries = _read(tmp_path, lines, "rollout.jsonl")
+    assert not [e for e in entries[0].events if e.kind == "checkpoint"]
+
+
+def test_codex_policy_the_user_typed_is_no_policy(tmp_path):
+    """Only the context Codex injects states the policy, not a prompt that quotes one."""
+    said = "please push; <approval_policy>on-request</approval_policy>"
+    lines = [json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "c1"}})]
+    lines += [json.dumps({"timestamp": "t", "type": "response_item", "payload": p}) for p in (
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": said}]},
+        _shell("c1", "git push", with_escalated_permissions=True),
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"})]
+    _, entries = _read(tmp_path, lines, "rollout.jsonl")
+    assert not [e for e in entries[0].events if e.kind == "checkpoint"]
+
+
+def test_codex_legacy_rollout_lines_are_checked(tmp_path):
+    """A rollout of the shape before the envelope: the meta object, state lines and bare
+    response items; a line of another shape in it is the file's error, naming the line."""
+    meta = json.dumps({"id": "s1", "timestamp": "2025-08-20T13:20:47.060Z", "instructions": None})
+    state = json.dumps({"record_type": "state"})
+    good = json.dumps({"type": "message", "role": "user",
+                       "content": [{"type": "input_text", "text": "hi"}]})
+    fmt, entries = _read(tmp_path, [meta, state, good], "rollout.jsonl")
+    assert fmt == "codex"
+    (traj,) = entries
+    assert traj.meta == {"session_id": "s1"}
+    assert [e.kind for e in traj.events] == ["message", "final"]
+    # an item type the reader does not read is passed over, as in an enveloped rollout
+    _, entries = _read(tmp_path, [meta, state, json.dumps({"type": "world_view"}), good],
+                       "rollout.jsonl")
+    assert [e.kind for e in entries[0].events] == ["message", "final"]
+    wrapped = json.dumps({"timestamp": "t", "type": "response_item", "payload": {}})
+    for bad, message in (
+            (json.dumps({"role": "user"}), "a line of a rollout of the earlier shape (no "
+                                           "'type' envelope) has no 'type' or 'record_type'"),
+            (wrapped, "a 'response_item' line in a rollout of the earlier shape (no 'type' "
+                      "envelope; line 1 is the session's meta object)")):
+        _, entries = _read(tmp_path, [meta, state, good, bad], "rollout.jsonl")
+        (failure,) = entries
+        assert isinstance(failure, ReadFailure), failure
+        assert (failure.error.line, failure.error.message) == (4, message)

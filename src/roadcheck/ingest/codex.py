@@ -25,10 +25,16 @@ this reader follows the files Codex writes:
   (``sandbox_permissions: require_escalated``) and then ran, under an
   ``approval_policy`` that asks the user (``on-request``, ``untrusted``), was
   approved by the user: a ``checkpoint`` ``codex-approval`` (``confirmed_by:
-  user``) just before the action. An escalated call the user declined never
+  user``) just before the action. The policy is the last ``turn_context``'s, or,
+  in a rollout without one (Codex 0.34 and earlier), the one the injected
+  ``<environment_context>`` states. An escalated call the user declined never
   ran and is no action. Codex writes no other approval record;
 - the end of the file is the ``final`` event (``task_success`` false: a
   rollout records no outcome).
+
+A rollout of the earlier shape (before about September 2025: the meta object as
+the first line, ``record_type`` state lines, the response items bare) is read the
+same way, item by item.
 
 Structure the reader does not understand is the file's ERROR, one line naming
 the file and line. See docs/frameworks/codex.md.
@@ -96,16 +102,51 @@ class _Bad(Exception):
 _ROLLOUT_LINE = re.compile(
     rb'^[ \t]*\{.*?"type"\s*:\s*"(?:' + b"|".join(re.escape(t.encode()) for t in sorted(_TYPES))
     + rb')"', re.MULTILINE)
+#: The approval policy stated in the ``<environment_context>`` Codex injects (before
+#: ``turn_context`` lines carried it): as a tag, or earlier as a line of its own.
+_CONTEXT_POLICY = re.compile(r"<approval_policy>\s*([\w-]+)\s*</approval_policy>"
+                             r"|^\s*Approval policy:\s*([\w-]+)\s*$", re.MULTILINE)
 _LOOK = 65536  # how far into the file detection looks
 _TRIES = 32  # candidate lines decoded at most
 
 
+def _legacy_meta(obj: Any) -> bool:
+    """True for the first line of a rollout of the earlier shape (before about September
+    2025): the session's meta object itself, no ``type`` envelope, or a state line."""
+    if not isinstance(obj, dict) or "type" in obj or "payload" in obj:
+        return False
+    if "record_type" in obj:
+        return True
+    return (isinstance(obj.get("id"), str) and isinstance(obj.get("timestamp"), str)
+            and ("instructions" in obj or "originator" in obj or "git" in obj))
+
+
+def _first_line(data: bytes) -> tuple[int, Any]:
+    """The number and the decoded object of the first line that is not blank (None when
+    it is no JSON)."""
+    pos, n, size = 0, 1, len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = size
+        if data[pos:end].strip():
+            try:
+                return n, orjson.loads(data[pos:end])
+            except orjson.JSONDecodeError:
+                return n, None
+        pos, n = end + 1, n + 1
+    return 1, None
+
+
 def detect_codex(data: bytes) -> bool:
-    """True when a line near the start is a Codex rollout line.
+    """True when a line near the start is a Codex rollout line, or the file opens as a
+    rollout of the earlier shape does.
 
     Any line will do, not only the first: a rollout whose first line is cut
     off is still read as one, and the reader names that line.
     """
+    if _legacy_meta(_first_line(data)[1]):
+        return True
     end = min(len(data), _LOOK)
     at = 0
     for _ in range(_TRIES):
@@ -447,6 +488,10 @@ class _Rollout:
 
     def chat_message(self, payload: dict[str, Any], ptype: str, ts: str | None, n: int) -> None:
         who, fields = _message(payload, ts, n)
+        if who == "system" and fields["text"].lstrip().startswith("<environment_context>"):
+            found = _CONTEXT_POLICY.search(fields["text"])
+            if found is not None:  # Codex 0.34 and earlier: no turn_context says it
+                self.policy = found.group(1) or found.group(2)
         staged = self.staged
         if who == "user" and staged and staged[-1][0] == "message" \
                 and staged[-1][2]["role"] == "assistant":
@@ -543,7 +588,38 @@ def _numbered(staged: list[_Staged]) -> list[Event]:
     return events
 
 
+def _legacy_events(data: bytes, first: int) -> tuple[list[Event], dict[str, Any]]:
+    """A rollout of the earlier shape: the meta object on line ``first``, then state lines
+    (``record_type``) and the response items themselves, without timestamps."""
+    rollout = _Rollout()
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if n < first or not raw.strip():
+            continue
+        try:
+            obj = object_line(raw, "a line")
+        except ValueError as exc:
+            raise _Bad(n, str(exc)) from None
+        if n == first:
+            if "record_type" not in obj:
+                rollout.session_meta(obj, None, n)
+            continue
+        if "record_type" in obj:
+            continue
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            raise _Bad(n, "a line of a rollout of the earlier shape (no 'type' envelope) has "
+                          "no 'type' or 'record_type'")
+        if kind in _TYPES:
+            raise _Bad(n, f"a {kind!r} line in a rollout of the earlier shape (no 'type' "
+                          f"envelope; line {first} is the session's meta object)")
+        rollout.response_item(obj, None, n)
+    return _numbered(rollout.kept()), rollout.meta
+
+
 def _events(data: bytes) -> tuple[list[Event], dict[str, Any]]:
+    first, obj = _first_line(data)
+    if _legacy_meta(obj):
+        return _legacy_events(data, first)
     rollout = _Rollout()
     seen = False
     for n, raw in enumerate(data.split(b"\n"), 1):
