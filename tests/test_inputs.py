@@ -568,3 +568,64 @@ def test_a_failure_in_the_parent_leaves_no_worker_waiting(tmp_path: Path) -> Non
         pytest.fail("the process never ended: its workers were left waiting")
     assert proc.returncode == 70, err
     assert "taking a chunk failed" in err
+
+
+class TestFilesThatHoldNoRun:
+    """A Claude Code project folder holds summary files beside the sessions: each is
+    noted, not judged, and never an ERROR; nothing judged at all is still exit 2."""
+
+    SESSION = EXAMPLES / "frameworks" / "claude-code" / "approved.jsonl"
+    SPEC = EXAMPLES / "frameworks" / "claude-code" / "spec.yaml"
+    SUMMARY = ROOT / "tests" / "data" / "coding" / "claude-code-summary" / "summary-only.jsonl"
+    NOTE = "a Claude Code summary file, 2 summaries and no session entries"
+
+    def _project(self, here: Path) -> None:
+        (here / "project").mkdir()
+        shutil.copy(self.SESSION, here / "project" / "b-session.jsonl")
+        shutil.copy(self.SUMMARY, here / "project" / "a-summary.jsonl")
+
+    def test_a_project_folder_is_judged_on_its_sessions(self, here: Path) -> None:
+        self._project(here)
+        result = replay(str(self.SPEC), "project")
+        assert result.exit_code == 0, result.output
+        assert (f"input: project/a-summary.jsonl (claude-code, 0 trajectories; holds no run: "
+                f"{self.NOTE})\n") in result.stdout
+        assert "summary: 1 PASS, 0 BLOCK, 0 ERROR -> overall exit 0" in result.stdout
+        doc = orjson.loads(replay(str(self.SPEC), "project", "--format", "json").stdout)
+        assert doc["files"] == [
+            {"path": "project/a-summary.jsonl", "format": "claude-code", "note": self.NOTE},
+            {"path": "project/b-session.jsonl", "format": "claude-code"}]
+        assert [r["id"] for r in doc["results"]] == ["project/b-session.jsonl"]
+
+    def test_the_library_run_names_the_noted_files(self, here: Path) -> None:
+        import roadcheck
+
+        self._project(here)
+        run = roadcheck.replay(str(self.SPEC), ["project/a-summary.jsonl",
+                                                "project/b-session.jsonl"])
+        assert run.notes == (("project/a-summary.jsonl", self.NOTE),)
+        assert [f for f, _ in run.files] == ["project/a-summary.jsonl", "project/b-session.jsonl"]
+        assert run.exit == 0 and len(run.results) == 1
+
+    @pytest.mark.parametrize("forced", [False, True])
+    def test_nothing_but_summaries_judges_nothing(self, here: Path, forced: bool) -> None:
+        """No run judged is never a pass, with the format detected or given."""
+        shutil.copy(self.SUMMARY, here / "s.jsonl")
+        extra = ["--input-format", "claude-code"] if forced else []
+        result = replay(str(self.SPEC), "s.jsonl", *extra)
+        assert result.exit_code == 2
+        assert f"holds no run: {self.NOTE}" in result.stdout
+        assert "summary: 0 PASS, 0 BLOCK, 0 ERROR -> overall exit 2" in result.stdout
+
+    @pytest.mark.parametrize("fmt", ["text", "json", "junit"])
+    def test_two_processes_note_it_the_same(self, here: Path, fmt: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+        from roadcheck.conformance import batch
+
+        self._project(here)
+        shutil.copy(self.SUMMARY, here / "project" / "c-summary.jsonl")
+        one = replay(str(self.SPEC), "project", "--format", fmt)
+        monkeypatch.setattr(batch, "_FILES_PER_WORKER", 1)
+        two = replay(str(self.SPEC), "project", "--format", fmt, "--jobs", "2")
+        assert (two.exit_code, two.stdout) == (one.exit_code, one.stdout)
+        assert one.exit_code == 0

@@ -295,3 +295,31 @@ def test_blank_lines_and_crlf_endings_count_as_lines():
     assert [e.line for e in _read(lines).events] == [2, 4, None]
     assert _error([*lines, '{"type": "user", "uuid": 7}']) == (
         6, "'uuid' must be a string, got int")
+
+
+SUMMARY = json.dumps({"type": "summary", "summary": "Push the release", "leafUuid": "a3"})
+SNAPSHOT = json.dumps({"type": "file-history-snapshot", "messageId": "m1",
+                       "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": False})
+
+
+def test_a_file_of_summaries_holds_no_run():
+    """Claude Code writes files of summaries (and file snapshots) beside its sessions: they
+    are recognised as its own and hold no run; a session with summaries is a session."""
+    from roadcheck.ingest import detect_format
+    from roadcheck.ingest.claude_code import no_run
+
+    data = (SUMMARY + "\n" + SUMMARY + "\n\n" + SNAPSHOT + "\n").encode()
+    assert detect_format(data) == "claude-code"
+    assert no_run(data) == ("a Claude Code summary file, 2 summaries and 1 file snapshot and "
+                            "no session entries")
+    assert no_run((SNAPSHOT + "\n").encode()) == (
+        "a Claude Code file snapshot file, 1 file snapshot and no session entries")
+    assert no_run((SUMMARY + "\n" + PROMPT + "\n").encode()) is None
+    assert no_run((SUMMARY + "\n{broken\n").encode()) is None
+    assert no_run(b"\n\n") is None
+    # read directly (not through replay, which notes it), it is no run to judge
+    (item,) = read_claude_code("s.jsonl", data)
+    assert isinstance(item, ReadFailure)
+    assert item.error.message == ("holds no run: a Claude Code summary file, 2 summaries and "
+                                  "1 file snapshot and no session entries")
+    assert [k for k, _, _ in _events([SUMMARY, PROMPT])] == ["message", "final"]

@@ -12,6 +12,7 @@ from roadcheck.conformance.batch import (
     _is_events,
     _replay_event_list,
     iter_replay,
+    split_files,
 )
 from roadcheck.conformance.engine import CompiledSpec
 from roadcheck.conformance.result import (
@@ -59,8 +60,9 @@ def replay(spec: Spec | Mapping[str, Any] | str | PathLike[str],
         return ReplayRun(loaded.source, [result])
     if isinstance(items, (str, PathLike, Trajectory)):
         items = [items]
-    formats: list[tuple[str, str]] = []
+    formats: list[tuple[str, ...]] = []
     # not a list of events (above): a list of items, each judged on its own
     many = cast(Iterable[TrajectoryItem], items)
     results = list(iter_replay(loaded, many, input_format=input_format, formats=formats))
-    return ReplayRun(loaded.source, results, tuple(formats), spec_sha256=loaded.sha256)
+    files, notes = split_files(formats)
+    return ReplayRun(loaded.source, results, files, spec_sha256=loaded.sha256, notes=notes)

@@ -35,7 +35,7 @@ __all__ = ["ReplaySink", "TrajectoryItem", "iter_replay", "replay_files"]
 
 
 def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
-              formats: list[tuple[str, str]] | None,
+              formats: list[tuple[str, ...]] | None,
               data: bytes | None = None) -> Iterator[ReplayResult]:
     """The results of one file; an unexpected exception is that file's ERROR, and no more."""
     known = len(formats) if formats is not None else 0
@@ -62,7 +62,7 @@ def _replay_native(compiled: CompiledSpec, data: bytes, path: str) -> ReplayResu
     return replay_events(compiled, events, path, path)
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
-               formats: list[tuple[str, str]] | None,
+               formats: list[tuple[str, ...]] | None,
                data: bytes | None = None) -> Iterator[ReplayResult]:
     """The results of one file; ``data``, when given, is its content already read."""
     native = _native()
@@ -101,6 +101,17 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
 
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again
+    if input_format is not None and _notes_no_run(input_format):
+        if data is None:
+            try:
+                data = _native().read_bytes(path)
+            except TraceError as exc:
+                if formats is not None:
+                    formats.append((path, input_format))
+                yield error_result(path, path, _strip_path(exc), source=input_format)
+                return
+        if _noted(path, input_format, data, formats):
+            return
     # a spec that selects nothing reads no tool's output: the reader need not keep it
     fmt, entries = load(path, input_format, data=data, text=not compiled.typed)
     if formats is not None:
@@ -116,6 +127,34 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         # An empty results file judged nothing; nothing judged is never a pass.
         yield error_result(path, path, f"the {fmt} file holds no trajectory to judge",
                            source=fmt)
+
+def _noted(path: str, fmt: str, data: bytes, formats: list[tuple[str, ...]] | None) -> bool:
+    """True when ``data`` is a file of ``fmt`` that holds no run (a Claude Code summary
+    file): it is recorded with its note, and not judged."""
+    note = _no_run(fmt, data)
+    if note is None:
+        return False
+    if formats is not None:
+        formats.append((path, fmt, note))
+    return True
+
+def _notes_no_run(name: str) -> bool:
+    """True when the format ``name`` can tell a file that holds no run."""
+    from roadcheck.ingest._registry import REGISTRY
+
+    return any(f.name == name and f.no_run is not None for f in REGISTRY)
+
+def _no_run(name: str, data: bytes) -> str | None:
+    from roadcheck.ingest._registry import no_run
+
+    return no_run(name, data)
+
+def split_files(formats: Iterable[tuple[str, ...]]) -> tuple[tuple[tuple[str, str], ...],
+                                                             tuple[tuple[str, str], ...]]:
+    """The files as (path, format) pairs, and the (path, note) of each file noted, not
+    judged (:attr:`ReplayRun.notes`)."""
+    files = tuple((f[0], f[1]) for f in formats)
+    return files, tuple((f[0], f[2]) for f in formats if len(f) > 2)
 
 def _read_stdin() -> bytes:
     import sys
@@ -151,7 +190,7 @@ def _replay_event_list(compiled: CompiledSpec, events: Sequence[Event | Mapping[
 
 def iter_replay(spec: Spec | CompiledSpec, items: Iterable[TrajectoryItem], *,
                 input_format: str | None = None,
-                formats: list[tuple[str, str]] | None = None) -> Iterator[ReplayResult]:
+                formats: list[tuple[str, ...]] | None = None) -> Iterator[ReplayResult]:
     """Yield one result per trajectory, reading files lazily (memory stays flat).
 
     Fails closed one file at a time: an exception nobody expected while one file
@@ -182,8 +221,9 @@ def iter_replay(spec: Spec | CompiledSpec, items: Iterable[TrajectoryItem], *,
 class ReplaySink(Protocol):
     """Where :func:`replay_files` delivers, in order, when it keeps nothing itself."""
 
-    def file(self, path: str, fmt: str) -> None:
-        """A file begins, read as ``fmt``."""
+    def file(self, path: str, fmt: str, note: str | None = None) -> None:
+        """A file begins, read as ``fmt``; ``note`` says what a file that holds no run is
+        (no result of it follows)."""
 
     def result(self, item: Any) -> None:
         """The next judged trajectory, as the ``render`` function made it."""
@@ -191,22 +231,36 @@ class ReplaySink(Protocol):
 class _FileStart(NamedTuple):
     path: str
     fmt: str
+    #: Set for a file that holds no run: what it is, one line (it is noted, not judged).
+    note: str | None = None
 
-class _Announced(list[tuple[str, str]]):
+def file_start(item: _FileStart, sink: ReplaySink | None,
+               formats: list[tuple[str, ...]]) -> None:
+    """Deliver a file's start: to the sink, which keeps what it needs of the files, or
+    to the run's list of files."""
+    if sink is None:
+        formats.append((item.path, item.fmt) if item.note is None
+                       else (item.path, item.fmt, item.note))
+    elif item.note is not None:
+        sink.file(item.path, item.fmt, item.note)
+    else:
+        sink.file(item.path, item.fmt)
+
+class _Announced(list[tuple[str, ...]]):
     """The files' formats as :func:`iter_replay` records them, each told on the spot:
     a file cut off by Ctrl-C before its first result is still a file of the report."""
 
-    def __init__(self, tell: Callable[[str, str], None]) -> None:
+    def __init__(self, tell: Callable[..., None]) -> None:
         super().__init__()
         self.tell = tell
 
-    def append(self, item: tuple[str, str]) -> None:
+    def append(self, item: tuple[str, ...]) -> None:
         list.append(self, item)  # iter_replay counts them
         self.tell(*item)
 
 def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | None,
             render: Callable[[ReplayResult], Any],
-            formats: list[tuple[str, str]] | None = None, *, start: int = 0,
+            formats: list[tuple[str, ...]] | None = None, *, start: int = 0,
             stop: int | None = None) -> Iterator[Any]:
     """Each file's start, then each of its results through ``render``, in order, for
     ``paths[start:stop]``.
@@ -229,7 +283,7 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
         formats.clear()
 
 def _results_of(compiled: CompiledSpec, path: str, input_format: str | None,
-                formats: list[tuple[str, str]]) -> Iterable[ReplayResult]:
+                formats: list[tuple[str, ...]]) -> Iterable[ReplayResult]:
     """The results of one path, as ``iter_replay(compiled, [path], ...)`` gives them."""
     if type(path) is str:
         return _isolated(compiled, path, input_format, formats)
@@ -315,15 +369,12 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
     """
     batch: Sequence[str] = paths if isinstance(paths, Sequence) else list(paths)
     results: list[ReplayResult] = []
-    formats: list[tuple[str, str]] = []
+    formats: list[tuple[str, ...]] = []
     keep = render or _same
 
     def deliver(item: Any) -> None:
         if isinstance(item, _FileStart):
-            if sink is None:
-                formats.append((item.path, item.fmt))
-            else:  # the sink keeps what it needs of the files: the run keeps nothing
-                sink.file(item.path, item.fmt)
+            file_start(item, sink, formats)
         elif sink is not None:
             sink.result(item)
         else:
@@ -349,7 +400,7 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
         else:
             # each file's start goes out as it is recorded
             announced = _Announced(sink.file if sink is not None
-                                   else lambda path, fmt: formats.append((path, fmt)))
+                                   else lambda *start: formats.append(start))
             take = results.append if sink is None else sink.result
             for path in batch:
                 for result in _results_of(compiled, path, input_format, announced):
@@ -357,10 +408,12 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
                 announced.clear()
                 done += 1
     except KeyboardInterrupt:
-        partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
-                            spec_sha256=spec.sha256)
+        listed, notes = split_files(formats)
+        partial = ReplayRun(spec.source, results, listed, interrupted=True,
+                            spec_sha256=spec.sha256, notes=notes)
         raise ReplayInterrupted(partial, done, len(batch)) from None
-    return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)
+    listed, notes = split_files(formats)
+    return ReplayRun(spec.source, results, listed, spec_sha256=spec.sha256, notes=notes)
 
 #: The files a worker process must have to judge before a second one pays for its start
 #: (a fork, the chunks' round trips): below that, ``--jobs`` judges in this process.

@@ -104,6 +104,9 @@ class ReplayRun:
     interrupted: bool = False
     #: The sha256 (hex) of the spec's bytes; None for a spec built in memory.
     spec_sha256: str | None = None
+    #: The files that hold no run (a Claude Code summary file), noted and not judged:
+    #: (path, what the file is). They are among :attr:`files`, with no result.
+    notes: Sequence[tuple[str, str]] = ()
 
     def __iter__(self) -> Iterator[ReplayResult]:
         return iter(self.results)
@@ -153,13 +156,18 @@ class ReplayRun:
         doc: dict[str, Any] = {
             "spec": self.spec_source,
             "spec_sha256": self.spec_sha256,
-            "files": [{"path": p, "format": f} for p, f in self.files],
+            "files": self._files_json(),
             "results": [] if summary_only else [r.to_dict() for r in self.results],
             "summary": self.counts(),
         }
         if by_field is not None:
             doc["by"] = {"field": by_field, "groups": self.by(by_field)}
         return doc
+
+    def _files_json(self) -> list[dict[str, str]]:
+        noted = dict(self.notes)
+        return [{"path": p, "format": f} if p not in noted
+                else {"path": p, "format": f, "note": noted[p]} for p, f in self.files]
 
     def counts(self) -> dict[str, int]:
         """Counts of each verdict, warnings, and the overall exit (the JSON ``summary``)."""

@@ -13,8 +13,8 @@ from roadcheck.events import Trajectory
 from roadcheck.ingest import CERTAIN, FALLBACK, FORMATS, LIKELY, UNKNOWN
 
 __all__ = ["CERTAIN", "FALLBACK", "FORMATS", "LIKELY", "REGISTRY", "UNKNOWN", "BadRun",
-           "Format", "ReadFailure", "detect_format", "detection_scores", "load", "read_runs",
-           "reader"]
+           "Format", "ReadFailure", "detect_format", "detection_scores", "load", "no_run",
+           "read_runs", "reader"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,9 @@ class Format:
     read: str
     #: Its read function takes ``text=False`` (see :func:`load`).
     drops_text: bool = False
+    #: The name of its function telling a file of the format that holds no run (one line
+    #: saying what it is, else None): replay notes such a file instead of judging it.
+    no_run: str | None = None
 
     def detector(self) -> Detector:
         fn = _DETECTORS.get(self.name)
@@ -68,7 +71,7 @@ REGISTRY: tuple[Format, ...] = (
     Format("openai-agents", "roadcheck.ingest.openai_agents", "detect_openai_agents",
            "read_openai_agents"),
     Format("claude-code", "roadcheck.ingest.claude_code", "detect_claude_code", "read_claude_code",
-           drops_text=True),
+           drops_text=True, no_run="no_run"),
     Format("codex", "roadcheck.ingest.codex", "detect_codex", "read_codex"),
     Format("inspect", "roadcheck.ingest.inspect_ai", "detect_inspect", "read_inspect"),
 )
@@ -76,6 +79,16 @@ REGISTRY: tuple[Format, ...] = (
 _BY_NAME = {f.name: f for f in REGISTRY}
 if tuple(_BY_NAME) != FORMATS:  # pragma: no cover - a format added to one list only
     raise ImportError("roadcheck.ingest.FORMATS must name the registry's formats, in its order")
+
+
+def no_run(name: str, data: bytes) -> str | None:
+    """What ``data`` is when the format ``name`` knows it for a file that holds no run
+    (a Claude Code summary file), in one line; else None."""
+    fmt = _BY_NAME.get(name)
+    if fmt is None or fmt.no_run is None:
+        return None
+    tell: Callable[[bytes], str | None] = getattr(import_module(fmt.module), fmt.no_run)
+    return tell(data)
 
 
 def reader(name: str) -> Reader:

@@ -58,7 +58,7 @@ from roadcheck.events import Event, Trajectory
 from roadcheck.ingest._json import object_line
 from roadcheck.shellcmd import command_text
 
-__all__ = ["detect_claude_code", "read_claude_code"]
+__all__ = ["detect_claude_code", "no_run", "read_claude_code"]
 
 MAIN_AGENT = "claude"
 _REFUSED = "The user doesn't want to proceed with this tool use"
@@ -93,15 +93,76 @@ class _Bad(Exception):
         self.line = line
 
 
+#: The entries of a file Claude Code writes beside its sessions that holds no session:
+#: the summaries of other sessions' conversations, and snapshots of the files it edited.
+_NO_RUN_TYPES = frozenset({"summary", "file-history-snapshot"})
+
+
+def _no_run_entry(obj: Any) -> bool:
+    """True for a summary (``{"type": "summary", "summary", "leafUuid"}``) or a file
+    history snapshot (``{"type": "file-history-snapshot", "snapshot": {...}}``)."""
+    if not isinstance(obj, dict):
+        return False
+    kind = obj.get("type")
+    if kind == "summary":
+        return isinstance(obj.get("leafUuid"), str)
+    return kind == "file-history-snapshot" and isinstance(obj.get("snapshot"), dict)
+
+
+def no_run(data: bytes) -> str | None:
+    """What a file that holds no session is (one line for the report), or None.
+
+    Claude Code writes files of summaries and file snapshots only beside the sessions
+    of a project (``~/.claude/projects/<project>/``): there is no run to judge in them.
+    Any other line, or any session entry (``parentUuid``), and the file is read as a
+    transcript.
+
+    >>> no_run(b'{"type":"summary","summary":"Fix login","leafUuid":"a1"}\\n')
+    'a Claude Code summary file, 1 summary and no session entries'
+    >>> no_run(b'{"type":"user","parentUuid":null}\\n') is None
+    True
+    """
+    if b'"parentUuid"' in data:
+        return None
+    summaries = snapshots = 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = object_line(raw, "an entry")
+        except ValueError:
+            return None  # the reader names it
+        if not _no_run_entry(obj):
+            return None
+        if obj["type"] == "summary":
+            summaries += 1
+        else:
+            snapshots += 1
+    if not summaries + snapshots:
+        return None
+    what = [f"{summaries} {'summary' if summaries == 1 else 'summaries'}"] if summaries else []
+    if snapshots:
+        what.append(f"{snapshots} file snapshot{'' if snapshots == 1 else 's'}")
+    kind = "summary" if summaries else "file snapshot"
+    return f"a Claude Code {kind} file, {' and '.join(what)} and no session entries"
+
+
 def detect_claude_code(data: bytes) -> float:
     """Certain when one of the first lines is a Claude Code transcript entry: an object
     with ``parentUuid``, ``sessionId``, ``uuid`` and a ``type`` string, a shape only
-    Claude Code writes."""
+    Claude Code writes; certain too for a file of summaries or file snapshots, which
+    it writes beside its sessions."""
     from roadcheck.ingest import CERTAIN
 
     head = data[:65536]
     if b'"sessionId"' not in head or b'"parentUuid"' not in head:
-        return 0.0
+        if b'"leafUuid"' not in head and b'"file-history-snapshot"' not in head:
+            return 0.0
+        first = head.lstrip().split(b"\n", 1)[0]
+        try:
+            return CERTAIN if _no_run_entry(orjson.loads(first)) else 0.0
+        except orjson.JSONDecodeError:
+            return 0.0
     for raw in head.split(b"\n")[:50]:
         raw = raw.strip()
         if not raw.startswith(b"{"):
@@ -617,6 +678,10 @@ def read_claude_code(path: str, data: bytes, *, text: bool = True) -> Iterator[A
     """
     from roadcheck.ingest import ReadFailure
 
+    empty = no_run(data)
+    if empty is not None:  # replay notes it before reading; read directly, it fails
+        yield ReadFailure(path, path, TraceError(f"holds no run: {empty}", path=path))
+        return
     reader = _Reader(data, text)
     try:
         reader.read()

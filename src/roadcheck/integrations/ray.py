@@ -40,7 +40,14 @@ from roadcheck.conformance import (
     iter_replay,
 )
 from roadcheck.conformance.api import _spec_of
-from roadcheck.conformance.batch import _FileStart, _judged, _replay_event_list, _same
+from roadcheck.conformance.batch import (
+    _FileStart,
+    _judged,
+    _replay_event_list,
+    _same,
+    file_start,
+    split_files,
+)
 from roadcheck.conformance.result import scalar_text
 from roadcheck.errors import InputError
 from roadcheck.integrations import require
@@ -146,14 +153,11 @@ def replay_paths(spec: Spec, paths: Sequence[str], *, input_format: str | None =
         raise InputError(f"batch size must be at least 1, not {batch_size}")
     started = _init(address)
     results: list[ReplayResult] = []
-    formats: list[tuple[str, str]] = []
+    formats: list[tuple[str, ...]] = []
 
     def deliver(item: Any) -> None:
         if isinstance(item, _FileStart):
-            if sink is None:
-                formats.append((item.path, item.fmt))
-            else:
-                sink.file(item.path, item.fmt)
+            file_start(item, sink, formats)
         elif sink is not None:
             sink.result(item)
         else:
@@ -183,10 +187,12 @@ def replay_paths(spec: Spec, paths: Sequence[str], *, input_format: str | None =
         except KeyboardInterrupt:
             for _, ref in pending:
                 ray.cancel(ref, force=True)
-            partial = ReplayRun(spec.source, results, tuple(formats), interrupted=True,
-                                spec_sha256=spec.sha256)
+            files, notes = split_files(formats)
+            partial = ReplayRun(spec.source, results, files, interrupted=True,
+                                spec_sha256=spec.sha256, notes=notes)
             raise ReplayInterrupted(partial, done, len(paths)) from None
-        return ReplayRun(spec.source, results, tuple(formats), spec_sha256=spec.sha256)
+        files, notes = split_files(formats)
+        return ReplayRun(spec.source, results, files, spec_sha256=spec.sha256, notes=notes)
     finally:
         if started:
             ray.shutdown()

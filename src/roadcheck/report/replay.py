@@ -51,9 +51,9 @@ def _files_lines(run: ReplayRun) -> list[str]:
     lines = [f"files: {len(run.files) or len(per_file)}"]
     if any(fmt != "native" for _, fmt in run.files) or len(run.results) != len(run.files):
         lines[0] += f", {plural(len(run.results), 'trajectory', 'trajectories')}"
+        noted = dict(run.notes)
         for path, fmt in run.files:
-            lines.append(f"input: {path} ({fmt}, "
-                         f"{plural(per_file.get(path, 0), 'trajectory', 'trajectories')})")
+            lines.append(input_line(path, fmt, per_file.get(path, 0), noted.get(path)))
     return lines
 
 
@@ -339,7 +339,7 @@ class ReplayChunk:
         #: The chunk's files finished before its last one, each as the writer spools it
         #: (:func:`file_entry`, encoded where it was judged).
         self.files: list[bytes] = []
-        self.current: tuple[str, str] | None = None
+        self.current: tuple[str, ...] | None = None
         self.current_counts: Counter[str] = Counter()
         self.elsewhere: dict[str | None, Counter[str]] = {}
         self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
@@ -392,16 +392,38 @@ def _copy_range(fd: int, offset: int, length: int, out: int | None,
             view = view[os.write(out, view):]
 
 
-def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int]) -> bytes:
+def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int],
+               note: str | None = None) -> bytes:
     """A finished file as the writer spools it. The JSON report's entry is its final bytes
     (``{"path": ..., "format": ...}`` as orjson indents it in the list, after a ``,\\n``
-    the list drops from the first); the text report's is the JSON line ``[path, format,
-    PASS, BLOCK, ERROR]``, its counts read back at the end."""
+    the list drops from the first, with ``"note"`` for a file that holds no run); the
+    text report's is the JSON line ``[path, format, PASS, BLOCK, ERROR]`` (and the note),
+    its counts read back at the end."""
     if json:
+        noted = b"" if note is None else b',\n      "note": ' + dumps_json(note)
         return (b',\n    {\n      "path": ' + dumps_json(path) + b',\n      "format": '
-                + dumps_json(fmt) + b"\n    }")
-    return dumps_json([path, fmt, counts.get("PASS", 0), counts.get("BLOCK", 0),
-                       counts.get("ERROR", 0)]) + b"\n"
+                + dumps_json(fmt) + noted + b"\n    }")
+    row: list[Any] = [path, fmt, counts.get("PASS", 0), counts.get("BLOCK", 0),
+                      counts.get("ERROR", 0)]
+    if note is not None:
+        row.append(note)
+    return dumps_json(row) + b"\n"
+
+
+def started_entry(json: bool, started: tuple[str, ...], counts: Mapping[str, int]) -> bytes:
+    """:func:`file_entry` of a file as it began: ``(path, format)``, or ``(path, format,
+    note)`` for a file that holds no run."""
+    return file_entry(json, started[0], started[1], counts,
+                      started[2] if len(started) > 2 else None)
+
+
+def input_line(path: str, fmt: str, trajectories: int, note: str | None = None) -> str:
+    """The header line of one input file: ``input: PATH (FORMAT, N trajectories)``, and
+    for a file that holds no run what it is."""
+    count = plural(trajectories, "trajectory", "trajectories")
+    if note is not None:
+        return f"input: {path} ({fmt}, {count}; holds no run: {note})"
+    return f"input: {path} ({fmt}, {count})"
 
 
 class ChunkFolder:
@@ -452,10 +474,11 @@ class ChunkFolder:
         for item in items:
             if not isinstance(item, Rendered):  # a file begins
                 if chunk.current is not None:
-                    chunk.files.append(file_entry(self.json, *chunk.current,
-                                                  chunk.current_counts))
+                    chunk.files.append(started_entry(self.json, chunk.current,
+                                                     chunk.current_counts))
                     chunk.current_counts = Counter()
-                chunk.current = (item.path, item.fmt)
+                chunk.current = ((item.path, item.fmt) if item.note is None
+                                 else (item.path, item.fmt, item.note))
                 chunk.file_count += 1
                 chunk.all_native = chunk.all_native and item.fmt == "native"
                 continue
@@ -559,7 +582,7 @@ class ReplayReportWriter(Tally):
         self.file_count = 0
         self.all_native = True
         #: The file being judged, and its verdict counts so far.
-        self.current: tuple[str, str] | None = None
+        self.current: tuple[str, ...] | None = None
         self.current_counts: Counter[str] = Counter()
         #: Results whose path is not the file being judged (none from the readers).
         self.elsewhere: dict[str | None, Counter[str]] = {}
@@ -592,34 +615,35 @@ class ReplayReportWriter(Tally):
             shutil.rmtree(self._chunks, ignore_errors=True)  # chunk files not opened here
             self._chunks = None
 
-    def file(self, path: str, fmt: str) -> None:
-        """A file begins, read as ``fmt``."""
+    def file(self, path: str, fmt: str, note: str | None = None) -> None:
+        """A file begins, read as ``fmt`` (``note``: what a file that holds no run is)."""
         self._file_done()
-        self.current = (path, fmt)
+        self.current = (path, fmt) if note is None else (path, fmt, note)
         self.file_count += 1
         self.all_native = self.all_native and fmt == "native"
 
     def _file_done(self) -> None:
         if self.current is not None:
-            self.file_spool.write(file_entry(self.fmt == "json", *self.current,
-                                             self.current_counts))
+            self.file_spool.write(started_entry(self.fmt == "json", self.current,
+                                                self.current_counts))
             self.current = None
             # the next file's counts (a chunk merged in gave its own, now done)
             self.current_counts.clear()
 
-    def _files(self) -> Iterator[tuple[str, str, Mapping[str, int]]]:
+    def _files(self) -> Iterator[tuple[str, str, Mapping[str, int], str | None]]:
         """Every file in order, with the verdict counts of its results (each verdict
-        present: a Counter is built only for a file with results from elsewhere)."""
+        present: a Counter is built only for a file with results from elsewhere) and the
+        note of a file that holds no run."""
         elsewhere = self.elsewhere
         if elsewhere:  # (rare) the spool names a file as file_entry wrote it: keys alike
             elsewhere = {k if k is None else escape_surrogates(k): v
                          for k, v in elsewhere.items()}
-        for path, fmt, passed, blocked, errors in self._file_rows():
+        for path, fmt, passed, blocked, errors, *note in self._file_rows():
             counts: Mapping[str, int] = {"PASS": passed, "BLOCK": blocked, "ERROR": errors}
             if path in elsewhere:
                 counts = Counter(counts)
                 counts.update(elsewhere[path])
-            yield path, fmt, counts
+            yield path, fmt, counts, note[0] if note else None
 
     def _file_rows(self) -> Iterator[list[Any]]:
         """Every file in order: its path, format and the counts of its own results."""
@@ -846,13 +870,12 @@ class ReplayReportWriter(Tally):
         if listed:
             files_ = self._files()
             while batch := list(islice(files_, _BATCH)):
-                emit([f"input: {path} ({fmt}, "
-                      f"{plural(sum(c.values()), 'trajectory', 'trajectories')})"
-                      for path, fmt, c in batch])
+                emit([input_line(path, fmt, sum(c.values()), note)
+                      for path, fmt, c, note in batch])
         if self.summary_only and self.per_file:
             files_ = self._files()
             while batch := list(islice(files_, _BATCH)):
-                emit([_file_line(path, c) for path, _fmt, c in batch])
+                emit([_file_line(path, c) for path, _fmt, c, _note in batch])
         elif self.summary_only:
             emit(totals_lines(self.reason_codes, self.warning_codes))
         self._copy_spool(digest)

@@ -298,8 +298,8 @@ class ProgressSink:
         self.writer = writer
         self.progress = progress
 
-    def file(self, path: str, fmt: str) -> None:
-        self.writer.file(path, fmt)
+    def file(self, path: str, fmt: str, note: str | None = None) -> None:
+        self.writer.file(path, fmt, note)
         self.progress.file()
 
     def result(self, item: Rendered) -> None:
@@ -320,11 +320,11 @@ class ProgressCollector:
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
-        self.files: list[tuple[str, str]] = []
+        self.files: list[tuple[str, ...]] = []
         self.results: list[Any] = []
 
-    def file(self, path: str, fmt: str) -> None:
-        self.files.append((path, fmt))
+    def file(self, path: str, fmt: str, note: str | None = None) -> None:
+        self.files.append((path, fmt) if note is None else (path, fmt, note))
         self.progress.file()
 
     def result(self, item: Any) -> None:
@@ -333,11 +333,13 @@ class ProgressCollector:
 
     def run(self, spec: Any, *, interrupted: bool = False) -> Any:
         """The :class:`~roadcheck.conformance.result.ReplayRun` of what came; the line cleared."""
+        from roadcheck.conformance.batch import split_files
         from roadcheck.conformance.result import ReplayRun
 
         self.progress.clear()
-        return ReplayRun(spec.source, self.results, tuple(self.files), interrupted=interrupted,
-                         spec_sha256=spec.sha256)
+        files, notes = split_files(self.files)
+        return ReplayRun(spec.source, self.results, files, interrupted=interrupted,
+                         spec_sha256=spec.sha256, notes=notes)
 
 
 # -- the writer ----------------------------------------------------------------------------
@@ -398,11 +400,15 @@ class TerminalReportWriter(Tally):
         self.paint.lines(head[:1], style="bold")
         self.paint.lines(head[1:])
 
-    def file(self, path: str, fmt: str) -> None:
-        """A file begins."""
+    def file(self, path: str, fmt: str, note: str | None = None) -> None:
+        """A file begins (``note``: what a file that holds no run is; listed with the
+        passes)."""
         self._file_done()
         self.current = path
         self.file_count += 1
+        if note is not None and not self.view.quiet:
+            line = f"note: {path} holds no run: {note}"
+            self.later.write(escape_controls(line).encode("utf-8") + b"\n")
 
     def _file_done(self) -> None:
         if (self.current is not None and self.summary_only and self.per_file
