@@ -7,6 +7,7 @@ tag, bidi controls, in the file name too) must render as text.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -161,3 +162,87 @@ class TestScreenshotScript:
         for name in names:
             png = (tmp_path / "build" / f"{name}.png").read_bytes()
             assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
+
+
+def _runs(folder: Path, n: int) -> None:
+    """``n`` native runs of the billing pipeline, every other one skipping the checkpoint."""
+    folder.mkdir()
+    for i in range(n):
+        events = [{"seq": 1, "event": "action", "agent": "scanner", "action_type": "pull_rows",
+                   "args": {"page": i}},
+                  {"seq": 2, "event": "handoff", "agent": "scanner", "from_agent": "scanner",
+                   "to_agent": "reporter", "payload": {"row_count": {"value": i,
+                                                                     "verified": True}}}]
+        if i % 2 == 0:
+            events.append({"seq": 3, "event": "checkpoint", "agent": "reporter",
+                           "checkpoint_id": "confirm_with_user", "confirmed_by": "owner"})
+        events += [{"seq": 4, "event": "action", "agent": "reporter",
+                    "action_type": "send_report", "irreversible": True,
+                    "args": {"to": "cfo@example.com", "body": f"run {i}: " + "x" * 300}},
+                   {"seq": 5, "event": "final", "agent": "reporter", "task_success": True}]
+        (folder / f"r{i:05d}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+class TestManyRuns:
+    """A report of many runs opens on its first page at once; the rest are drawn a page at
+    a time, and the filter counts every run, on every page."""
+
+    def test_the_timeline_shows_what_each_event_did(self, capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+        with pytest.raises(SystemExit):
+            main(["replay", "examples/frameworks/claude-code/spec.yaml",
+                  "examples/frameworks/claude-code/approved.jsonl", "--format", "html",
+                  "--output", str(tmp_path / "cc.html")])
+        with browser() as b:
+            page = b.new_page()
+            assert _open(page, tmp_path / "cc.html") == []
+            rows = page.locator("tr[id^=t1-e]")
+            push = rows.nth(5).inner_text()
+            assert "Bash" in push and "cd /home/dev/shop && git push origin main" in push
+            said = rows.nth(4).inner_text()
+            assert "Yes, push it." in said and "derived checkpoint push_approved" in said
+        capsys.readouterr()
+
+    def test_long_arguments_are_shortened_and_expand(self, capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+        _runs(tmp_path / "runs", 2)
+        out = tmp_path / "two.html"
+        _write(capsys, out, str(tmp_path / "runs"))
+        with browser() as b:
+            page = b.new_page()
+            assert _open(page, out) == []
+            send = page.locator("#t1-e4 details.x")
+            assert send.count() == 1
+            assert "x" * 300 not in send.locator("summary").inner_text()
+            send.locator("summary").click()
+            assert "x" * 300 in send.inner_text()
+            assert "recorded checkpoint" in page.locator("#t1-e3").inner_text()
+
+    @pytest.mark.stress  # about 40 s: 20,000 files written, judged, located and drawn
+    def test_20000_runs_open_on_the_first_page_within_5_seconds(
+            self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        import time
+
+        _runs(tmp_path / "runs", 20_000)
+        out = tmp_path / "many.html"
+        _write(capsys, out, str(tmp_path / "runs"))
+        with browser() as b:
+            page = b.new_page()
+            start = time.perf_counter()
+            page.goto(out.as_uri())
+            page.locator("#f-count").filter(has_text="shown").wait_for()
+            first = page.locator("section.traj").first
+            first.wait_for()
+            elapsed = time.perf_counter() - start
+            assert elapsed < 5.0, f"first page after {elapsed:.1f} s"
+            assert page.locator("section.traj").count() == 50
+            assert page.locator("#f-count").text_content() == "20000 of 20000 shown"
+            assert page.locator("#p-at").text_content() == "page 1 of 400"
+            page.click("#p-next")
+            assert page.locator("#p-at").text_content() == "page 2 of 400"
+            assert "[51]" in page.locator("section.traj").first.inner_text()
+            page.select_option("#f-verdict", "BLOCK")
+            assert page.locator("#f-count").text_content() == "10000 of 20000 shown"
+            assert page.locator("#p-at").text_content() == "page 1 of 200"
+            assert {page.locator("section.traj").nth(i).get_attribute("data-verdict")
+                    for i in range(50)} == {"BLOCK"}

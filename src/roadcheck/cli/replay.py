@@ -171,6 +171,11 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
             located = locate(located_paths(run, fmt, inputs.paths), input_format)
         emit(replay_document(run, loaded, fmt=fmt, summary_only=summary_only,
                               by_field=by_field, located=located), output)
+        if fmt == "html" and sys.stderr.isatty():
+            from roadcheck.report._text import plural
+
+            count = plural(len(run.results), "trajectory", "trajectories")
+            click.echo(f"wrote {output} ({count})", err=True)
         code = run.exit
         carries = by_field is None or run.carries(by_field)
     if by_field is not None and not carries:

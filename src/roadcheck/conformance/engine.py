@@ -228,6 +228,8 @@ class Replayer:
         self.handoffs = 0
         self.checkpoints = 0
         self.derived = 0
+        #: (seq, checkpoint id) of each checkpoint a derive rule took from an event
+        self.derived_at: list[tuple[int, str]] = []
         self.irreversible = 0
         self.actions = 0
         self.final: Event | None = None
@@ -341,6 +343,7 @@ class Replayer:
             if cid not in licensed and sel(event):
                 licensed.add(cid)
                 self.derived += 1
+                self.derived_at.append((event.seq, cid))
                 who = event.data.get("role") if kind == "message" else event.agent
                 self._checkpoint(cid, who, event)
 
@@ -571,11 +574,14 @@ class Replayer:
             # reader's line is its own (a span, a record), so the findings name the seq
             # alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
+        derived = tuple(self.derived_at)
         if reasons:
             return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
-                                tuple(notes), task_success, stats, source, final, meta or {})
+                                tuple(notes), task_success, stats, source, final, meta or {},
+                                derived)
         return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
-                            tuple(notes), task_success, stats, source, final, meta or {})
+                            tuple(notes), task_success, stats, source, final, meta or {},
+                            derived)
 
 
 #: The reasons of every PASS: one finding, the same each time.

@@ -63,6 +63,9 @@ class ReplayResult:
     #: Fields of the final event (for ``--by``) and reader facts such as a reward.
     final: Mapping[str, Any] = field(default_factory=dict)
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: (seq, checkpoint id) of each checkpoint a ``derive`` rule took from an event, in
+    #: order (the HTML timeline marks them; the JSON result counts them in its stats).
+    derived: tuple[tuple[int, str], ...] = ()
 
     @property
     def exit(self) -> int:

@@ -15,7 +15,10 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import Any
+
+import orjson
 
 from roadcheck.conformance.result import Finding, ReplayResult, ReplayRun, scalar_text
 from roadcheck.events import Event, Trajectory
@@ -27,14 +30,27 @@ __all__ = ["replay_html"]
 _SCRIPT = """
 (function(){
 var v=document.getElementById('f-verdict'),c=document.getElementById('f-code'),
-n=document.getElementById('f-count');
-function apply(){var shown=0,all=document.querySelectorAll('section.traj');
-for(var i=0;i<all.length;i++){var s=all[i],
-ok=(!v.value||s.dataset.verdict===v.value)&&
-(!c.value||(' '+s.dataset.codes+' ').indexOf(' '+c.value+' ')>=0);
-s.hidden=!ok;if(ok){shown++;}}
-n.textContent=shown+' of '+all.length+' shown';}
+n=document.getElementById('f-count'),box=document.getElementById('trajs'),
+pager=document.getElementById('pager'),at=document.getElementById('p-at'),
+prev=document.getElementById('p-prev'),next=document.getElementById('p-next'),
+size=+box.dataset.page,all=[],shown=[],page=0,
+els=box.querySelectorAll('section.traj'),more=document.getElementById('more');
+for(var i=0;i<els.length;i++){var e=els[i];
+all.push([e.dataset.verdict,e.dataset.codes,e.outerHTML]);}
+if(more){all=all.concat(JSON.parse(more.textContent));}
+function draw(){var pages=Math.max(1,Math.ceil(shown.length/size)),h=[];
+if(page>=pages){page=pages-1;}
+for(var i=page*size;i<Math.min(shown.length,(page+1)*size);i++){h.push(shown[i][2]);}
+box.innerHTML=h.join('');at.textContent='page '+(page+1)+' of '+pages;
+pager.hidden=pages<2;prev.disabled=page===0;next.disabled=page>=pages-1;}
+function apply(){shown=[];for(var i=0;i<all.length;i++){var s=all[i];
+if((!v.value||s[0]===v.value)&&(!c.value||(' '+s[1]+' ').indexOf(' '+c.value+' ')>=0)){
+shown.push(s);}}
+n.textContent=shown.length+' of '+all.length+' shown';page=0;draw();}
 v.addEventListener('change',apply);c.addEventListener('change',apply);
+prev.addEventListener('click',function(){page--;draw();window.scrollTo(0,box.offsetTop);});
+next.addEventListener('click',function(){page++;draw();window.scrollTo(0,box.offsetTop);});
+var rest=document.getElementById('rest');if(rest){rest.hidden=true;}
 document.getElementById('filters').hidden=false;apply();})();
 """.strip()
 
@@ -56,6 +72,10 @@ section.traj{border:1px solid #ddd;border-radius:6px;padding:.7rem .9rem;margin:
 .contrast{background:#f6f6f9;padding:.3rem .5rem;border-left:3px solid #888}
 tr.named{background:#fff4d6}tr:target{outline:2px solid #a1221a}
 ul.reasons{margin:.3rem 0;padding-left:1.2rem}
+.x{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;color:#333;
+margin-top:.15rem}details.x summary{cursor:pointer}
+.mark{font-size:11px;padding:0 .3rem;margin-left:.4rem;border-radius:3px}
+.rec{background:#e6eefc;color:#1a3f8a}.der{background:#efe6fc;color:#4b1a8a}
 #filters{margin:.6rem 0}label{margin-right:1rem}
 """
 
@@ -90,6 +110,43 @@ def _named(findings: Iterable[Finding], seqs: set[int]) -> set[int]:
     return out
 
 
+#: How much of an event's text, command or arguments a row shows on one line, and how much
+#: it holds behind its ``<details>`` (a timeline row is evidence to read, not an archive).
+_SHORT, _LONG = 120, 2000
+
+
+def _detail(text: str) -> str:
+    """``text`` for a timeline cell: whole when short, else its start with the rest (up to
+    :data:`_LONG` characters) behind ``<details>``; escaped."""
+    if len(text) <= _SHORT:
+        return f'<div class="x">{esc(text)}</div>'
+    rest = len(text) - _LONG
+    more = f" &hellip; ({rest} more characters)" if rest > 0 else ""
+    return (f'<details class="x"><summary>{esc(text[:_SHORT])}&hellip;</summary>'
+            f"{esc(text[:_LONG])}{more}</details>")
+
+
+def _shown(event: Event) -> str | None:
+    """What a row shows of the event beside its name: a message's or checkpoint's text,
+    an action's command, else its arguments as JSON."""
+    d = event.data
+    if event.kind in ("message", "checkpoint"):
+        text = d.get("text")
+        return text if isinstance(text, str) and text else None
+    if event.kind != "action":
+        return None
+    command = d.get("command")
+    if isinstance(command, str) and command:
+        return command
+    args = d.get("args")
+    if args in (None, {}, []):
+        return None
+    try:
+        return orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return scalar_text(args)
+
+
 def _what(event: Event) -> str:
     d = event.data
     if event.kind == "action":
@@ -109,14 +166,30 @@ def _what(event: Event) -> str:
     return str(d.get("role") or d.get("content") or "")[:200]
 
 
-def _timeline(anchor: str, traj: Trajectory, named: set[int]) -> str:
+def _marks(event: Event, derived: Mapping[int, list[str]]) -> str:
+    """The badges of a row: a checkpoint recorded in the run, the checkpoints a derive
+    rule took from the event."""
+    out = ['<span class="mark rec">recorded checkpoint</span>'] if event.kind == "checkpoint" \
+        else []
+    out += [f'<span class="mark der">derived checkpoint <code>{esc(cid)}</code></span>'
+            for cid in derived.get(event.seq, ())]
+    return "".join(out)
+
+
+def _timeline(anchor: str, traj: Trajectory, named: set[int],
+              derived: Iterable[tuple[int, str]] = ()) -> str:
+    took: dict[int, list[str]] = {}
+    for seq, cid in derived:
+        took.setdefault(seq, []).append(cid)
     rows = []
     for e in traj.events:
         cls = ' class="named"' if e.seq in named else ""
         line = "" if e.line is None else str(e.line)
+        shown = _shown(e)
         rows.append(f'<tr id="{anchor}-e{e.seq}"{cls}><td>{e.seq}</td><td>{esc(line)}</td>'
                     f"<td>{esc(e.kind)}</td><td>{esc(e.agent or '')}</td>"
-                    f"<td><code>{esc(_what(e))}</code></td></tr>")
+                    f"<td><code>{esc(_what(e))}</code>{_marks(e, took)}"
+                    f"{'' if shown is None else _detail(shown)}</td></tr>")
     where = "line" if traj.source == "native" else "message"
     return ("<details open><summary>timeline: "
             f"{esc(plural(len(traj.events), 'event'))}</summary><table><tr><th>seq</th>"
@@ -139,11 +212,23 @@ def _section(index: int, r: ReplayResult, traj: Trajectory | None) -> str:
                 f'<b class="v {r.verdict}">{esc(r.headline)}</b></p>')
     where = f'<p class="meta">file <code>{esc(r.path)}</code></p>' if r.path else ""
     timeline = ("" if traj is None else
-                _timeline(anchor, traj, _named((*r.reasons, *r.warnings), seqs)))
+                _timeline(anchor, traj, _named((*r.reasons, *r.warnings), seqs), r.derived))
     return (f'<section class="traj" id="{anchor}" data-verdict="{r.verdict}" '
             f'data-codes="{esc(codes)}"><h3><span class="v {r.verdict}">{r.verdict}</span> '
             f"[{index}] {esc(r.id)}</h3>{where}{contrast}"
             f'<ul class="reasons">{"".join(items)}</ul>{timeline}</section>')
+
+
+#: Trajectories a page shows: the first page is in the page itself (read without the
+#: script); the others are held as data and drawn by the script, a page at a time, so a
+#: report of 100,000 runs opens as fast as one of fifty.
+PAGE = 50
+
+
+def _script_data(value: Any) -> str:
+    """``value`` as JSON that cannot end or change the ``<script>`` element holding it."""
+    text = orjson.dumps(value).decode()
+    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
 
 
 def _count_table(head: str, rows: Iterable[tuple[str, Mapping[str, int]]]) -> str:
@@ -191,11 +276,25 @@ def replay_html(run: ReplayRun, spec: Any, *, by_field: str | None = None,
         '<div id="filters" hidden><label>verdict <select id="f-verdict">'
         f'<option value="">all</option>{options}</select></label>'
         '<label>reason code <select id="f-code"><option value="">all</option>'
-        f'{code_options}</select></label><span id="f-count" class="meta"></span></div>',
+        f'{code_options}</select></label><span id="f-count" class="meta"></span>'
+        '<span id="pager" hidden> <button id="p-prev" type="button">previous</button> '
+        '<span id="p-at" class="meta"></span> <button id="p-next" type="button">next'
+        "</button></span></div>",
     ]
-    for i, r in enumerate(run.results, 1):
-        traj = located.get((r.path, r.id)) if r.path is not None else None
-        parts.append(_section(i, r, traj))
+    sections = (_section(i, r, located.get((r.path, r.id)) if r.path is not None else None)
+                for i, r in enumerate(run.results, 1))
+    parts.append(f'<div id="trajs" data-page="{PAGE}">'
+                 + "".join(islice(sections, PAGE)) + "</div>")
+    rest = len(run.results) - PAGE
+    if rest > 0:
+        # the other pages: held as data, drawn a page at a time by the script
+        others = esc(plural(rest, "more trajectory", "more trajectories"))
+        parts.append(f'<p id="rest" class="meta">{others} on the next pages: the '
+                     "page&#x27;s script shows them.</p>")
+        more = [[r.verdict, " ".join(sorted({f.code for f in (*r.reasons, *r.warnings)})),
+                 html] for r, html in zip(run.results[PAGE:], sections, strict=True)]
+        parts.append('<script type="application/json" id="more">' + _script_data(more)
+                     + "</script>")
     csp = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'; "
            "img-src 'none'; base-uri 'none'; form-action 'none'")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
