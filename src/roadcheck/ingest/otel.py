@@ -134,6 +134,10 @@ def detect_otel(data: bytes) -> float:
 
 
 # -- the typed documents: what the reader reads of an OTLP/JSON line ----------------------------
+#
+# Every field is UNSET when the line does not give it, and the fields are declared in the
+# order of the OTLP protobuf messages, the order OTLP/JSON writers follow: msgspec then
+# writes a decoded line back field for field (:func:`_canonical`).
 
 #: An integer the structs take: a 64-bit one. orjson decodes a larger one as a float,
 #: which the walk refuses where it wants an integer; msgspec would take any (and bounds
@@ -146,60 +150,100 @@ _Code = Literal[0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERR
 
 
 class _AnyValue(msgspec.Struct, gc=False):
-    """An OTLP ``AnyValue``: the first field given counts, in this order."""
+    """An OTLP ``AnyValue``: the first field given counts, in the order of
+    :func:`_typed_value`."""
 
     stringValue: str | UnsetType = UNSET
     boolValue: bool | UnsetType = UNSET
-    doubleValue: _Int | float | UnsetType = UNSET
-    bytesValue: str | UnsetType = UNSET
     intValue: _IntText | UnsetType = UNSET
+    doubleValue: _Int | float | UnsetType = UNSET
     arrayValue: _ArrayValue | UnsetType | None = UNSET
     kvlistValue: _KvList | UnsetType | None = UNSET
+    bytesValue: str | UnsetType = UNSET
 
 
 class _KeyValue(msgspec.Struct, gc=False):
     key: str
-    value: _AnyValue = msgspec.field(default_factory=_AnyValue)
+    value: _AnyValue | UnsetType = UNSET
 
 
 class _ArrayValue(msgspec.Struct, gc=False):
-    values: list[_AnyValue] | None = None
+    values: list[_AnyValue] | UnsetType | None = UNSET
 
 
 class _KvList(msgspec.Struct, gc=False):
-    values: list[_KeyValue] | None = None
+    values: list[_KeyValue] | UnsetType | None = UNSET
+
+
+class _Attributed(msgspec.Struct, gc=False):
+    """A resource: only checked, and written back."""
+
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+
+
+class _Scope(msgspec.Struct, gc=False):
+    """An instrumentation scope: only checked, and written back."""
+
+    name: str | UnsetType = UNSET
+    version: str | UnsetType = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
 
 
 class _Status(msgspec.Struct, gc=False):
-    code: _Code = 0
-    message: str | None = None
+    code: _Code | UnsetType = UNSET
+    message: str | UnsetType | None = UNSET
 
 
 class _SpanEvent(msgspec.Struct, gc=False):
-    name: str = ""
-    timeUnixNano: _IntText = 0
-    attributes: list[_KeyValue] | None = None
+    timeUnixNano: _IntText | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
 
 
-class _OtlpSpan(msgspec.Struct, gc=False):
+class _Link(msgspec.Struct, gc=False):
+    """A span link: only checked, and written back."""
+
+    traceId: str | UnsetType = UNSET
+    spanId: str | UnsetType = UNSET
+    traceState: str | UnsetType = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+    flags: int | UnsetType = UNSET
+
+
+class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True):
     traceId: str
     spanId: str
+    traceState: str | UnsetType = UNSET
+    parentSpanId: str | UnsetType | None = UNSET
+    flags: int | UnsetType = UNSET
+    name: str | UnsetType | None = UNSET
+    kind: int | UnsetType = UNSET
     startTimeUnixNano: _IntText
-    parentSpanId: str | None = None
-    name: str | None = None
-    endTimeUnixNano: _IntText | None = None
-    attributes: list[_KeyValue] | None = None
-    status: _Status | None = None
-    events: list[_SpanEvent] | None = None
+    endTimeUnixNano: _IntText | UnsetType | None = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+    events: list[_SpanEvent] | UnsetType | None = UNSET
+    droppedEventsCount: int | UnsetType = UNSET
+    links: list[_Link] | UnsetType | None = UNSET
+    droppedLinksCount: int | UnsetType = UNSET
+    status: _Status | UnsetType | None = UNSET
 
 
 class _ScopeSpans(msgspec.Struct, gc=False):
-    spans: list[_OtlpSpan] = []
+    scope: _Scope | UnsetType = UNSET
+    spans: list[_OtlpSpan] | UnsetType = UNSET
+    schemaUrl: str | UnsetType = UNSET
 
 
 class _ResourceSpans(msgspec.Struct, gc=False):
-    scopeSpans: list[_ScopeSpans] | None = None
-    instrumentationLibrarySpans: list[_ScopeSpans] | None = None
+    resource: _Attributed | UnsetType = UNSET
+    scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
+    schemaUrl: str | UnsetType = UNSET
+    instrumentationLibrarySpans: list[_ScopeSpans] | UnsetType | None = UNSET
 
 
 class _Document(msgspec.Struct, gc=False):
@@ -207,23 +251,40 @@ class _Document(msgspec.Struct, gc=False):
 
 
 _decode_document = msgspec.json.Decoder(_Document).decode
+_encode = msgspec.json.Encoder().encode
 
 
-def _typed_spans(raw: bytes, line: int, spans: list[Span], base: int) -> bool:
-    """Append the spans of the OTLP/JSON line ``raw`` as the typed structs read it; False,
-    with nothing appended, when they refuse it or a value does not convert (the exact walk
-    then reads it and names what is wrong)."""
+def _typed_document(raw: bytes) -> _Document | None:
+    """The line as the typed structs read it, or None when they refuse it."""
     try:
-        doc = _decode_document(raw)
+        return _decode_document(raw)
     except msgspec.DecodeError:
-        return False
+        return None
+
+
+def _canonical(raw: bytes, doc: _Document) -> bool:
+    """True when ``raw`` is byte for byte what msgspec writes for ``doc``, the line as it
+    decoded: then no key was given twice (the structs keep one), none was left out of
+    the structs, and the line is plain JSON orjson reads too. Without an ``arrayValue``
+    or a ``kvlistValue`` the structs nest a dozen levels at most, far inside the limit
+    every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`). A line written so, as
+    compact OTLP/JSON exporters write it, needs no other check; any other line gets the
+    repeated-key check every reader makes."""
+    return (b'"arrayValue"' not in raw and b'"kvlistValue"' not in raw
+            and _encode(doc) == raw)
+
+
+def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> bool:
+    """Append the spans of the typed line ``doc``; False, with nothing appended, when a
+    value does not convert (the exact walk then reads the line and names what is wrong)."""
     built: list[Span] = []
     try:
         for rs in doc.resourceSpans:
-            scopes = rs.scopeSpans if rs.scopeSpans is not None else \
-                rs.instrumentationLibrarySpans
+            scopes = rs.scopeSpans
+            if scopes is None or scopes is UNSET:
+                scopes = rs.instrumentationLibrarySpans
             for ss in scopes or ():
-                for raw_span in ss.spans:
+                for raw_span in ss.spans or ():
                     built.append(_typed_span(raw_span, base + len(built), line))
     except (_Bad, ValueError):
         return False
@@ -238,22 +299,21 @@ _HEX = "0123456789abcdef"
 def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
     """One span of the typed structs. Raises :class:`_Bad` or ``ValueError`` for a value
     the walk takes another way or refuses: an id in upper case, ``0x`` or base64, a time
-    out of range, an ``intValue`` that is not an integer, a status code that is none."""
+    out of range, an ``intValue`` that is not an integer."""
     trace_id, span_id, parent = raw.traceId, raw.spanId, raw.parentSpanId or None
     if (len(trace_id) != 32 or len(span_id) != 16 or trace_id.strip(_HEX) or span_id.strip(_HEX)
             or (parent is not None and (len(parent) != 16 or parent.strip(_HEX)))):
         raise _Bad("an id the walk reads")
     status = raw.status
-    if status is None:
-        code, error = "UNSET", None
-    else:
-        code = _STATUS_CODES[status.code]
-        error = (status.message or "error") if code == "ERROR" else None
+    code = _STATUS_CODES[status.code or 0] if status else "UNSET"
+    error = ((status.message if status else None) or "error") if code == "ERROR" else None
     start, end = int(raw.startTimeUnixNano), raw.endTimeUnixNano
-    if end is not None:
+    if end is not None and end is not UNSET:
         end = int(end)
         if not 0 <= end <= _MAX_NANOS:
             raise _Bad("out of range")
+    else:
+        end = None
     if not 0 <= start <= _MAX_NANOS:
         raise _Bad("out of range")
     events = raw.events
@@ -263,32 +323,34 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
 
 
 def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
-    when = int(ev.timeUnixNano)
+    when = int(ev.timeUnixNano or 0)
     if not 0 <= when <= _MAX_NANOS:
         raise _Bad("out of range")
-    return ev.name, when, _typed_attrs(ev.attributes)
+    return ev.name or "", when, _typed_attrs(ev.attributes)
 
 
-def _typed_attrs(items: list[_KeyValue] | None) -> dict[str, Any]:
+def _typed_attrs(items: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
     """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline)."""
     if not items:
         return {}
-    return {kv.key: text if (text := kv.value.stringValue).__class__ is str
-            else _typed_value(kv.value) for kv in items}
+    return {kv.key: text if (value := kv.value) and (text := value.stringValue).__class__ is str
+            else _typed_value(value) for kv in items}
 
 
-def _typed_value(v: _AnyValue) -> Any:
-    """An ``AnyValue`` as :func:`_any_value` reads it."""
+def _typed_value(v: _AnyValue | UnsetType) -> Any:
+    """An ``AnyValue`` as :func:`_any_value` reads it (no value is none)."""
+    if not v:
+        return None
     for given in (v.stringValue, v.boolValue, v.doubleValue, v.bytesValue):
         if given is not UNSET:
             return given
     if v.intValue is not UNSET:
         return int(v.intValue)
     if v.arrayValue is not UNSET:
-        values = v.arrayValue.values if v.arrayValue is not None else None
+        values = v.arrayValue.values if v.arrayValue else None
         return [_typed_value(x) for x in values] if values else []
     if v.kvlistValue is not UNSET:
-        return _typed_attrs(v.kvlistValue.values if v.kvlistValue is not None else None)
+        return _typed_attrs(v.kvlistValue.values if v.kvlistValue else None)
     return None
 
 
@@ -304,12 +366,15 @@ def _int_value(raw: Any) -> int:
 
 # -- the exact walk: every encoding, and the message for what is wrong ------------------------
 
-def _line_spans(raw: bytes, doc: Any, line: int, base: int) -> list[Span]:
-    """The spans of one line (``doc``: orjson's decoding of it, or None to decode it
-    here when the typed structs refuse it), numbered from ``base``. Raises :class:`_Bad`."""
+def _line_spans(raw: bytes, typed: _Document | None, doc: Any, line: int,
+                base: int) -> list[Span]:
+    """The spans of one line, numbered from ``base``: from ``typed``, the typed structs'
+    reading of it, or else by the exact walk of ``doc``, orjson's (decoded here when
+    None). Raises :class:`_Bad`."""
     spans: list[Span] = []
-    if not _typed_spans(raw, line, spans, base):
-        _add_document(orjson.loads(raw) if doc is None else doc, line, spans, base)
+    if typed is not None and _typed_spans(typed, line, spans, base):
+        return spans
+    _add_document(orjson.loads(raw) if doc is None else doc, line, spans, base)
     return spans
 
 
@@ -332,7 +397,7 @@ def _spans_by_line(data: bytes, spans: list[Span]) -> bool:
             check_line(raw, doc, n, None)
         if bad is None:
             try:
-                spans += _line_spans(raw, doc, n, len(spans))
+                spans += _line_spans(raw, _typed_document(raw), doc, n, len(spans))
             except _Bad as exc:
                 bad = TraceError(str(exc), line=n)
     if bad is not None:
@@ -509,25 +574,33 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 
 def _iso(nanos: int) -> str:
+    """UTC with microseconds, as ``datetime`` prints it; the date and the minute are
+    looked up (the events of a trace share a few minutes)."""
     secs, rest = divmod(nanos, 1_000_000_000)
-    head = _SECONDS.get(secs)
+    minutes, second = divmod(secs, 60)
+    head = _MINUTES.get(minutes)
     if head is None:
-        if len(_SECONDS) >= 4096:  # the events of a trace share a few seconds
-            _SECONDS.clear()
-        days, clock = divmod(secs, 86_400)
-        day = _DAYS.get(days)
-        if day is None:
-            if len(_DAYS) >= 4096:
-                _DAYS.clear()
-            t = gmtime(days * 86_400)  # POSIX time, as datetime counts it: no leap seconds
-            day = _DAYS[days] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
-        hours, clock = divmod(clock, 3600)
-        head = _SECONDS[secs] = f"{day}{hours:02d}:{clock // 60:02d}:{clock % 60:02d}."
-    return f"{head}{rest // 1000:06d}Z"
+        head = _minute(minutes)
+    return f"{head}{second:02d}.{rest // 1000:06d}Z"
+
+
+def _minute(minutes: int) -> str:
+    """``YYYY-MM-DDTHH:MM:`` of a minute since the epoch, remembered."""
+    if len(_MINUTES) >= 4096:
+        _MINUTES.clear()
+    days, clock = divmod(minutes, 1440)
+    day = _DAYS.get(days)
+    if day is None:
+        if len(_DAYS) >= 4096:
+            _DAYS.clear()
+        t = gmtime(days * 86_400)  # POSIX time, as datetime counts it: no leap seconds
+        day = _DAYS[days] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+    head = _MINUTES[minutes] = f"{day}{clock // 60:02d}:{clock % 60:02d}:"
+    return head
 
 
 _DAYS: dict[int, str] = {}
-_SECONDS: dict[int, str] = {}
+_MINUTES: dict[int, str] = {}
 
 
 def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
@@ -802,6 +875,8 @@ def _looks_like_a_call(span: Span) -> bool:
 #: (start, tie-breaker, kind, agent, fields, line) of an event before it is numbered.
 _Staged = tuple[int, int, str, "str | None", dict[str, Any], "int | None"]
 _staged_order = itemgetter(0, 1)
+#: An :class:`Event` from its fields, as ``Event._make`` builds it.
+_event = partial(tuple.__new__, Event)
 
 
 class _Mapping:
@@ -826,7 +901,6 @@ class _Mapping:
         self.end = 0
         self.root_agent: str | None = None
         self.roots_ok = True
-        found_root = False
         by_id = self.by_id
         for s in spans:
             self.classify(s)
@@ -835,8 +909,8 @@ class _Mapping:
                 self.end = end
             if not s.parent or s.parent not in by_id:  # a root
                 self.roots_ok = self.roots_ok and s.status != "ERROR"
-                if not found_root:  # a root's walk to its agent stops at itself
-                    found_root, self.root_agent = True, s.own
+                if self.root_agent is None:  # a root's walk to its agent stops at itself
+                    self.root_agent = s.own
 
     def classify(self, s: Span) -> None:
         """Note the span's kind and own agent (and the convention it follows)."""
@@ -922,27 +996,31 @@ class _Mapping:
                 self.staged.append((when, order, "checkpoint", self.agent_of(span), fields,
                                     span.line))
 
-    def events(self) -> list[Event]:
-        """Every span staged, then the events in order of time, the final one last."""
+    def records(self) -> list[tuple[Any, ...]]:
+        """Every span staged, then the events' fields (as :class:`Event` takes them) in
+        order of time, the final one last."""
         stage = self.stage
         for span in self.spans:
             stage(span)
         staged = self.staged
         staged.sort(key=_staged_order)
-        events: list[Event] = []
-        append = events.append
+        staged.append((self.end, 0, "final", self.root_agent,
+                       {"task_success": self.roots_ok}, None))
+        records: list[tuple[Any, ...]] = []
+        append = records.append
         for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
             # the record Event.make builds: seq, ts, agent (when known), event, then the fields
             ts = _iso(when)
-            data: dict[str, Any] = {"seq": seq, "ts": ts}
-            if agent is not None:
-                data["agent"] = agent
-            data["event"] = kind
-            data.update(fields)
-            append(Event(seq, kind, agent, ts, data, line))
-        append(Event.make(len(events) + 1, "final", self.root_agent, ts=_iso(self.end),
-                          task_success=self.roots_ok))
-        return events
+            if agent is None:
+                data = {"seq": seq, "ts": ts, "event": kind, **fields}
+            else:
+                data = {"seq": seq, "ts": ts, "agent": agent, "event": kind, **fields}
+            append((seq, kind, agent, ts, data, line))
+        return records
+
+    def events(self) -> list[Event]:
+        """The events of :meth:`records`."""
+        return [_event(record) for record in self.records()]
 
     def source(self) -> str:
         """``otel``, naming the other conventions the spans follow (a report then says
@@ -1071,20 +1149,17 @@ class _Lines:
             pos = end + 1
             if not raw.strip():
                 continue
-            try:
-                doc = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+            decoded = _checked_line(raw, n)
+            if decoded is None:
                 return None
-            if not no_duplicate_keys(raw, doc):
-                check_line(raw, doc, n, None)
             if bad is not None:
                 continue  # a repeated key further on is still the file's error
             try:
-                spans = _line_spans(raw, doc, n, self.total)
+                spans = _line_spans(raw, *decoded, n, self.total)
             except _Bad as exc:
                 bad = TraceError(str(exc), line=n)
                 continue
-            del doc
+            del decoded
             self._add(n, start, end, spans)
         if bad is not None:
             raise bad
@@ -1133,7 +1208,8 @@ class _Lines:
     def _spans(self, k: int) -> list[Span]:
         """The spans of line ``k``, decoded again (it read once already)."""
         n, start, end, first = self.lines[k]
-        return _line_spans(self.data[start:end], None, n, first)
+        raw = self.data[start:end]
+        return _line_spans(raw, _typed_document(raw), None, n, first)
 
     def members(self, trace_ids: list[str]) -> list[Span]:
         """The spans of the traces ``trace_ids``, each trace's in file order."""
@@ -1160,11 +1236,28 @@ class _Lines:
         return [span for t in trace_ids for span in taken.get(t, ())]
 
 
+def _checked_line(raw: bytes, n: int) -> tuple[_Document | None, Any] | None:
+    """Line ``n`` decoded and checked as every reader checks a line (no key given twice,
+    nested at most :data:`~roadcheck.ingest._json.MAX_DEPTH` deep): (the typed structs'
+    reading, orjson's or None when the first one settles it), or None when the line is
+    not JSON on its own. Raises :class:`TraceError`."""
+    typed = _typed_document(raw)
+    if typed is not None and _canonical(raw, typed):
+        return typed, None
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not no_duplicate_keys(raw, doc):
+        check_line(raw, doc, n, None)
+    return typed, doc
+
+
 def _premapped(spans: list[Span], text: bool) -> _Mapped:
     """The spans of one trace mapped (:data:`_Mapped`)."""
     try:
         mapping = _Mapping(spans, text)
-        records = [tuple(event) for event in mapping.events()]
+        records = mapping.records()
     except _Bad as exc:
         return str(exc), exc.line
     return marshal.dumps((records, mapping.source(), len(spans)))
@@ -1196,8 +1289,7 @@ def _mapped(run: _Run, text: bool) -> tuple[tuple[Event, ...], str, int]:
     if isinstance(done, tuple):
         raise _Bad(*done)
     records, source, count = marshal.loads(done)
-    make = Event._make
-    return tuple([make(record) for record in records]), source, count
+    return tuple([_event(record) for record in records]), source, count
 
 
 _CONVERSATION = "gen_ai.conversation.id"
