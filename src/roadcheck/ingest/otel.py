@@ -255,10 +255,12 @@ _encode = msgspec.json.Encoder().encode
 
 
 def _typed_document(raw: bytes) -> _Document | None:
-    """The line as the typed structs read it, or None when they refuse it."""
+    """The line as the typed structs read it, or None when they refuse it: not this shape,
+    or nested too deep for msgspec's recursion (orjson and the walk then say what is
+    wrong)."""
     try:
         return _decode_document(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 
