@@ -290,6 +290,8 @@ def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> boo
                     built.append(_typed_span(raw_span, base + len(built), line))
     except (_Bad, ValueError):
         return False
+    if not _ids_as_kept(built):
+        return False
     spans += built
     return True
 
@@ -298,14 +300,21 @@ def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> boo
 _HEX = "0123456789abcdef"
 
 
+def _ids_as_kept(spans: list[Span]) -> bool:
+    """True when every id of ``spans`` is already what :func:`_hex_id` makes of it:
+    lower-case hex digits, 32 for a trace and 16 for a span (each distinct id looked at
+    once). Any other spelling (upper case, ``0x``, base64) or a malformed id is the walk's."""
+    traces = {s.trace_id for s in spans}
+    ids = {s.span_id for s in spans}
+    ids.update(s.parent for s in spans if s.parent is not None)
+    return (set(map(len, traces)) <= {32} and set(map(len, ids)) <= {16}
+            and not "".join(traces).strip(_HEX) and not "".join(ids).strip(_HEX))
+
+
 def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
-    """One span of the typed structs. Raises :class:`_Bad` or ``ValueError`` for a value
-    the walk takes another way or refuses: an id in upper case, ``0x`` or base64, a time
-    out of range, an ``intValue`` that is not an integer."""
-    trace_id, span_id, parent = raw.traceId, raw.spanId, raw.parentSpanId or None
-    if (len(trace_id) != 32 or len(span_id) != 16 or trace_id.strip(_HEX) or span_id.strip(_HEX)
-            or (parent is not None and (len(parent) != 16 or parent.strip(_HEX)))):
-        raise _Bad("an id the walk reads")
+    """One span of the typed structs, its ids as given (:func:`_ids_as_kept` checks them).
+    Raises :class:`_Bad` or ``ValueError`` for a value the walk refuses: a time out of
+    range, an ``intValue`` that is not an integer."""
     status = raw.status
     code = _STATUS_CODES[status.code or 0] if status else "UNSET"
     error = ((status.message if status else None) or "error") if code == "ERROR" else None
@@ -319,7 +328,7 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
     if not 0 <= start <= _MAX_NANOS:
         raise _Bad("out of range")
     events = raw.events
-    return Span(trace_id, span_id, parent, raw.name or "", start, end,
+    return Span(raw.traceId, raw.spanId, raw.parentSpanId or None, raw.name or "", start, end,
                 _typed_attrs(raw.attributes), code, error,
                 [_typed_event(ev) for ev in events] if events else [], index, line)
 
@@ -1175,17 +1184,17 @@ class _Lines:
         self.lines.append((n, start, end, self.total))
         self.total += len(spans)
         traces = self.traces
-        for span in spans:
-            trace = traces.get(span.trace_id)
+        for trace_id in dict.fromkeys([span.trace_id for span in spans]):
+            trace = traces.get(trace_id)
             if trace is None:
-                trace = traces[span.trace_id] = _Trace()
-            if not trace.lines or trace.lines[-1] != k:
-                trace.lines.append(k)
-                if len(trace.lines) > 1:  # more of a trace mapped already: mapped again
-                    self.mapped.pop(span.trace_id, None)
+                trace = traces[trace_id] = _Trace()
+            elif trace_id in self.mapped:  # more of a trace mapped already: mapped again
+                del self.mapped[trace_id]
+            trace.lines.append(k)
+        for span in spans:
             conversation = span.attrs.get(_CONVERSATION)
             if isinstance(conversation, str) and conversation:
-                trace.conversations.add(conversation)
+                traces[span.trace_id].conversations.add(conversation)
         if spans:
             trace_id = spans[0].trace_id
             if len(traces[trace_id].lines) == 1 and all(
