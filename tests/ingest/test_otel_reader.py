@@ -294,6 +294,28 @@ class TestDeepInput:
         assert replay(SPEC, [str(path)]).results[0].verdict == "PASS"
 
 
+def test_the_cycle_collector_runs_again_after_a_reading(tmp_path: Path) -> None:
+    """The first reading pauses the cyclic collector; it is back on once the file is
+    read, and after a file that fails to read, and left off when it was off."""
+    import gc
+
+    good = tmp_path / "good.jsonl"
+    good.write_text(otlp_line([otlp_span(1, None, "s", {})]) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(otlp_line([otlp_span(1, None, "s", {})]).replace('"kind"', '"name"')
+                   + "\n")
+    assert gc.isenabled()
+    assert isinstance(one(good), Trajectory) and gc.isenabled()
+    (failure,) = entries(bad, "otel")
+    assert isinstance(failure, ReadFailure) and "duplicate key 'name'" in failure.error.message
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert isinstance(one(good), Trajectory) and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.integers(0, otel_mod._MAX_NANOS))
 def test_span_times_print_as_datetime_prints_them(nanos: int) -> None:
