@@ -307,7 +307,7 @@ def _ids_as_kept(spans: list[Span]) -> bool:
     once). Any other spelling (upper case, ``0x``, base64) or a malformed id is the walk's."""
     traces = {s.trace_id for s in spans}
     ids = {s.span_id for s in spans}
-    ids.update(s.parent for s in spans if s.parent is not None)
+    ids.update([s.parent for s in spans if s.parent is not None])
     return (set(map(len, traces)) <= {32} and set(map(len, ids)) <= {16}
             and not "".join(traces).strip(_HEX) and not "".join(ids).strip(_HEX))
 
@@ -353,9 +353,15 @@ def _typed_value(v: _AnyValue | UnsetType) -> Any:
     """An ``AnyValue`` as :func:`_any_value` reads it (no value is none)."""
     if not v:
         return None
-    for given in (v.stringValue, v.boolValue, v.doubleValue, v.bytesValue):
-        if given is not UNSET:
-            return given
+    given = v.stringValue
+    if given is UNSET:
+        given = v.boolValue
+        if given is UNSET:
+            given = v.doubleValue
+            if given is UNSET:
+                given = v.bytesValue
+    if given is not UNSET:
+        return given
     if v.intValue is not UNSET:
         return int(v.intValue)
     if v.arrayValue is not UNSET:
