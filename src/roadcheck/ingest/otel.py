@@ -30,12 +30,14 @@ the GenAI semantic conventions (``gen_ai.operation.name``):
 A trace that cannot be read is one :class:`~roadcheck.ingest.ReadFailure` naming
 the span; the other traces of the file are still read. See docs/frameworks/otel.md.
 
-How a line of OTLP/JSON is read: orjson decodes it for the repeated-key check every
-reader makes (:mod:`roadcheck.ingest._json`), and msgspec decodes it again into the
-typed structs below, which declare only what the reader reads. A line the structs
-refuse, or whose values do not convert, is built from orjson's decoding by the
-exact walk (:func:`_otlp_spans`), which names what is wrong as it always has: the
-structs take a subset of what the walk takes, and build the same spans from it.
+How a line of OTLP/JSON is read: msgspec decodes it into the typed structs below,
+which declare only what the reader reads. A line msgspec writes back to the same
+bytes repeats no key (:func:`_canonical`); any other line is decoded by orjson too, for
+the repeated-key check every reader makes (:mod:`roadcheck.ingest._json`). A line the
+structs refuse, or whose values do not convert as they stand, is built from orjson's
+decoding by the exact walk (:func:`_otlp_spans`), which names what is wrong as it
+always has: the structs take a subset of what the walk takes, and build the same spans
+from it. SDK span objects, and documents that are not one a line, are the walk's too.
 """
 
 from __future__ import annotations
