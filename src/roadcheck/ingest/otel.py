@@ -355,7 +355,7 @@ def _typed_value(v: _AnyValue | UnsetType) -> Any:
     """An ``AnyValue`` as :func:`_any_value` reads it (no value is none)."""
     if not v:
         return None
-    given = v.stringValue
+    given: Any = v.stringValue
     if given is UNSET:
         given = v.boolValue
         if given is UNSET:
