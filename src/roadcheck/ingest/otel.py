@@ -364,8 +364,9 @@ def _typed_value(v: _AnyValue | UnsetType) -> Any:
                 given = v.bytesValue
     if given is not UNSET:
         return given
-    if v.intValue is not UNSET:
-        return int(v.intValue)
+    number = v.intValue
+    if not isinstance(number, UnsetType):
+        return int(number)
     if v.arrayValue is not UNSET:
         values = v.arrayValue.values if v.arrayValue else None
         return [_typed_value(x) for x in values] if values else []
