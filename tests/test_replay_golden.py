@@ -70,6 +70,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "inspect": ("examples/frameworks/inspect/spec.yaml", _files(
         "examples/frameworks/inspect/*.json", "examples/frameworks/inspect/*.eval",
         "tests/data/inspect/**/*.json", "tests/data/inspect/**/*.eval")),
+    "swe_agent": ("tests/data/swe-agent/spec.yaml", _files("tests/data/swe-agent/*.traj")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)

@@ -44,6 +44,7 @@ SOURCES: dict[str, list[Path]] = {
               DATA / "coding" / "codex" / "codex_with_escalation.jsonl"],
     "inspect": [DATA / "inspect" / n for n in ("approved.json", "rejected.json",
                                                "modified.json")],
+    "swe-agent": [DATA / "swe-agent" / "6e44b9__sweagenttestrepo-1c2844.traj"],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -198,6 +199,13 @@ def test_codex(data: st.DataObject) -> None:
 def test_inspect(data: st.DataObject) -> None:
     """The Inspect AI eval log reader."""
     _read_and_judge("inspect", *_mutated("inspect", data))
+
+
+@FUZZ
+@given(st.data())
+def test_swe_agent(data: st.DataObject) -> None:
+    """The SWE-agent trajectory reader."""
+    _read_and_judge("swe-agent", *_mutated("swe-agent", data))
 
 
 def test_every_format_is_fuzzed() -> None:

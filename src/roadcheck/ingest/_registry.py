@@ -71,6 +71,7 @@ REGISTRY: tuple[Format, ...] = (
            drops_text=True),
     Format("codex", "roadcheck.ingest.codex", "detect_codex", "read_codex"),
     Format("inspect", "roadcheck.ingest.inspect_ai", "detect_inspect", "read_inspect"),
+    Format("swe-agent", "roadcheck.ingest.swe_agent", "detect_swe_agent", "read_swe_agent"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
