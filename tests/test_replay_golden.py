@@ -71,6 +71,9 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "examples/frameworks/inspect/*.json", "examples/frameworks/inspect/*.eval",
         "tests/data/inspect/**/*.json", "tests/data/inspect/**/*.eval")),
     "swe_agent": ("tests/data/swe-agent/spec.yaml", _files("tests/data/swe-agent/*.traj")),
+    "trace_exports": ("examples/frameworks/spec.yaml", _files(
+        "tests/data/jaeger/*.json", "tests/data/jaeger/built/*.json",
+        "tests/data/zipkin/*.json", "tests/data/zipkin/built/*.json")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)
