@@ -74,6 +74,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "trace_exports": ("examples/frameworks/spec.yaml", _files(
         "tests/data/jaeger/*.json", "tests/data/jaeger/built/*.json",
         "tests/data/zipkin/*.json", "tests/data/zipkin/built/*.json")),
+    "openhands": ("tests/data/openhands/spec.yaml", _files("tests/data/openhands/*.json")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)

@@ -47,6 +47,8 @@ SOURCES: dict[str, list[Path]] = {
     "swe-agent": [DATA / "swe-agent" / "6e44b9__sweagenttestrepo-1c2844.traj"],
     "jaeger": [DATA / "jaeger" / "ui_01.json", DATA / "jaeger" / "built" / "frameworks.json"],
     "zipkin": [DATA / "zipkin" / "messaging.json", DATA / "zipkin" / "built" / "frameworks.json"],
+    "openhands": [DATA / "openhands" / "wrong_initial_state.json",
+                  DATA / "openhands" / "basic_interactions.json"],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -222,6 +224,13 @@ def test_jaeger(data: st.DataObject) -> None:
 def test_zipkin(data: st.DataObject) -> None:
     """The Zipkin v2 JSON reader."""
     _read_and_judge("zipkin", *_mutated("zipkin", data))
+
+
+@FUZZ
+@given(st.data())
+def test_openhands(data: st.DataObject) -> None:
+    """The OpenHands event stream reader."""
+    _read_and_judge("openhands", *_mutated("openhands", data))
 
 
 def test_every_format_is_fuzzed() -> None:

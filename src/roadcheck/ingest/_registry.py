@@ -74,6 +74,7 @@ REGISTRY: tuple[Format, ...] = (
     Format("swe-agent", "roadcheck.ingest.swe_agent", "detect_swe_agent", "read_swe_agent"),
     Format("jaeger", "roadcheck.ingest.trace_json", "detect_jaeger", "read_jaeger"),
     Format("zipkin", "roadcheck.ingest.trace_json", "detect_zipkin", "read_zipkin"),
+    Format("openhands", "roadcheck.ingest.openhands", "detect_openhands", "read_openhands"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
