@@ -17,10 +17,13 @@ __all__ = ["ANY", "object_lines"]
 #: In a pattern, any index of a list (or any key of an object).
 ANY = None
 
-# One JSON string (escapes included), or one bracket, comma or colon.
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')
+# One bracket or comma, or everything between them (strings, escapes included, scalars,
+# colons, blanks): an object member with a scalar value is one token, its key first.
+_TOKEN = re.compile(rb'[\[\]{},]|(?:"[^"\\]*(?:\\.[^"\\]*)*"|[^"\[\]{},])+')
+_KEY = re.compile(rb'\s*"([^"\\]*(?:\\.[^"\\]*)*)"')
 
 Place = tuple[str | int, ...]
+_PUNCT = frozenset(b"[]{},")
 
 
 def _matches(place: Sequence[str | int | None], pattern: Sequence[str | int | None]) -> bool:
@@ -41,29 +44,35 @@ class _Frame:
         self.awaits = is_object
 
 
-def object_lines(data: bytes, pattern: Sequence[str | int | None]) -> dict[Place, int]:
-    """The line (1-based) of every object of ``data`` whose place matches ``pattern``.
+def object_lines(data: bytes, *patterns: Sequence[str | int | None]) -> dict[Place, int]:
+    """The line (1-based) of every object of ``data`` whose place matches a pattern.
 
     A place is the keys and list indices leading to the object from the top of the
     document: ``("trajectory", 3)`` is the fourth step of ``{"trajectory": [...]}``,
-    ``(0, "spans", 2)`` the third span of the first element of a list. ``ANY`` in the
-    pattern matches every key or index there. ``data`` must be JSON orjson decoded.
+    ``(0, "spans", 2)`` the third span of the first element of a list. ``ANY`` in a
+    pattern matches every key or index there. ``data`` must be JSON orjson decoded; one
+    scan serves every pattern.
     """
-    depth = len(pattern)
+    by_depth: dict[int, list[Sequence[str | int | None]]] = {}
+    for pattern in patterns:
+        by_depth.setdefault(len(pattern), []).append(pattern)
     found: dict[Place, int] = {}
     frames: list[_Frame] = []
     line, pos = 1, 0
     for m in _TOKEN.finditer(data):
         tok = m.group()
         first = tok[0]
-        if first == 0x22:  # a string: a key when its object awaits one
+        if len(tok) > 1 or first not in _PUNCT:  # between brackets: a key when awaited
             if frames and frames[-1].awaits:
-                frames[-1].at = tok[1:-1].decode("utf-8", "replace")
-                frames[-1].awaits = False
+                key = _KEY.match(tok)
+                if key is not None:
+                    frames[-1].at = key.group(1).decode("utf-8", "replace")
+                    frames[-1].awaits = False
         elif first == 0x7B or first == 0x5B:  # { [
-            if first == 0x7B and len(frames) == depth:
+            wanted = by_depth.get(len(frames)) if first == 0x7B else None
+            if wanted is not None:
                 place = tuple(f.at for f in frames)
-                if _matches(place, pattern):
+                if any(_matches(place, pattern) for pattern in wanted):
                     line += data.count(b"\n", pos, m.start())
                     pos = m.start()
                     found[place] = line

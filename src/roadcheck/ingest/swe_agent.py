@@ -221,8 +221,7 @@ def _events(doc: Any, data: bytes) -> list[Event]:
                    else f"'trajectory' must be a list, got {type(steps).__name__}", 1)
     if not steps:
         raise _Bad("the file holds no run: 'trajectory' is empty (the agent ran no step)", 1)
-    lines = object_lines(data, ("trajectory", ANY)) if data else {}
-    lines.update(object_lines(data, ("history", ANY)) if data else {})
+    lines = object_lines(data, ("trajectory", ANY), ("history", ANY)) if data else {}
     history = _History(doc.get("history"), lines)
     events: list[Event] = []
 

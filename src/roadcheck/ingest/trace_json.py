@@ -267,8 +267,7 @@ def _jaeger_spans(doc: Any, data: bytes, out: _Out) -> None:
     traces = doc["data"]
     if not isinstance(traces, list):
         raise _Bad(f"'data' must be a list of traces, got {type(traces).__name__}", 1)
-    lines = object_lines(data, ("data", ANY))
-    lines.update(object_lines(data, ("data", ANY, "spans", ANY)))
+    lines = object_lines(data, ("data", ANY), ("data", ANY, "spans", ANY))
     for i, trace in enumerate(traces):
         _jaeger_trace(trace, ("data", i), lines, out)
 
