@@ -119,3 +119,13 @@ def test_a_repeated_key_is_refused(tmp_path: Path) -> None:
     entry = _read(path)
     assert isinstance(entry, ReadFailure)
     assert "duplicate key 'action'" in entry.error.message and entry.error.line is not None
+
+
+def test_a_step_with_an_empty_command_is_kept(tmp_path: Path) -> None:
+    doc = json.loads(TRAJ.read_bytes())
+    doc["trajectory"][4]["action"] = ""
+    traj = _read(_write(tmp_path, doc))
+    assert isinstance(traj, Trajectory)
+    last = [e for e in traj.events if e.kind == "action"][-1]
+    assert (last.action_type, last.data["command"], last.data["args"]) == (
+        "(empty)", "", {"command": ""})
