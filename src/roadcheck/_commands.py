@@ -16,9 +16,10 @@ Two promises hold for every command:
   with ``die_with_parent`` is then killed, with its group, by the caller's
   watcher (Linux; see :func:`_lifeline`).
 
-Every command is started without a ``preexec_fn``, so :mod:`subprocess` can
-start it with vfork: a ``preexec_fn`` forces a full fork of the caller, which
-cost a command about three times a plain start.
+Every command is started without a ``preexec_fn`` (which forces a full fork of
+the caller, about three times the cost of a plain start): with
+:func:`os.posix_spawn` where it runs in the caller's directory (see
+:func:`_spawn`), else with :class:`subprocess.Popen`, which starts it with vfork.
 - **Output is bounded.** stdout and stderr are drained together as they
   arrive (a child never blocks on a full pipe) and only the first
   :data:`KEEP_HEAD` and last :data:`KEEP_TAIL` bytes of each are kept, with a
@@ -391,6 +392,8 @@ class _Spawned:
 #: :class:`subprocess.Popen` (``restore_signals``) gives them back.
 _RESTORED = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ")
                   if hasattr(signal, name))
+#: Set once posix_spawn turned out unable to start a session here.
+_NO_SPAWN: list[bool] = []
 #: ``/dev/null``, opened once, as the standard input of the commands that read none.
 _DEVNULL: list[int] = []
 
@@ -404,7 +407,7 @@ def _devnull() -> int:
 def _can_spawn(argv: Sequence[str], stdin: int | None, keep: tuple[int, ...]) -> bool:
     """Whether :func:`_spawn` can start the command: a POSIX system with posix_spawn, a
     program named, and the descriptors it hands on above the three standard ones."""
-    return (hasattr(os, "posix_spawn") and sys.platform != "win32" and bool(argv)
+    return (hasattr(os, "posix_spawn") and not _NO_SPAWN and bool(argv)
             and (stdin is None or stdin == subprocess.DEVNULL or stdin > 2)
             and all(fd > 2 for fd in keep))
 
@@ -423,7 +426,7 @@ def _program(name: str, env: Mapping[str, str] | None) -> str:
 
 
 def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, stdin: int | None,
-           keep: tuple[int, ...]) -> tuple[_Spawned, int, int]:
+           keep: tuple[int, ...]) -> tuple[_Spawned, int, int] | None:
     """Start ``argv`` with :func:`os.posix_spawn` in a session of its own: the process,
     and the read ends of its stdout and stderr.
 
@@ -431,6 +434,7 @@ def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, stdin: int | None
     (the environment encoded item by item, the error pipe, the file objects): the
     pipes are dup'ed onto 1 and 2, ``keep`` onto 3 and up (every other descriptor is
     close-on-exec), and a start that fails raises :class:`OSError` as Popen's does.
+    None where the C library cannot start a session this way (Popen then starts it).
     """
     program = _program(argv[0], env)
     out_r, out_w = os.pipe()
@@ -444,6 +448,11 @@ def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, stdin: int | None
     try:
         pid = os.posix_spawn(program, list(argv), os.environ if env is None else env,
                              file_actions=actions, setsid=True, setsigdef=_RESTORED)
+    except NotImplementedError:  # pragma: no cover - a libc without POSIX_SPAWN_SETSID
+        _NO_SPAWN.append(True)
+        os.close(out_r)
+        os.close(err_r)
+        return None
     except BaseException:
         os.close(out_r)
         os.close(err_r)
@@ -477,8 +486,11 @@ def run_command(argv: Sequence[str], *, cwd: Path | None, timeout: float,
             preexec = _die_with_parent()
     proc: subprocess.Popen[bytes] | _Spawned
     try:
-        if preexec is None and cwd is None and _can_spawn(argv, stdin, keep):
-            proc, out_fd, err_fd = _spawn(argv, env, stdin, keep)
+        spawned = (_spawn(argv, env, stdin, keep)
+                   if preexec is None and cwd is None and _can_spawn(argv, stdin, keep)
+                   else None)
+        if spawned is not None:
+            proc, out_fd, err_fd = spawned
         else:
             # unbuffered: the pipes are read with os.read, and a buffered reader costs three
             # calls (fstat, a terminal check, a seek) per pipe to set up
