@@ -44,6 +44,8 @@ SOURCES: dict[str, list[Path]] = {
               DATA / "coding" / "codex" / "codex_with_escalation.jsonl"],
     "inspect": [DATA / "inspect" / n for n in ("approved.json", "rejected.json",
                                                "modified.json")],
+    "claude-code-otel": [DATA / "claude-code-otel" / "built" / n for n in (
+        "approved.jsonl", "config_push.jsonl", "two_sessions.json")],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -198,6 +200,13 @@ def test_codex(data: st.DataObject) -> None:
 def test_inspect(data: st.DataObject) -> None:
     """The Inspect AI eval log reader."""
     _read_and_judge("inspect", *_mutated("inspect", data))
+
+
+@FUZZ
+@given(st.data())
+def test_claude_code_otel(data: st.DataObject) -> None:
+    """The Claude Code OpenTelemetry events reader."""
+    _read_and_judge("claude-code-otel", *_mutated("claude-code-otel", data))
 
 
 def test_every_format_is_fuzzed() -> None:

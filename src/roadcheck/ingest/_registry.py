@@ -74,6 +74,8 @@ REGISTRY: tuple[Format, ...] = (
            drops_text=True, no_run="no_run"),
     Format("codex", "roadcheck.ingest.codex", "detect_codex", "read_codex"),
     Format("inspect", "roadcheck.ingest.inspect_ai", "detect_inspect", "read_inspect"),
+    Format("claude-code-otel", "roadcheck.ingest.claude_code_otel", "detect_claude_code_otel",
+           "read_claude_code_otel"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
