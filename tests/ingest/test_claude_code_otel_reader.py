@@ -359,3 +359,36 @@ def test_input_format_forces_the_reader(tmp_path: Path) -> None:
     path = _write(tmp_path, '{"type": "user", "parentUuid": null}')
     (entry,) = _read(path, "claude-code-otel")
     assert isinstance(entry, ReadFailure) and "no 'resourceLogs'" in str(entry.error)
+
+
+def test_an_indented_document_names_the_line_of_the_record(tmp_path: Path) -> None:
+    doc = _request(*_push("user_temporary"))
+    doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"][2]["timeUnixNano"] = "soon"
+    path = tmp_path / "doc.json"
+    text = json.dumps(doc, indent=2)
+    path.write_text(text)
+    msg = _error(path)
+    lines = text.split("\n")
+    # each record's "{" is the line above its first key
+    opening = [n - 1 for n, line in enumerate(lines, 1) if '"timeUnixNano"' in line]
+    assert len(opening) == 3 and all(lines[n - 1].strip() == "{" for n in opening)
+    assert msg.startswith(f"{path}:{opening[2]}: resourceLogs[0].scopeLogs[0].logRecords[2]"
+                          ".timeUnixNano 'soon'"), msg
+    # and a good document's events carry the lines of their records
+    doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"][2]["timeUnixNano"] = "5"
+    path.write_text(json.dumps(doc, indent=2))
+    traj = _one(path)
+    assert [e.line for e in traj.events] == [opening[0], opening[1], opening[2], None]
+
+
+def test_a_session_that_cannot_be_read_fails_the_file(tmp_path: Path) -> None:
+    good = _push("user_temporary")
+    bad = [_rec("tool_decision", 1, session="s2", tool_name="Bash", tool_use_id="toolu_9",
+                decision="reject", source="user_reject"),
+           _rec("tool_result", 2, session="s2", tool_name="Bash", tool_use_id="toolu_9",
+                success="true")]
+    path = _write(tmp_path, _request(*good), _request(*bad))
+    (entry,) = _read(path)
+    assert isinstance(entry, ReadFailure) and entry.id == str(path)
+    msg = entry.error.location_message()
+    assert msg.startswith(f"{path}:2: ") and "toolu_9" in msg and "line 2" in msg, msg

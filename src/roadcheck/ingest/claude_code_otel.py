@@ -64,6 +64,8 @@ class _Bad(Exception):
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
+        #: Where in its document the record it is about sits, for an indented document.
+        self.keys: tuple[str | int, ...] = ()
 
 
 # -- detection ---------------------------------------------------------------------------------
@@ -182,12 +184,13 @@ def _iso(nanos: int) -> str:
 class _Record:
     """One Claude Code event as read: its name (without ``claude_code.``), where it was."""
 
-    __slots__ = ("attrs", "line", "name", "nanos", "order", "sequence", "session", "ts", "where")
+    __slots__ = ("attrs", "keys", "line", "name", "nanos", "order", "sequence", "session", "ts",
+                 "where")
 
     def __init__(self, name: str, attrs: dict[str, Any], line: int | None, where: str,
-                 order: int, nanos: int | None) -> None:
+                 order: int, nanos: int | None, keys: tuple[str | int, ...] = ()) -> None:
         self.name, self.attrs, self.line, self.where, self.order = name, attrs, line, where, order
-        self.nanos = nanos
+        self.nanos, self.keys = nanos, keys
         session = attrs.get("session.id")
         if not isinstance(session, str) or not session:
             raise _Bad(f"{where}: a claude_code.{name} event without a 'session.id' string "
@@ -261,18 +264,27 @@ def _add_request(doc: Any, line: int | None, base: str, out: list[_Record]) -> N
             where_s = f"{where_r}.scopeLogs[{j}]"
             sl = _obj(sl, where_s)
             for k, rec in enumerate(_items(sl.get("logRecords"), f"{where_s}.logRecords")):
-                where = f"{where_s}.logRecords[{k}]"
-                if not isinstance(rec, dict):
-                    raise _Bad(f"{where} must be a log record object, got {type(rec).__name__}")
-                own = _attributes(rec.get("attributes"), f"{where}.attributes")
-                name = _event_name(rec, own, where)
-                if name is None:
-                    continue
-                attrs = {**resource, **own}
-                nanos = (_nanos(rec.get("timeUnixNano"), f"{where}.timeUnixNano")
-                         or _nanos(rec.get("observedTimeUnixNano"),
-                                   f"{where}.observedTimeUnixNano"))
-                out.append(_Record(name, attrs, line, where, len(out), nanos))
+                keys = ("resourceLogs", i, "scopeLogs", j, "logRecords", k)
+                try:
+                    _add_record(rec, resource, line, keys, out)
+                except _Bad as exc:
+                    exc.keys = exc.keys or keys
+                    raise
+
+
+def _add_record(rec: Any, resource: dict[str, Any], line: int | None,
+                keys: tuple[str | int, ...], out: list[_Record]) -> None:
+    where = "resourceLogs[{}].scopeLogs[{}].logRecords[{}]".format(*keys[1::2])
+    if not isinstance(rec, dict):
+        raise _Bad(f"{where} must be a log record object, got {type(rec).__name__}")
+    own = _attributes(rec.get("attributes"), f"{where}.attributes")
+    name = _event_name(rec, own, where)
+    if name is None:
+        return
+    attrs = {**resource, **own}
+    nanos = (_nanos(rec.get("timeUnixNano"), f"{where}.timeUnixNano")
+             or _nanos(rec.get("observedTimeUnixNano"), f"{where}.observedTimeUnixNano"))
+    out.append(_Record(name, attrs, line, where, len(out), nanos, keys))
 
 
 def _requests(data: bytes) -> list[_Record]:
@@ -291,7 +303,10 @@ def _requests(data: bytes) -> list[_Record]:
         try:
             _add_request(doc, line, "", records)
         except _Bad as exc:
-            raise TraceError(str(exc), line=line) from None
+            raise TraceError(str(exc), line=line or _line_at(data, exc.keys)) from None
+        if line is None:
+            for rec in records:
+                rec.line = _line_at(data, rec.keys)
         return records
     for n, raw in lines_of(data):
         try:
@@ -302,6 +317,49 @@ def _requests(data: bytes) -> list[_Record]:
         except ValueError as exc:
             raise TraceError(str(exc), line=n) from None
     return records
+
+
+def _line_at(data: bytes, keys: tuple[str | int, ...]) -> int | None:
+    """The line where the value at ``keys`` (object keys and array indexes) opens in the
+    indented JSON document ``data``, or None. A scan of its strings and brackets."""
+    from roadcheck.ingest._scan import _TOKEN
+
+    if not keys:
+        return None
+    first = _TOKEN.search(data)
+    if first is None or first.group() != b"{":
+        return None
+    pos: int | None = first.start()
+    for key in keys:
+        pos = _child(data, pos, key, _TOKEN) if pos is not None else None
+    return None if pos is None else data.count(b"\n", 0, pos) + 1
+
+
+def _child(data: bytes, start: int, key: str | int, token: Any) -> int | None:
+    """Where the child ``key`` of the container opening at ``start`` opens (for an array,
+    counting the objects and arrays in it)."""
+    from roadcheck.ingest._scan import _COLON
+
+    level, count, found = 0, -1, False
+    for m in token.finditer(data, start):
+        tok = m.group()
+        head = tok[0]
+        if head in (0x7B, 0x5B):  # { [
+            level += 1
+            if level == 2 and (found or isinstance(key, int)):
+                count += 1
+                if found or count == key:
+                    return int(m.start())
+        elif head in (0x7D, 0x5D):  # } ]
+            level -= 1
+            if level == 0:
+                return None
+        elif level == 1 and isinstance(key, str):
+            if found:
+                return None  # the key's value is no object or array
+            if _COLON.match(data, m.end()) and orjson.loads(tok) == key:
+                found = True
+    return None
 
 
 # -- trajectories ------------------------------------------------------------------------------
@@ -539,11 +597,13 @@ def read_claude_code_otel(path: str, data: bytes) -> Iterator[Any]:
     sessions: dict[str, list[_Record]] = {}
     for rec in records:
         sessions.setdefault(rec.session, []).append(rec)
+    built = []
     for session, recs in sessions.items():
-        tid = f"{path}#{session}"
         try:
-            events = _session_events(_ordered(recs))
-        except _Bad as exc:
-            yield ReadFailure(tid, path, TraceError(str(exc), path=path, line=exc.line))
-            continue
-        yield Trajectory(tid, tuple(events), path, "claude-code-otel", {"session_id": session})
+            built.append((session, _session_events(_ordered(recs))))
+        except _Bad as exc:  # a call run though rejected...: the file is not read
+            yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
+            return
+    for session, events in built:
+        yield Trajectory(f"{path}#{session}", tuple(events), path, "claude-code-otel",
+                         {"session_id": session})
