@@ -284,7 +284,7 @@ def test_malformed_records_name_the_line_and_field(tmp_path: Path, change: Any,
     ("{not json", ["unparseable JSON"]),
     ('{"resourceLogs": [], "resourceLogs": []}', ["duplicate key 'resourceLogs'"]),
     ("[1, 2]", ["an export request is a JSON object"]),
-    ('{"resourceSpans": []}', ["no 'resourceLogs'"]),
+    ('{"logs": []}', ["no 'resourceLogs'"]),
 ])
 def test_malformed_lines_are_the_files_error(tmp_path: Path, line: str,
                                              words: list[str]) -> None:
@@ -392,3 +392,19 @@ def test_a_session_that_cannot_be_read_fails_the_file(tmp_path: Path) -> None:
     assert isinstance(entry, ReadFailure) and entry.id == str(path)
     msg = entry.error.location_message()
     assert msg.startswith(f"{path}:2: ") and "toolu_9" in msg and "line 2" in msg, msg
+
+
+def test_metrics_and_spans_requests_in_the_same_file_are_passed_over(tmp_path: Path) -> None:
+    metrics = {"resourceMetrics": [{"scopeMetrics": [{"metrics": [
+        {"name": "claude_code.cost.usage", "sum": {"dataPoints": [{"asDouble": 0.1}]}}]}]}]}
+    spans = {"resourceSpans": []}
+    path = _write(tmp_path, metrics, _request(*_push("user_temporary")), spans)
+    assert detect_format(path.read_bytes()) == "claude-code-otel"
+    traj = _one(path)
+    assert [e.kind for e in traj.events] == ["message", "checkpoint", "action", "final"]
+    assert traj.events[0].line == 2
+    # metrics alone hold no event
+    only = _write(tmp_path, metrics, name="m.jsonl")
+    assert detect_format(only.read_bytes()) != "claude-code-otel"
+    (entry,) = list(load(str(only), "claude-code-otel")[1])
+    assert isinstance(entry, ReadFailure) and "no Claude Code events" in str(entry.error)

@@ -56,6 +56,8 @@ _CONFIRMERS = {"user_temporary": "user", "user_permanent": "user", "config": "co
 #: The sources a rejection comes from.
 _REJECTERS = frozenset({"user_reject", "user_abort", "config", "hook"})
 _MAX_NANOS = 253_402_300_799_999_999_999  # the end of year 9999
+#: The top-level keys of OTLP/JSON export requests: logs, metrics, spans.
+_SIGNALS = frozenset({b"resourceLogs", b"resourceMetrics", b"resourceSpans"})
 
 
 class _Bad(Exception):
@@ -82,7 +84,16 @@ def detect_claude_code_otel(data: bytes) -> float:
         return 0.0
     if b'"resourceLogs"' not in head:
         return 0.0
-    return CERTAIN if _keys_at(data, 1, frozenset({b"resourceLogs"})) else 0.0
+    key = _keys_at(data, 1, _SIGNALS)
+    if key == b"resourceLogs":
+        return CERTAIN
+    if key != b"resourceMetrics":
+        return 0.0
+    # a file exporter writing metrics and logs to one file: a logs request on a later line
+    for raw in head.split(b"\n")[1:50]:
+        if b'"resourceLogs"' in raw and _keys_at(raw, 1, _SIGNALS) == b"resourceLogs":
+            return CERTAIN
+    return 0.0
 
 
 # -- OTLP values -------------------------------------------------------------------------------
@@ -252,6 +263,8 @@ def _add_request(doc: Any, line: int | None, base: str, out: list[_Record]) -> N
     if not isinstance(doc, dict):
         raise _Bad(f"{base or 'the document'} must be an export request object, got "
                    f"{type(doc).__name__}")
+    if "resourceLogs" not in doc and ("resourceMetrics" in doc or "resourceSpans" in doc):
+        return  # another signal's request in the same file (Claude Code's metrics, spans)
     if "resourceLogs" not in doc:
         raise _Bad(f"{base or 'the document'} has no 'resourceLogs': not an OTLP logs export "
                    "request")
