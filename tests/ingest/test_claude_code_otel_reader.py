@@ -215,8 +215,10 @@ def test_export_requests_one_a_line_and_other_programs_records(tmp_path: Path) -
     recs = _push("user_temporary")
     other = {"timeUnixNano": "1", "body": {"stringValue": "GET /health"},
              "attributes": [{"key": "event.name", "value": {"stringValue": "http"}}]}
-    path = _write(tmp_path, _request(recs[0], other), "", _request(recs[1]),
-                  _request(recs[2]))
+    mixed = _request(recs[0])
+    mixed["resourceLogs"][0]["scopeLogs"].append({"scope": {"name": "web"},
+                                                  "logRecords": [other]})
+    path = _write(tmp_path, mixed, "", _request(recs[1]), _request(recs[2]))
     traj = _one(path)
     assert [e.line for e in traj.events] == [1, 3, 4, None]
     assert _verdict(traj) == "PASS"
@@ -408,3 +410,15 @@ def test_metrics_and_spans_requests_in_the_same_file_are_passed_over(tmp_path: P
     assert detect_format(only.read_bytes()) != "claude-code-otel"
     (entry,) = list(load(str(only), "claude-code-otel")[1])
     assert isinstance(entry, ReadFailure) and "no Claude Code events" in str(entry.error)
+
+
+def test_records_of_claude_codes_scope_are_its_events(tmp_path: Path) -> None:
+    """A collector that rewrote the bodies leaves the scope: the push is still read."""
+    recs = _push("user_temporary")
+    for rec in recs:
+        rec["body"] = {"kvlistValue": {"values": []}}
+    traj = _one(_write(tmp_path, _request(*recs)))
+    assert [e.kind for e in traj.events] == ["message", "checkpoint", "action", "final"]
+    recs[2]["attributes"] = [a for a in recs[2]["attributes"] if a["key"] != "event.name"]
+    msg = _error(_write(tmp_path, _request(*recs), name="b.jsonl"))
+    assert "names no event" in msg and "logRecords[2]" in msg

@@ -50,6 +50,8 @@ __all__ = ["CHECKPOINT_ID", "detect_claude_code_otel", "read_claude_code_otel"]
 CHECKPOINT_ID = "claude-code-approval"
 MAIN_AGENT = "claude"
 _PREFIX = "claude_code."
+#: The instrumentation scope Claude Code's events are written under.
+_SCOPE = "com.anthropic.claude_code.events"
 #: Who an accepting ``source`` says decided (``confirmed_by``).
 _CONFIRMERS = {"user_temporary": "user", "user_permanent": "user", "config": "config",
                "hook": "hook"}
@@ -74,13 +76,15 @@ class _Bad(Exception):
 
 def detect_claude_code_otel(data: bytes) -> float:
     """Certain for an OTLP/JSON logs export (its first object's key ``resourceLogs``) that
-    holds a Claude Code event (a ``"claude_code.`` string) in its first 64 KB: no other
-    format starts so, and another program's logs name no ``claude_code.*`` event."""
+    holds a Claude Code event (a ``"claude_code.`` string, or Claude Code's scope name) in
+    its first 64 KB: no other format starts so, and another program's logs name no
+    ``claude_code.*`` event."""
     from roadcheck.ingest import CERTAIN
     from roadcheck.ingest._scan import _keys_at
 
     head = data[:65536]
-    if head.lstrip()[:1] != b"{" or b'"claude_code.' not in head:
+    if head.lstrip()[:1] != b"{" or (b'"claude_code.' not in head
+                                     and b'"com.anthropic.claude_code.events"' not in head):
         return 0.0
     if b'"resourceLogs"' not in head:
         return 0.0
@@ -235,9 +239,11 @@ class _Record:
         raise _Bad(f"{self.where}: {key!r} must be true or false, got {value!r}")
 
 
-def _event_name(rec: dict[str, Any], attrs: dict[str, Any], where: str) -> str | None:
+def _event_name(rec: dict[str, Any], attrs: dict[str, Any], where: str,
+                ours: bool = False) -> str | None:
     """The Claude Code event a log record is (``tool_result``...), or None for another
-    program's record. The body and ``event.name`` must agree when both name one."""
+    program's record. The body and ``event.name`` must agree when both name one. A record
+    of Claude Code's own scope (``ours``) is its event: it must name one."""
     body = _any_value(rec["body"], f"{where}.body") if rec.get("body") is not None else None
     named = attrs.get("event.name")
     if named is not None and not isinstance(named, str):
@@ -247,6 +253,11 @@ def _event_name(rec: dict[str, Any], attrs: dict[str, Any], where: str) -> str |
     if named:
         from_attr = named[len(_PREFIX):] if named.startswith(_PREFIX) else named
     if from_body is None:
+        if ours:
+            if not from_attr:
+                raise _Bad(f"{where}: a record of Claude Code's scope {_SCOPE!r} names no "
+                           "event: no claude_code.* body and no 'event.name'")
+            return from_attr
         if named is None or not named.startswith(_PREFIX):
             # no claude_code.* name: another program's record (or an event.name alone,
             # which Claude Code never writes without its body)
@@ -276,22 +287,24 @@ def _add_request(doc: Any, line: int | None, base: str, out: list[_Record]) -> N
         for j, sl in enumerate(_items(rl.get("scopeLogs"), f"{where_r}.scopeLogs")):
             where_s = f"{where_r}.scopeLogs[{j}]"
             sl = _obj(sl, where_s)
+            scope = _obj(sl.get("scope"), f"{where_s}.scope").get("name")
+            ours = scope == _SCOPE  # every record of Claude Code's own scope is its event
             for k, rec in enumerate(_items(sl.get("logRecords"), f"{where_s}.logRecords")):
                 keys = ("resourceLogs", i, "scopeLogs", j, "logRecords", k)
                 try:
-                    _add_record(rec, resource, line, keys, out)
+                    _add_record(rec, resource, line, keys, out, ours)
                 except _Bad as exc:
                     exc.keys = exc.keys or keys
                     raise
 
 
 def _add_record(rec: Any, resource: dict[str, Any], line: int | None,
-                keys: tuple[str | int, ...], out: list[_Record]) -> None:
+                keys: tuple[str | int, ...], out: list[_Record], ours: bool = False) -> None:
     where = "resourceLogs[{}].scopeLogs[{}].logRecords[{}]".format(*keys[1::2])
     if not isinstance(rec, dict):
         raise _Bad(f"{where} must be a log record object, got {type(rec).__name__}")
     own = _attributes(rec.get("attributes"), f"{where}.attributes")
-    name = _event_name(rec, own, where)
+    name = _event_name(rec, own, where, ours)
     if name is None:
         return
     attrs = {**resource, **own}
