@@ -104,6 +104,15 @@ def detect_claude_code_otel(data: bytes) -> float:
 
 def _any_value(v: Any, where: str) -> Any:
     """An OTLP ``AnyValue`` as a plain value; ``where`` names it in an error."""
+    if type(v) is dict and len(v) == 1:  # the common case: one string
+        text = v.get("stringValue")
+        if type(text) is str:
+            return text
+    return _any_other(v, where)
+
+
+def _any_other(v: Any, where: str) -> Any:
+    """:func:`_any_value` for every value but a plain string."""
     if not isinstance(v, dict):
         raise _Bad(f"{where} must be an AnyValue object, got {type(v).__name__}")
     if len(v) > 1:
@@ -329,10 +338,11 @@ def _requests(data: bytes) -> list[_Record]:
         try:
             _add_request(doc, line, "", records)
         except _Bad as exc:
-            raise TraceError(str(exc), line=line or _line_at(data, exc.keys)) from None
+            raise TraceError(str(exc), line=line or _record_lines(data).get(exc.keys)) from None
         if line is None:
+            lines = _record_lines(data)
             for rec in records:
-                rec.line = _line_at(data, rec.keys)
+                rec.line = lines.get(rec.keys)
         return records
     for n, raw in lines_of(data):
         try:
@@ -345,47 +355,43 @@ def _requests(data: bytes) -> list[_Record]:
     return records
 
 
-def _line_at(data: bytes, keys: tuple[str | int, ...]) -> int | None:
-    """The line where the value at ``keys`` (object keys and array indexes) opens in the
-    indented JSON document ``data``, or None. A scan of its strings and brackets."""
-    from roadcheck.ingest._scan import _TOKEN
+def _record_lines(data: bytes) -> dict[tuple[str | int, ...], int]:
+    """The line where each log record opens in the indented JSON document ``data``, by its
+    keys (``("resourceLogs", 0, "scopeLogs", 0, "logRecords", 3)``). One scan of the
+    document's strings and brackets: the path of the open containers is followed, an
+    array's elements counted by the objects and arrays in it."""
+    from roadcheck.ingest._scan import _COLON, _TOKEN
 
-    if not keys:
-        return None
-    first = _TOKEN.search(data)
-    if first is None or first.group() != b"{":
-        return None
-    pos: int | None = first.start()
-    for key in keys:
-        pos = _child(data, pos, key, _TOKEN) if pos is not None else None
-    return None if pos is None else data.count(b"\n", 0, pos) + 1
-
-
-def _child(data: bytes, start: int, key: str | int, token: Any) -> int | None:
-    """Where the child ``key`` of the container opening at ``start`` opens (for an array,
-    counting the objects and arrays in it)."""
-    from roadcheck.ingest._scan import _COLON
-
-    level, count, found = 0, -1, False
-    for m in token.finditer(data, start):
+    lines: dict[tuple[str | int, ...], int] = {}
+    # per open container: [is an object, its path, the pending key or the element count]
+    stack: list[list[Any]] = []
+    line, pos = 1, 0
+    for m in _TOKEN.finditer(data):
         tok = m.group()
         head = tok[0]
-        if head in (0x7B, 0x5B):  # { [
-            level += 1
-            if level == 2 and (found or isinstance(key, int)):
-                count += 1
-                if found or count == key:
-                    return int(m.start())
-        elif head in (0x7D, 0x5D):  # } ]
-            level -= 1
-            if level == 0:
-                return None
-        elif level == 1 and isinstance(key, str):
-            if found:
-                return None  # the key's value is no object or array
-            if _COLON.match(data, m.end()) and orjson.loads(tok) == key:
-                found = True
-    return None
+        if head == 0x22:  # a string: a key when it sits in an object and a colon follows
+            if stack:
+                top = stack[-1]
+                # only the keys on the way to a record are read, not those inside one
+                if top[0] and top[1] is not None and len(top[1]) < 6 \
+                        and _COLON.match(data, m.end()):
+                    top[2] = orjson.loads(tok)
+        elif head in (0x7B, 0x5B):  # { [
+            path: tuple[str | int, ...] | None = ()
+            if stack:
+                top = stack[-1]
+                if not top[0]:
+                    top[2] += 1
+                # below a log record the path is not followed (None)
+                path = None if top[1] is None or len(top[1]) >= 6 else (*top[1], top[2])
+            if path is not None and len(path) == 6 and path[4] == "logRecords" and head == 0x7B:
+                line += data.count(b"\n", pos, m.start())
+                pos = m.start()
+                lines[path] = line
+            stack.append([head == 0x7B, path, None if head == 0x7B else -1])
+        elif stack:
+            stack.pop()
+    return lines
 
 
 # -- trajectories ------------------------------------------------------------------------------
