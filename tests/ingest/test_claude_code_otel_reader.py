@@ -422,3 +422,19 @@ def test_records_of_claude_codes_scope_are_its_events(tmp_path: Path) -> None:
     recs[2]["attributes"] = [a for a in recs[2]["attributes"] if a["key"] != "event.name"]
     msg = _error(_write(tmp_path, _request(*recs), name="b.jsonl"))
     assert "names no event" in msg and "logRecords[2]" in msg
+
+
+def test_a_repeated_key_or_bad_bytes_in_any_shape_of_file(tmp_path: Path) -> None:
+    text = json.dumps(_request(*_push("user_temporary")), indent=2)
+    at = text.index('"timeUnixNano"')
+    doubled = text[:at] + '"timeUnixNano": "1",\n' + text[at:]
+    path = tmp_path / "doc.json"
+    path.write_text(doubled)
+    msg = _error(path)
+    assert "duplicate key 'timeUnixNano'" in msg
+    assert msg.startswith(f"{path}:{doubled[:at].count(chr(10)) + 2}: "), msg
+    raw = _write(tmp_path, _request(*_push("user_temporary")), name="b.jsonl")
+    raw.write_bytes(raw.read_bytes() + b'{"resourceLogs": "\xff"}\n')
+    (entry,) = list(load(str(raw), "claude-code-otel")[1])  # refused as it is read
+    assert isinstance(entry, ReadFailure)
+    assert entry.error.location_message().startswith(f"{raw}:2: "), entry.error
