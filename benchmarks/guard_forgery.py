@@ -180,8 +180,10 @@ def _spec_cache(world: World) -> Path:
 def empty_spec(world: World) -> bytes:
     """A spec cache payload of a spec with no rules, named as the real spec."""
     from roadcheck.conformance.spec import Spec
+    from roadcheck.documents.spec import SpecDoc
 
-    dumped = snapshot.dump_spec(Spec((), (), (), str(world.spec), _spec_cache(world).name))
+    dumped = snapshot.dump_spec(Spec(SpecDoc(), str(world.spec), _spec_cache(world).name,
+                                     checked=True))
     assert dumped is not None
     return dumped
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -147,19 +148,29 @@ class TestProcessGroup:
 
     def test_die_with_parent_needs_no_preexec_fn(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """A command tied to its caller's life is started without a ``preexec_fn`` (which
-        would cost it vfork), in a session of its own."""
+        would cost it vfork): by ``posix_spawn``, in a session of its own, holding the
+        lifeline's read end."""
         seen: list[dict[str, object]] = []
-        real = subprocess.Popen
+        spawned: list[dict[str, object]] = []
+        real, real_spawn = subprocess.Popen, os.posix_spawn
 
         def popen(*args: object, **kwargs: object) -> object:
             seen.append(kwargs)
             return real(*args, **kwargs)  # type: ignore[call-overload]
 
+        def spawn(*args: object, **kwargs: object) -> int:
+            spawned.append(kwargs)
+            return real_spawn(*args, **kwargs)  # type: ignore[arg-type]
+
         monkeypatch.setattr(subprocess, "Popen", popen)
-        r = run_command([PY, "-c", "import os; print(os.getsid(0) == os.getpid())"], cwd=None,
-                        timeout=LIMIT, die_with_parent=True)
-        assert (r.exit_code, r.stdout.strip()) == (0, "True")
-        assert seen and all(kw.get("preexec_fn") is None for kw in seen)
+        monkeypatch.setattr(os, "posix_spawn", spawn)
+        code = ("import os; print(os.getsid(0) == os.getpid(), "
+                "any(os.readlink(f'/proc/self/fd/{fd}').startswith('pipe:') "
+                "for fd in os.listdir('/proc/self/fd') if int(fd) > 2))")
+        r = run_command([PY, "-c", code], cwd=None, timeout=LIMIT, die_with_parent=True)
+        assert (r.exit_code, r.stdout.strip()) == (0, "True True")
+        assert all(kw.get("preexec_fn") is None for kw in seen)
+        assert any(kw.get("setsid") for kw in spawned)
 
     @pytest.mark.parametrize("timeout", [1e30, float("inf"), 2.0**64])
     def test_huge_timeout_is_no_limit(self, timeout: float) -> None:
@@ -249,3 +260,41 @@ class TestErrors:
         r = run_command([PY, "-c", "import sys; sys.exit(7)"], cwd=None, timeout=LIMIT,
                         stdin=stdin)
         assert (r.exit_code, r.error) == (7, None)
+
+
+class TestStart:
+    """How a command is found and what it inherits, as :class:`subprocess.Popen` gives it."""
+
+    def test_program_found_on_the_path_of_its_environment(self, tmp_path: Path) -> None:
+        """A bare name is looked up on the ``PATH`` the command is given, not the caller's."""
+        tool = tmp_path / "only-here"
+        tool.write_text("#!/bin/sh\necho found\n")
+        tool.chmod(0o755)
+        r = run_command(["only-here"], cwd=None, timeout=LIMIT,
+                        env={"PATH": f"{tmp_path / 'none'}:{tmp_path}"})
+        assert (r.exit_code, r.stdout.strip(), r.error) == (0, "found", None)
+        missing = run_command(["only-here"], cwd=None, timeout=LIMIT, env={"PATH": "/nowhere"})
+        assert missing.exit_code is None
+        assert missing.error == "could not start 'only-here': No such file or directory"
+
+    def test_a_file_that_cannot_run_is_reported(self, tmp_path: Path) -> None:
+        """A path that is not executable, or a directory, is an error in the result."""
+        plain = tmp_path / "plain"
+        plain.write_text("echo no\n")
+        for path in (plain, tmp_path):
+            r = run_command([str(path)], cwd=None, timeout=LIMIT)
+            assert r.exit_code is None
+            assert r.error == f"could not start {str(path)!r}: Permission denied"
+
+    def test_ignored_signals_come_back_at_their_default(self) -> None:
+        """SIGPIPE and SIGXFSZ, which Python ignores, are not ignored in the command."""
+        r = run_command(["sh", "-c", "trap"], cwd=None, timeout=LIMIT)
+        assert r.exit_code == 0
+        assert "PIPE" not in r.stdout and "XFSZ" not in r.stdout
+
+    def test_no_standard_input_reads_end_of_file(self) -> None:
+        """``stdin=DEVNULL`` (one ``/dev/null`` kept open) gives end of file, every time."""
+        for _ in range(3):
+            r = run_command([PY, "-c", "import sys; print(repr(sys.stdin.read()))"], cwd=None,
+                            timeout=LIMIT, stdin=subprocess.DEVNULL)
+            assert (r.exit_code, r.stdout.strip()) == (0, "''")

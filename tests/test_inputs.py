@@ -96,7 +96,7 @@ class TestDirectories:
         assert result.exit_code == 2
         assert result.stdout == ""
         assert result.stderr == ("error[bad-input]: empty: no trajectory files in this directory "
-                                 "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst, and *.eval; "
+                                 "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst, *.eval and *.traj; "
                                  "-r reads subdirectories)\n")
 
     def test_unreadable_directory_is_exit_2(self, here: Path,
@@ -629,3 +629,15 @@ class TestFilesThatHoldNoRun:
         two = replay(str(self.SPEC), "project", "--format", fmt, "--jobs", "2")
         assert (two.exit_code, two.stdout) == (one.exit_code, one.stdout)
         assert one.exit_code == 0
+
+
+def test_a_directory_of_swe_agent_runs_is_read(here: Path) -> None:
+    """SWE-agent writes a folder per instance, each holding its .traj: -r reads them."""
+    src = ROOT / "tests" / "data" / "swe-agent"
+    trajs = sorted(src.glob("*.traj"))
+    assert trajs
+    (here / "runs" / "instance-1").mkdir(parents=True)
+    shutil.copy(trajs[0], here / "runs" / "instance-1" / trajs[0].name)
+    result = replay(str(src / "spec.yaml"), "runs", "-r", "--format", "json")
+    assert ids(result) == [f"runs/instance-1/{trajs[0].name}"]
+    assert orjson.loads(result.stdout)["files"][0]["format"] == "swe-agent"

@@ -70,6 +70,11 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "inspect": ("examples/frameworks/inspect/spec.yaml", _files(
         "examples/frameworks/inspect/*.json", "examples/frameworks/inspect/*.eval",
         "tests/data/inspect/**/*.json", "tests/data/inspect/**/*.eval")),
+    "swe_agent": ("tests/data/swe-agent/spec.yaml", _files("tests/data/swe-agent/*.traj")),
+    "trace_exports": ("examples/frameworks/spec.yaml", _files(
+        "tests/data/jaeger/*.json", "tests/data/jaeger/built/*.json",
+        "tests/data/zipkin/*.json", "tests/data/zipkin/built/*.json")),
+    "openhands": ("tests/data/openhands/spec.yaml", _files("tests/data/openhands/*.json")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)

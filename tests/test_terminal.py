@@ -278,7 +278,10 @@ class TestProgress:
                             stdout_tty=False)
         assert code == 1
         assert err.startswith(b"\r\x1b[Kroadcheck replay: 1 of 8 files, 0 trajectories")
-        assert err.endswith(b"\r\x1b[K")
+        if fmt == "html":  # a page to open: where it is, once it is written
+            assert err.endswith(b"\r\x1b[K" + f"wrote {out} (8 trajectories)\r\n".encode())
+        else:
+            assert err.endswith(b"\r\x1b[K")
         plain = tmp_path / f"plain.{fmt}"
         assert _plain("replay", SPEC, *FIXTURES, "--format", fmt, "-o",
                       str(plain)).returncode == 1

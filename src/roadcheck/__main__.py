@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
         options = parse_args(args[2:])
         if options is not None:
             _hook(options, leave=argv is None)
+    if argv is None and args[:1] == ["run"]:
+        _run(args[1:], quick_exit)
     from roadcheck.cli import main as cli_main
 
     if quick_exit and argv is None and (
@@ -45,6 +47,35 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
             _leave(done)
         return
     cli_main(argv)
+
+
+def _run(args: list[str], quick_exit: bool) -> None:
+    """``roadcheck run`` on a plain command line for a file store, without click
+    (:mod:`roadcheck._run_command`); returns, for click to answer, on any other.
+
+    What start-up builds (modules, classes, functions) lives as long as the process:
+    the collector is off while it is built (it would find no garbage), and what was
+    built is frozen, so no later collection walks it; the run itself is collected as
+    usual.
+    """
+    import gc
+    import os
+
+    from roadcheck._run_command import parse_args, run
+
+    options = parse_args(args, os.environ)
+    if options is None:
+        return
+    gc.disable()
+    import roadcheck.harness.workflow
+    import roadcheck.report.harness  # noqa: F401 - what every run loads
+
+    gc.freeze()
+    gc.enable()
+    done = SystemExit(run(options))
+    if quick_exit:
+        _leave(done)
+    raise done
 
 
 def _leave(done: SystemExit) -> None:

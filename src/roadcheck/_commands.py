@@ -16,9 +16,10 @@ Two promises hold for every command:
   with ``die_with_parent`` is then killed, with its group, by the caller's
   watcher (Linux; see :func:`_lifeline`).
 
-Every command is started without a ``preexec_fn``, so :mod:`subprocess` can
-start it with vfork: a ``preexec_fn`` forces a full fork of the caller, which
-cost a command about three times a plain start.
+Every command is started without a ``preexec_fn`` (which forces a full fork of
+the caller, about three times the cost of a plain start): with
+:func:`os.posix_spawn` where it runs in the caller's directory (see
+:func:`_spawn`), else with :class:`subprocess.Popen`, which starts it with vfork.
 - **Output is bounded.** stdout and stderr are drained together as they
   arrive (a child never blocks on a full pipe) and only the first
   :data:`KEEP_HEAD` and last :data:`KEEP_TAIL` bytes of each are kept, with a
@@ -28,6 +29,7 @@ cost a command about three times a plain start.
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import select
@@ -251,7 +253,7 @@ def _die_with_parent() -> Callable[[], None] | None:
     return setup
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+def _signal_group(proc: subprocess.Popen[bytes] | _Spawned, sig: int) -> None:
     """Send ``sig`` to the command's process group (its id is the leader's pid).
 
     Called only while the leader is unreaped, so the id cannot name another group.
@@ -260,7 +262,7 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
-def _exited(proc: subprocess.Popen[bytes]) -> bool:
+def _exited(proc: subprocess.Popen[bytes] | _Spawned) -> bool:
     """Whether the command has exited, without reaping it where the platform allows."""
     if not hasattr(os, "waitid"):  # pragma: no cover - reaps: the group id may then be reused
         return proc.poll() is not None
@@ -281,7 +283,7 @@ def _pidfd(pid: int) -> int | None:
     return fd
 
 
-def _collect(proc: subprocess.Popen[bytes], captures: Mapping[int, _Capture],
+def _collect(proc: subprocess.Popen[bytes] | _Spawned, captures: Mapping[int, _Capture],
              timeout: float) -> bool:
     """Drain the pipes (``captures``: descriptor -> capture) until the command is done and
     its group is gone; True on timeout.
@@ -345,6 +347,122 @@ def _collect(proc: subprocess.Popen[bytes], captures: Mapping[int, _Capture],
     return timed_out
 
 
+class _Spawned:
+    """A command started with :func:`os.posix_spawn`: what :func:`run_command` needs of a
+    :class:`subprocess.Popen` (its pid, its exit code once reaped, and waiting for it)."""
+
+    __slots__ = ("pid", "returncode")
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """The exit code once the command exited (reaping it), else None."""
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # pragma: no cover - reaped elsewhere
+                self.returncode = 255
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float) -> int:
+        """The exit code, waiting up to ``timeout`` seconds for it."""
+        deadline = time.monotonic() + timeout
+        fd = _pidfd(self.pid)
+        try:
+            while (code := self.poll()) is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired([str(self.pid)], timeout)
+                if fd is not None:
+                    select.select([fd], [], [], left)
+                else:  # pragma: no cover - not Linux
+                    time.sleep(min(left, _POLL))
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return code
+
+
+#: Signals Python ignores at start-up that a command gets back at their default, as
+#: :class:`subprocess.Popen` (``restore_signals``) gives them back.
+_RESTORED = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ")
+                  if hasattr(signal, name))
+#: Set once posix_spawn turned out unable to start a session here.
+_NO_SPAWN: list[bool] = []
+#: ``/dev/null``, opened once, as the standard input of the commands that read none.
+_DEVNULL: list[int] = []
+
+
+def _devnull() -> int:
+    if not _DEVNULL:
+        _DEVNULL.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+    return _DEVNULL[0]
+
+
+def _can_spawn(argv: Sequence[str], stdin: int | None, keep: tuple[int, ...]) -> bool:
+    """Whether :func:`_spawn` can start the command: a POSIX system with posix_spawn, a
+    program named, and the descriptors it hands on above the three standard ones."""
+    return (hasattr(os, "posix_spawn") and not _NO_SPAWN and bool(argv)
+            and (stdin is None or stdin == subprocess.DEVNULL or stdin > 2)
+            and all(fd > 2 for fd in keep))
+
+
+def _program(name: str, env: Mapping[str, str] | None) -> str:
+    """The file ``name`` runs, looked up as :class:`subprocess.Popen` looks it up: a name
+    with a slash as it is, else the first executable file of that name on the ``PATH``
+    of the command's environment."""
+    if os.path.dirname(name):
+        return name
+    for folder in os.get_exec_path(env):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+
+
+def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, stdin: int | None,
+           keep: tuple[int, ...]) -> tuple[_Spawned, int, int] | None:
+    """Start ``argv`` with :func:`os.posix_spawn` in a session of its own: the process,
+    and the read ends of its stdout and stderr.
+
+    What :class:`subprocess.Popen` would do, without its per-command Python work
+    (the environment encoded item by item, the error pipe, the file objects): the
+    pipes are dup'ed onto 1 and 2, ``keep`` onto 3 and up (every other descriptor is
+    close-on-exec), and a start that fails raises :class:`OSError` as Popen's does.
+    None where the C library cannot start a session this way (Popen then starts it).
+    """
+    program = _program(argv[0], env)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    actions: list[tuple[int, int, int]] = []
+    if stdin is not None:
+        actions.append((os.POSIX_SPAWN_DUP2,
+                        _devnull() if stdin == subprocess.DEVNULL else stdin, 0))
+    actions += [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + n) for n, fd in enumerate(keep)]
+    try:
+        pid = os.posix_spawn(program, list(argv), os.environ if env is None else env,
+                             file_actions=actions, setsid=True, setsigdef=_RESTORED)
+    except NotImplementedError:  # pragma: no cover - a libc without POSIX_SPAWN_SETSID
+        _NO_SPAWN.append(True)
+        os.close(out_r)
+        os.close(err_r)
+        return None
+    except BaseException:
+        os.close(out_r)
+        os.close(err_r)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return _Spawned(pid), out_r, err_r
+
+
 def run_command(argv: Sequence[str], *, cwd: Path | None, timeout: float,
                 env: Mapping[str, str] | None = None, stdin: int | None = None,
                 die_with_parent: bool = False) -> CommandRun:
@@ -366,29 +484,40 @@ def run_command(argv: Sequence[str], *, cwd: Path | None, timeout: float,
             keep = (line.read,)
         else:
             preexec = _die_with_parent()
+    proc: subprocess.Popen[bytes] | _Spawned
     try:
-        # unbuffered: the pipes are read with os.read, and a buffered reader costs three
-        # calls (fstat, a terminal check, a seek) per pipe to set up
-        proc = subprocess.Popen(list(argv), bufsize=0, cwd=cwd,
-                                env=None if env is None else dict(env), stdin=stdin,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True, pass_fds=keep, preexec_fn=preexec)
+        spawned = (_spawn(argv, env, stdin, keep)
+                   if preexec is None and cwd is None and _can_spawn(argv, stdin, keep)
+                   else None)
+        if spawned is not None:
+            proc, out_fd, err_fd = spawned
+        else:
+            # unbuffered: the pipes are read with os.read, and a buffered reader costs three
+            # calls (fstat, a terminal check, a seek) per pipe to set up
+            popen = subprocess.Popen(list(argv), bufsize=0, cwd=cwd,
+                                     env=None if env is None else dict(env), stdin=stdin,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True, pass_fds=keep,
+                                     preexec_fn=preexec)
+            assert popen.stdout is not None
+            assert popen.stderr is not None
+            proc, out_fd, err_fd = popen, os.dup(popen.stdout.fileno()), os.dup(
+                popen.stderr.fileno())
+            popen.stdout.close()
+            popen.stderr.close()
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         why = getattr(exc, "strerror", None) or exc
         return CommandRun(None, "", "", f"could not start {argv[0]!r}: {why}")
     out, err = _Capture(), _Capture()
-    assert proc.stdout is not None
-    assert proc.stderr is not None
     try:
-        timed_out = _collect(proc, {proc.stdout.fileno(): out, proc.stderr.fileno(): err},
-                             timeout)
+        timed_out = _collect(proc, {out_fd: out, err_fd: err}, timeout)
     finally:
         if proc.returncode is None:
             _signal_group(proc, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=KILL_WAIT)
-        proc.stdout.close()
-        proc.stderr.close()
+        os.close(out_fd)
+        os.close(err_fd)
     dropped = out.dropped + err.dropped
     if timed_out:
         return CommandRun(None, out.text(), err.text(), f"timed out after {timeout:g}s", dropped,

@@ -40,7 +40,9 @@ STDIN = "-"
 STDIN_ID = "<stdin>"
 #: The names a directory's trajectory files end with (each optionally + ``.gz`` / ``.zst``).
 TRAJECTORY_SUFFIXES = (".jsonl", ".ndjson", ".json")
-_ARCHIVES = (".eval",)  # Inspect logs: a zip archive, never compressed again
+#: Whole documents read as they are: Inspect's .eval logs (a zip archive, never compressed
+#: again) and SWE-agent's .traj trajectories.
+_ARCHIVES = (".eval", ".traj")
 _COMPRESSED = (".gz", ".zst")
 _GLOB_CHARS = frozenset("*?[")
 
@@ -134,10 +136,10 @@ class Inputs(NamedTuple):
 
 def is_trajectory_name(name: str) -> bool:
     """True for ``*.jsonl``, ``*.ndjson`` and ``*.json``, each optionally compressed,
-    and for ``*.eval`` archives.
+    and for ``*.eval`` archives and ``*.traj`` trajectories.
 
-    >>> [is_trajectory_name(n) for n in ("a.jsonl.gz", "b.eval", "b.eval.gz", "c.txt")]
-    [True, True, False, False]
+    >>> [is_trajectory_name(n) for n in ("a.jsonl.gz", "b.eval", "b.eval.gz", "c.traj", "d.txt")]
+    [True, True, False, True, False]
     """
     if name.endswith(_ARCHIVES):
         return True
@@ -165,7 +167,7 @@ def _directory(path: str, recursive: bool) -> Iterator[str]:
                 "no trajectory files in this directory")
         hint = "" if recursive else "; -r reads subdirectories"
         raise InputError(f"{what} (*.jsonl, *.ndjson, *.json, optionally .gz or .zst, "
-                         f"and *.eval{hint})",
+                         f"*.eval and *.traj{hint})",
                          path=path)
     found.sort(reverse=True)  # taken from the end: each name is freed once its path is out
     if not recursive:

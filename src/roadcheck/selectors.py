@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 # The document structs (msgspec) load on first check: a selector checked when its
 # document was read compiles without them (``checked=True``), as the guard's hook does.
 
-__all__ = ["SELECTOR_FIELDS", "Selector", "check_selector", "compile_selector"]
+__all__ = ["SELECTOR_FIELDS", "Selector", "check_selector", "check_selector_doc",
+           "compile_selector"]
 
 Selector = Callable[[Event], bool]
 _MISSING = object()
@@ -48,18 +49,23 @@ def __getattr__(name: str) -> Any:
 def check_selector(spec: Any) -> SelectorDoc:
     """Validate a selector mapping; a problem raises :class:`Problem` located inside it."""
     from roadcheck.documents.loader import Problem, convert
-    from roadcheck.documents.selector import (
-        SELECTOR_FIELDS,
-        CommandCondition,
-        SelectorDoc,
-        TextCondition,
-    )
+    from roadcheck.documents.selector import SelectorDoc
 
     if not isinstance(spec, Mapping) or not spec:
-        raise Problem((), "a selector is a non-empty mapping of event fields to conditions")
-    doc = convert(dict(spec), SelectorDoc)
-    for name in SELECTOR_FIELDS:
-        cond = getattr(doc, name)
+        raise Problem((), _EMPTY)
+    return check_selector_doc(convert(dict(spec), SelectorDoc))
+
+
+def check_selector_doc(doc: SelectorDoc) -> SelectorDoc:
+    """Check what a selector's struct cannot say: it selects something, each condition
+    takes one form, and every pattern compiles; a problem raises :class:`Problem`."""
+    from roadcheck.documents._read import Problem
+    from roadcheck.documents.selector import SELECTOR_FIELDS, CommandCondition, TextCondition
+
+    conditions = [(name, getattr(doc, name)) for name in SELECTOR_FIELDS]
+    if all(cond is None for _, cond in conditions):
+        raise Problem((), _EMPTY)
+    for name, cond in conditions:
         if isinstance(cond, CommandCondition):
             if (cond.words is None) == (cond.regex is None):
                 raise Problem((name,), "a command condition is {words: [...]} or "
@@ -75,6 +81,9 @@ def check_selector(spec: Any) -> SelectorDoc:
         if cond.regex is not None:
             _check_regex(cond.regex, (name, "regex"))
     return doc
+
+
+_EMPTY = "a selector is a non-empty mapping of event fields to conditions"
 
 
 def _check_regex(pattern: str, loc: tuple[str, ...]) -> None:

@@ -152,3 +152,36 @@ class TestStrictDocument:
         with pytest.raises(SpecError) as info:
             load_contract(path)
         assert fragment in info.value.message and info.value.line is not None
+
+
+class TestOneDeclaration:
+    """A contract is the document's structs, read once; no class repeats their fields."""
+
+    def test_claim_is_the_document_struct(self) -> None:
+        """Claim is the contract document's claim struct itself."""
+        from roadcheck.documents.contract import ClaimDoc
+
+        assert Claim is ClaimDoc
+
+    def test_a_loaded_contract_holds_the_struct_the_loader_read(self) -> None:
+        """load_contract keeps the ContractDoc it read; the compiled tables come from it."""
+        from roadcheck.documents.contract import ContractDoc
+
+        c = load_contract(EXAMPLES / "contract.yaml")
+        assert type(c.doc) is ContractDoc
+        assert c.claims["sent"] is c.doc.claims["sent"]
+        again = Contract.from_doc(c.doc, c.source)
+        assert again.doc is c.doc and again.claims == c.claims and again.enums == c.enums
+
+    def test_a_contract_built_in_python_is_held_as_the_document(self) -> None:
+        """Values given in Python are checked and held as the struct a file is read into."""
+        from roadcheck.documents.contract import ContractDoc
+
+        c = Contract(required={"a": str, "b": [int, None]}, enums={"s": {"b", "a"}},
+                     claims={"sent": "send_invoice"},
+                     claim_requires_action={"made": Claim("make", {"id": "a"})})
+        assert type(c.doc) is ContractDoc
+        assert c.doc.required == {"a": "string", "b": ["integer", "null"]}
+        assert c.doc.claims == {"sent": "send_invoice"}
+        assert c.claims == {"sent": Claim("send_invoice"), "made": Claim("make", {"id": "a"})}
+        assert c.claim_requires_action is None

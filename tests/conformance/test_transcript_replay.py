@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import msgspec
 import pytest
 from click.testing import CliRunner
 
 from roadcheck.cli import cli
 from roadcheck.conformance import ReplayResult, load_spec, parse_spec, replay, replay_events
+from roadcheck.conformance.spec import guarded_actions
 from roadcheck.errors import SpecError
 from roadcheck.events import Event
+from roadcheck.selectors import compile_selector
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data" / "transcripts"
@@ -179,22 +182,23 @@ class TestSpecs:
         """Each spec guards the policy's database updates, each call, voided by a new turn."""
         spec = load_spec(path)
         (rule,) = spec.mandatory_checkpoints
-        assert set(rule.guarded) == guarded
+        assert set(guarded_actions(rule)) == guarded
         assert (rule.scope, rule.consume) == ("each", False)
-        assert rule.voided_by == ({"event": "message", "role": "assistant", "yields_turn": True},)
+        assert msgspec.to_builtins(rule.voided_by) == [
+            {"event": "message", "role": "assistant", "yields_turn": True}]
         assert spec.derive[0].checkpoint_id == rule.checkpoint_id
 
     @pytest.mark.parametrize("text", ["Yes", "yes, please", "I confirm.", "Confirmed!",
                                       "go ahead", "Please proceed", "Proceeding is fine"])
     def test_confirmation_words(self, text: str) -> None:
         """The derive rule takes the ways users say yes."""
-        selector = load_spec(AIRLINE).derive[0].selector()
+        selector = compile_selector(msgspec.to_builtins(load_spec(AIRLINE).derive[0].when))
         assert selector(Event.make(1, "message", "user", role="user", text=text))
 
     @pytest.mark.parametrize("text", ["no", "yesterday", "not yet", "what does it cost?"])
     def test_not_confirmations(self, text: str) -> None:
         """Words that only contain the letters do not count."""
-        selector = load_spec(AIRLINE).derive[0].selector()
+        selector = compile_selector(msgspec.to_builtins(load_spec(AIRLINE).derive[0].when))
         assert not selector(Event.make(1, "message", "user", role="user", text=text))
 
 

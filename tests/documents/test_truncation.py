@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from roadcheck.conformance import Spec, load_spec, replay_events
+from roadcheck.conformance.spec import guarded_actions
 from roadcheck.errors import SpecError
 from roadcheck.events import Event
 from roadcheck.revalidation import load_checkpoint, revalidate
@@ -49,10 +51,11 @@ def probes(spec: Spec) -> list[list[Event]]:
     for rule in spec.mandatory_checkpoints:
         who = {"confirmed_by": rule.confirmed_by[0]} if rule.confirmed_by else {}
         cp = {"event": "checkpoint", "checkpoint_id": rule.checkpoint_id, **who}
-        voiders = [_matching(s) for s in rule.voided_by]
-        for action in rule.guarded:
+        voiders = [_matching(msgspec.to_builtins(s)) for s in rule.voided_by]
+        guarded = guarded_actions(rule)
+        for action in guarded:
             act = {"event": "action", "action_type": action}
-            first = {"event": "action", "action_type": rule.guarded[0]}
+            first = {"event": "action", "action_type": guarded[0]}
             out.append(_events(act))
             out.extend(_events(cp, v, act) for v in voiders)
             out.append(_events(cp, first, *voiders, act))

@@ -325,6 +325,45 @@ class TestStore:
             db.close()
         assert verify_pg_run(url, "r", None).ok
 
+    def test_a_lease_lost_between_appends_writes_nothing(self, url: str) -> None:
+        """A store that appended under its claim (and so knows the head) writes nothing once
+        the claim is taken over: the one-statement append is fenced like the first."""
+        build(url, None, n=0)
+        db = Database(url)
+        try:
+            first = db.claim("w", "writer", "alice", lease=30)
+            assert first is not None
+            store = PostgresStore(db, "r", None, claim=first)
+            store.append(_record(1))
+            store.append(_record(2))
+            sql(url, "UPDATE roadcheck_runs SET lease_expires = now() - interval '1 second'")
+            second = db.claim("w", "writer", "bob", lease=30)
+            assert second is not None
+            with pytest.raises(LeaseLost, match="another worker took the run over"):
+                store.append(_record(3))
+            assert len(PostgresStore(db, "r", None).records()) == 2
+            PostgresStore(db, "r", None, claim=second).append(_record(3))
+        finally:
+            db.close()
+        check = verify_pg_run(url, "r", None)
+        assert check.ok and check.records == 3
+
+    def test_an_append_behind_a_stores_back_is_chained_on(self, url: str) -> None:
+        """Two stores of one run appending in turn: each append chains on the head in the
+        database, not on the one its store wrote last."""
+        build(url, KEY, n=0)
+        db = Database(url)
+        try:
+            one, two = PostgresStore(db, "r", KEY), PostgresStore(db, "r", KEY)
+            for i in range(1, 7):
+                (one if i % 3 else two).append(_record(i))
+            recs = one.records()
+        finally:
+            db.close()
+        assert [r["phase"] for r in recs] == [f"p{i}" for i in range(1, 7)]
+        check = verify_pg_run(url, "r", KEY)
+        assert check.ok and check.records == 6
+
     def test_a_forged_claim_token_writes_nothing(self, url: str) -> None:
         """A claim that is not the run's lease is refused like a lost one."""
         build(url, None, n=1)

@@ -33,9 +33,11 @@ derive:
   - {checkpoint_id: ok, when: {event: message, role: user, text: {regex: "(?i)^yes"}}}
 """
 #: Modules a hook call on a known session must not import: the CLI framework, the
-#: document layer (the spec comes from the cache), and every optional extra.
-NOT_ON_THE_HOOK_PATH = ("click", "msgspec", "yaml", "rich", "pydantic", "jsonschema",
-                        "roadcheck.cli", "roadcheck.documents", "roadcheck.report",
+#: document loader and its typed conversion (the spec's structs come from the cache), and
+#: every optional extra.
+NOT_ON_THE_HOOK_PATH = ("click", "yaml", "rich", "pydantic", "jsonschema",
+                        "roadcheck.cli", "roadcheck.documents.loader",
+                        "roadcheck.documents._read", "roadcheck.report",
                         "roadcheck.harness",
                         "roadcheck.acceptance", "roadcheck.revalidation", "roadcheck.integrations",
                         "shutil", "tempfile")

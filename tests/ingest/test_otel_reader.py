@@ -222,6 +222,100 @@ class TestLineByLine:
         assert [s.span_id for s in spans] == [f"{1:016x}", f"{2:016x}"]
 
 
+def otlp_span(n: int, parent: int | None, name: str, attrs: dict[str, str]) -> dict[str, Any]:
+    """An OTLP/JSON span of the trace :data:`TRACE`, its id ``n``, string attributes only."""
+    return {"traceId": TRACE, "spanId": f"{n:016x}",
+            "parentSpanId": f"{parent:016x}" if parent else "", "name": name, "kind": 1,
+            "startTimeUnixNano": str(1_780_000_000_000_000_000 + n * 1000),
+            "endTimeUnixNano": str(1_780_000_000_000_000_000 + n * 1000 + 500),
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+            "status": {}}
+
+
+def otlp_line(spans: list[dict[str, Any]]) -> str:
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]},
+                      separators=(",", ":"))
+
+
+class TestDeepInput:
+    """Input nested past any parser's recursion is one clear failure naming its file and
+    line, never a crash; a long chain of spans is judged as any other trace."""
+
+    LEVELS = 2000
+
+    def deep_span_file(self, tmp_path: Path, indent: bool) -> Path:
+        """One span whose attribute is an ``arrayValue`` nested :attr:`LEVELS` deep, as
+        text (the standard library's encoder would recurse)."""
+        value = ('{"arrayValue": {"values": [' * self.LEVELS + '{"stringValue": "x"}'
+                 + "]}}" * self.LEVELS)
+        span = otlp_line([otlp_span(1, None, "s", {"k": "@"})])
+        text = span.replace('{"stringValue":"@"}', value)
+        if indent:  # the line break inside the document: the value is still at line 1
+            text = text.replace('"scopeSpans":', '\n  "scopeSpans":')
+        path = tmp_path / "deep.json"
+        path.write_text(text + "\n")
+        return path
+
+    @pytest.mark.parametrize("indent", [False, True])
+    def test_a_2000_deep_array_value_is_unparseable_at_its_line(self, tmp_path: Path,
+                                                                 indent: bool) -> None:
+        from click.testing import CliRunner
+
+        from roadcheck.cli import cli
+
+        path = self.deep_span_file(tmp_path, indent)
+        (failure,) = entries(path, "otel")
+        assert isinstance(failure, ReadFailure)
+        assert failure.path == str(path) and failure.error.line == 1
+        assert failure.error.message.startswith("unparseable JSON: maximum recursion depth")
+        result = CliRunner().invoke(cli, ["replay", str(SPEC), str(path)])
+        assert result.exit_code == 2, result.output
+        assert f"input: {path} (otel" in result.output
+        assert "line 1: unparseable JSON: maximum recursion depth" in result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output
+
+    def test_a_2000_span_parent_chain_is_judged(self, tmp_path: Path) -> None:
+        """Each span the child of the one before: every tool call is the root agent's."""
+        spans = [otlp_span(1, None, "invoke_agent triage",
+                           {"gen_ai.operation.name": "invoke_agent",
+                            "gen_ai.agent.name": "triage"})]
+        for n in range(2, self.LEVELS + 1):
+            attrs = ({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+                     if n % 2 else {"gen_ai.operation.name": "chat"})
+            spans.append(otlp_span(n, n - 1, f"span {n}", attrs))
+        path = tmp_path / "chain.jsonl"
+        path.write_text(otlp_line(spans) + "\n")
+        traj = one(path)
+        assert traj.meta["spans"] == self.LEVELS
+        actions = [e for e in traj.events if e.kind == "action"]
+        assert len(actions) == self.LEVELS // 2 - 1 + self.LEVELS % 2
+        assert {e.agent for e in actions} == {"triage"}
+        assert traj.events[-1].kind == "final" and traj.events[-1].agent == "triage"
+        assert replay(SPEC, [str(path)]).results[0].verdict == "PASS"
+
+
+def test_the_cycle_collector_runs_again_after_a_reading(tmp_path: Path) -> None:
+    """The first reading pauses the cyclic collector; it is back on once the file is
+    read, and after a file that fails to read, and left off when it was off."""
+    import gc
+
+    good = tmp_path / "good.jsonl"
+    good.write_text(otlp_line([otlp_span(1, None, "s", {})]) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(otlp_line([otlp_span(1, None, "s", {})]).replace('"kind"', '"name"')
+                   + "\n")
+    assert gc.isenabled()
+    assert isinstance(one(good), Trajectory) and gc.isenabled()
+    (failure,) = entries(bad, "otel")
+    assert isinstance(failure, ReadFailure) and "duplicate key 'name'" in failure.error.message
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert isinstance(one(good), Trajectory) and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.integers(0, otel_mod._MAX_NANOS))
 def test_span_times_print_as_datetime_prints_them(nanos: int) -> None:

@@ -44,6 +44,11 @@ SOURCES: dict[str, list[Path]] = {
               DATA / "coding" / "codex" / "codex_with_escalation.jsonl"],
     "inspect": [DATA / "inspect" / n for n in ("approved.json", "rejected.json",
                                                "modified.json")],
+    "swe-agent": [DATA / "swe-agent" / "6e44b9__sweagenttestrepo-1c2844.traj"],
+    "jaeger": [DATA / "jaeger" / "ui_01.json", DATA / "jaeger" / "built" / "frameworks.json"],
+    "zipkin": [DATA / "zipkin" / "messaging.json", DATA / "zipkin" / "built" / "frameworks.json"],
+    "openhands": [DATA / "openhands" / "wrong_initial_state.json",
+                  DATA / "openhands" / "basic_interactions.json"],
     "claude-code-otel": [DATA / "claude-code-otel" / "built" / n for n in (
         "approved.jsonl", "config_push.jsonl", "two_sessions.json")],
 }
@@ -200,6 +205,34 @@ def test_codex(data: st.DataObject) -> None:
 def test_inspect(data: st.DataObject) -> None:
     """The Inspect AI eval log reader."""
     _read_and_judge("inspect", *_mutated("inspect", data))
+
+
+@FUZZ
+@given(st.data())
+def test_swe_agent(data: st.DataObject) -> None:
+    """The SWE-agent trajectory reader."""
+    _read_and_judge("swe-agent", *_mutated("swe-agent", data))
+
+
+@FUZZ
+@given(st.data())
+def test_jaeger(data: st.DataObject) -> None:
+    """The Jaeger JSON reader."""
+    _read_and_judge("jaeger", *_mutated("jaeger", data))
+
+
+@FUZZ
+@given(st.data())
+def test_zipkin(data: st.DataObject) -> None:
+    """The Zipkin v2 JSON reader."""
+    _read_and_judge("zipkin", *_mutated("zipkin", data))
+
+
+@FUZZ
+@given(st.data())
+def test_openhands(data: st.DataObject) -> None:
+    """The OpenHands event stream reader."""
+    _read_and_judge("openhands", *_mutated("openhands", data))
 
 
 @FUZZ

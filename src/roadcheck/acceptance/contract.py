@@ -12,13 +12,14 @@ document (:func:`load_contract`)::
       sent: {tool: send_invoice, args: {id: target_id}}
     json_schema: {...}          # optional, checked with jsonschema
 
-A contract file is declared by the structs of :mod:`roadcheck.documents.contract`
-and read by the one document loader (unknown keys refused with the closest
-valid name, duplicate keys and defaulting nulls refused, errors with file,
-line and field). Importing the gate stays cheap: ``from roadcheck import verify``
-loads no YAML and no jsonschema. Everything the gate needs on its hot path
-(type tests, allow-list keys, claim patterns) is computed once here, when the
-contract is built.
+A contract is declared by the structs of :mod:`roadcheck.documents.contract`
+(:class:`Claim` is :class:`~roadcheck.documents.contract.ClaimDoc`) and a file is
+read by the one document loader (unknown keys refused with the closest valid
+name, duplicate keys and defaulting nulls refused, errors with file, line and
+field). A :class:`Contract` holds that document (:attr:`Contract.doc`) and what
+the gate needs on its hot path (type tests, allow-list keys, claim patterns),
+computed once from it when the contract is built. Importing the gate stays
+cheap: ``from roadcheck import verify`` loads no YAML and no jsonschema.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
 
+from roadcheck.documents.contract import ClaimDoc, ContractDoc
 from roadcheck.errors import SpecError
 
 __all__ = [
@@ -139,31 +140,13 @@ def _names_of(spec: Any, where: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-@dataclass(frozen=True)
-class Claim:
-    """What backs one claimed verb: a call of ``tool``, optionally bound to result fields.
+#: What backs one claimed verb: the contract document's own struct.
+Claim = ClaimDoc
 
-    ``args`` maps an argument name of the call to a field of the result:
-    ``Claim("send_invoice", args={"id": "target_id"})`` is backed only by a
-    ``send_invoice`` call whose ``id`` argument equals the result's ``target_id``.
-    """
-
-    tool: str
-    args: Mapping[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.tool, str) or not self.tool:
-            raise SpecError(f"a claim's tool must be a non-empty string, got {self.tool!r}")
-        if not isinstance(self.args, Mapping):
-            raise SpecError(f"claim '{self.tool}': args must map argument names to result fields")
-        for arg, fld in self.args.items():
-            if not isinstance(arg, str) or not arg or not isinstance(fld, str) or not fld:
-                raise SpecError(f"claim '{self.tool}': args must map argument names to result "
-                                f"field names, got {arg!r}: {fld!r}")
-        object.__setattr__(self, "args", dict(self.args))
+_Types = tuple[tuple[str, tuple[str, ...], tuple[Callable[[Any], bool], ...]], ...]
+_Allowed = tuple[tuple[str, frozenset[tuple[str, Any]], str], ...]
 
 
-@dataclass(frozen=True, eq=False)
 class Contract:
     """What "this result is real" means, checkable by machine.
 
@@ -175,82 +158,151 @@ class Contract:
         json_schema: an optional JSON Schema the result must also satisfy.
         claim_requires_action: another name for ``claims``; both are merged.
         source: where the contract was read from (set by :func:`load_contract`).
+
+    The values are checked and held as a :class:`~roadcheck.documents.contract.ContractDoc`
+    (:attr:`doc`), the struct a contract file is read into.
     """
 
-    required: Mapping[str, Any] = field(default_factory=dict)
-    enums: Mapping[str, Iterable[Any]] = field(default_factory=dict)
-    claims: Mapping[str, str | Claim] = field(default_factory=dict)
-    json_schema: Mapping[str, Any] | None = None
-    claim_requires_action: Mapping[str, str | Claim] | None = None
-    source: str | None = None
+    __slots__ = ("_allowed", "_claims", "_enums", "_types", "_validator", "doc", "source")
 
-    # Compiled forms, filled in by __post_init__ for the hot path.
-    _types: tuple[tuple[str, tuple[str, ...], tuple[Callable[[Any], bool], ...]], ...] = field(
-        init=False, repr=False)
-    _allowed: tuple[tuple[str, frozenset[tuple[str, Any]], str], ...] = field(
-        init=False, repr=False)
-    _claims: tuple[tuple[str, Claim, Callable[[str], Any]], ...] = field(init=False, repr=False)
-    _validator: Any = field(init=False, repr=False, default=None)
+    doc: ContractDoc
+    source: str | None
+    _types: _Types
+    _allowed: _Allowed
+    _enums: dict[str, list[Any]]
+    _claims: tuple[tuple[str, ClaimDoc, Callable[[str], Any]], ...]
+    _validator: Any
 
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        if not isinstance(self.required, Mapping):
-            raise SpecError("required: must map field names to types")
+    def __init__(self, required: Mapping[str, Any] | None = None,
+                 enums: Mapping[str, Iterable[Any]] | None = None,
+                 claims: Mapping[str, str | ClaimDoc] | None = None,
+                 json_schema: Mapping[str, Any] | None = None,
+                 claim_requires_action: Mapping[str, str | ClaimDoc] | None = None,
+                 source: str | None = None) -> None:
+        self._compile(_document(required, enums, claims, json_schema, claim_requires_action),
+                      source)
+
+    @classmethod
+    def from_doc(cls, doc: ContractDoc, source: str | None = None) -> Contract:
+        """The contract a document declares, holding that document."""
+        contract = cls.__new__(cls)
+        contract._compile(doc, source)
+        return contract
+
+    def _compile(self, doc: ContractDoc, source: str | None) -> None:
+        self.doc = doc
+        self.source = source
         types = []
-        for name, spec in self.required.items():
-            _field_name(name, "required")
+        for name, spec in doc.required.items():
             names = _names_of(spec, f"required.{name}")
             types.append((name, names, tuple(_TYPE_TESTS[n] for n in names)))
-        set_(self, "required", {name: names[0] if len(names) == 1 else list(names)
-                                for name, names, _ in types})
-        set_(self, "_types", tuple(types))
-
-        if not isinstance(self.enums, Mapping):
-            raise SpecError("enums: must map field names to lists of allowed values")
+        self._types = tuple(types)
         allowed = []
-        enums: dict[str, list[Any]] = {}
-        for name, values in self.enums.items():
-            _field_name(name, "enums")
-            if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
-                raise SpecError(f"enums.{name}: must be a list of allowed values")
-            listed = list(values)
-            for v in listed:
-                if value_key(v) is None:
-                    raise SpecError(f"enums.{name}: allowed values are strings, numbers, "
-                                    f"booleans or null, got {json_type(v)}")
-            ordered = sorted(listed, key=_sort_key)
+        self._enums = {}
+        for name, values in doc.enums.items():
+            ordered = sorted(values, key=_sort_key)
             keys = frozenset(k for k in map(value_key, ordered) if k is not None)
-            enums[name] = ordered
+            self._enums[name] = ordered
             allowed.append((name, keys, _show_list(ordered)))
-        set_(self, "enums", enums)
-        set_(self, "_allowed", tuple(allowed))
-
-        merged: dict[str, Claim] = {}
-        for label, table in (("claims", self.claims), ("claim_requires_action",
-                                                       self.claim_requires_action or {})):
-            if not isinstance(table, Mapping):
-                raise SpecError(f"{label}: must map claimed verbs to tools")
+        self._allowed = tuple(allowed)
+        merged: dict[str, ClaimDoc] = {}
+        for label, table in (("claims", doc.claims),
+                             ("claim_requires_action", doc.claim_requires_action)):
             for verb, rule in table.items():
-                if not isinstance(verb, str) or not verb.strip():
-                    raise SpecError(f"{label}: a claimed verb must be a non-empty string, "
-                                    f"got {verb!r}")
-                merged[verb] = _claim(rule, f"{label}.{verb}")
-        set_(self, "claims", merged)
-        set_(self, "claim_requires_action", None)
+                _verb(verb, label)
+                merged[verb] = ClaimDoc(rule) if isinstance(rule, str) else rule
         # A verb matches as a whole word, in any case; lookarounds rather than \b so
         # that verbs which start or end with punctuation still match as written.
-        set_(self, "_claims", tuple(
+        self._claims = tuple(
             (verb, rule, re.compile(rf"(?<!\w){re.escape(verb.strip())}(?!\w)",
                                     re.IGNORECASE).search)
-            for verb, rule in merged.items()))
+            for verb, rule in merged.items())
+        self._validator = (None if doc.json_schema is None
+                           else _compile_schema(doc.json_schema))
 
-        if self.json_schema is not None:
-            set_(self, "_validator", _compile_schema(self.json_schema))
+    @property
+    def required(self) -> dict[str, str | list[str]]:
+        """Field name -> its type name, or the list of the names it may take."""
+        return {name: names[0] if len(names) == 1 else list(names)
+                for name, names, _ in self._types}
+
+    @property
+    def enums(self) -> dict[str, list[Any]]:
+        """Field name -> its allowed values, in a stable order."""
+        return {name: list(values) for name, values in self._enums.items()}
+
+    @property
+    def claims(self) -> dict[str, ClaimDoc]:
+        """Claimed verb -> the claim that must back it (``claim_requires_action`` merged in)."""
+        return {verb: rule for verb, rule, _ in self._claims}
+
+    @property
+    def claim_requires_action(self) -> None:
+        """Always None: its claims are merged into :attr:`claims`."""
+        return None
+
+    @property
+    def json_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema the result must also satisfy, if any."""
+        return self.doc.json_schema
 
     @property
     def validator(self) -> Any:
         """The compiled JSON Schema validator, or ``None`` when there is no ``json_schema``."""
         return self._validator
+
+    def __repr__(self) -> str:
+        return (f"Contract(required={self.required!r}, enums={self.enums!r}, "
+                f"claims={self.claims!r}, json_schema={self.json_schema!r}, "
+                f"source={self.source!r})")
+
+
+def _document(required: Mapping[str, Any] | None, enums: Mapping[str, Iterable[Any]] | None,
+              claims: Mapping[str, str | ClaimDoc] | None, json_schema: Mapping[str, Any] | None,
+              claim_requires_action: Mapping[str, str | ClaimDoc] | None) -> ContractDoc:
+    """The document that values given in Python declare; what it cannot hold is refused."""
+    required = {} if required is None else required
+    if not isinstance(required, Mapping):
+        raise SpecError("required: must map field names to types")
+    types: dict[str, Any] = {}
+    for name, spec in required.items():
+        _field_name(name, "required")
+        names = _names_of(spec, f"required.{name}")
+        types[name] = names[0] if len(names) == 1 else list(names)
+    enums = {} if enums is None else enums
+    if not isinstance(enums, Mapping):
+        raise SpecError("enums: must map field names to lists of allowed values")
+    allowed: dict[str, list[Any]] = {}
+    for name, values in enums.items():
+        _field_name(name, "enums")
+        if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+            raise SpecError(f"enums.{name}: must be a list of allowed values")
+        listed = list(values)
+        for v in listed:
+            if value_key(v) is None:
+                raise SpecError(f"enums.{name}: allowed values are strings, numbers, "
+                                f"booleans or null, got {json_type(v)}")
+        allowed[name] = listed
+    tables: list[dict[str, str | ClaimDoc]] = []
+    for label, table in (("claims", {} if claims is None else claims),
+                         ("claim_requires_action", claim_requires_action or {})):
+        if not isinstance(table, Mapping):
+            raise SpecError(f"{label}: must map claimed verbs to tools")
+        checked: dict[str, str | ClaimDoc] = {}
+        for verb, rule in table.items():
+            _verb(verb, label)
+            checked[verb] = _claim(rule, f"{label}.{verb}")
+        tables.append(checked)
+    if json_schema is not None and not isinstance(json_schema, Mapping):
+        raise SpecError(f"json_schema: must be an object, got {json_type(json_schema)}")
+    return ContractDoc(required=types, enums=allowed, claims=tables[0],
+                       claim_requires_action=tables[1],
+                       json_schema=None if json_schema is None else dict(json_schema))
+
+
+def _verb(verb: Any, label: str) -> None:
+    if not isinstance(verb, str) or not verb.strip():
+        raise SpecError(f"{label}: a claimed verb must be a non-empty string, got {verb!r}")
 
 
 def _field_name(name: Any, where: str) -> None:
@@ -262,13 +314,13 @@ def _show_list(values: list[Any]) -> str:
     return "[" + ", ".join(repr(v) for v in values) + "]"
 
 
-def _claim(rule: Any, where: str) -> Claim:
-    if isinstance(rule, Claim):
-        return rule
+def _claim(rule: Any, where: str) -> str | ClaimDoc:
+    if isinstance(rule, ClaimDoc):
+        return rule if type(rule.args) is dict else ClaimDoc(rule.tool, dict(rule.args))
     if isinstance(rule, str):
         if not rule:
             raise SpecError(f"{where}: the tool name is empty")
-        return Claim(rule)
+        return rule
     if isinstance(rule, Mapping):
         extra = sorted(str(k) for k in rule if k not in ("tool", "args"))
         if extra:
@@ -276,7 +328,8 @@ def _claim(rule: Any, where: str) -> Claim:
         if "tool" not in rule:
             raise SpecError(f"{where}: missing 'tool'")
         try:
-            return Claim(rule["tool"], rule.get("args") or {})
+            args = rule.get("args") or {}
+            return ClaimDoc(rule["tool"], dict(args) if isinstance(args, Mapping) else args)
         except SpecError as exc:
             raise SpecError(f"{where}: {exc.message}") from None
     raise SpecError(f"{where}: a claim is a tool name or {{tool: ..., args: {{...}}}}, "
@@ -314,7 +367,6 @@ def parse_contract(doc: Any, source: str | None = None, data: bytes | None = Non
     ``source`` names the file; when it exists, errors carry the line they are about.
     (``data`` is accepted for compatibility and no longer needed.)
     """
-    from roadcheck.documents.contract import ContractDoc
     from roadcheck.documents.loader import Problem, convert, located, problems
 
     if not isinstance(doc, dict):
@@ -325,23 +377,12 @@ def parse_contract(doc: Any, source: str | None = None, data: bytes | None = Non
             raise Problem((), "the contract declares nothing to check; it would accept any "
                               "object")
     try:
-        return Contract(
-            required={k: v if isinstance(v, str) else list(v) for k, v in d.required.items()},
-            enums=d.enums,
-            claims={k: _from_doc(v) for k, v in d.claims.items()},
-            json_schema=d.json_schema,
-            claim_requires_action={k: _from_doc(v) for k, v in d.claim_requires_action.items()},
-            source=source,
-        )
+        return Contract.from_doc(d, source)
     except SpecError as exc:
         # the message starts with the section it is about: point at that section's line
         section = re.split(r"[.:/ ]", exc.message, maxsplit=1)[0]
         raise located(Problem((), exc.message, (section,)), "contract", source,
                       SpecError) from None
-
-
-def _from_doc(rule: Any) -> str | Claim:
-    return rule if isinstance(rule, str) else Claim(rule.tool, dict(rule.args))
 
 
 def load_contract(path: str | PathLike[str], *, expect_sha256: str | None = None) -> Contract:

@@ -89,8 +89,8 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
-    files, also compressed, and *.eval archives), a quoted glob, or - for
-    standard input; a file
+    files, also compressed, and *.eval and *.traj files), a quoted glob, or -
+    for standard input; a file
     named twice is judged once. The verdict comes from the road alone:
     task_success is printed for contrast and never consulted. Exit 0 PASS,
     1 BLOCK, 2 ERROR; across many files the worst verdict wins (BLOCK over

@@ -15,14 +15,16 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import msgspec
 import orjson
 
 from roadcheck.conformance.result import Finding, ReplayResult, TrajectoryStats
-from roadcheck.conformance.spec import MandatoryCheckpoint, Spec
+from roadcheck.conformance.spec import Spec, bound_parts, guarded_actions
+from roadcheck.documents.spec import CheckpointRuleDoc
 from roadcheck.events import EVENT_KINDS, Event, args_digest, field_verified
 from roadcheck.findings import NOWHERE, Location
 from roadcheck.reasons import Reason, propagated
-from roadcheck.selectors import Selector
+from roadcheck.selectors import Selector, compile_selector
 
 __all__ = ["CompiledSpec", "Replayer", "error_result"]
 
@@ -53,20 +55,27 @@ _Border = tuple[str, str, int, "int | None"]
 class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
-    __slots__ = ("binds", "cid", "confirmed_by", "consume", "each", "guard_text", "guarded",
-                 "index", "never_ran", "voiders")
+    __slots__ = ("binds", "cid", "confirmed_by", "consume", "doc", "each", "guard_selectors",
+                 "guard_text", "guarded", "index", "never_ran", "voiders")
 
-    def __init__(self, index: int, rule: MandatoryCheckpoint) -> None:
+    def __init__(self, index: int, rule: CheckpointRuleDoc, *, checked: bool) -> None:
         self.index = index
+        #: The rule as the spec document declares it.
+        self.doc = rule
         self.cid = rule.checkpoint_id
-        self.guarded = rule.guarded
+        #: What it guards: action types, and action selectors as plain mappings.
+        self.guarded: tuple[str | dict[str, Any], ...] = tuple(
+            g if isinstance(g, str) else msgspec.to_builtins(g) for g in guarded_actions(rule))
+        self.guard_selectors = [compile_selector(g, checked=checked) for g in self.guarded
+                                if not isinstance(g, str)]
         self.each = rule.scope == "each"
         self.consume = rule.consume
         self.confirmed_by = frozenset(rule.confirmed_by) if rule.confirmed_by is not None else None
-        self.binds = rule.binds
+        self.binds = bound_parts(rule.binds)
         # (selector, the event type it pins or None), so the engine can skip by type.
-        self.voiders = list(zip(rule.void_selectors(), map(_pinned_kind, rule.voided_by),
-                                strict=True))
+        voided_by = [msgspec.to_builtins(s) for s in rule.voided_by]
+        self.voiders = [(compile_selector(s, checked=checked), _pinned_kind(s))
+                        for s in voided_by]
 
         shown = [g if isinstance(g, str) else _show(g) for g in self.guarded]
         self.guard_text = f"'{shown[0]}'" if len(shown) == 1 else _quote(shown)
@@ -81,15 +90,17 @@ class CompiledSpec:
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
-        self.rules = [_Rule(i, r) for i, r in enumerate(spec.mandatory_checkpoints)]
+        self.rules = [_Rule(i, r, checked=spec.checked)
+                      for i, r in enumerate(spec.mandatory_checkpoints)]
         self.by_action: dict[str, list[_Rule]] = {}
         self.by_checkpoint: dict[str, list[_Rule]] = {}
         #: Rules that guard actions through a selector (``must_precede: {command: ...}``).
         self.by_selector: list[tuple[Selector, _Rule]] = []
-        for rule, source in zip(self.rules, spec.mandatory_checkpoints, strict=True):
-            for action in source.guard_names():
-                self.by_action.setdefault(action, []).append(rule)
-            self.by_selector.extend((sel, rule) for sel in source.guard_selectors())
+        for rule in self.rules:
+            for action in rule.guarded:
+                if isinstance(action, str):
+                    self.by_action.setdefault(action, []).append(rule)
+            self.by_selector.extend((sel, rule) for sel in rule.guard_selectors)
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
         # Per receiving agent, the contracted borders that must have been crossed before it
@@ -106,9 +117,10 @@ class CompiledSpec:
             self.contracts_to.setdefault(border[1], []).append(border)
         #: The guarded action names, for messages.
         self.guard_text = _quote(sorted(self.by_action) + sorted(
-            {_show(g) for r in spec.mandatory_checkpoints for g in r.guarded
-             if not isinstance(g, str)}))
-        derive = [(d.selector(), d.checkpoint_id, _pinned_kind(d.when)) for d in spec.derive]
+            {_show(g) for r in self.rules for g in r.guarded if not isinstance(g, str)}))
+        when = [(d.checkpoint_id, msgspec.to_builtins(d.when)) for d in spec.derive]
+        derive = [(compile_selector(sel, checked=spec.checked), cid, _pinned_kind(sel))
+                  for cid, sel in when]
         # Per event type, the voiding selectors and derive rules that can match it: most
         # selectors pin ``event``, and the hot path should not call them on other events.
         self.hooks: dict[str, Hooks] = {}

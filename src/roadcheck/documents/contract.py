@@ -15,11 +15,30 @@ Scalar = str | int | float | bool | None
 
 
 class ClaimDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """A claim backed by a call of ``tool`` whose ``args`` equal fields of the result."""
+    """A claim backed by a call of ``tool`` whose ``args`` equal fields of the result.
+
+    ``ClaimDoc("send_invoice", args={"id": "target_id"})`` is backed only by a
+    ``send_invoice`` call whose ``id`` argument equals the result's ``target_id``.
+    """
 
     tool: Text
     #: Argument name of the call -> field name of the result.
     args: dict[Text, Text] = {}
+
+    def __post_init__(self) -> None:
+        # A claim built in Python is held to what a decoded one already meets.
+        from collections.abc import Mapping
+
+        from roadcheck.errors import SpecError
+
+        if not isinstance(self.tool, str) or not self.tool:
+            raise SpecError(f"a claim's tool must be a non-empty string, got {self.tool!r}")
+        if not isinstance(self.args, Mapping):
+            raise SpecError(f"claim '{self.tool}': args must map argument names to result fields")
+        for arg, fld in self.args.items():
+            if not isinstance(arg, str) or not arg or not isinstance(fld, str) or not fld:
+                raise SpecError(f"claim '{self.tool}': args must map argument names to result "
+                                f"field names, got {arg!r}: {fld!r}")
 
 
 Claim = Text | ClaimDoc

@@ -67,6 +67,23 @@ __all__ = [
 KIND = "postgres"
 _JSON_COLUMNS = ("gate", "artifact")
 _COLUMNS = ", ".join(FIELDS)
+_RECORD_PARAMS = ", ".join(["%s"] * (len(FIELDS) + 1))  # with ``position``
+_INSERT = (f"INSERT INTO roadcheck_evidence (run_id, position, {_COLUMNS[len('run_id, '):]})"
+           f" VALUES ({_RECORD_PARAMS})")
+#: One append as one statement, its own transaction: the run row locked, the lease (when
+#: the store holds a claim) and the head it knows checked, the record inserted and the
+#: head replaced; no row changes when a check fails. Parameters: run id, lease token
+#: (or null), the head's text as last written, the record's columns from ``position``
+#: on, the new head's text.
+_APPEND_KNOWN = (
+    "WITH fence AS (SELECT r.run_id FROM roadcheck_runs r"
+    " JOIN roadcheck_heads h ON h.run_id = r.run_id"
+    " WHERE r.run_id = %s AND (%s::text IS NULL OR r.lease_token = %s) AND h.doc = %s"
+    " FOR UPDATE OF r),"
+    f" added AS (INSERT INTO roadcheck_evidence (run_id, position, {_COLUMNS[len('run_id, '):]})"
+    f" SELECT fence.run_id, {', '.join(['%s'] * len(FIELDS))} FROM fence"
+    "  RETURNING run_id)"
+    " UPDATE roadcheck_heads h SET doc = %s FROM added WHERE h.run_id = added.run_id")
 
 #: The schema, one step per version; a database records the last step applied.
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -155,9 +172,12 @@ class Database:
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the evidence database: {_one_line(exc)}",
                              path=self.shown) from None
+        # autocommit: a single statement (an append) is its own transaction, one round
+        # trip, where an implicit BEGIN and a COMMIT would be two more; every block of
+        # several statements still runs in an explicit transaction (:meth:`transaction`)
         self.pool: ConnectionPool[Connection[Any]] = psycopg_pool.ConnectionPool(
             url, min_size=1, max_size=max_size, open=False, timeout=timeout,
-            kwargs={"connect_timeout": max(1, int(timeout))})
+            kwargs={"connect_timeout": max(1, int(timeout)), "autocommit": True})
         try:
             self.pool.open(wait=True, timeout=timeout)
         except psycopg_pool.PoolTimeout:
@@ -347,6 +367,9 @@ class PostgresStore:
         self.run_dir = run_dir if run_dir is not None else Path(run_id)
         self.path = f"{db.shown}#{run_id}"
         self._lock = threading.Lock()
+        #: The head this store last wrote, and its stored text (the next append checks it)
+        self._head: Head | None = None
+        self._head_doc = ""
 
     def _fence(self, conn: Connection[Any], head: bool = False) -> Head | str | None:
         """Lock the run row; refuse when this store's lease is no longer the run's lease.
@@ -379,24 +402,69 @@ class PostgresStore:
                          path=self.path)
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Insert one record and its new head in one transaction, committed when this returns."""
+        """Insert one record and its new head in one transaction, committed when this returns.
+
+        Once this store knows the run's head (from its first append, or the last one it
+        made), an append is one statement, one round trip: it locks the run row, checks
+        the lease and that the head is still the one it knows, inserts the record and
+        replaces the head, committed as it returns. When the check fails (the lease was
+        lost, or another writer appended), the statement writes nothing and the append
+        takes the long way: the run row locked and the head read in one transaction,
+        refused or written from there.
+        """
         require_sealing(self.key)
-        # two round trips: BEGIN with the fence and the head, then the writes with the COMMIT
-        with self._lock, self.db.transaction(pipeline=True) as conn:
+        with self._lock:
+            if self._head is not None:
+                sealed = self._append_known(record, self._head)
+                if sealed is not None:
+                    return sealed
+                self._head = None
+            return self._append_read(record)
+
+    def _row(self, record: Mapping[str, Any], head: Head) -> tuple[dict[str, Any], Head, list[Any]]:
+        """The sealed record, the head that counts it, and the record's column values."""
+        sealed = seal(record, head.last_hash)
+        values = [self.run_id, head.records + 1,
+                  *(_canonical(sealed[k]) if k in _JSON_COLUMNS else sealed[k]
+                    for k in FIELDS if k != "run_id")]
+        new = dataclasses.replace(head, records=head.records + 1, last_hash=sealed["hash"])
+        return sealed, new.sealed(self.key), values
+
+    def _append_known(self, record: Mapping[str, Any], head: Head) -> dict[str, Any] | None:
+        """The one-statement append on the head this store wrote last; ``None`` when it
+        wrote nothing (a check failed, or another writer took the position)."""
+        psycopg, psycopg_pool = _modules()
+        sealed, new, values = self._row(record, head)
+        token = self.claim.token if self.claim is not None else None
+        doc = _canonical(new.to_dict())
+        try:
+            with self.db.pool.connection() as conn:
+                cur = conn.execute(_APPEND_KNOWN, [self.run_id, token, token, self._head_doc,
+                                                   *values[1:], doc], prepare=True)
+                done = cur.rowcount == 1
+        except psycopg.IntegrityError:
+            return None
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            raise StoreError(f"evidence database: {_one_line(exc)}", path=self.path) from None
+        if not done:
+            return None
+        self._head, self._head_doc = new, doc
+        return sealed
+
+    def _append_read(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """The append that reads the head first: two round trips, the fence and the head
+        read with ``BEGIN``, then the writes sent with the ``COMMIT``."""
+        with self.db.transaction(pipeline=True) as conn:
             head = self._fence(conn, head=True)
             if not isinstance(head, Head):
                 raise EvidenceError(f"refusing to append: {head or 'the run has no head'}",
                                     path=self.path)
-            sealed = seal(record, head.last_hash)
-            values = [_canonical(sealed[k]) if k in _JSON_COLUMNS else sealed[k]
-                      for k in FIELDS if k != "run_id"]
-            conn.execute(
-                f"INSERT INTO roadcheck_evidence (run_id, position, {_COLUMNS[len('run_id, '):]})"
-                f" VALUES (%s, %s, {', '.join(['%s'] * (len(FIELDS) - 1))})",
-                [self.run_id, head.records + 1, *values])
-            new = dataclasses.replace(head, records=head.records + 1, last_hash=sealed["hash"])
+            sealed, new, values = self._row(record, head)
+            conn.execute(_INSERT, values)
+            doc = _canonical(new.to_dict())
             conn.execute("UPDATE roadcheck_heads SET doc = %s WHERE run_id = %s",
-                         (_canonical(new.sealed(self.key).to_dict()), self.run_id))
+                         (doc, self.run_id))
+        self._head, self._head_doc = new, doc
         return sealed
 
     def append_effect(self, entry: Mapping[str, Any]) -> None:

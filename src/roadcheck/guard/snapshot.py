@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from roadcheck._version import __version__
 from roadcheck.conformance.engine import _RuleState
 from roadcheck.conformance.result import Finding
-from roadcheck.conformance.spec import DeriveRule, HandoffContract, MandatoryCheckpoint, Spec
+from roadcheck.conformance.spec import Spec
 from roadcheck.events import Event
 from roadcheck.findings import Location
 from roadcheck.reasons import Reason
@@ -133,35 +133,33 @@ def read_cache(path: Path) -> bytes | None:
 # -- the spec ------------------------------------------------------------------------------
 
 def dump_spec(spec: Spec) -> bytes | None:
-    """A checked spec (one the loader read) as a cache payload; None for one built unchecked."""
-    rules = spec.mandatory_checkpoints
-    if not all(r.checked for r in rules) or not all(d.checked for d in spec.derive):
+    """A checked spec (one the loader read) as a cache payload; None for one built unchecked.
+
+    The document's structs are kept in msgspec's MessagePack, which reads them back
+    into the same structs.
+    """
+    if not spec.checked:
         return None
-    return _frame((
-        tuple((r.checkpoint_id, r.guarded, r.scope, r.consume, r.confirmed_by, r.voided_by,
-               r.binds) for r in rules),
-        tuple((c.from_agent, c.to_agent, c.required_fields, c.require_verified)
-              for c in spec.handoff_contracts),
-        tuple((d.checkpoint_id, d.when) for d in spec.derive),
-        spec.sha256))
+    import msgspec
+
+    return _frame((msgspec.msgpack.encode(spec.doc), spec.sha256))
 
 
 def load_spec(raw: bytes, source: str, sha256: str) -> Spec | None:
     """The spec a cache payload holds, when it is the spec whose bytes hash to ``sha256``."""
     value = _unframe(raw)
-    if value is None or value[3] != sha256:
+    if (type(value) is not tuple or len(value) != 2 or type(value[0]) is not bytes
+            or value[1] != sha256):
         return None
-    rules, contracts, derive, _ = value
-    return Spec(tuple(_rule(*r) for r in rules), tuple(HandoffContract(*c) for c in contracts),
-                tuple(DeriveRule(cid, when, checked=True) for cid, when in derive), source,
-                sha256)
+    import msgspec
 
+    from roadcheck.documents.spec import SpecDoc
 
-def _rule(cid: str, guarded: tuple[Any, ...], scope: str, consume: bool,
-          confirmed_by: tuple[str, ...] | None, voided_by: tuple[dict[str, Any], ...],
-          binds: tuple[str, ...]) -> MandatoryCheckpoint:
-    return MandatoryCheckpoint(cid, guarded, scope, consume, confirmed_by, voided_by, binds,
-                               checked=True)
+    try:
+        doc = msgspec.msgpack.decode(value[0], type=SpecDoc)
+    except msgspec.DecodeError:  # a payload of another shape: read the spec afresh
+        return None
+    return Spec(doc, source, sha256, checked=True)
 
 
 # -- the engine state ----------------------------------------------------------------------

@@ -59,7 +59,8 @@ UNKNOWN = "unknown"
 #: Input formats ``--input-format`` accepts: the names of :data:`REGISTRY`, in its order
 #: (here, so that naming them loads no reader and no registry).
 FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents",
-           "claude-code", "codex", "inspect", "claude-code-otel")
+           "claude-code", "codex", "inspect", "swe-agent",
+           "jaeger", "zipkin", "openhands", "claude-code-otel")
 
 # The registry and the functions load with the first of their names used: a replay of
 # native files reads them without it.

@@ -74,6 +74,10 @@ REGISTRY: tuple[Format, ...] = (
            drops_text=True, no_run="no_run"),
     Format("codex", "roadcheck.ingest.codex", "detect_codex", "read_codex"),
     Format("inspect", "roadcheck.ingest.inspect_ai", "detect_inspect", "read_inspect"),
+    Format("swe-agent", "roadcheck.ingest.swe_agent", "detect_swe_agent", "read_swe_agent"),
+    Format("jaeger", "roadcheck.ingest.trace_json", "detect_jaeger", "read_jaeger"),
+    Format("zipkin", "roadcheck.ingest.trace_json", "detect_zipkin", "read_zipkin"),
+    Format("openhands", "roadcheck.ingest.openhands", "detect_openhands", "read_openhands"),
     Format("claude-code-otel", "roadcheck.ingest.claude_code_otel", "detect_claude_code_otel",
            "read_claude_code_otel"),
 )

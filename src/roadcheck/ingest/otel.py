@@ -29,22 +29,35 @@ the GenAI semantic conventions (``gen_ai.operation.name``):
 
 A trace that cannot be read is one :class:`~roadcheck.ingest.ReadFailure` naming
 the span; the other traces of the file are still read. See docs/frameworks/otel.md.
+
+How a line of OTLP/JSON is read: msgspec decodes it into the typed structs below,
+which declare only what the reader reads. A line msgspec writes back to the same
+bytes repeats no key (:func:`_canonical`); any other line is decoded by orjson too, for
+the repeated-key check every reader makes (:mod:`roadcheck.ingest._json`). A line the
+structs refuse, or whose values do not convert as they stand, is built from orjson's
+decoding by the exact walk (:func:`_otlp_spans`), which names what is wrong as it
+always has: the structs take a subset of what the walk takes, and build the same spans
+from it. SDK span objects, and documents that are not one a line, are the walk's too.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import json
+import marshal
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
+from operator import itemgetter
 from sys import intern
 from time import gmtime
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import msgspec
 import orjson
+from msgspec import UNSET, UnsetType
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
@@ -63,6 +76,7 @@ __all__ = ["CHECKPOINT_ATTRS", "detect_otel", "read_otel", "spans_to_events"]
 #: The attributes an application sets on a span or span event to record an approval.
 CHECKPOINT_ATTRS = ("roadcheck.checkpoint.id", "roadcheck.checkpoint.confirmed_by",
                     "roadcheck.checkpoint.decision")
+_CHECKPOINT = "roadcheck.checkpoint.id"
 _APPROVED = frozenset({"approved", "approve", "accepted", "confirmed"})
 
 
@@ -79,7 +93,9 @@ class Span(msgspec.Struct, gc=False, eq=False):
 
     A struct the cycle collector does not track (a span holds no cycle): a large
     file's spans all stay alive while its traces are mapped, and the collector
-    would otherwise walk them again and again.
+    would otherwise walk them again and again. ``kind`` and ``own`` are what the
+    mapping finds of it (:meth:`_Mapping.classify`): ``tool``, ``agent`` or None, and
+    the agent it names itself.
     """
 
     trace_id: str
@@ -94,6 +110,8 @@ class Span(msgspec.Struct, gc=False, eq=False):
     events: Sequence[tuple[str, int, dict[str, Any]]]
     index: int
     line: int | None
+    kind: str | None = None
+    own: str | None = None
 
     def label(self) -> str:
         return f"span {self.index} ({self.name!r}, span id {self.span_id})"
@@ -118,7 +136,268 @@ def detect_otel(data: bytes) -> float:
     return 0.0
 
 
-# -- decoding ----------------------------------------------------------------------------------
+# -- the typed documents: what the reader reads of an OTLP/JSON line ----------------------------
+#
+# Every field is UNSET when the line does not give it, and the fields are declared in the
+# order of the OTLP protobuf messages, the order OTLP/JSON writers follow: msgspec then
+# writes a decoded line back field for field (:func:`_canonical`).
+
+#: An integer the structs take: a 64-bit one. orjson decodes a larger one as a float,
+#: which the walk refuses where it wants an integer; msgspec would take any (and bounds
+#: no wider than these), so one past them is left to the walk.
+_Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+#: Nanoseconds since the epoch, or an ``intValue``: what ``int()`` reads, as the walk does.
+_IntText = _Int | str
+_Code = Literal[0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR",
+                "UNSET", "OK", "ERROR"]
+
+
+class _AnyValue(msgspec.Struct, gc=False):
+    """An OTLP ``AnyValue``: the first field given counts, in the order of
+    :func:`_typed_value`."""
+
+    stringValue: str | UnsetType = UNSET
+    boolValue: bool | UnsetType = UNSET
+    intValue: _IntText | UnsetType = UNSET
+    doubleValue: _Int | float | UnsetType = UNSET
+    arrayValue: _ArrayValue | UnsetType | None = UNSET
+    kvlistValue: _KvList | UnsetType | None = UNSET
+    bytesValue: str | UnsetType = UNSET
+
+
+class _KeyValue(msgspec.Struct, gc=False):
+    key: str
+    value: _AnyValue | UnsetType = UNSET
+
+
+class _ArrayValue(msgspec.Struct, gc=False):
+    values: list[_AnyValue] | UnsetType | None = UNSET
+
+
+class _KvList(msgspec.Struct, gc=False):
+    values: list[_KeyValue] | UnsetType | None = UNSET
+
+
+class _Attributed(msgspec.Struct, gc=False):
+    """A resource: only checked, and written back."""
+
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+
+
+class _Scope(msgspec.Struct, gc=False):
+    """An instrumentation scope: only checked, and written back."""
+
+    name: str | UnsetType = UNSET
+    version: str | UnsetType = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+
+
+class _Status(msgspec.Struct, gc=False):
+    code: _Code | UnsetType = UNSET
+    message: str | UnsetType | None = UNSET
+
+
+class _SpanEvent(msgspec.Struct, gc=False):
+    timeUnixNano: _IntText | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+
+
+class _Link(msgspec.Struct, gc=False):
+    """A span link: only checked, and written back."""
+
+    traceId: str | UnsetType = UNSET
+    spanId: str | UnsetType = UNSET
+    traceState: str | UnsetType = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+    flags: int | UnsetType = UNSET
+
+
+class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True):
+    traceId: str
+    spanId: str
+    traceState: str | UnsetType = UNSET
+    parentSpanId: str | UnsetType | None = UNSET
+    flags: int | UnsetType = UNSET
+    name: str | UnsetType | None = UNSET
+    kind: int | UnsetType = UNSET
+    startTimeUnixNano: _IntText
+    endTimeUnixNano: _IntText | UnsetType | None = UNSET
+    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    droppedAttributesCount: int | UnsetType = UNSET
+    events: list[_SpanEvent] | UnsetType | None = UNSET
+    droppedEventsCount: int | UnsetType = UNSET
+    links: list[_Link] | UnsetType | None = UNSET
+    droppedLinksCount: int | UnsetType = UNSET
+    status: _Status | UnsetType | None = UNSET
+
+
+class _ScopeSpans(msgspec.Struct, gc=False):
+    scope: _Scope | UnsetType = UNSET
+    spans: list[_OtlpSpan] | UnsetType = UNSET
+    schemaUrl: str | UnsetType = UNSET
+
+
+class _ResourceSpans(msgspec.Struct, gc=False):
+    resource: _Attributed | UnsetType = UNSET
+    scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
+    schemaUrl: str | UnsetType = UNSET
+    instrumentationLibrarySpans: list[_ScopeSpans] | UnsetType | None = UNSET
+
+
+class _Document(msgspec.Struct, gc=False):
+    resourceSpans: list[_ResourceSpans]
+
+
+_decode_document = msgspec.json.Decoder(_Document).decode
+_encode = msgspec.json.Encoder().encode
+
+
+def _typed_document(raw: bytes) -> _Document | None:
+    """The line as the typed structs read it, or None when they refuse it: not this shape,
+    or nested too deep for msgspec's recursion (orjson and the walk then say what is
+    wrong)."""
+    try:
+        return _decode_document(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _canonical(raw: bytes, doc: _Document) -> bool:
+    """True when ``raw`` is byte for byte what msgspec writes for ``doc``, the line as it
+    decoded: then no key was given twice (the structs keep one), none was left out of
+    the structs, and the line is plain JSON orjson reads too. Without an ``arrayValue``
+    or a ``kvlistValue`` the structs nest a dozen levels at most, far inside the limit
+    every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`). A line written so, as
+    compact OTLP/JSON exporters write it, needs no other check; any other line gets the
+    repeated-key check every reader makes."""
+    return (b'"arrayValue"' not in raw and b'"kvlistValue"' not in raw
+            and _encode(doc) == raw)
+
+
+def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> bool:
+    """Append the spans of the typed line ``doc``; False, with nothing appended, when a
+    value does not convert (the exact walk then reads the line and names what is wrong)."""
+    built: list[Span] = []
+    try:
+        for rs in doc.resourceSpans:
+            scopes = rs.scopeSpans
+            if scopes is None or scopes is UNSET:
+                scopes = rs.instrumentationLibrarySpans
+            for ss in scopes or ():
+                for raw_span in ss.spans or ():
+                    built.append(_typed_span(raw_span, base + len(built), line))
+    except (_Bad, ValueError):
+        return False
+    if not _ids_as_kept(built):
+        return False
+    spans += built
+    return True
+
+
+#: The digits of an id as the OTLP/JSON spec writes it, and as the reader keeps it.
+_HEX = "0123456789abcdef"
+
+
+def _ids_as_kept(spans: list[Span]) -> bool:
+    """True when every id of ``spans`` is already what :func:`_hex_id` makes of it:
+    lower-case hex digits, 32 for a trace and 16 for a span (each distinct id looked at
+    once). Any other spelling (upper case, ``0x``, base64) or a malformed id is the walk's."""
+    traces = {s.trace_id for s in spans}
+    ids = {s.span_id for s in spans}
+    ids.update([s.parent for s in spans if s.parent is not None])
+    return (set(map(len, traces)) <= {32} and set(map(len, ids)) <= {16}
+            and not "".join(traces).strip(_HEX) and not "".join(ids).strip(_HEX))
+
+
+def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
+    """One span of the typed structs, its ids as given (:func:`_ids_as_kept` checks them).
+    Raises :class:`_Bad` or ``ValueError`` for a value the walk refuses: a time out of
+    range, an ``intValue`` that is not an integer."""
+    status = raw.status
+    code = _STATUS_CODES[status.code or 0] if status else "UNSET"
+    error = ((status.message if status else None) or "error") if code == "ERROR" else None
+    start, end = int(raw.startTimeUnixNano), raw.endTimeUnixNano
+    if end is not None and end is not UNSET:
+        end = int(end)
+        if not 0 <= end <= _MAX_NANOS:
+            raise _Bad("out of range")
+    else:
+        end = None
+    if not 0 <= start <= _MAX_NANOS:
+        raise _Bad("out of range")
+    events = raw.events
+    return Span(raw.traceId, raw.spanId, raw.parentSpanId or None, raw.name or "", start, end,
+                _typed_attrs(raw.attributes), code, error,
+                [_typed_event(ev) for ev in events] if events else [], index, line)
+
+
+def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
+    when = int(ev.timeUnixNano or 0)
+    if not 0 <= when <= _MAX_NANOS:
+        raise _Bad("out of range")
+    return ev.name or "", when, _typed_attrs(ev.attributes)
+
+
+def _typed_attrs(items: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
+    """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline)."""
+    if not items:
+        return {}
+    return {kv.key: text if (value := kv.value) and (text := value.stringValue).__class__ is str
+            else _typed_value(value) for kv in items}
+
+
+def _typed_value(v: _AnyValue | UnsetType) -> Any:
+    """An ``AnyValue`` as :func:`_any_value` reads it (no value is none)."""
+    if not v:
+        return None
+    given: Any = v.stringValue
+    if given is UNSET:
+        given = v.boolValue
+        if given is UNSET:
+            given = v.doubleValue
+            if given is UNSET:
+                given = v.bytesValue
+    if given is not UNSET:
+        return given
+    number = v.intValue
+    if not isinstance(number, UnsetType):
+        return int(number)
+    if v.arrayValue is not UNSET:
+        values = v.arrayValue.values if v.arrayValue else None
+        return [_typed_value(x) for x in values] if values else []
+    if v.kvlistValue is not UNSET:
+        return _typed_attrs(v.kvlistValue.values if v.kvlistValue else None)
+    return None
+
+
+def _int_value(raw: Any) -> int:
+    """An ``intValue`` (a JSON integer, or one in a string) as an integer."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise _Bad(f"intValue {_short(raw)} is not an integer")
+    try:
+        return int(raw)
+    except ValueError:
+        raise _Bad(f"intValue {_short(raw)} is not an integer") from None
+
+
+# -- the exact walk: every encoding, and the message for what is wrong ------------------------
+
+def _line_spans(raw: bytes, typed: _Document | None, doc: Any, line: int,
+                base: int) -> list[Span]:
+    """The spans of one line, numbered from ``base``: from ``typed``, the typed structs'
+    reading of it, or else by the exact walk of ``doc``, orjson's (decoded here when
+    None). Raises :class:`_Bad`."""
+    spans: list[Span] = []
+    if typed is not None and _typed_spans(typed, line, spans, base):
+        return spans
+    _add_document(orjson.loads(raw) if doc is None else doc, line, spans, base)
+    return spans
+
 
 def _spans_by_line(data: bytes, spans: list[Span]) -> bool:
     """Read a file of one JSON value per line, each line's spans built as it is decoded.
@@ -135,11 +414,11 @@ def _spans_by_line(data: bytes, spans: list[Span]) -> bool:
             doc = orjson.loads(raw)
         except orjson.JSONDecodeError:
             return False
-        if not no_duplicate_keys(raw, [doc]):
+        if not no_duplicate_keys(raw, doc):
             check_line(raw, doc, n, None)
         if bad is None:
             try:
-                _add_document(doc, n, spans)
+                spans += _line_spans(raw, _typed_document(raw), doc, n, len(spans))
             except _Bad as exc:
                 bad = TraceError(str(exc), line=n)
     if bad is not None:
@@ -148,7 +427,10 @@ def _spans_by_line(data: bytes, spans: list[Span]) -> bool:
 
 
 def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
-    """(line, decoded value) for each JSON value of a file of indented or concatenated values."""
+    """(line, decoded value) for each JSON value of a file of indented or concatenated values.
+
+    The standard library's parser recurses: a value nested too deep for it is unparseable
+    JSON at its line, not a crash."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -164,21 +446,26 @@ def _documents(data: bytes) -> Iterator[tuple[int, Any]]:
         if pos >= length:
             break
         line = text.count("\n", 0, pos) + 1
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise TraceError(f"unparseable JSON: {exc.msg}",
-                             line=text.count("\n", 0, exc.pos) + 1) from None
-        except DuplicateKey as exc:
-            raise TraceError(str(exc), line=line) from None
-        except (ValueError, RecursionError) as exc:
-            raise TraceError(f"unparseable JSON: {exc}", line=line) from None
+        value, pos = _raw_decode(decoder, text, pos, line)
         values.append((line, value))
     try:  # what orjson would refuse (numbers out of range, lone surrogates) is refused here too
         orjson.dumps([value for _, value in values])
     except orjson.JSONEncodeError as exc:
         raise TraceError(f"unusable JSON value: {exc}") from None
     yield from values
+
+
+def _raw_decode(decoder: json.JSONDecoder, text: str, pos: int, line: int) -> tuple[Any, int]:
+    """The value at ``pos`` and where it ends. Raises :class:`TraceError` naming the line."""
+    try:
+        return decoder.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"unparseable JSON: {exc.msg}",
+                         line=text.count("\n", 0, exc.pos) + 1) from None
+    except DuplicateKey as exc:
+        raise TraceError(str(exc), line=line) from None
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(f"unparseable JSON: {exc}", line=line) from None
 
 
 def _no_constant(name: str) -> Any:
@@ -252,13 +539,7 @@ def _any_value(v: Any) -> Any:
                 raise _Bad(f"{key} {_short(value)} has the wrong type")
             return value
     if "intValue" in v:
-        raw = v["intValue"]
-        if isinstance(raw, bool) or not isinstance(raw, (int, str)):
-            raise _Bad(f"intValue {_short(raw)} is not an integer")
-        try:
-            return int(raw)
-        except ValueError:
-            raise _Bad(f"intValue {_short(raw)} is not an integer") from None
+        return _int_value(v["intValue"])
     if "arrayValue" in v:
         values = _obj(v["arrayValue"], "arrayValue").get("values")
         return [_any_value(x) for x in _items(values, "arrayValue.values")]
@@ -314,25 +595,33 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 
 def _iso(nanos: int) -> str:
+    """UTC with microseconds, as ``datetime`` prints it; the date and the minute are
+    looked up (the events of a trace share a few minutes)."""
     secs, rest = divmod(nanos, 1_000_000_000)
-    head = _SECONDS.get(secs)
+    minutes, second = divmod(secs, 60)
+    head = _MINUTES.get(minutes)
     if head is None:
-        if len(_SECONDS) >= 4096:  # the events of a trace share a few seconds
-            _SECONDS.clear()
-        days, clock = divmod(secs, 86_400)
-        day = _DAYS.get(days)
-        if day is None:
-            if len(_DAYS) >= 4096:
-                _DAYS.clear()
-            t = gmtime(days * 86_400)  # POSIX time, as datetime counts it: no leap seconds
-            day = _DAYS[days] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
-        hours, clock = divmod(clock, 3600)
-        head = _SECONDS[secs] = f"{day}{hours:02d}:{clock // 60:02d}:{clock % 60:02d}."
-    return f"{head}{rest // 1000:06d}Z"
+        head = _minute(minutes)
+    return f"{head}{second:02d}.{rest // 1000:06d}Z"
+
+
+def _minute(minutes: int) -> str:
+    """``YYYY-MM-DDTHH:MM:`` of a minute since the epoch, remembered."""
+    if len(_MINUTES) >= 4096:
+        _MINUTES.clear()
+    days, clock = divmod(minutes, 1440)
+    day = _DAYS.get(days)
+    if day is None:
+        if len(_DAYS) >= 4096:
+            _DAYS.clear()
+        t = gmtime(days * 86_400)  # POSIX time, as datetime counts it: no leap seconds
+        day = _DAYS[days] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+    head = _MINUTES[minutes] = f"{day}{clock // 60:02d}:{clock % 60:02d}:"
+    return head
 
 
 _DAYS: dict[int, str] = {}
-_SECONDS: dict[int, str] = {}
+_MINUTES: dict[int, str] = {}
 
 
 def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
@@ -368,35 +657,53 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span], base: int = 0
             if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
                 raise _Bad("a scopeSpans entry has no 'spans' list")
             for raw in ss.get("spans", []):
-                index = base + len(spans)
-                name = raw.get("name") if isinstance(raw, dict) else None
-                try:
-                    if not isinstance(raw, dict):
-                        raise _Bad(f"is {type(raw).__name__}, not an object")
-                    if name is not None and not isinstance(name, str):
-                        raise _Bad(f"'name' must be a string, got {type(name).__name__}")
-                    code, status = _status(raw.get("status"), "code", 0)
-                    events = []
-                    for ev in _items(raw.get("events"), "'events'"):
-                        if not isinstance(ev, dict):
-                            raise _Bad("a span event is not an object")
-                        ev_name = ev.get("name", "")
-                        events.append((ev_name if isinstance(ev_name, str) else "",
-                                       _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
-                                       _kv_list(ev.get("attributes"))))
-                    spans.append(Span(
-                        str(_hex_id(raw.get("traceId"), 16, "traceId")),
-                        str(_hex_id(raw.get("spanId"), 8, "spanId")),
-                        _hex_id(raw.get("parentSpanId"), 8, "parentSpanId", required=False),
-                        name or "",
-                        _nanos(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
-                        _nanos(raw["endTimeUnixNano"], "endTimeUnixNano")
-                        if raw.get("endTimeUnixNano") is not None else None,
-                        _kv_list(raw.get("attributes")), code,
-                        _message_of(status, "message") if code == "ERROR" else None,
-                        events, index, line))
-                except _Bad as exc:
-                    raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
+                spans.append(_otlp_span(raw, base + len(spans), line))
+
+
+def _otlp_span(raw: Any, index: int, line: int) -> Span:
+    """One OTLP/JSON span object. Raises :class:`_Bad` naming the span."""
+    name = raw.get("name") if isinstance(raw, dict) else None
+    try:
+        if not isinstance(raw, dict):
+            raise _Bad(f"is {type(raw).__name__}, not an object")
+        if name is not None and not isinstance(name, str):
+            raise _Bad(f"'name' must be a string, got {type(name).__name__}")
+        code, status = _status(raw.get("status"), "code", 0)
+        events = [_otlp_event(ev) for ev in _items(raw.get("events"), "'events'")]
+        return Span(
+            str(_hex_id(raw.get("traceId"), 16, "traceId")),
+            str(_hex_id(raw.get("spanId"), 8, "spanId")),
+            _hex_id(raw.get("parentSpanId"), 8, "parentSpanId", required=False),
+            name or "",
+            _nanos(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
+            _nanos(raw["endTimeUnixNano"], "endTimeUnixNano")
+            if raw.get("endTimeUnixNano") is not None else None,
+            _kv_list(raw.get("attributes")), code,
+            _message_of(status, "message") if code == "ERROR" else None,
+            events, index, line)
+    except _Bad as exc:
+        raise _Bad(f"span {index} ({_short(name)}): {exc}") from None
+
+
+def _event_name(ev: Any) -> str:
+    """A span event's name (anything but a string is none). Raises :class:`_Bad` when the
+    event is no object."""
+    if not isinstance(ev, dict):
+        raise _Bad("a span event is not an object")
+    name = ev.get("name", "")
+    return name if isinstance(name, str) else ""
+
+
+def _otlp_event(ev: Any) -> tuple[str, int, dict[str, Any]]:
+    """(name, time, attributes) of an OTLP/JSON span event. Raises :class:`_Bad`."""
+    return (_event_name(ev), _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
+            _kv_list(ev.get("attributes")))
+
+
+def _sdk_event(ev: Any) -> tuple[str, int, dict[str, Any]]:
+    """(name, time, attributes) of an SDK span event. Raises :class:`_Bad`."""
+    return (_event_name(ev), _iso_nanos(ev.get("timestamp"), "timestamp"),
+            dict(_obj(ev.get("attributes"), "event 'attributes'")))
 
 
 def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span], base: int = 0) -> None:
@@ -410,14 +717,7 @@ def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span], base: int = 0) 
             raise _Bad("missing 'context' object")
         attrs = _obj(raw.get("attributes"), "'attributes'")
         code, status = _status(raw.get("status"), "status_code", "UNSET")
-        events = []
-        for ev in _items(raw.get("events"), "'events'"):
-            if not isinstance(ev, dict):
-                raise _Bad("a span event is not an object")
-            ev_name = ev.get("name", "")
-            events.append((ev_name if isinstance(ev_name, str) else "",
-                           _iso_nanos(ev.get("timestamp"), "timestamp"),
-                           dict(_obj(ev.get("attributes"), "event 'attributes'"))))
+        events = [_sdk_event(ev) for ev in _items(raw.get("events"), "'events'")]
         spans.append(Span(
             str(_hex_id(ctx.get("trace_id"), 16, "trace_id")),
             str(_hex_id(ctx.get("span_id"), 8, "span_id")),
@@ -593,121 +893,186 @@ def _looks_like_a_call(span: Span) -> bool:
         span.attrs.keys().isdisjoint(_TOOL_ATTRS)
 
 
-def spans_to_events(spans: list[Span], *, text: bool = True) -> list[Event]:
-    """Map the spans of one trace to events. Raises :class:`_Bad` naming the span.
+#: (start, tie-breaker, kind, agent, fields, line) of an event before it is numbered.
+_Staged = tuple[int, int, str, "str | None", dict[str, Any], "int | None"]
+_staged_order = itemgetter(0, 1)
+#: An :class:`Event` from its fields, as ``Event._make`` builds it.
+_event = partial(tuple.__new__, Event)
 
-    ``text=False`` leaves each tool call's result out (a replay whose spec reads none)."""
-    by_id = {s.span_id: s for s in spans}
-    limit = len(spans)
-    kinds: dict[Span, str | None] = {}  # each span's kind and own agent, found once
-    owns: dict[Span, str | None] = {}
-    for s in spans:
+
+class _Mapping:
+    """The spans of one run mapped to events in one pass over them.
+
+    Each span is classified once (:meth:`classify`: its kind and the agent it names
+    itself, kept on the span), then staged in file order (:meth:`stage`); the staged
+    events are numbered in order of time (:meth:`events`).
+    """
+
+    __slots__ = ("by_id", "conventions", "end", "handed", "limit", "root_agent", "roots_ok",
+                 "spans", "staged", "text")
+
+    def __init__(self, spans: list[Span], text: bool) -> None:
+        self.spans = spans
+        self.text = text
+        self.by_id = {s.span_id: s for s in spans}
+        self.limit = len(spans)
+        self.staged: list[_Staged] = []
+        self.handed: set[tuple[str, str]] = set()
+        self.conventions: set[str] = set()
+        self.end = 0
+        self.root_agent: str | None = None
+        self.roots_ok = True
+        by_id = self.by_id
+        for s in spans:
+            self.classify(s)
+            end = s.end or s.start
+            if end > self.end:
+                self.end = end
+            if not s.parent or s.parent not in by_id:  # a root
+                self.roots_ok = self.roots_ok and s.status != "ERROR"
+                if self.root_agent is None:  # a root's walk to its agent stops at itself
+                    self.root_agent = s.own
+
+    def classify(self, s: Span) -> None:
+        """Note the span's kind and own agent (and the convention it follows)."""
         a = s.attrs
         if _OI_KIND in a or _TL_KIND in a:
-            kinds[s] = _kind(s)
-            owns[s] = _own_agent(s)
-            continue
+            self.conventions.add(OPENINFERENCE if _OI_KIND in a else OPENLLMETRY)
+            s.kind, s.own = _kind(s), _own_agent(s)
+            return
         # GenAI only: what _kind and _own_agent find, looked up once
         op = a.get("gen_ai.operation.name")
-        kinds[s] = "tool" if op == "execute_tool" else "agent" if op == "invoke_agent" else None
+        s.kind = "tool" if op == "execute_tool" else "agent" if op == "invoke_agent" else None
         name = a.get("gen_ai.agent.name")
-        owns[s] = name if type(name) is str and name else None
+        s.own = name if type(name) is str and name else None
 
-    def agent_of(span: Span) -> str | None:
+    def agent_of(self, span: Span) -> str | None:
+        """The agent a span runs under: its own, else its nearest ancestor's."""
+        by_id, limit = self.by_id, self.limit
         cur: Span | None = span
         seen = 0
         while cur is not None and seen < limit:
-            name = owns[cur]
-            if name:
-                return name
+            if cur.own:
+                return cur.own
             cur = by_id.get(cur.parent) if cur.parent else None
             seen += 1
         return None
 
-    def enclosing_genai(span: Span) -> Span | None:
+    def enclosing_genai(self, span: Span) -> Span | None:
+        """The nearest ancestor any convention gives a kind."""
+        by_id, limit = self.by_id, self.limit
         cur = by_id.get(span.parent) if span.parent else None
         seen = 0
         while cur is not None and seen < limit:
-            if kinds[cur] is not None:
+            if cur.kind is not None:
                 return cur
             cur = by_id.get(cur.parent) if cur.parent else None
             seen += 1
         return None
 
-    # (start, tie-breaker, kind, agent, fields, line)
-    staged: list[tuple[int, int, str, str | None, dict[str, Any], int | None]] = []
-    handed: set[tuple[str, str]] = set()
-    for span in spans:
-        kind = kinds[span]
-        tie = span.index * 1000
+    def stage(self, span: Span) -> None:
+        """Stage what one span records: a tool call, a handoff, checkpoints. Raises
+        :class:`_Bad` naming the span."""
+        kind = span.kind
         if kind == "tool":
-            staged.append((span.start, tie, "action", agent_of(span), _tool_call(span, text),
-                           span.line))
-        elif kind is None and _looks_like_a_call(span):
-            # skipping it would drop the call (a misspelt or missing operation name)
-            raise _Bad(f"{span.label()}: records a tool call but its 'gen_ai.operation.name' is "
-                       f"{_short(_op(span))}, not 'execute_tool'")
-        elif kind == "agent":
-            to_agent = owns[span]
-            outer = enclosing_genai(span)
-            if (isinstance(to_agent, str) and outer is not None and kinds[outer] == "tool"):
-                from_agent = agent_of(outer)
-                if from_agent is not None and from_agent != to_agent and (
-                        outer.span_id, to_agent) not in handed:
-                    handed.add((outer.span_id, to_agent))
-                    args = _tool_call(outer, False)["args"]
-                    payload = args if isinstance(args, dict) else {"arguments": args}
-                    staged.append((span.start, tie, "handoff", from_agent,
-                                   {"from_agent": from_agent, "to_agent": to_agent,
-                                    "payload": payload, "span_id": span.span_id}, span.line))
-        if "roadcheck.checkpoint.id" not in span.attrs and not span.events:
-            continue
-        marks = ([(span.start, span.attrs, tie + 1)]
-                 if "roadcheck.checkpoint.id" in span.attrs else [])
+            self.staged.append((span.start, span.index * 1000, "action", self.agent_of(span),
+                                _tool_call(span, self.text), span.line))
+        elif kind is None:
+            if _looks_like_a_call(span):
+                # skipping it would drop the call (a misspelt or missing operation name)
+                raise _Bad(f"{span.label()}: records a tool call but its "
+                           f"'gen_ai.operation.name' is {_short(_op(span))}, not "
+                           "'execute_tool'")
+        elif kind == "agent" and span.own:
+            self._handoff(span)
+        if span.events or _CHECKPOINT in span.attrs:
+            self._checkpoints(span)
+
+    def _handoff(self, span: Span) -> None:
+        """An agent span under another agent's tool call: the call handed over to it."""
+        to_agent = span.own
+        outer = self.enclosing_genai(span)
+        if outer is None or outer.kind != "tool" or to_agent is None:
+            return
+        from_agent = self.agent_of(outer)
+        if from_agent is None or from_agent == to_agent or (
+                outer.span_id, to_agent) in self.handed:
+            return
+        self.handed.add((outer.span_id, to_agent))
+        args = _tool_call(outer, False)["args"]
+        payload = args if isinstance(args, dict) else {"arguments": args}
+        self.staged.append((span.start, span.index * 1000, "handoff", from_agent,
+                            {"from_agent": from_agent, "to_agent": to_agent,
+                             "payload": payload, "span_id": span.span_id}, span.line))
+
+    def _checkpoints(self, span: Span) -> None:
+        """The approvals a span and its span events record."""
+        tie = span.index * 1000
+        marks = [(span.start, span.attrs, tie + 1)] if _CHECKPOINT in span.attrs else []
         marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
-                  if "roadcheck.checkpoint.id" in a]
+                  if _CHECKPOINT in a]
         for when, attrs, order in marks:
-            cid = attrs.get("roadcheck.checkpoint.id")
-            if not isinstance(cid, str) or not cid:
-                raise _Bad(f"{span.label()}: 'roadcheck.checkpoint.id' must be a non-empty string")
-            decision = attrs.get("roadcheck.checkpoint.decision")
-            if decision is not None and str(decision).lower() not in _APPROVED:
-                continue  # a rejected approval is no confirmation: no checkpoint event
-            fields = {"checkpoint_id": cid, "span_id": span.span_id}
-            who = attrs.get("roadcheck.checkpoint.confirmed_by")
-            if who is not None:
-                fields["confirmed_by"] = who
-            if decision is not None:
-                fields["decision"] = decision
-            staged.append((when, order, "checkpoint", agent_of(span), fields, span.line))
-    staged.sort(key=_staged_order)
-    events: list[Event] = []
-    append = events.append
-    for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
-        # the record Event.make builds: seq, ts, agent (when known), event, then the fields
-        ts = _iso(when)
-        data: dict[str, Any] = {"seq": seq, "ts": ts}
-        if agent is not None:
-            data["agent"] = agent
-        data["event"] = kind
-        data.update(fields)
-        append(Event(seq, kind, agent, ts, data, line))
-    end = max((s.end or s.start) for s in spans)
-    root_agent = None
-    task_success = True
-    for s in spans:
-        if not s.parent or s.parent not in by_id:  # a root
-            task_success = task_success and s.status != "ERROR"
-            if root_agent is None:
-                root_agent = agent_of(s)
-    events.append(Event.make(len(events) + 1, "final", root_agent, ts=_iso(end),
-                             task_success=task_success))
-    return events
+            fields = _checkpoint_fields(span, attrs)
+            if fields is not None:
+                self.staged.append((when, order, "checkpoint", self.agent_of(span), fields,
+                                    span.line))
+
+    def records(self) -> list[tuple[Any, ...]]:
+        """Every span staged, then the events' fields (as :class:`Event` takes them) in
+        order of time, the final one last."""
+        stage = self.stage
+        for span in self.spans:
+            stage(span)
+        staged = self.staged
+        staged.sort(key=_staged_order)
+        staged.append((self.end, 0, "final", self.root_agent,
+                       {"task_success": self.roots_ok}, None))
+        records: list[tuple[Any, ...]] = []
+        append = records.append
+        for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
+            # the record Event.make builds: seq, ts, agent (when known), event, then the fields
+            ts = _iso(when)
+            if agent is None:
+                data = {"seq": seq, "ts": ts, "event": kind, **fields}
+            else:
+                data = {"seq": seq, "ts": ts, "agent": agent, "event": kind, **fields}
+            append((seq, kind, agent, ts, data, line))
+        return records
+
+    def events(self) -> list[Event]:
+        """The events of :meth:`records`."""
+        return [_event(record) for record in self.records()]
+
+    def source(self) -> str:
+        """``otel``, naming the other conventions the spans follow (a report then says
+        which)."""
+        names = sorted(self.conventions)
+        return f"otel ({' and '.join(names)} spans)" if names else "otel"
 
 
-def _staged_order(staged: tuple[int, int, str, str | None, dict[str, Any], int | None]
-                  ) -> tuple[int, int]:
-    return staged[0], staged[1]
+def _checkpoint_fields(span: Span, attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """The fields of the checkpoint ``attrs`` record, or None for a decision that is no
+    approval. Raises :class:`_Bad` for a checkpoint with no id."""
+    cid = attrs.get(_CHECKPOINT)
+    if not isinstance(cid, str) or not cid:
+        raise _Bad(f"{span.label()}: 'roadcheck.checkpoint.id' must be a non-empty string")
+    decision = attrs.get("roadcheck.checkpoint.decision")
+    if decision is not None and str(decision).lower() not in _APPROVED:
+        return None  # a rejected approval is no confirmation: no checkpoint event
+    fields = {"checkpoint_id": cid, "span_id": span.span_id}
+    who = attrs.get("roadcheck.checkpoint.confirmed_by")
+    if who is not None:
+        fields["confirmed_by"] = who
+    if decision is not None:
+        fields["decision"] = decision
+    return fields
+
+
+def spans_to_events(spans: list[Span], *, text: bool = True) -> list[Event]:
+    """Map the spans of one trace to events. Raises :class:`_Bad` naming the span.
+
+    ``text=False`` leaves each tool call's result out (a replay whose spec reads none)."""
+    return _Mapping(spans, text).events()
 
 
 # -- the reader -------------------------------------------------------------------------------
@@ -725,19 +1090,33 @@ def read_otel(path: str, data: bytes, *, text: bool = True) -> Iterator[Any]:
 
 
 class _Run(NamedTuple):
-    """One run of a file: its traces (the first names it), its conversation, and what
-    gives its spans."""
+    """One run of a file: its traces (the first names it), its conversation, what gives
+    its spans, and what gives its events when the first reading mapped them already."""
 
     trace_ids: list[str]
     conversation: str | None
     members: Callable[[], list[Span]]
+    mapped: Callable[[], _Mapped] | None = None
+
+
+#: A run mapped by the first reading (:class:`_Lines`): its events' fields, its source and
+#: its span count, as ``marshal`` bytes (a tenth of the objects' size), or what was wrong
+#: with it (message, line).
+_Mapped = bytes | tuple[str, int | None]
 
 
 def _runs(path: str, data: bytes, *, text: bool = True) -> list[_Run]:
     """The runs of a span file: a file of OTLP/JSON lines read a run at a time
     (:class:`_Lines`), any other every span read first, then grouped by trace and
     conversation."""
-    lines = _Lines.read(data)
+    paused = gc.isenabled()
+    if paused:  # see _Lines: the first reading makes no cycles for the collector to find
+        gc.disable()
+    try:
+        lines = _Lines.read(data, text)
+    finally:
+        if paused:
+            gc.enable()
     if lines is not None:
         return lines.runs()
     return [_Run(trace_ids, conversation, partial(list, members))
@@ -756,32 +1135,43 @@ class _Trace:
 
 class _Lines:
     """A file of one JSON value a line (OTLP/JSON lines, as the OTLP file exporter writes
-    them) read twice: once whole, once a run at a time.
+    them), read once whole and each run then built on its own.
 
     The first reading checks every line as :func:`parse_spans` does (a repeated key
     anywhere, then the first malformed span: the file's one error, before any run is
-    judged) and notes where each trace's spans are; no span outlives its line. The
-    runs are then built one after the other, each from its own lines decoded again, so
-    memory holds the file and one run, not every span of the file at once. A line
-    holding several traces is decoded once and its spans kept until the last of its
-    traces is taken.
+    judged) and notes where each trace's spans are; no span outlives its line. A line
+    holding one trace, the common case, is mapped to events there and then, kept as
+    ``marshal`` bytes until its run's turn (:data:`_Mapped`), and dropped again when a
+    later line holds more of its trace. Any other run is built from its own lines decoded
+    again, so memory holds the file and one run, not every span of the file at once. A
+    line holding several traces is decoded once more and its spans kept until the last
+    of its traces is taken.
+
+    The cyclic collector is paused while the file is read (:func:`_runs`): the reading
+    makes no reference cycles, and each line's short-lived lists, tuples and dicts would
+    otherwise set the collector walking them again and again (a fifth of the reading's
+    time on a large export). It runs again as soon as the reading ends, error or not.
     """
 
-    def __init__(self, data: bytes) -> None:
+    __slots__ = ("cache", "data", "lines", "mapped", "text", "total", "traces")
+
+    def __init__(self, data: bytes, text: bool) -> None:
         self.data = data
+        self.text = text
         #: line number, start, end, and the number of the line's first span in the file
         self.lines: list[tuple[int, int, int, int]] = []
         self.traces: dict[str, _Trace] = {}
         self.cache: dict[int, dict[str, list[Span]]] = {}
+        self.mapped: dict[str, _Mapped] = {}
+        self.total = 0
 
     @classmethod
-    def read(cls, data: bytes) -> _Lines | None:
+    def read(cls, data: bytes, text: bool = True) -> _Lines | None:
         """The file read once, or None when a line is not JSON on its own (indented or
         concatenated documents: :func:`parse_spans` reads those). Raises
         :class:`TraceError`."""
-        self = cls(data)
+        self = cls(data, text)
         bad: TraceError | None = None
-        total = 0
         pos, n, size = 0, 0, len(data)
         while pos < size:
             end = data.find(b"\n", pos)
@@ -792,51 +1182,67 @@ class _Lines:
             pos = end + 1
             if not raw.strip():
                 continue
-            try:
-                doc = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+            decoded = _checked_line(raw, n)
+            if decoded is None:
                 return None
-            if not no_duplicate_keys(raw, [doc]):
-                check_line(raw, doc, n, None)
             if bad is not None:
                 continue  # a repeated key further on is still the file's error
-            spans: list[Span] = []
             try:
-                _add_document(doc, n, spans, total)
+                spans = _line_spans(raw, *decoded, n, self.total)
             except _Bad as exc:
                 bad = TraceError(str(exc), line=n)
                 continue
-            del doc
-            k = len(self.lines)
-            self.lines.append((n, start, end, total))
-            total += len(spans)
-            traces = self.traces
-            for span in spans:
-                trace = traces.get(span.trace_id)
-                if trace is None:
-                    trace = traces[span.trace_id] = _Trace()
-                if not trace.lines or trace.lines[-1] != k:
-                    trace.lines.append(k)
-                conversation = span.attrs.get(_CONVERSATION)
-                if isinstance(conversation, str) and conversation:
-                    trace.conversations.add(conversation)
+            del decoded
+            self._add(n, start, end, spans)
         if bad is not None:
             raise bad
-        if not total:
+        if not self.total:
             raise TraceError("no spans")
         return self
 
+    def _add(self, n: int, start: int, end: int, spans: list[Span]) -> None:
+        """Note line ``n``'s place and its spans' traces; map it when it holds one trace."""
+        k = len(self.lines)
+        self.lines.append((n, start, end, self.total))
+        self.total += len(spans)
+        traces = self.traces
+        for trace_id in dict.fromkeys([span.trace_id for span in spans]):
+            trace = traces.get(trace_id)
+            if trace is None:
+                trace = traces[trace_id] = _Trace()
+            elif trace_id in self.mapped:  # more of a trace mapped already: mapped again
+                del self.mapped[trace_id]
+            trace.lines.append(k)
+        for span in spans:
+            conversation = span.attrs.get(_CONVERSATION)
+            if isinstance(conversation, str) and conversation:
+                traces[span.trace_id].conversations.add(conversation)
+        if spans:
+            trace_id = spans[0].trace_id
+            if len(traces[trace_id].lines) == 1 and all(
+                    span.trace_id == trace_id for span in spans):
+                self.mapped[trace_id] = _premapped(spans, self.text)
+
     def runs(self) -> list[_Run]:
         """The runs, grouped as :func:`_group` groups them."""
-        return [_Run(ids, conversation, partial(self.members, ids)) for ids, conversation
-                in _grouped((t, trace.conversations) for t, trace in self.traces.items())]
+        runs = []
+        mapped = self.mapped
+        for ids, conversation in _grouped(
+                (t, trace.conversations) for t, trace in self.traces.items()):
+            premapped = None
+            if len(ids) == 1 and ids[0] in mapped:
+                premapped = partial(mapped.pop, ids[0])
+            else:
+                for t in ids:  # a run of several traces is mapped whole
+                    mapped.pop(t, None)
+            runs.append(_Run(ids, conversation, partial(self.members, ids), premapped))
+        return runs
 
     def _spans(self, k: int) -> list[Span]:
         """The spans of line ``k``, decoded again (it read once already)."""
         n, start, end, first = self.lines[k]
-        spans: list[Span] = []
-        _add_document(orjson.loads(self.data[start:end]), n, spans, first)
-        return spans
+        raw = self.data[start:end]
+        return _line_spans(raw, _typed_document(raw), None, n, first)
 
     def members(self, trace_ids: list[str]) -> list[Span]:
         """The spans of the traces ``trace_ids``, each trace's in file order."""
@@ -863,22 +1269,60 @@ class _Lines:
         return [span for t in trace_ids for span in taken.get(t, ())]
 
 
+def _checked_line(raw: bytes, n: int) -> tuple[_Document | None, Any] | None:
+    """Line ``n`` decoded and checked as every reader checks a line (no key given twice,
+    nested at most :data:`~roadcheck.ingest._json.MAX_DEPTH` deep): (the typed structs'
+    reading, orjson's or None when the first one settles it), or None when the line is
+    not JSON on its own. Raises :class:`TraceError`."""
+    typed = _typed_document(raw)
+    if typed is not None and _canonical(raw, typed):
+        return typed, None
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not no_duplicate_keys(raw, doc):
+        check_line(raw, doc, n, None)
+    return typed, doc
+
+
+def _premapped(spans: list[Span], text: bool) -> _Mapped:
+    """The spans of one trace mapped (:data:`_Mapped`)."""
+    try:
+        mapping = _Mapping(spans, text)
+        records = mapping.records()
+    except _Bad as exc:
+        return str(exc), exc.line
+    return marshal.dumps((records, mapping.source(), len(spans)))
+
+
 def _trajectory(path: str, run: _Run, *, text: bool = True) -> Trajectory:
     from roadcheck.ingest import BadRun
 
     trace_id = run.trace_ids[0]
     tid = f"{path}#{trace_id}"
     try:
-        members = run.members()
-        events, count = tuple(spans_to_events(members, text=text)), len(members)
+        events, source, count = _mapped(run, text)
     except _Bad as exc:
         raise BadRun(tid, f"trace {trace_id}: {exc}", exc.line) from None
-    source = _source(members)
     meta: dict[str, Any] = {"trace_id": trace_id, "spans": count}
     if run.conversation is not None:
         meta["conversation_id"] = run.conversation
         meta["traces"] = run.trace_ids
     return Trajectory(tid, events, path, source, meta)
+
+
+def _mapped(run: _Run, text: bool) -> tuple[tuple[Event, ...], str, int]:
+    """A run's events, source and span count. Raises :class:`_Bad`."""
+    if run.mapped is None:
+        members = run.members()
+        mapping = _Mapping(members, text)
+        return tuple(mapping.events()), mapping.source(), len(members)
+    done = run.mapped()
+    if isinstance(done, tuple):
+        raise _Bad(*done)
+    records, source, count = marshal.loads(done)
+    return tuple([_event(record) for record in records]), source, count
 
 
 _CONVERSATION = "gen_ai.conversation.id"
@@ -918,16 +1362,3 @@ def _grouped(traces: Iterable[tuple[str, Collection[str]]]
         else:
             groups["trace " + trace_id] = ([trace_id], None)
     return list(groups.values())
-
-
-def _source(spans: list[Span]) -> str:
-    """``otel``, naming the other conventions the spans follow (a report then says which)."""
-    found = set()
-    for span in spans:  # what convention() says, for every span
-        attrs = span.attrs
-        if _OI_KIND in attrs:
-            found.add(OPENINFERENCE)
-        elif _TL_KIND in attrs:
-            found.add(OPENLLMETRY)
-    names = sorted(found)
-    return f"otel ({' and '.join(names)} spans)" if names else "otel"

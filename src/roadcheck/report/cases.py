@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from roadcheck.acceptance import AcceptRun
+    from roadcheck.acceptance.result import AcceptRun
     from roadcheck.conformance.result import ReplayResult, ReplayRun
     from roadcheck.findings import Finding
     from roadcheck.ingest.locate import Located

@@ -7,18 +7,38 @@ first problem is reported on one line with the file, the line and the field.
 ``remaining`` is required, so a checkpoint cut short before its steps is
 unusable. Paths inside the document are relative to its directory.
 Timestamps are ISO 8601 text (YAML timestamps are read as text).
+
+:class:`Checkpoint` holds the document as the loader read it (:attr:`Checkpoint.doc`,
+a :class:`~roadcheck.documents.checkpoint.CheckpointDoc`) with where it was read
+from; the questions read the document's structs and resolve a path, a timestamp or
+a duration through it (:meth:`Checkpoint.path`, :meth:`Checkpoint.time`,
+:meth:`Checkpoint.duration`). Every timestamp and duration is checked when the
+document is read.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from roadcheck.documents.checkpoint import (
+    ArtifactDoc,
+    BlockerDoc,
+    BudgetDoc,
+    CadenceDoc,
+    CapabilityDoc,
+    CheckpointDoc,
+    DateGateDoc,
+    EffectDoc,
+    ExpectDoc,
+    MembersDoc,
+    StepDoc,
+    TaskDoc,
+)
 from roadcheck.documents.loader import Loc, Problem, convert, problems
 from roadcheck.errors import SpecError
 
@@ -47,7 +67,20 @@ EFFECT_STATES = ("attempted", "confirmed", "unknown")
 RETRY_CLASSES = ("safe_to_retry", "unsafe_to_retry", "reconcile_first")
 FORMATS = ("json", "jsonl", "yaml")
 
-Argv = tuple[str, ...]
+#: The document's structs, under the names the questions have always given them.
+TaskRef = TaskDoc
+Members = MembersDoc
+Expect = ExpectDoc
+Artifact = ArtifactDoc
+Effect = EffectDoc
+Capability = CapabilityDoc
+Budget = BudgetDoc
+Blocker = BlockerDoc
+DateGate = DateGateDoc
+Cadence = CadenceDoc
+Step = StepDoc
+#: What an artifact expects when its document names no ``expect``.
+NO_EXPECT = ExpectDoc()
 
 
 def parse_ts(value: Any) -> datetime:
@@ -96,146 +129,6 @@ def parse_duration(value: Any) -> timedelta:
     raise ValueError(f"{value!r} is not a duration such as 90s, 30m, 24h or 7d")
 
 
-@dataclass(frozen=True, slots=True)
-class TaskRef:
-    """The durable task file and the state the checkpoint last saw it in."""
-
-    path: Path
-    state: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Members:
-    """A member-count invariant: ``glob`` under the artifact directory matches ``count``."""
-
-    glob: str
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class Expect:
-    """What an artifact must satisfy beyond existing."""
-
-    min_bytes: int | None = None
-    format: str | None = None
-    members: Members | None = None
-    newer_than: tuple[Path, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Artifact:
-    """An expected output, with its recorded digest and invariants."""
-
-    name: str
-    path: Path
-    state: str | None
-    digest: str | None
-    expect: Expect
-
-
-@dataclass(frozen=True, slots=True)
-class Effect:
-    """A side effect outside the machine, and how to ask its owner about it."""
-
-    name: str
-    state: str
-    remote_id: str | None
-    idempotency_key: str | None
-    ledger: Path | None
-    reconcile: Argv | None
-    timeout: float
-
-
-@dataclass(frozen=True, slots=True)
-class Capability:
-    """A permission the task relies on: a check command or a recorded state with a max age."""
-
-    name: str
-    state: str | None
-    checked_at: datetime | None
-    max_age: timedelta | None
-    check: Argv | None
-    timeout: float
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """A spend or rate budget: ``limit`` against ``spent`` (a number, a file or a command)."""
-
-    name: str
-    limit: float
-    spent: float | None
-    spent_file: Path | None
-    spent_command: Argv | None
-    timeout: float
-
-
-@dataclass(frozen=True, slots=True)
-class Blocker:
-    """Something that stops the task: active while ``active`` and before ``until``.
-
-    With ``file`` the blocker is active while that file exists.
-    """
-
-    name: str
-    active: bool
-    until: datetime | None
-    file: Path | None
-
-
-@dataclass(frozen=True, slots=True)
-class DateGate:
-    """A window outside which the task must not act."""
-
-    name: str
-    not_before: datetime | None
-    not_after: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class Cadence:
-    """A promised delivery rhythm: the last output must be younger than ``every``."""
-
-    every: timedelta
-    last_output_at: datetime | None
-    command: Argv | None
-    timeout: float
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """An unfinished step, its recorded retry class and the effect it creates."""
-
-    step: str
-    retry_class: str
-    effect: str | None
-    idempotency_key: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """A validated checkpoint document; ``base`` is the directory paths resolve against."""
-
-    source: str
-    base: Path
-    observed_at: datetime
-    task: TaskRef | None
-    inputs: tuple[Path, ...]
-    inputs_digest: str | None
-    artifacts: tuple[Artifact, ...]
-    effects: tuple[Effect, ...]
-    capabilities: tuple[Capability, ...]
-    budgets: tuple[Budget, ...]
-    blockers: tuple[Blocker, ...]
-    date_gates: tuple[DateGate, ...]
-    cadence: Cadence | None
-    remaining: tuple[Step, ...]
-    next_action: str | None
-    raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
-    #: The sha256 (hex) of the bytes the checkpoint was read from; None when built in memory.
-    sha256: str | None = None
-
-
 def _ts(value: str | None, loc: Loc) -> datetime | None:
     if value is None:
         return None
@@ -255,17 +148,28 @@ def _duration(value: str | float | None, loc: Loc) -> timedelta | None:
         raise Problem(loc, str(exc) if isinstance(exc, ValueError) else "is too long") from None
 
 
-def _argv(value: list[str] | None) -> Argv | None:
-    return None if value is None else tuple(value)
+class Checkpoint:
+    """A checked checkpoint document; ``base`` is the directory its paths resolve against."""
 
+    __slots__ = ("base", "doc", "observed_at", "raw", "sha256", "source")
 
-class _Builder:
-    """Builds the checkpoint the checks read from its converted document."""
-
-    def __init__(self, base: Path) -> None:
+    def __init__(self, doc: CheckpointDoc, source: str, base: Path,
+                 raw: Mapping[str, Any] | None = None, sha256: str | None = None) -> None:
+        #: The document, as the loader read it.
+        self.doc = doc
+        self.source = source
         self.base = base
+        #: The decoded document the structs were read from.
+        self.raw: Mapping[str, Any] = {} if raw is None else raw
+        #: The sha256 (hex) of the bytes the checkpoint was read from; None when built in
+        #: memory.
+        self.sha256 = sha256
+        observed = self.time(doc.observed_at)
+        assert observed is not None  # a required field
+        self.observed_at: datetime = observed
 
     def path(self, value: str) -> Path:
+        """A path of the document, resolved against its directory."""
         p = Path(value)
         return p if p.is_absolute() else self.base / p
 
@@ -273,86 +177,71 @@ class _Builder:
         return None if value is None else self.path(value)
 
     def paths(self, value: str | list[str]) -> tuple[Path, ...]:
+        """One path or a list of them, resolved."""
         return tuple(self.path(v) for v in ([value] if isinstance(value, str) else value))
 
-    def expect(self, d: Any) -> Expect:
-        if d is None:
-            return Expect()
-        members = None if d.members is None else Members(d.members.glob, d.members.count)
-        return Expect(d.min_bytes, d.format, members, self.paths(d.newer_than))
+    @staticmethod
+    def time(value: str | None) -> datetime | None:
+        """A timestamp of the document (checked when it was read) as UTC."""
+        return None if value is None else parse_ts(value)
 
-    def build(self, d: Any, source: str, raw: Mapping[str, Any],
-              sha256: str | None) -> Checkpoint:
-        at = _ts
-        artifacts = tuple(
-            Artifact(name, self.path(a.path), a.state, a.digest, self.expect(a.expect))
-            for name, a in d.artifacts.items())
-        effects = tuple(
-            Effect(name, e.state, e.remote_id, e.idempotency_key, self.opt_path(e.ledger),
-                   _argv(e.reconcile), e.timeout)
-            for name, e in d.external_effects.items())
-        capabilities = []
-        for name, c in d.capabilities.items():
-            if c.state is None and c.check is None:
-                raise Problem(("capabilities", name),
-                              "needs a recorded 'state' or a 'check' command")
-            capabilities.append(Capability(
-                name, c.state, at(c.checked_at, ("capabilities", name, "checked_at")),
-                _duration(c.max_age, ("capabilities", name, "max_age")), _argv(c.check),
-                c.timeout))
-        budgets = []
-        for name, b in d.budgets.items():
-            if sum(x is not None for x in (b.spent, b.spent_file, b.spent_command)) != 1:
-                raise Problem(("budgets", name),
-                              "needs exactly one of spent, spent_file or spent_command")
-            budgets.append(Budget(name, b.limit, b.spent, self.opt_path(b.spent_file),
-                                  _argv(b.spent_command), b.timeout))
-        blockers = tuple(
-            Blocker(b.name, b.active, at(b.until, ("blockers", i, "until")),
-                    self.opt_path(b.file))
-            for i, b in enumerate(d.blockers))
-        gates = tuple(
-            DateGate(g.name, at(g.not_before, ("date_gates", i, "not_before")),
-                     at(g.not_after, ("date_gates", i, "not_after")))
-            for i, g in enumerate(d.date_gates))
-        cadence = None
-        if d.cadence is not None:
-            c = d.cadence
-            if c.last_output_at is None and c.command is None:
-                raise Problem(("cadence",), "needs 'last_output_at' or a 'command' that "
-                                            "prints it")
-            every = _duration(c.every, ("cadence", "every"))
-            assert every is not None  # a required field
-            cadence = Cadence(every, at(c.last_output_at, ("cadence", "last_output_at")),
-                              _argv(c.command), c.timeout)
-        names = {e.name for e in effects}
-        for i, step in enumerate(d.remaining):
-            if step.effect is not None and step.effect not in names:
-                raise Problem(("remaining", i, "effect"),
-                              f"names no entry of external_effects: {step.effect!r}")
-        observed = at(d.observed_at, ("observed_at",))
-        assert observed is not None  # a required field
-        return Checkpoint(
-            source=source, base=self.base, observed_at=observed,
-            task=None if d.task is None else TaskRef(self.path(d.task.path), d.task.state),
-            inputs=self.paths(d.inputs), inputs_digest=d.inputs_digest, artifacts=artifacts,
-            effects=effects, capabilities=tuple(capabilities), budgets=tuple(budgets),
-            blockers=blockers, date_gates=gates, cadence=cadence,
-            remaining=tuple(Step(s.step, s.retry_class, s.effect, s.idempotency_key)
-                            for s in d.remaining),
-            next_action=d.next_action, raw=dict(raw), sha256=sha256)
+    @staticmethod
+    def duration(value: str | float | None) -> timedelta | None:
+        """A duration of the document (checked when it was read)."""
+        return None if value is None else parse_duration(value)
+
+    @property
+    def inputs(self) -> tuple[Path, ...]:
+        return self.paths(self.doc.inputs)
+
+    @staticmethod
+    def expect(artifact: ArtifactDoc) -> ExpectDoc:
+        """What an artifact expects (nothing beyond existing when it names no ``expect``)."""
+        return NO_EXPECT if artifact.expect is None else artifact.expect
+
+
+def _check(d: CheckpointDoc) -> None:
+    """What the structs cannot say: timestamps and durations that parse, one source each
+    for a capability, a budget and a cadence, and steps naming declared effects."""
+    at = _ts
+    for name, c in d.capabilities.items():
+        if c.state is None and c.check is None:
+            raise Problem(("capabilities", name),
+                          "needs a recorded 'state' or a 'check' command")
+        at(c.checked_at, ("capabilities", name, "checked_at"))
+        _duration(c.max_age, ("capabilities", name, "max_age"))
+    for name, b in d.budgets.items():
+        if sum(x is not None for x in (b.spent, b.spent_file, b.spent_command)) != 1:
+            raise Problem(("budgets", name),
+                          "needs exactly one of spent, spent_file or spent_command")
+    for i, bl in enumerate(d.blockers):
+        at(bl.until, ("blockers", i, "until"))
+    for i, g in enumerate(d.date_gates):
+        at(g.not_before, ("date_gates", i, "not_before"))
+        at(g.not_after, ("date_gates", i, "not_after"))
+    cadence = d.cadence
+    if cadence is not None:
+        if cadence.last_output_at is None and cadence.command is None:
+            raise Problem(("cadence",), "needs 'last_output_at' or a 'command' that prints it")
+        _duration(cadence.every, ("cadence", "every"))
+        at(cadence.last_output_at, ("cadence", "last_output_at"))
+    for i, step in enumerate(d.remaining):
+        if step.effect is not None and step.effect not in d.external_effects:
+            raise Problem(("remaining", i, "effect"),
+                          f"names no entry of external_effects: {step.effect!r}")
+    at(d.observed_at, ("observed_at",))
 
 
 def parse_checkpoint(doc: Any, source: str, base: str | PathLike[str] | None = None,
                      sha256: str | None = None) -> Checkpoint:
     """Validate a decoded checkpoint; the first problem raises :class:`SpecError`."""
-    from roadcheck.documents.checkpoint import CheckpointDoc
-
     base_dir = Path(base) if base is not None else Path(source).parent
     if not isinstance(doc, Mapping):
         raise SpecError(f"a checkpoint must be an object, got {type(doc).__name__}", path=source)
     with problems("checkpoint", source, SpecError):
-        return _Builder(base_dir).build(convert(dict(doc), CheckpointDoc), source, doc, sha256)
+        d = convert(dict(doc), CheckpointDoc)
+        _check(d)
+    return Checkpoint(d, source, base_dir, dict(doc), sha256)
 
 
 def load_checkpoint(path: str | PathLike[str], *, expect_sha256: str | None = None,

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from roadcheck.documents.checkpoint import EffectDoc, StepDoc
 from roadcheck.findings import Finding
 from roadcheck.reasons import Reason
-from roadcheck.revalidation.checkpoint import Checkpoint, Effect, Step
+from roadcheck.revalidation.checkpoint import Checkpoint
 from roadcheck.revalidation.questions import Answers, EffectSeen
 from roadcheck.revalidation.result import Decision, StepClass, finding
 
@@ -19,7 +20,7 @@ __all__ = ["classify", "decide", "next_action"]
 DONE = "done"
 
 
-def _step_class(s: Step, effects: Mapping[str, Effect],
+def _step_class(s: StepDoc, effects: Mapping[str, EffectDoc],
                 seen: Mapping[str, EffectSeen]) -> tuple[str, str, str | None]:
     """A step's retry class now (or :data:`DONE`), why, and the idempotency key that
     counts for it."""
@@ -43,10 +44,10 @@ def _step_class(s: Step, effects: Mapping[str, Effect],
 def classify(cp: Checkpoint, answers: Answers) -> tuple[list[StepClass], list[Finding]]:
     """The steps still to run, each with its retry class now, and a finding for every
     step: a step whose effect its owner confirms is done, and left out."""
-    effects = {e.name: e for e in cp.effects}
+    effects = cp.doc.external_effects
     out: list[StepClass] = []
     findings: list[Finding] = []
-    for s in cp.remaining:
+    for s in cp.doc.remaining:
         cls, why, key = _step_class(s, effects, answers.effects.effects)
         if cls == DONE:
             findings.append(finding("classification", Reason.STEP_CLASSIFIED,
@@ -87,10 +88,10 @@ def next_action(cp: Checkpoint, decision: Decision, findings: Sequence[Finding],
     invalid = [f.message.split(":", 1)[0] for f in findings
                if f.severity == "invalid" and f.question == "artifacts"]
     if invalid:
-        then = cp.next_action or (f"run {remaining[0].step}" if remaining else "go on")
+        then = cp.doc.next_action or (f"run {remaining[0].step}" if remaining else "go on")
         return f"rebuild {', '.join(invalid)} with a safe step before anything else, then {then}"
-    if cp.next_action:
-        return cp.next_action
+    if cp.doc.next_action:
+        return cp.doc.next_action
     if remaining:
         return f"run {remaining[0].step} ({remaining[0].retry_class})"
     return "nothing remains; close the task"

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import orjson
 
 from roadcheck._files import FileRefused, NotRegularFile, OutsideRoots, describe, read_regular
+from roadcheck.documents.checkpoint import ArtifactDoc, BudgetDoc, CapabilityDoc, EffectDoc
 from roadcheck.errors import InputError
 from roadcheck.findings import Finding
 from roadcheck.reasons import Reason
@@ -35,15 +36,7 @@ from roadcheck.revalidation._world import (
     tree_digest,
     written_relative,
 )
-from roadcheck.revalidation.checkpoint import (
-    Artifact,
-    Budget,
-    Capability,
-    Checkpoint,
-    Effect,
-    format_ts,
-    parse_ts,
-)
+from roadcheck.revalidation.checkpoint import Checkpoint, format_ts, parse_ts
 from roadcheck.revalidation.result import finding
 
 __all__ = [
@@ -233,9 +226,10 @@ def _task_attempts(doc: Mapping[str, Any]) -> list[Finding]:
 
 def ask_task(cp: Checkpoint, now: datetime) -> TaskAnswer:
     """Is the task still active, unexpired, unchanged, with attempts left?"""
-    if cp.task is None:
+    task = cp.doc.task
+    if task is None:
         return TaskAnswer()
-    path = cp.task.path
+    path = cp.path(task.path)
     doc = _read_task(path)
     if isinstance(doc, Finding):
         return TaskAnswer((doc,))
@@ -243,7 +237,7 @@ def ask_task(cp: Checkpoint, now: datetime) -> TaskAnswer:
     found = [*_task_state(state), *_task_deadline(doc, path.name, now),
              *_task_instructions(doc, cp.observed_at), *_task_attempts(doc)]
     if not found:
-        was = f" (checkpoint said {cp.task.state})" if cp.task.state not in (None, state) else ""
+        was = f" (checkpoint said {task.state})" if task.state not in (None, state) else ""
         found = [finding("task", Reason.TASK_CURRENT, f"{path.name} is {state}{was}")]
     return TaskAnswer(tuple(found), state)
 
@@ -254,102 +248,108 @@ def ask_task(cp: Checkpoint, now: datetime) -> TaskAnswer:
 Problem = tuple[str, str]
 
 
-def _place_problem(a: Artifact, base: Path, st: os.stat_result | None) -> Problem | None:
+def _place_problem(name: str, path: Path, base: Path,
+                   st: os.stat_result | None) -> Problem | None:
     """Whether the artifact is where it may be, and a file or a directory."""
     outside = (Reason.ARTIFACT_OUTSIDE_ROOT,
-               f"{a.name}: {rel(a.path, base)} leaves the checkpoint's folder; write an "
+               f"{name}: {rel(path, base)} leaves the checkpoint's folder; write an "
                "absolute path if that file is meant")
-    written = written_relative(a.path, base)
+    written = written_relative(path, base)
     if written is not None and written.split(os.sep, 1)[0] == os.pardir:
         return outside
     if st is None:
-        return Reason.ARTIFACT_MISSING, f"{a.name}: nothing at {a.path.name}"
+        return Reason.ARTIFACT_MISSING, f"{name}: nothing at {path.name}"
     if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
         return (Reason.ARTIFACT_NOT_REGULAR,
-                f"{a.name}: {rel(a.path, base)} is {describe(st.st_mode)}, not a regular file")
-    if leaves(a.path, base):  # a symlink out of the folder
+                f"{name}: {rel(path, base)} is {describe(st.st_mode)}, not a regular file")
+    if leaves(path, base):  # a symlink out of the folder
         return outside
     return None
 
 
-def _members_problem(a: Artifact, is_dir: bool) -> Problem | None:
-    members = a.expect.members
+def _members_problem(name: str, a: ArtifactDoc, path: Path, is_dir: bool) -> Problem | None:
+    members = Checkpoint.expect(a).members
     if members is None:
         return None
-    root = a.path if is_dir else a.path.parent
+    root = path if is_dir else path.parent
     try:
         n = sum(1 for _ in root.glob(members.glob))
     except (OSError, ValueError, NotImplementedError) as exc:
         # a pattern the file system refuses (a name too long) counts nothing
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return (Reason.ARTIFACT_MEMBERS_MISMATCH,
-                f"{a.name}: cannot count members matching {members.glob[:60]!r}: {why}")
+                f"{name}: cannot count members matching {members.glob[:60]!r}: {why}")
     if n != members.count:
         return (Reason.ARTIFACT_MEMBERS_MISMATCH,
-                f"{a.name}: {n} members match {members.glob!r}, expected {members.count}")
+                f"{name}: {n} members match {members.glob!r}, expected {members.count}")
     return None
 
 
-def _expect_problem(a: Artifact, st: os.stat_result) -> Problem | None:
+def _expect_problem(name: str, a: ArtifactDoc, path: Path, cp: Checkpoint,
+                    st: os.stat_result) -> Problem | None:
     """What the checkpoint expects of the artifact: a size, newer than its inputs, members."""
     is_dir = stat.S_ISDIR(st.st_mode)
-    ex = a.expect
+    ex = cp.expect(a)
     if ex.min_bytes is not None and not is_dir and st.st_size < ex.min_bytes:
         return (Reason.ARTIFACT_TOO_SMALL,
-                f"{a.name}: {st.st_size} bytes, expected at least {ex.min_bytes}")
-    for inp in ex.newer_than:
+                f"{name}: {st.st_size} bytes, expected at least {ex.min_bytes}")
+    for inp in cp.paths(ex.newer_than):
         try:
             inp_mtime = inp.stat().st_mtime
         except OSError:
-            return Reason.ARTIFACT_STALE, f"{a.name}: its input {inp.name} is missing"
+            return Reason.ARTIFACT_STALE, f"{name}: its input {inp.name} is missing"
         if st.st_mtime < inp_mtime:
             return (Reason.ARTIFACT_STALE,
-                    f"{a.name}: older than its input {inp.name}; it was built from older inputs")
-    return _members_problem(a, is_dir)
+                    f"{name}: older than its input {inp.name}; it was built from older inputs")
+    return _members_problem(name, a, path, is_dir)
 
 
-def _digest(a: Artifact, base: Path, is_dir: bool) -> str | Problem:
+def _digest(name: str, path: Path, base: Path, is_dir: bool) -> str | Problem:
     """The artifact's digest now, or the problem met while reading it."""
     try:
-        return tree_digest(a.path) if is_dir else sha256_file(a.path)
+        return tree_digest(path) if is_dir else sha256_file(path)
     except OutsideRoots as exc:
-        return Reason.ARTIFACT_OUTSIDE_ROOT, f"{a.name}: {rel_msg(exc, base)}"
+        return Reason.ARTIFACT_OUTSIDE_ROOT, f"{name}: {rel_msg(exc, base)}"
     except NotRegularFile as exc:
-        return Reason.ARTIFACT_NOT_REGULAR, f"{a.name}: {rel_msg(exc, base)}"
+        return Reason.ARTIFACT_NOT_REGULAR, f"{name}: {rel_msg(exc, base)}"
     except OSError as exc:
-        return Reason.ARTIFACT_MISSING, f"{a.name}: cannot read: {exc.strerror or exc}"
+        return Reason.ARTIFACT_MISSING, f"{name}: cannot read: {exc.strerror or exc}"
 
 
-def _content_problem(a: Artifact, digest: str, is_dir: bool) -> Problem | None:
+def _content_problem(name: str, a: ArtifactDoc, path: Path, digest: str,
+                     is_dir: bool) -> Problem | None:
     """The digest against the recorded one, then the declared format."""
     if a.digest is not None and digest != a.digest:
         return (Reason.ARTIFACT_DIGEST_MISMATCH,
-                f"{a.name}: sha256 on disk {digest[7:19]}... differs from the recorded "
+                f"{name}: sha256 on disk {digest[7:19]}... differs from the recorded "
                 f"{a.digest[7:19]}...")
-    if a.expect.format is not None and not is_dir:
-        problem = parses(a.path, a.expect.format)
+    fmt = Checkpoint.expect(a).format
+    if fmt is not None and not is_dir:
+        problem = parses(path, fmt)
         if problem is not None:
-            return Reason.ARTIFACT_UNPARSEABLE, f"{a.name}: {problem}"
+            return Reason.ARTIFACT_UNPARSEABLE, f"{name}: {problem}"
     return None
 
 
-def check_artifact(a: Artifact, base: Path) -> tuple[Problem | None, str | None]:
+def check_artifact(name: str, a: ArtifactDoc,
+                   cp: Checkpoint) -> tuple[Problem | None, str | None]:
     """The artifact's first problem (None when valid), and its digest when it was read."""
+    path, base = cp.path(a.path), cp.base
     try:
-        st: os.stat_result | None = a.path.stat()
+        st: os.stat_result | None = path.stat()
     except OSError:
         st = None
-    problem = _place_problem(a, base, st)
+    problem = _place_problem(name, path, base, st)
     if problem is not None or st is None:
         return problem, None
-    problem = _expect_problem(a, st)
+    problem = _expect_problem(name, a, path, cp, st)
     if problem is not None:
         return problem, None
     is_dir = stat.S_ISDIR(st.st_mode)
-    digest = _digest(a, base, is_dir)
+    digest = _digest(name, path, base, is_dir)
     if not isinstance(digest, str):
         return digest, None
-    return _content_problem(a, digest, is_dir), digest
+    return _content_problem(name, a, path, digest, is_dir), digest
 
 
 def _inputs_digest(paths: tuple[Path, ...], base: Path) -> tuple[str | None, str]:
@@ -374,38 +374,39 @@ def _inputs(cp: Checkpoint) -> tuple[str | None, list[Finding]]:
     if digest is None:
         return None, [finding("artifacts", Reason.INPUTS_CHANGED, "an input listed in 'inputs' "
                               f"cannot be read: {why}", "invalid")]
-    if cp.inputs_digest is not None and digest != cp.inputs_digest:
+    if cp.doc.inputs_digest is not None and digest != cp.doc.inputs_digest:
         return digest, [finding("artifacts", Reason.INPUTS_CHANGED,
                                 "the inputs no longer match inputs_digest; outputs built from "
                                 "them are stale", "invalid")]
     return digest, []
 
 
-def _valid_message(a: Artifact) -> str:
+def _valid_message(name: str, a: ArtifactDoc) -> str:
+    ex = Checkpoint.expect(a)
     checks = ["present"]
-    if a.expect.min_bytes is not None:
-        checks.append(f">= {a.expect.min_bytes} bytes")
+    if ex.min_bytes is not None:
+        checks.append(f">= {ex.min_bytes} bytes")
     checks.append("sha256 matches" if a.digest else "sha256 recorded now")
-    if a.expect.format:
-        checks.append(f"parses as {a.expect.format}")
-    if a.expect.members:
-        checks.append(f"{a.expect.members.count} members")
-    if a.expect.newer_than:
+    if ex.format:
+        checks.append(f"parses as {ex.format}")
+    if ex.members:
+        checks.append(f"{ex.members.count} members")
+    if ex.newer_than:
         checks.append("newer than its inputs")
-    return f"{a.name}: {', '.join(checks)}"
+    return f"{name}: {', '.join(checks)}"
 
 
 def ask_artifacts(cp: Checkpoint) -> ArtifactsAnswer:
     """Do the inputs still match, and is each artifact present, whole and as recorded?"""
     inputs_digest, found = _inputs(cp)
     seen: dict[str, ArtifactSeen] = {}
-    for a in cp.artifacts:
-        problem, digest = check_artifact(a, cp.base)
+    for name, a in cp.doc.artifacts.items():
+        problem, digest = check_artifact(name, a, cp)
         if problem is None:
-            seen[a.name] = ArtifactSeen(True, digest)
-            found.append(finding("artifacts", Reason.ARTIFACT_VALID, _valid_message(a)))
+            seen[name] = ArtifactSeen(True, digest)
+            found.append(finding("artifacts", Reason.ARTIFACT_VALID, _valid_message(name, a)))
             continue
-        seen[a.name] = ArtifactSeen(False, digest, problem[1])
+        seen[name] = ArtifactSeen(False, digest, problem[1])
         # a device, a FIFO or a path out of the folder is no artifact to rebuild: a person
         # must look at what is there before anything goes on
         refused = problem[0] in (Reason.ARTIFACT_NOT_REGULAR, Reason.ARTIFACT_OUTSIDE_ROOT)
@@ -416,7 +417,7 @@ def ask_artifacts(cp: Checkpoint) -> ArtifactsAnswer:
 
 # ---------------------------------------------------------------- 3. effects
 
-def _ask_ledger(e: Effect, ledger: Path) -> tuple[Answer, str, dict[str, Any] | None]:
+def _ask_ledger(e: EffectDoc, ledger: Path) -> tuple[Answer, str, dict[str, Any] | None]:
     keys = {k: v for k, v in (("remote_id", e.remote_id),
                               ("idempotency_key", e.idempotency_key)) if v}
     if not keys:
@@ -442,7 +443,7 @@ def _ask_ledger(e: Effect, ledger: Path) -> tuple[Answer, str, dict[str, Any] | 
     return "not_found", f"no record in ledger {ledger.name}", None
 
 
-def _ask_command(e: Effect, base: Path) -> tuple[Answer, str, dict[str, Any] | None]:
+def _ask_command(e: EffectDoc, base: Path) -> tuple[Answer, str, dict[str, Any] | None]:
     assert e.reconcile is not None
     code, out = run(e.reconcile, base, e.timeout)
     if code == 0:
@@ -459,19 +460,19 @@ def _ask_command(e: Effect, base: Path) -> tuple[Answer, str, dict[str, Any] | N
     return "no_answer", f"the reconcile command gave no answer ({why})", None
 
 
-def _ownerless(e: Effect) -> tuple[EffectSeen, Finding]:
+def _ownerless(name: str, e: EffectDoc) -> tuple[EffectSeen, Finding]:
     """An effect with no ledger and no reconcile command: nobody to ask."""
     seen = EffectSeen("unknown", "no_answer")
     if e.state == "confirmed":
         return seen, finding("effects", Reason.EFFECT_UNRECONCILED,
-                             f"{e.name}: recorded as confirmed, but no ledger or reconcile "
+                             f"{name}: recorded as confirmed, but no ledger or reconcile "
                              "command lets its owner confirm it", "reconcile")
     return seen, finding("effects", Reason.EFFECT_UNKNOWN,
-                         f"{e.name}: recorded as {e.state} and no owner to ask; absence "
+                         f"{name}: recorded as {e.state} and no owner to ask; absence "
                          "in the local log is not proof that nothing happened", "reconcile")
 
 
-def _answered(e: Effect, answer: Answer, how: str,
+def _answered(name: str, e: EffectDoc, answer: Answer, how: str,
               rec: dict[str, Any] | None) -> tuple[EffectSeen, Finding]:
     """What the owner's answer makes of the effect."""
     if answer == "found":
@@ -482,111 +483,116 @@ def _answered(e: Effect, answer: Answer, how: str,
         shown = f" as {remote}" if remote else ""
         return (EffectSeen("confirmed", answer, remote),
                 finding("effects", Reason.EFFECT_CONFIRMED,
-                        f"{e.name}: the provider holds it{shown}: {how}{was}"))
+                        f"{name}: the provider holds it{shown}: {how}{was}"))
     if answer == "not_found":
         warn = e.state == "confirmed"
         was = "; the local 'confirmed' was wrong" if warn else ""
         return (EffectSeen("attempted" if e.state == "attempted" else "unknown", answer, None),
                 finding("effects", Reason.EFFECT_NOT_FOUND,
-                        f"{e.name}: {how}; it did not happen{was}", "warn" if warn else "ok"))
+                        f"{name}: {how}; it did not happen{was}", "warn" if warn else "ok"))
     return (EffectSeen("unknown", answer, e.remote_id),
             finding("effects", Reason.EFFECT_UNKNOWN,
-                    f"{e.name}: {how}; reconcile before any retry", "reconcile"))
+                    f"{name}: {how}; reconcile before any retry", "reconcile"))
 
 
 def ask_effects(cp: Checkpoint) -> EffectsAnswer:
     """What does the system that owns each external effect say happened?"""
     seen: dict[str, EffectSeen] = {}
     found: list[Finding] = []
-    for e in cp.effects:
+    for name, e in cp.doc.external_effects.items():
         if e.ledger is not None:
-            seen[e.name], one = _answered(e, *_ask_ledger(e, e.ledger))
+            seen[name], one = _answered(name, e, *_ask_ledger(e, cp.path(e.ledger)))
         elif e.reconcile is not None:
-            seen[e.name], one = _answered(e, *_ask_command(e, cp.base))
+            seen[name], one = _answered(name, e, *_ask_command(e, cp.base))
         else:
-            seen[e.name], one = _ownerless(e)
+            seen[name], one = _ownerless(name, e)
         found.append(one)
     return EffectsAnswer(tuple(found), seen)
 
 
 # ---------------------------------------------------------------- 4. allowed
 
-def _checked_capability(c: Capability, cp: Checkpoint,
+def _checked_capability(name: str, c: CapabilityDoc, cp: Checkpoint,
                         now: datetime) -> tuple[CapabilitySeen, Finding]:
     """A capability with a check command: the command decides, now."""
     assert c.check is not None
     code, out = run(c.check, cp.base, c.timeout)
     if code == 0:
         return (CapabilitySeen("allowed", now),
-                finding("allowed", Reason.CAPABILITY_ALLOWED, f"{c.name}: the check allows it now"))
+                finding("allowed", Reason.CAPABILITY_ALLOWED, f"{name}: the check allows it now"))
     if code == 1:
         return (CapabilitySeen("denied", now),
-                finding("allowed", Reason.CAPABILITY_LOST, f"{c.name}: the check denies it now",
+                finding("allowed", Reason.CAPABILITY_LOST, f"{name}: the check denies it now",
                         "escalate"))
     why = out.strip() if code is None else f"exited {code}"
-    return (CapabilitySeen(None, c.checked_at),
+    return (CapabilitySeen(None, cp.time(c.checked_at)),
             finding("allowed", Reason.CAPABILITY_STALE,
-                    f"{c.name}: the check gave no answer ({why})", "escalate"))
+                    f"{name}: the check gave no answer ({why})", "escalate"))
 
 
-def _recorded_capability(c: Capability, now: datetime) -> tuple[CapabilitySeen, Finding]:
+def _recorded_capability(name: str, c: CapabilityDoc,
+                         now: datetime) -> tuple[CapabilitySeen, Finding]:
     """A capability as recorded: trusted while younger than its max_age."""
+    checked_at = Checkpoint.time(c.checked_at)
     if c.state == "denied":
-        return (CapabilitySeen(c.state, c.checked_at),
-                finding("allowed", Reason.CAPABILITY_LOST, f"{c.name}: recorded as denied",
+        return (CapabilitySeen(c.state, checked_at),
+                finding("allowed", Reason.CAPABILITY_LOST, f"{name}: recorded as denied",
                         "escalate"))
-    max_age = c.max_age or DEFAULT_MAX_AGE
-    if c.checked_at is None or now - c.checked_at > max_age:
-        age = ("never checked" if c.checked_at is None
-               else f"checked {ago(now - c.checked_at)} ago")
-        return (CapabilitySeen(None, c.checked_at),
+    max_age = Checkpoint.duration(c.max_age) or DEFAULT_MAX_AGE
+    if checked_at is None or now - checked_at > max_age:
+        age = ("never checked" if checked_at is None
+               else f"checked {ago(now - checked_at)} ago")
+        return (CapabilitySeen(None, checked_at),
                 finding("allowed", Reason.CAPABILITY_STALE,
-                        f"{c.name}: {age}, older than its max_age {ago(max_age)}; re-check "
+                        f"{name}: {age}, older than its max_age {ago(max_age)}; re-check "
                         "it before acting", "escalate"))
-    return (CapabilitySeen(c.state, c.checked_at),
+    return (CapabilitySeen(c.state, checked_at),
             finding("allowed", Reason.CAPABILITY_ALLOWED,
-                    f"{c.name}: allowed, checked {ago(now - c.checked_at)} ago"))
+                    f"{name}: allowed, checked {ago(now - checked_at)} ago"))
 
 
-def _spent(b: Budget, cp: Checkpoint) -> tuple[float | None, str]:
+def _spent(b: BudgetDoc, cp: Checkpoint) -> tuple[float | None, str]:
     """What a budget has spent (None: it cannot be read), and where that was read."""
     if b.spent_file is not None:
+        spent_file = cp.path(b.spent_file)
         try:
-            return read_number(read_regular(b.spent_file).decode("utf-8")), b.spent_file.name
+            return read_number(read_regular(spent_file).decode("utf-8")), spent_file.name
         except (OSError, UnicodeDecodeError):
-            return None, b.spent_file.name
+            return None, spent_file.name
     if b.spent_command is not None:
         code, out = run(b.spent_command, cp.base, b.timeout)
         return (read_number(out) if code == 0 else None), "spent_command"
     return b.spent, "recorded"
 
 
-def _budget_finding(b: Budget, spent: float | None, source: str) -> Finding:
+def _budget_finding(name: str, b: BudgetDoc, spent: float | None, source: str) -> Finding:
     if spent is None:
         return finding("allowed", Reason.BUDGET_UNKNOWN,
-                       f"{b.name}: cannot read what is spent ({source})", "escalate")
+                       f"{name}: cannot read what is spent ({source})", "escalate")
     if spent >= b.limit:
         return finding("allowed", Reason.BUDGET_EXHAUSTED,
-                       f"{b.name}: {spent:g} of {b.limit:g} spent", "escalate")
+                       f"{name}: {spent:g} of {b.limit:g} spent", "escalate")
     return finding("allowed", Reason.BUDGET_AVAILABLE,
-                   f"{b.name}: {spent:g} of {b.limit:g} spent ({source})")
+                   f"{name}: {spent:g} of {b.limit:g} spent ({source})")
 
 
 def _blockers(cp: Checkpoint, now: datetime) -> tuple[list[str], list[Finding]]:
     active: list[str] = []
     found: list[Finding] = []
-    for bl in cp.blockers:
+    for bl in cp.doc.blockers:
         if bl.file is not None:
+            file = cp.path(bl.file)
             try:
-                on = bl.file.exists()
-                why = f"{bl.file.name} exists"
+                on = file.exists()
+                why = f"{file.name} exists"
             except OSError as exc:
                 # what cannot be checked cannot clear the blocker
                 on = True
-                why = f"cannot tell whether {bl.file.name[:60]} exists: {exc.strerror or exc}"
+                why = f"cannot tell whether {file.name[:60]} exists: {exc.strerror or exc}"
         else:
-            on = bl.active and (bl.until is None or now < bl.until)
-            why = "recorded active" + (f" until {format_ts(bl.until)}" if bl.until else "")
+            until = cp.time(bl.until)
+            on = bl.active and (until is None or now < until)
+            why = "recorded active" + (f" until {format_ts(until)}" if until else "")
         if on:
             active.append(bl.name)
             found.append(finding("allowed", Reason.BLOCKER_ACTIVE, f"{bl.name}: {why}",
@@ -596,13 +602,14 @@ def _blockers(cp: Checkpoint, now: datetime) -> tuple[list[str], list[Finding]]:
 
 def _date_gates(cp: Checkpoint, now: datetime) -> list[Finding]:
     found = []
-    for g in cp.date_gates:
-        if g.not_before is not None and now < g.not_before:
+    for g in cp.doc.date_gates:
+        not_before, not_after = cp.time(g.not_before), cp.time(g.not_after)
+        if not_before is not None and now < not_before:
             found.append(finding("allowed", Reason.DATE_GATE_CLOSED,
-                                 f"{g.name}: not before {format_ts(g.not_before)}", "escalate"))
-        elif g.not_after is not None and now > g.not_after:
+                                 f"{g.name}: not before {format_ts(not_before)}", "escalate"))
+        elif not_after is not None and now > not_after:
             found.append(finding("allowed", Reason.DATE_GATE_CLOSED,
-                                 f"{g.name}: not after {format_ts(g.not_after)}", "escalate"))
+                                 f"{g.name}: not after {format_ts(not_after)}", "escalate"))
     return found
 
 
@@ -610,15 +617,15 @@ def ask_allowed(cp: Checkpoint, now: datetime) -> AllowedAnswer:
     """Is each capability still held, each budget unspent, no blocker or date gate closed?"""
     found: list[Finding] = []
     caps: dict[str, CapabilitySeen] = {}
-    for c in cp.capabilities:
-        caps[c.name], one = (_checked_capability(c, cp, now) if c.check is not None
-                             else _recorded_capability(c, now))
+    for name, c in cp.doc.capabilities.items():
+        caps[name], one = (_checked_capability(name, c, cp, now) if c.check is not None
+                           else _recorded_capability(name, c, now))
         found.append(one)
     budgets: dict[str, float | None] = {}
-    for b in cp.budgets:
+    for name, b in cp.doc.budgets.items():
         spent, source = _spent(b, cp)
-        budgets[b.name] = spent
-        found.append(_budget_finding(b, spent, source))
+        budgets[name] = spent
+        found.append(_budget_finding(name, b, spent, source))
     active, blocked = _blockers(cp, now)
     return AllowedAnswer((*found, *blocked, *_date_gates(cp, now)), caps, budgets, tuple(active))
 
@@ -627,10 +634,12 @@ def ask_allowed(cp: Checkpoint, now: datetime) -> AllowedAnswer:
 
 def ask_recency(cp: Checkpoint, now: datetime) -> RecencyAnswer:
     """Is the promised cadence still met: is the scheduled work delivering?"""
-    c = cp.cadence
+    c = cp.doc.cadence
     if c is None:
         return RecencyAnswer()
-    last = c.last_output_at
+    every = cp.duration(c.every)
+    assert every is not None  # a required field
+    last = cp.time(c.last_output_at)
     if c.command is not None:
         code, out = run(c.command, cp.base, c.timeout)
         last = None
@@ -645,11 +654,11 @@ def ask_recency(cp: Checkpoint, now: datetime) -> RecencyAnswer:
                 f"({'exited ' + str(code) if code else out.strip()[:80]!s})", "escalate"),))
     assert last is not None
     age = now - last
-    if age > c.every:
+    if age > every:
         return RecencyAnswer((finding(
             "recency", Reason.CADENCE_MISSED,
             f"last output {format_ts(last)}, {ago(age)} ago, exceeds the promised cadence of "
-            f"{ago(c.every)}; scheduled work exists but is not delivering", "escalate"),), last)
+            f"{ago(every)}; scheduled work exists but is not delivering", "escalate"),), last)
     return RecencyAnswer((finding(
         "recency", Reason.CADENCE_MET,
-        f"last output {ago(age)} ago, within the cadence of {ago(c.every)}"),), last)
+        f"last output {ago(age)} ago, within the cadence of {ago(every)}"),), last)
