@@ -75,6 +75,8 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "tests/data/jaeger/*.json", "tests/data/jaeger/built/*.json",
         "tests/data/zipkin/*.json", "tests/data/zipkin/built/*.json")),
     "openhands": ("tests/data/openhands/spec.yaml", _files("tests/data/openhands/*.json")),
+    "claude_code_otel": ("examples/frameworks/claude-code-otel/spec.yaml", _files(
+        "tests/data/claude-code-otel/built/*.json*")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)

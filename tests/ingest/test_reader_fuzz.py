@@ -49,6 +49,8 @@ SOURCES: dict[str, list[Path]] = {
     "zipkin": [DATA / "zipkin" / "messaging.json", DATA / "zipkin" / "built" / "frameworks.json"],
     "openhands": [DATA / "openhands" / "wrong_initial_state.json",
                   DATA / "openhands" / "basic_interactions.json"],
+    "claude-code-otel": [DATA / "claude-code-otel" / "built" / n for n in (
+        "approved.jsonl", "config_push.jsonl", "two_sessions.json")],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -231,6 +233,13 @@ def test_zipkin(data: st.DataObject) -> None:
 def test_openhands(data: st.DataObject) -> None:
     """The OpenHands event stream reader."""
     _read_and_judge("openhands", *_mutated("openhands", data))
+
+
+@FUZZ
+@given(st.data())
+def test_claude_code_otel(data: st.DataObject) -> None:
+    """The Claude Code OpenTelemetry events reader."""
+    _read_and_judge("claude-code-otel", *_mutated("claude-code-otel", data))
 
 
 def test_every_format_is_fuzzed() -> None:

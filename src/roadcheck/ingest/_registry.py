@@ -78,6 +78,8 @@ REGISTRY: tuple[Format, ...] = (
     Format("jaeger", "roadcheck.ingest.trace_json", "detect_jaeger", "read_jaeger"),
     Format("zipkin", "roadcheck.ingest.trace_json", "detect_zipkin", "read_zipkin"),
     Format("openhands", "roadcheck.ingest.openhands", "detect_openhands", "read_openhands"),
+    Format("claude-code-otel", "roadcheck.ingest.claude_code_otel", "detect_claude_code_otel",
+           "read_claude_code_otel"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
