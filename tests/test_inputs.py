@@ -96,8 +96,8 @@ class TestDirectories:
         assert result.exit_code == 2
         assert result.stdout == ""
         assert result.stderr == ("error[bad-input]: empty: no trajectory files in this directory "
-                                 "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst, *.eval and *.traj; "
-                                 "-r reads subdirectories)\n")
+                                 "(*.jsonl, *.ndjson, *.json, optionally .gz or .zst, "
+                                 "*.eval and *.traj; -r reads subdirectories)\n")
 
     def test_unreadable_directory_is_exit_2(self, here: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
