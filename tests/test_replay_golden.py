@@ -77,6 +77,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "openhands": ("tests/data/openhands/spec.yaml", _files("tests/data/openhands/*.json")),
     "claude_code_otel": ("examples/frameworks/claude-code-otel/spec.yaml", _files(
         "tests/data/claude-code-otel/built/*.json*")),
+    "agentdojo": ("tests/data/agentdojo/spec.yaml", _files("tests/data/agentdojo/*.json")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)

@@ -51,6 +51,7 @@ SOURCES: dict[str, list[Path]] = {
                   DATA / "openhands" / "basic_interactions.json"],
     "claude-code-otel": [DATA / "claude-code-otel" / "built" / n for n in (
         "approved.jsonl", "config_push.jsonl", "two_sessions.json")],
+    "agentdojo": [DATA / "agentdojo" / "none.json"],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -240,6 +241,13 @@ def test_openhands(data: st.DataObject) -> None:
 def test_claude_code_otel(data: st.DataObject) -> None:
     """The Claude Code OpenTelemetry events reader."""
     _read_and_judge("claude-code-otel", *_mutated("claude-code-otel", data))
+
+
+@FUZZ
+@given(st.data())
+def test_agentdojo(data: st.DataObject) -> None:
+    """The AgentDojo run file reader."""
+    _read_and_judge("agentdojo", *_mutated("agentdojo", data))
 
 
 def test_every_format_is_fuzzed() -> None:

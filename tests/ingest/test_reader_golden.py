@@ -1,6 +1,6 @@
 """What the transcript, ATIF, OpenAI Agents, Codex, Inspect, OpenTelemetry, SWE-agent,
-Jaeger, Zipkin and OpenHands readers make of every recorded file of the repository,
-held against tests/golden/readers/.
+Jaeger, Zipkin, OpenHands and AgentDojo readers make of every recorded file of the
+repository, held against tests/golden/readers/.
 
 One line per event (its place, kind, agent, line and a digest of its whole
 record) and one per failure (its message in full), so a change to any field of
@@ -22,7 +22,7 @@ from roadcheck.ingest import load
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ("openai-chat", "tau-bench", "tau2", "atif", "openai-agents", "codex", "inspect",
-           "otel", "swe-agent", "jaeger", "zipkin", "openhands")
+           "otel", "swe-agent", "jaeger", "zipkin", "openhands", "agentdojo")
 SUFFIXES = (".json", ".jsonl", ".eval", ".gz", ".zst", ".traj")
 LONG = 60  # events; a longer run is one line
 MANY = 10  # runs; each run of a file with more is one line

@@ -80,6 +80,7 @@ REGISTRY: tuple[Format, ...] = (
     Format("openhands", "roadcheck.ingest.openhands", "detect_openhands", "read_openhands"),
     Format("claude-code-otel", "roadcheck.ingest.claude_code_otel", "detect_claude_code_otel",
            "read_claude_code_otel"),
+    Format("agentdojo", "roadcheck.ingest.agentdojo", "detect_agentdojo", "read_agentdojo"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
