@@ -80,6 +80,8 @@ REGISTRY: tuple[Format, ...] = (
     Format("openhands", "roadcheck.ingest.openhands", "detect_openhands", "read_openhands"),
     Format("claude-code-otel", "roadcheck.ingest.claude_code_otel", "detect_claude_code_otel",
            "read_claude_code_otel"),
+    Format("openai-agents-state", "roadcheck.ingest.openai_agents_state",
+           "detect_openai_agents_state", "read_openai_agents_state"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
