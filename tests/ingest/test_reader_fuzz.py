@@ -51,6 +51,8 @@ SOURCES: dict[str, list[Path]] = {
                   DATA / "openhands" / "basic_interactions.json"],
     "claude-code-otel": [DATA / "claude-code-otel" / "built" / n for n in (
         "approved.jsonl", "config_push.jsonl", "two_sessions.json")],
+    "openai-agents-state": [DATA / "openai-agents-state" / "built" / "approved_and_rejected.json",
+                            DATA / "openai-agents-state" / "v1_13_pending_tool_approval.json"],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -240,6 +242,13 @@ def test_openhands(data: st.DataObject) -> None:
 def test_claude_code_otel(data: st.DataObject) -> None:
     """The Claude Code OpenTelemetry events reader."""
     _read_and_judge("claude-code-otel", *_mutated("claude-code-otel", data))
+
+
+@FUZZ
+@given(st.data())
+def test_openai_agents_state(data: st.DataObject) -> None:
+    """The OpenAI Agents SDK RunState reader."""
+    _read_and_judge("openai-agents-state", *_mutated("openai-agents-state", data))
 
 
 def test_every_format_is_fuzzed() -> None:

@@ -236,8 +236,9 @@ class _State:
     def message(self, pos: int, agent: str, line: int | None, role: str, text: str) -> None:
         self.staged.append((pos, "message", agent, line, {"role": role, "text": text}))
 
-    def input(self, value: Any) -> None:
-        """The original input: a string, or a list of input items."""
+    def input(self, value: Any, agent: str) -> None:
+        """The original input: a string, or a list of input items (an assistant's message
+        or call in it is ``agent``'s, the current agent)."""
         if isinstance(value, str):
             self.message(-1, "user", 1, "user", value)
             return
@@ -247,7 +248,7 @@ class _State:
         for i, raw in enumerate(value):
             line = self.lines.get(("original_input", i), 1)
             what = f"original_input[{i}]"
-            self.raw_input(-1, _obj(raw, what, line), what, line, "user")
+            self.raw_input(-1, _obj(raw, what, line), what, line, agent)
 
     def raw_input(self, pos: int, raw: dict[str, Any], what: str, line: int | None,
                   agent: str) -> None:
@@ -290,7 +291,7 @@ class _State:
         what = f"generated_items[{i}]"
         item = _obj(item, what, line)
         kind = item.get("type")
-        if kind not in _KNOWN:
+        if not isinstance(kind, str) or kind not in _KNOWN:
             raise _Bad(f"{what}: unknown item 'type' {kind!r}", line)
         if kind in _SILENT:
             return
@@ -382,14 +383,14 @@ def _events(doc: Any, data: bytes) -> tuple[list[Event], list[str]]:
     lines = object_lines(data, ("generated_items", ANY), ("original_input", ANY),
                          ("current_step",), ("current_step", "data", "interruptions", ANY),
                          ("context", "approvals", ANY)) if data else {}
-    _agent(doc.get("current_agent"), "'current_agent'", 1)
+    current = _agent(doc.get("current_agent"), "'current_agent'", 1)
     if "original_input" not in doc:
         raise _Bad("missing required key 'original_input'", 1)
     items = doc.get("generated_items", [])
     if not isinstance(items, list):
         raise _Bad(f"'generated_items' must be a list, got {type(items).__name__}", 1)
     state = _State(doc, lines)
-    state.input(doc["original_input"])
+    state.input(doc["original_input"], current)
     for i, item in enumerate(items):
         state.item(i, item)
     _interruptions(state, doc.get("current_step"))
@@ -429,7 +430,9 @@ def _events(doc: Any, data: bytes) -> tuple[list[Event], list[str]]:
 
 def _is_rejection(call: _Call, records: dict[str, tuple[Any, Any, dict[str, Any]]]) -> bool:
     assert call.output is not None
-    return call.output[0] in _rejection_messages(records, call.tool, call.call_id)
+    output = call.output[0]
+    return isinstance(output, str) and output in _rejection_messages(records, call.tool,
+                                                                     call.call_id)
 
 
 def _short(raw: Any) -> str:
