@@ -172,3 +172,24 @@ def test_values_of_the_wrong_type_are_errors_not_crashes(tmp_path: Path) -> None
     doc["generated_items"][7]["output"] = ["Closing accounts needs a manager."]
     _, message = _error(json.dumps(doc).encode(), tmp_path)
     assert "was rejected, yet its output is not the rejection message" in message
+
+
+def test_a_history_given_as_input_reads_as_messages_and_calls() -> None:
+    doc = {"$schemaVersion": "1.17", "current_agent": {"name": "bot"}, "generated_items": [],
+           "original_input": [
+               {"role": "system", "content": "Be brief."},
+               {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "Weather?"}]},
+               {"type": "function_call", "name": "weather", "call_id": "c1",
+                "arguments": '{"city": "Oslo"}'},
+               {"type": "function_call_output", "call_id": "c1", "output": "rain"},
+               {"role": "assistant", "content": "Rain."}]}
+    traj = _one("state.json", json.dumps(doc, indent=1).encode())
+    got = [(ev.kind, ev.agent, ev.data.get("role") or ev.data.get("action_type"))
+           for ev in traj.events]
+    assert got == [("message", "system", "system"), ("message", "user", "user"),
+                   ("action", "bot", "weather"), ("message", "bot", "assistant"),
+                   ("final", None, None)]
+    assert traj.events[1].data["text"] == "Weather?"
+    assert traj.events[2].data["args"] == {"city": "Oslo"}
+    assert traj.events[2].data["result"] == "rain"

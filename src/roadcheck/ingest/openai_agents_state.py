@@ -248,7 +248,8 @@ class _State:
         for i, raw in enumerate(value):
             line = self.lines.get(("original_input", i), 1)
             what = f"original_input[{i}]"
-            self.raw_input(-1, _obj(raw, what, line), what, line, agent)
+            # before every generated item, in their order
+            self.raw_input(i - len(value), _obj(raw, what, line), what, line, agent)
 
     def raw_input(self, pos: int, raw: dict[str, Any], what: str, line: int | None,
                   agent: str) -> None:
