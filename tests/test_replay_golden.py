@@ -78,6 +78,8 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "claude_code_otel": ("examples/frameworks/claude-code-otel/spec.yaml", _files(
         "tests/data/claude-code-otel/built/*.json*")),
     "agentdojo": ("tests/data/agentdojo/spec.yaml", _files("tests/data/agentdojo/*.json")),
+    "openai_agents_state": ("tests/data/openai-agents-state/spec.yaml", _files(
+        "tests/data/openai-agents-state/*.json", "tests/data/openai-agents-state/built/*.json")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)

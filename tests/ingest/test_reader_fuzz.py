@@ -52,6 +52,8 @@ SOURCES: dict[str, list[Path]] = {
     "claude-code-otel": [DATA / "claude-code-otel" / "built" / n for n in (
         "approved.jsonl", "config_push.jsonl", "two_sessions.json")],
     "agentdojo": [DATA / "agentdojo" / "none.json"],
+    "openai-agents-state": [DATA / "openai-agents-state" / "built" / "approved_and_rejected.json",
+                            DATA / "openai-agents-state" / "v1_13_pending_tool_approval.json"],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -248,6 +250,13 @@ def test_claude_code_otel(data: st.DataObject) -> None:
 def test_agentdojo(data: st.DataObject) -> None:
     """The AgentDojo run file reader."""
     _read_and_judge("agentdojo", *_mutated("agentdojo", data))
+
+
+@FUZZ
+@given(st.data())
+def test_openai_agents_state(data: st.DataObject) -> None:
+    """The OpenAI Agents SDK RunState reader."""
+    _read_and_judge("openai-agents-state", *_mutated("openai-agents-state", data))
 
 
 def test_every_format_is_fuzzed() -> None:

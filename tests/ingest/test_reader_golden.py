@@ -22,7 +22,8 @@ from roadcheck.ingest import load
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ("openai-chat", "tau-bench", "tau2", "atif", "openai-agents", "codex", "inspect",
-           "otel", "swe-agent", "jaeger", "zipkin", "openhands", "agentdojo")
+           "otel", "swe-agent", "jaeger", "zipkin", "openhands", "agentdojo",
+           "openai-agents-state")
 SUFFIXES = (".json", ".jsonl", ".eval", ".gz", ".zst", ".traj")
 LONG = 60  # events; a longer run is one line
 MANY = 10  # runs; each run of a file with more is one line

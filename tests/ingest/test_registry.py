@@ -78,7 +78,8 @@ def test_unrecognised_json_asks_for_the_format(tmp_path: Path) -> None:
     msg = failure.error.message
     assert msg.startswith(f"could not tell the format of {path} (no reader recognises")
     assert "pass --input-format (one of native, openai-chat," in msg
-    assert msg.endswith("swe-agent, jaeger, zipkin, openhands, claude-code-otel, agentdojo)")
+    assert msg.endswith("codex, inspect, swe-agent, jaeger, zipkin, openhands, claude-code-otel, "
+                        "agentdojo, openai-agents-state)")
     assert "seq" not in msg
 
 

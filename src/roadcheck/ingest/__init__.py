@@ -60,7 +60,8 @@ UNKNOWN = "unknown"
 #: (here, so that naming them loads no reader and no registry).
 FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents",
            "claude-code", "codex", "inspect", "swe-agent",
-           "jaeger", "zipkin", "openhands", "claude-code-otel", "agentdojo")
+           "jaeger", "zipkin", "openhands", "claude-code-otel", "agentdojo",
+           "openai-agents-state")
 
 # The registry and the functions load with the first of their names used: a replay of
 # native files reads them without it.

@@ -81,6 +81,8 @@ REGISTRY: tuple[Format, ...] = (
     Format("claude-code-otel", "roadcheck.ingest.claude_code_otel", "detect_claude_code_otel",
            "read_claude_code_otel"),
     Format("agentdojo", "roadcheck.ingest.agentdojo", "detect_agentdojo", "read_agentdojo"),
+    Format("openai-agents-state", "roadcheck.ingest.openai_agents_state",
+           "detect_openai_agents_state", "read_openai_agents_state"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
