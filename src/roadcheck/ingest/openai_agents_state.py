@@ -27,7 +27,8 @@ The mapping:
   output and no decision did not run either;
 - a ``handoff_output_item`` is a ``handoff`` (``from_agent``, ``to_agent``; the
   ``payload`` is the arguments of its ``handoff_call_item``);
-- the end of the state is the ``final`` event (``interrupted``: the run is paused).
+- the end of the state is the ``final`` event (``task_success`` false: a state records
+  no outcome; ``interrupted``: the run is paused).
 
 Structure the reader does not understand is the file's ERROR naming the file, the line
 and the field. See docs/frameworks/openai-agents-state.md.
@@ -425,7 +426,9 @@ def _events(doc: Any, data: bytes) -> tuple[list[Event], list[str]]:
     staged.sort(key=lambda s: s[0])  # stable: a checkpoint stays before its action
     events: list[Event] = [Event.make(n, kind, agent, line=line, **fields)
                            for n, (_, kind, agent, line, fields) in enumerate(staged, 1)]
-    events.append(Event.make(len(events) + 1, "final", None, interrupted=bool(pending)))
+    # a saved state records no outcome: task_success false, as every reader of a session says
+    events.append(Event.make(len(events) + 1, "final", None, task_success=False,
+                             interrupted=bool(pending)))
     return events, pending
 
 
