@@ -28,3 +28,10 @@ def test_a_key_holding_escapes_and_brackets_is_one_key() -> None:
     text = b'{"a\\"[{": [{"x": 1}],\n "trajectory": [\n {"y": 2},\n {"z": [3, {"w": 4}]}]}'
     assert object_lines(text, ("trajectory", ANY)) == {("trajectory", 0): 3,
                                                         ("trajectory", 1): 4}
+
+
+def test_a_key_written_with_escapes_is_the_key_it_means():
+    """``"\\u0074rajectory"`` is the key ``trajectory``, as orjson decoded the document."""
+    data = b'{\n"\\u0074rajectory": [\n {"a": 1},\n {"b": 2}\n]}'
+    assert object_lines(data, ("trajectory", ANY)) == {("trajectory", 0): 3,
+                                                       ("trajectory", 1): 4}

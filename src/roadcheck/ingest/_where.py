@@ -1,7 +1,8 @@
 """Where the objects of a JSON document start: the line of each step, span or event.
 
-A JSON document reader (SWE-agent, Jaeger, Zipkin, OpenHands) names the line of the
-record it could not read, and gives each event the line of its record. The document is
+A JSON document reader (SWE-agent, Jaeger, Zipkin, OpenHands, Claude Code's OTel logs)
+names the line of the record it could not read, and gives each event the line of its
+record. The document is
 decoded by orjson first (so it is valid JSON); :func:`object_lines` then follows its
 strings and punctuation, without decoding it again, and notes the line where each object
 whose place matches a pattern opens.
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+import orjson
 
 __all__ = ["ANY", "object_lines"]
 
@@ -24,6 +27,17 @@ _KEY = re.compile(rb'\s*"([^"\\]*(?:\\.[^"\\]*)*)"')
 
 Place = tuple[str | int, ...]
 _PUNCT = frozenset(b"[]{},")
+
+
+def _key_text(raw: bytes) -> str:
+    """A key as the document means it: its escapes (``\\u0072``) read as JSON reads them."""
+    if b"\\" not in raw:
+        return raw.decode("utf-8", "replace")
+    try:
+        text: str = orjson.loads(b'"' + raw + b'"')
+    except orjson.JSONDecodeError:
+        return raw.decode("utf-8", "replace")
+    return text
 
 
 def _matches(place: Sequence[str | int | None], pattern: Sequence[str | int | None]) -> bool:
@@ -66,7 +80,7 @@ def object_lines(data: bytes, *patterns: Sequence[str | int | None]) -> dict[Pla
             if frames and frames[-1].awaits:
                 key = _KEY.match(tok)
                 if key is not None:
-                    frames[-1].at = key.group(1).decode("utf-8", "replace")
+                    frames[-1].at = _key_text(key.group(1))
                     frames[-1].awaits = False
         elif first == 0x7B or first == 0x5B:  # { [
             wanted = by_depth.get(len(frames)) if first == 0x7B else None

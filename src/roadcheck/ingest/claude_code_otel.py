@@ -28,7 +28,6 @@ the line and the field.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from time import gmtime
 from typing import Any
 
 import orjson
@@ -42,6 +41,8 @@ from roadcheck.ingest._json import (
     lines_of,
     object_line,
 )
+from roadcheck.ingest._where import ANY, object_lines
+from roadcheck.ingest.otel import _iso
 from roadcheck.shellcmd import command_text
 
 __all__ = ["CHECKPOINT_ID", "detect_claude_code_otel", "read_claude_code_otel"]
@@ -196,13 +197,6 @@ def _nanos(raw: Any, where: str) -> int | None:
     return nanos or None
 
 
-def _iso(nanos: int) -> str:
-    secs, rest = divmod(nanos, 1_000_000_000)
-    t = gmtime(secs)
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
-            f"{t.tm_sec:02d}.{rest // 1000:06d}Z")
-
-
 # -- records -----------------------------------------------------------------------------------
 
 class _Record:
@@ -355,43 +349,14 @@ def _requests(data: bytes) -> list[_Record]:
     return records
 
 
+#: Where a log record sits in an OTLP logs export, for :func:`object_lines`.
+_RECORD_PLACE = ("resourceLogs", ANY, "scopeLogs", ANY, "logRecords", ANY)
+
+
 def _record_lines(data: bytes) -> dict[tuple[str | int, ...], int]:
     """The line where each log record opens in the indented JSON document ``data``, by its
-    keys (``("resourceLogs", 0, "scopeLogs", 0, "logRecords", 3)``). One scan of the
-    document's strings and brackets: the path of the open containers is followed, an
-    array's elements counted by the objects and arrays in it."""
-    from roadcheck.ingest._scan import _COLON, _TOKEN
-
-    lines: dict[tuple[str | int, ...], int] = {}
-    # per open container: [is an object, its path, the pending key or the element count]
-    stack: list[list[Any]] = []
-    line, pos = 1, 0
-    for m in _TOKEN.finditer(data):
-        tok = m.group()
-        head = tok[0]
-        if head == 0x22:  # a string: a key when it sits in an object and a colon follows
-            if stack:
-                top = stack[-1]
-                # only the keys on the way to a record are read, not those inside one
-                if top[0] and top[1] is not None and len(top[1]) < 6 \
-                        and _COLON.match(data, m.end()):
-                    top[2] = orjson.loads(tok)
-        elif head in (0x7B, 0x5B):  # { [
-            path: tuple[str | int, ...] | None = ()
-            if stack:
-                top = stack[-1]
-                if not top[0]:
-                    top[2] += 1
-                # below a log record the path is not followed (None)
-                path = None if top[1] is None or len(top[1]) >= 6 else (*top[1], top[2])
-            if path is not None and len(path) == 6 and path[4] == "logRecords" and head == 0x7B:
-                line += data.count(b"\n", pos, m.start())
-                pos = m.start()
-                lines[path] = line
-            stack.append([head == 0x7B, path, None if head == 0x7B else -1])
-        elif stack:
-            stack.pop()
-    return lines
+    keys (``("resourceLogs", 0, "scopeLogs", 0, "logRecords", 3)``)."""
+    return object_lines(data, _RECORD_PLACE)
 
 
 # -- trajectories ------------------------------------------------------------------------------
