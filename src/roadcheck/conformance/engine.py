@@ -239,7 +239,6 @@ class Replayer:
         self.events = 0
         self.handoffs = 0
         self.checkpoints = 0
-        self.derived = 0
         #: (seq, checkpoint id) of each checkpoint a derive rule took from an event
         self.derived_at: list[tuple[int, str]] = []
         self.irreversible = 0
@@ -354,7 +353,6 @@ class Replayer:
         for sel, cid in derive:
             if cid not in licensed and sel(event):
                 licensed.add(cid)
-                self.derived += 1
                 self.derived_at.append((event.seq, cid))
                 who = event.data.get("role") if kind == "message" else event.agent
                 self._checkpoint(cid, who, event)
@@ -571,9 +569,10 @@ class Replayer:
         if self.final is not None:
             final = self.final.data
             task_success = final.get("task_success")
+        derived_count = len(self.derived_at)
         stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
-                          self.checkpoints + self.derived, self.derived, self.irreversible,
-                          self.actions)
+                                self.checkpoints + derived_count, derived_count,
+                                self.irreversible, self.actions)
         warnings = list(self.warnings)
         if self.states and not self.actions:
             warnings.append(self.c.no_actions(source))
