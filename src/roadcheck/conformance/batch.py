@@ -101,17 +101,10 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
 
     if input_format is None and data is not None and fmt in FORMATS:
         input_format = fmt  # detected above: the reader need not detect it again
-    if input_format is not None and _notes_no_run(input_format):
+    if input_format is not None and (tell := _no_run_check(input_format)) is not None:
+        data = yield from _unless_noted(path, input_format, tell, data, formats)
         if data is None:
-            try:
-                data = _native().read_bytes(path)
-            except TraceError as exc:
-                if formats is not None:
-                    formats.append((path, input_format))
-                yield error_result(path, path, _strip_path(exc), source=input_format)
-                return
-        if _noted(path, input_format, data, formats):
-            return
+            return  # noted (it holds no run), or its ERROR given: it could not be read
     # a spec that selects nothing reads no tool's output: the reader need not keep it
     fmt, entries = load(path, input_format, data=data, text=not compiled.typed)
     if formats is not None:
@@ -128,26 +121,31 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         yield error_result(path, path, f"the {fmt} file holds no trajectory to judge",
                            source=fmt)
 
-def _noted(path: str, fmt: str, data: bytes, formats: list[tuple[str, ...]] | None) -> bool:
-    """True when ``data`` is a file of ``fmt`` that holds no run (a Claude Code summary
-    file): it is recorded with its note, and not judged."""
-    note = _no_run(fmt, data)
+def _unless_noted(path: str, fmt: str, tell: Callable[[bytes], str | None],
+                  data: bytes | None, formats: list[tuple[str, ...]] | None,
+                  ) -> Generator[ReplayResult, None, bytes | None]:
+    """The file's bytes, read when not given, unless it is a file of ``fmt`` that holds no
+    run (a Claude Code summary file): then it is recorded with its note, not judged, and
+    None is returned; None too for a file that cannot be read, after its ERROR."""
+    if data is None:
+        try:
+            data = _native().read_bytes(path)
+        except TraceError as exc:
+            if formats is not None:
+                formats.append((path, fmt))
+            yield error_result(path, path, _strip_path(exc), source=fmt)
+            return None
+    note = tell(data)
     if note is None:
-        return False
+        return data
     if formats is not None:
         formats.append((path, fmt, note))
-    return True
+    return None
 
-def _notes_no_run(name: str) -> bool:
-    """True when the format ``name`` can tell a file that holds no run."""
-    from roadcheck.ingest._registry import REGISTRY
+def _no_run_check(name: str) -> Callable[[bytes], str | None] | None:
+    from roadcheck.ingest._registry import no_run_check
 
-    return any(f.name == name and f.no_run is not None for f in REGISTRY)
-
-def _no_run(name: str, data: bytes) -> str | None:
-    from roadcheck.ingest._registry import no_run
-
-    return no_run(name, data)
+    return no_run_check(name)
 
 def split_files(formats: Iterable[tuple[str, ...]]) -> tuple[tuple[tuple[str, str], ...],
                                                              tuple[tuple[str, str], ...]]:

@@ -13,7 +13,7 @@ from roadcheck.events import Trajectory
 from roadcheck.ingest import CERTAIN, FALLBACK, FORMATS, LIKELY, UNKNOWN
 
 __all__ = ["CERTAIN", "FALLBACK", "FORMATS", "LIKELY", "REGISTRY", "UNKNOWN", "BadRun",
-           "Format", "ReadFailure", "detect_format", "detection_scores", "load", "no_run",
+           "Format", "ReadFailure", "detect_format", "detection_scores", "load", "no_run_check",
            "read_runs", "reader"]
 
 
@@ -90,14 +90,15 @@ if tuple(_BY_NAME) != FORMATS:  # pragma: no cover - a format added to one list 
     raise ImportError("roadcheck.ingest.FORMATS must name the registry's formats, in its order")
 
 
-def no_run(name: str, data: bytes) -> str | None:
-    """What ``data`` is when the format ``name`` knows it for a file that holds no run
-    (a Claude Code summary file), in one line; else None."""
+def no_run_check(name: str) -> Callable[[bytes], str | None] | None:
+    """The function of the format ``name`` that tells a file holding no run (a Claude Code
+    summary file: it returns what the file is, in one line, else None), imported now; None
+    for a format without one."""
     fmt = _BY_NAME.get(name)
     if fmt is None or fmt.no_run is None:
         return None
     tell: Callable[[bytes], str | None] = getattr(import_module(fmt.module), fmt.no_run)
-    return tell(data)
+    return tell
 
 
 def reader(name: str) -> Reader:
