@@ -74,18 +74,20 @@ def accept_files(contract: str | PathLike[str], result: str | PathLike[str],
                  trace: str | PathLike[str] | None = None, *, probe_cmd: str | None = None,
                  probe_url: str | None = None, probe_timeout: float = 10.0,
                  claims_unchecked: bool = False,
-                 expect_contract_sha256: str | None = None) -> AcceptRun:
+                 expect_contract_sha256: str | None = None,
+                 trace_format: str | None = None) -> AcceptRun:
     """Judge a result file against a contract file and a trace file: the CLI's one call.
 
     Unusable inputs raise :class:`~roadcheck.errors.InputError` (exit 2), and so
     does a contract that checks claims with no trace, unless
     ``claims_unchecked``; a result that does not parse is judged (REJECTED),
     not an input error. ``expect_contract_sha256`` pins the contract's bytes, as
-    :func:`load_contract` does.
+    :func:`load_contract` does. ``trace_format`` names the trace's format where
+    telling it by content is not wanted (any of replay's ``--input-format`` names).
     """
     loaded = load_contract(contract, expect_sha256=expect_contract_sha256)
     probe = make_probe(probe_cmd, probe_url, probe_timeout)
-    calls = load_trace(trace) if trace is not None else None
+    calls = load_trace(trace, trace_format) if trace is not None else None
     text = read_result(result)
     return AcceptRun(str(result), loaded, verify(text, loaded, trace=calls, probe=probe,
                                                  claims_unchecked=claims_unchecked))

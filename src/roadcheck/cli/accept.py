@@ -17,7 +17,11 @@ __all__ = ["accept"]
 @click.option("--result", "-r", "result", type=click.Path(dir_okay=False, allow_dash=True),
               default=None, help="The agent's result as JSON text ('-' reads standard input).")
 @click.option("--trace", "-t", "trace", type=FILE, default=None,
-              help="The calls the agent made: a native JSONL trajectory or a JSON list.")
+              help="The calls the agent made: a JSON list of calls, or a run of any format "
+                   "replay reads (PATH#RUN names one run of a file of several).")
+@click.option("--trace-format", metavar="FORMAT", default=None,
+              help="The trace's format, as replay's --input-format (default: told by "
+                   "content).")
 @click.option("--probe-cmd", metavar="CMD", default=None,
               help="Read-only command run without a shell; exit 0 confirms the effect.")
 @click.option("--probe-url", metavar="URL", default=None,
@@ -30,7 +34,8 @@ __all__ = ["accept"]
 @sha256_option("--expect-contract-sha256", "contract", "as sha256sum prints it")
 @report_options()
 @click.option("--self-test", is_flag=True, help="Judge the four built-in fixtures and exit.")
-def accept(contract: str | None, result: str | None, trace: str | None, probe_cmd: str | None,
+def accept(contract: str | None, result: str | None, trace: str | None,
+           trace_format: str | None, probe_cmd: str | None,
            probe_url: str | None, probe_timeout: float, claims_unchecked: bool,
            expect_contract_sha256: str | None, fmt: str, output: str | None,
            self_test: bool) -> None:
@@ -56,7 +61,8 @@ def accept(contract: str | None, result: str | None, trace: str | None, probe_cm
 
     run = accept_files(contract, result, trace, probe_cmd=probe_cmd, probe_url=probe_url,
                        probe_timeout=probe_timeout, claims_unchecked=claims_unchecked,
-                       expect_contract_sha256=expect_contract_sha256)
+                       expect_contract_sha256=expect_contract_sha256,
+                       trace_format=trace_format)
     if fmt in CI_FORMATS:
         from roadcheck.report.cases import accept_cases
         from roadcheck.report.ci import ci_report
