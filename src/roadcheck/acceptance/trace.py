@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
 
-__all__ = ["Call", "call_errored", "calls_of", "load_trace"]
+__all__ = ["Call", "call_errored", "calls_of", "load_session", "load_trace"]
 
 _NO_ARGS: Mapping[str, Any] = {}
 
@@ -100,6 +100,20 @@ def load_trace(path: str | PathLike[str], input_format: str | None = None) -> li
     ``input_format``. Such a file must hold one run: a file of several is named
     ``PATH#RUN`` (the run's id as replay prints it).
     """
+    from roadcheck.ingest.native import read_bytes
+
+    source, _ = _split_run(str(path))
+    if input_format is None:
+        data = read_bytes(source)
+        if data.lstrip()[:1] == b"[" and _is_native(data, str(path)):
+            return _read_call_list(source, data)
+    return calls_of(load_session(path, input_format))
+
+
+def load_session(path: str | PathLike[str], input_format: str | None = None) -> Trajectory:
+    """Read one run of any format replay reads (``PATH#RUN`` names one of several), with
+    every event: the agent's messages as well as its calls. A JSON list of calls is no
+    session (it holds no message) and is read as a native file would be: refused."""
     from roadcheck.ingest import UNKNOWN, detect_format
     from roadcheck.ingest.native import read_bytes, read_native
 
@@ -107,10 +121,16 @@ def load_trace(path: str | PathLike[str], input_format: str | None = None) -> li
     data = read_bytes(source)
     fmt = input_format or detect_format(data)
     if fmt in ("native", UNKNOWN) and run is None:
-        if input_format is None and data.lstrip()[:1] == b"[":
-            return _read_call_list(source, data)
-        return _native_calls(source, read_native(source, data))
-    return calls_of(_one_run(source, data, fmt, run))
+        trajectory = read_native(source, data)
+        _check_native(source, trajectory)
+        return trajectory
+    return _one_run(source, data, fmt, run)
+
+
+def _is_native(data: bytes, path: str) -> bool:
+    from roadcheck.ingest import UNKNOWN, detect_format
+
+    return _split_run(path)[1] is None and detect_format(data) in ("native", UNKNOWN)
 
 
 def _split_run(path: str) -> tuple[str, str | None]:
@@ -124,7 +144,7 @@ def _split_run(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def _native_calls(source: str, trajectory: Trajectory) -> list[Call]:
+def _check_native(source: str, trajectory: Trajectory) -> None:
     for event in trajectory.events:
         if event.kind != "action":
             continue
@@ -133,7 +153,6 @@ def _native_calls(source: str, trajectory: Trajectory) -> list[Call]:
         misspelt = _misspelt(event.data)
         if misspelt is not None:
             raise TraceError(misspelt, path=source, line=event.line)
-    return calls_of(trajectory)
 
 
 def _one_run(source: str, data: bytes, fmt: str, run: str | None) -> Trajectory:
