@@ -74,7 +74,7 @@ def guard_claude_code(spec: str, state_dir: str | None, key_file: str | None, no
 _HOOK_COMMANDS = {
     "codex": ("Codex", ("approver", "catch_up")),
     "gemini": ("Gemini CLI", ("approver", "grant")),
-    "opencode": ("OpenCode (through its plugin)", ("approver",)),
+    "opencode": ("OpenCode plugin", ("approver",)),
     "copilot": ("GitHub Copilot CLI", ("approver", "grant")),
     "cursor": ("Cursor", ("approver", "grant")),
     "cline": ("Cline", ("approver",)),
@@ -115,7 +115,8 @@ def _hook_command(name: str, cli_name: str, takes: tuple[str, ...]) -> None:
         help="Who answers the guard's questions: a rule that does not accept NAME "
              "answers deny, and an approval recorded for an asked call names NAME.")(command)
     command = _guard_store_options(command)
-    guard.command(name, short_help=f"Answer a {cli_name} hook event from a spec.")(command)
+    article = "an" if cli_name[0] in "AEIOU" else "a"
+    guard.command(name, short_help=f"Answer {article} {cli_name} hook event from a spec.")(command)
 
 
 for _name, (_cli_name, _takes) in _HOOK_COMMANDS.items():

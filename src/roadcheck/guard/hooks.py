@@ -175,9 +175,10 @@ def make_call(tool: str, args: dict[str, Any], call_id: str | None, *,
     return call
 
 
-def json_args(value: Any, key: str) -> dict[str, Any]:
-    """Arguments given as an object, or as JSON text of one (as some CLIs send them)."""
-    if isinstance(value, str):
+def json_args(value: Any, key: str, *, text_ok: bool = False) -> dict[str, Any]:
+    """Arguments given as an object, or (``text_ok``) as JSON text of one, as some CLIs
+    send them."""
+    if isinstance(value, str) and text_ok:
         import orjson
 
         raw = value.encode("utf-8", "surrogatepass")
@@ -365,8 +366,9 @@ def held_message(decision: Decision, request: HookRequest, *, can_ask: bool,
             detail = reason.message.split(": ", 1)[1] if ": " in reason.message else "not given"
             if "is absent" in reason.message:
                 detail = "no approval was given for it"
-            who = (need.split(" by one of ", 1)[1].split(", naming")[0]
-                   if " by one of " in need else "")
+            names = (need.split(" by one of ", 1)[1].split(", naming")[0].split(", ")
+                     if " by one of " in need else [])
+            who = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
             whys.append(f"it needs the approval '{cid}' first ({detail})"
                         + (f"; only {who} may give it" if who else ""))
         else:
@@ -387,8 +389,8 @@ def held_message(decision: Decision, request: HookRequest, *, can_ask: bool,
         how = "it cannot be approved: change the call or the spec"
     held = "held" if verdict == "ask" else "blocked"
     codes = sorted({r.code for r in decision.reasons})
-    rules = list(decision.missing)
-    tail = ", ".join([*(f"rule {r}" for r in rules), *codes])
+    at = f" at seq {decision.seq}" if decision.seq is not None else ""
+    tail = ", ".join([*(f"rule {r}" for r in decision.missing), *codes]) + at
     return f"roadcheck guard {held} {what}: {why}. To let it through: {how}. [{tail}]"
 
 
@@ -399,7 +401,8 @@ def _catch_up(live: Any, fmt: str, transcript: str | None, current: str | None) 
     if not transcript:
         raise BadInput("'transcript_path' must name the session transcript to catch up from")
     from roadcheck.errors import TraceError
-    from roadcheck.ingest import ReadFailure, load as load_trace
+    from roadcheck.ingest import ReadFailure
+    from roadcheck.ingest import load as load_trace
 
     _, entries = load_trace(transcript, fmt)
     for entry in entries:

@@ -17,10 +17,10 @@ from roadcheck.guard.hooks import (
 
 def tool_call(doc: dict[str, Any], *, shell_tools: tuple[str, ...], call_id_key: str | None,
               tool_key: str = "tool_name", input_key: str = "tool_input",
-              agent: str = "claude") -> dict[str, Any]:
+              agent: str = "claude", text_ok: bool = False) -> dict[str, Any]:
     """The call of a ``tool_name`` / ``tool_input`` / ``tool_use_id`` payload."""
     tool = field_of(doc, tool_key, str, "a non-empty string")
-    args = json_args(doc.get(input_key), input_key)
+    args = json_args(doc.get(input_key), input_key, text_ok=text_ok)
     call_id = None
     if call_id_key is not None and doc.get(call_id_key) is not None:
         call_id = field_of(doc, call_id_key, str, "a non-empty string")
@@ -29,7 +29,7 @@ def tool_call(doc: dict[str, Any], *, shell_tools: tuple[str, ...], call_id_key:
 
 def claude_shape(doc: dict[str, Any], kinds: dict[str, Kind], *, shell_tools: tuple[str, ...],
                  call_id_key: str | None = "tool_use_id", stop_text: str = "last_assistant_message",
-                 failure_text: str = "error") -> HookRequest:
+                 failure_text: str = "error", text_ok: bool = False) -> HookRequest:
     """A payload shaped as Claude Code's: ``hook_event_name``, ``session_id``, and per event
     ``prompt``, ``tool_name``/``tool_input``/``tool_use_id``, ``error``, the last message."""
     name = field_of(doc, "hook_event_name", str, "a non-empty string")
@@ -48,7 +48,7 @@ def claude_shape(doc: dict[str, Any], kinds: dict[str, Kind], *, shell_tools: tu
         return HookRequest("stop", name, session, text=optional_text(doc, stop_text),
                            agent=agent if isinstance(agent, str) and agent else "claude",
                            transcript=transcript)
-    call = tool_call(doc, shell_tools=shell_tools, call_id_key=call_id_key)
+    call = tool_call(doc, shell_tools=shell_tools, call_id_key=call_id_key, text_ok=text_ok)
     text = None
     if kind == "failed":
         error = doc.get(failure_text)

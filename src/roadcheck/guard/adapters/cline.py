@@ -62,7 +62,7 @@ def parse(data: bytes) -> HookRequest:
         return HookRequest("stop", name, session, agent=AGENT)
     part = _part(doc, "preToolUse" if kind == "pre" else "postToolUse")
     tool = field_of(part, "toolName", str, "a non-empty string")
-    args = json_args(part.get("parameters"), "parameters")
+    args = json_args(part.get("parameters"), "parameters", text_ok=True)
     call = make_call(tool, args, None, shell_tools=SHELL_TOOLS, agent=AGENT)
     if kind == "post" and part.get("success") is False:
         result = part.get("result")

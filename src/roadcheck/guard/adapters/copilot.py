@@ -40,8 +40,7 @@ SHELL_TOOLS = ("bash", "powershell")
 def parse(data: bytes) -> HookRequest:
     """A Copilot CLI hook event (the PascalCase format)."""
     doc = read_object(data)
-    request = claude_shape(doc, KINDS, shell_tools=SHELL_TOOLS, call_id_key=None,
-                           stop_text="last_assistant_message")
+    request = claude_shape(doc, KINDS, shell_tools=SHELL_TOOLS, call_id_key=None, text_ok=True)
     if request.kind == "post":
         result = doc.get("tool_result")
         kind = result.get("result_type") if isinstance(result, dict) else None

@@ -49,7 +49,8 @@ def _call(name: str, doc: dict[str, Any]) -> dict[str, Any]:
         command = field_of(doc, "command", str, "a non-empty string")
         return make_call("Shell", {"command": command}, None, shell_tools=SHELL_TOOLS,
                          agent=AGENT)
-    return tool_call(doc, shell_tools=SHELL_TOOLS, call_id_key="tool_use_id", agent=AGENT)
+    return tool_call(doc, shell_tools=SHELL_TOOLS, call_id_key="tool_use_id", agent=AGENT,
+                     text_ok=True)
 
 
 def parse(data: bytes) -> HookRequest:
