@@ -69,7 +69,8 @@ class TestHook:
         assert first["permissionDecision"] == "ask"
         assert "checkpoint-skipped" in first["permissionDecisionReason"]
         assert "needs the approval 'push_ok'" in first["permissionDecisionReason"]
-        assert first["permissionDecisionReason"].endswith("[rule push_ok, checkpoint-skipped at seq 2]")
+        assert first["permissionDecisionReason"].endswith(
+            "[rule push_ok, checkpoint-skipped at seq 2]")
         # the person approved at Claude Code's prompt and the call ran
         assert hook("PostToolUse", {**_bash("cd app && git push origin main", "t1"),
                                     "tool_response": {"stdout": "ok"}}).returncode == 0

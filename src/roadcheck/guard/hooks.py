@@ -289,8 +289,9 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
         live.asked[asked_key(call)] = list(decision.missing)
     if decision.allowed:
         return Outcome(decision)
+    derived = frozenset(d.checkpoint_id for d in live.guard.spec.derive)
     return Outcome(decision, held_message(decision, request, can_ask=can_ask,
-                                          context=context or {}))
+                                          context=context or {}, derived=derived))
 
 
 def approve_call(spec: str, state_dir: str | None, session: str, checkpoints: tuple[str, ...],
@@ -349,49 +350,51 @@ def approve_command(decision: Decision, session: str, context: dict[str, str]) -
 
 
 def held_message(decision: Decision, request: HookRequest, *, can_ask: bool,
-                 context: dict[str, str]) -> str:
+                 context: dict[str, str], derived: frozenset[str] = frozenset()) -> str:
     """One paragraph for the person: what is held, why, how to let it through; then the
-    rule ids and reason codes.
+    rule ids and reason codes, and the seq the call would have.
 
     Where the CLI cannot ask, an ``ask`` is a deny, and the way through is a person's
-    approval: a message saying so (where the spec derives the checkpoint from one)
-    or the ``roadcheck guard approve`` line for this call.
+    approval: a message saying so (where the spec derives the checkpoint from one,
+    ``derived``) or the ``roadcheck guard approve`` line for this call.
     """
-    verdict = decision.verdict
-    what = _what(decision, request)
-    whys = []
+    whys, who = [], ""
     for reason, need in zip(decision.reasons, decision.satisfy, strict=True):
         cid = reason.location.checkpoint_id if reason.location is not None else None
-        if cid:
-            detail = reason.message.split(": ", 1)[1] if ": " in reason.message else "not given"
-            if "is absent" in reason.message:
-                detail = "no approval was given for it"
-            names = (need.split(" by one of ", 1)[1].split(", naming")[0].split(", ")
-                     if " by one of " in need else [])
-            who = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-            whys.append(f"it needs the approval '{cid}' first ({detail})"
-                        + (f"; only {who} may give it" if who else ""))
-        else:
+        if not cid:
             whys.append(reason.message)
+            continue
+        detail = reason.message.split(": ", 1)[1] if ": " in reason.message else "not given"
+        if "is absent" in reason.message:
+            detail = "no approval was given for it"
+        names = (need.split(" by one of ", 1)[1].split(", naming")[0].split(", ")
+                 if " by one of " in need else [])
+        if names:
+            who = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        whys.append(f"it needs the approval '{cid}' first ({detail})"
+                    + (f"; only {who} may give it" if names else ""))
     why = "; ".join(whys) or "the guard could not judge it"
+    verdict = decision.verdict
     if verdict == "ask" and can_ask:
         how = "approve it at the prompt if you want it to run"
-    elif verdict == "ask" or decision.missing:
-        who = context.get("approver", "user")
-        how = ("a person approves this exact call: say so in your next message (where the "
-               "spec takes an approval from it), or run "
+    elif verdict == "ask":
+        said = (" say so in your next message, or" if derived & set(decision.missing) else "")
+        how = (f"a person approves this exact call:{said} run "
                f"`{approve_command(decision, request.session, context)}` in a terminal of "
-               f"your own, as {who}, then let the agent retry")
-        if verdict == "deny":
-            how = ("only someone the rule names may approve it; " + how.replace(
-                f"as {who}", "naming them with --by"))
+               "your own, then let the agent try again")
+    elif decision.missing:
+        shown = approve_command(decision, request.session, {**context, "approver": "NAME"})
+        how = (f"{who or 'someone the rule names'} approves this exact call (a yes from "
+               f"{context.get('approver', 'user')} does not count): run `{shown}` in a "
+               "terminal of their own, then let the agent try again")
     else:
         how = "it cannot be approved: change the call or the spec"
     held = "held" if verdict == "ask" else "blocked"
     codes = sorted({r.code for r in decision.reasons})
     at = f" at seq {decision.seq}" if decision.seq is not None else ""
     tail = ", ".join([*(f"rule {r}" for r in decision.missing), *codes]) + at
-    return f"roadcheck guard {held} {what}: {why}. To let it through: {how}. [{tail}]"
+    return (f"roadcheck guard {held} {_what(decision, request)}: {why}. "
+            f"To let it through: {how}. [{tail}]")
 
 
 # -- the hook process ------------------------------------------------------------------------

@@ -29,12 +29,13 @@ def tool_call(doc: dict[str, Any], *, shell_tools: tuple[str, ...], call_id_key:
 
 def claude_shape(doc: dict[str, Any], kinds: dict[str, Kind], *, shell_tools: tuple[str, ...],
                  call_id_key: str | None = "tool_use_id", stop_text: str = "last_assistant_message",
-                 failure_text: str = "error", text_ok: bool = False) -> HookRequest:
+                 failure_text: str = "error", text_ok: bool = False,
+                 others: frozenset[str] = frozenset()) -> HookRequest:
     """A payload shaped as Claude Code's: ``hook_event_name``, ``session_id``, and per event
     ``prompt``, ``tool_name``/``tool_input``/``tool_use_id``, ``error``, the last message."""
     name = field_of(doc, "hook_event_name", str, "a non-empty string")
     session = field_of(doc, "session_id", str, "a non-empty string")
-    kind = kinds.get(name, "ignore")
+    kind = event_kind(name, kinds, others)
     transcript = doc.get("transcript_path")
     transcript = transcript if isinstance(transcript, str) else None
     if kind == "ignore":
@@ -56,6 +57,19 @@ def claude_shape(doc: dict[str, Any], kinds: dict[str, Kind], *, shell_tools: tu
     return HookRequest(kind, name, session, call=call, text=text, transcript=transcript)
 
 
+def event_kind(name: str, kinds: dict[str, Kind], others: frozenset[str]) -> Kind:
+    """What the event ``name`` is to the guard; one it does not know is bad input.
+
+    An event the CLI documents and the guard does not read is left alone; a name it has
+    never heard of could be a call about to run, so it is not let through unanswered.
+    """
+    if name in kinds:
+        return kinds[name]
+    if name in others:
+        return "ignore"
+    raise BadInput(f"unknown hook event '{name}'")
+
+
 def no_call_id(request: HookRequest) -> HookRequest:
     """The request with its call's id left out: the approval binds the tool and arguments."""
     if request.call is None or "call_id" not in request.call:
@@ -65,4 +79,4 @@ def no_call_id(request: HookRequest) -> HookRequest:
                        request.agent, request.transcript)
 
 
-__all__ = ["BadInput", "claude_shape", "no_call_id", "tool_call"]
+__all__ = ["BadInput", "claude_shape", "event_kind", "no_call_id", "tool_call"]

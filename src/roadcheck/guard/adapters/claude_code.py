@@ -33,11 +33,16 @@ KINDS: dict[str, Kind] = {"UserPromptSubmit": "prompt", "PreToolUse": "pre",
                           "PermissionRequest": "permission", "PostToolUse": "post",
                           "PostToolUseFailure": "failed", "Stop": "stop",
                           "SubagentStop": "stop"}
+#: Events Claude Code documents that the guard does not read.
+OTHERS = frozenset({"Notification", "SessionStart", "SessionEnd", "PreCompact", "PostCompact",
+                    "SubagentStart", "Setup", "StopFailure", "ConfigChange", "TeammateIdle",
+                    "TaskCompleted", "InstructionsLoaded", "WorktreeCreate", "WorktreeRemove",
+                    "Elicitation", "ElicitationResult"})
 
 
 def parse(data: bytes) -> HookRequest:
     """A Claude Code hook event."""
-    return claude_shape(read_object(data), KINDS, shell_tools=("Bash",))
+    return claude_shape(read_object(data), KINDS, shell_tools=("Bash",), others=OTHERS)
 
 
 def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:

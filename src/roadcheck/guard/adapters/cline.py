@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roadcheck.guard.adapters._common import event_kind
 from roadcheck.guard.hooks import (
     Adapter,
     BadInput,
@@ -34,6 +35,8 @@ from roadcheck.guard.hooks import (
 
 KINDS: dict[str, Kind] = {"UserPromptSubmit": "prompt", "PreToolUse": "pre",
                           "PostToolUse": "post", "TaskComplete": "stop"}
+OTHERS = frozenset({"TaskStart", "TaskResume", "TaskCancel", "TaskError", "PreCompact",
+                    "SessionShutdown"})
 SHELL_TOOLS = ("execute_command",)
 AGENT = "cline"
 
@@ -51,7 +54,7 @@ def parse(data: bytes) -> HookRequest:
     doc = read_object(data)
     name = field_of(doc, "hookName", str, "a non-empty string")
     session = field_of(doc, "taskId", str, "a non-empty string")
-    kind = KINDS.get(name, "ignore")
+    kind = event_kind(name, KINDS, OTHERS)
     if kind == "ignore":
         return HookRequest("ignore", name, session)
     if kind == "prompt":

@@ -38,12 +38,14 @@ KINDS: dict[str, Kind] = {"UserPromptSubmit": "prompt", "PreToolUse": "pre",
                           "Stop": "stop", "SubagentStop": "stop"}
 #: The tools whose ``tool_input.command`` is a shell line: Codex's hooks call them ``Bash``;
 #: its session files call them ``shell`` / ``exec_command``.
+OTHERS = frozenset({"SessionStart", "PreCompact", "PostCompact", "SubagentStart",
+                    "StopFailure"})
 SHELL_TOOLS = ("Bash", "shell", "exec_command", "local_shell")
 
 
 def parse(data: bytes) -> HookRequest:
     """A Codex hook event."""
-    request = claude_shape(read_object(data), KINDS, shell_tools=SHELL_TOOLS)
+    request = claude_shape(read_object(data), KINDS, shell_tools=SHELL_TOOLS, others=OTHERS)
     if request.kind == "permission":
         return no_call_id(request)
     return request

@@ -34,13 +34,16 @@ from roadcheck.guard.hooks import (
 KINDS: dict[str, Kind] = {"UserPromptSubmit": "prompt", "PreToolUse": "pre",
                           "PostToolUse": "post", "PostToolUseFailure": "failed",
                           "Stop": "stop", "SubagentStop": "stop"}
+OTHERS = frozenset({"SessionStart", "SessionEnd", "SubagentStart", "ErrorOccurred",
+                    "PreCompact", "Notification", "PermissionRequest"})
 SHELL_TOOLS = ("bash", "powershell")
 
 
 def parse(data: bytes) -> HookRequest:
     """A Copilot CLI hook event (the PascalCase format)."""
     doc = read_object(data)
-    request = claude_shape(doc, KINDS, shell_tools=SHELL_TOOLS, call_id_key=None, text_ok=True)
+    request = claude_shape(doc, KINDS, shell_tools=SHELL_TOOLS, call_id_key=None, text_ok=True,
+                           others=OTHERS)
     if request.kind == "post":
         result = doc.get("tool_result")
         kind = result.get("result_type") if isinstance(result, dict) else None

@@ -9,6 +9,8 @@ documentation (cursor.com/docs/agent/hooks) defines them.
   ``agent_message``; an allowed call is ``allow`` only with ``--grant``, else ``{}``;
 * ``postToolUse``, ``postToolUseFailure``, ``afterShellExecution``,
   ``afterMCPExecution``: the call ran (or failed) and is observed;
+* ``beforeReadFile`` (``file_path``: the tool ``Read``) is checked as a call, and
+  ``afterFileEdit`` (the tool ``Edit``) observed as one;
 * ``afterAgentResponse`` (``text``) and ``stop``: the assistant spoke / handed the turn
   back, an assistant ``message``; while an obligation is open, ``stop`` is answered
   with a ``followup_message`` that says what is still owed.
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roadcheck.guard.adapters._common import tool_call
+from roadcheck.guard.adapters._common import event_kind, tool_call
 from roadcheck.guard.hooks import (
     Adapter,
     HookAnswer,
@@ -39,7 +41,10 @@ KINDS: dict[str, Kind] = {"beforeSubmitPrompt": "prompt", "preToolUse": "pre",
                           "beforeShellExecution": "pre", "beforeMCPExecution": "pre",
                           "postToolUse": "post", "afterShellExecution": "post",
                           "afterMCPExecution": "post", "postToolUseFailure": "failed",
-                          "afterAgentResponse": "stop", "stop": "stop"}
+                          "afterAgentResponse": "stop", "stop": "stop",
+                          "beforeReadFile": "pre", "afterFileEdit": "post"}
+OTHERS = frozenset({"sessionStart", "sessionEnd", "preCompact", "subagentStart", "subagentStop",
+                    "afterAgentThought", "beforeTabFileRead", "afterTabFileEdit"})
 SHELL_TOOLS = ("Shell",)
 AGENT = "cursor"
 
@@ -49,6 +54,12 @@ def _call(name: str, doc: dict[str, Any]) -> dict[str, Any]:
         command = field_of(doc, "command", str, "a non-empty string")
         return make_call("Shell", {"command": command}, None, shell_tools=SHELL_TOOLS,
                          agent=AGENT)
+    if name == "beforeReadFile":
+        path = field_of(doc, "file_path", str, "a non-empty string")
+        return make_call("Read", {"file_path": path}, None, agent=AGENT)
+    if name == "afterFileEdit":
+        path = field_of(doc, "file_path", str, "a non-empty string")
+        return make_call("Edit", {"file_path": path}, None, agent=AGENT)
     return tool_call(doc, shell_tools=SHELL_TOOLS, call_id_key="tool_use_id", agent=AGENT,
                      text_ok=True)
 
@@ -58,7 +69,7 @@ def parse(data: bytes) -> HookRequest:
     doc = read_object(data)
     name = field_of(doc, "hook_event_name", str, "a non-empty string")
     session = field_of(doc, "conversation_id", str, "a non-empty string")
-    kind = KINDS.get(name, "ignore")
+    kind = event_kind(name, KINDS, OTHERS)
     if kind == "ignore":
         return HookRequest("ignore", name, session)
     if kind == "prompt":

@@ -18,7 +18,7 @@ takes as a block of the call.
 
 from __future__ import annotations
 
-from roadcheck.guard.adapters._common import tool_call
+from roadcheck.guard.adapters._common import event_kind, tool_call
 from roadcheck.guard.hooks import (
     Adapter,
     HookAnswer,
@@ -34,6 +34,8 @@ from roadcheck.guard.hooks import (
 
 KINDS: dict[str, Kind] = {"BeforeAgent": "prompt", "BeforeTool": "pre", "AfterTool": "post",
                           "AfterAgent": "stop"}
+OTHERS = frozenset({"SessionStart", "SessionEnd", "BeforeModel", "AfterModel",
+                    "BeforeToolSelection", "Notification", "PreCompress"})
 SHELL_TOOLS = ("run_shell_command",)
 AGENT = "gemini"
 
@@ -43,7 +45,7 @@ def parse(data: bytes) -> HookRequest:
     doc = read_object(data)
     name = field_of(doc, "hook_event_name", str, "a non-empty string")
     session = field_of(doc, "session_id", str, "a non-empty string")
-    kind = KINDS.get(name, "ignore")
+    kind = event_kind(name, KINDS, OTHERS)
     if kind == "ignore":
         return HookRequest("ignore", name, session)
     if kind == "prompt":

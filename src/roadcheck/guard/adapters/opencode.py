@@ -16,6 +16,7 @@ OpenCode shows the reason) on anything but an ``allow`` with exit code 0.
 
 from __future__ import annotations
 
+from roadcheck.guard.adapters._common import event_kind
 from roadcheck.guard.hooks import (
     EXIT_BLOCK,
     Adapter,
@@ -42,7 +43,7 @@ def parse(data: bytes) -> HookRequest:
     doc = read_object(data)
     name = field_of(doc, "event", str, "a non-empty string")
     session = field_of(doc, "sessionID", str, "a non-empty string")
-    kind = KINDS.get(name, "ignore")
+    kind = event_kind(name, KINDS, frozenset())
     if kind == "ignore":
         return HookRequest("ignore", name, session)
     if kind == "prompt":
