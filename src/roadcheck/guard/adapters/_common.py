@@ -28,9 +28,8 @@ def tool_call(doc: dict[str, Any], *, shell_tools: tuple[str, ...], call_id_key:
 
 
 def claude_shape(doc: dict[str, Any], kinds: dict[str, Kind], *, shell_tools: tuple[str, ...],
-                 call_id_key: str | None = "tool_use_id", stop_text: str = "last_assistant_message",
-                 failure_text: str = "error", text_ok: bool = False,
-                 others: frozenset[str] = frozenset()) -> HookRequest:
+                 call_id_key: str | None = "tool_use_id", text_ok: bool = False,
+                 others: frozenset[str] = frozenset(), agent: str = "claude") -> HookRequest:
     """A payload shaped as Claude Code's: ``hook_event_name``, ``session_id``, and per event
     ``prompt``, ``tool_name``/``tool_input``/``tool_use_id``, ``error``, the last message."""
     name = field_of(doc, "hook_event_name", str, "a non-empty string")
@@ -45,16 +44,18 @@ def claude_shape(doc: dict[str, Any], kinds: dict[str, Kind], *, shell_tools: tu
                            text=field_of(doc, "prompt", str, "a non-empty string"),
                            transcript=transcript)
     if kind == "stop":
-        agent = doc.get("agent_type")
-        return HookRequest("stop", name, session, text=optional_text(doc, stop_text),
-                           agent=agent if isinstance(agent, str) and agent else "claude",
+        sub = doc.get("agent_type")
+        return HookRequest("stop", name, session, text=optional_text(doc, "last_assistant_message"),
+                           agent=sub if isinstance(sub, str) and sub else agent,
                            transcript=transcript)
-    call = tool_call(doc, shell_tools=shell_tools, call_id_key=call_id_key, text_ok=text_ok)
+    call = tool_call(doc, shell_tools=shell_tools, call_id_key=call_id_key, text_ok=text_ok,
+                     agent=agent)
     text = None
     if kind == "failed":
-        error = doc.get(failure_text)
+        error = doc.get("error")
         text = error if isinstance(error, str) and error else "the call failed"
-    return HookRequest(kind, name, session, call=call, text=text, transcript=transcript)
+    return HookRequest(kind, name, session, call=call, text=text, agent=agent,
+                       transcript=transcript)
 
 
 def event_kind(name: str, kinds: dict[str, Kind], others: frozenset[str]) -> Kind:

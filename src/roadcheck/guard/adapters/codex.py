@@ -45,7 +45,8 @@ SHELL_TOOLS = ("Bash", "shell", "exec_command", "local_shell")
 
 def parse(data: bytes) -> HookRequest:
     """A Codex hook event."""
-    request = claude_shape(read_object(data), KINDS, shell_tools=SHELL_TOOLS, others=OTHERS)
+    request = claude_shape(read_object(data), KINDS, shell_tools=SHELL_TOOLS, others=OTHERS,
+                           agent="codex")
     if request.kind == "permission":
         return no_call_id(request)
     return request

@@ -43,14 +43,15 @@ def parse(data: bytes) -> HookRequest:
     """A Copilot CLI hook event (the PascalCase format)."""
     doc = read_object(data)
     request = claude_shape(doc, KINDS, shell_tools=SHELL_TOOLS, call_id_key=None, text_ok=True,
-                           others=OTHERS)
+                           others=OTHERS, agent="copilot")
     if request.kind == "post":
         result = doc.get("tool_result")
         kind = result.get("result_type") if isinstance(result, dict) else None
         if kind in ("failure", "error"):
             text = result.get("text_result_for_llm") if isinstance(result, dict) else None
             return HookRequest("failed", request.event, request.session, request.call,
-                               text if isinstance(text, str) and text else "the call failed")
+                               text if isinstance(text, str) and text else "the call failed",
+                               agent=request.agent)
         if kind == "denied":  # it did not run
             return HookRequest("ignore", request.event, request.session)
     return request
