@@ -25,7 +25,7 @@ the session, apply, answer; it never raises, and any failure is the adapter's
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from roadcheck.guard.core import Decision
@@ -51,7 +51,6 @@ class BadInput(Exception):
     """Hook input the adapter cannot read: the call is stopped with this reason."""
 
 
-@dataclass(frozen=True, slots=True)
 class HookRequest:
     """One hook event, as the guard reads it.
 
@@ -59,18 +58,29 @@ class HookRequest:
     ``call``), ``permission`` (the CLI is about to ask the person about ``call``),
     ``post`` (``call`` ran), ``failed`` (``call`` ran and failed, ``text`` the error),
     ``stop`` (the assistant hands the turn back, ``text`` its last message where the
-    CLI gives it), ``ignore`` (an event the guard does not read).
+    CLI gives it), ``ignore`` (an event the guard does not read). ``event`` is the
+    CLI's own name for the event, echoed where its answer must name it; ``call`` the
+    action event of a call (``action_type``, ``args``, ``call_id``, ``command``).
+
+    A plain class, not a dataclass: every hook process builds the classes it imports.
     """
 
-    kind: Kind
-    #: The CLI's own name for the event, echoed where its answer must name it.
-    event: str
-    session: str = ""
-    #: The action event of a call (``action_type``, ``args``, ``call_id``, ``command``).
-    call: dict[str, Any] | None = None
-    text: str | None = None
-    agent: str = MAIN_AGENT
-    transcript: str | None = None
+    __slots__ = ("agent", "call", "event", "kind", "session", "text", "transcript")
+
+    def __init__(self, kind: Kind, event: str, session: str = "",
+                 call: dict[str, Any] | None = None, text: str | None = None,
+                 agent: str = MAIN_AGENT, transcript: str | None = None) -> None:
+        self.kind = kind
+        self.event = event
+        self.session = session
+        self.call = call
+        self.text = text
+        self.agent = agent
+        self.transcript = transcript
+
+    def __repr__(self) -> str:
+        return (f"HookRequest({self.kind!r}, {self.event!r}, {self.session!r}, "
+                f"call={self.call!r}, text={self.text!r}, agent={self.agent!r})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,31 +93,47 @@ class HookAnswer:
     decision: Decision | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class Outcome:
-    """What the guard made of a request, for the adapter to put in the CLI's words."""
+    """What the guard made of a request, for the adapter to put in the CLI's words.
 
-    #: The decision on a call (``pre``, ``permission``); None for an event only observed.
-    decision: Decision | None = None
-    #: For a person: what is held, why, and what to say or do to let it through.
-    message: str = ""
-    #: Obligations still open when the assistant hands the turn back (``stop``).
-    open: tuple[str, ...] = ()
+    ``decision``: the decision on a call (``pre``, ``permission``), None for an event
+    only observed; ``message``: for a person, what is held, why, and what to say or do
+    to let it through; ``open``: obligations still open when the assistant hands the
+    turn back (``stop``).
+    """
+
+    __slots__ = ("decision", "message", "open")
+
+    def __init__(self, decision: Decision | None = None, message: str = "",
+                 open: tuple[str, ...] = ()) -> None:
+        self.decision = decision
+        self.message = message
+        self.open = open
 
 
-@dataclass(frozen=True, slots=True)
 class Adapter:
-    """One CLI's hook format (see the module docstring)."""
+    """One CLI's hook format (see the module docstring).
 
-    name: str
-    parse: Callable[[bytes], HookRequest]
-    answer: Callable[[HookRequest, Outcome, bool], HookAnswer]
-    fail: Callable[[str], HookAnswer]
-    #: True when the CLI can put a hook's question to the person (an ``ask`` answer).
-    can_ask: bool
-    #: The transcript reader (``roadcheck.ingest`` format) for ``--catch-up``, if any.
-    transcript_format: str | None = None
-    options: frozenset[str] = field(default_factory=frozenset)
+    ``can_ask``: the CLI can put a hook's question to the person (an ``ask`` answer);
+    ``transcript_format``: the :mod:`roadcheck.ingest` reader of its transcript, for
+    ``--catch-up``; ``options``: the hook options its command takes beside the
+    shared ones.
+    """
+
+    __slots__ = ("answer", "can_ask", "fail", "name", "options", "parse", "transcript_format")
+
+    def __init__(self, name: str, parse: Callable[[bytes], HookRequest],
+                 answer: Callable[[HookRequest, Outcome, bool], HookAnswer],
+                 fail: Callable[[str], HookAnswer], *, can_ask: bool,
+                 transcript_format: str | None = None,
+                 options: frozenset[str] = frozenset()) -> None:
+        self.name = name
+        self.parse = parse
+        self.answer = answer
+        self.fail = fail
+        self.can_ask = can_ask
+        self.transcript_format = transcript_format
+        self.options = options
 
 
 def load(name: str) -> Adapter:
