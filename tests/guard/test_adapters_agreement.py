@@ -10,6 +10,8 @@ judges the same session as that CLI records it (shell calls under the CLI's shel
 tool, call ids where its hooks carry them). The calls an adapter stops must be exactly
 the calls replay reports, with the same reason codes.
 
+What no hook carries is left out of both: an assistant's text before a call in the
+same turn (``yields_turn`` false), the checkpoints a reader finds in a transcript.
 A call approved at a CLI's own prompt is what replay cannot see, so none is recorded
 here: the sessions are judged as if every asked call were refused at the prompt and
 then run anyway, which is what replay reports.
@@ -53,6 +55,8 @@ _SPECS: list[dict[str, Any]] = [
     for scope in ("first", "each") for consume in (False, True)
     for extra in ({}, {"confirmed_by": ["owner", "user"]},
                   {"voided_by": [{"event": "message", "role": "assistant"}]},
+                  {"voided_by": [{"event": "message", "role": "assistant",
+                                  "yields_turn": True}]},
                   {"binds": {"tool": True, "args": True}}, {"binds": {"call": True}})
 ] + [
     {"mandatory_checkpoints": [{"checkpoint_id": "ok", "scope": "each", "consume": True,
@@ -94,7 +98,10 @@ def _as_recorded(cli: str, traj: Trajectory) -> list[dict[str, Any]]:
                 if text:
                     out.append({"event": "message", "role": "user", "text": text})
                 continue
-            said = {"event": "message", "role": "assistant", "agent": AGENT[cli]}
+            if data.get("yields_turn") is False:
+                continue  # text before a call in the same turn: no hook carries it
+            said = {"event": "message", "role": "assistant", "agent": AGENT[cli],
+                    "yields_turn": True}
             if cli in STOP_TEXT:
                 said["text"] = text
             out.append(said)

@@ -75,7 +75,8 @@ class TestTheTurnHandedBack:
         stop = _cc("SubagentStop", agent_type="general-purpose", last_assistant_message="Done.")
         assert _run("claude-code", stop, state).exit == 0
         assert _records(state) == [{"event": "message", "role": "assistant",
-                                    "agent": "general-purpose", "text": "Done.", "seq": 1}]
+                                    "agent": "general-purpose", "yields_turn": True,
+                                    "text": "Done.", "seq": 1}]
 
     @pytest.mark.parametrize(("cli", "stop", "want"), [
         ("claude-code", _cc("Stop", stop_hook_active=False), {"decision": "block"}),
@@ -99,6 +100,20 @@ class TestTheTurnHandedBack:
     def test_no_obligation_lets_the_turn_end(self, tmp_path: Path) -> None:
         answer = _run("claude-code", _cc("Stop", stop_hook_active=False), tmp_path / "s")
         assert (answer.exit, answer.stdout) == (0, "")
+
+
+class TestCatchUp:
+    def test_a_codex_session_starts_from_its_rollout_file(self, tmp_path: Path) -> None:
+        """--catch-up reads the session file Codex names, with the Codex reader."""
+        doc = json.loads((DATA / "hooks" / "codex" / "pre_ask.json").read_text())
+        doc["transcript_path"] = str(DATA / "coding" / "codex" / "codex_with_escalation.jsonl")
+        state = tmp_path / "state"
+        answer = hooks.run(hooks.load("codex"), json.dumps(doc).encode(), SPEC, str(state),
+                           catch_up=True, no_key=True)
+        reason = json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+        assert reason.endswith("[rule push_ok, checkpoint-skipped at seq 14]")
+        records = _records(state, doc["session_id"])
+        assert len(records) == 13 and records[0]["text"] == "Create a test file"
 
 
 class TestCalls:

@@ -54,10 +54,10 @@ def guard_claude_code(spec: str, state_dir: str | None, key_file: str | None, no
                       approver: str, grant: bool, catch_up: bool) -> None:
     """Read one hook event (JSON) on standard input and answer in the hook protocol.
 
-    PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit
-    and PostToolUse are observed. A deny or ask is printed as
-    hookSpecificOutput JSON (exit 0). Any error (bad spec, bad input, unreadable
-    state) denies: exit 2 with the reason on standard error.
+    PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit,
+    PostToolUse, PostToolUseFailure, Stop and SubagentStop are observed. A deny or
+    ask is printed as hookSpecificOutput JSON (exit 0). Any error (bad spec, bad
+    input, unreadable state) denies: exit 2 with the reason on standard error.
     """
     from roadcheck.guard.claude_code import blocked, main
 

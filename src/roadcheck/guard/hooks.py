@@ -286,7 +286,8 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
         live.observe({"event": "message", "role": "user", "text": request.text or ""})
         return Outcome()
     if kind == "stop":
-        said: dict[str, Any] = {"event": "message", "role": "assistant", "agent": request.agent}
+        said: dict[str, Any] = {"event": "message", "role": "assistant", "agent": request.agent,
+                                "yields_turn": True}
         if request.text is not None:
             said["text"] = request.text
         live.observe(said)
