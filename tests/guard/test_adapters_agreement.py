@@ -10,6 +10,10 @@ judges the same session as that CLI records it (shell calls under the CLI's shel
 tool, call ids where its hooks carry them). The calls an adapter stops must be exactly
 the calls replay reports, with the same reason codes.
 
+The hook inputs Claude Code 2.1.332 itself wrote (``tests/data/recorded``) go through
+the Claude Code adapter in the order they ran, and agree with replay of the
+transcript it wrote on every call that ran.
+
 What no hook carries is left out of both: an assistant's text before a call in the
 same turn (``yields_turn`` false), the checkpoints a reader finds in a transcript.
 A call approved at a CLI's own prompt is what replay cannot see, so none is recorded
@@ -278,3 +282,79 @@ class TestAdaptersAgreeWithReplay:
                 judged += 1
                 blocked += bool(want)
         assert judged >= 300 and blocked >= 100  # not vacuous
+
+
+#: The hook inputs Claude Code 2.1.332 wrote (tests/data/recorded/README.md), in the
+#: order its hooks ran them, and each session's transcript.
+RECORDED = DATA / "recorded"
+_RAN = {
+    "push-after-failed-tests": [
+        "SessionStart-2", "UserPromptSubmit-1", "PreToolUse-1", "PermissionRequest-1",
+        "Notification-1", "PostToolUseFailure-1", "PreToolUse-2", "PermissionRequest-2",
+        "Notification-2", "PostToolUse-1", "Stop-1", "SessionEnd-2"],
+    "rejected-force-push": [
+        "SessionStart-1", "UserPromptSubmit-1", "PreToolUse-1", "PermissionRequest-1",
+        "Notification-1", "PostToolUse-1", "PreToolUse-2", "PermissionRequest-2",
+        "Notification-2", "PostToolUse-2", "PreToolUse-3", "PermissionRequest-3",
+        "Notification-3", "SessionEnd-1"],
+}
+
+
+def _hooked(spec: Spec, session: str) -> Counter[tuple[str, str]]:
+    """The reason codes the Claude Code adapter gives each call before it runs."""
+    adapter = hooks.load("claude-code")
+    live = _Live(spec)
+    found: Counter[tuple[str, str]] = Counter()
+    for name in _RAN[session]:
+        data = (RECORDED / "claude-code-hooks" / session / f"{name}.json").read_bytes()
+        request = adapter.parse(data)
+        outcome = hooks.apply(live, request, approver="user", can_ask=adapter.can_ask)
+        answer = adapter.answer(request, outcome, False)
+        if request.kind == "pre":
+            decision = answer.decision
+            assert decision is not None and decision.call_id is not None
+            assert lets_run("claude-code", answer) == decision.allowed
+            found.update((decision.call_id, str(r.code)) for r in decision.reasons)
+    return found
+
+
+def _replayed_transcript(spec: Spec, session: str) -> tuple[Counter[tuple[str, str]], set[str]]:
+    """Replay's reason codes per call of the transcript, and the calls that ran."""
+    _, entries = load(str(RECORDED / "claude-code" / f"{session}.jsonl"), "claude-code")
+    [traj] = [e for e in entries if not isinstance(e, ReadFailure)]
+    calls = {ev.seq: ev.data["call_id"] for ev in traj.events if ev.kind == "action"}
+    result = replay_trajectory(spec, traj)
+    found: Counter[tuple[str, str]] = Counter()
+    for r in result.reasons:
+        if r.seq in calls:
+            code = (Reason.CHECKPOINT_SKIPPED if r.code == Reason.CHECKPOINT_AFTER_ACTION
+                    else r.code)
+            found[(calls[r.seq], str(code))] += 1
+    return found, set(calls.values())
+
+
+class TestRecordedClaudeCodeHooks:
+    """What Claude Code itself sent its hooks agrees with replay of what it wrote."""
+
+    @pytest.mark.parametrize("session", sorted(_RAN))
+    def test_the_hook_inputs_stop_exactly_the_calls_replay_reports(self, session: str) -> None:
+        judged = blocked = 0
+        for doc in [*_SPECS, EXAMPLES / "guard" / "spec.yaml"]:
+            if isinstance(doc, dict) and any(
+                    sel.get("role") == "assistant" and "yields_turn" not in sel
+                    for rule in doc["mandatory_checkpoints"] for sel in rule.get("voided_by", ())):
+                continue  # voided by any assistant text: the text before a call has no hook
+            spec = parse_spec(doc) if isinstance(doc, dict) else load_spec(doc)
+            want, ran = _replayed_transcript(spec, session)
+            got = _hooked(spec, session)
+            assert Counter({k: n for k, n in got.items() if k[0] in ran}) == want, session
+            judged += 1
+            blocked += bool(want)
+        assert judged >= 10 and blocked >= 5
+
+    def test_the_refused_call_never_ran(self) -> None:
+        """The call refused at the prompt reached the hook, not the transcript."""
+        _, ran = _replayed_transcript(_specs()[0], "rejected-force-push")
+        assert ran == {"toolu_01", "toolu_02"}
+        assert ("toolu_03", "checkpoint-skipped") in _hooked(
+            load_spec(DATA / "hooks" / "spec.yaml"), "rejected-force-push")

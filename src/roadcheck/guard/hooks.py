@@ -276,8 +276,8 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
           can_ask: bool = True, context: dict[str, str] | None = None) -> Outcome:
     """Observe or check ``request`` on a locked session ``live``; the guard's whole part.
 
-    A call the guard answered ``ask`` (where the CLI can ask) waits in ``live.asked``
-    for its result: when it then ran, the person approved it at the prompt, and the
+    A call the guard answered ``ask`` before it runs (where the CLI can ask) waits in
+    ``live.asked`` for its result: when it then ran, the person approved it at the prompt, and the
     missing checkpoints are observed first, confirmed by ``approver`` and bound to
     the call.
     """
@@ -312,7 +312,7 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
         live.observe(ran)
         return Outcome()
     decision = live.check(call)
-    if decision.verdict == "ask" and can_ask:
+    if decision.verdict == "ask" and can_ask and kind == "pre":
         live.asked[asked_key(call)] = list(decision.missing)
     if decision.allowed:
         return Outcome(decision)
