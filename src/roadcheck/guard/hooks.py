@@ -277,9 +277,9 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
     """Observe or check ``request`` on a locked session ``live``; the guard's whole part.
 
     A call the guard answered ``ask`` before it runs (where the CLI can ask) waits in
-    ``live.asked`` for its result: when it then ran, the person approved it at the prompt, and the
-    missing checkpoints are observed first, confirmed by ``approver`` and bound to
-    the call.
+    ``live.asked`` for its result: when it then ran, the person approved it at the
+    prompt, and the missing checkpoints are observed first, confirmed by ``approver``
+    and bound to the call.
     """
     kind = request.kind
     if kind == "prompt":
@@ -295,7 +295,8 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
     if kind == "ignore":
         return Outcome()
     call = request.call
-    assert call is not None
+    if call is None:
+        raise BadInput(f"a '{request.event}' event names no call")
     if kind in ("post", "failed"):
         asked = live.asked.pop(asked_key(call), None)
         if asked:
