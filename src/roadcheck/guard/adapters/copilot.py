@@ -5,9 +5,11 @@ names no event, and is refused.
 
 * ``UserPromptSubmit``: the prompt is a user ``message``;
 * ``PreToolUse``: the call is checked; ``ask`` and ``deny`` are ``permissionDecision``
-  with ``permissionDecisionReason``; an allowed call gets no decision (``allow`` with
-  ``--grant``); an ``ask`` the person approves is recorded when the call's
-  ``PostToolUse`` comes, bound to its tool and arguments (Copilot gives no call id);
+  with ``permissionDecisionReason`` (at the top level, as the CLI reference gives them,
+  and under ``hookSpecificOutput`` as in the format of the PascalCase events); an
+  allowed call gets no decision (``allow`` with ``--grant``); an ``ask`` the person
+  approves is recorded when the call's ``PostToolUse`` comes, bound to its tool and
+  arguments (Copilot gives no call id);
 * ``PostToolUse`` / ``PostToolUseFailure``: the call ran (or failed) and is observed;
 * ``Stop`` / ``SubagentStop``: an assistant ``message``; ``decision: block`` while an
   obligation is open.
@@ -67,16 +69,22 @@ def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
         return HookAnswer(0, dumps({"decision": "block", "reason": reason}))
     if decision is None or (decision.allowed and not grant):
         return HookAnswer(0, "", "", decision)
-    out = {"permissionDecision": decision.verdict,
-           "permissionDecisionReason": outcome.message or "allowed"}
-    return HookAnswer(0, dumps(out), "", decision)
+    return HookAnswer(0, dumps(_decision(request.event, decision.verdict,
+                                         outcome.message or "allowed")), "", decision)
+
+
+def _decision(event: str, verdict: str, reason: str) -> dict[str, object]:
+    """The decision both ways Copilot reads one: its own top-level fields, and the
+    ``hookSpecificOutput`` of the format its PascalCase events follow."""
+    return {"permissionDecision": verdict, "permissionDecisionReason": reason,
+            "hookSpecificOutput": {"hookEventName": event, "permissionDecision": verdict,
+                                   "permissionDecisionReason": reason}}
 
 
 def fail(reason: str) -> HookAnswer:
     """A deny on standard output (exit 0): Copilot CLI runs the call on a failed hook."""
     text = f"roadcheck guard: denied: {reason}"
-    return HookAnswer(0, dumps({"permissionDecision": "deny",
-                                "permissionDecisionReason": text}), text + "\n")
+    return HookAnswer(0, dumps(_decision("PreToolUse", "deny", text)), text + "\n")
 
 
 ADAPTER = Adapter("copilot", parse, answer, fail, can_ask=True,
