@@ -11,8 +11,12 @@ goes to the click CLI, which answers exactly as it always does.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 __all__ = ["main"]
+
+#: The hook commands, ``roadcheck guard CLI``, read here without click.
+_HOOKS = frozenset({"claude-code", "codex", "gemini", "opencode", "copilot", "cursor", "cline"})
 
 
 def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
@@ -23,7 +27,7 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
     profiler running the module gets its turn.
     """
     args = sys.argv[1:] if argv is None else argv
-    if args[:2] == ["guard", "claude-code"]:
+    if args[:1] == ["guard"] and len(args) > 1 and args[1] in _HOOKS:
         import gc
 
         # One short-lived process per hook event: the cyclic collector would only spend
@@ -31,9 +35,17 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
         gc.disable()
         from roadcheck.guard.claude_code import parse_args
 
-        options = parse_args(args[2:])
-        if options is not None:
-            _hook(options, leave=argv is None)
+        if args[1] == "claude-code":
+            options = parse_args(args[2:])
+            if options is not None:
+                _hook(options, leave=argv is None)
+        else:
+            from roadcheck.guard.hooks import load
+
+            adapter = load(args[1])
+            options = parse_args(args[2:], adapter.options)
+            if options is not None:
+                _hook(options, leave=argv is None, adapter=adapter)
     if argv is None and args[:1] == ["run"]:
         _run(args[1:], quick_exit)
     from roadcheck.cli import main as cli_main
@@ -105,7 +117,7 @@ def _leave(done: SystemExit) -> None:
     os._exit(code)
 
 
-def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
+def _hook(options: dict[str, str | bool], *, leave: bool, adapter: Any = None) -> None:
     """Run the hook; an interrupt or a bug blocks the call (exit 2), as any failure does.
 
     With ``leave`` (the process's own command line), the process ends with
@@ -115,14 +127,20 @@ def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
     ``SystemExit`` as usual.
     """
     try:
-        from roadcheck.guard.claude_code import main as hook_main
+        if adapter is None:
+            from roadcheck.guard.claude_code import main as hook_main
 
-        code = hook_main(options)
+            code = hook_main(options)
+        else:
+            from roadcheck.guard import claude_code, hooks
+
+            code = hooks.main(adapter, options, deadline=claude_code.DEADLINE)
     except BaseException as exc:  # an interrupt or a bug blocks the call
-        # Claude Code runs the call on any exit code but 2, so 2 is the only fail-closed exit.
-        from roadcheck.guard.claude_code import blocked
+        # Claude Code runs the call on any exit code but 2, so 2 is the only fail-closed exit;
+        # another CLI's adapter answers in the one form that CLI takes as a block.
+        from roadcheck.guard import hooks
 
-        sys.exit(blocked(exc))
+        sys.exit(hooks.blocked(exc, adapter))
     if not leave:
         sys.exit(code)
     import os
