@@ -1,0 +1,50 @@
+"""A real MCP server for the proxy's tests: ``send_report`` appends a line to a file.
+
+Run as ``python report_server.py OUT [stdio|http PORT]``. ``crash`` ends the process
+without an answer (an upstream crash); ``list_files`` is read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
+
+OUT = sys.argv[1]
+app = MCPServer("reports")
+
+
+@app.tool(annotations=ToolAnnotations(destructiveHint=True))
+def send_report(to: str, body: str) -> str:
+    """Send a report to someone (appends it to the outbox)."""
+    with open(OUT, "a", encoding="utf-8") as fh:
+        fh.write(f"{to}: {body}\n")
+    return f"sent to {to}"
+
+
+@app.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def list_files() -> str:
+    """List the outbox."""
+    return open(OUT, encoding="utf-8").read() if os.path.exists(OUT) else ""
+
+
+@app.tool(annotations=ToolAnnotations(destructiveHint=True))
+def wipe_outbox() -> str:
+    """Empty the outbox."""
+    open(OUT, "w", encoding="utf-8").close()
+    return "wiped"
+
+
+@app.tool()
+def crash() -> str:
+    """End the server without answering."""
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[2] == "http":
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
+    else:
+        app.run()
