@@ -110,6 +110,10 @@ class HttpProxy:
             doc = wire.parse(raw)
         except wire.Malformed as exc:
             self.policy.notice(f"roadcheck guard mcp: refused a client message: {exc}")
+            if exc.answer is None:
+                from starlette.responses import Response
+
+                return Response(status_code=400)
             return _json(exc.answer, 400)
         method, msg_id = doc.get("method"), doc.get("id")
         headers = self._headers(request)

@@ -71,7 +71,7 @@ class StdioProxy:
             doc = wire.parse(raw)
         except wire.Malformed as exc:
             self.policy.notice(f"roadcheck guard mcp: refused a client message: {exc}")
-            if exc.answer.get("id") is not None or "parse" in exc.answer["error"]["message"]:
+            if exc.answer is not None:
                 self.send(exc.answer)
             return
         method, msg_id = doc.get("method"), doc.get("id")

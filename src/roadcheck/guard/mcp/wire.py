@@ -28,7 +28,7 @@ _CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
 class Malformed(Exception):
     """Not one JSON-RPC message; ``answer`` is the error response to send (None: no id)."""
 
-    def __init__(self, message: str, answer: dict[str, Any]) -> None:
+    def __init__(self, message: str, answer: dict[str, Any] | None) -> None:
         super().__init__(message)
         self.answer = answer
 
@@ -62,7 +62,9 @@ def parse(raw: bytes) -> dict[str, Any]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
+        notification = "id" not in doc and "method" in doc  # is answered by nothing
         raise Malformed(f"invalid JSON-RPC message ({where}: {first.get('msg')})",
+                        None if notification else
                         error(msg_id if isinstance(msg_id, (str, int)) else None,
                               INVALID_REQUEST, "invalid request")) from None
     return doc
