@@ -36,6 +36,8 @@ class Proxied:
     extra: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     session: str = "mcp-test"
+    #: The upstream's HTTP port (None: any free one); pins are kept per upstream URL.
+    port: int | None = None
 
     @property
     def outbox(self) -> Path:
@@ -90,7 +92,7 @@ async def connect(p: Proxied, mode: str = "auto", **kw: Any) -> AsyncIterator[An
             async with Client(stdio_client(params, errlog=err), mode=mode, **kw) as client:
                 yield client
         return
-    up, port = free_port(), free_port()
+    up, port = p.port or free_port(), free_port()
     with open(p.tmp / "proxy.err", "a") as err:
         server = subprocess.Popen([*upstream, "http", str(up)], env=p.environ(),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,6 +1,7 @@
 """A real MCP server for the proxy's tests: ``send_report`` appends a line to a file.
 
-Run as ``python report_server.py OUT [stdio|http PORT]``. ``crash`` ends the process
+Run as ``python report_server.py OUT [stdio|http PORT]``; ``REPORT_DESCRIPTION`` in the
+environment changes ``send_report``'s description (a tool definition that changed). ``crash`` ends the process
 without an answer (an upstream crash); ``list_files`` is read-only.
 """
 
@@ -16,9 +17,10 @@ OUT = sys.argv[1]
 app = MCPServer("reports")
 
 
-@app.tool(annotations=ToolAnnotations(destructiveHint=True))
+@app.tool(annotations=ToolAnnotations(destructiveHint=True),
+          description=os.environ.get("REPORT_DESCRIPTION",
+                                     "Send a report to someone (appends it to the outbox)."))
 def send_report(to: str, body: str) -> str:
-    """Send a report to someone (appends it to the outbox)."""
     with open(OUT, "a", encoding="utf-8") as fh:
         fh.write(f"{to}: {body}\n")
     return f"sent to {to}"
