@@ -82,8 +82,13 @@ class HttpProxy:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
+                    from roadcheck.guard.mcp.policy import Deferred
+
+                    self.policy.defer = Deferred(self.policy, asyncio.get_running_loop())
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
+                    self.policy.defer = None
+                    self.policy.flush()
                     await self.http.aclose()
                     await send({"type": "lifespan.shutdown.complete"})
                     return
@@ -153,18 +158,34 @@ class HttpProxy:
         return StreamingResponse(up.aiter_raw(), status_code=up.status_code, headers=back,
                                  background=BackgroundTask(up.aclose))
 
-    async def _whole(self, headers: dict[str, str], body: bytes
+    async def _whole(self, headers: dict[str, str], body: bytes, msg_id: Any
                      ) -> tuple[int, dict[str, str], bytes]:
-        up = await self.http.post(self.upstream, headers=headers, content=body)
-        back = {k: v for k, v in up.headers.items() if k.lower() not in _HOP_BACK}
-        return up.status_code, back, up.content
+        """POST upstream and read the answer to ``msg_id``: a JSON body, or an SSE stream
+        up to the event that answers it (the stream may stay open after it)."""
+        req = self.http.build_request("POST", self.upstream, headers=headers, content=body)
+        up = await self.http.send(req, stream=True)
+        try:
+            back = {k: v for k, v in up.headers.items() if k.lower() not in _HOP_BACK}
+            if not back.get("content-type", "").startswith("text/event-stream"):
+                return up.status_code, back, await up.aread()
+            seen = bytearray()
+            async for chunk in up.aiter_bytes():
+                seen += chunk
+                if b"\n\n" in chunk or b"\r\n\r\n" in chunk:
+                    done = [d for d in sse_messages(bytes(seen)) if isinstance(d, dict)
+                            and d.get("id") == msg_id and "method" not in d]
+                    if done:
+                        break
+            return up.status_code, back, bytes(seen)
+        finally:
+            await up.aclose()
 
     async def _listed(self, raw: bytes, headers: dict[str, str], msg_id: Any) -> Any:
         import httpx
         from starlette.responses import Response
 
         try:
-            status, back, body = await self._whole(headers, raw)
+            status, back, body = await self._whole(headers, raw, msg_id)
         except httpx.HTTPError as exc:
             return _gone(msg_id, exc)
         sse = back.get("content-type", "").startswith("text/event-stream")
@@ -199,7 +220,7 @@ class HttpProxy:
 
         tool = params.get("name") if isinstance(params, dict) else None
         try:
-            status, back, answer = await self._whole(headers, body)
+            status, back, answer = await self._whole(headers, body, msg_id)
         except httpx.HTTPError as exc:
             self.policy.returned(str(tool), wire.error(msg_id, wire.INTERNAL_ERROR, str(exc)))
             return _gone(msg_id, exc)
@@ -273,6 +294,8 @@ def run_http(policy: McpPolicy, upstream: str, host: str, port: int,
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # accepted connections inherit it: without it, a reply waits on the client's delayed ACK
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     bound = sock.getsockname()[1]
     app = HttpProxy(policy, upstream)

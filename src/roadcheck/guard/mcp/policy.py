@@ -31,7 +31,7 @@ from roadcheck.guard.mcp.approvals import PREFIX, Approvals, Binding
 from roadcheck.guard.store import GuardStore, HeldSession
 from roadcheck.reasons import Reason
 
-__all__ = ["APPROVE_KEY", "Answer", "Elicit", "Forward", "McpPolicy", "Step",
+__all__ = ["APPROVE_KEY", "Answer", "Deferred", "Elicit", "Forward", "McpPolicy", "Step",
            "denied_result", "elicitation_params"]
 
 #: The key of the proxy's elicitation in an ``InputRequiredResult``'s ``inputRequests``.
@@ -143,8 +143,14 @@ class McpPolicy:
     def __init__(self, held: HeldSession, *, principal: str = "user",
                  key: bytes | None = None, ttl: float = 120.0, pins: Pins | None = None,
                  refuse_changed: bool = False, mark: bool = True,
-                 notice: Callable[[str], None] | None = None) -> None:
+                 notice: Callable[[str], None] | None = None, durable: bool = False) -> None:
         self.held = held
+        #: Save before every answer; else the transport's ``defer`` saves soon after it.
+        self.durable = durable
+        #: Set by a transport: schedule a save (None: save at once).
+        self.defer: Callable[[], None] | None = None
+        #: Why the session can no longer be saved (every call is then refused).
+        self.broken: str | None = None
         self.session = held.live.session
         self.principal = principal
         self.approvals = Approvals(key, self.session, ttl=ttl)
@@ -158,6 +164,22 @@ class McpPolicy:
         self.changed: dict[str, str] = {}
 
     # -- events ----------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Log the decisions made and save the session: now, or soon (``defer``)."""
+        if self.durable or self.defer is None:
+            self.flush()
+        else:
+            self.defer()
+
+    def flush(self) -> None:
+        """Save now. A session that cannot be saved refuses every later call."""
+        try:
+            self.held.flush()
+        except RoadcheckError as exc:
+            if self.broken is None:
+                self.notice(f"roadcheck guard mcp: cannot save the session: {exc}")
+            self.broken = f"the guard session cannot be saved ({exc}); nothing is forwarded"
 
     def action(self, tool: str, args: Any) -> dict[str, Any]:
         """The action event of a call, with the tool's annotations as hints."""
@@ -182,13 +204,15 @@ class McpPolicy:
         decision = Decision("deny", call.get("action_type"), digest,
                             (Finding(Reason.BAD_INPUT, message),), ("",))
         self.held.live.record(decision)
-        self.held.flush()
+        self.save()
         return Answer(denied_result(f"roadcheck guard: deny: {message}"))
 
     # -- tools/call ------------------------------------------------------------------------
 
     def call(self, params: Any, *, modern: bool, can_elicit: bool) -> Step:
         """Decide a ``tools/call`` (its ``params``) before anything is forwarded."""
+        if self.broken is not None:
+            return Answer(denied_result(f"roadcheck guard: deny: {self.broken}"))
         if not isinstance(params, Mapping) or not isinstance(params.get("name"), str):
             return self._refuse({}, "tools/call without a tool name", None)
         tool = params["name"]
@@ -220,15 +244,15 @@ class McpPolicy:
             return self._forward(call, None)
         if decision.verdict == "ask" and can_elicit:
             if modern:
-                self.held.flush()
+                self.save()
                 token = self.approvals.mint(binding)
                 return Answer({"resultType": "input_required", "inputRequests": {
                     APPROVE_KEY: {"method": "elicitation/create",
                                   "params": elicitation_params(tool, args, decision)}},
                     "requestState": token})
-            self.held.flush()
+            self.save()
             return Elicit(elicitation_params(tool, args, decision), call, decision)
-        self.held.flush()
+        self.save()
         return Answer(denied_result(self.reason(decision) + again))
 
     def reason(self, decision: Decision) -> str:
@@ -248,12 +272,12 @@ class McpPolicy:
             self.held.live.guard.approve(decision, self.principal)
             decision = self._check(call)
         elif decision.verdict == "ask":
-            self.held.flush()
+            self.save()
             return Answer(denied_result(f"roadcheck guard: deny: {self.principal} did not "
                                         f"approve {decision.tool}"))
         if decision.verdict == "allow":
             return self._forward(call, params)
-        self.held.flush()
+        self.save()
         return Answer(denied_result(self.reason(decision)))
 
     def elicited(self, step: Elicit, response: Any) -> Step:
@@ -262,7 +286,7 @@ class McpPolicy:
 
     def _forward(self, call: dict[str, Any], params: dict[str, Any] | None) -> Forward:
         self.held.live.observe(call)
-        self.held.flush()
+        self.save()
         return Forward(params)
 
     def returned(self, tool: str, response: Mapping[str, Any]) -> None:
@@ -278,7 +302,7 @@ class McpPolicy:
         rec = {"event": "message", "role": "tool", "text": f"{tool}: {text}"[:_RESULT_TEXT]}
         try:
             self.held.live.observe(rec)
-            self.held.flush()
+            self.save()
         except RoadcheckError as exc:
             self.notice(f"roadcheck guard mcp: cannot record the result of {tool}: {exc}")
 
@@ -332,6 +356,22 @@ class McpPolicy:
         hidden; a call of a hidden tool would still be checked and refused.
         """
         return False
+
+
+class Deferred:
+    """A policy's ``defer``: one save ``delay`` seconds after the first unsaved decision."""
+
+    def __init__(self, policy: McpPolicy, loop: Any, delay: float = 0.05) -> None:
+        self.policy, self.loop, self.delay = policy, loop, delay
+        self._handle: Any = None
+
+    def __call__(self) -> None:
+        if self._handle is None:
+            self._handle = self.loop.call_later(self.delay, self._run)
+
+    def _run(self) -> None:
+        self._handle = None
+        self.policy.flush()
 
 
 def _hints(annotations: Any) -> dict[str, bool]:

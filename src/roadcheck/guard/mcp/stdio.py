@@ -172,6 +172,9 @@ class StdioProxy:
     # -- running ---------------------------------------------------------------------------
 
     async def run(self, stdin: asyncio.StreamReader) -> int:
+        from roadcheck.guard.mcp.policy import Deferred
+
+        self.policy.defer = Deferred(self.policy, asyncio.get_running_loop())
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -196,6 +199,8 @@ class StdioProxy:
                 with contextlib.suppress(Exception):
                     await task
             await self._stop(pump)
+            self.policy.defer = None
+            self.policy.flush()
         return 0
 
     async def _pump(self) -> None:
