@@ -134,10 +134,14 @@ def guard_serve(spec: str, state_dir: str | None, key_file: str | None, no_key: 
 @click.option("--no-mark", "no_mark", is_flag=True,
               help="Do not mark guarded tools _meta[\"anthropic/requiresUserInteraction\"] "
                    "in tools/list.")
+@click.option("--durable", is_flag=True,
+              help="Write each decision to the log (fsync) before answering; without it "
+                   "decisions are written within 0.2 s after the answer, and when the "
+                   "session ends.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def guard_mcp(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
               upstream: str | None, host: str, port: int, session: str | None,
-              principal: str, ttl: float, pin: bool, no_mark: bool,
+              principal: str, ttl: float, pin: bool, no_mark: bool, durable: bool,
               command: tuple[str, ...]) -> None:
     """Proxy MCP to an upstream server, deciding each tools/call before it is forwarded.
 
@@ -167,4 +171,4 @@ def guard_mcp(spec: str, state_dir: str | None, key_file: str | None, no_key: bo
     sys.exit(run({"spec": spec, "state_dir": state_dir, "key_file": key_file,
                   "no_key": no_key, "upstream": upstream, "host": host, "port": port,
                   "session": session, "principal": principal, "ttl": ttl, "pin": pin,
-                  "mark": not no_mark, "command": list(command)}))
+                  "mark": not no_mark, "durable": durable, "command": list(command)}))

@@ -32,7 +32,7 @@ def run(options: dict[str, Any], serve: Callable[..., int] | None = None) -> int
     """Open the guard session and proxy until the client leaves (stdio) or interrupted (HTTP).
 
     ``options``: ``spec``, ``state_dir``, ``key_file``, ``no_key``, ``session``,
-    ``principal``, ``ttl``, ``pin``, ``mark``, and ``command`` (stdio) or
+    ``principal``, ``ttl``, ``pin``, ``mark``, ``durable``, and ``command`` (stdio) or
     ``upstream``, ``host``, ``port`` (HTTP).
     """
     from roadcheck.guard.mcp.policy import McpPolicy, Pins
@@ -47,7 +47,8 @@ def run(options: dict[str, Any], serve: Callable[..., int] | None = None) -> int
         policy = McpPolicy(held, principal=options["principal"],
                            key=store.key.secret if store.key is not None else None,
                            ttl=options["ttl"], pins=pins, refuse_changed=options["pin"],
-                           mark=options["mark"], notice=_say)
+                           mark=options["mark"], notice=_say,
+                           durable=options.get("durable", False))
         _say(f"roadcheck guard mcp: session {session} (state in {store.dir})")
         if options.get("upstream"):
             from roadcheck.guard.mcp.http import run_http

@@ -361,7 +361,7 @@ class McpPolicy:
 class Deferred:
     """A policy's ``defer``: one save ``delay`` seconds after the first unsaved decision."""
 
-    def __init__(self, policy: McpPolicy, loop: Any, delay: float = 0.05) -> None:
+    def __init__(self, policy: McpPolicy, loop: Any, delay: float = 0.2) -> None:
         self.policy, self.loop, self.delay = policy, loop, delay
         self._handle: Any = None
 
