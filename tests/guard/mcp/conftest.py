@@ -86,7 +86,7 @@ async def connect(p: Proxied, mode: str = "auto", **kw: Any) -> AsyncIterator[An
 
     upstream = [sys.executable, str(SERVER), str(p.outbox)]
     if p.transport == "stdio":
-        cmd = p.guard_args() + ["--", *upstream]
+        cmd = [*p.guard_args(), "--", *upstream]
         params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=p.environ())
         with open(p.tmp / "proxy.err", "a") as err:
             async with Client(stdio_client(params, errlog=err), mode=mode, **kw) as client:
@@ -96,8 +96,8 @@ async def connect(p: Proxied, mode: str = "auto", **kw: Any) -> AsyncIterator[An
     with open(p.tmp / "proxy.err", "a") as err:
         server = subprocess.Popen([*upstream, "http", str(up)], env=p.environ(),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        proxy = subprocess.Popen(p.guard_args() + ["--upstream", f"http://127.0.0.1:{up}/mcp",
-                                                   "--port", str(port)],
+        proxy = subprocess.Popen([*p.guard_args(), "--upstream",
+                                  f"http://127.0.0.1:{up}/mcp", "--port", str(port)],
                                  env=p.environ(), stdout=subprocess.DEVNULL, stderr=err)
         try:
             wait_port(up, server)
@@ -106,7 +106,10 @@ async def connect(p: Proxied, mode: str = "auto", **kw: Any) -> AsyncIterator[An
                 client.upstream_process = server  # type: ignore[attr-defined]
                 yield client
         finally:
-            for proc in (proxy, server):  # the proxy saved each decision as it made it
+            proxy.terminate()  # it saves what it has not saved yet, then ends
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proxy.wait(5)
+            for proc in (proxy, server):
                 proc.kill()
                 proc.wait()
 

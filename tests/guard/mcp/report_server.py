@@ -1,8 +1,9 @@
 """A real MCP server for the proxy's tests: ``send_report`` appends a line to a file.
 
 Run as ``python report_server.py OUT [stdio|http PORT]``; ``REPORT_DESCRIPTION`` in the
-environment changes ``send_report``'s description (a tool definition that changed). ``crash`` ends the process
-without an answer (an upstream crash); ``list_files`` is read-only.
+environment changes ``send_report``'s description (a tool definition that changed).
+``crash`` ends the process without an answer (an upstream crash); ``list_files`` is
+read-only; ``wipe_outbox`` empties the file.
 """
 
 from __future__ import annotations

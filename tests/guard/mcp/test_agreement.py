@@ -18,17 +18,18 @@ from roadcheck.conformance import load_spec, replay_events
 from roadcheck.events import Event, args_digest
 from roadcheck.ingest import load
 
-from .conftest import Proxied, answering, connect
+from .conftest import Proxied, connect
 
 CALLS = [("list_files", {}), ("send_report", {"to": "cfo", "body": "yes"}),
          ("send_report", {"to": "all", "body": "no"}), ("wipe_outbox", {})]
 
 
 def test_replay_reads_the_session_and_agrees_with_every_decision(tmp_path: Any) -> None:
+    from mcp_types import ElicitResult
+
     from roadcheck.evidence.store import SqliteStore
     from roadcheck.guard.seal import guard_key
     from roadcheck.guard.store import verify_session
-    from mcp_types import ElicitResult
 
     p = Proxied(tmp_path, "stdio")
     answers = iter([True, False])

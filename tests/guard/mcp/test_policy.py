@@ -9,7 +9,7 @@ import pytest
 
 from roadcheck.events import args_digest
 from roadcheck.guard.mcp.approvals import Approvals, Binding
-from roadcheck.guard.mcp.policy import APPROVE_KEY, Answer, Forward, McpPolicy, Pins
+from roadcheck.guard.mcp.policy import APPROVE_KEY, Answer, Forward, McpPolicy, Pins, Settings
 from roadcheck.guard.store import GuardStore
 
 from .conftest import SPEC
@@ -81,8 +81,8 @@ def test_a_changed_guarded_tool_is_refused_with_pin(tmp_path: Path) -> None:
     notes: list[str] = []
     store, pins = _policy(tmp_path)
     with store.held("s2", create=True) as held:
-        policy = McpPolicy(held, pins=Pins(store, "upstream-1"), refuse_changed=True,
-                           notice=notes.append)
+        policy = McpPolicy(held, Settings(refuse_changed=True),
+                           pins=Pins(store, "upstream-1"), notice=notes.append)
         assert [t["name"] for t in policy.listed(changed)["tools"]] == ["list_files"]
         step = policy.call({"name": "send_report", "arguments": {"to": "cfo"}}, modern=True,
                            can_elicit=True)

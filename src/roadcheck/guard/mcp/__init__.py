@@ -35,7 +35,7 @@ def run(options: dict[str, Any], serve: Callable[..., int] | None = None) -> int
     ``principal``, ``ttl``, ``pin``, ``mark``, ``durable``, and ``command`` (stdio) or
     ``upstream``, ``host``, ``port`` (HTTP).
     """
-    from roadcheck.guard.mcp.policy import McpPolicy, Pins
+    from roadcheck.guard.mcp.policy import McpPolicy, Pins, Settings
     from roadcheck.guard.store import GuardStore
 
     store = GuardStore(options["state_dir"], options["spec"], approver=options["principal"],
@@ -44,11 +44,11 @@ def run(options: dict[str, Any], serve: Callable[..., int] | None = None) -> int
     upstream = options.get("upstream") or " ".join(options.get("command") or ())
     pins = Pins(store, upstream)
     with store.held(session, create=True) as held:
-        policy = McpPolicy(held, principal=options["principal"],
-                           key=store.key.secret if store.key is not None else None,
-                           ttl=options["ttl"], pins=pins, refuse_changed=options["pin"],
-                           mark=options["mark"], notice=_say,
-                           durable=options.get("durable", False))
+        settings = Settings(principal=options["principal"], ttl=options["ttl"],
+                            refuse_changed=options["pin"], mark=options["mark"],
+                            durable=options.get("durable", False))
+        policy = McpPolicy(held, settings, pins=pins, notice=_say,
+                           key=store.key.secret if store.key is not None else None)
         _say(f"roadcheck guard mcp: session {session} (state in {store.dir})")
         if options.get("upstream"):
             from roadcheck.guard.mcp.http import run_http

@@ -42,7 +42,7 @@ def sse_messages(body: bytes) -> list[Any]:
     """The JSON messages of an SSE body (``data:`` lines of each event, joined)."""
     out: list[Any] = []
     data: list[bytes] = []
-    for line in body.replace(b"\r\n", b"\n").split(b"\n") + [b""]:
+    for line in [*body.replace(b"\r\n", b"\n").split(b"\n"), b""]:
         if not line:
             if data:
                 with contextlib.suppress(orjson.JSONDecodeError):
@@ -301,7 +301,8 @@ def run_http(policy: McpPolicy, upstream: str, host: str, port: int,
     app = HttpProxy(policy, upstream)
     where = f"[{host}]" if family == socket.AF_INET6 else host
     url = f"http://{where}:{bound}{app.path}"
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     if ready is not None:
         ready(f"roadcheck guard mcp: listening on {url} (upstream {upstream})")

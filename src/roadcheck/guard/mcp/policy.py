@@ -129,35 +129,51 @@ class Pins:
         files.write(self.path, data, durable=True)
 
 
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How a :class:`McpPolicy` decides.
+
+    ``principal``: who approves at the client's prompt (the ``confirmed_by`` of the
+    checkpoint an approval records); ``ttl``: seconds an approval request stays valid;
+    ``refuse_changed``: a guarded tool whose definition changed is hidden and refused;
+    ``mark``: mark guarded tools ``_meta["anthropic/requiresUserInteraction"]``;
+    ``durable``: save each decision before answering.
+    """
+
+    principal: str = "user"
+    ttl: float = 120.0
+    refuse_changed: bool = False
+    mark: bool = True
+    durable: bool = False
+
+
 class McpPolicy:
     """One MCP session's guard: decides each ``tools/call``, rewrites ``tools/list``.
 
     ``held``: the guard session this MCP session is (see :meth:`GuardStore.held`);
-    ``principal``: who approves at the client's prompt (the ``confirmed_by`` of the
-    checkpoint an approval records); ``pins``: the pinned tool definitions, or None;
-    ``refuse_changed``: a guarded tool whose definition changed is hidden and refused;
-    ``mark``: mark guarded tools ``_meta["anthropic/requiresUserInteraction"]``;
-    ``notice``: where a report (a changed definition) goes.
+    ``settings``: see :class:`Settings`; ``key``: the guard key (approval tokens are
+    MAC'd under a key derived from it; None: a random one); ``pins``: the pinned tool
+    definitions, or None; ``notice``: where a report (a changed definition) goes.
     """
 
-    def __init__(self, held: HeldSession, *, principal: str = "user",
-                 key: bytes | None = None, ttl: float = 120.0, pins: Pins | None = None,
-                 refuse_changed: bool = False, mark: bool = True,
-                 notice: Callable[[str], None] | None = None, durable: bool = False) -> None:
+    def __init__(self, held: HeldSession, settings: Settings | None = None, *,
+                 key: bytes | None = None, pins: Pins | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
+        settings = settings or Settings()
         self.held = held
+        self.session = held.live.session
+        self.principal = settings.principal
+        self.approvals = Approvals(key, self.session, ttl=settings.ttl)
+        self.pins = pins
+        self.refuse_changed = settings.refuse_changed
+        self.mark = settings.mark
         #: Save before every answer; else the transport's ``defer`` saves soon after it.
-        self.durable = durable
+        self.durable = settings.durable
+        self.notice = notice or (lambda _line: None)
         #: Set by a transport: schedule a save (None: save at once).
         self.defer: Callable[[], None] | None = None
         #: Why the session can no longer be saved (every call is then refused).
         self.broken: str | None = None
-        self.session = held.live.session
-        self.principal = principal
-        self.approvals = Approvals(key, self.session, ttl=ttl)
-        self.pins = pins
-        self.refuse_changed = refuse_changed
-        self.mark = mark
-        self.notice = notice or (lambda _line: None)
         #: tool -> its annotations, as the upstream's last tools/list gave them (untrusted).
         self.hints: dict[str, dict[str, bool]] = {}
         #: Guarded tools whose definition changed since they were pinned (refused with --pin).
@@ -209,22 +225,32 @@ class McpPolicy:
 
     # -- tools/call ------------------------------------------------------------------------
 
-    def call(self, params: Any, *, modern: bool, can_elicit: bool) -> Step:
-        """Decide a ``tools/call`` (its ``params``) before anything is forwarded."""
+    def _usable(self, params: Any) -> Answer | tuple[dict[str, Any], str]:
+        """The call's action event and its arguments' digest; or the refusal of a call
+        that cannot be judged (no tool name, arguments JSON cannot hold, a session that
+        cannot be saved, a pinned tool that changed)."""
         if self.broken is not None:
             return Answer(denied_result(f"roadcheck guard: deny: {self.broken}"))
         if not isinstance(params, Mapping) or not isinstance(params.get("name"), str):
             return self._refuse({}, "tools/call without a tool name", None)
         tool = params["name"]
         args = params.get("arguments")
-        args = {} if args is None else args
-        call = self.action(tool, args)
+        call = self.action(tool, {} if args is None else args)
         try:
-            digest = args_digest(args)
+            digest = args_digest(call["args"])
         except ValueError as exc:
             return self._refuse(call, str(exc), None)
         if tool in self.changed and self.refuse_changed:
             return self._refuse(call, self.changed[tool], digest)
+        return call, digest
+
+    def call(self, params: Any, *, modern: bool, can_elicit: bool) -> Step:
+        """Decide a ``tools/call`` (its ``params``) before anything is forwarded."""
+        usable = self._usable(params)
+        if isinstance(usable, Answer):
+            return usable
+        call, digest = usable
+        tool = call["action_type"]
         binding = Binding("tools/call", tool, digest, self.principal, self.session)
         state = params.get("requestState")
         again = ""
@@ -233,27 +259,34 @@ class McpPolicy:
             if opened.status == "forged":
                 return self._refuse(call, opened.why, digest)
             if opened.status == "ok":
-                responses = params.get("inputResponses")
-                answer = responses.get(APPROVE_KEY) if isinstance(responses, Mapping) else None
-                stripped = {k: v for k, v in params.items()
-                            if k not in ("requestState", "inputResponses")}
-                return self._approved(call, stripped, accepted(answer))
+                return self._retried(call, params)
             again = f" (asked again: the approval given {opened.why})"
         decision = self._check(call)
         if decision.verdict == "allow":
             return self._forward(call, None)
-        if decision.verdict == "ask" and can_elicit:
-            if modern:
-                self.save()
-                token = self.approvals.mint(binding)
-                return Answer({"resultType": "input_required", "inputRequests": {
-                    APPROVE_KEY: {"method": "elicitation/create",
-                                  "params": elicitation_params(tool, args, decision)}},
-                    "requestState": token})
-            self.save()
-            return Elicit(elicitation_params(tool, args, decision), call, decision)
         self.save()
+        if decision.verdict == "ask" and can_elicit:
+            return self._ask(call, binding, decision, modern=modern)
         return Answer(denied_result(self.reason(decision) + again))
+
+    def _retried(self, call: dict[str, Any], params: Mapping[str, Any]) -> Step:
+        """A retry carrying a good approval state: the person's answer decides."""
+        responses = params.get("inputResponses")
+        answer = responses.get(APPROVE_KEY) if isinstance(responses, Mapping) else None
+        stripped = {k: v for k, v in params.items()
+                    if k not in ("requestState", "inputResponses")}
+        return self._approved(call, stripped, accepted(answer))
+
+    def _ask(self, call: dict[str, Any], binding: Binding, decision: Decision, *,
+             modern: bool) -> Step:
+        args = call["args"]
+        if modern:
+            token = self.approvals.mint(binding)
+            return Answer({"resultType": "input_required", "inputRequests": {
+                APPROVE_KEY: {"method": "elicitation/create",
+                              "params": elicitation_params(binding.tool, args, decision)}},
+                "requestState": token})
+        return Elicit(elicitation_params(binding.tool, args, decision), call, decision)
 
     def reason(self, decision: Decision) -> str:
         """What the model reads for a call that did not run, and how it could."""

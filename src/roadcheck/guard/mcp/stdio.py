@@ -14,13 +14,14 @@ import asyncio
 import contextlib
 import itertools
 import os
+import signal
 import sys
 from typing import Any, BinaryIO
 
 import orjson
 
 from roadcheck.guard.mcp import wire
-from roadcheck.guard.mcp.policy import Answer, Elicit, Forward, McpPolicy, Step
+from roadcheck.guard.mcp.policy import Answer, Elicit, McpPolicy, Step
 
 __all__ = ["StdioProxy", "run_stdio"]
 
@@ -174,7 +175,10 @@ class StdioProxy:
     async def run(self, stdin: asyncio.StreamReader) -> int:
         from roadcheck.guard.mcp.policy import Deferred
 
-        self.policy.defer = Deferred(self.policy, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        self.policy.defer = Deferred(self.policy, loop)
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on Windows
+            loop.add_signal_handler(signal.SIGTERM, self._terminated)
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -203,8 +207,18 @@ class StdioProxy:
             self.policy.flush()
         return 0
 
+    def _terminated(self) -> None:
+        """SIGTERM: save the session, stop the upstream, end."""
+        self.policy.defer = None
+        self.policy.flush()
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.terminate()
+        raise SystemExit(143)
+
     async def _pump(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
+        if self.proc is None or self.proc.stdout is None:
+            return
         out = self.proc.stdout
         while True:
             try:
