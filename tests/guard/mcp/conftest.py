@@ -36,6 +36,8 @@ class Proxied:
     extra: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     session: str = "mcp-test"
+    #: ``auto`` (2026-07-28 with the SDK's server) or ``legacy`` (2025-11-25).
+    mode: str = "auto"
     #: The upstream's HTTP port (None: any free one); pins are kept per upstream URL.
     port: int | None = None
 
@@ -117,6 +119,20 @@ async def connect(p: Proxied, mode: str = "auto", **kw: Any) -> AsyncIterator[An
 @pytest.fixture(params=["stdio", "http"])
 def proxied(request: pytest.FixtureRequest, tmp_path: Path) -> Proxied:
     return Proxied(tmp_path, request.param)
+
+
+#: Transport and protocol: each transport with each protocol version by default once
+#: (stdio with 2026-07-28, HTTP with 2025-11-25), the other two pairs under ``stress``.
+ROUTES = [pytest.param(("stdio", "auto"), id="stdio-2026"),
+          pytest.param(("http", "legacy"), id="http-2025"),
+          pytest.param(("stdio", "legacy"), id="stdio-2025", marks=pytest.mark.stress),
+          pytest.param(("http", "auto"), id="http-2026", marks=pytest.mark.stress)]
+
+
+@pytest.fixture(params=ROUTES)
+def route(request: pytest.FixtureRequest, tmp_path: Path) -> Proxied:
+    transport, mode = request.param
+    return Proxied(tmp_path, transport, mode=mode)
 
 
 def answering(action: str, approve: bool = True) -> Callable[..., Any]:

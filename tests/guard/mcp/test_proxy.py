@@ -30,10 +30,9 @@ def events(p: Proxied) -> list[dict[str, Any]]:
     return list(orjson.loads(raw[raw.index(b"\n") + 1:])["events"])
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_an_allowed_call_passes_and_tools_list_is_marked(proxied: Proxied, mode: str) -> None:
+def test_an_allowed_call_passes_and_tools_list_is_marked(route: Proxied) -> None:
     async def main() -> None:
-        async with connect(proxied, mode) as client:
+        async with connect(route, route.mode) as client:
             listed = await client.list_tools()
             marks = {t.name: (t.meta or {}).get("anthropic/requiresUserInteraction")
                      for t in listed.tools}
@@ -41,58 +40,56 @@ def test_an_allowed_call_passes_and_tools_list_is_marked(proxied: Proxied, mode:
                              "crash": None}
             result = await client.call_tool("list_files", {})
             assert not result.is_error
-            assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+            want = "2026-07-28" if route.mode == "auto" else "2025-11-25"
+            assert client.protocol_version == want
 
     run(main)
-    (action,) = [e for e in events(proxied) if e["event"] == "action"]
+    (action,) = [e for e in events(route) if e["event"] == "action"]
     assert action["action_type"] == "list_files"
     assert action["read_only_hint"] is True  # the server's annotation, kept as a hint
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_asked_then_approved_runs_once(proxied: Proxied, mode: str) -> None:
+def test_asked_then_approved_runs_once(route: Proxied) -> None:
     yes = answering("accept")
 
     async def main() -> None:
-        async with connect(proxied, mode, elicitation_callback=yes) as client:
+        async with connect(route, route.mode, elicitation_callback=yes) as client:
             result = await client.call_tool("send_report", SEND)
             assert not result.is_error, result
             assert result.content[0].text == "sent to cfo"
 
     run(main)
-    assert proxied.sent() == "cfo: Q3 numbers\n"
+    assert route.sent() == "cfo: Q3 numbers\n"
     (asked,) = yes.asked
     assert "send_report" in asked.message and "Q3 numbers" in asked.message
     kinds = [(e["event"], e.get("checkpoint_id") or e.get("action_type") or e.get("role"))
-             for e in events(proxied)]
+             for e in events(route)]
     assert kinds == [("checkpoint", "approve_send"), ("action", "send_report"),
                      ("message", "tool")]
-    assert events(proxied)[0]["confirmed_by"] == "user"
+    assert events(route)[0]["confirmed_by"] == "user"
 
 
-@pytest.mark.parametrize(("mode", "action"), [("auto", "decline"), ("legacy", "cancel"),
-                                              ("auto", "accept-no")])
-def test_asked_then_refused_never_runs(proxied: Proxied, mode: str, action: str) -> None:
+@pytest.mark.parametrize("action", ["decline", "cancel", "accept-no"])
+def test_asked_then_refused_never_runs(route: Proxied, action: str) -> None:
     no = answering("accept", approve=False) if action == "accept-no" else answering(action)
 
     async def main() -> None:
-        async with connect(proxied, mode, elicitation_callback=no) as client:
+        async with connect(route, route.mode, elicitation_callback=no) as client:
             result = await client.call_tool("send_report", SEND)
             assert result.is_error
             assert "did not approve send_report" in result.content[0].text
 
     run(main)
-    assert proxied.sent() == ""
-    assert not [e for e in events(proxied) if e["event"] == "action"]
+    assert route.sent() == ""
+    assert not [e for e in events(route) if e["event"] == "action"]
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_denied_call_never_reaches_the_server(proxied: Proxied, mode: str) -> None:
-    proxied.outbox.write_text("kept\n")
+def test_denied_call_never_reaches_the_server(route: Proxied) -> None:
+    route.outbox.write_text("kept\n")
     yes = answering("accept")
 
     async def main() -> None:
-        async with connect(proxied, mode, elicitation_callback=yes) as client:
+        async with connect(route, route.mode, elicitation_callback=yes) as client:
             result = await client.call_tool("wipe_outbox", {})
             assert result.is_error
             text = result.content[0].text
@@ -100,23 +97,21 @@ def test_denied_call_never_reaches_the_server(proxied: Proxied, mode: str) -> No
             assert "owner_ok by one of owner" in text
 
     run(main)
-    assert proxied.sent() == "kept\n"
+    assert route.sent() == "kept\n"
     assert yes.asked == []  # no approval the user can give mends it: not asked
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_a_client_that_cannot_be_asked_is_told_how_to_approve(proxied: Proxied,
-                                                              mode: str) -> None:
+def test_a_client_that_cannot_be_asked_is_told_how_to_approve(route: Proxied) -> None:
     async def main() -> None:
-        async with connect(proxied, mode) as client:
+        async with connect(route, route.mode) as client:
             result = await client.call_tool("send_report", SEND)
             assert result.is_error
             text = result.content[0].text
             assert "cannot be asked here" in text
-            assert f"/v1/sessions/{proxied.session}/approve" in text
+            assert f"/v1/sessions/{route.session}/approve" in text
 
     run(main)
-    assert proxied.sent() == ""
+    assert route.sent() == ""
 
 
 def test_forged_replayed_and_reaimed_request_state(proxied: Proxied) -> None:
@@ -154,6 +149,7 @@ def test_forged_replayed_and_reaimed_request_state(proxied: Proxied) -> None:
     assert proxied.sent() == "cfo: Q3 numbers\n"
 
 
+@pytest.mark.stress  # two proxy sessions in a row
 def test_a_state_from_another_session_is_asked_again(tmp_path: Any) -> None:
     from mcp_types import ElicitResult, InputRequiredResult
 
@@ -176,18 +172,17 @@ def test_a_state_from_another_session_is_asked_again(tmp_path: Any) -> None:
     assert first_p.sent() == ""
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_an_upstream_crash_is_an_error_answer(proxied: Proxied, mode: str) -> None:
+def test_an_upstream_crash_is_an_error_answer(route: Proxied) -> None:
     from mcp.shared.exceptions import MCPError
 
     yes = answering("accept")
 
     async def main() -> None:
-        async with connect(proxied, mode, elicitation_callback=yes) as client:
+        async with connect(route, route.mode, elicitation_callback=yes) as client:
             with pytest.raises(MCPError, match="the upstream MCP server"):
                 await client.call_tool("crash", {})
             with anyio.fail_after(5), pytest.raises(MCPError, match="the upstream MCP server"):
                 await client.call_tool("send_report", SEND)
 
     run(main)
-    assert proxied.sent() == ""
+    assert route.sent() == ""

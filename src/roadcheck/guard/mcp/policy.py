@@ -295,7 +295,9 @@ class McpPolicy:
             text += (f". This client cannot be asked here (no elicitation): a person approves "
                      f"out of band, by recording checkpoint(s) {', '.join(decision.missing)} "
                      f"in guard session {self.session} (roadcheck guard serve, POST "
-                     f"/v1/sessions/{self.session}/approve), then the call is retried")
+                     f"/v1/sessions/{self.session}/approve, while no proxy holds the "
+                     f"session), then the proxy is run again with --session {self.session} "
+                     "and the call retried")
         return text
 
     def _approved(self, call: dict[str, Any], params: dict[str, Any] | None,
