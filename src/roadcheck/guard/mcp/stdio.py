@@ -165,9 +165,12 @@ class StdioProxy:
 
     def upstream_ended(self, why: str) -> None:
         self.ended = why
-        for msg_id, (method, _tool) in list(self.waiting.items()):
-            self.send(wire.error(msg_id, wire.INTERNAL_ERROR,
-                                 f"roadcheck guard: {why} before answering {method}"))
+        for msg_id, (method, tool) in list(self.waiting.items()):
+            answer = wire.error(msg_id, wire.INTERNAL_ERROR,
+                                f"roadcheck guard: {why} before answering {method}")
+            if method == "tools/call" and tool is not None:
+                self.policy.returned(tool, answer)
+            self.send(answer)
         self.waiting.clear()
 
     # -- running ---------------------------------------------------------------------------
