@@ -129,3 +129,38 @@ def test_a_policy_error_denies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         assert "guard error: RuntimeError: boom" in step.result["content"][0]["text"]
         for bad in (None, {"arguments": {}}, {"name": 3}):
             assert isinstance(policy.call(bad, modern=False, can_elicit=False), Answer)
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_decisions_are_saved_before_the_answer_only_with_durable(tmp_path: Path,
+                                                                 durable: bool) -> None:
+    store, pins = _policy(tmp_path)
+    with store.held("s1", create=True) as held:
+        policy = McpPolicy(held, Settings(durable=durable), pins=pins)
+        deferred: list[int] = []
+        policy.defer = lambda: deferred.append(1)
+        assert policy.call({"name": "list_files"}, modern=True, can_elicit=True) == Forward()
+        assert (held.live.pending == []) is durable
+        assert bool(deferred) is not durable
+        assert (tmp_path / "state" / "s1" / "guard.json").exists() is durable
+    # leaving the session saves whatever was left
+    assert (tmp_path / "state" / "s1" / "guard.json").exists()
+
+
+def test_a_session_that_cannot_be_saved_refuses_every_later_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from roadcheck.errors import StoreError
+
+    store, pins = _policy(tmp_path)
+    with store.held("s1", create=True) as held:
+        policy = McpPolicy(held, pins=pins)
+
+        def full() -> None:
+            raise StoreError("disk full")
+
+        monkeypatch.setattr(held, "flush", full)
+        policy.call({"name": "list_files"}, modern=True, can_elicit=True)
+        step = policy.call({"name": "list_files"}, modern=True, can_elicit=True)
+        assert isinstance(step, Answer)
+        assert "cannot be saved" in step.result["content"][0]["text"]
+        monkeypatch.undo()
