@@ -14,7 +14,8 @@ import sys
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
-OUT = sys.argv[1]
+# imported (not run) by pytest's doctest collection, with pytest's own arguments
+OUT = sys.argv[1] if __name__ == "__main__" else os.devnull
 app = MCPServer("reports")
 
 
