@@ -187,3 +187,70 @@ def guard_serve(spec: str, state_dir: str | None, key_file: str | None, no_key: 
 
         say_once(store.key_notice)
     serve(store, host, port, approve_token=token)
+
+
+@guard.command("mcp", short_help="Put the guard in front of an MCP server (a proxy).")
+@_guard_store_options
+@click.option("--upstream", default=None, metavar="URL",
+              help="The upstream server's Streamable HTTP URL; the proxy then listens on "
+                   "--host/--port. Without it, the upstream is COMMAND, run over stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="With --upstream: the loopback address to listen on (127.0.0.1, ::1 or "
+                   "localhost); any other address is refused.")
+@click.option("--port", default=8766, show_default=True, type=click.IntRange(0, 65535),
+              help="With --upstream: the port to listen on (0: any free port, printed at "
+                   "start).")
+@click.option("--session", default=None, metavar="ID",
+              help="The guard session this MCP session is (default: a new one, "
+                   "mcp-<UTC time>-<random>, printed at start).")
+@click.option("--approver", "principal", default="user", show_default=True, metavar="NAME",
+              help="Who answers the client's approval prompt: the confirmed_by of the "
+                   "checkpoint an approved call records.")
+@click.option("--approval-ttl", "ttl", default=120.0, show_default=True,
+              type=click.FloatRange(1, 3600), metavar="SECONDS",
+              help="How long an approval request stays valid (2026-07-28 requestState).")
+@click.option("--pin", is_flag=True,
+              help="Refuse a guarded tool whose definition (description, schemas, "
+                   "annotations) changed since it was pinned; without it a change is "
+                   "reported and pinned anew.")
+@click.option("--no-mark", "no_mark", is_flag=True,
+              help="Do not mark guarded tools _meta[\"anthropic/requiresUserInteraction\"] "
+                   "in tools/list.")
+@click.option("--durable", is_flag=True,
+              help="Write each decision to the log (fsync) before answering; without it "
+                   "decisions are written within 0.2 s after the answer, and when the "
+                   "session ends.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def guard_mcp(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
+              upstream: str | None, host: str, port: int, session: str | None,
+              principal: str, ttl: float, pin: bool, no_mark: bool, durable: bool,
+              command: tuple[str, ...]) -> None:
+    """Proxy MCP to an upstream server, deciding each tools/call before it is forwarded.
+
+    Over stdio: roadcheck guard mcp --spec SPEC -- COMMAND [ARGS]... Over
+    Streamable HTTP: roadcheck guard mcp --spec SPEC --upstream URL. An allowed
+    call is forwarded unchanged; a denied one is answered as a tool result with
+    isError and the reason; a call that needs a person's yes is asked (an
+    elicitation), or denied with how to approve when the client cannot be
+    asked. The MCP session is one guard session (decision log in --state-dir).
+    """
+    from roadcheck.errors import InputError
+
+    if (upstream is None) == (not command):
+        raise InputError("give the upstream MCP server: a COMMAND after '--' (stdio), or "
+                         "--upstream URL (Streamable HTTP), not both")
+    if upstream is not None:
+        from roadcheck.guard.serve import loopback
+
+        host = loopback(host)
+    try:
+        import mcp_types  # noqa: F401
+    except ImportError:
+        raise InputError("roadcheck guard mcp needs the MCP SDK: pip install "
+                         "'roadcheck[mcp]'") from None
+    from roadcheck.guard.mcp import run
+
+    sys.exit(run({"spec": spec, "state_dir": state_dir, "key_file": key_file,
+                  "no_key": no_key, "upstream": upstream, "host": host, "port": port,
+                  "session": session, "principal": principal, "ttl": ttl, "pin": pin,
+                  "mark": not no_mark, "durable": durable, "command": list(command)}))
