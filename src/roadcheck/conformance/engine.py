@@ -138,6 +138,11 @@ class CompiledSpec:
         self.typed = not self.selects and not self.by_selector
         self._no_actions: dict[str, Finding] = {}
 
+    def replayer(self, *, locate_messages: bool = False) -> Replayer:
+        """A :class:`Replayer` of this spec, for one trajectory (a spec that also feeds
+        other judges the same events, as ``roadcheck diff`` does, returns its own)."""
+        return Replayer(self, locate_messages=locate_messages)
+
     def no_actions(self, source: str) -> Finding:
         """The warning of a trajectory read as ``source`` that records no tool call."""
         found = self._no_actions.get(source)
