@@ -168,16 +168,25 @@ def _names(spec: Spec) -> dict[str, dict[str, Loc]]:
     for i, rule in enumerate(spec.mandatory_checkpoints):
         out["checkpoint id"].setdefault(rule.checkpoint_id, ("mandatory_checkpoints", i))
         for g in guarded_actions(rule):
-            name = g if isinstance(g, str) else g.action_type
-            if isinstance(name, str):
-                out["action type"].setdefault(name, ("mandatory_checkpoints", i,
-                                                     "must_precede"))
+            if isinstance(g, str):
+                out["action type"].setdefault(g, ("mandatory_checkpoints", i, "must_precede"))
     for i, d in enumerate(spec.derive):
         out["checkpoint id"].setdefault(d.checkpoint_id, ("derive", i, "checkpoint_id"))
+    for loc, sel in _selectors(spec):
+        for name in _plain(sel.action_type):
+            out["action type"].setdefault(name, loc)
     for i, c in enumerate(spec.handoff_contracts):
         out["agent"].setdefault(c.from_agent, ("handoff_contracts", i, "from_agent"))
         out["agent"].setdefault(c.to_agent, ("handoff_contracts", i, "to_agent"))
     return out
+
+
+def _plain(cond: Any) -> list[str]:
+    """The names a text condition lists: its value, or its ``in`` list."""
+    if isinstance(cond, str):
+        return [cond]
+    listed = getattr(cond, "in_", None)
+    return list(listed) if listed else []
 
 
 def lint_spec(spec: Spec) -> list[SpecProblem]:
@@ -257,6 +266,10 @@ def _suggest(name: str, counts: Counter[str]) -> str:
     return f"; did you mean {shown}"
 
 
+def _count(n: int) -> str:
+    return "once" if n == 1 else f"{n:,} times"
+
+
 def _times(n: int) -> str:
     return f"{n} occurrence" if n == 1 else f"{n:,} occurrences"
 
@@ -283,8 +296,8 @@ def _coverage_problems(cov: Coverage, at: _Liner) -> list[SpecProblem]:
     for name in sorted(cov.unguarded):
         path, seq = cov.first_unguarded[name]
         found.append(at.problem("error", "unguarded-irreversible", (),
-                                f"irreversible action '{name}' ran {_times(cov.unguarded[name])}"
-                                f" and no rule guards it (first: {path} seq {seq})"))
+                                f"irreversible action '{name}' ran {_count(cov.unguarded[name])} "
+                                f"and no rule guards it (first: {path} seq {seq})"))
     return found
 
 
@@ -331,7 +344,7 @@ def _examples(spec: Spec, at: _Liner) -> list[ExampleOutcome]:
         results = list(iter_replay(compiled, [path], input_format=None))
         verdict = ("BLOCK" if any(r.verdict == "BLOCK" for r in results) else "ERROR"
                    if any(r.verdict == "ERROR" for r in results) else "PASS")
-        codes = tuple(sorted({f.code for r in results for f in r.reasons}))
+        codes = tuple(sorted({str(f.code) for r in results for f in r.reasons}))
         out.append(ExampleOutcome(i, ex.trajectory, at.line(("examples", i)), ex.verdict,
                                   None if ex.reasons is None else tuple(ex.reasons),
                                   verdict, codes))

@@ -58,7 +58,8 @@ def spec_check_report(check: SpecCheck, *, fmt: str = "text") -> str:
         lines.append("problems:")
         for p in check.problems:
             at = f"{spec.source}:{p.line}: " if p.line is not None and spec.source else ""
-            lines.append(f"  {p.level}[{p.code}]: {at}{_where(p.loc)}: {p.message}")
+            field = f"{_where(p.loc)}: " if p.loc else ""
+            lines.append(f"  {p.level}[{p.code}]: {at}{field}{p.message}")
     errors = sum(p.level == "error" for p in check.problems)
     warnings = len(check.problems) - errors
     failed = sum(not e.ok for e in check.examples)
