@@ -1,8 +1,9 @@
 """The ``roadcheck`` command line: parse, make one library call, render, exit.
 
 One module per command group: :mod:`.replay`, :mod:`.accept`, :mod:`.harness` (run,
-submit, worker, evidence, audit), :mod:`.revalidate`, :mod:`.guard`, :mod:`.schema` and :mod:`.spectools` (spec check, diff, explain),
-each registering its commands on the group in :mod:`._base`.
+submit, worker, evidence, audit), :mod:`.revalidate`, :mod:`.guard`, :mod:`.schema` and
+:mod:`.spectools` (spec check, diff, explain), each registering its commands on the
+group in :mod:`._base`.
 """
 
 from __future__ import annotations

@@ -234,9 +234,9 @@ class Coverage:
             if e.agent is not None:
                 agents[e.agent] += 1
             if e.kind == "action":
-                actions[e.data.get("action_type")] += 1
+                actions[str(e.data.get("action_type"))] += 1
             elif e.kind == "checkpoint":
-                checkpoints[e.data.get("checkpoint_id")] += 1
+                checkpoints[str(e.data.get("checkpoint_id"))] += 1
             elif e.kind == "handoff":
                 for key in ("from_agent", "to_agent"):
                     name = e.data.get(key)

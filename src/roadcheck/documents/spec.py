@@ -71,7 +71,7 @@ class DeriveDoc(_Doc, frozen=True):
     when: SelectorDoc
 
 
-class ExampleDoc(_Doc, frozen=True):
+class ExampleDoc(_Doc, frozen=True, omit_defaults=True):
     """A spec test: a recorded run and the verdict the spec must give it.
 
     ``roadcheck spec check`` replays ``trajectory`` (relative to the spec file) and fails
