@@ -56,10 +56,12 @@ class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
     __slots__ = ("binds", "cid", "confirmed_by", "consume", "doc", "each", "guard_selectors",
-                 "guard_text", "guarded", "index", "never_ran", "voiders")
+                 "guard_text", "guarded", "index", "key", "never_ran", "voiders")
 
     def __init__(self, index: int, rule: CheckpointRuleDoc, *, checked: bool) -> None:
         self.index = index
+        #: Where the spec declares it, as reports name it.
+        self.key = f"mandatory_checkpoints.{index}"
         #: The rule as the spec document declares it.
         self.doc = rule
         self.cid = rule.checkpoint_id
@@ -115,6 +117,9 @@ class CompiledSpec:
             for border in self.contracts]
         for border in self.contracts:
             self.contracts_to.setdefault(border[1], []).append(border)
+        #: Where the spec declares each contract, with its border.
+        self.contract_keys = [(f"handoff_contracts.{i}", (c.from_agent, c.to_agent))
+                              for i, c in enumerate(spec.handoff_contracts)]
         #: The guarded action names, for messages.
         self.guard_text = _quote(sorted(self.by_action) + sorted(
             {_show(g) for r in self.rules for g in r.guarded if not isinstance(g, str)}))
@@ -247,6 +252,8 @@ class Replayer:
         #: (seq, checkpoint id) of each checkpoint a derive rule took from an event
         self.derived_at: list[tuple[int, str]] = []
         self.irreversible = 0
+        #: The action type of each irreversible action no rule guarded, in order.
+        self.unguarded: list[str] = []
         self.actions = 0
         self.final: Event | None = None
         # field name + canonical value -> agent -> (hops, first seq, first border)
@@ -315,7 +322,8 @@ class Replayer:
                     self._select(event)
                 if kind == "action":
                     actions += 1
-                    if data.get("irreversible") is True:
+                    undone = data.get("irreversible") is True
+                    if undone:
                         irreversible += 1
                     rules = by_action.get(data["action_type"])
                     if by_selector:
@@ -328,6 +336,8 @@ class Replayer:
                             self._contracted_before(event)
                         for rule in rules:
                             self._guarded(states[rule.index], event)
+                    elif undone:
+                        self.unguarded.append(data["action_type"])
                 elif kind == "handoff":
                     handoffs += 1
                     self._handoff(event)
@@ -591,13 +601,19 @@ class Replayer:
             # alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         derived = tuple(self.derived_at)
+        # The rules this trajectory never reached: a guarded action that never ran, a
+        # contracted border never crossed (a batch names those no trajectory reached).
+        unreached = tuple(st.rule.key for st in self.states if not st.seen_action)
+        if self.c.contract_keys:
+            unreached += tuple(key for key, border in self.c.contract_keys
+                               if border not in crossed)
         if reasons:
             return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
                                 tuple(notes), task_success, stats, source, final, meta or {},
-                                derived)
+                                derived, unreached, tuple(self.unguarded))
         return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {},
-                            derived)
+                            derived, unreached, tuple(self.unguarded))
 
 
 #: The reasons of every PASS: one finding, the same each time.
