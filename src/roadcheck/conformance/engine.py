@@ -108,18 +108,16 @@ class CompiledSpec:
         # Per receiving agent, the contracted borders that must have been crossed before it
         # runs a guarded action.
         self.contracts_to: dict[str, list[tuple[str, str]]] = {}
-        #: Each contracted border with the warning of a trajectory that never crossed it.
+        #: Each contracted border with the warning of a trajectory that never crossed it,
+        #: and where the spec declares its contract.
         self.never_crossed = [(border, Finding(
             Reason.CONTRACTED_HANDOFF_ABSENT,
             f"the contracted handoff {border[0]}->{border[1]} never happened in this "
             "trajectory; its contract was never checked",
-            Location(from_agent=border[0], to_agent=border[1]), "warn"))
-            for border in self.contracts]
+            Location(from_agent=border[0], to_agent=border[1]), "warn"),
+            f"handoff_contracts.{i}") for i, border in enumerate(self.contracts)]
         for border in self.contracts:
             self.contracts_to.setdefault(border[1], []).append(border)
-        #: Where the spec declares each contract, with its border.
-        self.contract_keys = [(f"handoff_contracts.{i}", (c.from_agent, c.to_agent))
-                              for i, c in enumerate(spec.handoff_contracts)]
         #: The guarded action names, for messages.
         self.guard_text = _quote(sorted(self.by_action) + sorted(
             {_show(g) for r in self.rules for g in r.guarded if not isinstance(g, str)}))
@@ -240,6 +238,10 @@ class _RuleState:
 class Replayer:
     """Judge one trajectory, fed event by event."""
 
+    #: The action type of each irreversible action no rule guarded, in order (rare: a
+    #: trajectory that has one gets its own tuple).
+    unguarded: tuple[str, ...] = ()
+
     def __init__(self, compiled: CompiledSpec, *, locate_messages: bool = False) -> None:
         self.c = compiled
         self.states = [_RuleState(r) for r in compiled.rules]
@@ -252,8 +254,6 @@ class Replayer:
         #: (seq, checkpoint id) of each checkpoint a derive rule took from an event
         self.derived_at: list[tuple[int, str]] = []
         self.irreversible = 0
-        #: The action type of each irreversible action no rule guarded, in order.
-        self.unguarded: list[str] = []
         self.actions = 0
         self.final: Event | None = None
         # field name + canonical value -> agent -> (hops, first seq, first border)
@@ -337,7 +337,7 @@ class Replayer:
                         for rule in rules:
                             self._guarded(states[rule.index], event)
                     elif undone:
-                        self.unguarded.append(data["action_type"])
+                        self.unguarded += (data["action_type"],)
                 elif kind == "handoff":
                     handoffs += 1
                     self._handoff(event)
@@ -546,10 +546,14 @@ class Replayer:
         """Fold the state into the verdict on this trajectory."""
         reasons: list[Finding] = []
         notes: list[Finding] = []
+        # The rules this trajectory never reached: a guarded action that never ran, a
+        # contracted border never crossed (a batch names those no trajectory reached).
+        unreached: tuple[str, ...] = ()
         for st in self.states:
             rule = st.rule
             if not st.seen_action:
                 notes.append(rule.never_ran)
+                unreached += (rule.key,)
                 continue
             if not (st.failures or st.skipped or st.pending):
                 continue
@@ -592,29 +596,30 @@ class Replayer:
         if self.states and not self.actions:
             warnings.append(self.c.no_actions(source))
         crossed, absent = self.crossed, self.absent
-        for border, never in self.c.never_crossed:
-            if border not in crossed and border not in absent:
-                warnings.append(never)
+        for border, never, key in self.c.never_crossed:
+            if border not in crossed:
+                unreached += (key,)
+                if border not in absent:
+                    warnings.append(never)
         if source not in FILE_LINE_SOURCES and not self.locate_messages:
             # A native file and a coding agent's session have a line per record; another
             # reader's line is its own (a span, a record), so the findings name the seq
             # alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         derived = tuple(self.derived_at)
-        # The rules this trajectory never reached: a guarded action that never ran, a
-        # contracted border never crossed (a batch names those no trajectory reached).
-        unreached = tuple(st.rule.key for st in self.states if not st.seen_action)
-        if self.c.contract_keys:
-            unreached += tuple(key for key, border in self.c.contract_keys
-                               if border not in crossed)
+        reach = (unreached, self.unguarded) if unreached or self.unguarded else _REACHED_ALL
         if reasons:
             return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
                                 tuple(notes), task_success, stats, source, final, meta or {},
-                                derived, unreached, tuple(self.unguarded))
+                                derived, reach)
         return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {},
-                            derived, unreached, tuple(self.unguarded))
+                            derived, reach)
 
+
+#: The reach of a trajectory that reached every rule and ran no unguarded irreversible
+#: action (most do): one tuple, the same each time.
+_REACHED_ALL: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 #: The reasons of every PASS: one finding, the same each time.
 _PASS_REASONS = (Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"),)

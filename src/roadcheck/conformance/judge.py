@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from roadcheck.conformance.engine import CompiledSpec, error_result
+from roadcheck.conformance.engine import CompiledSpec, Replayer, error_result
 from roadcheck.conformance.result import (
     ReplayResult,
 )
@@ -29,7 +29,11 @@ def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: s
                   path: str | None = None, *, source: str = "native",
                   meta: dict[str, Any] | None = None) -> ReplayResult:
     """Judge a stream of events; a :class:`TraceError` from the stream becomes ERROR."""
-    r = _compiled(spec).replayer(locate_messages=source in _TRANSCRIPT_SOURCES)
+    compiled = _compiled(spec)
+    locate = source in _TRANSCRIPT_SOURCES
+    # A plain spec builds its Replayer here; a spec that feeds others too builds its own.
+    r = (Replayer(compiled, locate_messages=locate) if type(compiled) is CompiledSpec
+         else compiled.replayer(locate_messages=locate))
     try:
         r.feed_all(events)
     except TraceError as exc:

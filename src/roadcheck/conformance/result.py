@@ -69,10 +69,19 @@ class ReplayResult:
     #: order (the HTML timeline marks them; the JSON result counts them in its stats).
     derived: tuple[tuple[int, str], ...] = ()
     #: Where the spec declares each rule this trajectory never reached (a guarded action
-    #: that never ran, a contracted handoff never made): ``mandatory_checkpoints.0``.
-    unreached: tuple[str, ...] = ()
-    #: The action type of each irreversible action no rule guarded, in order.
-    unguarded: tuple[str, ...] = ()
+    #: that never ran, a contracted handoff never made: ``mandatory_checkpoints.0``), and
+    #: the action type of each irreversible action no rule guarded, in order.
+    reach: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @property
+    def unreached(self) -> tuple[str, ...]:
+        """The rules this trajectory never reached (see :attr:`reach`)."""
+        return self.reach[0]
+
+    @property
+    def unguarded(self) -> tuple[str, ...]:
+        """The irreversible actions no rule guarded (see :attr:`reach`)."""
+        return self.reach[1]
 
     @property
     def exit(self) -> int:
@@ -128,6 +137,11 @@ class Reach:
                 self.unreached.intersection_update(unreached)
         if unguarded:
             self.unguarded.update(unguarded)
+
+    def take(self, reach: tuple[tuple[str, ...], tuple[str, ...]] | None) -> None:
+        """One result's :attr:`ReplayResult.reach` (None: it was not judged)."""
+        if reach is not None:
+            self.add(*reach)
 
     def merge(self, other: Reach) -> None:
         """Another batch's fold, as if its results had come here one by one."""

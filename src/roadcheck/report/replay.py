@@ -226,10 +226,9 @@ class Rendered(NamedTuple):
     #: a summary (empty when the result is rendered whole).
     codes: tuple[str, ...] = ()
     warning_codes: tuple[str, ...] = ()
-    #: The rules the trajectory did not reach (None: it was not judged), and the
-    #: irreversible actions no rule guarded, for the summary (:class:`Reach`).
-    unreached: tuple[str, ...] | None = None
-    unguarded: tuple[str, ...] = ()
+    #: The rules the trajectory did not reach and the irreversible actions no rule
+    #: guarded (:attr:`ReplayResult.reach`), for the summary; None: it was not judged.
+    reach: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
 
 def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = False,
@@ -246,8 +245,7 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
     # renders every result as one) prints
     codes, warned = _codes(r) if summary_only else ((), ())
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
-                    carries, body, codes, warned,
-                    None if r.verdict == "ERROR" else r.unreached, r.unguarded)
+                    carries, body, codes, warned, None if r.verdict == "ERROR" else r.reach)
 
 
 def _codes(r: ReplayResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -536,7 +534,7 @@ class ChunkFolder:
                 chunk.reason_codes.update(item.codes)
             if item.warning_codes:
                 chunk.warning_codes.update(item.warning_codes)
-            chunk.reach.add(item.unreached, item.unguarded)
+            chunk.reach.take(item.reach)
             code = VERDICT_EXIT[verdict]
             chunk.worst = code if chunk.worst is None else worst_exit((chunk.worst, code))
             if chunk.current is None:
@@ -599,7 +597,11 @@ class Tally:
             self.reason_codes.update(r.codes)
         if r.warning_codes:
             self.warning_codes.update(r.warning_codes)
-        self.reach.add(r.unreached, r.unguarded)
+        reach = r.reach
+        if reach is not None:
+            held = self.reach.unreached
+            if held is None or held or reach[1]:  # once every rule was reached, only an
+                self.reach.add(*reach)            # unguarded action is left to fold
         code = VERDICT_EXIT[verdict]
         if code != self.worst:  # the same verdict again leaves the worst where it is
             self.worst = code if self.worst is None else worst_exit((self.worst, code))
