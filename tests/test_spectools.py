@@ -343,3 +343,61 @@ class TestExplain:
                             str(RUNS / "push_after_edit.jsonl"), *args)
         assert code == 2
         assert err.startswith("error[usage]: explain: ")
+
+
+class TestReplayStrict:
+    def test_the_summary_names_them_without_strict(self) -> None:
+        code, out, _ = _run("replay", str(HERE / "typo.yaml"), str(RUNS))
+        assert code == 0
+        lines = out.splitlines()
+        assert lines[-4].startswith("unreached: mandatory_checkpoints.0 (checkpoint "
+                                    "'tests_passed' before ")
+        assert lines[-4].endswith(") was reached by no trajectory")
+        assert lines[-3] == ("unguarded: irreversible action 'delete_repo' ran once and no "
+                             "rule guards it")
+        assert lines[-2] == "summary: 3 PASS, 0 BLOCK, 0 ERROR -> overall exit 0"
+
+    def test_strict_fails(self) -> None:
+        code, out, _ = _run("replay", "--strict", str(HERE / "typo.yaml"), str(RUNS))
+        assert code == 1
+        assert "summary: 3 PASS, 0 BLOCK, 0 ERROR -> overall exit 1" in out
+
+    @pytest.mark.parametrize("fmt", ["json", "junit"])
+    def test_strict_in_other_formats(self, fmt: str) -> None:
+        code, out, _ = _run("replay", "--strict", "--format", fmt, str(HERE / "typo.yaml"),
+                            str(RUNS))
+        assert code == 1
+        if fmt == "json":
+            summary = json.loads(out)["summary"]
+            assert summary["unreached"] == ["mandatory_checkpoints.0"]
+            assert summary["unguarded_irreversible"] == {"delete_repo": 1}
+            assert summary["exit"] == 1
+
+    def test_a_rule_one_trajectory_reached_is_not_named(self) -> None:
+        code, out, _ = _run("replay", "--strict", str(HERE / "spec.yaml"), str(RUNS))
+        assert "unreached:" not in out and "unguarded:" not in out
+        assert code == 1  # push_after_edit blocks
+
+    def test_nothing_to_name_leaves_the_summary_as_it_was(self) -> None:
+        code, out, _ = _run("replay", "--strict", "--format", "json", str(HERE / "spec.yaml"),
+                            str(RUNS / "push_after_tests.jsonl"), str(RUNS / "delete_repo.jsonl"))
+        assert code == 0
+        assert set(json.loads(out)["summary"]) == {"pass", "block", "error", "warn", "exit"}
+
+    def test_an_unreadable_trajectory_reaches_nothing_and_hides_nothing(self) -> None:
+        code, out, _ = _run("replay", str(HERE / "spec.yaml"),
+                            str(EXAMPLES / "fixture_bad_input.jsonl"),
+                            str(RUNS / "delete_repo.jsonl"))
+        assert code == 2
+        assert ("unreached: mandatory_checkpoints.0 (checkpoint 'tests_passed' before "
+                in out)
+
+    def test_the_chunks_of_jobs_fold_the_same(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """``--jobs 2`` folds each chunk's reach in its worker: the report is the same."""
+        import roadcheck.conformance.batch as batch
+
+        monkeypatch.setattr(batch, "_FILES_PER_WORKER", 1)
+        args = ["replay", "--format", "json", str(HERE / "typo.yaml"), str(RUNS)]
+        one, two = _run(*args), _run(*args, "--jobs", "2")
+        assert one == two
+        assert "unguarded_irreversible" in one[1]
