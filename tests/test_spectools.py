@@ -401,3 +401,26 @@ class TestReplayStrict:
         one, two = _run(*args), _run(*args, "--jobs", "2")
         assert one == two
         assert "unguarded_irreversible" in one[1]
+
+
+class TestRealFormat:
+    """The tools read a Claude Code session as replay does."""
+
+    CC = EXAMPLES / "frameworks" / "claude-code"
+
+    def test_spec_check_over_sessions(self) -> None:
+        check = check_spec(load_spec(self.CC / "spec.yaml"),
+                           [str(self.CC / "approved.jsonl"), str(self.CC / "missing.jsonl")])
+        assert check.coverage is not None
+        [rule] = [r for r in check.coverage.rules if r.probe.loc == ("mandatory_checkpoints", 0)]
+        assert (rule.reached, rule.runs, rule.matched, rule.failed) == (2, 2, 1, 1)
+        assert check.coverage.names["action_type"]["Bash"] == 4
+        assert check.exit == 0
+
+    def test_explain_a_push_without_approval(self) -> None:
+        ex = explain(load_spec(self.CC / "spec.yaml"), str(self.CC / "missing.jsonl"), 5)
+        [rule] = [r for r in ex.rules if r.loc == ("mandatory_checkpoints", 0)]
+        assert rule.outcome.startswith("guarded action without a valid checkpoint")
+        [derive] = [r for r in ex.rules if r.loc == ("derive", 0)]
+        assert derive.selectors[0].conditions[0] == (
+            False, 'event: "message", the event has "action"')
