@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from roadcheck.conformance.coverage import Coverage, RuleCount
+from roadcheck.conformance.coverage import Coverage
 from roadcheck.conformance.engine import CompiledSpec
 from roadcheck.conformance.spec import Spec, guarded_actions
 from roadcheck.documents.selector import SelectorDoc
@@ -349,8 +349,3 @@ def _examples(spec: Spec, at: _Liner) -> list[ExampleOutcome]:
                                   None if ex.reasons is None else tuple(ex.reasons),
                                   verdict, codes))
     return out
-
-
-def rule_rows(cov: Coverage) -> list[RuleCount]:
-    """The coverage rows in the order of the spec."""
-    return list(cov.rules)
