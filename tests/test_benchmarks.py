@@ -359,6 +359,23 @@ def test_shell_matching_misses(load: Callable[[str], ModuleType],
     assert bench.main(["--rounds", "1"]) == 0
 
 
+def test_spec_diff_misses(load: Callable[[str], ModuleType],
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A diff over twice one replay is a miss; the real one over a few files runs."""
+    bench = load("spec_diff")
+    monkeypatch.setattr(bench, "measure", lambda n, rounds: (1.0, 2.1))
+    assert bench.main(["--trajectories", "1"]) == 1
+    monkeypatch.setattr(bench, "measure", lambda n, rounds: (1.0, 1.9))
+    assert bench.main(["--trajectories", "1"]) == 0
+
+
+def test_spec_diff_measures_both(load: Callable[[str], ModuleType]) -> None:
+    """The real measurement judges a small corpus both ways."""
+    bench = load("spec_diff")
+    replay, diff = bench.measure(14, 1)
+    assert replay > 0 and diff > 0
+
+
 def test_transcripts_replay_misses(load: Callable[[str], ModuleType],
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Replay over 2x the readers' baseline is a miss."""

@@ -56,10 +56,12 @@ class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
     __slots__ = ("binds", "cid", "confirmed_by", "consume", "doc", "each", "guard_selectors",
-                 "guard_text", "guarded", "index", "never_ran", "voiders")
+                 "guard_text", "guarded", "index", "key", "never_ran", "voiders")
 
     def __init__(self, index: int, rule: CheckpointRuleDoc, *, checked: bool) -> None:
         self.index = index
+        #: Where the spec declares it, as reports name it.
+        self.key = f"mandatory_checkpoints.{index}"
         #: The rule as the spec document declares it.
         self.doc = rule
         self.cid = rule.checkpoint_id
@@ -106,13 +108,14 @@ class CompiledSpec:
         # Per receiving agent, the contracted borders that must have been crossed before it
         # runs a guarded action.
         self.contracts_to: dict[str, list[tuple[str, str]]] = {}
-        #: Each contracted border with the warning of a trajectory that never crossed it.
+        #: Each contracted border with the warning of a trajectory that never crossed it,
+        #: and where the spec declares its contract.
         self.never_crossed = [(border, Finding(
             Reason.CONTRACTED_HANDOFF_ABSENT,
             f"the contracted handoff {border[0]}->{border[1]} never happened in this "
             "trajectory; its contract was never checked",
-            Location(from_agent=border[0], to_agent=border[1]), "warn"))
-            for border in self.contracts]
+            Location(from_agent=border[0], to_agent=border[1]), "warn"),
+            f"handoff_contracts.{i}") for i, border in enumerate(self.contracts)]
         for border in self.contracts:
             self.contracts_to.setdefault(border[1], []).append(border)
         #: The guarded action names, for messages.
@@ -137,6 +140,11 @@ class CompiledSpec:
         #: keep the free text (a tool's output, a message) for this spec.
         self.typed = not self.selects and not self.by_selector
         self._no_actions: dict[str, Finding] = {}
+
+    def replayer(self, *, locate_messages: bool = False) -> Replayer:
+        """A :class:`Replayer` of this spec, for one trajectory (a spec that also feeds
+        other judges the same events, as ``roadcheck diff`` does, returns its own)."""
+        return Replayer(self, locate_messages=locate_messages)
 
     def no_actions(self, source: str) -> Finding:
         """The warning of a trajectory read as ``source`` that records no tool call."""
@@ -230,6 +238,10 @@ class _RuleState:
 class Replayer:
     """Judge one trajectory, fed event by event."""
 
+    #: The action type of each irreversible action no rule guarded, in order (rare: a
+    #: trajectory that has one gets its own tuple).
+    unguarded: tuple[str, ...] = ()
+
     def __init__(self, compiled: CompiledSpec, *, locate_messages: bool = False) -> None:
         self.c = compiled
         self.states = [_RuleState(r) for r in compiled.rules]
@@ -310,7 +322,8 @@ class Replayer:
                     self._select(event)
                 if kind == "action":
                     actions += 1
-                    if data.get("irreversible") is True:
+                    undone = data.get("irreversible") is True
+                    if undone:
                         irreversible += 1
                     rules = by_action.get(data["action_type"])
                     if by_selector:
@@ -323,6 +336,8 @@ class Replayer:
                             self._contracted_before(event)
                         for rule in rules:
                             self._guarded(states[rule.index], event)
+                    elif undone:
+                        self.unguarded += (data["action_type"],)
                 elif kind == "handoff":
                     handoffs += 1
                     self._handoff(event)
@@ -531,10 +546,14 @@ class Replayer:
         """Fold the state into the verdict on this trajectory."""
         reasons: list[Finding] = []
         notes: list[Finding] = []
+        # The rules this trajectory never reached: a guarded action that never ran, a
+        # contracted border never crossed (a batch names those no trajectory reached).
+        unreached: tuple[str, ...] = ()
         for st in self.states:
             rule = st.rule
             if not st.seen_action:
                 notes.append(rule.never_ran)
+                unreached += (rule.key,)
                 continue
             if not (st.failures or st.skipped or st.pending):
                 continue
@@ -577,23 +596,30 @@ class Replayer:
         if self.states and not self.actions:
             warnings.append(self.c.no_actions(source))
         crossed, absent = self.crossed, self.absent
-        for border, never in self.c.never_crossed:
-            if border not in crossed and border not in absent:
-                warnings.append(never)
+        for border, never, key in self.c.never_crossed:
+            if border not in crossed:
+                unreached += (key,)
+                if border not in absent:
+                    warnings.append(never)
         if source not in FILE_LINE_SOURCES and not self.locate_messages:
             # A native file and a coding agent's session have a line per record; another
             # reader's line is its own (a span, a record), so the findings name the seq
             # alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         derived = tuple(self.derived_at)
+        reach = (unreached, self.unguarded) if unreached or self.unguarded else _REACHED_ALL
         if reasons:
             return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
                                 tuple(notes), task_success, stats, source, final, meta or {},
-                                derived)
+                                derived, reach)
         return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {},
-                            derived)
+                            derived, reach)
 
+
+#: The reach of a trajectory that reached every rule and ran no unguarded irreversible
+#: action (most do): one tuple, the same each time.
+_REACHED_ALL: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 #: The reasons of every PASS: one finding, the same each time.
 _PASS_REASONS = (Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"),)

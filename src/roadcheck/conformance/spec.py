@@ -108,6 +108,8 @@ class Spec:
         if self.doc.derive:
             out["derive"] = [{"checkpoint_id": d.checkpoint_id,
                               "when": msgspec.to_builtins(d.when)} for d in self.doc.derive]
+        if self.doc.examples:
+            out["examples"] = [msgspec.to_builtins(e) for e in self.doc.examples]
         return out
 
 

@@ -8,7 +8,8 @@ import msgspec
 
 from roadcheck.documents.selector import SelectorDoc
 
-__all__ = ["BindsDoc", "CheckpointRuleDoc", "DeriveDoc", "HandoffContractDoc", "SpecDoc"]
+__all__ = ["BindsDoc", "CheckpointRuleDoc", "DeriveDoc", "ExampleDoc", "HandoffContractDoc",
+           "SpecDoc"]
 
 Name = Annotated[str, msgspec.Meta(min_length=1)]
 Names = Annotated[list[Name], msgspec.Meta(min_length=1)]
@@ -70,9 +71,24 @@ class DeriveDoc(_Doc, frozen=True):
     when: SelectorDoc
 
 
+class ExampleDoc(_Doc, frozen=True, omit_defaults=True):
+    """A spec test: a recorded run and the verdict the spec must give it.
+
+    ``roadcheck spec check`` replays ``trajectory`` (relative to the spec file) and fails
+    when the verdict, or the set of reason codes, differs; replay ignores examples.
+    """
+
+    trajectory: Name
+    verdict: Literal["PASS", "BLOCK", "ERROR"]
+    #: The reason codes the verdict must carry (as a set); left out, any reasons do.
+    reasons: list[Name] | None = None
+
+
 class SpecDoc(_Doc, frozen=True):
     """A replay spec (JSON or YAML)."""
 
     mandatory_checkpoints: list[CheckpointRuleDoc] = []
     handoff_contracts: list[HandoffContractDoc] = []
     derive: list[DeriveDoc] = []
+    #: Spec tests run by ``roadcheck spec check``; replay ignores them.
+    examples: list[ExampleDoc] = []
