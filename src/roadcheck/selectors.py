@@ -143,7 +143,7 @@ def _check_value(cond: Any, loc: tuple[str | int, ...]) -> None:
 _EMPTY = "a selector is a non-empty mapping of event fields to conditions"
 
 
-def _check_regex(pattern: str, loc: tuple[str, ...]) -> None:
+def _check_regex(pattern: str, loc: tuple[str | int, ...]) -> None:
     """A pattern that does not compile is a problem at ``loc``."""
     from roadcheck.documents.loader import Problem
 
@@ -189,29 +189,7 @@ def compile_selector(spec: Any, *, checked: bool = False) -> Selector:
         except Problem as p:
             at = f" '{where(p.loc)}'" if p.loc else ""
             raise ValueError(f"selector{at}: {p.message}") from None
-    kind_check: Callable[[Any], bool] | None = None
-    # Plain values are compared inline and first: they are cheap and usually decide.
-    equal: list[tuple[str, Any, type]] = []
-    checks: list[tuple[str, Callable[[Any], bool]]] = []
-    # Conditions on the whole event (objects, ok, combined selectors), applied last.
-    whole: list[Selector] = []
-    for key, cond in spec.items():
-        if key in _OBJECTS:
-            whole.extend(_object(key, path, c) for path, c in cond.items())
-            continue
-        if key in _COMBINED:
-            whole.append(_combined(key, cond))
-            continue
-        if key == "ok":
-            whole.append(_ok(_condition(cond)))
-            continue
-        check = _command(cond) if key == "command" else _condition(cond)
-        if key == "event":
-            kind_check = check
-        elif isinstance(cond, Mapping):
-            checks.append((key, check))
-        else:
-            equal.append((key, cond, type(cond)))
+    kind_check, equal, checks, whole = _parts(spec)
 
     def match(event: Event) -> bool:
         if kind_check is not None and not kind_check(event.kind):
@@ -236,6 +214,36 @@ def compile_selector(spec: Any, *, checked: bool = False) -> Selector:
         return all(check(event) for check in whole)
 
     return match_whole
+
+
+_Parts = tuple["Callable[[Any], bool] | None", list[tuple[str, Any, type]],
+               list[tuple[str, Callable[[Any], bool]]], list[Selector]]
+
+
+def _parts(spec: Mapping[str, Any]) -> _Parts:
+    """A selector's conditions sorted by how they are applied: the event type, plain values
+    (compared inline and first: they are cheap and usually decide), conditions on fields,
+    and conditions on the whole event (objects, ok, combined selectors), applied last."""
+    kind_check: Callable[[Any], bool] | None = None
+    equal: list[tuple[str, Any, type]] = []
+    checks: list[tuple[str, Callable[[Any], bool]]] = []
+    whole: list[Selector] = []
+    for key, cond in spec.items():
+        if key in _OBJECTS:
+            whole.extend(_object(key, path, c) for path, c in cond.items())
+        elif key in _COMBINED:
+            whole.append(_combined(key, cond))
+        elif key == "ok":
+            whole.append(_ok(_condition(cond)))
+        elif key == "event":
+            kind_check = _condition(cond)
+        elif key == "command":
+            checks.append((key, _command(cond)))
+        elif isinstance(cond, Mapping):
+            checks.append((key, _condition(cond)))
+        else:
+            equal.append((key, cond, type(cond)))
+    return kind_check, equal, checks, whole
 
 
 def _combined(key: str, cond: Any) -> Selector:
@@ -339,8 +347,9 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path pattern as a regex: ``**`` any text (``**/`` any folders or none), ``*`` any text within one part (no
-    ``/``), ``?`` one character that is not ``/``, ``[...]`` a character class."""
+    """A path pattern as a regex: ``**`` any text (``**/`` any folders or none), ``*`` any
+    text within one part (no ``/``), ``?`` one character that is not ``/``, ``[...]`` a
+    character class."""
     out = []
     i = 0
     while i < len(pattern):
@@ -375,35 +384,37 @@ def value_check(cond: Any) -> Callable[[Any], bool]:
     if not isinstance(cond, Mapping):
         want = (type(cond), cond)
         return lambda v: (type(v), v) == want
-    parts: list[Callable[[Any], bool]] = []
-    for key, arg in cond.items():
-        if key == "regex":
-            search = re.compile(arg).search
-            parts.append(lambda v, s=search: type(v) is str and s(v) is not None)
-        elif key in ("in", "not_in"):
-            keyed = frozenset((type(o), o) for o in arg)
-            if key == "in":
-                parts.append(lambda v, k=keyed: _hashable(v) and (type(v), v) in k)
-            else:
-                parts.append(lambda v, k=keyed: not (_hashable(v) and (type(v), v) in k))
-        elif key in _ORDER:
-            order = _ORDER[key]
-            parts.append(lambda v, o=order, b=arg: _compare(v, o, b))
-        elif key == "exists":
-            parts.append(lambda v, w=bool(arg): w)
-        elif key == "glob":
-            full = glob_regex(arg).match
-            parts.append(lambda v, m=full: type(v) is str and m(v) is not None)
-        elif key in ("all", "any"):
-            subs = [value_check(c) for c in arg]
-            parts.append((lambda v, ss=subs: all(s(v) for s in ss)) if key == "all"
-                         else (lambda v, ss=subs: any(s(v) for s in ss)))
-        elif key == "not":
-            inner = value_check(arg)
-            parts.append(lambda v, i=inner: not i(v))
+    parts = [_leaf(key, arg) for key, arg in cond.items()]
     if len(parts) == 1:
         return parts[0]
     return lambda v: all(p(v) for p in parts)
+
+
+def _leaf(key: str, arg: Any) -> Callable[[Any], bool]:
+    """One key of a value condition as a predicate."""
+    if key == "regex":
+        search = re.compile(arg).search
+        return lambda v: type(v) is str and search(v) is not None
+    if key in ("in", "not_in"):
+        keyed = frozenset((type(o), o) for o in arg)
+        inside: Callable[[Any], bool] = lambda v: _hashable(v) and (type(v), v) in keyed  # noqa: E731
+        return inside if key == "in" else lambda v: not inside(v)
+    if key in _ORDER:
+        order = _ORDER[key]
+        return lambda v: _compare(v, order, arg)
+    if key == "exists":
+        want = bool(arg)
+        return lambda v: want
+    if key == "glob":
+        full = glob_regex(arg).match
+        return lambda v: type(v) is str and full(v) is not None
+    if key == "not":
+        inner = value_check(arg)
+        return lambda v: not inner(v)
+    subs = [value_check(c) for c in arg]
+    if key == "all":
+        return lambda v: all(s(v) for s in subs)
+    return lambda v: any(s(v) for s in subs)
 
 
 def _hashable(value: Any) -> bool:

@@ -54,7 +54,8 @@ class TestValueConditions:
         ({"regex": "^ma"}, 5, False), ({"glob": "src/**/*.py"}, "src/a/b.py", True),
         ({"glob": "src/**/*.py"}, "src/b.py", True), ({"glob": "src/*.py"}, "src/a/b.py", False),
         ({"glob": "*.[!c]"}, "x.h", True), ({"glob": "*.[!c]"}, "x.c", False),
-        ({"any": [{"regex": "^a"}, {"gt": 5}]}, 7, True), ({"all": [{"gt": 1}, {"lt": 3}]}, 4, False),
+        ({"any": [{"regex": "^a"}, {"gt": 5}]}, 7, True),
+        ({"all": [{"gt": 1}, {"lt": 3}]}, 4, False),
         ({"not": {"in": ["main"]}}, "dev", True), ({"gt": 1, "lt": 3}, 2, True),
         ({"gt": 1, "lt": 3}, 3, False), ("5000", 5000, False), (5000, 5000, True),
     ])

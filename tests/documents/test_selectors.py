@@ -95,7 +95,7 @@ class TestSelectorFields:
                      "payload", "all", "any", "not"):
             assert name in SELECTOR_FIELDS
         for whole in ({"payload": "x"}, {"args": {}}, {"args": [1]}):
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="selector"):
                 compile_selector(whole)
 
     def test_regex_only_on_text_fields(self) -> None:

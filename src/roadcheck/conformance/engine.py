@@ -18,15 +18,24 @@ from typing import Any
 import msgspec
 import orjson
 
+from roadcheck.conformance import rules as _gates
 from roadcheck.conformance.result import Finding, ReplayResult, TrajectoryStats
+from roadcheck.conformance.rules import (
+    COMMAND_SHOWN,
+    RuleEntry,
+    action_text,
+    evidence,
+    evidence_fields,
+    rule_table,
+)
 from roadcheck.conformance.spec import Spec, bound_parts, guarded_actions
 from roadcheck.documents.spec import CheckpointRuleDoc
 from roadcheck.events import EVENT_KINDS, Event, args_digest, field_verified
-from roadcheck.findings import NOWHERE, Location
+from roadcheck.findings import NOWHERE, Location, Severity
 from roadcheck.reasons import Reason, propagated
 from roadcheck.selectors import Selector, compile_selector
 
-__all__ = ["CompiledSpec", "Replayer", "error_result"]
+__all__ = ["COMMAND_SHOWN", "CompiledSpec", "Replayer", "error_result"]
 
 _PASS_DETAIL = ("every mandatory checkpoint came before its guarded action; "
                 "every contracted handoff was satisfied")
@@ -56,7 +65,7 @@ class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
     __slots__ = ("binds", "cid", "confirmed_by", "consume", "doc", "each", "guard_selectors",
-                 "guard_text", "guarded", "index", "never_ran", "voiders")
+                 "guard_text", "guarded", "index", "never_ran", "voiders", "warn")
 
     def __init__(self, index: int, rule: CheckpointRuleDoc, *, checked: bool) -> None:
         self.index = index
@@ -72,6 +81,8 @@ class _Rule:
         self.consume = rule.consume
         self.confirmed_by = frozenset(rule.confirmed_by) if rule.confirmed_by is not None else None
         self.binds = bound_parts(rule.binds)
+        #: ``severity: warn``: its findings are warnings.
+        self.warn = rule.severity == "warn"
         # (selector, the event type it pins or None), so the engine can skip by type.
         voided_by = [msgspec.to_builtins(s) for s in rule.voided_by]
         self.voiders = [(compile_selector(s, checked=checked), _pinned_kind(s))
@@ -133,10 +144,19 @@ class CompiledSpec:
             )
         # Most specs select nothing; the hot path skips the selector hooks entirely then.
         self.selects = any(v or d for v, d in self.hooks.values())
+        #: The forbidden, limits, obligations and flows rules, in that order.
+        self.gates = _gates.compile_gates(spec)
+        #: The checkpoint ids those rules name in ``unless``.
+        self.unless_ids = frozenset(g.unless for g in self.gates if g.unless is not None)
         #: No rule reads more of an event than its type's own fields: a reader need not
         #: keep the free text (a tool's output, a message) for this spec.
-        self.typed = not self.selects and not self.by_selector
+        self.typed = not self.selects and not self.by_selector and not self.gates
         self._no_actions: dict[str, Finding] = {}
+
+    @property
+    def rule_table(self) -> tuple[RuleEntry, ...]:
+        """Every rule of the spec with its id, kind, place and selectors, for tools."""
+        return rule_table(self.spec)
 
     def no_actions(self, source: str) -> Finding:
         """The warning of a trajectory read as ``source`` that records no tool call."""
@@ -162,40 +182,10 @@ _Unlicensed = tuple[int, str, str, str, int | None, int | None, _Evidence]
 #: its entry).
 FILE_LINE_SOURCES = frozenset({"native", "claude-code", "codex"})
 
-#: The longest command a finding quotes; a longer one is cut, ending in ``...``.
-COMMAND_SHOWN = 120
 
-
-def _text_or_none(value: Any) -> str | None:
-    return value if type(value) is str and value else None
-
-
-def _evidence(data: Mapping[str, Any]) -> _Evidence:
-    """The call id, span id and command (on one line, shortened) of an action's record."""
-    command = _text_or_none(data.get("command"))
-    if command is not None:
-        command = " ".join(command.split())
-        if len(command) > COMMAND_SHOWN:
-            command = command[:COMMAND_SHOWN - 3] + "..."
-    return _text_or_none(data.get("call_id")), _text_or_none(data.get("span_id")), command
-
-
-def _action_text(action: str, evidence: _Evidence) -> str:
-    """A guarded action as messages name it: ``'Bash' (git push origin main)``."""
-    command = evidence[2]
-    return f"'{action}'" if command is None else f"'{action}' ({command})"
-
-
-def _evidence_fields(evidence: _Evidence) -> dict[str, str]:
-    call_id, span_id, command = evidence
-    out = {}
-    if call_id is not None:
-        out["call_id"] = call_id
-    if span_id is not None:
-        out["span_id"] = span_id
-    if command is not None:
-        out["command"] = command
-    return out
+_evidence = evidence
+_action_text = action_text
+_evidence_fields = evidence_fields
 
 
 class _RuleState:
@@ -258,6 +248,19 @@ class Replayer:
         # (source step, checkpoint id) of each checkpoint taken from a step that names
         # its source step (``step_id``): one step licenses a checkpoint id once.
         self.step_checkpoints: set[tuple[Any, str]] = set()
+        # The state of the forbidden, limits, obligations and flows rules, as plain values
+        # (a guard's snapshot keeps them), and the findings they made.
+        n = len(compiled.gates)
+        #: How many events matched each rule's first selector (when, after, source).
+        self.gate_count = [0] * n
+        # Obligations: (seq, line) of the event that opened one; flows: of the latest
+        # source since the last ``unless`` checkpoint.
+        self.gate_open: list[tuple[int, int | None] | None] = [None] * n
+        # Forbidden: the ``unless`` checkpoints not yet used.
+        self.gate_licences = [0] * n
+        # ``match: value`` flows: value -> seq of the source whose result held it.
+        self.gate_taint: list[dict[Any, int]] = [{} for _ in range(n)]
+        self.gate_findings: list[Finding] = []
 
     # -- the forward pass --------------------------------------------------------------
 
@@ -294,6 +297,7 @@ class Replayer:
         """
         c = self.c
         selects = c.selects
+        gates = c.gates
         by_action = c.by_action
         by_selector = c.by_selector
         contracts_to = c.contracts_to
@@ -331,12 +335,41 @@ class Replayer:
                     self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
                 elif kind == "final":
                     self.final = event
+                if gates:
+                    self._gate(event)
         finally:
             self.events += events_seen
             self.actions += actions
             self.irreversible += irreversible
             self.handoffs += handoffs
             self.checkpoints += checkpoints
+
+    def _gate(self, event: Event) -> None:
+        """Judge the forbidden, limits, obligations and flows rules on this event."""
+        for gate, found in _gates.judge(self.c.gates, self, event, self._where, self.locate):
+            (self.warnings if gate.warn else self.gate_findings).append(found)
+
+    def would(self, event: Event) -> list[tuple[_gates.Gate, Finding]]:
+        """What the forbidden, limits, obligations and flows rules would find on ``event``
+        fed now; changes nothing (the guard's question)."""
+        c = self.c
+        if not c.gates:
+            return []
+        derived: frozenset[str] = frozenset()
+        if c.selects and c.unless_ids:
+            derive = (c.hooks.get(event.kind) or c.hooks[""])[1]
+            derived = frozenset(cid for sel, cid in derive
+                                if cid in c.unless_ids and sel(event))
+        return _gates.would(c.gates, self, event, self._where, self.locate, derived)
+
+    def open_obligations(self) -> list[tuple[str, int]]:
+        """The obligations opened and not yet met: (rule id, seq of the event that opened it)."""
+        out = []
+        for g in self.c.gates:
+            opened = self.gate_open[g.index] if g.kind == "obligations" else None
+            if opened is not None:
+                out.append((g.id, opened[0]))
+        return out
 
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
@@ -381,7 +414,8 @@ class Replayer:
 
     def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
         rules = self.c.by_checkpoint.get(cid)
-        if not rules:
+        unless = self.c.unless_ids
+        if not rules and cid not in unless:
             return
         step = event.data.get("step_id")
         if type(step) is int or type(step) is str:
@@ -391,6 +425,10 @@ class Replayer:
             if once in self.step_checkpoints:
                 return
             self.step_checkpoints.add(once)
+        if unless and cid in unless:
+            _gates.licence(self.c.gates, self, cid)
+        if not rules:
+            return
         for rule in rules:
             st = self.states[rule.index]
             if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
@@ -481,22 +519,26 @@ class Replayer:
                 "not blocked, because the spec may be incomplete",
                 self.locate(seq, line, from_agent=src, to_agent=dst), "warn"))
         else:
+            warn = contract.severity == "warn"
+            found = self.warnings if warn else self.handoff_reasons
+            severity: Severity = "warn" if warn else "error"
             missing = [f for f in contract.required_fields if f not in payload]
             if missing:
-                self.handoff_reasons.append(Finding(
+                found.append(Finding(
                     Reason.HANDOFF_CONTRACT_VIOLATION,
                     f"{self._border((src, dst, seq, line))} did not deliver required fields "
-                    f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst)))
+                    f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst),
+                    severity))
             if contract.require_verified:
                 unverified = [f for f in contract.required_fields
                               if f in payload and not field_verified(payload[f])]
                 if unverified:
-                    self.handoff_reasons.append(Finding(
+                    found.append(Finding(
                         Reason.UNVERIFIED_CLAIM_CONSUMED,
                         f"{self._border((src, dst, seq, line))}: required fields "
                         f"{_quote(unverified)} arrived without verified=true where the "
                         "contract demands verification",
-                        self.locate(seq, line, from_agent=src, to_agent=dst)))
+                        self.locate(seq, line, from_agent=src, to_agent=dst), severity))
         here: _Border | None = None
         for name, raw in payload.items():
             if isinstance(raw, dict) and "value" in raw:
@@ -526,11 +568,10 @@ class Replayer:
 
     # -- the verdict -------------------------------------------------------------------
 
-    def finish(self, traj_id: str, path: str | None, *, source: str = "native",
-               meta: dict[str, Any] | None = None) -> ReplayResult:
-        """Fold the state into the verdict on this trajectory."""
+    def _rule_findings(self, notes: list[Finding], warned: list[Finding]) -> list[Finding]:
+        """The findings of the mandatory checkpoint rules, in rule order, each rule's in seq
+        order; a rule's note goes to ``notes``, a ``severity: warn`` rule's to ``warned``."""
         reasons: list[Finding] = []
-        notes: list[Finding] = []
         for st in self.states:
             rule = st.rule
             if not st.seen_action:
@@ -553,7 +594,18 @@ class Replayer:
                     seq, line, checkpoint_id=rule.cid, action_type=action, voided_by_seq=void,
                     **_evidence_fields(ev))))
             judged.sort(key=lambda f: f.seq or 0)
-            reasons.extend(judged)
+            if rule.warn:
+                warned.extend(dataclasses.replace(f, severity="warn") for f in judged)
+            else:
+                reasons.extend(judged)
+        return reasons
+
+    def finish(self, traj_id: str, path: str | None, *, source: str = "native",
+               meta: dict[str, Any] | None = None) -> ReplayResult:
+        """Fold the state into the verdict on this trajectory."""
+        notes: list[Finding] = []
+        warned: list[Finding] = []
+        reasons = self._rule_findings(notes, warned)
         reasons.extend(self.handoff_reasons)
         for (name, _), (hops, _first, first_border, last_seq, last_border, value) in sorted(
                 self.longest.items(), key=_chain_order) if self.longest else ():
@@ -564,6 +616,10 @@ class Replayer:
                 f"verifying it, the last at {self._border(last_border)}",
                 self.locate(last_seq, last_border[3], from_agent=last_border[0],
                             to_agent=last_border[1])))
+        reasons.extend(self.gate_findings)
+        if self.c.gates and self.final is None:
+            for gate, found in _gates.unmet(self.c.gates, self, self._where, self.locate, None):
+                (warned if gate.warn else reasons).append(found)
         task_success = None
         final: Mapping[str, Any] = {}
         if self.final is not None:
@@ -574,6 +630,7 @@ class Replayer:
                                 self.checkpoints + derived_count, derived_count,
                                 self.irreversible, self.actions)
         warnings = list(self.warnings)
+        warnings.extend(warned)
         if self.states and not self.actions:
             warnings.append(self.c.no_actions(source))
         crossed, absent = self.crossed, self.absent

@@ -206,8 +206,10 @@ class Guard:
     def check(self, event: Event | Mapping[str, Any]) -> Decision:
         """Would this event be a violation if it happened now? Changes no state.
 
-        An action is judged against every mandatory checkpoint that guards it,
-        a handoff against its contract; other events are always allowed. An
+        An action is judged against every mandatory checkpoint that guards it and
+        the forbidden, limits and flows rules, a handoff against its contract, a
+        ``final`` event against the obligations still open; other events are
+        always allowed. An
         event replay would refuse as malformed is a ``deny`` (``bad-input``).
         """
         try:
@@ -226,8 +228,12 @@ class Guard:
             reasons = self._handoff(ev)
             return Decision("deny" if reasons else "allow", None, None, reasons,
                             ("",) * len(reasons), seq=ev.seq)
+        gated = self._gated(ev)
         if ev.kind != "action":
-            return Decision("allow", seq=ev.seq)
+            if not gated:
+                return Decision("allow", seq=ev.seq)
+            return Decision("deny", None, None, tuple(f for f, _ in gated),
+                            tuple(need for _, need in gated), seq=ev.seq)
         data = ev.data
         tool = data["action_type"]
         call_id = data.get("call_id") if isinstance(data.get("call_id"), str) else None
@@ -238,10 +244,27 @@ class Guard:
                             (Finding(Reason.BAD_INPUT, str(exc), Location(seq=ev.seq,
                                                                            action_type=tool)),),
                             ("",), seq=ev.seq, call_id=call_id)
-        found = unlicensed(self._replayer, ev)
-        if not found:
+        found = [(rule, why) for rule, why in unlicensed(self._replayer, ev) if not rule.warn]
+        if not found and not gated:
             return Decision("allow", tool, digest, approvers=self._approvers(ev), seq=ev.seq,
                             call_id=call_id)
+        found_reasons, satisfy, verdict = self._unlicensed(ev, found, digest, call_id)
+        missing = [r.cid for r, _ in found]
+        for finding, need in gated:
+            found_reasons.append(finding)
+            satisfy.append(need)
+            if need:
+                missing.append(need)
+            else:
+                verdict = "deny"
+        return Decision(verdict, tool, digest, tuple(found_reasons), tuple(satisfy), seq=ev.seq,
+                        call_id=call_id, missing=tuple(dict.fromkeys(missing)))
+
+    def _unlicensed(self, ev: Event, found: list[tuple[Any, str]], digest: str,
+                    call_id: str | None) -> tuple[list[Finding], list[str], Verdict]:
+        """The checkpoint-skipped reasons of an action the rules ``found`` it unlicensed
+        under, what would satisfy each, and ask, or deny when the approver cannot."""
+        tool = ev.data["action_type"]
         found_reasons: list[Finding] = []
         satisfy: list[str] = []
         verdict: Verdict = "ask"
@@ -271,8 +294,23 @@ class Guard:
             if (self.approver is not None and rule.confirmed_by is not None
                     and self.approver not in rule.confirmed_by):
                 verdict = "deny"
-        return Decision(verdict, tool, digest, tuple(found_reasons), tuple(satisfy), seq=ev.seq,
-                        call_id=call_id, missing=tuple(dict.fromkeys(r.cid for r, _ in found)))
+        return found_reasons, satisfy, verdict
+
+    def _gated(self, ev: Event) -> list[tuple[Finding, str]]:
+        """What the forbidden, limits, obligations and flows rules would find on this
+        event, each with the checkpoint that would mend it ("" when none can)."""
+        out = []
+        for gate, finding in self._replayer.would(ev):
+            if gate.warn:
+                continue
+            mends = gate.kind in ("forbidden", "flows") and gate.unless is not None
+            out.append((finding, gate.unless if mends and gate.unless else ""))
+        return out
+
+    def open_obligations(self) -> list[tuple[str, int]]:
+        """The obligations opened and not yet met, as (rule id, seq of the event that
+        opened it): while one is open, a ``final`` event is denied."""
+        return self._replayer.open_obligations()
 
     def guarding(self, event: Event | Mapping[str, Any]) -> tuple[str, ...]:
         """The ids of the mandatory checkpoints that guard this action (none for other events).
@@ -311,7 +349,7 @@ class Guard:
         data = ev.data
         src, dst, payload = data["from_agent"], data["to_agent"], data["payload"]
         contract = self.compiled.contracts.get((src, dst))
-        if contract is None:
+        if contract is None or contract.severity == "warn":
             return ()
         border, where = f"{src}->{dst}", f"seq {ev.seq}"
         out = []
