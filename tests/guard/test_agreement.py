@@ -4,7 +4,8 @@ Every trajectory in the repository (examples, fixtures, every framework and
 coding-agent trace, both tau results files) is read, and judged under every spec
 in the repository plus specs that use every rule option. Observing its events in
 order and asking ``check`` before each action and handoff must deny or ask for
-exactly the events replay reports, with the same reason codes, counted per event.
+exactly the events replay reports, with the same reason codes, counted per event
+(a ``final`` event is asked too: an obligation still open denies it).
 
 One difference is by nature and is mapped: before the call, a checkpoint that is
 missing is ``checkpoint-skipped``; replay sees the whole run and calls it
@@ -66,6 +67,47 @@ _SYNTHETIC = [
                                 "scope": "each", "consume": True}],
      "handoff_contracts": [{"from_agent": "claude", "to_agent": "general-purpose",
                             "required_fields": ["prompt", "model"], "require_verified": True}]},
+    # argument and outcome conditions in every old selector position
+    {"mandatory_checkpoints": [{"checkpoint_id": "ok_edit", "scope": "each", "consume": True,
+                                "must_precede": {"action_type": {"in": ["Edit", "Write"]},
+                                                 "args": {"file_path": {"glob": "**/*.py"}}},
+                                "voided_by": [{"event": "action", "ok": False}]}],
+     "derive": [{"checkpoint_id": "ok_edit", "when": {"any": [
+         {"action_type": "Read", "ok": True},
+         {"event": "message", "role": "user", "text": {"regex": "(?i)type hints"}}]}}]},
+    # the rules on what actions may do, over the tools the repository's traces call
+    {"forbidden": [{"id": "no-bash-tail", "when": {"action_type": "Bash",
+                                                   "command": {"words": ["tail"]}}},
+                   {"id": "cancel", "when": {"action_type": "cancel_reservation"},
+                    "unless": "yes"},
+                   {"id": "big-flight", "when": {"action_type": "search_direct_flight",
+                                                 "args": {"date": {"gt": 20240515}}}}],
+     "derive": [{"checkpoint_id": "yes", "when": {"event": "message", "role": "user",
+                                                  "text": {"regex": "(?i)\\byes\\b"}}}],
+     "limits": [{"id": "lookups", "when": {"action_type": {"in": [
+         "get_reservation_details", "WebSearch", "Read", "Bash", "exec_command"]}},
+                 "at_most": 2},
+                {"id": "fail-once", "when": {"ok": False}, "at_most": 0}]},
+    {"obligations": [{"id": "test-after-edit", "after": {"action_type": {"in": [
+        "Edit", "Write", "apply_patch", "book_reservation"]}},
+                      "require": {"any": [{"command": {"regex": "pytest|test"}},
+                                          {"action_type": "get_reservation_details"}]}},
+                     {"id": "answer", "after": {"event": "message", "role": "user"},
+                      "require": {"event": "message", "role": "assistant"}}],
+     "flows": [{"id": "web-to-disk", "source": {"action_type": {"in": ["WebFetch",
+                                                                       "WebSearch"]}},
+                "sink": {"action_type": {"in": ["Write", "Edit", "Bash"]}},
+                "unless": "AskUserQuestion"},
+               {"id": "looked-up", "match": "value",
+                "source": {"action_type": {"in": ["get_reservation_details",
+                                                  "get_user_details", "Read"]}},
+                "sink": {"not": {"action_type": {"in": ["get_reservation_details",
+                                                        "get_user_details"]}}}}]},
+    # severity warn on old and new rules: the guard allows what replay only warns about
+    {"mandatory_checkpoints": [{"checkpoint_id": "approve", "must_precede": ["Bash", "Edit"],
+                                "severity": "warn"}],
+     "limits": [{"id": "w", "when": {"action_type": "Bash"}, "at_most": 0,
+                 "severity": "warn"}]},
 ]
 
 
@@ -115,7 +157,7 @@ def _guarded(spec: Spec, traj: Trajectory) -> Counter[tuple[int | None, str]]:
     guard = Guard(spec)
     found: Counter[tuple[int | None, str]] = Counter()
     for event in traj.events:
-        if event.kind in ("action", "handoff"):
+        if event.kind in ("action", "handoff", "final"):
             decision = guard.check(event)
             assert decision.allowed == (not decision.reasons)
             found.update((r.seq, str(r.code)) for r in decision.reasons)

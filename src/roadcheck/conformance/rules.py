@@ -181,34 +181,52 @@ def licence(gates: tuple[Gate, ...], st: Any, cid: str) -> None:
 
 
 def _values(value: Any, out: dict[Any, None]) -> None:
-    """The strings of 4 or more characters and the numbers a value holds, at any depth."""
-    kind = type(value)
-    if kind is str:
-        if len(value) >= TAINT_MIN:
-            out[value] = None
-    elif kind is int or kind is float:
-        out[value] = None
-    elif kind is dict:
-        for v in value.values():
-            _values(v, out)
-    elif kind is list:
-        for v in value:
-            _values(v, out)
+    """The strings of 4 or more characters and the numbers a value holds, at any depth
+    (never a bool: ``True`` and ``1`` would be one key)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is str:
+            if len(v) >= TAINT_MIN:
+                out[v] = None
+        elif kind is int or kind is float:
+            out[v] = None
+        elif kind is dict:
+            stack.extend(reversed(v.values()))
+        elif kind is list:
+            stack.extend(reversed(v))
 
 
 def _carried(taint: Mapping[Any, int], args: Any) -> tuple[Any, int] | None:
-    """The first tainted value the arguments carry (equal, or inside a string), or None."""
+    """The first value the arguments share with a source's result, or None: a value equal
+    to one the result held, a string of the arguments holding one of the result's, or a
+    string of the arguments that appears inside one of the result's."""
     found: dict[Any, None] = {}
     _values(args, found)
     for v in found:
         seq = taint.get(v)
-        if seq is not None and type(v) is not bool:
+        if seq is not None:
             return v, seq
     texts = [v for v in found if type(v) is str]
-    for t, seq in taint.items():
-        if type(t) is str and any(t in s for s in texts):
-            return t, seq
+    if texts:
+        for t, seq in taint.items():
+            if type(t) is str:
+                for a in texts:
+                    if t in a or a in t:
+                        return (a if a in t else t), seq
     return None
+
+
+def _returned(result: Any, out: dict[Any, None]) -> None:
+    """The values of a source's result; a result that is JSON text is read for its own."""
+    _values(result, out)
+    if type(result) is str and result[:1] in ("{", "["):
+        try:
+            decoded = orjson.loads(result)
+        except orjson.JSONDecodeError:
+            return
+        _values(decoded, out)
 
 
 def _finding(g: Gate, event: Event, message: str, locate: Locate, at: int, line: int | None,
@@ -340,7 +358,7 @@ def judge(gates: tuple[Gate, ...], st: Any, event: Event, where: Where,
                 st.gate_open[i] = (event.seq, event.line)
                 if g.value:
                     found_values: dict[Any, None] = {}
-                    _values(event.data.get("result"), found_values)
+                    _returned(event.data.get("result"), found_values)
                     taint = st.gate_taint[i]
                     for v in found_values:
                         taint.setdefault(v, event.seq)
