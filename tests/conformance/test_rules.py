@@ -270,3 +270,28 @@ class TestRealFormats:
         assert total["limit-exceeded"] == 14
         assert total["tainted-flow"] >= 10
         assert 0 < total["forbidden-action"] < 18
+
+
+class TestPropagationLive:
+    def test_guard_denies_the_handoff_that_completes_the_second_hop(self) -> None:
+        """Replay blocks a value relayed unverified over 2 handoffs; the guard denies that
+        handoff before it happens, naming the chain as replay does."""
+        doc = {"handoff_contracts": [{"from_agent": "a", "to_agent": "b"}]}
+        hops = [("a", "b"), ("b", "c"), ("c", "d")]
+        events = [{"event": "handoff", "from_agent": s, "to_agent": d,
+                   "payload": {"total": 512, "ok": {"value": 1, "verified": True}}}
+                  for s, d in hops] + [FINAL]
+        traj = _native(events)
+        result = replay_trajectory(parse_spec(doc), traj)
+        assert _codes(result) == [(3, "unverified-claim-propagated-3-hops")]
+        guard = Guard(doc)
+        guard.observe(events[0])
+        second = guard.check(events[1])
+        assert second.verdict == "deny"
+        assert [str(r.code) for r in second.reasons] == ["unverified-claim-propagated-2-hops"]
+        assert second.reasons[0].message == (
+            "field 'total'=512 entered unverified at a->b (seq 1) and crossed 2 handoffs "
+            "without anyone verifying it, the last at b->c (seq 2)")
+        guard.observe(events[1])
+        last = guard.check(events[2])
+        assert last.reasons[0].message == result.reasons[0].message

@@ -7,11 +7,13 @@ order and asking ``check`` before each action and handoff must deny or ask for
 exactly the events replay reports, with the same reason codes, counted per event
 (a ``final`` event is asked too: an obligation still open denies it).
 
-One difference is by nature and is mapped: before the call, a checkpoint that is
-missing is ``checkpoint-skipped``; replay sees the whole run and calls it
-``checkpoint-after-action`` when the checkpoint came later anyway. The chain of
-an unverified value (``unverified-claim-propagated-N-hops``) is a finding about
-the whole run (its longest chain) and is not asked of ``check``.
+Two differences are by nature and are mapped: before the call, a checkpoint that
+is missing is ``checkpoint-skipped``; replay sees the whole run and calls it
+``checkpoint-after-action`` when the checkpoint came later anyway. The guard
+denies each handoff that completes a chain of 2 or more unverified hops
+(``unverified-claim-propagated-N-hops``, N the hops so far); replay reports one
+finding per value, its longest chain, so of the guard's denials for one value
+the one that first reached the longest chain is compared.
 """
 
 from __future__ import annotations
@@ -146,7 +148,7 @@ def _replayed(spec: Spec, traj: Trajectory) -> Counter[tuple[int | None, str]] |
         return None
     found: Counter[tuple[int | None, str]] = Counter()
     for r in result.reasons:
-        if r.code in (Reason.TRAJECTORY_CONFORMS,) or r.code.startswith("unverified-claim-prop"):
+        if r.code == Reason.TRAJECTORY_CONFORMS:
             continue
         code = Reason.CHECKPOINT_SKIPPED if r.code == Reason.CHECKPOINT_AFTER_ACTION else r.code
         found[(r.seq, str(code))] += 1
@@ -156,12 +158,22 @@ def _replayed(spec: Spec, traj: Trajectory) -> Counter[tuple[int | None, str]] |
 def _guarded(spec: Spec, traj: Trajectory) -> Counter[tuple[int | None, str]]:
     guard = Guard(spec)
     found: Counter[tuple[int | None, str]] = Counter()
+    # the value a chain carries -> (hops, seq, code) of the denial that first reached the most
+    chains: dict[str, tuple[int, int | None, str]] = {}
     for event in traj.events:
         if event.kind in ("action", "handoff", "final"):
             decision = guard.check(event)
             assert decision.allowed == (not decision.reasons)
-            found.update((r.seq, str(r.code)) for r in decision.reasons)
+            for r in decision.reasons:
+                if r.code.startswith("unverified-claim-prop"):
+                    value = r.message.split(" entered unverified at ")[0]
+                    hops = int(r.code.split("-")[-2])
+                    if value not in chains or chains[value][0] < hops:
+                        chains[value] = (hops, r.seq, str(r.code))
+                else:
+                    found[(r.seq, str(r.code))] += 1
         guard.observe(event)
+    found.update((seq, code) for _, seq, code in chains.values())
     return found
 
 

@@ -541,15 +541,10 @@ class Replayer:
                         self.locate(seq, line, from_agent=src, to_agent=dst), severity))
         here: _Border | None = None
         for name, raw in payload.items():
-            if isinstance(raw, dict) and "value" in raw:
-                if raw.get("verified") is True:
-                    continue  # verified: it travels no further as a claim
-                value = raw["value"] if "verified" in raw else raw
-            else:
-                value = raw
-            kind = type(value)
-            key = (name, value if kind is str or kind is int
-                   else orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+            claim = _claim(name, raw)
+            if claim is None:
+                continue  # verified: it travels no further as a claim
+            key, value = claim
             if here is None:
                 here = (src, dst, seq, line)
             holders = self.chains.setdefault(key, {})
@@ -565,6 +560,36 @@ class Replayer:
                 best = self.longest.get(key)
                 if best is None or best[0] < hops:
                     self.longest[key] = (hops, first_seq, first_border, seq, here, value)
+
+    def propagation(self, event: Event) -> list[Finding]:
+        """The chains of unverified values this handoff, fed now, would make 2 or more hops
+        long: one finding per value, at the handoff that completes the hop (the guard's
+        question; replay reports each value's longest chain when the run ends). Changes
+        nothing."""
+        seq, _, _, _, data, line = event
+        src, dst = data["from_agent"], data["to_agent"]
+        here = (src, dst, seq, line)
+        out = []
+        for name, raw in data["payload"].items():
+            claim = _claim(name, raw)
+            if claim is None:
+                continue
+            key, value = claim
+            held = self.chains.get(key, {}).get(src)
+            if held is not None:
+                out.append(self._chain(name, value, held[0] + 1, held[2], seq, here))
+        return out
+
+    def _chain(self, name: str, value: Any, hops: int, first_border: _Border, last_seq: int,
+               last_border: _Border) -> Finding:
+        """The finding of an unverified value that crossed ``hops`` handoffs."""
+        return Finding(
+            propagated(hops),
+            f"field '{name}'={_show(value)} entered unverified at "
+            f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
+            f"verifying it, the last at {self._border(last_border)}",
+            self.locate(last_seq, last_border[3], from_agent=last_border[0],
+                        to_agent=last_border[1]))
 
     # -- the verdict -------------------------------------------------------------------
 
@@ -609,13 +634,7 @@ class Replayer:
         reasons.extend(self.handoff_reasons)
         for (name, _), (hops, _first, first_border, last_seq, last_border, value) in sorted(
                 self.longest.items(), key=_chain_order) if self.longest else ():
-            reasons.append(Finding(
-                propagated(hops),
-                f"field '{name}'={_show(value)} entered unverified at "
-                f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
-                f"verifying it, the last at {self._border(last_border)}",
-                self.locate(last_seq, last_border[3], from_agent=last_border[0],
-                            to_agent=last_border[1])))
+            reasons.append(self._chain(name, value, hops, first_border, last_seq, last_border))
         reasons.extend(self.gate_findings)
         if self.c.gates and self.final is None:
             for gate, found in _gates.unmet(self.c.gates, self, self._where, self.locate, None):
@@ -654,6 +673,21 @@ class Replayer:
 
 #: The reasons of every PASS: one finding, the same each time.
 _PASS_REASONS = (Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"),)
+
+
+def _claim(name: str, raw: Any) -> tuple[tuple[str, Any], Any] | None:
+    """A payload field as a claim that travels: (its chain key, its value), or None for a
+    field whose value is verified. The key is the field name and the canonical value: a
+    string or an integer is itself, anything else its canonical JSON bytes."""
+    if isinstance(raw, dict) and "value" in raw:
+        if raw.get("verified") is True:
+            return None
+        value = raw["value"] if "verified" in raw else raw
+    else:
+        value = raw
+    kind = type(value)
+    return (name, value if kind is str or kind is int
+            else orjson.dumps(value, option=orjson.OPT_SORT_KEYS)), value
 
 
 def _chain_order(kv: tuple[tuple[str, Any], tuple[Any, ...]]) -> tuple[Any, str, bytes]:

@@ -11,13 +11,19 @@ without changing anything, and answers with a :class:`Decision`:
   can still give it before the call runs: record the checkpoint, then call again.
   When the guard was told who answers its questions (``approver``), a rule that
   does not accept that identity is a ``deny``: asking them cannot satisfy it;
-* ``deny``: something no approval can mend: a handoff that breaks its contract,
-  an unusable event, or a checkpoint the approver at hand cannot give.
+* ``deny``: something no approval can mend: a handoff that breaks its contract
+  or completes a second (or later) hop of an unverified value, a forbidden action
+  (one no ``unless`` checkpoint can license), an action beyond its limit, a sink
+  after a source, a ``final`` event while an obligation is open, an unusable
+  event, or a checkpoint the approver at hand cannot give. A forbidden action or
+  a flow whose rule names an ``unless`` checkpoint is an ``ask`` for it.
 
 Its reasons are the findings replay reports on the same event (code, message,
 seq). One difference is by nature: before the call, a checkpoint that is
 missing is ``checkpoint-skipped``; replay, which sees the whole run, reports it
-as ``checkpoint-after-action`` when the checkpoint came later anyway.
+as ``checkpoint-after-action`` when the checkpoint came later anyway. A value
+relayed unverified is denied at each handoff that completes a hop beyond the
+first; replay reports its longest chain once, at the run's end.
 """
 
 from __future__ import annotations
@@ -225,7 +231,7 @@ class Guard:
 
     def _decide(self, ev: Event) -> Decision:
         if ev.kind == "handoff":
-            reasons = self._handoff(ev)
+            reasons = self._handoff(ev) + tuple(self._replayer.propagation(ev))
             return Decision("deny" if reasons else "allow", None, None, reasons,
                             ("",) * len(reasons), seq=ev.seq)
         gated = self._gated(ev)
