@@ -128,7 +128,11 @@ class TestObligations:
     def test_guard_lists_open_obligations_and_denies_the_end(self) -> None:
         guard = Guard(self.DOC)
         guard.observe(_act("deploy"))
-        assert guard.open_obligations() == [("smoke", 1)]
+        owed = guard.open_obligations()
+        assert [(o.rule_id, o.seq) for o in owed] == [("smoke", 1)]
+        assert str(owed[0]) == ("obligation-unmet: rule 'smoke': the event at seq 1 obliges an "
+                                'event matching {"action_type":"smoke_test","ok":true} before '
+                                "the run ends")
         assert guard.check(FINAL).verdict == "deny"
         guard.observe(_act("smoke_test"))
         assert guard.open_obligations() == [] and guard.check(FINAL).allowed

@@ -146,6 +146,9 @@ class CompiledSpec:
         self.selects = any(v or d for v, d in self.hooks.values())
         #: The forbidden, limits, obligations and flows rules, in that order.
         self.gates = _gates.compile_gates(spec)
+        #: The objects of an event (``args``, ``result``, ``payload``) some rule reads: a
+        #: live session must keep them for later events to be judged as replay would.
+        self.reads = _gates.objects_read(rule_table(spec), self.gates)
         #: The checkpoint ids those rules name in ``unless``.
         self.unless_ids = frozenset(g.unless for g in self.gates if g.unless is not None)
         #: No rule reads more of an event than its type's own fields: a reader need not
@@ -362,13 +365,17 @@ class Replayer:
                                 if cid in c.unless_ids and sel(event))
         return _gates.would(c.gates, self, event, self._where, self.locate, derived)
 
-    def open_obligations(self) -> list[tuple[str, int]]:
-        """The obligations opened and not yet met: (rule id, seq of the event that opened it)."""
+    def open_obligations(self) -> list[_gates.OpenObligation]:
+        """The obligations opened and not yet met, in rule order: each its rule id, the seq
+        of the event that opened it and one line saying what is owed (its text)."""
         out = []
         for g in self.c.gates:
             opened = self.gate_open[g.index] if g.kind == "obligations" else None
             if opened is not None:
-                out.append((g.id, opened[0]))
+                out.append(_gates.OpenObligation(
+                    g.id, opened[0], f"obligation-unmet: rule '{g.id}': the event at "
+                    f"{self._where(*opened)} obliges an event matching {g.shown} before "
+                    "the run ends"))
         return out
 
     def _select(self, event: Event) -> None:

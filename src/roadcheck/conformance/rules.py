@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
@@ -131,6 +131,38 @@ def rule_table(spec: Spec) -> tuple[RuleEntry, ...]:
                 (name, (msgspec.to_builtins(getattr(rule, name)),))
                 for name, _ in RULE_SELECTORS[kind]), rule.severity))
     return tuple(out)
+
+
+def objects_read(table: tuple[RuleEntry, ...], gates: tuple[Gate, ...]) -> frozenset[str]:
+    """Which of an event's objects (``args``, ``result``, ``payload``) some rule reads: a
+    selector naming it (inside ``all``/``any``/``not`` too), or a ``match: value`` flow
+    (a source's result)."""
+    found: set[str] = set()
+    stack: list[Any] = [sel for entry in table for _, sels in entry.selectors for sel in sels]
+    while stack:
+        sel = stack.pop()
+        if not isinstance(sel, dict):
+            continue
+        found.update(k for k in ("args", "result", "payload") if k in sel)
+        for key in ("all", "any"):
+            stack.extend(sel.get(key) or ())
+        if "not" in sel:
+            stack.append(sel["not"])
+    if any(g.value for g in gates):
+        found.update(("args", "result"))
+    return frozenset(found)
+
+
+class OpenObligation(NamedTuple):
+    """An obligation opened and not yet met: its rule, the seq of the event that opened
+    it, and (its text) one line saying what is owed."""
+
+    rule_id: str
+    seq: int
+    line: str
+
+    def __str__(self) -> str:
+        return self.line
 
 
 class Gate:

@@ -313,9 +313,10 @@ class Guard:
             out.append((finding, gate.unless if mends and gate.unless else ""))
         return out
 
-    def open_obligations(self) -> list[tuple[str, int]]:
-        """The obligations opened and not yet met, as (rule id, seq of the event that
-        opened it): while one is open, a ``final`` event is denied."""
+    def open_obligations(self) -> list[Any]:
+        """The obligations opened and not yet met (``rule_id``, the ``seq`` of the event
+        that opened it, and as its text one line saying what is owed): while one is open,
+        a ``final`` event is denied, and a coding agent's hook blocks its stop."""
         return self._replayer.open_obligations()
 
     def guarding(self, event: Event | Mapping[str, Any]) -> tuple[str, ...]:
