@@ -116,6 +116,7 @@ _SYNTHETIC = [
 def _specs() -> list[tuple[str, Spec]]:
     out: list[tuple[str, Spec]] = []
     for path in sorted([*EXAMPLES.rglob("spec*.*"), *EXAMPLES.glob("tau/*.yaml"),
+                        *EXAMPLES.glob("recipes/*.yaml"),
                         *(DATA / "frameworks").glob("spec*.yaml")]):
         try:
             out.append((str(path.relative_to(EXAMPLES.parent)), load_spec(path)))
