@@ -65,7 +65,8 @@ class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
     __slots__ = ("binds", "cid", "confirmed_by", "consume", "doc", "each", "guard_selectors",
-                 "guard_text", "guarded", "index", "never_ran", "voiders", "warn")
+                 "guard_text", "guarded", "index", "never_ran", "void_pins", "voiders",
+                 "warn")
 
     def __init__(self, index: int, rule: CheckpointRuleDoc, *, checked: bool) -> None:
         self.index = index
@@ -87,6 +88,8 @@ class _Rule:
         voided_by = [msgspec.to_builtins(s) for s in rule.voided_by]
         self.voiders = [(compile_selector(s, checked=checked), _pinned_kind(s))
                         for s in voided_by]
+        #: The action types each voiding selector names (None: it names none).
+        self.void_pins = [_gates.pins(s) for s in voided_by]
 
         shown = [g if isinstance(g, str) else _show(g) for g in self.guarded]
         self.guard_text = f"'{shown[0]}'" if len(shown) == 1 else _quote(shown)
@@ -113,6 +116,12 @@ class CompiledSpec:
                     self.by_action.setdefault(action, []).append(rule)
             self.by_selector.extend((sel, rule) for sel in rule.guard_selectors)
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
+        #: Per action type, the entries of ``by_selector`` whose selector names it (with
+        #: those that name no action type), and for any other type those alone: a selector
+        #: that names an ``action_type`` matches no other.
+        self.selecting: dict[str, list[tuple[Selector, _Rule]]] = {}
+        self.selecting_any: list[tuple[Selector, _Rule]] = []
+        self._index_selectors()
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
         # Per receiving agent, the contracted borders that must have been crossed before it
         # runs a guarded action.
@@ -144,8 +153,25 @@ class CompiledSpec:
             )
         # Most specs select nothing; the hot path skips the selector hooks entirely then.
         self.selects = any(v or d for v, d in self.hooks.values())
+        #: For an action, per action type some selector names, the hooks that can match it;
+        #: for another type, those whose selectors name none.
+        self.action_hooks: dict[str, Hooks] = {}
+        derive_pins = [_gates.pins(sel) for _, sel in when]
+        named = {t for r in self.rules for p in r.void_pins if p for t in p}
+        named.update(t for p in derive_pins if p for t in p)
+        for name in (*sorted(named), None):
+            voiding = [(r.index, [sel for (sel, k), p in zip(r.voiders, r.void_pins, strict=True)
+                                  if k in (None, "action") and (p is None or name in p)])
+                       for r in self.rules]
+            hooks = ([(i, sels) for i, sels in voiding if sels],
+                     [(sel, cid) for (sel, cid, k), p in zip(derive, derive_pins, strict=True)
+                      if k in (None, "action") and (p is None or name in p)])
+            if name is None:
+                self.action_hooks_other = hooks
+            else:
+                self.action_hooks[name] = hooks
         #: The forbidden, limits, obligations and flows rules, in that order.
-        self.gates = _gates.compile_gates(spec)
+        self.gates = _gates.GateTable(_gates.compile_gates(spec))
         #: The objects of an event (``args``, ``result``, ``payload``) some rule reads: a
         #: live session must keep them for later events to be judged as replay would.
         self.reads = _gates.objects_read(rule_table(spec), self.gates)
@@ -155,6 +181,33 @@ class CompiledSpec:
         #: keep the free text (a tool's output, a message) for this spec.
         self.typed = not self.selects and not self.by_selector and not self.gates
         self._no_actions: dict[str, Finding] = {}
+
+    def hooks_for(self, event: Event) -> Hooks:
+        """The voiding selectors and derive rules that can match this event."""
+        if event.kind == "action":
+            return self.action_hooks.get(event.data["action_type"], self.action_hooks_other)
+        return self.hooks.get(event.kind) or self.hooks[""]
+
+    def _index_selectors(self) -> None:
+        named: list[tuple[int, tuple[str, ...], tuple[Selector, _Rule]]] = []
+        at = 0
+        for rule in self.rules:
+            sels = [g for g in rule.guarded if not isinstance(g, str)]
+            for doc, sel in zip(sels, rule.guard_selectors, strict=True):
+                pins = _gates.pins(doc)
+                if pins is None:
+                    self.selecting_any.append((sel, rule))
+                    named.append((at, (), (sel, rule)))
+                else:
+                    named.append((at, pins, (sel, rule)))
+                at += 1
+        for name in dict.fromkeys(t for _, pins, _ in named for t in pins):
+            self.selecting[name] = [entry for _, pins, entry in named
+                                    if not pins or name in pins]
+
+    def selectors_for(self, action_type: str) -> list[tuple[Selector, _Rule]]:
+        """The entries of ``by_selector`` that can match an action of this type, in order."""
+        return self.selecting.get(action_type, self.selecting_any)
 
     @property
     def rule_table(self) -> tuple[RuleEntry, ...]:
@@ -263,6 +316,9 @@ class Replayer:
         self.gate_licences = [0] * n
         # ``match: value`` flows: value -> seq of the source whose result held it.
         self.gate_taint: list[dict[Any, int]] = [{} for _ in range(n)]
+        # ... its strings in one text, each followed by NUL, and their lengths.
+        self.gate_text = [""] * n
+        self.gate_lengths: list[dict[int, None]] = [{} for _ in range(n)]
         self.gate_findings: list[Finding] = []
 
     # -- the forward pass --------------------------------------------------------------
@@ -303,6 +359,7 @@ class Replayer:
         gates = c.gates
         by_action = c.by_action
         by_selector = c.by_selector
+        selecting, selecting_any = c.selecting, c.selecting_any
         contracts_to = c.contracts_to
         states = self.states
         agents = self.agents
@@ -321,7 +378,8 @@ class Replayer:
                         irreversible += 1
                     rules = by_action.get(data["action_type"])
                     if by_selector:
-                        picked = [r for sel, r in by_selector if sel(event)]
+                        picked = [r for sel, r in selecting.get(data["action_type"],
+                                                                selecting_any) if sel(event)]
                         if picked:
                             rules = [*(rules or ()),
                                      *(r for r in picked if r not in (rules or ()))]
@@ -360,7 +418,7 @@ class Replayer:
             return []
         derived: frozenset[str] = frozenset()
         if c.selects and c.unless_ids:
-            derive = (c.hooks.get(event.kind) or c.hooks[""])[1]
+            derive = c.hooks_for(event)[1]
             derived = frozenset(cid for sel, cid in derive
                                 if cid in c.unless_ids and sel(event))
         return _gates.would(c.gates, self, event, self._where, self.locate, derived)
@@ -381,7 +439,7 @@ class Replayer:
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
         kind = event.kind
-        voiding, derive = self.c.hooks.get(kind) or self.c.hooks[""]
+        voiding, derive = self.c.hooks_for(event)
         for index, sels in voiding:
             for sel in sels:
                 if sel(event):
@@ -774,13 +832,14 @@ def unlicensed(r: Replayer, event: Event) -> list[tuple[_Rule, str]]:
     if event.kind != "action":
         return []
     rules = list(c.by_action.get(event.data["action_type"]) or ())
-    rules.extend(rule for sel, rule in c.by_selector if rule not in rules and sel(event))
+    rules.extend(rule for sel, rule in c.selectors_for(event.data["action_type"])
+                 if rule not in rules and sel(event))
     if not rules:
         return []
     voided: set[int] = set()
     derived: set[str] = set()
     if c.selects:  # what the event itself does first: void licences, derive checkpoints
-        voiding, derive = c.hooks.get(event.kind) or c.hooks[""]
+        voiding, derive = c.hooks_for(event)
         voided.update(i for i, sels in voiding if any(sel(event) for sel in sels))
         derived.update(cid for sel, cid in derive if sel(event))
     out = []

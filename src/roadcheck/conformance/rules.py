@@ -3,7 +3,7 @@
 Each rule is compiled once (:class:`Gate`) and judged by the one engine
 (:class:`~roadcheck.conformance.engine.Replayer`) as events come. Its state is
 plain values kept on the replayer (``gate_count``, ``gate_open``, ``gate_licences``,
-``gate_taint``), so a guard's snapshot holds it: per rule a count
+``gate_taint``, ``gate_text``, ``gate_lengths``), so a guard's snapshot holds it: per rule a count
 of matches, an open mark (the seq and line of the event that opened an obligation,
 or of the latest source of a flow), the checkpoints ``unless`` left to use, and for
 a ``match: value`` flow the values its sources returned.
@@ -19,7 +19,7 @@ says how often each new rule's selector matched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -33,7 +33,8 @@ from roadcheck.findings import Location
 from roadcheck.reasons import Reason
 from roadcheck.selectors import Selector, compile_selector
 
-__all__ = ["COMMAND_SHOWN", "Gate", "RuleEntry", "judge", "rule_table", "would"]
+__all__ = ["COMMAND_SHOWN", "Gate", "GateTable", "RuleEntry", "judge", "pins", "rule_table",
+           "would"]
 
 #: The longest command a finding quotes; a longer one is cut, ending in ``...``.
 COMMAND_SHOWN = 120
@@ -133,7 +134,7 @@ def rule_table(spec: Spec) -> tuple[RuleEntry, ...]:
     return tuple(out)
 
 
-def objects_read(table: tuple[RuleEntry, ...], gates: tuple[Gate, ...]) -> frozenset[str]:
+def objects_read(table: tuple[RuleEntry, ...], gates: Iterable[Gate]) -> frozenset[str]:
     """Which of an event's objects (``args``, ``result``, ``payload``) some rule reads: a
     selector naming it (inside ``all``/``any``/``not`` too), or a ``match: value`` flow
     (a source's result)."""
@@ -168,8 +169,8 @@ class OpenObligation(NamedTuple):
 class Gate:
     """A forbidden, limits, obligations or flows rule, compiled."""
 
-    __slots__ = ("at_most", "code", "doc", "first", "id", "index", "kind", "second", "shown",
-                 "unless", "value", "warn")
+    __slots__ = ("at_most", "code", "doc", "first", "id", "index", "kind", "second", "sels",
+                 "shown", "unless", "value", "warn")
 
     def __init__(self, index: int, kind: str, doc: Any, *, checked: bool) -> None:
         self.index = index
@@ -180,6 +181,8 @@ class Gate:
         self.warn = doc.severity == "warn"
         names = [name for name, _ in RULE_SELECTORS[kind]]
         sels = [msgspec.to_builtins(getattr(doc, n)) for n in names]
+        #: The selectors as plain mappings, in the order of ``RULE_SELECTORS``.
+        self.sels: tuple[dict[str, Any], ...] = tuple(sels)
         #: The selector that triggers the rule (when, after, source) and the second one
         #: (require, sink), or None.
         self.first: Selector = compile_selector(sels[0], checked=checked)
@@ -191,6 +194,80 @@ class Gate:
         self.value = getattr(doc, "match", "session") == "value"
 
 
+def pins(sel: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The action types a selector can match (its ``action_type``, a name or ``{in: [...]}``),
+    or None when it names none: only an action has an ``action_type``."""
+    at = sel.get("action_type")
+    if isinstance(at, str):
+        return (at,)
+    if isinstance(at, Mapping) and "in" in at:
+        return tuple(at["in"])
+    return None
+
+
+#: Per action type, the gates to apply to it, and the gates for any other event.
+_Index = tuple[dict[str, tuple[Gate, ...]], tuple[Gate, ...]]
+
+
+def _index(gates: list[Gate], selectors: Callable[[Gate], tuple[dict[str, Any], ...]]) -> _Index:
+    """The gates some selector of which (``selectors``) can match each action type; a gate
+    with a selector that names no action type is in every list and in the other one."""
+    by_type: dict[str, list[Gate]] = {}
+    other: list[Gate] = []
+    for g in gates:
+        named = [pins(sel) for sel in selectors(g)]
+        if any(p is None for p in named):
+            other.append(g)
+            continue
+        for name in dict.fromkeys(t for p in named if p for t in p):
+            by_type.setdefault(name, []).append(g)
+    merged = {name: tuple(sorted({*found, *other}, key=lambda g: g.index))
+              for name, found in by_type.items()}
+    return merged, tuple(other)
+
+
+class GateTable:
+    """The gates of a spec and, per action type, the ones that can match it, so an event
+    is judged against the few rules that name its tool (the others cannot match)."""
+
+    def __init__(self, gates: tuple[Gate, ...]) -> None:
+        self.gates = gates
+        listed = list(gates)
+        #: For :func:`judge`: every selector of a rule.
+        self.judged = _index(listed, lambda g: g.sels)
+        #: For :func:`would`: ``when`` of forbidden and limits, ``sink`` of flows.
+        self.asked = _index([g for g in listed if g.kind != "obligations"],
+                            lambda g: (g.sels[-1],) if g.kind == "flows" else g.sels[:1])
+        self.obligations = tuple(g for g in gates if g.kind == "obligations")
+
+    def __bool__(self) -> bool:
+        return bool(self.gates)
+
+    def __iter__(self) -> Iterator[Gate]:
+        return iter(self.gates)
+
+    def __len__(self) -> int:
+        return len(self.gates)
+
+    def for_judging(self, event: Event) -> tuple[Gate, ...]:
+        """The gates :func:`judge` applies to ``event``."""
+        if event.kind == "final":
+            return self.gates
+        by_type, other = self.judged
+        if event.kind == "action":
+            return by_type.get(event.data["action_type"], other)
+        return other
+
+    def for_asking(self, event: Event) -> tuple[Gate, ...]:
+        """The gates :func:`would` applies to ``event``."""
+        if event.kind == "final":
+            return self.obligations
+        if event.kind != "action":
+            return ()
+        by_type, other = self.asked
+        return by_type.get(event.data["action_type"], other)
+
+
 def compile_gates(spec: Spec) -> tuple[Gate, ...]:
     """The spec's forbidden, limits, obligations and flows rules, in that order."""
     out: list[Gate] = []
@@ -200,7 +277,7 @@ def compile_gates(spec: Spec) -> tuple[Gate, ...]:
     return tuple(out)
 
 
-def licence(gates: tuple[Gate, ...], st: Any, cid: str) -> None:
+def licence(gates: Iterable[Gate], st: Any, cid: str) -> None:
     """A checkpoint ``cid`` was recorded: it licenses a forbidden action, or clears a flow."""
     for g in gates:
         if g.unless != cid:
@@ -210,6 +287,8 @@ def licence(gates: tuple[Gate, ...], st: Any, cid: str) -> None:
         elif g.kind == "flows":
             st.gate_open[g.index] = None
             st.gate_taint[g.index].clear()
+            st.gate_lengths[g.index].clear()
+            st.gate_text[g.index] = ""
 
 
 def _values(value: Any, out: dict[Any, None]) -> None:
@@ -230,23 +309,53 @@ def _values(value: Any, out: dict[Any, None]) -> None:
             stack.extend(reversed(v))
 
 
-def _carried(taint: Mapping[Any, int], args: Any) -> tuple[Any, int] | None:
+def _carried(st: Any, i: int, args: Any) -> tuple[Any, int] | None:
     """The first value the arguments share with a source's result, or None: a value equal
-    to one the result held, a string of the arguments holding one of the result's, or a
-    string of the arguments that appears inside one of the result's."""
+    to one the result held, a string of the arguments that appears inside one of the
+    result's, or a string of the arguments holding one of the result's."""
+    taint: Mapping[Any, int] = st.gate_taint[i]
+    if not taint:
+        return None
     found: dict[Any, None] = {}
     _values(args, found)
     for v in found:
         seq = taint.get(v)
         if seq is not None:
             return v, seq
-    texts = [v for v in found if type(v) is str]
-    if texts:
-        for t, seq in taint.items():
-            if type(t) is str:
-                for a in texts:
-                    if t in a or a in t:
-                        return (a if a in t else t), seq
+    text: str = st.gate_text[i]
+    lengths: Mapping[int, None] = st.gate_lengths[i]
+    for a in found:
+        if type(a) is not str:
+            continue
+        at = text.find(a)
+        while at >= 0:  # inside a returned string (one search of them all)
+            start = text.rfind("\0", 0, at) + 1
+            whole = text[start:text.find("\0", at)]
+            if a in whole:
+                return a, taint[whole]
+            at = text.find(a, at + 1)  # it spanned two of them
+        got = _holding(a, taint, lengths)
+        if got is not None:
+            return got
+    return None
+
+
+def _holding(a: str, taint: Mapping[Any, int], lengths: Mapping[int, None],
+             ) -> tuple[str, int] | None:
+    """A returned string that ``a`` holds, looked up by each of their lengths, or by
+    trying each returned string when that is fewer steps."""
+    size = len(a)
+    if size * len(lengths) <= len(taint):
+        for n in lengths:
+            for j in range(size - n + 1 if n < size else 0):
+                piece = a[j:j + n]
+                seq = taint.get(piece)
+                if seq is not None:
+                    return piece, seq
+        return None
+    for t, seq in taint.items():
+        if type(t) is str and t in a:
+            return t, seq
     return None
 
 
@@ -313,7 +422,7 @@ def _check_flow(g: Gate, st: Any, event: Event, where: Where, locate: Locate,
     here = where(seq, line)
     since = f" with no checkpoint '{g.unless}' between them" if g.unless else ""
     if g.value:
-        got = _carried(st.gate_taint[g.index], event.data.get("args"))
+        got = _carried(st, g.index, event.data.get("args"))
         if got is None:
             return None, hit
         value, src = got
@@ -337,12 +446,12 @@ def _obligation(g: Gate, st: Any, event: Event, where: Where, locate: Locate,
                     event.line)
 
 
-def would(gates: tuple[Gate, ...], st: Any, event: Event, where: Where, locate: Locate,
+def would(table: GateTable, st: Any, event: Event, where: Where, locate: Locate,
           derived: frozenset[str] = frozenset()) -> list[tuple[Gate, Finding]]:
     """The findings judging ``event`` now would make; changes nothing. ``derived``: the
     checkpoint ids the event itself records (a derive rule matched it)."""
     out = []
-    for g in gates:
+    for g in table.for_asking(event):
         if g.kind == "obligations":
             if event.kind == "final":
                 found = _obligation(g, st, event, where, locate, _closes(g, st, event))
@@ -360,11 +469,11 @@ def _closes(g: Gate, st: Any, event: Event) -> bool:
     return st.gate_open[g.index] is not None and g.second(event)
 
 
-def judge(gates: tuple[Gate, ...], st: Any, event: Event, where: Where,
+def judge(table: GateTable, st: Any, event: Event, where: Where,
           locate: Locate) -> list[tuple[Gate, Finding]]:
     """Apply the rules to an event that happened; the findings it makes, in rule order."""
     out = []
-    for g in gates:
+    for g in table.for_judging(event):
         i = g.index
         if g.kind == "obligations":
             if _closes(g, st, event):
@@ -391,13 +500,28 @@ def judge(gates: tuple[Gate, ...], st: Any, event: Event, where: Where,
                 if g.value:
                     found_values: dict[Any, None] = {}
                     _returned(event.data.get("result"), found_values)
-                    taint = st.gate_taint[i]
-                    for v in found_values:
-                        taint.setdefault(v, event.seq)
+                    _taint(st, i, found_values, event.seq)
     return out
 
 
-def unmet(gates: tuple[Gate, ...], st: Any, where: Where, locate: Locate,
+def _taint(st: Any, i: int, values: Mapping[Any, None], seq: int) -> None:
+    """Keep the values a source returned: each with the seq of the first source that did,
+    its strings also in one text (each followed by NUL) and their lengths, for
+    :func:`_carried`."""
+    taint = st.gate_taint[i]
+    lengths = st.gate_lengths[i]
+    added = []
+    for v in values:
+        if v not in taint:
+            taint[v] = seq
+            if type(v) is str:
+                added.append(v)
+                lengths[len(v)] = None
+    if added:
+        st.gate_text[i] += "\0".join(added) + "\0"
+
+
+def unmet(gates: Iterable[Gate], st: Any, where: Where, locate: Locate,
           final: Event | None) -> list[tuple[Gate, Finding]]:
     """Obligations still open when a run without a final event ended."""
     if final is not None:

@@ -333,7 +333,8 @@ class Guard:
         """The mandatory-checkpoint rules that guard this action."""
         c = self.compiled
         rules = list(c.by_action.get(ev.data["action_type"]) or ())
-        rules.extend(r for sel, r in c.by_selector if r not in rules and sel(ev))
+        rules.extend(r for sel, r in c.selectors_for(ev.data["action_type"])
+                     if r not in rules and sel(ev))
         return rules
 
     def _approvers(self, ev: Event) -> tuple[str, ...]:

@@ -247,7 +247,7 @@ def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
     event = Event.make(guard.last_seq + 1, "action", call.get("agent"),
                        **{k: v for k, v in call.items() if k not in ("event", "agent")})
     rules = list(c.by_action.get(call["action_type"]) or ())
-    rules.extend(rule for sel, rule in c.by_selector if sel(event))
+    rules.extend(rule for sel, rule in c.selectors_for(call["action_type"]) if sel(event))
     if any("args" in rule.binds for rule in rules):
         return call
     return {k: v for k, v in call.items() if k != "args"}
