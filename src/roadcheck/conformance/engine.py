@@ -172,6 +172,8 @@ class CompiledSpec:
                 self.action_hooks[name] = hooks
         #: The forbidden, limits, obligations and flows rules, in that order.
         self.gates = _gates.GateTable(_gates.compile_gates(spec))
+        #: How many of them (0 for most specs: the hot path then skips them).
+        self.gate_count = len(self.gates)
         #: The objects of an event (``args``, ``result``, ``payload``) some rule reads: a
         #: live session must keep them for later events to be judged as replay would.
         self.reads = _gates.objects_read(rule_table(spec), self.gates)
@@ -306,7 +308,7 @@ class Replayer:
         self.step_checkpoints: set[tuple[Any, str]] = set()
         # The state of the forbidden, limits, obligations and flows rules, as plain values
         # (a guard's snapshot keeps them), and the findings they made.
-        n = len(compiled.gates)
+        n = compiled.gate_count
         #: How many events matched each rule's first selector (when, after, source).
         self.gate_count = [0] * n
         # Obligations: (seq, line) of the event that opened one; flows: of the latest
@@ -314,11 +316,15 @@ class Replayer:
         self.gate_open: list[tuple[int, int | None] | None] = [None] * n
         # Forbidden: the ``unless`` checkpoints not yet used.
         self.gate_licences = [0] * n
-        # ``match: value`` flows: value -> seq of the source whose result held it.
-        self.gate_taint: list[dict[Any, int]] = [{} for _ in range(n)]
-        # ... its strings in one text, each followed by NUL, and their lengths.
+        # ``match: value`` flows: value -> seq of the source whose result held it; its
+        # strings in one text, each followed by NUL; and their lengths.
         self.gate_text = [""] * n
-        self.gate_lengths: list[dict[int, None]] = [{} for _ in range(n)]
+        if n:
+            self.gate_taint: list[dict[Any, int]] = [{} for _ in range(n)]
+            self.gate_lengths: list[dict[int, None]] = [{} for _ in range(n)]
+        else:  # most specs have none of these rules: a replayer per trajectory stays cheap
+            self.gate_taint = []
+            self.gate_lengths = []
         self.gate_findings: list[Finding] = []
 
     # -- the forward pass --------------------------------------------------------------
@@ -356,7 +362,7 @@ class Replayer:
         """
         c = self.c
         selects = c.selects
-        gates = c.gates
+        gates = c.gate_count
         by_action = c.by_action
         by_selector = c.by_selector
         selecting, selecting_any = c.selecting, c.selecting_any
@@ -605,11 +611,7 @@ class Replayer:
                         "contract demands verification",
                         self.locate(seq, line, from_agent=src, to_agent=dst), severity))
         here: _Border | None = None
-        for name, raw in payload.items():
-            claim = _claim(name, raw)
-            if claim is None:
-                continue  # verified: it travels no further as a claim
-            key, value = claim
+        for _, key, value in _claims(payload):
             if here is None:
                 here = (src, dst, seq, line)
             holders = self.chains.setdefault(key, {})
@@ -635,11 +637,7 @@ class Replayer:
         src, dst = data["from_agent"], data["to_agent"]
         here = (src, dst, seq, line)
         out = []
-        for name, raw in data["payload"].items():
-            claim = _claim(name, raw)
-            if claim is None:
-                continue
-            key, value = claim
+        for name, key, value in _claims(data["payload"]):
             held = self.chains.get(key, {}).get(src)
             if held is not None:
                 out.append(self._chain(name, value, held[0] + 1, held[2], seq, here))
@@ -701,7 +699,7 @@ class Replayer:
                 self.longest.items(), key=_chain_order) if self.longest else ():
             reasons.append(self._chain(name, value, hops, first_border, last_seq, last_border))
         reasons.extend(self.gate_findings)
-        if self.c.gates and self.final is None:
+        if self.c.gate_count and self.final is None:
             for gate, found in _gates.unmet(self.c.gates, self, self._where, self.locate, None):
                 (warned if gate.warn else reasons).append(found)
         task_success = None
@@ -740,19 +738,22 @@ class Replayer:
 _PASS_REASONS = (Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"),)
 
 
-def _claim(name: str, raw: Any) -> tuple[tuple[str, Any], Any] | None:
-    """A payload field as a claim that travels: (its chain key, its value), or None for a
-    field whose value is verified. The key is the field name and the canonical value: a
+def _claims(payload: Mapping[str, Any]) -> list[tuple[str, tuple[str, Any], Any]]:
+    """The payload's fields that travel as claims: (name, chain key, value) of each field
+    whose value is not verified. The key is the field name and the canonical value: a
     string or an integer is itself, anything else its canonical JSON bytes."""
-    if isinstance(raw, dict) and "value" in raw:
-        if raw.get("verified") is True:
-            return None
-        value = raw["value"] if "verified" in raw else raw
-    else:
-        value = raw
-    kind = type(value)
-    return (name, value if kind is str or kind is int
-            else orjson.dumps(value, option=orjson.OPT_SORT_KEYS)), value
+    out = []
+    for name, raw in payload.items():
+        if isinstance(raw, dict) and "value" in raw:
+            if raw.get("verified") is True:
+                continue  # verified: it travels no further as a claim
+            value = raw["value"] if "verified" in raw else raw
+        else:
+            value = raw
+        kind = type(value)
+        out.append((name, (name, value if kind is str or kind is int
+                           else orjson.dumps(value, option=orjson.OPT_SORT_KEYS)), value))
+    return out
 
 
 def _chain_order(kv: tuple[tuple[str, Any], tuple[Any, ...]]) -> tuple[Any, str, bytes]:
