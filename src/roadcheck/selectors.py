@@ -14,7 +14,13 @@ type or a regex on a field that is not text is refused with the closest valid
 name, never compiled into a selector that silently matches nothing.
 ``command`` takes ``{words: [git, push]}`` (a simple command of the shell line
 an action ran, see :mod:`roadcheck.shellcmd`) or ``{regex: PATTERN}``.
-Derive rules, ``voided_by`` and later capabilities all use this one language.
+``args``, ``result`` and ``payload`` take dotted paths (``to``, ``items.0.sku``,
+``items.*.sku``, ``.`` for the whole value) to value conditions (a plain value,
+``regex``, ``in``, ``not_in``, ``gt``/``ge``/``lt``/``le``, ``exists``, ``glob``,
+``all``/``any``/``not``), true when one value the path reaches meets it; ``ok``
+is an action that succeeded (:func:`succeeded`); ``all``, ``any`` and ``not``
+combine whole selectors. Derive rules, ``voided_by``, ``must_precede`` and the
+rules of :mod:`roadcheck.conformance.rules` all use this one language.
 """
 
 from __future__ import annotations

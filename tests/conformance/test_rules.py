@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -299,3 +300,22 @@ class TestPropagationLive:
         guard.observe(events[1])
         last = guard.check(events[2])
         assert last.reasons[0].message == result.reasons[0].message
+
+
+class TestSpecFile:
+    def test_unknown_key_in_a_rule_names_file_line_and_field(self, tmp_path: Path) -> None:
+        """A misspelt key of a new rule is refused, exit 2, on one line with its place."""
+        from click.testing import CliRunner
+
+        from roadcheck.cli import cli
+
+        spec = tmp_path / "spec.yaml"
+        spec.write_text("limits:\n  - id: mail\n    when: {action_type: send_email}\n"
+                        "    at_most: 3\nforbidden:\n  - id: push\n"
+                        "    when: {action_type: Bash, args: {force: {eq: true}}}\n")
+        traj = tmp_path / "t.jsonl"
+        traj.write_text('{"seq": 1, "event": "final", "task_success": true}\n')
+        out = CliRunner().invoke(cli, ["replay", str(spec), str(traj)])
+        assert out.exit_code == 2
+        assert f"{spec}:7: unusable spec: forbidden.0.when.args.force: unknown key 'eq'" in (
+            out.output)
