@@ -135,14 +135,16 @@ def test_guard_forgery_misses(load: Callable[[str], ModuleType],
 
 def test_guard_latency_misses(load: Callable[[str], ModuleType],
                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each of the four figures over its target is a miss on its own."""
+    """Each of the five figures over its target is a miss on its own."""
     bench = load("guard_latency")
     monkeypatch.setattr(bench, "bare_lookup", lambda calls: (0.1, 0.1))
-    good = {"check": (8.0, 12.0), "observe": 7.0, "hook": (60.0, 12.0, 50.0)}
+    good = {"check": (8.0, 12.0), "mixed": (12.0, 30.0), "observe": 7.0,
+            "hook": (60.0, 12.0, 50.0)}
     for change in ({}, {"check": (21.0, 12.0)}, {"check": (8.0, 51.0)}, {"observe": 11.0},
-                   {"hook": (81.0, 12.0, 50.0)}):
+                   {"hook": (81.0, 12.0, 50.0)}, {"mixed": (12.0, 51.0)}):
         f = {**good, **change}
         monkeypatch.setattr(bench, "check_latency", lambda calls, v=f["check"]: v)
+        monkeypatch.setattr(bench, "mixed_check_latency", lambda calls, v=f["mixed"]: v)
         monkeypatch.setattr(bench, "observe_latency", lambda rounds, v=f["observe"]: v)
         monkeypatch.setattr(bench, "hook_latency", lambda runs, v=f["hook"]: v)
         assert bench.main([]) == (1 if change else 0), change

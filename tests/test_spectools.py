@@ -424,3 +424,36 @@ class TestRealFormat:
         [derive] = [r for r in ex.rules if r.loc == ("derive", 0)]
         assert derive.selectors[0].conditions[0] == (
             False, 'event: "message", the event has "action"')
+
+
+class TestRuleLanguage:
+    """The rules on what actions may do are covered and explained like the others."""
+
+    RECIPES = EXAMPLES / "recipes"
+
+    def test_coverage_counts_a_forbidden_rule(self) -> None:
+        check = check_spec(load_spec(self.RECIPES / "no_force_push.yaml"),
+                           [str(self.RECIPES / "coding.jsonl")])
+        rows = {".".join(map(str, r.probe.loc)): (r.reached, r.matched, r.failed)
+                for r in check.coverage.rules}
+        assert rows == {"forbidden.0": (1, 1, 1)}
+
+    def test_explain_says_what_a_forbidden_rule_found(self) -> None:
+        code, out, _ = _run("explain", str(self.RECIPES / "no_force_push.yaml"),
+                            str(self.RECIPES / "coding.jsonl"), "--seq", "7")
+        assert code == 0, out
+        assert "forbidden.0 (forbidden 'no-force-push'): forbidden-action: rule " in out
+        assert ('ok   command: {"words":["git","push","--force"]}, the event has '
+                '"git commit --amend --no-edit && git push -f origin main"') in out
+
+    def test_explain_asks_an_args_condition_as_a_whole(self) -> None:
+        from roadcheck.conformance.explain import explain_selector
+        from roadcheck.events import Event
+
+        event = Event.from_dict({"seq": 1, "agent": "a", "event": "action",
+                                 "action_type": "refund", "args": {"amount": "1500"}})
+        look = explain_selector("when", {"action_type": "refund",
+                                         "args": {"amount": {"gt": 1000}}}, event)
+        assert look.matched
+        assert look.conditions[-1] == (
+            True, 'args: {"amount":{"gt":1000}}, the event has {"amount":"1500"}')

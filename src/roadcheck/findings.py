@@ -53,6 +53,8 @@ class Location:
     span_id: str | None = None
     #: The shell command the action ran, on one line and shortened (120 characters).
     command: str | None = None
+    #: The id of the rule that made the finding (``forbidden``, ``limits``, ...).
+    rule_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The known fields, in declaration order; an empty location is ``{}``."""

@@ -153,6 +153,32 @@ def _contract_probes(c: CompiledSpec) -> list[Probe]:
     return out
 
 
+def _gate_probes(section: str) -> Callable[[CompiledSpec], list[Probe]]:
+    """The probes of one section of the rules on what actions may do: reached by the
+    selector that triggers the rule (``when``, ``after``, ``source``), matched by the one
+    that answers it (``require``, ``sink``; ``when`` for forbidden and limits), failed by
+    a finding of its reason code that names its id."""
+    from roadcheck.conformance.rules import pins
+
+    def build(c: CompiledSpec) -> list[Probe]:
+        out: list[Probe] = []
+        gates = [g for g in c.gates.gates if g.kind == section]
+        for i, g in enumerate(gates):
+            code, rid = g.code.value, g.id
+
+            def fails(f: Finding, code: str = code, rid: str = rid) -> bool:
+                return f.code == code and f.location.rule_id == rid
+
+            first = pins(g.sels[0]) or ()
+            out.append(Probe((section, i), f"{section} '{rid}'",
+                             section in ("forbidden", "limits"), g.first,
+                             g.second or g.first, fails,
+                             names=tuple(("action_type", t) for t in first)))
+        return out
+
+    return build
+
+
 _CHECKPOINT_FAILURES = frozenset({Reason.CHECKPOINT_SKIPPED.value,
                                   Reason.CHECKPOINT_AFTER_ACTION.value})
 _CONTRACT_FAILURES = frozenset({Reason.HANDOFF_CONTRACT_VIOLATION.value,
@@ -163,6 +189,10 @@ RULE_KINDS: tuple[RuleKind, ...] = (
     RuleKind("mandatory_checkpoints", _checkpoint_probes),
     RuleKind("derive", _derive_probes),
     RuleKind("handoff_contracts", _contract_probes),
+    RuleKind("forbidden", _gate_probes("forbidden")),
+    RuleKind("limits", _gate_probes("limits")),
+    RuleKind("obligations", _gate_probes("obligations")),
+    RuleKind("flows", _gate_probes("flows")),
 )
 
 

@@ -80,15 +80,31 @@ class Explanation:
                 "rules": [r.to_dict() for r in self.rules]}
 
 
+#: Selector keys asked as a whole: conditions on an object's paths, combinations, ``ok``.
+_WHOLE = frozenset({"args", "result", "payload", "all", "any", "not", "ok"})
+
+
 def explain_selector(role: str, sel: Mapping[str, Any], event: Event) -> SelectorLook:
     """Ask ``sel`` about ``event`` one condition at a time (``event`` first, as the
     compiled selector does)."""
-    from roadcheck.selectors import _command, _condition
+    from roadcheck.selectors import _command, _condition, compile_selector, succeeded
 
     conditions: list[tuple[bool, str]] = []
     order = sorted(sel, key=lambda k: k != "event")
     for key in order:
         cond = sel[key]
+        if key in _WHOLE:
+            # a condition on an object's paths, a combination, ``ok``: asked as one
+            held = compile_selector({key: cond}, checked=True)(event)
+            value = (succeeded(event) if key == "ok" else
+                     event.data.get(key, _MISSING) if key not in ("all", "any", "not")
+                     else "(the whole event)")
+            shown = value if isinstance(value, str) and key in ("all", "any", "not") \
+                else _show(value)
+            conditions.append((held, f"{key}: {_show(cond)}, the event has {shown}"))
+            if not held:
+                break
+            continue
         value = event.kind if key == "event" else event.data.get(key, _MISSING)
         if value is _MISSING:
             held = False
@@ -185,9 +201,33 @@ def _contracts(spec: CompiledSpec, before: Replayer, event: Event) -> list[RuleL
     return out
 
 
+def _gates(spec: CompiledSpec, before: Replayer, event: Event) -> list[RuleLook]:
+    """The rules on what actions may do: each selector asked, and what the engine, fed
+    this event now, would find (the guard's question)."""
+    from roadcheck.conformance.spec import RULE_SELECTORS
+
+    found = {g.id: f for g, f in before.would(event)}
+    out = []
+    seen: dict[str, int] = {}
+    for g in spec.gates.gates:
+        i = seen[g.kind] = seen.get(g.kind, -1) + 1
+        look = RuleLook((g.kind, i), f"{g.kind} '{g.id}'", "")
+        for (role, _), sel in zip(RULE_SELECTORS[g.kind], g.sels, strict=True):
+            look.selectors.append(explain_selector(role, sel, event))
+        hit = found.get(g.id)
+        if hit is not None:
+            look.outcome = f"{hit.code}: {hit.message}"
+        elif any(s.matched for s in look.selectors):
+            look.outcome = "matched; nothing to find here"
+        else:
+            look.outcome = "not concerned"
+        out.append(look)
+    return out
+
+
 Explainer = Callable[[CompiledSpec, Replayer, Event], list[RuleLook]]
 #: Every kind of rule explain knows, in the order of the spec's sections.
-EXPLAINERS: tuple[Explainer, ...] = (_checkpoint_rules, _derive_rules, _contracts)
+EXPLAINERS: tuple[Explainer, ...] = (_checkpoint_rules, _derive_rules, _contracts, _gates)
 
 
 def _summary(event: Event) -> str:

@@ -58,7 +58,7 @@ _SLOTS = tuple(s for s in _RuleState.__slots__ if s != "rule")
 _FINDING_FIELDS = tuple(f.name for f in dataclasses.fields(Finding)) + tuple(
     f.name for f in dataclasses.fields(Location))
 #: Replayer attributes holding findings, and the one holding an event.
-_FINDINGS = frozenset({"failures", "handoff_reasons", "warnings"})
+_FINDINGS = frozenset({"failures", "handoff_reasons", "warnings", "gate_findings"})
 #: The Guard attributes a snapshot restores or the spec rebuilds; a Guard holding
 #: anything else is not snapshotted (its state would be lost).
 _GUARD_STATE = ("_confirmers", "_ended", "_last")

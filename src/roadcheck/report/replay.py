@@ -39,6 +39,12 @@ def _spec_text(source: str | None, spec: Any) -> str:
              plural(len(spec.handoff_contracts), "handoff contract")]
     if spec.derive:
         parts.append(plural(len(spec.derive), "derive rule"))
+    doc = getattr(spec, "doc", None)
+    for kind, name in (("forbidden", "forbidden rule"), ("limits", "limit"),
+                       ("obligations", "obligation"), ("flows", "flow")):
+        rules = getattr(doc, kind, None)
+        if rules:
+            parts.append(plural(len(rules), name))
     return f"spec : {source or '<in memory>'} ({', '.join(parts)})"
 
 
