@@ -360,16 +360,18 @@ def read_native(path: str, data: bytes | None = None) -> Trajectory:
     return Trajectory(id=path, events=tuple(read_events(data, path)), path=path, source="native")
 
 
-def read_bytes(path: str) -> bytes:
+def read_bytes(path: str, limit: int | None = None) -> bytes:
     """Read a file, decompressing gzip and zstd; OS errors become a one-line :class:`TraceError`.
 
     Compression is recognised by the file's magic bytes, never its name, so
     every reader and format detection see the decompressed document. No JSON
     document starts with either magic. An input larger than the limit
     (:func:`roadcheck._limits.max_input_size`: 1 GiB, or ``ROADCHECK_MAX_INPUT_SIZE``),
-    read or decompressed, is refused: reading stops at the limit and one byte.
+    read or decompressed, is refused: reading stops at the limit and one byte. A batch
+    that reads many files gives the ``limit`` it read once; else it is read here.
     """
-    limit = max_input_size()
+    if limit is None:
+        limit = max_input_size()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
