@@ -81,7 +81,7 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         # The hot path: a native file streams from the reader straight into the engine.
         try:
             if data is None:
-                data = native.read_bytes(path, limit)
+                data = native.read_bytes(path) if limit is None else native.read_bytes(path, limit)
         except TraceError as exc:
             if formats is not None:
                 formats.append((path, input_format or "native"))
