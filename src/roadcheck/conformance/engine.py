@@ -10,7 +10,6 @@ contrast and nothing else.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -803,7 +802,8 @@ def _chain_order(kv: tuple[tuple[str, Any], tuple[Any, ...]]) -> tuple[Any, str,
 
 def _seq_only(findings: list[Finding]) -> list[Finding]:
     return [f if f.location.line is None
-            else dataclasses.replace(f, location=dataclasses.replace(f.location, line=None))
+            else msgspec.structs.replace(f, location=msgspec.structs.replace(f.location,
+                                                                             line=None))
             for f in findings]
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from roadcheck.errors import EXIT_BLOCK, EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from roadcheck.findings import Finding
@@ -35,8 +37,7 @@ def scalar_text(value: Any) -> str:
     return str(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
 
 
-@dataclass(frozen=True, slots=True)
-class TrajectoryStats:
+class TrajectoryStats(msgspec.Struct, frozen=True, gc=False):
     """The shape of a trajectory, printed above its verdict."""
 
     events: int
@@ -48,9 +49,12 @@ class TrajectoryStats:
     actions: int
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayResult:
-    """The verdict on one trajectory, with every reason that fired."""
+class ReplayResult(msgspec.Struct, frozen=True):
+    """The verdict on one trajectory, with every reason that fired.
+
+    A frozen msgspec struct (built in C: replay makes one per trajectory), as
+    :class:`Finding` is.
+    """
 
     id: str
     path: str | None
@@ -63,8 +67,8 @@ class ReplayResult:
     stats: TrajectoryStats | None = None
     source: str = "native"
     #: Fields of the final event (for ``--by``) and reader facts such as a reward.
-    final: Mapping[str, Any] = field(default_factory=dict)
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    final: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    meta: Mapping[str, Any] = msgspec.field(default_factory=dict)
     #: (seq, checkpoint id) of each checkpoint a ``derive`` rule took from an event, in
     #: order (the HTML timeline marks them; the JSON result counts them in its stats).
     derived: tuple[tuple[int, str], ...] = ()
