@@ -1,8 +1,10 @@
 """The evidence record: one per gate evaluation or refusal, chained by ``prev_hash`` / ``hash``.
 
-Declared here for its JSON Schema and documentation; the stores in
-:mod:`roadcheck.evidence` write and verify records (field order and hashing live
-in :mod:`roadcheck.evidence.record`).
+Declared once here: its JSON Schema, its documentation and the type every store
+decodes a record line into (one pass, :func:`roadcheck.evidence.record.read_record`).
+The structs hold no reference to anything but values (``gc=False``), so a million
+decoded records cost the garbage collector nothing. Field order and hashing live
+in :mod:`roadcheck.evidence.record`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ import msgspec
 __all__ = ["ArtifactRef", "EvidenceRecord", "GateReport", "ProducerReport", "TokenUsage"]
 
 Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+#: A chain link: a sha256 in hex, as the schema says; not matched as it is read, since
+#: verification compares it with the digest it recomputes (or the one before it),
+#: which refuses any other text.
+Link = Annotated[str, msgspec.Meta(extra_json_schema={"pattern": r"^[0-9a-f]{64}$"})]
 
 
-class GateReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class GateReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """What the gate said."""
 
     kind: str
@@ -28,7 +34,7 @@ class GateReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     output: str
 
 
-class TokenUsage(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class TokenUsage(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """Tokens an agent attempt used, summed over its turns."""
 
     input_tokens: Annotated[int, msgspec.Meta(ge=0)]
@@ -36,7 +42,7 @@ class TokenUsage(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     total_tokens: Annotated[int, msgspec.Meta(ge=0)]
 
 
-class ProducerReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class ProducerReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """What an agent producer did in one attempt; never its API key."""
 
     kind: Literal["agent"]
@@ -55,24 +61,25 @@ class ProducerReport(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     outcome: str
     usage: TokenUsage
     #: Null when neither the provider nor the agent's ``price`` says what it cost.
-    cost: Annotated[float, msgspec.Meta(ge=0)] | None
+    #: A whole number stays one (the record's hash covers the number as it was written).
+    cost: Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)] | None
     cost_source: Literal["provider", "price"] | None
     #: sha256 of the request's prompt (system, task with feedback, tools, settings).
     prompt_sha256: Hex64
 
 
-class ArtifactRef(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class ArtifactRef(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """The artifact the gate judged; sha256 and bytes are null when it was missing."""
 
     path: str
     sha256: Hex64 | None
     bytes: Annotated[int, msgspec.Meta(ge=0)] | None
     #: What the agent producer that made it did in this attempt; absent when the
-    #: producer is a command.
-    producer: ProducerReport | None = None
+    #: producer is a command (absent and null are kept apart: the hash covers which).
+    producer: ProducerReport | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """One gate evaluation, pass or fail, durable before the transition it justifies.
 
     A review refused by the role guard (the acting identity produced what it
@@ -95,6 +102,6 @@ class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: sha256 of the run's params, fixed when the run was created.
     params_sha256: Hex64
     #: The ``hash`` of the record before it in the run (64 zeros for the first).
-    prev_hash: Hex64
+    prev_hash: Link
     #: sha256 of the record's canonical JSON without ``hash``.
-    hash: Hex64
+    hash: Link
