@@ -135,13 +135,7 @@ def work_claim(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Datab
             _stored_gating(manifest, Path("run.json"))
         except RoadcheckError as exc:
             raise _with_path(exc, store.path) from None
-        check = store.verify(manifest)
-        if not check.ok:
-            raise EvidenceError(f"run {run_id!r}: {check.message}; refused (see roadcheck evidence "
-                                f"verify {run_id} --store URL)", path=store.path)
-        shape = record_problem(store.records(), run_id, spec.workflow)
-        if shape is not None:
-            raise EvidenceError(f"run {run_id!r}: {shape}; refused", path=store.path)
+        _verified(store, manifest, spec.workflow, "refused")
         run_dir = (opts.runs_dir / check_run_id(run_id)).resolve()
         run_dir.mkdir(parents=True, exist_ok=True)
         store.run_dir = run_dir
@@ -173,6 +167,20 @@ def work_claim(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Datab
         if not released:
             with contextlib.suppress(RoadcheckError):  # else the lease expires on its own
                 db.release(claim, None, None, None)
+
+
+def _verified(store: PostgresStore, manifest: Mapping[str, Any], workflow: str,
+              refused: str) -> None:
+    """Raise :class:`EvidenceError` (exit 2) unless the run's evidence verifies and every
+    record has the record's shape: what the file stores check before a resume."""
+    run_id = store.run_id
+    check = store.verify(manifest)
+    if not check.ok:
+        raise EvidenceError(f"run {run_id!r}: {check.message}; {refused} (see roadcheck "
+                            f"evidence verify {run_id} --store URL)", path=store.path)
+    shape = record_problem(store.records(), run_id, workflow)
+    if shape is not None:
+        raise EvidenceError(f"run {run_id!r}: {shape}; {refused}", path=store.path)
 
 
 def _standing(spec: WorkflowSpec, run_id: str, store: PostgresStore, state: Mapping[str, Any],
@@ -292,8 +300,11 @@ def run_on_database(spec: WorkflowSpec, spec_dir: Path, source: str | None, url:
         claim = db.claim(spec.workflow, opts.role, opts.identity, opts.lease, run_id=run_id)
         if claim is None:
             state = db.run_state(run_id) or {}
-            return _standing(spec, run_id, PostgresStore(db, run_id, key), state, opts.role,
-                             opts.runs_dir)
+            store = PostgresStore(db, run_id, key)
+            if resume is not None:
+                # nothing reports a run's standing from evidence that does not verify
+                _verified(store, db.manifest(run_id), spec.workflow, "resume refused")
+            return _standing(spec, run_id, store, state, opts.role, opts.runs_dir)
         return work_claim(spec, spec_dir, source, db, claim, opts)
     finally:
         db.close()
