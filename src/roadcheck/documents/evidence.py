@@ -77,6 +77,10 @@ class ArtifactRef(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=Fa
     #: What the agent producer that made it did in this attempt; absent when the
     #: producer is a command (absent and null are kept apart: the hash covers which).
     producer: ProducerReport | msgspec.UnsetType | None = msgspec.UNSET
+    #: The tail of the producer command's output (stdout, then stderr), as a gate's is
+    #: kept; absent when the producer is an agent, or none ran in the attempt (an
+    #: effect adopted from its owner's record).
+    output: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):

@@ -48,6 +48,7 @@ from roadcheck.harness.engine import (
 from roadcheck.harness.model import WorkflowSpec
 from roadcheck.harness.result import PhaseState, RunResult
 from roadcheck.harness.resume import Revalidator, artifact_unchanged, passed_records
+from roadcheck.harness.roles import check_role
 from roadcheck.reasons import Reason
 
 __all__ = ["DEFAULT_LEASE", "WorkerOptions", "run_on_database", "serve", "submit_run"]
@@ -193,7 +194,8 @@ def _standing(spec: WorkflowSpec, run_id: str, store: PostgresStore, state: Mapp
     for rec in records:
         for ph in phases:
             if ph.name == rec.get("phase"):
-                ph.attempts = max(ph.attempts, int(rec.get("attempt", 0)))
+                if rec.get("verdict") != "refused":  # a refusal is no attempt
+                    ph.attempts = max(ph.attempts, int(rec.get("attempt", 0)))
                 ph.iteration = max(ph.iteration, int(rec.get("iteration", 0)))
     run_dir = str((runs_dir / run_id).resolve())
     status = state.get("status")
@@ -229,6 +231,7 @@ def _checked(spec: WorkflowSpec, source: str | None, opts: WorkerOptions,
         raise InputError(f"no role: every {who} acts as one role (--as ROLE)")
     if not opts.identity:
         raise InputError("no identity: pass --identity or set ROADCHECK_IDENTITY")
+    check_role(opts.role, (p.role for p in spec.phases), spec.workflow)
     key = _resolve_key(opts.key, key_file, opts.runs_dir)
     preflight(spec, opts.role, os.environ, source)
     return WorkerOptions(opts.role, opts.identity, opts.runs_dir, key, opts.lease,
