@@ -326,16 +326,44 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
 
 
 def approve_call(spec: str, state_dir: str | None, session: str, checkpoints: tuple[str, ...],
-                 *, by: str, tool: str | None = None, args_sha256: str | None = None,
-                 call_id: str | None = None, **store_options: Any) -> list[int]:
+                 *, by: str | None, tool: str | None = None, args_sha256: str | None = None,
+                 call_id: str | None = None, signing_key: str | None = None,
+                 expires_in: float = 300.0, **store_options: Any) -> tuple[list[int], str]:
     """Observe that ``by`` approved one call of a stored ``session``: one checkpoint per id
-    in ``checkpoints``, naming the call (``tool``, ``args_sha256``, ``call_id``); their seqs.
+    in ``checkpoints``, naming the call (``tool``, ``args_sha256``, ``call_id``); their seqs
+    and who approved.
+
+    With ``signing_key`` (an Ed25519 private key file) each checkpoint carries the
+    approver's signed approval of the call, expiring ``expires_in`` seconds from now,
+    and is confirmed by the key's id (:mod:`roadcheck.evidence.approval`).
 
     The session must exist (:class:`~roadcheck.errors.StoreError` otherwise): an
     approval for a session the guard never saw licenses nothing it could check.
     """
+    import msgspec
+
+    from roadcheck.errors import InputError
     from roadcheck.guard.store import GuardStore
 
+    signed: dict[str, dict[str, Any]] = {}
+    if signing_key is not None:
+        from roadcheck.evidence.approval import approve_with_key
+        from roadcheck.evidence.signing import load_signing_key
+
+        if tool is None or args_sha256 is None:
+            raise InputError("--key signs the approval of one call: give its --tool and "
+                             "--args-sha256")
+        key_id = load_signing_key(signing_key).key_id
+        if by is not None and by != key_id:
+            raise InputError(f"with --key the approver is the key ({key_id}), not {by!r}")
+        by = key_id
+        for cid in checkpoints:
+            approval = approve_with_key(signing_key, checkpoint_id=cid, tool=tool,
+                                        args_sha256=args_sha256, call_id=call_id,
+                                        expires_in=expires_in)
+            signed[cid] = msgspec.to_builtins(approval)
+    if by is None:
+        raise InputError("say who approves: --by NAME, or --key PEM to sign the approval")
     store = GuardStore(state_dir, spec, **store_options)
     seqs = []
     with store.session(session) as live:
@@ -346,8 +374,17 @@ def approve_call(spec: str, state_dir: str | None, session: str, checkpoints: tu
                                ("call_id", call_id)):
                 if value is not None:
                     rec[key] = value
+            if cid in signed:
+                rec["ts"], rec["approval"] = _utc_now(), signed[cid]
             seqs.append(live.observe(rec).seq)
-    return seqs
+    return seqs, by
+
+
+def _utc_now() -> str:
+    """Now, as RFC 3339 UTC with milliseconds and ``Z``."""
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # -- what a person reads -----------------------------------------------------------------------
