@@ -13,7 +13,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-__all__ = ["ArtifactRef", "EvidenceRecord", "GateReport", "ProducerReport", "TokenUsage"]
+__all__ = ["ArtifactRef", "EvidenceRecord", "GateReport", "HeadWitness", "ProducerReport",
+           "TokenUsage"]
 
 Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
 #: A chain link: a sha256 in hex, as the schema says; not matched as it is read, since
@@ -109,3 +110,21 @@ class EvidenceRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc
     prev_hash: Link
     #: sha256 of the record's canonical JSON without ``hash``.
     hash: Link
+
+
+class HeadWitness(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A witness's signed statement that a run's chain reached a head: kept outside the
+    run's store (``roadcheck evidence witness``), it lets a verifier see that the store
+    was rolled back to before that head (``roadcheck evidence verify --witness``)."""
+
+    kind: Literal["roadcheck-head-witness"]
+    run_id: str
+    #: The head witnessed: how many records the chain held, and the last one's hash.
+    records: Annotated[int, msgspec.Meta(ge=0)]
+    last_hash: Hex64
+    #: RFC 3339 UTC time the witness saw the head.
+    witnessed_at: str
+    #: The witness's Ed25519 public key (32 raw bytes, base64url without padding).
+    public_key: str
+    #: Its signature over the RFC 8785 canonical JSON of every other field.
+    signature: str

@@ -19,9 +19,10 @@ __all__ = ["NO_KEY_SCOPE", "ChainCheck", "Problem", "malformed_record", "record_
 #: ``manifest``: ``run.json`` or the params no longer match what the evidence recorded.
 #: ``corrupt``: the SQLite file fails ``PRAGMA integrity_check``.
 #: ``malformed``: a chained, counted record does not have the evidence record's shape.
+#: ``rollback``: the chain does not extend a head a witness saw (:mod:`.witness`).
 Problem = Literal["edited", "dropped", "reordered", "appended", "cut", "rehashed", "torn",
                   "unanchored", "forged", "unauthenticated", "manifest", "corrupt",
-                  "malformed"]
+                  "malformed", "rollback"]
 
 #: What a check without a key cannot vouch for; printed with every unkeyed result.
 NO_KEY_SCOPE = ("no key: a writer of the run directory could re-hash the chain, append or cut "

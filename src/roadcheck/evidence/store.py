@@ -995,8 +995,12 @@ def open_store(runs_dir: str | os.PathLike[str], run_id: str, kind: StoreKind | 
 
 
 def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
-               key: AnyKey | None = None) -> ChainCheck:
-    """Verify a stored run: chain, head, MAC, attempt files and ``run.json``.
+               key: AnyKey | None = None, *, witness: Any = None,
+               witness_key: Any = None) -> ChainCheck:
+    """Verify a stored run: chain, head, MAC, attempt files and ``run.json``; with a
+    ``witness`` (:class:`~roadcheck.documents.evidence.HeadWitness`) and the pinned
+    ``witness_key``, also that the chain extends the head it saw
+    (:mod:`roadcheck.evidence.witness`).
 
     ``key=None`` takes the key from the environment, if one is set there.
     """
@@ -1010,6 +1014,11 @@ def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
     store = open_store(runs_dir, run_id, kind if kind in STORE_KINDS else None,
                        key if key is not None else load_key())
     try:
-        return store.verify(manifest)
+        check = store.verify(manifest)
+        if witness is not None:
+            from roadcheck.evidence.witness import apply_witness
+
+            check = apply_witness(check, witness, witness_key, store.records())
+        return check
     finally:
         store.close()
