@@ -115,3 +115,36 @@ def test_the_cli_round_trip_and_forged_statements(signed_run: tuple[Path, Path, 
     alone = CliRunner().invoke(cli, ["evidence", "verify", "r", *base, "--witness", str(out)])
     assert alone.exit_code == 2 and "go together" in alone.stderr
     assert read_witness(out).records == 2
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_the_rollback_matrix(tmp_path: Path, kind: str) -> None:
+    """Roll a signed five-record run back to each earlier head (with its records): the key
+    alone detects none, the witness of the last head every one."""
+    from roadcheck.evidence import open_store
+
+    evidence_key, witness_key = tmp_path / "ev", tmp_path / "wit"
+    new_key_pair(evidence_key)
+    new_key_pair(witness_key)
+    signer, runs = load_signing_key(evidence_key), tmp_path / "runs"
+    saved = []
+    for i in range(1, 6):
+        store = open_store(runs, "r", kind, signer)
+        store.append(_record(i))
+        store.close()
+        if i < 5:
+            saved.append(tmp_path / f"at{i}")
+            shutil.copytree(runs / "r", saved[-1])
+    statement = witness_run(runs, "r", signer, str(witness_key))
+    public, witness_public = load_verify_key(f"{evidence_key}.pub"), load_verify_key(
+        f"{witness_key}.pub")
+    by_key = with_witness = 0
+    for earlier in saved:
+        shutil.rmtree(runs / "r")
+        shutil.copytree(earlier, runs / "r")
+        by_key += not verify_run(runs, "r", public).ok
+        with_witness += verify_run(runs, "r", public, witness=statement,
+                                   witness_key=witness_public).problem == "rollback"
+    print(f"\nrollback ({kind}): key alone {by_key}/{len(saved)}, "
+          f"with a witness {with_witness}/{len(saved)}")
+    assert (by_key, with_witness) == (0, len(saved))
