@@ -154,8 +154,8 @@ def test_guard_approve_signs_with_a_key(tmp_path: Path) -> None:
     with GuardStore(state, str(spec), key_file=str(guard_key)).session("s") as live:
         assert live.check(CALL).verdict == "allow"
         assert live.check({**CALL, "call_id": "c2"}).verdict == "ask"
-    unsigned = CliRunner().invoke(cli, [*base, "--by", key.key_id])
-    assert unsigned.exit_code == 0  # recorded, and counts for nothing: no signature
+    both = CliRunner().invoke(cli, [*base, "--by", "x", "--key", str(pem)])
+    assert both.exit_code == 2 and "not both" in both.stderr
     missing = CliRunner().invoke(cli, [*base[:-6], "--key", str(pem)])
     assert missing.exit_code == 2 and "--tool" in missing.stderr
     nobody = CliRunner().invoke(cli, base)

@@ -153,11 +153,22 @@ def guard_approve(spec: str, state_dir: str | None, key_file: str | None, no_key
     (checkpoint, tool, args_sha256, call id, expiry), checked with the public key
     alone wherever a rule names the key's id.
     """
-    from roadcheck.guard.hooks import approve_call
+    from roadcheck.errors import InputError
+    from roadcheck.guard.hooks import approve_call, approve_call_signed
 
-    seqs, by = approve_call(spec, state_dir, session, checkpoints, by=by, tool=tool,
-                            args_sha256=args_sha256, call_id=call_id, key_file=key_file,
-                            no_key=no_key, signing_key=signing_key, expires_in=expires_in)
+    store = {"key_file": key_file, "no_key": no_key}
+    if signing_key is not None:
+        if by is not None:
+            raise InputError("--key signs as the key's id: give --by or --key, not both")
+        call = {"tool": tool, "args_sha256": args_sha256, "call_id": call_id}
+        seqs, by = approve_call_signed(spec, state_dir, session, checkpoints,
+                                       signing_key=signing_key, call=call,
+                                       expires_in=expires_in, **store)
+    elif by is None:
+        raise InputError("say who approves: --by NAME, or --key PEM to sign the approval")
+    else:
+        seqs = approve_call(spec, state_dir, session, checkpoints, by=by, tool=tool,
+                            args_sha256=args_sha256, call_id=call_id, **store)
     click.echo(f"roadcheck guard: approved by {by}: {', '.join(checkpoints)} "
                f"(session {session}, seq {', '.join(map(str, seqs))})")
 
