@@ -14,7 +14,9 @@ attempt copies):
   line in one pass into the typed evidence record, recompute its hash and its
   link to the one before, compare the last hash and the count with the head,
   check the head's signature with the public key, and compare every attempt copy
-  with its record. Target: under 10 s.
+  with its record. Target: under 10 s of CPU time (the process's own time:
+  the machine this runs on is shared, so wall time is printed beside it but
+  varies with the other work on it).
 - baseline: read the same file and take the sha256 of each line's bytes, the
   floor any verification of those bytes pays. The ratio is printed beside it.
 
@@ -114,13 +116,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"records: {args.records:,} ({size / 1e6:.0f} MB, written in {written:.1f} s), "
               f"load {os.getloadavg()[0]:.2f}")
         gc.collect()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         baseline(path)
-        base = time.perf_counter() - t0
+        base_wall, base = time.perf_counter() - t0, time.process_time() - c0
         gc.collect()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         ok = verify(run_dir, key.public)
-        took = time.perf_counter() - t0
+        took_wall, took = time.perf_counter() - t0, time.process_time() - c0
         head = JsonlStore(run_dir, RUN_ID)._read_slot()
         assert isinstance(head, Head)
         forged = Head(RUN_ID, args.records - 1, head.last_hash, auth=head.auth,
@@ -132,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         key.public.verify_bytes(i.to_bytes(8, "big"), sig)
     per = (time.perf_counter() - t0) / max(1, args.per_record)
     met = ok and refused and took < TARGET_S
-    print(f"verify (chain + signed head): {took:.2f} s vs sha256 of each line {base:.2f} s -> "
-          f"{took / base:.2f} x; target < {TARGET_S:.0f} s: {'met' if met else 'MISSED'}"
+    print(f"verify (chain + signed head): {took:.2f} s CPU vs sha256 of each line {base:.2f} s "
+          f"CPU -> {took / max(base, 1e-9):.2f} x (wall {took_wall:.2f} s vs {base_wall:.2f} s); "
+          f"target < {TARGET_S:.0f} s CPU: {'met' if met else 'MISSED'}"
           f"{'' if ok else ' (the chain did not verify)'}"
           f"{'' if refused else ' (a forged head was accepted)'}")
     print(f"  for reference, one Ed25519 verification per record: {per * 1e6:.1f} us each, "
