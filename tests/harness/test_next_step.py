@@ -147,7 +147,9 @@ class TestRefusalIsEvidence:
         assert (refusal["role"], refusal["identity"]) == ("qa", "alice")
         assert refusal["gate"]["kind"] == "role-guard"
         assert refusal["gate"]["exit_code"] is None
-        assert refusal["artifact"] == made["artifact"]
+        # the reviewed artifact, by path and digest (the producer's output stays with its record)
+        assert refusal["artifact"] == {k: v for k, v in made["artifact"].items()
+                                       if k != "output"}
         assert json.loads(copy_lines(runs / "r")[-1]) == refusal
         guard = [json.loads(line) for line in
                  (runs / "r" / "trajectory.jsonl").read_text().splitlines()
@@ -156,7 +158,8 @@ class TestRefusalIsEvidence:
 
     def test_a_refusal_is_not_feedback_and_the_review_goes_on(
             self, tmp_path: Path, phase: Build, workflow_file: WriteWorkflow) -> None:
-        """After a refusal another identity reviews: attempt 2, no feedback, the run goes on."""
+        """After a refusal another identity reviews: attempt 1 (a refusal is no attempt), no
+        feedback, the run goes on."""
         path = _review_flow(phase, workflow_file)
         runs = tmp_path / "runs"
         wf = Workflow.load(path)
@@ -165,7 +168,7 @@ class TestRefusalIsEvidence:
         result = wf.run(role="qa", identity="bob", resume="r", runs_dir=runs)
         assert result.status == "paused" and result.waiting_for == "writer"
         review = _records(runs, "r")[-1]
-        assert (review["phase"], review["verdict"], review["attempt"]) == ("review", "pass", 2)
+        assert (review["phase"], review["verdict"], review["attempt"]) == ("review", "pass", 1)
         assert not (runs / "r" / "feedback").exists()
 
     def test_an_edited_refusal_breaks_the_chain(self, tmp_path: Path, phase: Build,

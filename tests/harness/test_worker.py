@@ -269,6 +269,27 @@ sys.exit(1)
             url, "SELECT entry FROM roadcheck_effects ORDER BY position")]
         assert states == ["attempted", "confirmed"]
 
+    def test_resuming_an_edited_completed_run_is_refused(self, tmp_path: Path, url: str,
+                                                          phase: Build,
+                                                          workflow_file: WriteWorkflow) -> None:
+        """Resuming a finished run whose record was edited refuses like the file stores
+        (exit 2, naming the record), never reports it completed; a paused run that cannot
+        be claimed is verified the same way."""
+        wf = workflow_file(phase("make"), phase("publish"))
+        runs = str(tmp_path / "runs")
+        args = ["run", str(wf), "--store", url, "--as", "writer", "--identity", "alice",
+                "--runs-dir", runs]
+        made = CliRunner().invoke(cli, [*args, "--run-id", "r1"])
+        assert made.exit_code == 0, made.output
+        again = CliRunner().invoke(cli, [*args, "--resume", "r1"])
+        assert again.exit_code == 0 and "completed" in again.stdout
+        sql(url, "UPDATE roadcheck_evidence SET identity = 'mallory' WHERE position = 2")
+        result = CliRunner().invoke(cli, [*args, "--resume", "r1"])
+        assert result.exit_code == 2, result.output
+        assert "record 2" in result.stderr and "was edited" in result.stderr
+        assert "resume refused" in result.stderr
+        assert "completed" not in result.stdout
+
 
 class TestSubmit:
     """``roadcheck submit`` creates a run on the store and works none of its phases."""

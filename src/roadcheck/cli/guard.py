@@ -133,21 +133,42 @@ for _name, (_cli_name, _takes) in _HOOK_COMMANDS.items():
 @click.option("--args-sha256", default=None, metavar="DIGEST",
               help="The digest of the call's arguments (sha256:...), as the reason gives it.")
 @click.option("--call-id", default=None, metavar="ID", help="The call's id, where it has one.")
-@click.option("--by", "by", required=True, metavar="NAME",
-              help="Who approves: the checkpoint's confirmed_by.")
+@click.option("--by", "by", default=None, metavar="NAME",
+              help="Who approves: the checkpoint's confirmed_by (with --key: the key's id).")
+@click.option("--key", "signing_key", type=FILE, default=None, metavar="PEM",
+              help="Sign each approval with this Ed25519 private key (roadcheck keys new): "
+                   "a rule whose confirmed_by lists the key's id counts only such an "
+                   "approval of this very call. Needs --tool and --args-sha256.")
+@click.option("--expires-in", default=300.0, show_default=True, type=float, metavar="SECONDS",
+              help="With --key: how long the signed approval counts.")
 def guard_approve(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
                   session: str, checkpoints: tuple[str, ...], tool: str | None,
-                  args_sha256: str | None, call_id: str | None, by: str) -> None:
+                  args_sha256: str | None, call_id: str | None, by: str | None,
+                  signing_key: str | None, expires_in: float) -> None:
     """Record that BY approved one call: one checkpoint per --checkpoint, naming the call.
 
     Run it yourself, in a terminal of your own, where the agent cannot: it writes the
     session's state, so whatever can run it can approve. The session must exist.
+    With --key each checkpoint also carries the approver's signature over the call
+    (checkpoint, tool, args_sha256, call id, expiry), checked with the public key
+    alone wherever a rule names the key's id.
     """
-    from roadcheck.guard.hooks import approve_call
+    from roadcheck.errors import InputError
+    from roadcheck.guard.hooks import approve_call, approve_call_signed
 
-    seqs = approve_call(spec, state_dir, session, checkpoints, by=by, tool=tool,
-                        args_sha256=args_sha256, call_id=call_id, key_file=key_file,
-                        no_key=no_key)
+    store = {"key_file": key_file, "no_key": no_key}
+    if signing_key is not None:
+        if by is not None:
+            raise InputError("--key signs as the key's id: give --by or --key, not both")
+        call = {"tool": tool, "args_sha256": args_sha256, "call_id": call_id}
+        seqs, by = approve_call_signed(spec, state_dir, session, checkpoints,
+                                       signing_key=signing_key, call=call,
+                                       expires_in=expires_in, **store)
+    elif by is None:
+        raise InputError("say who approves: --by NAME, or --key PEM to sign the approval")
+    else:
+        seqs = approve_call(spec, state_dir, session, checkpoints, by=by, tool=tool,
+                            args_sha256=args_sha256, call_id=call_id, **store)
     click.echo(f"roadcheck guard: approved by {by}: {', '.join(checkpoints)} "
                f"(session {session}, seq {', '.join(map(str, seqs))})")
 

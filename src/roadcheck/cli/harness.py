@@ -184,19 +184,39 @@ def evidence() -> None:
 @click.option("--store", "store_url", metavar="URL", default=None, callback=database_url,
               help="Read the run from this postgresql:// store instead of --runs-dir.")
 @KEY_FILE_OPTION
+@click.option("--witness", "witness_file", type=FILE, default=None, metavar="FILE",
+              help="A head witness statement (roadcheck evidence witness): the chain must "
+                   "extend the head it saw, else 'rollback'. Needs --witness-key.")
+@click.option("--witness-key", "witness_key_file", type=FILE, default=None, metavar="PEM",
+              help="The witness's Ed25519 public key, pinning who may have signed --witness.")
 @FORMAT_OPTION
 def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file: str | None,
+                    witness_file: str | None, witness_key_file: str | None,
                     fmt: str) -> None:
     """Verify RUN's evidence: exit 0 OK, 1 broken, 2 unreadable or its key is missing.
 
     Recomputes the hash chain, compares it with the store's anchored head and
     checks the head's MAC or signature when the run has one (a signed run verifies
     with its public key alone). Without a key it says what
-    it cannot detect.
+    it cannot detect. With --witness, a head a witness saw must be a prefix of the
+    chain (a store rolled back to before it is 'rollback', exit 1).
     """
     from roadcheck.evidence import load_key, verify_run
     from roadcheck.report.harness import verify_report
 
+    if witness_file is not None or witness_key_file is not None:
+        from roadcheck.errors import InputError
+        from roadcheck.evidence.signing import load_verify_key
+        from roadcheck.evidence.witness import read_witness
+
+        if witness_file is None or witness_key_file is None or store_url is not None:
+            raise InputError("--witness and --witness-key go together, with a run in "
+                             "--runs-dir")
+        witness, witness_key = read_witness(witness_file), load_verify_key(witness_key_file)
+        check = verify_run(runs_dir, run_id, load_key(key_file), witness=witness,
+                           witness_key=witness_key)
+        emit(verify_report(check, fmt=fmt))
+        sys.exit(check.exit)
     if store_url is not None:
         from roadcheck.evidence.postgres import verify_pg_run
 
@@ -209,6 +229,34 @@ def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file:
                  else verify_run(runs_dir, run_id, key if key is not None else load_key()))
     emit(verify_report(check, fmt=fmt))
     sys.exit(check.exit)
+
+
+@evidence.command("witness", short_help="Sign a statement of a run's head, as its witness.")
+@click.argument("run_id", metavar="RUN")
+@click.option("--runs-dir", default="runs", show_default=True, type=DIRECTORY,
+              help="Directory holding one directory per run.")
+@KEY_FILE_OPTION
+@click.option("--key", "witness_key_file", required=True, type=FILE, metavar="PEM",
+              help="The witness's Ed25519 private key (roadcheck keys new).")
+@click.option("-o", "--output", "output", required=True, type=FILE,
+              help="Where to write the statement (keep it where the store's writers cannot "
+                   "reach).")
+def evidence_witness(run_id: str, runs_dir: str, key_file: str | None, witness_key_file: str,
+                     output: str) -> None:
+    """Verify RUN, then write the witness's signed statement of its head: run id, record
+    count, last hash and time. 'roadcheck evidence verify RUN --witness FILE
+    --witness-key PUB' later refuses a store rolled back to before that head.
+    """
+    import msgspec
+
+    from roadcheck._files import write_output
+    from roadcheck.evidence import load_key
+    from roadcheck.evidence.witness import witness_run
+
+    statement = witness_run(runs_dir, run_id, load_key(key_file), witness_key_file)
+    write_output(output, msgspec.json.encode(statement) + b"\n", what="the witness statement")
+    click.echo(f"witnessed run {run_id}: {statement.records} records, last "
+               f"{statement.last_hash[:12]} -> {output}")
 
 
 @cli.command(short_help="Print a run's evidence trail.")

@@ -28,6 +28,7 @@ from roadcheck.conformance.rules import (
     rule_table,
 )
 from roadcheck.conformance.spec import Spec, bound_parts, guarded_actions
+from roadcheck.documents.approval import KEY_ID_PREFIX
 from roadcheck.documents.spec import CheckpointRuleDoc
 from roadcheck.events import EVENT_KINDS, Event, args_digest, field_verified
 from roadcheck.findings import NOWHERE, Location, Severity
@@ -59,6 +60,15 @@ Hooks = tuple[list[tuple[int, list[Selector]]], list[tuple[Selector, str]]]
 #: A handoff as messages name it: (from agent, to agent, seq, line).
 _Border = tuple[str, str, int, "int | None"]
 
+
+
+def _unsigned(cid: str, key_id: str, event: Event) -> str | None:
+    """Why a checkpoint confirmed by the key ``key_id`` does not count (its signed approval
+    is missing, forged, for another call or expired), or None."""
+    from roadcheck.evidence.approval import approval_problem
+
+    return approval_problem(event.data.get("approval"), key_id=key_id, checkpoint_id=cid,
+                            call=event.data, at=event.ts)
 
 class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
@@ -520,6 +530,12 @@ class Replayer:
                               f"{_show(confirmed_by)}, not one of {allowed}")
                 st.void_seq = st.void_seq if st.last_void else None
                 continue
+            if rule.confirmed_by is not None and confirmed_by.startswith(KEY_ID_PREFIX):
+                why = _unsigned(cid, confirmed_by, event)
+                if why is not None:
+                    st.why_not = f"checkpoint '{cid}' at {self.where(event)} does not count: {why}"
+                    st.void_seq = st.void_seq if st.last_void else None
+                    continue
             if rule.binds:
                 key = _named_call(rule.binds, event.data)
                 if key is None:

@@ -58,6 +58,9 @@ class CheckpointEvent(_Event, frozen=True, kw_only=True, tag="checkpoint"):
     tool: str | None = None
     args_sha256: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     call_id: str | None = None
+    #: A signed approval of that call (:class:`roadcheck.documents.approval.Approval`),
+    #: when ``confirmed_by`` is the id of the key that signed it (``ed25519:...``).
+    approval: Any = None
 
 
 class VerifiedValue(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

@@ -51,7 +51,9 @@ class CheckpointRuleDoc(_Doc, frozen=True):
     scope: Literal["first", "each"] = "first"
     #: One checkpoint licenses one guarded action only.
     consume: bool = False
-    #: Only checkpoints confirmed by one of these count.
+    #: Only checkpoints confirmed by one of these count. A key id (``ed25519:`` and 16
+    #: hex digits) counts only a checkpoint that carries that key's valid, unexpired
+    #: signed approval of the call it names (:mod:`roadcheck.evidence.approval`).
     confirmed_by: list[Name] | None = None
     #: Event selectors after which an earlier checkpoint no longer counts.
     voided_by: list[SelectorDoc] = []

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from roadcheck.evidence.record import GENESIS, record_hash
+from roadcheck.documents.evidence import EvidenceRecord
+from roadcheck.evidence.record import GENESIS, AnyRecord, record_hash
 
 __all__ = ["NO_KEY_SCOPE", "ChainCheck", "Problem", "malformed_record", "record_problem",
            "verify_chain"]
@@ -18,9 +19,10 @@ __all__ = ["NO_KEY_SCOPE", "ChainCheck", "Problem", "malformed_record", "record_
 #: ``manifest``: ``run.json`` or the params no longer match what the evidence recorded.
 #: ``corrupt``: the SQLite file fails ``PRAGMA integrity_check``.
 #: ``malformed``: a chained, counted record does not have the evidence record's shape.
+#: ``rollback``: the chain does not extend a head a witness saw (:mod:`.witness`).
 Problem = Literal["edited", "dropped", "reordered", "appended", "cut", "rehashed", "torn",
                   "unanchored", "forged", "unauthenticated", "manifest", "corrupt",
-                  "malformed"]
+                  "malformed", "rollback"]
 
 #: What a check without a key cannot vouch for; printed with every unkeyed result.
 NO_KEY_SCOPE = ("no key: a writer of the run directory could re-hash the chain, append or cut "
@@ -76,12 +78,26 @@ class ChainCheck:
                 "head": head, "scope": self.scope, "notes": list(self.notes), "exit": self.exit}
 
 
-def _where(record: Mapping[str, Any]) -> str:
-    return (f"phase {record.get('phase')!r} attempt {record.get('attempt')} "
-            f"(iteration {record.get('iteration')})")
+def _get(record: AnyRecord, name: str) -> Any:
+    if isinstance(record, EvidenceRecord):
+        return getattr(record, name)
+    return record.get(name)
 
 
-def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
+def _where(record: AnyRecord) -> str:
+    return (f"phase {_get(record, 'phase')!r} attempt {_get(record, 'attempt')} "
+            f"(iteration {_get(record, 'iteration')})")
+
+
+def _links(rec: AnyRecord) -> tuple[object, object, object]:
+    """``(hash, prev_hash, params_sha256)`` of a record as read."""
+    if type(rec) is EvidenceRecord:
+        return rec.hash, rec.prev_hash, rec.params_sha256
+    assert not isinstance(rec, EvidenceRecord)
+    return rec.get("hash"), rec.get("prev_hash"), rec.get("params_sha256")
+
+
+def verify_chain(run_id: str, records: Sequence[AnyRecord],
                  known_hashes: Sequence[str] = (), params_sha256: str | None = None,
                  ) -> ChainCheck:
     """Recompute every hash and link; report the first edited, dropped or reordered record.
@@ -90,16 +106,16 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
     highest row id); one that is missing from the chain means a record was dropped.
     ``params_sha256``, when given, must be the params digest of every record.
     """
-    expected = GENESIS
+    expected: object = GENESIS
     for i, rec in enumerate(records):
         pos = i + 1
-        if record_hash(rec) != rec.get("hash"):
+        own, prev, params = _links(rec)
+        if record_hash(rec) != own:
             return ChainCheck(run_id, len(records), "edited", pos,
                               f"record {pos} ({_where(rec)}) was edited: its content no longer "
                               "matches its hash")
-        prev = rec.get("prev_hash")
         if prev != expected:
-            hashes = [str(r.get("hash")) for r in records]
+            hashes = [str(_get(r, "hash")) for r in records]
             if prev in hashes:
                 return ChainCheck(run_id, len(records), "reordered", pos,
                                   f"record {pos} ({_where(rec)}) is out of order: the record it "
@@ -107,12 +123,12 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
             return ChainCheck(run_id, len(records), "dropped", pos,
                               f"a record before record {pos} ({_where(rec)}) was dropped: the "
                               "record it follows is missing")
-        if params_sha256 is not None and rec.get("params_sha256") != params_sha256:
+        if params_sha256 is not None and params != params_sha256:
             return ChainCheck(run_id, len(records), "manifest", pos,
                               f"record {pos} ({_where(rec)}) was made under other params than "
                               "run.json holds now")
-        expected = str(rec["hash"])
-    present = {str(r.get("hash")) for r in records} if known_hashes else set()
+        expected = own
+    present = {str(_get(r, "hash")) for r in records} if known_hashes else set()
     for h in known_hashes:
         if h not in present:
             return ChainCheck(run_id, len(records), "dropped", len(records) + 1,
@@ -122,14 +138,14 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]],
                       f"{len(records)} records, hash chain intact")
 
 
-def record_problem(records: Sequence[Mapping[str, Any]], run_id: str,
+def record_problem(records: Sequence[AnyRecord], run_id: str,
                    workflow: str | None) -> str | None:
     """Why the first record without the evidence record's shape is wrong, or None."""
     found = malformed_record(records, run_id, workflow)
     return None if found is None else found[1]
 
 
-def malformed_record(records: Sequence[Mapping[str, Any]], run_id: str,
+def malformed_record(records: Sequence[AnyRecord], run_id: str,
                      workflow: str | None) -> tuple[int, str] | None:
     """``(position, why)`` of the first record without the evidence record's shape, or None.
 
@@ -138,16 +154,16 @@ def malformed_record(records: Sequence[Mapping[str, Any]], run_id: str,
     the records, each must be a well-typed record of this run (and of ``workflow``,
     when it is known).
     """
-    from roadcheck.documents.evidence import EvidenceRecord
     from roadcheck.documents.loader import Problem, convert
 
     for pos, rec in enumerate(records, 1):
-        try:
-            convert(dict(rec), EvidenceRecord)
-        except Problem as exc:
-            field = ".".join(str(p) for p in exc.loc)
-            return pos, f"record {pos} is not an evidence record: {field}: {exc.message}"
+        if not isinstance(rec, EvidenceRecord):  # a typed record was checked as it was read
+            try:
+                convert(dict(rec), EvidenceRecord)
+            except Problem as exc:
+                field = ".".join(str(p) for p in exc.loc)
+                return pos, f"record {pos} is not an evidence record: {field}: {exc.message}"
         for key, want in (("run_id", run_id), ("workflow", workflow)):
-            if want is not None and rec.get(key) != want:
-                return pos, f"record {pos} belongs to {key} {rec.get(key)!r}, not {want!r}"
+            if want is not None and _get(rec, key) != want:
+                return pos, f"record {pos} belongs to {key} {_get(rec, key)!r}, not {want!r}"
     return None

@@ -89,6 +89,20 @@ class VerifyKey:
     def __repr__(self) -> str:
         return f"VerifyKey(key_id={self.key_id!r})"
 
+    @classmethod
+    def from_raw(cls, text: object) -> VerifyKey | None:
+        """The public key whose 32 raw bytes ``text`` spells in base64url (as
+        :attr:`raw_text` writes them), or None when it spells no such key."""
+        raw = _unb64(text) if isinstance(text, str) else None
+        if raw is None or len(raw) != 32:
+            return None
+        return cls(_crypto().Ed25519PublicKey.from_public_bytes(raw))
+
+    @property
+    def raw_text(self) -> str:
+        """The 32 raw bytes of the key in base64url without padding."""
+        return _b64(self.raw)
+
     def verify(self, doc: Any, signature: object) -> bool:
         """True when ``signature`` (base64url) is this key's signature of ``doc``."""
         return self.verify_bytes(canonical(doc), signature)

@@ -61,7 +61,7 @@ from roadcheck.evidence.manifest import (
     read_manifest,
     write_durable,
 )
-from roadcheck.evidence.record import FIELDS, GENESIS, seal
+from roadcheck.evidence.record import FIELDS, GENESIS, AnyRecord, as_dict, read_record, seal
 
 if TYPE_CHECKING:  # sqlite3 loads with the SQLite store, not with a JSONL run
     import sqlite3
@@ -132,7 +132,7 @@ class EvidenceStore(Protocol):
         ...
 
 
-def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str | None,
+def _judge(run_id: str, records: Sequence[AnyRecord], head: Head | str | None,
            key: AnyKey | None, manifest: Mapping[str, Any] | None, *,
            torn: int = 0) -> tuple[ChainCheck, int]:
     """Compare the chain with its head; return the check and the uncounted records it may set aside.
@@ -200,7 +200,7 @@ def _judge(run_id: str, records: Sequence[Mapping[str, Any]], head: Head | str |
         return broken("cut", n + 1, f"the head counts {head.records} records but the store holds "
                       f"{n}: the tail from record {n + 1} was cut"), 0
     counted = head.records
-    last = records[counted - 1].get("hash") if counted else GENESIS
+    last = as_dict(records[counted - 1]).get("hash") if counted else GENESIS
     if last != head.last_hash:
         return broken("rehashed", None, f"the chain no longer ends where its head says (record "
                       f"{counted} is {str(last)[:12]}, the head says {head.last_hash[:12]}): "
@@ -411,34 +411,41 @@ class JsonlStore:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _scan(self) -> tuple[list[dict[str, Any]], int, int, int | None]:
-        """``(records, committed bytes, torn bytes, first unreadable line)``."""
+    def _scan(self) -> tuple[list[AnyRecord], list[bytes], int, int, int | None]:
+        """``(records, their lines, committed bytes, torn bytes, first unreadable line)``.
+
+        Each line is read once: into the typed record when it is one as the store writes
+        it, else as a JSON mapping (which the checks then judge)."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return [], 0, 0, None
+            return [], [], 0, 0, None
         except OSError as exc:
             raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
                              path=str(self.path)) from None
         end = data.rfind(b"\n") + 1
-        out: list[dict[str, Any]] = []
+        out: list[AnyRecord] = []
+        lines: list[bytes] = []
         skip = 0 if self.legacy() else 1  # line 1 is the head slot
         for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
             if n <= skip or not raw.strip():
                 continue
-            rec = _loads_exact(raw)
-            if not isinstance(rec, dict):
-                return out, end, len(data) - end, n
+            rec: AnyRecord | None = read_record(raw)
+            if rec is None:
+                rec = _loads_exact(raw)
+                if not isinstance(rec, dict):
+                    return out, lines, end, len(data) - end, n
             out.append(rec)
-        return out, end, len(data) - end, None
+            lines.append(raw)
+        return out, lines, end, len(data) - end, None
 
     def records(self) -> list[dict[str, Any]]:
         """Every complete record; a complete line that is not a JSON object is a store error."""
-        recs, _, _, bad = self._scan()
+        recs, _, _, _, bad = self._scan()
         if bad is not None:
             raise StoreError("unreadable record: not one JSON object (broken JSON, or a key "
                              "given twice)", path=str(self.path), line=bad)
-        return recs
+        return [as_dict(r) for r in recs]
 
     def _read_head(self) -> Head | str | None:
         if not self.legacy():
@@ -477,11 +484,12 @@ class JsonlStore:
         except HeadError as exc:
             return f"{where}: {exc}"
 
-    def _attempt_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
+    def _attempt_problem(self, typed: Sequence[AnyRecord], raws: Sequence[bytes], counted: int,
                          ) -> tuple[str, int, str] | None:
         """The first attempt copy that is missing, different, renamed or without record."""
         if self.copies():
-            return self._copies_problem(records, counted)
+            return self._copies_problem(typed, raws, counted)
+        records = [as_dict(r) for r in typed]
         files = {p.name: p for p in self.phases_dir.glob("*.json")} if self.phases_dir.exists() \
             else {}
         by_hash = {str(r.get("hash")): i + 1 for i, r in enumerate(records)}
@@ -513,33 +521,43 @@ class JsonlStore:
                     "that is missing from the chain")
         return None
 
-    def _copy_lines(self) -> tuple[list[bytes], bytes]:
-        """The complete lines of :data:`COPIES` and what follows the last one (a torn copy)."""
+    def _copy_data(self) -> bytes:
+        """The bytes of :data:`COPIES` (none when it is missing)."""
         try:
-            data = self.copies_path.read_bytes()
+            return self.copies_path.read_bytes()
         except FileNotFoundError:
-            return [], b""
+            return b""
         except OSError as exc:
             raise StoreError(f"cannot read the attempt copies: {exc.strerror or exc}",
                              path=str(self.copies_path)) from None
+
+    def _copy_lines(self, data: bytes | None = None) -> tuple[list[bytes], bytes]:
+        """The complete lines of :data:`COPIES` and what follows the last one (a torn copy)."""
+        if data is None:
+            data = self._copy_data()
         end = data.rfind(b"\n") + 1
         return data[:end].split(b"\n")[:-1], data[end:]
 
-    def _copies_problem(self, records: Sequence[Mapping[str, Any]], counted: int,
-                        ) -> tuple[str, int, str] | None:
+    def _copies_problem(self, records: Sequence[AnyRecord], raws: Sequence[bytes],
+                        counted: int) -> tuple[str, int, str] | None:
         """The first line of :data:`COPIES` that is missing, different or without record.
 
         Line N is the copy of record N. A crash leaves the one record the head does not
         count without its copy, or with a torn one, or whole: nothing else.
         """
-        lines, torn = self._copy_lines()
+        data = self._copy_data()
+        if raws and len(data) == sum(map(len, raws)) + len(raws) \
+                and data == b"\n".join(raws) + b"\n":
+            return None  # every line is its record's line, byte for byte, and nothing more
+        lines, torn = self._copy_lines(data)
         for i, rec in enumerate(records):
             if i >= len(lines):
                 if i < counted:
                     return ("dropped", i + 1, f"the attempt copy of record {i + 1} is missing "
                             f"from {COPIES}")
                 break
-            if _loads_exact(lines[i]) != rec:
+            # the same bytes hold the same record; other bytes are compared as read
+            if lines[i] != raws[i] and _loads_exact(lines[i]) != as_dict(rec):
                 return ("edited", i + 1, f"the attempt copy of record {i + 1} ({COPIES} line "
                         f"{i + 1}) differs from it")
         if len(lines) > len(records):
@@ -552,7 +570,7 @@ class JsonlStore:
 
     def _check(self, manifest: Mapping[str, Any] | None) -> tuple[ChainCheck, int, int, int]:
         """``(check, uncounted records resume may set aside, committed bytes, torn bytes)``."""
-        records, end, torn, bad = self._scan()
+        records, raws, end, torn, bad = self._scan()
         head = self._read_head()
         if bad is not None:
             check = verify_chain(self.run_id, records)
@@ -562,7 +580,7 @@ class JsonlStore:
                                         "record"), 0, end, torn)
         check, extra = _judge(self.run_id, records, head, self.key, manifest, torn=torn)
         if (check.ok or extra) and isinstance(head, Head):
-            found = self._attempt_problem(records, head.records)
+            found = self._attempt_problem(records, raws, head.records)
             if found is not None:
                 problem, pos, message = found
                 check = dataclasses.replace(check, problem=problem, position=pos,  # type: ignore[arg-type]
@@ -977,8 +995,12 @@ def open_store(runs_dir: str | os.PathLike[str], run_id: str, kind: StoreKind | 
 
 
 def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
-               key: AnyKey | None = None) -> ChainCheck:
-    """Verify a stored run: chain, head, MAC, attempt files and ``run.json``.
+               key: AnyKey | None = None, *, witness: Any = None,
+               witness_key: Any = None) -> ChainCheck:
+    """Verify a stored run: chain, head, MAC, attempt files and ``run.json``; with a
+    ``witness`` (:class:`~roadcheck.documents.evidence.HeadWitness`) and the pinned
+    ``witness_key``, also that the chain extends the head it saw
+    (:mod:`roadcheck.evidence.witness`).
 
     ``key=None`` takes the key from the environment, if one is set there.
     """
@@ -992,6 +1014,11 @@ def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
     store = open_store(runs_dir, run_id, kind if kind in STORE_KINDS else None,
                        key if key is not None else load_key())
     try:
-        return store.verify(manifest)
+        check = store.verify(manifest)
+        if witness is not None:
+            from roadcheck.evidence.witness import apply_witness
+
+            check = apply_witness(check, witness, witness_key, store.records())
+        return check
     finally:
         store.close()

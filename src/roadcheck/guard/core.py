@@ -28,6 +28,7 @@ first; replay reports its longest chain once, at the run's end.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import inspect
 from collections.abc import Callable, Mapping
@@ -35,16 +36,24 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Literal, TypeVar
 
+import msgspec
+
 from roadcheck.conformance.engine import CompiledSpec, Replayer, unlicensed
 from roadcheck.conformance.result import Finding
 from roadcheck.conformance.spec import Spec
-from roadcheck.errors import TraceError
+from roadcheck.documents.approval import Approval
+from roadcheck.errors import InputError, TraceError
 from roadcheck.events import Event, args_digest, field_verified
 from roadcheck.findings import Location
 from roadcheck.ingest.native import parse_record
 from roadcheck.reasons import Reason
 
 __all__ = ["Decision", "Guard", "GuardDenied", "Verdict"]
+
+
+def _utc_now() -> str:
+    """Now, as RFC 3339 UTC with milliseconds and ``Z``."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 Verdict = Literal["allow", "deny", "ask"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -186,18 +195,38 @@ class Guard:
             self._ended = True
         return ev
 
-    def approve(self, decision: Decision, by: str, *, agent: str | None = None) -> list[Event]:
+    def approve(self, decision: Decision, by: str, *, agent: str | None = None,
+                approval: Approval | None = None) -> list[Event]:
         """Observe that ``by`` approved the call ``decision`` asked about.
 
         One checkpoint per rule the decision found missing, each naming the call
         (``tool``, ``args_sha256``, ``call_id``), so a rule that ``binds`` it
         counts it for that call only. Whether ``by`` may approve is the rule's
         ``confirmed_by``, judged as for any checkpoint.
+
+        With a signed ``approval`` (:func:`roadcheck.evidence.approval.sign_approval`)
+        the one checkpoint it names is recorded, confirmed by the signing key's id,
+        carrying the approval and the time it was recorded: a rule whose
+        ``confirmed_by`` lists that key id counts it only if the signature verifies,
+        names this very call and has not expired.
         """
+        cids: tuple[str, ...] = decision.missing
+        extra: dict[str, Any] = {}
+        if approval is not None:
+            from roadcheck.evidence.signing import VerifyKey
+
+            public = VerifyKey.from_raw(approval.public_key)
+            if public is None:
+                raise InputError("the approval's public key is not an Ed25519 public key")
+            if approval.checkpoint_id not in cids:
+                raise InputError(f"the approval is for checkpoint {approval.checkpoint_id!r}; "
+                                 f"this call needs {', '.join(cids) or 'none'}")
+            cids, by = (approval.checkpoint_id,), public.key_id
+            extra = {"ts": _utc_now(), "approval": msgspec.to_builtins(approval)}
         out = []
-        for cid in decision.missing:
+        for cid in cids:
             rec: dict[str, Any] = {"event": "checkpoint", "checkpoint_id": cid,
-                                   "confirmed_by": by}
+                                   "confirmed_by": by, **extra}
             if agent is not None:
                 rec["agent"] = agent
             for key, value in (("tool", decision.tool), ("args_sha256", decision.args_sha256),

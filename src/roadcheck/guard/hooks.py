@@ -334,20 +334,63 @@ def approve_call(spec: str, state_dir: str | None, session: str, checkpoints: tu
     The session must exist (:class:`~roadcheck.errors.StoreError` otherwise): an
     approval for a session the guard never saw licenses nothing it could check.
     """
+    call = {"tool": tool, "args_sha256": args_sha256, "call_id": call_id}
+    return _observe_approvals(spec, state_dir, session,
+                              [_checkpoint(cid, by, call) for cid in checkpoints],
+                              store_options)
+
+
+def approve_call_signed(spec: str, state_dir: str | None, session: str,
+                        checkpoints: tuple[str, ...], *, signing_key: str,
+                        call: dict[str, str | None], expires_in: float = 300.0,
+                        **store_options: Any) -> tuple[list[int], str]:
+    """:func:`approve_call` with each checkpoint carrying the approver's signed approval
+    of the ``call`` (its ``tool``, ``args_sha256``, ``call_id``), made with the Ed25519
+    private key in ``signing_key`` and expiring ``expires_in`` seconds from now
+    (:mod:`roadcheck.evidence.approval`); confirmed by the key's id. Their seqs and that
+    id."""
+    import msgspec
+
+    from roadcheck.errors import InputError
+    from roadcheck.evidence.approval import approve_with_key
+    from roadcheck.evidence.signing import load_signing_key
+
+    tool, digest = call.get("tool"), call.get("args_sha256")
+    if tool is None or digest is None:
+        raise InputError("--key signs the approval of one call: give its --tool and "
+                         "--args-sha256")
+    key_id = load_signing_key(signing_key).key_id
+    recs = []
+    for cid in checkpoints:
+        approval = approve_with_key(signing_key, checkpoint_id=cid, tool=tool,
+                                    args_sha256=digest, call_id=call.get("call_id"),
+                                    expires_in=expires_in)
+        rec = _checkpoint(cid, key_id, call)
+        rec["ts"], rec["approval"] = _utc_now(), msgspec.to_builtins(approval)
+        recs.append(rec)
+    return _observe_approvals(spec, state_dir, session, recs, store_options), key_id
+
+
+def _checkpoint(cid: str, by: str, call: dict[str, str | None]) -> dict[str, Any]:
+    rec: dict[str, Any] = {"event": "checkpoint", "checkpoint_id": cid, "confirmed_by": by}
+    rec.update((k, v) for k, v in call.items() if v is not None)
+    return rec
+
+
+def _observe_approvals(spec: str, state_dir: str | None, session: str,
+                       recs: list[dict[str, Any]], store_options: dict[str, Any]) -> list[int]:
     from roadcheck.guard.store import GuardStore
 
     store = GuardStore(state_dir, spec, **store_options)
-    seqs = []
     with store.session(session) as live:
-        for cid in checkpoints:
-            rec: dict[str, Any] = {"event": "checkpoint", "checkpoint_id": cid,
-                                   "confirmed_by": by}
-            for key, value in (("tool", tool), ("args_sha256", args_sha256),
-                               ("call_id", call_id)):
-                if value is not None:
-                    rec[key] = value
-            seqs.append(live.observe(rec).seq)
-    return seqs
+        return [live.observe(rec).seq for rec in recs]
+
+
+def _utc_now() -> str:
+    """Now, as RFC 3339 UTC with milliseconds and ``Z``."""
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # -- what a person reads -----------------------------------------------------------------------

@@ -44,8 +44,10 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import msgspec
 import orjson
 
+from roadcheck.documents.approval import Approval
 from roadcheck.errors import InputError, RoadcheckError
 from roadcheck.guard.core import Decision
 from roadcheck.guard.store import GuardSession, GuardStore
@@ -172,9 +174,23 @@ def _approve(live: GuardSession, doc: dict[str, Any]) -> Decision:
     decision = guard._decide(guard.event(call))
     if decision.verdict == "allow":  # an identical call's approval allows it: this one is new
         decision = replace(decision, missing=guard.guarding(call))
+    approval = _approval_of(doc.get("approval"))
     if decision.verdict != "deny" and decision.missing:
-        guard.approve(decision, by=by, agent=call.get("agent"))
+        try:
+            guard.approve(decision, by=by, agent=call.get("agent"), approval=approval)
+        except InputError as exc:
+            raise _Refused(400, "bad-input", exc.message) from None
     return live.check(call)
+
+
+def _approval_of(doc: object) -> Approval | None:
+    """The signed approval an approve request carries (``roadcheck guard approve --key``)."""
+    if doc is None:
+        return None
+    try:
+        return msgspec.convert(doc, Approval)
+    except msgspec.ValidationError as exc:
+        raise _Refused(400, "bad-input", f"'approval' is not a signed approval: {exc}") from None
 
 
 def _deny(reason: str, message: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -59,7 +60,7 @@ from roadcheck.harness.resume import (
     effect_states,
     passed_records,
 )
-from roadcheck.harness.roles import review_refusal
+from roadcheck.harness.roles import check_role, review_refusal
 from roadcheck.harness.trajectory import HARNESS_AGENT, TrajectoryLog
 from roadcheck.reasons import Reason
 
@@ -164,6 +165,9 @@ class _Run:
         self.agents = AgentRunner(spec, spec_dir, run_dir, self.roots, self.env)
         #: The agent's evidence of the latest attempt (the record's ``artifact.producer``).
         self.produced: dict[str, Any] | None = None
+        #: The tail of the latest attempt's producer command output (the record's
+        #: ``artifact.output``); None when no command producer ran.
+        self.produced_output: str | None = None
 
     def values(self, index: int) -> dict[str, str]:
         """The template values of the phase at ``index``."""
@@ -180,11 +184,12 @@ class _Run:
             values["input"] = self.base.get("input", "")
         return values
 
-    def record_artifact(self, path: Path,
-                        producer: dict[str, Any] | None = None) -> dict[str, Any]:
+    def record_artifact(self, path: Path, producer: dict[str, Any] | None = None,
+                        output: str | None = None) -> dict[str, Any]:
         """The ``artifact`` object of a record; paths inside the run are kept relative.
 
-        An artifact an agent made carries the agent's evidence as ``producer``.
+        An artifact an agent made carries the agent's evidence as ``producer``; one a
+        command made, the tail of the command's output as ``output``.
         """
         try:
             shown = str(path.relative_to(self.run_dir))
@@ -193,6 +198,8 @@ class _Run:
         out = {"path": shown, **_digest(path, self.roots)}
         if producer is not None:
             out["producer"] = producer
+        if output is not None:
+            out["output"] = output
         return out
 
     def refuse_artifact(self, path: Path, output: str = "",
@@ -233,6 +240,7 @@ class _Run:
         # behind the back of the resume that reconciles it
         run = run_command(argv, cwd=None, env=env, timeout=phase.timeout,
                           die_with_parent=phase.effect is not None)
+        self.produced_output = run.output
         self.trajectory.add("action", phase.role, now(), action_type=f"produce:{phase.name}",
                             phase=phase.name, attempt=attempt, iteration=iteration,
                             identity=self.identity, exit_code=run.exit_code)
@@ -291,10 +299,23 @@ class _Run:
             return "not_found", "reconcile exited 1: the owner has no record"
         return "unknown", f"reconcile exited {run.exit_code}"
 
+    @staticmethod
+    def unwritten(values: Mapping[str, str]) -> bool:
+        """Whether the artifact is missing, or an empty regular file (a producer that died
+        after opening it, before writing)."""
+        try:
+            info = os.lstat(values["artifact"])
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size == 0
+
     def adopt(self, values: Mapping[str, str], receipt: str) -> None:
-        """Write the owner's record as the artifact when the producer died before writing it."""
+        """Write the owner's record as the artifact when the producer died before writing it
+        (the artifact is missing or was left empty)."""
         artifact = Path(values["artifact"])
-        if artifact.exists() or not receipt.strip():
+        if not self.unwritten(values) or not receipt.strip():
             return
         artifact.parent.mkdir(parents=True, exist_ok=True)
         tmp = artifact.with_name(artifact.name + ".reconciled.tmp")
@@ -306,8 +327,9 @@ class _Run:
 
         The refusal is a record like a gate evaluation (verdict ``refused``, gate kind
         ``role-guard``, the reviewed artifact), durable before the run stops, so the
-        chain shows who tried to review what. It takes the phase's next attempt
-        number; it is never feedback to a producer.
+        chain shows who tried to review what. It carries the number of the attempt
+        it refused, which the next attempt of the phase takes again: a refusal is not
+        an attempt, nor is it ever feedback to a producer.
         """
         assert self.store is not None
         assert phase.reviews is not None
@@ -323,7 +345,7 @@ class _Run:
             "artifact": self.record_artifact(self.artifacts[phase.reviews]),
             "role": self.role, "identity": self.identity, "started_at": started,
             "finished_at": now(), "params_sha256": self.params_sha256})
-        state.status, state.attempts, state.iteration = "refused", attempt, iteration
+        state.status, state.iteration = "refused", iteration
         self.trajectory.add("action", HARNESS_AGENT, now(), action_type="role-guard",
                             phase=phase.name, identity=self.identity, refused=True,
                             evidence=record["hash"])
@@ -430,6 +452,8 @@ def execute(spec: WorkflowSpec, *, spec_dir: Path, params: Mapping[str, str], ru
         raise InputError("no role: every invocation acts as one role (--as ROLE)")
     if not identity:
         raise InputError("no identity: pass --identity or set ROADCHECK_IDENTITY")
+    if gated:
+        check_role(role, (p.role for p in spec.phases), spec.workflow)
     key = _resolve_key(key, key_file, runs_dir)
     # a missing SDK or API key stops the run before it exists (ungated runs every phase)
     preflight(spec, role if gated else None, os.environ, spec_source)
@@ -546,7 +570,8 @@ class _Loop:
         for rec in records:
             state = self.states.get(str(rec.get("phase")))
             if state is not None:
-                state.attempts = max(state.attempts, int(rec.get("attempt", 0)))
+                if rec.get("verdict") != "refused":  # a refusal is no attempt
+                    state.attempts = max(state.attempts, int(rec.get("attempt", 0)))
                 state.iteration = max(state.iteration, int(rec.get("iteration", 0)))
                 if rec.get("verdict") == "fail":
                     self.last_fail[state.name] = rec
@@ -560,6 +585,11 @@ class _Loop:
         return RunResult(run.run_id, run.spec.workflow, status, list(self.states.values()),
                          str(run.run_dir), message, reason, waiting, output, notes=self.notes,
                          next_command=next_command)
+
+    def resume_command(self) -> str:
+        """The command that resumes this run as this invocation's role (after a hard stop:
+        each resume gives a failed phase its attempts again)."""
+        return self.run_.resume_with(self.run_.role, None)
 
     def run(self) -> RunResult:
         for index, phase in enumerate(self.run_.spec.phases):
@@ -628,9 +658,10 @@ class _Loop:
                 self.run_.trajectory.add("action", HARNESS_AGENT, now(), action_type="budget",
                                          phase=phase.name, reason=spent[0], message=spent[1])
                 return self.finish("hard-stop", f"hard-stop: {spent[1]}; phase {phase.name!r} "
-                                   f"stopped after {state.attempts} attempt(s)", spent[0])
+                                   f"stopped after {state.attempts} attempt(s)", spent[0],
+                                   next_command=self.resume_command())
             attempt, self.iteration = state.attempts + 1, self.iteration + 1
-            self.run_.produced = None
+            self.run_.produced = self.run_.produced_output = None
             started = now()
             produce = self.settle_effect(phase, values, attempt)
             if isinstance(produce, RunResult):
@@ -648,7 +679,8 @@ class _Loop:
         return self.finish("hard-stop", f"hard-stop: phase {phase.name!r} failed "
                            f"{phase.max_attempts} of {phase.max_attempts} attempts{total}; "
                            f"last gate ({outcome.kind}): {outcome.summary}{detail}",
-                           Reason.GATE_FAILED, output=outcome.output)
+                           Reason.GATE_FAILED, output=outcome.output,
+                           next_command=self.resume_command())
 
     def settle_effect(self, phase: Phase, values: Mapping[str, str],
                       attempt: int) -> bool | RunResult:
@@ -662,6 +694,10 @@ class _Loop:
         if known in ("attempted", "unknown", "confirmed"):
             if known == "confirmed":
                 answer, said = "found", ""
+                if run.unwritten(values):
+                    # confirmed, yet no record of it here: the owner's record is the artifact
+                    again, receipt = run.reconcile(phase, values)
+                    said = receipt if again == "found" else ""
             else:
                 answer, said = run.reconcile(phase, values)
                 run.effect(phase, {"found": "confirmed"}.get(answer, answer), attempt,
@@ -675,7 +711,8 @@ class _Loop:
                     "hard-stop", f"hard-stop: phase {phase.name!r} has an "
                     f"{phase.effect.retry_class} effect that was attempted and never "
                     f"confirmed, and reconciling gave no answer ({said}); resolve it "
-                    "with its owner before resuming", Reason.EFFECT_UNKNOWN_STOP)
+                    "with its owner before resuming", Reason.EFFECT_UNKNOWN_STOP,
+                    next_command=self.resume_command())
         run.effect(phase, "attempted", attempt, "engine")
         return True
 
@@ -696,7 +733,8 @@ class _Loop:
             "run_id": run.run_id, "workflow": run.spec.workflow, "phase": phase.name,
             "attempt": attempt, "iteration": self.iteration,
             "verdict": "pass" if outcome.passed else "fail", "gate": outcome.to_dict(),
-            "artifact": run.record_artifact(run.artifacts[phase.name], run.produced),
+            "artifact": run.record_artifact(run.artifacts[phase.name], run.produced,
+                                            run.produced_output),
             "role": run.role, "identity": run.identity, "started_at": started,
             "finished_at": now(), "params_sha256": run.params_sha256})
         # the record is durable here; only now may the run transition

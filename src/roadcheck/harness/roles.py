@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import getpass
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from roadcheck.errors import InputError
 
-__all__ = ["default_identity", "review_refusal"]
+__all__ = ["check_role", "default_identity", "review_refusal"]
+
+
+def check_role(role: str, roles: Iterable[str], workflow: str) -> None:
+    """Refuse a role no phase of the workflow has: such an invocation could only wait."""
+    known = sorted(set(roles))
+    if role not in known:
+        raise InputError(f"no phase of workflow {workflow!r} has role {role!r}; its roles: "
+                         f"{', '.join(known)}")
 
 
 def default_identity() -> str:

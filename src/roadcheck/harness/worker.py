@@ -48,6 +48,7 @@ from roadcheck.harness.engine import (
 from roadcheck.harness.model import WorkflowSpec
 from roadcheck.harness.result import PhaseState, RunResult
 from roadcheck.harness.resume import Revalidator, artifact_unchanged, passed_records
+from roadcheck.harness.roles import check_role
 from roadcheck.reasons import Reason
 
 __all__ = ["DEFAULT_LEASE", "WorkerOptions", "run_on_database", "serve", "submit_run"]
@@ -135,13 +136,7 @@ def work_claim(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Datab
             _stored_gating(manifest, Path("run.json"))
         except RoadcheckError as exc:
             raise _with_path(exc, store.path) from None
-        check = store.verify(manifest)
-        if not check.ok:
-            raise EvidenceError(f"run {run_id!r}: {check.message}; refused (see roadcheck evidence "
-                                f"verify {run_id} --store URL)", path=store.path)
-        shape = record_problem(store.records(), run_id, spec.workflow)
-        if shape is not None:
-            raise EvidenceError(f"run {run_id!r}: {shape}; refused", path=store.path)
+        _verified(store, manifest, spec.workflow, "refused")
         run_dir = (opts.runs_dir / check_run_id(run_id)).resolve()
         run_dir.mkdir(parents=True, exist_ok=True)
         store.run_dir = run_dir
@@ -175,6 +170,20 @@ def work_claim(spec: WorkflowSpec, spec_dir: Path, source: str | None, db: Datab
                 db.release(claim, None, None, None)
 
 
+def _verified(store: PostgresStore, manifest: Mapping[str, Any], workflow: str,
+              refused: str) -> None:
+    """Raise :class:`EvidenceError` (exit 2) unless the run's evidence verifies and every
+    record has the record's shape: what the file stores check before a resume."""
+    run_id = store.run_id
+    check = store.verify(manifest)
+    if not check.ok:
+        raise EvidenceError(f"run {run_id!r}: {check.message}; {refused} (see roadcheck "
+                            f"evidence verify {run_id} --store URL)", path=store.path)
+    shape = record_problem(store.records(), run_id, workflow)
+    if shape is not None:
+        raise EvidenceError(f"run {run_id!r}: {shape}; {refused}", path=store.path)
+
+
 def _standing(spec: WorkflowSpec, run_id: str, store: PostgresStore, state: Mapping[str, Any],
               role: str, runs_dir: Path) -> RunResult:
     """What a run that this invocation could not claim looks like, from its records."""
@@ -185,7 +194,8 @@ def _standing(spec: WorkflowSpec, run_id: str, store: PostgresStore, state: Mapp
     for rec in records:
         for ph in phases:
             if ph.name == rec.get("phase"):
-                ph.attempts = max(ph.attempts, int(rec.get("attempt", 0)))
+                if rec.get("verdict") != "refused":  # a refusal is no attempt
+                    ph.attempts = max(ph.attempts, int(rec.get("attempt", 0)))
                 ph.iteration = max(ph.iteration, int(rec.get("iteration", 0)))
     run_dir = str((runs_dir / run_id).resolve())
     status = state.get("status")
@@ -221,6 +231,7 @@ def _checked(spec: WorkflowSpec, source: str | None, opts: WorkerOptions,
         raise InputError(f"no role: every {who} acts as one role (--as ROLE)")
     if not opts.identity:
         raise InputError("no identity: pass --identity or set ROADCHECK_IDENTITY")
+    check_role(opts.role, (p.role for p in spec.phases), spec.workflow)
     key = _resolve_key(opts.key, key_file, opts.runs_dir)
     preflight(spec, opts.role, os.environ, source)
     return WorkerOptions(opts.role, opts.identity, opts.runs_dir, key, opts.lease,
@@ -292,8 +303,11 @@ def run_on_database(spec: WorkflowSpec, spec_dir: Path, source: str | None, url:
         claim = db.claim(spec.workflow, opts.role, opts.identity, opts.lease, run_id=run_id)
         if claim is None:
             state = db.run_state(run_id) or {}
-            return _standing(spec, run_id, PostgresStore(db, run_id, key), state, opts.role,
-                             opts.runs_dir)
+            store = PostgresStore(db, run_id, key)
+            if resume is not None:
+                # nothing reports a run's standing from evidence that does not verify
+                _verified(store, db.manifest(run_id), spec.workflow, "resume refused")
+            return _standing(spec, run_id, store, state, opts.role, opts.runs_dir)
         return work_claim(spec, spec_dir, source, db, claim, opts)
     finally:
         db.close()
