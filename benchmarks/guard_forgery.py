@@ -502,9 +502,22 @@ def run_case(case: Case, world: World) -> str:
                 holder.stdout.close()
 
 
+def sample(cases: list[Case], keyed: bool) -> list[Case]:
+    """Half of each class's cases that apply in a mode: with a key its 1st, 3rd, ...;
+    without one its 2nd, 4th, ... (a class of one case, the lock, runs with a key only)."""
+    by_class: dict[str, list[Case]] = {}
+    for case in cases:
+        if keyed or not case.key_only:
+            by_class.setdefault(case.cls, []).append(case)
+    chosen = {id(c) for group in by_class.values() for c in group[0 if keyed else 1::2]}
+    return [c for c in cases if id(c) in chosen]
+
+
 def matrix(modes: tuple[bool, ...] = (True, False), only: str | None = None,
-           verbose: bool = False) -> dict[tuple[str, bool], list[tuple[Case, str]]]:
-    """Every case in every mode: (class, keyed) -> [(case, outcome)]."""
+           verbose: bool = False, *, half: bool = False,
+           ) -> dict[tuple[str, bool], list[tuple[Case, str]]]:
+    """Every case in every mode: (class, keyed) -> [(case, outcome)]; ``half``: the
+    :func:`sample` of each mode (the test suite's default run)."""
     results: dict[tuple[str, bool], list[tuple[Case, str]]] = {}
     for keyed in modes:
         with tempfile.TemporaryDirectory(prefix="guard-forgery-") as tmp:
@@ -514,7 +527,7 @@ def matrix(modes: tuple[bool, ...] = (True, False), only: str | None = None,
             root.mkdir()
             build(World(root, keyed))
             shutil.copytree(root, clean, symlinks=True)
-            for case in CASES:
+            for case in sample(CASES, keyed) if half else CASES:
                 if (only and case.cls != only) or (case.key_only and not keyed):
                     continue
                 outcome = run_case(case, World(root, keyed))

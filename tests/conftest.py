@@ -17,7 +17,16 @@ from hypothesis import HealthCheck, settings
 # health check that trips only because a loaded machine generates slowly.
 settings.register_profile("roadcheck", derandomize=True, database=None, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("roadcheck")
+# The fuzz properties (marked ``fuzz``) are sized by ``examples(n)``: the default run draws
+# a quarter of each n; HYPOTHESIS_PROFILE=stress draws all of them (CI runs both).
+settings.register_profile("stress", settings.get_profile("roadcheck"))
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "roadcheck")
+settings.load_profile(PROFILE)
+
+
+def examples(full: int) -> int:
+    """A fuzz property's example count: ``full`` under the stress profile, else a quarter."""
+    return full if PROFILE == "stress" else max(full // 4, 1)
 
 # The suite checks the plain report's bytes: a FORCE_COLOR set where it runs would turn
 # replay's text report into the terminal view (tests/test_terminal.py sets it on purpose).

@@ -18,6 +18,26 @@ class TestStressMarker:
         assert ".venv/bin/python -m pytest -m stress" in ci
         assert ci.index(test_command) < ci.index(".venv/bin/python -m pytest -m stress")
 
+    def test_ci_runs_the_fuzz_properties_at_full_size(self) -> None:
+        """The default run draws a quarter of each fuzz property's cases; CI runs them all."""
+        from .conftest import PROFILE, examples
+
+        ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        assert 'HYPOTHESIS_PROFILE=stress .venv/bin/python -m pytest -m "fuzz and not stress"' \
+            in ci
+        assert examples(300) == (300 if PROFILE == "stress" else 75)
+
+    def test_default_run_is_two_processes(self) -> None:
+        """addopts runs two workers taking whole files; ``-n`` is in the test extra."""
+        import tomllib
+
+        config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+        addopts = config["tool"]["pytest"]["ini_options"]["addopts"]
+        assert addopts[addopts.index("-n") + 1] == "2"
+        assert addopts[addopts.index("--dist") + 1] == "loadfile"
+        assert any(r.startswith("pytest-xdist") for r in
+                   config["project"]["optional-dependencies"]["test"])
+
     def test_default_run_leaves_stress_out(self) -> None:
         """The default options deselect ``stress``; the long run carries it, the short does not."""
         import tomllib

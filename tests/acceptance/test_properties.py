@@ -7,11 +7,14 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roadcheck.acceptance import Claim, Contract, parse_contract, verify
 from roadcheck.errors import SpecError
+
+from ..conftest import examples
 
 FIELDS = ["status", "summary", "target_id", "amount", "id"]
 VERBS = ["sent", "created", "updated", "re-sent"]
@@ -131,10 +134,11 @@ def allowed(result: Any, contract: Contract, trace: list[dict[str, Any]] | None)
     return True
 
 
+@pytest.mark.fuzz
 class TestGateProperties:
     """The gate on arbitrary input."""
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=examples(400), deadline=None)
     @given(results, contracts, traces)
     def test_accepts_exactly_what_the_contract_allows(self, result: Any, contract: Contract,
                                                       trace: list[dict[str, Any]] | None) -> None:
@@ -144,7 +148,7 @@ class TestGateProperties:
         assert gate.verdict in ("ACCEPTED", "REJECTED")
         assert all(r.check in ("contract", "claim") for r in gate.reasons)
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=examples(400), deadline=None)
     @given(claim_results, claim_contracts, st.lists(claim_calls, max_size=4))
     def test_claims_need_successful_bound_calls(self, result: dict[str, Any], contract: Contract,
                                                 trace: list[dict[str, Any]]) -> None:
@@ -152,7 +156,7 @@ class TestGateProperties:
         gate = verify(result, contract, trace=trace)
         assert gate.accepted == allowed(result, contract, trace)
 
-    @settings(max_examples=100, deadline=None)
+    @settings(max_examples=examples(100), deadline=None)
     @given(results, contracts, traces, st.sampled_from([True, False, None, 0, "x"]))
     def test_a_falsy_probe_always_rejects(self, result: Any, contract: Contract,
                                           trace: list[dict[str, Any]] | None, answer: Any) -> None:
@@ -160,7 +164,7 @@ class TestGateProperties:
         gate = verify(result, contract, trace=trace, probe=lambda: answer, claims_unchecked=True)
         assert gate.accepted == (bool(answer) and allowed(result, contract, trace))
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.dictionaries(st.sampled_from(["required", "enums", "claims", "json_schema",
                                             "claim_requires_action", "other"]),
                            json_values, max_size=4))
