@@ -164,3 +164,40 @@ def test_a_session_that_cannot_be_saved_refuses_every_later_call(
         assert isinstance(step, Answer)
         assert "cannot be saved" in step.result["content"][0]["text"]
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize(("when", "hidden"), [
+    ({"action_type": "list_files"}, True),
+    ({"event": "action", "action_type": {"in": ["wipe", "list_files"]}}, True),
+    ({"action_type": "list_files", "args": {"path": {"glob": "/etc/**"}}}, False),
+    ({"action_type": "wipe"}, False),
+])
+def test_tools_list_hides_a_tool_a_forbidden_rule_always_refuses(
+        tmp_path: Path, when: dict[str, Any], hidden: bool) -> None:
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    doc = yaml.safe_load(SPEC.read_text())
+    doc["forbidden"] = [{"id": "no-listing", "when": when}]
+    spec.write_text(yaml.safe_dump(doc))
+    store = GuardStore(tmp_path / "state", spec, approver="user", no_key=True)
+    with store.held("s1", create=True) as held:
+        policy = McpPolicy(held, pins=Pins(store, "upstream-1"))
+        names = [t["name"] for t in policy.listed(TOOLS)["tools"]]
+        assert ("list_files" not in names) is hidden
+        assert "send_report" in names
+        if hidden:  # hidden, and a call of it is still refused
+            step = policy.call({"name": "list_files"}, modern=True, can_elicit=True)
+            assert isinstance(step, Answer)
+            assert step.result["isError"] is True
+
+
+def test_a_warn_or_unless_forbidden_rule_hides_nothing(tmp_path: Path) -> None:
+    from roadcheck.conformance.engine import CompiledSpec
+    from roadcheck.conformance.spec import parse_spec
+    from roadcheck.guard.mcp.policy import always_forbidden
+
+    for extra in ({"severity": "warn"}, {"unless": "ok_to_list"}):
+        spec = parse_spec({"forbidden": [{"id": "f", "when": {"action_type": "list_files"},
+                                          **extra}]})
+        assert not always_forbidden(CompiledSpec(spec), "list_files")

@@ -385,12 +385,27 @@ class McpPolicy:
         return {**result, "tools": kept}
 
     def _always_denied(self, name: str) -> bool:
-        """A tool every call of which the spec refuses, hidden from the list.
+        """A tool every call of which the spec refuses, hidden from the list: a
+        ``forbidden`` rule (severity block, no ``unless``) whose ``when`` names the tool
+        and nothing else about the call. A call of a hidden tool is still checked and
+        refused."""
+        return always_forbidden(self.held.live.guard.compiled, name)
 
-        The rule language has no rule that always refuses a tool yet, so nothing is
-        hidden; a call of a hidden tool would still be checked and refused.
-        """
-        return False
+
+def always_forbidden(compiled: Any, tool: str) -> bool:
+    """True when a ``forbidden`` rule of ``compiled`` refuses every call of ``tool``,
+    whatever its arguments: ``when`` selects actions by their name alone."""
+    for gate in compiled.gates.gates:
+        if gate.kind != "forbidden" or gate.warn or gate.unless is not None:
+            continue
+        when = gate.sels[0]
+        if set(when) - {"event", "action_type"} or when.get("event", "action") != "action":
+            continue
+        named = when.get("action_type")
+        if named == tool or (isinstance(named, dict) and set(named) == {"in"}
+                             and tool in named["in"]):
+            return True
+    return False
 
 
 class Deferred:
