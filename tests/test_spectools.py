@@ -457,3 +457,40 @@ class TestRuleLanguage:
         assert look.matched
         assert look.conditions[-1] == (
             True, 'args: {"amount":{"gt":1000}}, the event has {"amount":"1500"}')
+
+
+class TestNumericConditions:
+    """A numeric condition that meets a value that is no number is reported."""
+
+    def _files(self, tmp_path: Path, amount: Any) -> tuple[Path, Path]:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text("forbidden:\n  - id: big-refund\n"
+                        "    when: {action_type: refund, args: {amount: {any: [{gt: 1000}, "
+                        "{le: -1}]}}}\n")
+        run = tmp_path / "run.jsonl"
+        run.write_text("\n".join(json.dumps(r) for r in (
+            {"seq": 1, "agent": "a", "event": "action", "action_type": "refund",
+             "args": {"amount": amount}},
+            {"seq": 2, "agent": "a", "event": "action", "action_type": "other",
+             "args": {"amount": "n/a"}},
+            {"seq": 3, "agent": "a", "event": "final", "task_success": True})) + "\n")
+        return spec, run
+
+    def test_a_text_amount_is_an_error_naming_the_condition(self, tmp_path: Path) -> None:
+        spec, run = self._files(tmp_path, "1,500")
+        check = check_spec(load_spec(spec), [str(run)])
+        problem, other = [p for p in check.problems if p.code == "numeric-condition-non-number"]
+        assert problem.level == "error" and check.exit == 1
+        assert problem.message.startswith(
+            'args.amount {"gt":1000} met a value that is no number ("1,500") once (first: ')
+        assert problem.line == 3
+        # each leaf is a condition of its own; the other action type's "n/a" is not this
+        # selector's concern (it would be a third, and a count of 2)
+        assert other.message.startswith('args.amount {"le":-1} met a value that is no number '
+                                        '("1,500") once')
+
+    @pytest.mark.parametrize("amount", [1500, "1500", "-3.5", None])
+    def test_numbers_and_decimal_text_are_fine(self, tmp_path: Path, amount: Any) -> None:
+        spec, run = self._files(tmp_path, amount)
+        check = check_spec(load_spec(spec), [str(run)])
+        assert not [p for p in check.problems if p.code == "numeric-condition-non-number"]

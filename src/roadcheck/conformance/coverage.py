@@ -201,6 +201,77 @@ def probes(compiled: CompiledSpec) -> list[Probe]:
     return [p for kind in RULE_KINDS for p in kind.probes(compiled)]
 
 
+@dataclass(frozen=True)
+class NumericCondition:
+    """A ``gt``/``ge``/``lt``/``le`` condition on a path of an event's object, where the
+    spec declares it."""
+
+    #: The rule's place and selector role: ``forbidden.0.when``.
+    at: str
+    #: ``args``, ``result`` or ``payload``, and the dotted path inside it.
+    obj: str
+    path: str
+    #: The condition as written: ``{"gt": 1000}``.
+    shown: str
+    #: The action types the selector names (empty: any event with the object).
+    action_types: frozenset[str] = frozenset()
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(self.path.split(".")) if self.path not in ("", ".") else ()
+
+
+_ORDERS = frozenset({"gt", "ge", "lt", "le"})
+
+
+def numeric_conditions(compiled: CompiledSpec) -> tuple[NumericCondition, ...]:
+    """Every numeric condition of the spec's selectors, each once."""
+    import json
+
+    from roadcheck.conformance.rules import rule_table
+
+    found: dict[NumericCondition, None] = {}
+
+    def visit(at: str, sel: Any, types: frozenset[str]) -> None:
+        if not isinstance(sel, dict):
+            return
+        named = sel.get("action_type")
+        if isinstance(named, str):
+            types = frozenset({named})
+        elif isinstance(named, dict) and isinstance(named.get("in"), list):
+            types = frozenset(n for n in named["in"] if isinstance(n, str))
+        for key, cond in sel.items():
+            if key in ("all", "any"):
+                for part in cond if isinstance(cond, list) else ():
+                    visit(at, part, types)
+            elif key == "not":
+                visit(at, cond, types)
+            elif key in ("args", "result", "payload") and isinstance(cond, dict):
+                for path, want in cond.items():
+                    for leaf in _leaves(want):
+                        found[NumericCondition(at, key, path, json.dumps(
+                            leaf, sort_keys=True, separators=(",", ":")), types)] = None
+
+    for entry in rule_table(compiled.spec):
+        for role, sels in entry.selectors:
+            for sel in sels:
+                visit(f"{entry.at}.{role}", sel, frozenset())
+    return tuple(found)
+
+
+def _leaves(cond: Any) -> list[dict[str, Any]]:
+    """The numeric conditions inside one path's condition (through all/any/not)."""
+    if not isinstance(cond, dict):
+        return []
+    out = [{k: v} for k, v in cond.items() if k in _ORDERS]
+    for key in ("all", "any"):
+        for part in cond.get(key) or ():
+            out.extend(_leaves(part))
+    if "not" in cond:
+        out.extend(_leaves(cond["not"]))
+    return out
+
+
 def destructive(event: Event) -> bool:
     """An action that cannot be taken back: the native ``irreversible`` flag, or an MCP
     tool's ``destructiveHint`` annotation where the record carries it (``destructiveHint``
@@ -246,12 +317,31 @@ class Coverage:
     #: (path, seq) of each.
     unguarded: Counter[str] = field(default_factory=Counter)
     first_unguarded: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: Numeric conditions (``gt``, ``ge``, ``lt``, ``le``) that met a value that is no
+    #: number: the condition -> [occurrences, the first value, its (path, seq)].
+    non_numbers: dict[NumericCondition, list[Any]] = field(default_factory=dict)
     _pending: list[tuple[str, int]] = field(default_factory=list)
+    _numeric: tuple[NumericCondition, ...] = ()
+    _met: list[tuple[NumericCondition, Any, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.rules = [RuleCount(p) for p in probes(self.compiled)]
         for what in ("action_type", "checkpoint_id", "agent"):
             self.names.setdefault(what, Counter())
+        self._numeric = numeric_conditions(self.compiled)
+
+    def _numbers(self, e: Event) -> None:
+        from roadcheck.selectors import as_number, reach
+
+        for cond in self._numeric:
+            if cond.action_types and e.data.get("action_type") not in cond.action_types:
+                continue
+            held = e.data.get(cond.obj)
+            if held is None:
+                continue
+            for value in reach(held, cond.parts):
+                if as_number(value) is None and value is not None:
+                    self._met.append((cond, value, e.seq))
 
     def events(self, events: Sequence[Event]) -> None:
         """Count one trajectory's events."""
@@ -278,6 +368,8 @@ class Coverage:
                     reached[i] += 1
                 if p.matches(e):
                     count.matched += 1
+            if self._numeric:
+                self._numbers(e)
             if e.kind == "action" and destructive(e) and not any(
                     r.probe.reaches(e) for r in guards):
                 name = str(e.data.get("action_type"))
@@ -294,6 +386,10 @@ class Coverage:
         for name, seq in self._pending:
             self.first_unguarded.setdefault(name, (result.path or result.id, seq))
         self._pending.clear()
+        for cond, value, seq in self._met:
+            seen = self.non_numbers.setdefault(cond, [0, value, (result.path or result.id, seq)])
+            seen[0] += 1
+        self._met.clear()
         for _, cid in result.derived:
             self.names["checkpoint_id"][cid] += 1
         for count in self.rules:

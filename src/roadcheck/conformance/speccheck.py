@@ -293,12 +293,27 @@ def _coverage_problems(cov: Coverage, at: _Liner) -> list[SpecProblem]:
             found.extend(at.problem("warning", "name-never-occurs", p.loc,
                                     f"{p.label}: {what} '{n}' never occurs in {runs}"
                                     f"{_suggest(n, names[what])}") for what, n in missing)
+    for cond, (n, value, (path, seq)) in sorted(cov.non_numbers.items(),
+                                                key=lambda kv: (kv[0].at, kv[0].path)):
+        found.append(at.problem(
+            "error", "numeric-condition-non-number",
+            tuple(int(p) if p.isdigit() else p for p in cond.at.split(".")),
+            f"{cond.obj}.{cond.path} {cond.shown} met a value that is no number "
+            f"({_shown(value)}) {_count(n)} (first: {path} seq {seq}); such a value never "
+            "matches, so a rule meant to hold the call lets it through"))
     for name in sorted(cov.unguarded):
         path, seq = cov.first_unguarded[name]
         found.append(at.problem("error", "unguarded-irreversible", (),
                                 f"irreversible action '{name}' ran {_count(cov.unguarded[name])} "
                                 f"and no rule guards it (first: {path} seq {seq})"))
     return found
+
+
+def _shown(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _read_error(results: Iterable[Any]) -> None:
