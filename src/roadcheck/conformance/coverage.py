@@ -272,6 +272,23 @@ def _leaves(cond: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _count_names(e: Event, actions: Counter[str], checkpoints: Counter[str],
+                 agents: Counter[str]) -> None:
+    """Count the names one event carries: its agent, action type, checkpoint id, and the
+    agents a handoff names."""
+    if e.agent is not None:
+        agents[e.agent] += 1
+    if e.kind == "action":
+        actions[str(e.data.get("action_type"))] += 1
+    elif e.kind == "checkpoint":
+        checkpoints[str(e.data.get("checkpoint_id"))] += 1
+    elif e.kind == "handoff":
+        for key in ("from_agent", "to_agent"):
+            name = e.data.get(key)
+            if isinstance(name, str) and name != e.agent:
+                agents[name] += 1
+
+
 def destructive(event: Event) -> bool:
     """An action that cannot be taken back: the native ``irreversible`` flag, or an MCP
     tool's ``destructiveHint`` annotation where the record carries it (``destructiveHint``
@@ -351,17 +368,7 @@ class Coverage:
         guards = [r for r in self.rules if r.probe.guards]
         reached = [0] * len(self.rules)
         for e in events:
-            if e.agent is not None:
-                agents[e.agent] += 1
-            if e.kind == "action":
-                actions[str(e.data.get("action_type"))] += 1
-            elif e.kind == "checkpoint":
-                checkpoints[str(e.data.get("checkpoint_id"))] += 1
-            elif e.kind == "handoff":
-                for key in ("from_agent", "to_agent"):
-                    name = e.data.get(key)
-                    if isinstance(name, str) and name != e.agent:
-                        agents[name] += 1
+            _count_names(e, actions, checkpoints, agents)
             for i, count in enumerate(self.rules):
                 p = count.probe
                 if p.reaches(e):
