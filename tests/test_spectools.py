@@ -494,3 +494,15 @@ class TestNumericConditions:
         spec, run = self._files(tmp_path, amount)
         check = check_spec(load_spec(spec), [str(run)])
         assert not [p for p in check.problems if p.code == "numeric-condition-non-number"]
+
+
+def test_strict_names_a_rule_on_actions_no_trajectory_triggered() -> None:
+    recipes = EXAMPLES / "recipes"
+    code, out, _ = _run("replay", str(recipes / "no_force_push.yaml"),
+                        str(recipes / "refund.jsonl"), "--summary-only", "--strict")
+    assert code == 1
+    assert ("unreached: forbidden.0 (forbidden 'no-force-push') was reached by no "
+            "trajectory") in out
+    code, out, _ = _run("replay", str(recipes / "no_force_push.yaml"),
+                        str(recipes / "coding.jsonl"), "--summary-only", "--strict")
+    assert code == 1 and "unreached" not in out  # reached: and blocked

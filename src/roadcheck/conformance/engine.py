@@ -11,7 +11,7 @@ contrast and nothing else.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -186,6 +186,8 @@ class CompiledSpec:
         self.gates = _gates.GateTable(_gates.compile_gates(spec))
         #: How many of them (0 for most specs: the hot path then skips them).
         self.gate_count = len(self.gates)
+        #: Where the spec declares each of them, as reports name it (``forbidden.0``).
+        self.gate_keys = _gate_keys(self.gates.gates)
         #: The objects of an event (``args``, ``result``, ``payload``) some rule reads: a
         #: live session must keep them for later events to be judged as replay would.
         self.reads = _gates.objects_read(rule_table(spec), self.gates)
@@ -727,6 +729,9 @@ class Replayer:
         # contracted border never crossed (a batch names those no trajectory reached).
         unreached: list[str] = []
         reasons = self._rule_findings(notes, warned, unreached)
+        if self.c.gate_count:  # a rule on what actions may do whose trigger never matched
+            unreached.extend(k for k, n in zip(self.c.gate_keys, self.gate_count, strict=True)
+                             if n == 0)
         reasons.extend(self.handoff_reasons)
         for (name, _), (hops, _first, first_border, last_seq, last_border, value) in sorted(
                 self.longest.items(), key=_chain_order) if self.longest else ():
@@ -769,6 +774,16 @@ class Replayer:
         return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {},
                             derived, reach)
+
+
+def _gate_keys(gates: Sequence[_gates.Gate]) -> tuple[str, ...]:
+    """``forbidden.0``, ``limits.1``...: each rule's place in its section of the spec."""
+    seen: dict[str, int] = {}
+    keys = []
+    for g in gates:
+        seen[g.kind] = seen.get(g.kind, -1) + 1
+        keys.append(f"{g.kind}.{seen[g.kind]}")
+    return tuple(keys)
 
 
 def _with_picked(rules: list[_Rule] | None, selecting: list[tuple[Selector, _Rule]],

@@ -132,6 +132,8 @@ def _rule_label(spec: Any, key: str) -> str:
     rule = rules[int(index)]
     if section == "handoff_contracts":
         what = f"handoff {rule.from_agent}->{rule.to_agent}"
+    elif section in ("forbidden", "limits", "obligations", "flows"):
+        what = f"{section} '{rule.id}'"
     else:
         from roadcheck.conformance.spec import guarded_actions
 
