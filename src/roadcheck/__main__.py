@@ -1,7 +1,9 @@
 """``python -m roadcheck`` and the ``roadcheck`` console script.
 
 ``roadcheck guard claude-code`` runs once per Claude Code hook event, a new process
-each time, so its start-up is paid on every tool call. Its arguments are read
+each time, so its start-up is paid on every tool call. It first asks the resident daemon
+(:mod:`roadcheck._hook_client`, which imports almost nothing); when no daemon
+takes the call, its arguments are read
 here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
 anything that parser does not take as a plain, valid command line (``--help``,
 an unknown or repeated option, a missing value, a directory given as the spec)
@@ -14,6 +16,10 @@ import sys
 
 __all__ = ["main"]
 
+#: The hook commands the daemon answers first (``roadcheck guard daemon``; each is an
+#: adapter of :mod:`roadcheck.guard.answer`).
+_RESIDENT = ("claude-code",)
+
 
 def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
     """Console entry point: the hook's lean path, else the click CLI.
@@ -23,6 +29,13 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
     profiler running the module gets its turn.
     """
     args = sys.argv[1:] if argv is None else argv
+    if argv is None and args[:1] == ["guard"] and args[1:2] and args[1] in _RESIDENT:
+        import os
+
+        from roadcheck._hook_client import enabled, run
+
+        if enabled(os.environ):
+            run(args[1], args[2:])  # returns only for a call answered in process
     if args[:2] == ["guard", "claude-code"]:
         import gc
 

@@ -255,7 +255,8 @@ def _json(doc: dict[str, Any]) -> str:
 
 
 def run_hook(data: bytes, spec: str, state_dir: str | None, *, approver: str = "user",
-             grant: bool = False, catch_up: bool = False, **store_options: Any) -> HookAnswer:
+             grant: bool = False, catch_up: bool = False,
+             open_store: Callable[[], Any] | None = None, **store_options: Any) -> HookAnswer:
     """Answer one Claude Code hook event; never raises, any failure denies.
 
     With ``catch_up``, a session the guard has not seen before starts from its
@@ -263,9 +264,12 @@ def run_hook(data: bytes, spec: str, state_dir: str | None, *, approver: str = "
     happened before the hook was installed counts. ``state_dir`` and
     ``store_options`` (``key_file``, ``no_key``, and ``linger`` for the hook process,
     which ends once it has answered): see :class:`~roadcheck.guard.store.GuardStore`.
+    ``open_store``: returns the store to use instead (a resident one, in a process that
+    answers many calls: see :mod:`roadcheck.guard.answer`); its failures deny too.
     """
     try:
-        return _answer(data, spec, state_dir, approver, grant, catch_up, store_options)
+        return _answer(data, spec, state_dir, approver, grant, catch_up, store_options,
+                       open_store)
     except _BadInput as exc:
         return _deny(f"bad hook input: {exc}")
     except Exception as exc:  # fail closed: a guard that crashes must not let the call run
@@ -296,7 +300,8 @@ def _catch_up(live: Any, transcript: Any, current: str | None) -> None:
 
 
 def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant: bool,
-            catch_up: bool, store_options: dict[str, Any]) -> HookAnswer:
+            catch_up: bool, store_options: dict[str, Any],
+            open_store: Callable[[], Any] | None = None) -> HookAnswer:
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -312,9 +317,12 @@ def _answer(data: bytes, spec: str, state_dir: str | None, approver: str, grant:
     session = _field(doc, "session_id", str, "a non-empty string")
     if name not in HOOK_EVENTS:
         return HookAnswer(0)
-    from roadcheck.guard.store import GuardStore
+    if open_store is not None:
+        store = open_store()
+    else:
+        from roadcheck.guard.store import GuardStore
 
-    store = GuardStore(state_dir, spec, approver=approver, **store_options)
+        store = GuardStore(state_dir, spec, approver=approver, **store_options)
     with store.session(session, create=True) as live:
         if catch_up and not live.guard.records:
             call_id = doc.get("tool_use_id")
@@ -359,3 +367,44 @@ def _reply(name: str, decision: Decision, grant: bool) -> HookAnswer:
                                   "permissionDecision": decision.verdict,
                                   "permissionDecisionReason": reason}}
     return HookAnswer(0, _json(out), "", decision)
+
+
+def http_body(data: bytes, answer: HookAnswer) -> bytes:
+    """The body of the 2xx response to Claude Code's ``http`` hook for ``answer``.
+
+    Claude Code lets the call run on a non-2xx status, a timeout or a refused
+    connection, so every answer is a 2xx: an answer the process would give on
+    standard output is the body as is (empty: no decision), and one that denies
+    with exit code 2 is written as the deny of the event's own JSON output
+    (:func:`deny_body`).
+    """
+    if answer.exit == 0:
+        return answer.stdout.encode()
+    return deny_body(data, answer.stderr.strip() or "roadcheck guard: denied")
+
+
+def deny_body(data: bytes, reason: str) -> bytes:
+    """A JSON hook output that stops the call ``data`` asked about, whatever ``data`` is.
+
+    ``PreToolUse``: ``permissionDecision: deny``; ``PermissionRequest``: ``behavior:
+    deny``; another event the guard reads: ``decision: block``; a body that names no
+    such event (not JSON, no ``hook_event_name``): ``decision: block`` and
+    ``continue: false``, which stops Claude Code's turn.
+    """
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        doc = None
+    name = doc.get("hook_event_name") if isinstance(doc, dict) else None
+    out: dict[str, Any]
+    if name == "PreToolUse":
+        out = {"hookSpecificOutput": {"hookEventName": name, "permissionDecision": "deny",
+                                      "permissionDecisionReason": reason}}
+    elif name == "PermissionRequest":
+        out = {"hookSpecificOutput": {"hookEventName": name,
+                                      "decision": {"behavior": "deny", "message": reason}}}
+    elif name in HOOK_EVENTS:
+        out = {"decision": "block", "reason": reason}
+    else:
+        out = {"decision": "block", "reason": reason, "continue": False, "stopReason": reason}
+    return orjson.dumps(out) + b"\n"
