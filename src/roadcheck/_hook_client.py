@@ -212,7 +212,7 @@ def ask(adapter: str, args: list[str], payload: bytes,
 
 
 def _read_stdin() -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         data = os.read(0, 1 << 16)
         if not data:

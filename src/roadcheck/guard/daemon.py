@@ -141,7 +141,7 @@ def _peer_is_me(conn: socket.socket) -> bool:
                                                         struct.calcsize("3i")))
     except OSError:
         return False
-    return uid == os.getuid()
+    return bool(uid == os.getuid())
 
 
 class Daemon:
