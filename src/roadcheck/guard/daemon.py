@@ -23,6 +23,7 @@ The daemon ends on SIGTERM, SIGINT, ``roadcheck guard daemon --stop``, or after
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -215,8 +216,11 @@ class Daemon:
         self.stores.close()
 
     def stop(self) -> None:
-        """Ask the accept loop to end."""
+        """Ask the accept loop to end (at once where the system wakes a waiting accept)."""
         self._stop.set()
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
 
     def serve(self) -> None:
         """Accept calls until stopped or idle for ``idle_exit`` seconds."""
