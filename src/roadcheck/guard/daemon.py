@@ -180,21 +180,28 @@ class Daemon:
             self.release()
             raise InputError(f"refusing the daemon's socket: {problem}: remove it",
                              path=self.path)
-        if os.path.lexists(self.path):
-            os.unlink(self.path)  # a socket a daemon left behind: we hold the lock
+        # bound and listening under another name, then renamed into place (over a socket
+        # a daemon left behind: we hold the lock): a client never meets a socket that
+        # does not listen yet
+        fresh = f"{self.path}.{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(fresh)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
-            sock.bind(self.path)
+            sock.bind(fresh)
+            os.chmod(fresh, 0o600)
+            sock.listen(128)
+            os.rename(fresh, self.path)
         except OSError as exc:
             sock.close()
+            with contextlib.suppress(OSError):
+                os.unlink(fresh)
             self.release()
             raise InputError(f"cannot listen on the daemon's socket: {exc.strerror or exc}",
                              path=self.path) from None
         finally:
             os.umask(old)
-        os.chmod(self.path, 0o600)
-        sock.listen(128)
         sock.settimeout(0.5)
         self._sock = sock
         self._ino = os.lstat(self.path).st_ino
