@@ -309,6 +309,7 @@ def run(path: str, *, idle_exit: float = IDLE_EXIT, quiet: bool = False) -> int:
     def stop(signum: int, frame: Any) -> None:
         daemon.stop()
 
+    os.chdir("/")  # the daemon outlives the project directory it was started in
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     if not quiet:
