@@ -480,3 +480,29 @@ class TestHttpHook:
     def test_a_huge_body_is_a_200_deny(self, server: Any) -> None:
         status, answer = self.post(server, b"", headers={"Content-Length": str(10 << 20)})
         assert status == 200 and orjson.loads(answer)["decision"] == "block"
+
+
+class TestSeam:
+    def test_one_answer_for_the_process_and_the_daemon(self, setup: Setup) -> None:
+        """answer() without stores is the process path; with them, the resident one: the
+        same bytes, relative paths read against the hook's directory."""
+        from roadcheck.guard.answer import Stores, answer
+
+        stores = Stores()
+        try:
+            rel = ["--spec", "spec.yaml", "--state-dir", "state"]
+            mine = answer("claude-code", rel, PRE, stores, cwd=str(setup.base))
+            other = ["--spec", str(setup.spec), "--state-dir", str(setup.base / "other")]
+            plain = answer("claude-code", other, PRE)
+        finally:
+            stores.close()
+        assert (mine.stdout, mine.stderr, mine.exit) == (plain.stdout, plain.stderr, 0)
+        assert b'"ask"' in mine.stdout and setup.decisions() == ["ask Bash"]
+
+    @pytest.mark.parametrize(("name", "args"), [("cline-x", ["--spec", "s"]),
+                                                ("claude-code", ["--help"])])
+    def test_what_the_daemon_cannot_take_falls_back(self, name: str, args: list[str]) -> None:
+        from roadcheck.guard.answer import answer
+
+        found = answer(name, args, PRE)
+        assert found.fallback and found.stdout == b""
