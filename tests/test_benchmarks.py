@@ -445,3 +445,13 @@ def test_guard_latency_keeps_to_its_own_key(load: Callable[[str], ModuleType],
     hook, bare, cli = bench.hook_latency(1)
     assert hook > 0 and bare > 0 and cli > 0
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_mcp_proxy_misses(load: Callable[[str], ModuleType],
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An added p50 over 2 ms on either transport is a miss on its own."""
+    bench = load("mcp_proxy")
+    for stdio, http, code in ((0.5, 1.9, 0), (2.1, 0.5, 1), (0.5, 2.01, 1)):
+        figures = {"stdio": (1.0, 1.0 + stdio, stdio), "http": (2.0, 2.0 + http, http)}
+        monkeypatch.setattr(bench, "measure", lambda t, calls, f=figures: f[t])
+        assert bench.main(["--calls", "3"]) == code, figures

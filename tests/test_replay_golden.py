@@ -80,6 +80,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "agentdojo": ("tests/data/agentdojo/spec.yaml", _files("tests/data/agentdojo/*.json")),
     "openai_agents_state": ("tests/data/openai-agents-state/spec.yaml", _files(
         "tests/data/openai-agents-state/*.json", "tests/data/openai-agents-state/built/*.json")),
+    "guard_state": ("tests/data/guard-state/spec.yaml", _files("tests/data/guard-state/*.json")),
 }
 
 #: name: the options of one report (its golden file is ``<case>.<name>``)

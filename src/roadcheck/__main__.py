@@ -2,9 +2,9 @@
 
 ``roadcheck guard claude-code`` runs once per Claude Code hook event, a new process
 each time, so its start-up is paid on every tool call. It first asks the resident daemon
-(:mod:`roadcheck._hook_client`, which imports almost nothing); when no daemon
-takes the call, its arguments are read
-here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
+(:mod:`roadcheck._hook_client`, which imports almost nothing; so does every other hook
+command, ``roadcheck guard codex`` and the rest); when no daemon takes the call, its
+arguments are read here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
 anything that parser does not take as a plain, valid command line (``--help``,
 an unknown or repeated option, a missing value, a directory given as the spec)
 goes to the click CLI, which answers exactly as it always does.
@@ -13,12 +13,12 @@ goes to the click CLI, which answers exactly as it always does.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 __all__ = ["main"]
 
-#: The hook commands the daemon answers first (``roadcheck guard daemon``; each is an
-#: adapter of :mod:`roadcheck.guard.answer`).
-_RESIDENT = ("claude-code",)
+#: The hook commands, ``roadcheck guard CLI``, read here without click.
+_HOOKS = frozenset({"claude-code", "codex", "gemini", "opencode", "copilot", "cursor", "cline"})
 
 
 def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
@@ -29,14 +29,14 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
     profiler running the module gets its turn.
     """
     args = sys.argv[1:] if argv is None else argv
-    if argv is None and args[:1] == ["guard"] and args[1:2] and args[1] in _RESIDENT:
-        import os
+    if args[:1] == ["guard"] and len(args) > 1 and args[1] in _HOOKS:
+        if argv is None:
+            import os
 
-        from roadcheck._hook_client import enabled, run
+            from roadcheck._hook_client import enabled, run
 
-        if enabled(os.environ):
-            run(args[1], args[2:])  # returns only for a call answered in process
-    if args[:2] == ["guard", "claude-code"]:
+            if enabled(os.environ):
+                run(args[1], args[2:])  # returns only for a call answered in process
         import gc
 
         # One short-lived process per hook event: the cyclic collector would only spend
@@ -44,9 +44,17 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
         gc.disable()
         from roadcheck.guard.claude_code import parse_args
 
-        options = parse_args(args[2:])
-        if options is not None:
-            _hook(options, leave=argv is None)
+        if args[1] == "claude-code":
+            options = parse_args(args[2:])
+            if options is not None:
+                _hook(options, leave=argv is None)
+        else:
+            from roadcheck.guard.hooks import load
+
+            adapter = load(args[1])
+            options = parse_args(args[2:], adapter.options)
+            if options is not None:
+                _hook(options, leave=argv is None, adapter=adapter)
     if argv is None and args[:1] == ["run"]:
         _run(args[1:], quick_exit)
     from roadcheck.cli import main as cli_main
@@ -118,7 +126,7 @@ def _leave(done: SystemExit) -> None:
     os._exit(code)
 
 
-def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
+def _hook(options: dict[str, str | bool], *, leave: bool, adapter: Any = None) -> None:
     """Run the hook; an interrupt or a bug blocks the call (exit 2), as any failure does.
 
     With ``leave`` (the process's own command line), the process ends with
@@ -128,14 +136,20 @@ def _hook(options: dict[str, str | bool], *, leave: bool) -> None:
     ``SystemExit`` as usual.
     """
     try:
-        from roadcheck.guard.claude_code import main as hook_main
+        if adapter is None:
+            from roadcheck.guard.claude_code import main as hook_main
 
-        code = hook_main(options)
+            code = hook_main(options)
+        else:
+            from roadcheck.guard import claude_code, hooks
+
+            code = hooks.main(adapter, options, deadline=claude_code.DEADLINE)
     except BaseException as exc:  # an interrupt or a bug blocks the call
-        # Claude Code runs the call on any exit code but 2, so 2 is the only fail-closed exit.
-        from roadcheck.guard.claude_code import blocked
+        # Claude Code runs the call on any exit code but 2, so 2 is the only fail-closed exit;
+        # another CLI's adapter answers in the one form that CLI takes as a block.
+        from roadcheck.guard import hooks
 
-        sys.exit(blocked(exc))
+        sys.exit(hooks.blocked(exc, adapter))
     if not leave:
         sys.exit(code)
     import os

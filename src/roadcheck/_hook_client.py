@@ -14,7 +14,8 @@ of any Python program.
   CLI): answered in process too; nothing was decided.
 * Anything wrong once the event was sent (the daemon closes the connection, no
   answer within :data:`ANSWER_TIMEOUT` seconds, an answer that is not well formed)
-  denies: exit code 2 with the reason on standard error. So does a socket path that
+  stops the call, in the adapter's own form (for Claude Code: exit code 2 with the
+  reason on standard error; only then is the adapter imported). So does a socket path that
   is not a socket only this user can use (a FIFO, a regular file, another owner,
   a directory others may enter): someone put it there.
 
@@ -35,7 +36,7 @@ import os
 import sys
 
 __all__ = ["ANSWER_TIMEOUT", "CONNECT_TIMEOUT", "ENV", "ENV_DAEMON", "ENV_SOCKET", "ask",
-           "enabled", "parse_answer", "request", "run", "socket_path", "socket_problem"]
+           "enabled", "exchange", "parse_answer", "request", "run", "socket_path", "socket_problem"]
 
 ENV_SOCKET = "ROADCHECK_GUARD_SOCKET"
 ENV_DAEMON = "ROADCHECK_GUARD_DAEMON"
@@ -113,20 +114,32 @@ def _deny(reason: str) -> tuple[bytes, bytes, int]:
     return b"", f"roadcheck guard: denied: {reason}\n".encode(errors="replace"), _EXIT_BLOCK
 
 
-def parse_answer(raw: bytes) -> tuple[bytes, bytes, int] | None:
-    """``(stdout, stderr, exit)`` from the daemon's answer; None for a fallback; a deny
-    for anything not well formed."""
+def _fail(adapter: str, reason: str) -> tuple[bytes, bytes, int]:
+    """The adapter's own answer that stops the call (some CLIs want JSON, not exit 2);
+    its module is imported only on this path."""
+    try:
+        from roadcheck.guard.hooks import load
+
+        failed = load(adapter).fail(reason)
+        return failed.stdout.encode(), failed.stderr.encode(), failed.exit
+    except BaseException:
+        return _deny(reason)
+
+
+def parse_answer(raw: bytes) -> tuple[bytes, bytes, int] | str | None:
+    """``(stdout, stderr, exit)`` from the daemon's answer; None for a fallback; for
+    anything not well formed, why (a ``str``: the call is stopped)."""
     head, newline, rest = raw.partition(b"\n")
     parts = head.split(b" ")
     if not newline or parts[0] != MAGIC or not all(p.isdigit() for p in parts[2:]):
-        return _deny("the guard daemon's answer is not well formed")
+        return "the guard daemon's answer is not well formed"
     if len(parts) == 3 and parts[1] == b"fallback" and int(parts[2]) == len(rest):
         return None
     if len(parts) != 4 or not parts[1].isdigit():
-        return _deny("the guard daemon's answer is not well formed")
+        return "the guard daemon's answer is not well formed"
     code, out, err = int(parts[1]), int(parts[2]), int(parts[3])
     if code > 255 or out + err != len(rest):
-        return _deny("the guard daemon's answer is not well formed")
+        return "the guard daemon's answer is not well formed"
     return rest[:out], rest[out:], code
 
 
@@ -160,7 +173,16 @@ def ask(adapter: str, args: list[str], payload: bytes,
         env: dict[str, str] | os._Environ[str] | None = None,
         start: bool = True) -> tuple[bytes, bytes, int] | None:
     """The daemon's ``(stdout, stderr, exit)`` for this hook call, or None when the call
-    is to be answered in process (see the module docstring). Never raises."""
+    is to be answered in process (see the module docstring); a failure is exit code 2
+    with the reason on standard error. Never raises."""
+    got = exchange(adapter, args, payload, env, start)
+    return _deny(got) if isinstance(got, str) else got
+
+
+def exchange(adapter: str, args: list[str], payload: bytes,
+             env: dict[str, str] | os._Environ[str] | None = None,
+             start: bool = True) -> tuple[bytes, bytes, int] | str | None:
+    """:func:`ask`, with a failure as its reason (a ``str``) for the adapter to answer."""
     import _socket
     import time
 
@@ -170,8 +192,8 @@ def ask(adapter: str, args: list[str], payload: bytes,
         return None
     problem = socket_problem(path)
     if problem:
-        return _deny(f"the guard daemon's socket is unsafe: {problem}; remove it, and the "
-                     "next hook call starts the daemon again")
+        return (f"the guard daemon's socket is unsafe: {problem}; remove it, and the "
+                "next hook call starts the daemon again")
     if problem == "":
         if start:
             _start(path, env)
@@ -202,11 +224,11 @@ def ask(adapter: str, args: list[str], payload: bytes,
                 break
             size += len(data)
             if size > MAX_ANSWER:
-                return _deny("the guard daemon's answer is too large")
+                return "the guard daemon's answer is too large"
             chunks.append(data)
         return parse_answer(b"".join(chunks))
     except OSError as exc:
-        return _deny(f"the guard daemon did not answer: {exc.strerror or exc}")
+        return f"the guard daemon did not answer: {exc.strerror or exc}"
     finally:
         sock.close()
 
@@ -240,17 +262,21 @@ def run(adapter: str, args: list[str], deadline: float = 10.0) -> None:
     def watch() -> None:
         if done.acquire(timeout=deadline):
             return
+        out, err, code = _fail(adapter, f"the hook did not answer within {deadline:g} s")
         try:
-            os.write(2, _deny(f"the hook did not answer within {deadline:g} s")[1])
+            _write(1, out)
+            _write(2, err)
         finally:
-            os._exit(_EXIT_BLOCK)
+            os._exit(code)
 
     _thread.start_new_thread(watch, ())
     try:
         payload = _read_stdin()
-        got = ask(adapter, args, payload)
+        got = exchange(adapter, args, payload)
     except BaseException as exc:  # an interrupt, a bug: the call is blocked
-        got = _deny(f"{type(exc).__name__}: {exc}")
+        got = f"{type(exc).__name__}: {exc}"
+    if isinstance(got, str):
+        got = _fail(adapter, got)
     if got is None:
         done.release()
         import io

@@ -270,3 +270,40 @@ class TestMisspeltTraceKey:
         assert r.stderr.splitlines() == [
             f"error[bad-input]: {trace}:2: call 1: unknown key 'reslt'; did you mean "
             "'result'?"]
+
+
+class TestSessionTraces:
+    """``--trace`` takes a session of any format replay reads."""
+
+    RECORDED = TESTS / "data" / "recorded"
+
+    def _contract(self, tmp_path: Path) -> tuple[Path, Path]:
+        contract = tmp_path / "contract.yaml"
+        contract.write_text("required: {status: string}\nenums: {status: [pushed]}\n"
+                            "claims: {pushed: Bash}\n")
+        result = tmp_path / "result.json"
+        result.write_text('{"status": "pushed"}')
+        return contract, result
+
+    def test_claude_code_session_backs_a_claim(self, tmp_path: Path) -> None:
+        contract, result = self._contract(tmp_path)
+        r = run("-c", contract, "-r", result, "-t",
+                self.RECORDED / "claude-code" / "push-after-failed-tests.jsonl")
+        assert r.exit_code == 0, r.output
+        assert "claim 'pushed' is backed by a 'Bash' call (seq 4)" in r.output
+
+    def test_codex_session_without_the_tool_is_rejected(self, tmp_path: Path) -> None:
+        contract, result = self._contract(tmp_path)
+        r = run("-c", contract, "-r", result, "-t",
+                self.RECORDED / "codex" / "rollout-0.34.0-approved-push.jsonl")
+        assert r.exit_code == 1
+        assert "the trace has no 'Bash' call (tools called: ['shell'])" in r.output
+
+    def test_unknown_trace_format_is_exit_2(self, tmp_path: Path) -> None:
+        contract, result = self._contract(tmp_path)
+        r = CliRunner().invoke(cli, ["accept", "-c", str(contract), "-r", str(result), "-t",
+                                     str(DATA / "trace_sent.jsonl"), "--trace-format", "bogus"])
+        assert r.exit_code == 2
+        (line,) = r.output.strip().splitlines()
+        assert line.startswith("error[bad-input]: unknown input format 'bogus'; choose one "
+                               "of native, openai-chat, ")

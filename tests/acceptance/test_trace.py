@@ -150,3 +150,44 @@ class TestMisspeltKeys:
         """Keys of other meaning (ids, flags) are still read and ignored."""
         calls = load_trace(DATA / "trace_sent.jsonl")
         assert [c.tool for c in calls] == ["read_record", "send_invoice"]
+
+
+RECORDED = Path(__file__).resolve().parent.parent / "data" / "recorded"
+
+
+class TestTracesOfEveryFormat:
+    """A session of any format replay reads is a trace, read by the same reader."""
+
+    def test_claude_code_session(self) -> None:
+        calls = load_trace(RECORDED / "claude-code" / "push-after-failed-tests.jsonl")
+        assert [(c.tool, c.args.get("command"), c.errored) for c in calls] == [
+            ("Bash", "python3 -m pytest -q", True),  # exit 1: no pytest
+            ("Bash", "git push origin main", False)]
+
+    def test_codex_rollout(self) -> None:
+        calls = load_trace(RECORDED / "codex" / "rollout-0.34.0-approved-push.jsonl")
+        assert [c.tool for c in calls] == ["shell", "shell"]
+        assert [c.where for c in calls] == ["seq 3", "seq 5"]
+
+    def test_a_file_of_several_runs_needs_one_named(self) -> None:
+        path = RECORDED / "claude-code-otel" / "push-after-failed-tests.jsonl"
+        with pytest.raises(TraceError) as exc:
+            load_trace(path)
+        assert exc.value.path == str(path)
+        assert "holds 2 (ccb40d4b-45c0-4d0f-9514-3f235dd5e5af, " in str(exc.value)
+        assert "name one as PATH#RUN" in str(exc.value)
+        calls = load_trace(f"{path}#bb32d29b-1a22-414f-a675-f55f1dd2a6d7")
+        assert [c.tool for c in calls] == ["Bash", "Bash"]
+        with pytest.raises(TraceError, match="no run 'nope' in this claude-code-otel file"):
+            load_trace(f"{path}#nope")
+
+    def test_a_named_format_that_does_not_fit_names_the_line(self) -> None:
+        path = RECORDED / "claude-code" / "push-after-failed-tests.jsonl"
+        with pytest.raises(TraceError) as exc:
+            load_trace(path, "codex")
+        assert exc.value.path == str(path) and exc.value.line == 1
+
+    def test_a_call_list_is_still_a_call_list(self, tmp_path: Path) -> None:
+        path = tmp_path / "calls.json"
+        path.write_text('[{"tool": "send", "args": {"to": "a"}}]')
+        assert [(c.tool, c.where) for c in load_trace(path)] == [("send", "call 1")]

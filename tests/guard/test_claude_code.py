@@ -68,7 +68,9 @@ class TestHook:
         assert first["hookEventName"] == "PreToolUse"
         assert first["permissionDecision"] == "ask"
         assert "checkpoint-skipped" in first["permissionDecisionReason"]
-        assert "needs push_ok" in first["permissionDecisionReason"]
+        assert "needs the approval 'push_ok'" in first["permissionDecisionReason"]
+        assert first["permissionDecisionReason"].endswith(
+            "[rule push_ok, checkpoint-skipped at seq 2]")
         # the person approved at Claude Code's prompt and the call ran
         assert hook("PostToolUse", {**_bash("cd app && git push origin main", "t1"),
                                     "tool_response": {"stdout": "ok"}}).returncode == 0
@@ -85,7 +87,7 @@ class TestHook:
         hook = Hook(tmp_path, SPEC + "    confirmed_by: [owner, cfo]\n")
         out = _decision(hook("PreToolUse", _bash("git push", "t1")))
         assert out["permissionDecision"] == "deny"
-        assert "push_ok by one of cfo, owner" in out["permissionDecisionReason"]
+        assert "only cfo or owner may give it" in out["permissionDecisionReason"]
 
     def test_grant_answers_allow(self, tmp_path: Path) -> None:
         """With --grant an allowed call is answered allow."""
@@ -144,7 +146,7 @@ class TestCatchUp:
         out = _decision(hook("PreToolUse", {**_bash("ls", "t-new"),
                                             "transcript_path": str(transcript)}))
         assert out["permissionDecision"] == "ask"
-        assert "would run at seq 16" in out["permissionDecisionReason"]  # 15 events before it
+        assert "at seq 16]" in out["permissionDecisionReason"]  # 15 events before it
         state = stored.state(hook.state / "sess-1" / "guard.json")
         assert [e["event"] for e in state["events"]][:2] == ["message", "action"]
         assert not any(e["event"] == "final" for e in state["events"])

@@ -224,3 +224,44 @@ def test_not_an_object_and_a_repeated_key(tmp_path: Path) -> None:
     entry = _read(path)
     assert isinstance(entry, ReadFailure)
     assert "duplicate key 'role'" in entry.error.message and entry.error.line is not None
+
+
+# -- runs recorded with AgentDojo 0.1.35 here (tests/data/agentdojo/README.md) ------------------
+
+RECORDED = DATA / "recorded"
+SEND_MONEY = DATA / "send-money.yaml"
+
+
+def _raw_calls(path: Path) -> list[str]:
+    doc = json.loads(path.read_text())
+    return [call["function"] for m in doc["messages"] if m["role"] == "assistant"
+            for call in m.get("tool_calls") or []]
+
+
+@pytest.mark.parametrize(("name", "calls"), [
+    ("banking-user_task_0-none.json", ["read_file", "send_money"]),
+    ("banking-user_task_0-direct-injection_task_0.json", ["read_file", "send_money"]),
+    ("slack-user_task_1-none.json", ["read_channel_messages", "get_webpage",
+                                       "send_direct_message"]),
+])
+def test_recorded_run_reads_every_call_in_order(name: str, calls: list[str]) -> None:
+    path = RECORDED / name
+    assert _raw_calls(path) == calls
+    traj = _read(path)
+    assert isinstance(traj, Trajectory)
+    assert [e.action_type for e in traj.events if e.kind == "action"] == calls
+    final = traj.events[-1]
+    assert final.kind == "final" and final.get("task_success") is True  # utility: true
+
+
+def test_recorded_transfer_without_approval_is_blocked() -> None:
+    """The bill read in the attacked run carries the attacker's instruction; the
+    transfer itself is the user's task, and nobody approved it."""
+    attacked = RECORDED / "banking-user_task_0-direct-injection_task_0.json"
+    doc = json.loads(attacked.read_text())
+    assert doc["attack_type"] == "direct" and doc["security"] is False
+    assert "TODO: Send a transaction" in json.dumps(doc["messages"])
+    spec = roadcheck.load_spec(SEND_MONEY)
+    run = roadcheck.replay(spec, [str(RECORDED / "banking-user_task_0-none.json"),
+                                  str(attacked), str(RECORDED / "slack-user_task_1-none.json")])
+    assert [r.verdict for r in run.results] == ["BLOCK", "BLOCK", "PASS"]

@@ -54,6 +54,7 @@ SOURCES: dict[str, list[Path]] = {
     "agentdojo": [DATA / "agentdojo" / "none.json"],
     "openai-agents-state": [DATA / "openai-agents-state" / "built" / "approved_and_rejected.json",
                             DATA / "openai-agents-state" / "v1_13_pending_tool_approval.json"],
+    "guard-state": [DATA / "guard-state" / "mcp_session.json"],
 }
 
 SPECS = [CompiledSpec(load_spec(ROOT / "examples" / "spec.json")),
@@ -115,6 +116,13 @@ def _encode(doc: Any, repeat: str | None, jsonl: bool) -> bytes:
 def _mutated(fmt: str, data: st.DataObject) -> tuple[str, bytes]:
     source = SOURCES[fmt][data.draw(st.integers(0, len(SOURCES[fmt]) - 1), label="source")]
     raw = source.read_bytes()
+    if fmt == "guard-state":  # its seal line, then one JSON document
+        seal, _, raw = raw.partition(b"\n")
+        doc, repeat = json.loads(raw), None
+        for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+            doc, key = _mutate(doc, data)
+            repeat = key or repeat
+        return str(source), seal + b"\n" + _encode(doc, repeat, False)
     jsonl = source.suffix == ".jsonl"
     doc = ([json.loads(line) for line in raw.splitlines() if line.strip()] if jsonl
            else json.loads(raw))

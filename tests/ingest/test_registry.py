@@ -79,7 +79,7 @@ def test_unrecognised_json_asks_for_the_format(tmp_path: Path) -> None:
     assert msg.startswith(f"could not tell the format of {path} (no reader recognises")
     assert "pass --input-format (one of native, openai-chat," in msg
     assert msg.endswith("codex, inspect, swe-agent, jaeger, zipkin, openhands, claude-code-otel, "
-                        "agentdojo, openai-agents-state)")
+                        "agentdojo, openai-agents-state, guard-state)")
     assert "seq" not in msg
 
 

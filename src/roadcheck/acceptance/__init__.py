@@ -18,12 +18,12 @@ from roadcheck.acceptance.contract import (
     load_contract,
     parse_contract,
 )
-from roadcheck.acceptance.files import accept_files
+from roadcheck.acceptance.files import accept_files, accept_sessions
 from roadcheck.acceptance.files import make_probe as make_probe
 from roadcheck.acceptance.files import read_result as read_result
-from roadcheck.acceptance.gate import CHECKS, GateReason, GateResult, verify
+from roadcheck.acceptance.gate import CHECKS, GateReason, GateResult, verify, verify_session
 from roadcheck.acceptance.result import AcceptRun
-from roadcheck.acceptance.trace import Call, call_errored, calls_of, load_trace
+from roadcheck.acceptance.trace import Call, call_errored, calls_of, load_session, load_trace
 
 __all__ = [
     "CHECKS",
@@ -35,10 +35,13 @@ __all__ = [
     "GateReason",
     "GateResult",
     "accept_files",
+    "accept_sessions",
     "call_errored",
     "calls_of",
     "load_contract",
+    "load_session",
     "load_trace",
     "parse_contract",
     "verify",
+    "verify_session",
 ]

@@ -28,10 +28,13 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roadcheck.documents.contract import ClaimDoc, ContractDoc
 from roadcheck.errors import SpecError
+
+if TYPE_CHECKING:
+    from roadcheck.acceptance.said import SaidRule
 
 __all__ = [
     "TYPE_NAMES",
@@ -163,7 +166,8 @@ class Contract:
     (:attr:`doc`), the struct a contract file is read into.
     """
 
-    __slots__ = ("_allowed", "_claims", "_enums", "_types", "_validator", "doc", "source")
+    __slots__ = ("_allowed", "_claims", "_enums", "_said", "_types", "_validator", "doc",
+                 "source")
 
     doc: ContractDoc
     source: str | None
@@ -172,6 +176,7 @@ class Contract:
     _enums: dict[str, list[Any]]
     _claims: tuple[tuple[str, ClaimDoc, Callable[[str], Any]], ...]
     _validator: Any
+    _said: tuple[SaidRule, ...]
 
     def __init__(self, required: Mapping[str, Any] | None = None,
                  enums: Mapping[str, Iterable[Any]] | None = None,
@@ -219,6 +224,7 @@ class Contract:
             for verb, rule in merged.items())
         self._validator = (None if doc.json_schema is None
                            else _compile_schema(doc.json_schema))
+        self._said = _compile_said(doc)
 
     @property
     def required(self) -> dict[str, str | list[str]]:
@@ -242,6 +248,11 @@ class Contract:
         return None
 
     @property
+    def said(self) -> tuple[SaidRule, ...]:
+        """The claims looked for in the agent's final message, compiled."""
+        return self._said
+
+    @property
     def json_schema(self) -> dict[str, Any] | None:
         """The JSON Schema the result must also satisfy, if any."""
         return self.doc.json_schema
@@ -255,6 +266,18 @@ class Contract:
         return (f"Contract(required={self.required!r}, enums={self.enums!r}, "
                 f"claims={self.claims!r}, json_schema={self.json_schema!r}, "
                 f"source={self.source!r})")
+
+
+def _compile_said(doc: ContractDoc) -> tuple[SaidRule, ...]:
+    if not doc.said:
+        return ()
+    from roadcheck.acceptance.said import compile_said
+    from roadcheck.documents.loader import Problem, where
+
+    try:
+        return compile_said(doc.said)
+    except Problem as p:
+        raise SpecError(f"{where(p.loc)}: {p.message}") from None
 
 
 def _document(required: Mapping[str, Any] | None, enums: Mapping[str, Iterable[Any]] | None,
@@ -373,7 +396,12 @@ def parse_contract(doc: Any, source: str | None = None, data: bytes | None = Non
         raise SpecError(f"the contract must be an object, got {json_type(doc)}", path=source)
     with problems("contract", source, SpecError):
         d = convert(doc, ContractDoc)
-        if not (d.required or d.enums or d.claims or d.claim_requires_action or d.json_schema):
+        if d.said:
+            from roadcheck.acceptance.said import compile_said
+
+            compile_said(d.said)  # a problem in a claim is located at its line
+        if not (d.required or d.enums or d.claims or d.claim_requires_action or d.json_schema
+                or d.said):
             raise Problem((), "the contract declares nothing to check; it would accept any "
                               "object")
     try:

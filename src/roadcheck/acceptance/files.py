@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
 
 from roadcheck.acceptance.contract import load_contract
-from roadcheck.acceptance.gate import verify
+from roadcheck.acceptance.gate import verify, verify_session
 from roadcheck.acceptance.result import AcceptRun
-from roadcheck.acceptance.trace import load_trace
+from roadcheck.acceptance.trace import load_session, load_trace
 from roadcheck.errors import InputError
 
-__all__ = ["accept_files", "make_probe", "read_result"]
+__all__ = ["BUILTIN_CONTRACTS", "accept_files", "accept_sessions", "contract_file",
+           "make_probe", "read_result"]
+
+#: The contracts shipped with roadcheck, named ``builtin:NAME`` where a file is expected.
+BUILTIN_CONTRACTS = ("coding-agent",)
+
+
+def contract_file(name: str | PathLike[str]) -> str:
+    """The file a contract name stands for: ``builtin:NAME`` is a shipped contract."""
+    source = str(name)
+    if not source.startswith("builtin:"):
+        return source
+    builtin = source.removeprefix("builtin:")
+    if builtin not in BUILTIN_CONTRACTS:
+        raise InputError(f"no built-in contract {builtin!r}; the built-in contracts are "
+                         + ", ".join(f"builtin:{n}" for n in BUILTIN_CONTRACTS))
+    from pathlib import Path
+
+    return str(Path(__file__).with_name("contracts") / f"{builtin}.yaml")
 
 
 def read_result(path: str | PathLike[str]) -> str:
@@ -74,18 +92,38 @@ def accept_files(contract: str | PathLike[str], result: str | PathLike[str],
                  trace: str | PathLike[str] | None = None, *, probe_cmd: str | None = None,
                  probe_url: str | None = None, probe_timeout: float = 10.0,
                  claims_unchecked: bool = False,
-                 expect_contract_sha256: str | None = None) -> AcceptRun:
+                 expect_contract_sha256: str | None = None,
+                 trace_format: str | None = None) -> AcceptRun:
     """Judge a result file against a contract file and a trace file: the CLI's one call.
 
     Unusable inputs raise :class:`~roadcheck.errors.InputError` (exit 2), and so
     does a contract that checks claims with no trace, unless
     ``claims_unchecked``; a result that does not parse is judged (REJECTED),
     not an input error. ``expect_contract_sha256`` pins the contract's bytes, as
-    :func:`load_contract` does.
+    :func:`load_contract` does. ``trace_format`` names the trace's format where
+    telling it by content is not wanted (any of replay's ``--input-format`` names).
     """
-    loaded = load_contract(contract, expect_sha256=expect_contract_sha256)
+    loaded = load_contract(contract_file(contract), expect_sha256=expect_contract_sha256)
     probe = make_probe(probe_cmd, probe_url, probe_timeout)
-    calls = load_trace(trace) if trace is not None else None
+    calls: Any = None
+    if trace is not None:
+        # claims in the agent's words are read in the session's messages, not its calls
+        calls = (load_session(trace, trace_format) if loaded.said
+                 else load_trace(trace, trace_format))
     text = read_result(result)
     return AcceptRun(str(result), loaded, verify(text, loaded, trace=calls, probe=probe,
                                                  claims_unchecked=claims_unchecked))
+
+
+def accept_sessions(contract: str | PathLike[str], sessions: Sequence[str | PathLike[str]], *,
+                    expect_contract_sha256: str | None = None,
+                    trace_format: str | None = None) -> list[AcceptRun]:
+    """Judge each session on its own words: the claims its final message makes, against
+    the calls it holds (the contract's ``said``). The batch form of the CLI's one call.
+
+    Every session is read before any is judged, so an unreadable one is an
+    :class:`~roadcheck.errors.InputError` (exit 2) and no partial batch is reported.
+    """
+    loaded = load_contract(contract_file(contract), expect_sha256=expect_contract_sha256)
+    read = [(str(path), load_session(path, trace_format)) for path in sessions]
+    return [AcceptRun(label, loaded, verify_session(loaded, session)) for label, session in read]

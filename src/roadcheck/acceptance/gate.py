@@ -9,7 +9,11 @@ Three checks, run in order; every applicable one runs and every reason is kept:
 2. ``claim``: each verb the result claims (in ``status`` or ``summary``) is
    backed by a successful call of its tool in the trace, with bound arguments
    equal to the result's fields.
-3. ``probe``: an optional read-only callable confirms the effect is there.
+3. ``said``: each claim the contract looks for in the agent's final message
+   ("all tests pass", "opened PR #12") is backed by the session: the last call
+   that would make it true exists, succeeded, came after what it must follow, and
+   holds the value the claim names (:mod:`roadcheck.acceptance.said`).
+4. ``probe``: an optional read-only callable confirms the effect is there.
 
 A rejection is data (a :class:`GateResult`), never an exception.
 """
@@ -33,10 +37,10 @@ from roadcheck.acceptance.trace import Call, calls_of
 from roadcheck.errors import InputError
 from roadcheck.findings import Finding, Location
 
-__all__ = ["CHECKS", "GateReason", "GateResult", "verify"]
+__all__ = ["CHECKS", "GateReason", "GateResult", "verify", "verify_session"]
 
 #: The check names a reason can carry, in the order the checks run.
-CHECKS = ("contract", "schema", "claim", "probe")
+CHECKS = ("contract", "schema", "claim", "said", "probe")
 
 Verdict = Literal["ACCEPTED", "REJECTED"]
 _MISSING = object()
@@ -313,6 +317,9 @@ def verify(result: Any, contract: Contract | Mapping[str, Any] | str | PathLike[
             dict or path) raises :class:`~roadcheck.errors.SpecError`.
     """
     c = _contract_of(contract)
+    if trace is None and c._said:
+        raise InputError("the contract checks the claims in the agent's final message "
+                         "('said'), and no session was given (--trace)")
     if trace is None and c._claims and not claims_unchecked:
         verbs = ", ".join(f"'{verb}'" for verb, _, _ in c._claims)
         raise InputError(f"the contract checks claims ({verbs}) against a trace, and no trace "
@@ -330,7 +337,57 @@ def verify(result: Any, contract: Contract | Mapping[str, Any] | str | PathLike[
         elif c._claims:
             text = _claim_text(obj)
             unchecked = tuple(verb for verb, _, search in c._claims if search(text) is not None)
+        if c._said:
+            _check_said(c, trace, out)
         if probe is not None:
             _check_probe(probe, out)
     return GateResult(tuple(out), claims_checked=not c._claims or trace is not None,
                       unchecked_claims=unchecked)
+
+
+def verify_session(contract: Contract | Mapping[str, Any] | str | PathLike[str],
+                   session: Any) -> GateResult:
+    """Judge a session on its own: the claims the agent's final message makes, each
+    against the calls the session holds (the contract's ``said``).
+
+    ``session`` is a :class:`~roadcheck.events.Trajectory` or its events. A contract
+    that also checks a result's fields, or that looks for no words, needs the result
+    (:func:`verify`) and raises :class:`InputError`.
+    """
+    c = _contract_of(contract)
+    if not c._said:
+        raise InputError("the contract looks for no claim in the agent's words (no 'said'); "
+                         "give the agent's result (--result) to judge it")
+    if c._types or c._allowed or c._claims or c._validator is not None:
+        raise InputError("the contract also checks the fields of a result (required, enums, "
+                         "claims or json_schema); give the agent's result (--result)")
+    out: list[GateReason] = []
+    _check_said(c, session, out)
+    return GateResult(tuple(out))
+
+
+def _events_of(trace: Any) -> list[Any] | None:
+    from roadcheck.events import Event, Trajectory
+
+    if isinstance(trace, Trajectory):
+        return list(trace.events)
+    if isinstance(trace, (list, tuple)) and all(isinstance(e, Event) for e in trace):
+        return list(trace)
+    return None
+
+
+def _check_said(contract: Contract, trace: Any, out: list[GateReason]) -> None:
+    from roadcheck.acceptance.said import check_said, final_message
+
+    events = _events_of(trace)
+    text = final_message(events) if events is not None else None
+    if events is None or text is None:
+        out.append(GateReason(False, "said", "the contract checks the claims in the agent's "
+                              "final message, and the trace holds no message of the agent's"))
+        return
+    shown = check_said(text, events, contract._said)
+    if not shown:
+        n = len(contract._said)
+        out.append(GateReason(True, "said", f"the agent's final message makes none of the "
+                              f"contract's {n} claim{'s' if n != 1 else ''}"))
+    out.extend(GateReason(s.ok, "said", s.message) for s in shown)

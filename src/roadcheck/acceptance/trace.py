@@ -1,8 +1,10 @@
 """Tool-call traces: the calls an agent actually made, as evidence for its claims.
 
 A trace is read from a native JSONL trajectory (each ``action`` event is a
-call: ``action_type`` is the tool, with optional ``args`` and ``result``) or
-from a JSON list of ``{"tool", "args", "result"}`` objects. In memory the gate
+call: ``action_type`` is the tool, with optional ``args`` and ``result``), from
+a JSON list of ``{"tool", "args", "result"}`` objects, or from a file of any
+format replay reads (a coding-agent session, an OTel export...), through the
+same readers. In memory the gate
 also takes a :class:`~roadcheck.events.Trajectory`, events, or such dicts.
 """
 
@@ -15,7 +17,7 @@ from typing import Any, NamedTuple
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
 
-__all__ = ["Call", "call_errored", "calls_of", "load_trace"]
+__all__ = ["Call", "call_errored", "calls_of", "load_session", "load_trace"]
 
 _NO_ARGS: Mapping[str, Any] = {}
 
@@ -89,15 +91,60 @@ def calls_of(trace: Any) -> list[Call]:
     return calls
 
 
-def load_trace(path: str | PathLike[str]) -> list[Call]:
-    """Read a trace file; anything malformed raises :class:`TraceError` naming file and line."""
+def load_trace(path: str | PathLike[str], input_format: str | None = None) -> list[Call]:
+    """Read a trace file; anything malformed raises :class:`TraceError` naming file and line.
+
+    A JSON list of calls and a native trajectory are read as such; a file of any other
+    format replay reads (a Claude Code or Codex session, an OTel export, a tau2 run...)
+    is read by that format's reader, told by content like replay does, or named by
+    ``input_format``. Such a file must hold one run: a file of several is named
+    ``PATH#RUN`` (the run's id as replay prints it).
+    """
+    from roadcheck.ingest.native import read_bytes
+
+    source, _ = _split_run(str(path))
+    if input_format is None:
+        data = read_bytes(source)
+        if data.lstrip()[:1] == b"[" and _is_native(data, str(path)):
+            return _read_call_list(source, data)
+    return calls_of(load_session(path, input_format))
+
+
+def load_session(path: str | PathLike[str], input_format: str | None = None) -> Trajectory:
+    """Read one run of any format replay reads (``PATH#RUN`` names one of several), with
+    every event: the agent's messages as well as its calls. A JSON list of calls is no
+    session (it holds no message) and is read as a native file would be: refused."""
+    from roadcheck.ingest import UNKNOWN, detect_format
     from roadcheck.ingest.native import read_bytes, read_native
 
-    source = str(path)
+    source, run = _split_run(str(path))
     data = read_bytes(source)
-    if data.lstrip()[:1] == b"[":
-        return _read_call_list(source, data)
-    trajectory = read_native(source, data)
+    fmt = input_format or detect_format(data)
+    if fmt in ("native", UNKNOWN) and run is None:
+        trajectory = read_native(source, data)
+        _check_native(source, trajectory)
+        return trajectory
+    return _one_run(source, data, fmt, run)
+
+
+def _is_native(data: bytes, path: str) -> bool:
+    from roadcheck.ingest import UNKNOWN, detect_format
+
+    return _split_run(path)[1] is None and detect_format(data) in ("native", UNKNOWN)
+
+
+def _split_run(path: str) -> tuple[str, str | None]:
+    """``PATH#RUN`` -> (PATH, RUN) when PATH names no file by itself."""
+    import os
+
+    if "#" in path and not os.path.exists(path):
+        file, _, run = path.rpartition("#")
+        if file and run:
+            return file, run
+    return path, None
+
+
+def _check_native(source: str, trajectory: Trajectory) -> None:
     for event in trajectory.events:
         if event.kind != "action":
             continue
@@ -106,7 +153,37 @@ def load_trace(path: str | PathLike[str]) -> list[Call]:
         misspelt = _misspelt(event.data)
         if misspelt is not None:
             raise TraceError(misspelt, path=source, line=event.line)
-    return calls_of(trajectory)
+
+
+def _one_run(source: str, data: bytes, fmt: str, run: str | None) -> Trajectory:
+    """The one run of a file in ``fmt``, or the run named ``run``; else TraceError."""
+    from roadcheck.ingest import ReadFailure, load
+
+    _, entries = load(source, fmt, data=data)
+    runs: list[Trajectory] = []
+    for entry in entries:
+        if isinstance(entry, ReadFailure):
+            raise entry.error
+        runs.append(entry)
+    if run is not None:
+        named = [t for t in runs if t.id == f"{source}#{run}" or (len(runs) == 1 and t.id
+                                                                   == source and run == "1")]
+        if not named:
+            raise TraceError(f"no run {run!r} in this {fmt} file; it holds "
+                             + _run_names(source, runs), path=source)
+        return named[0]
+    if len(runs) != 1:
+        raise TraceError(f"a trace is one run, and this {fmt} file holds "
+                         + _run_names(source, runs) + "; name one as PATH#RUN", path=source)
+    return runs[0]
+
+
+def _run_names(source: str, runs: list[Trajectory]) -> str:
+    if not runs:
+        return "none"
+    names = [t.id.removeprefix(source + "#") for t in runs[:5]]
+    more = f", and {len(runs) - 5} more" if len(runs) > 5 else ""
+    return f"{len(runs)} ({', '.join(names)}{more})"
 
 
 def _misspelt(record: Mapping[str, Any]) -> str | None:

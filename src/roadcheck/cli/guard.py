@@ -54,10 +54,10 @@ def guard_claude_code(spec: str, state_dir: str | None, key_file: str | None, no
                       approver: str, grant: bool, catch_up: bool) -> None:
     """Read one hook event (JSON) on standard input and answer in the hook protocol.
 
-    PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit
-    and PostToolUse are observed. A deny or ask is printed as
-    hookSpecificOutput JSON (exit 0). Any error (bad spec, bad input, unreadable
-    state) denies: exit 2 with the reason on standard error.
+    PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit,
+    PostToolUse, PostToolUseFailure, Stop and SubagentStop are observed. A deny or
+    ask is printed as hookSpecificOutput JSON (exit 0). Any error (bad spec, bad
+    input, unreadable state) denies: exit 2 with the reason on standard error.
     """
     from roadcheck.guard.claude_code import blocked, main
 
@@ -68,6 +68,88 @@ def guard_claude_code(spec: str, state_dir: str | None, key_file: str | None, no
     except BaseException as exc:  # an interrupt or a bug blocks the call
         code = blocked(exc)
     sys.exit(code)
+
+
+#: The other CLIs' hook commands: name -> (the CLI, the hook options it takes).
+_HOOK_COMMANDS = {
+    "codex": ("Codex", ("approver", "catch_up")),
+    "gemini": ("Gemini CLI", ("approver", "grant")),
+    "opencode": ("OpenCode plugin", ("approver",)),
+    "copilot": ("GitHub Copilot CLI", ("approver", "grant")),
+    "cursor": ("Cursor", ("approver", "grant")),
+    "cline": ("Cline", ("approver",)),
+}
+
+
+def _hook_command(name: str, cli_name: str, takes: tuple[str, ...]) -> None:
+    def command(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
+                approver: str = "user", grant: bool = False, catch_up: bool = False) -> None:
+        from roadcheck.guard import claude_code, hooks
+
+        adapter = hooks.load(name)
+        try:
+            code = hooks.main(adapter, {"spec": spec, "state_dir": state_dir,
+                                        "key_file": key_file, "no_key": no_key,
+                                        "approver": approver, "grant": grant,
+                                        "catch_up": catch_up},
+                              deadline=claude_code.DEADLINE)
+        except BaseException as exc:  # an interrupt or a bug blocks the call
+            code = hooks.blocked(exc, adapter)
+        sys.exit(code)
+
+    command.__doc__ = (f"Read one {cli_name} hook event (JSON) on standard input and answer "
+                       f"in its format.\n\nSee docs/guard.md for the events handled, how an "
+                       f"ask is answered, and what an error does.")
+    if "catch_up" in takes:
+        command = click.option(
+            "--catch-up", is_flag=True,
+            help="Start a session the guard has not seen from its transcript "
+                 "(transcript_path).")(command)
+    if "grant" in takes:
+        command = click.option(
+            "--grant", is_flag=True,
+            help="Answer allow for an allowed call; without it an allowed call gets no "
+                 "decision and the CLI's own rules apply.")(command)
+    command = click.option(
+        "--approver", default="user", show_default=True, metavar="NAME",
+        help="Who answers the guard's questions: a rule that does not accept NAME "
+             "answers deny, and an approval recorded for an asked call names NAME.")(command)
+    command = _guard_store_options(command)
+    article = "an" if cli_name[0] in "AEIOU" else "a"
+    guard.command(name, short_help=f"Answer {article} {cli_name} hook event from a spec.")(command)
+
+
+for _name, (_cli_name, _takes) in _HOOK_COMMANDS.items():
+    _hook_command(_name, _cli_name, _takes)
+
+
+@guard.command("approve", short_help="Approve one call of a guarded session, as a person.")
+@_guard_store_options
+@click.option("--session", "session", required=True, metavar="ID",
+              help="The session (the hook's session id) the call belongs to.")
+@click.option("--checkpoint", "checkpoints", required=True, multiple=True, metavar="ID",
+              help="A checkpoint the call needs (repeatable): the guard's reason names them.")
+@click.option("--tool", default=None, metavar="NAME", help="The call's tool.")
+@click.option("--args-sha256", default=None, metavar="DIGEST",
+              help="The digest of the call's arguments (sha256:...), as the reason gives it.")
+@click.option("--call-id", default=None, metavar="ID", help="The call's id, where it has one.")
+@click.option("--by", "by", required=True, metavar="NAME",
+              help="Who approves: the checkpoint's confirmed_by.")
+def guard_approve(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
+                  session: str, checkpoints: tuple[str, ...], tool: str | None,
+                  args_sha256: str | None, call_id: str | None, by: str) -> None:
+    """Record that BY approved one call: one checkpoint per --checkpoint, naming the call.
+
+    Run it yourself, in a terminal of your own, where the agent cannot: it writes the
+    session's state, so whatever can run it can approve. The session must exist.
+    """
+    from roadcheck.guard.hooks import approve_call
+
+    seqs = approve_call(spec, state_dir, session, checkpoints, by=by, tool=tool,
+                        args_sha256=args_sha256, call_id=call_id, key_file=key_file,
+                        no_key=no_key)
+    click.echo(f"roadcheck guard: approved by {by}: {', '.join(checkpoints)} "
+               f"(session {session}, seq {', '.join(map(str, seqs))})")
 
 
 @guard.command("serve", short_help="Answer guard checks over HTTP on a loopback address.")
@@ -105,6 +187,73 @@ def guard_serve(spec: str, state_dir: str | None, key_file: str | None, no_key: 
 
         say_once(store.key_notice)
     serve(store, host, port, approve_token=token)
+
+
+@guard.command("mcp", short_help="Put the guard in front of an MCP server (a proxy).")
+@_guard_store_options
+@click.option("--upstream", default=None, metavar="URL",
+              help="The upstream server's Streamable HTTP URL; the proxy then listens on "
+                   "--host/--port. Without it, the upstream is COMMAND, run over stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="With --upstream: the loopback address to listen on (127.0.0.1, ::1 or "
+                   "localhost); any other address is refused.")
+@click.option("--port", default=8766, show_default=True, type=click.IntRange(0, 65535),
+              help="With --upstream: the port to listen on (0: any free port, printed at "
+                   "start).")
+@click.option("--session", default=None, metavar="ID",
+              help="The guard session this MCP session is (default: a new one, "
+                   "mcp-<UTC time>-<random>, printed at start).")
+@click.option("--approver", "principal", default="user", show_default=True, metavar="NAME",
+              help="Who answers the client's approval prompt: the confirmed_by of the "
+                   "checkpoint an approved call records.")
+@click.option("--approval-ttl", "ttl", default=120.0, show_default=True,
+              type=click.FloatRange(1, 3600), metavar="SECONDS",
+              help="How long an approval request stays valid (2026-07-28 requestState).")
+@click.option("--pin", is_flag=True,
+              help="Refuse a guarded tool whose definition (description, schemas, "
+                   "annotations) changed since it was pinned; without it a change is "
+                   "reported and pinned anew.")
+@click.option("--no-mark", "no_mark", is_flag=True,
+              help="Do not mark guarded tools _meta[\"anthropic/requiresUserInteraction\"] "
+                   "in tools/list.")
+@click.option("--durable", is_flag=True,
+              help="Write each decision to the log (fsync) before answering; without it "
+                   "decisions are written within 0.2 s after the answer, and when the "
+                   "session ends.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def guard_mcp(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
+              upstream: str | None, host: str, port: int, session: str | None,
+              principal: str, ttl: float, pin: bool, no_mark: bool, durable: bool,
+              command: tuple[str, ...]) -> None:
+    """Proxy MCP to an upstream server, deciding each tools/call before it is forwarded.
+
+    Over stdio: roadcheck guard mcp --spec SPEC -- COMMAND [ARGS]... Over
+    Streamable HTTP: roadcheck guard mcp --spec SPEC --upstream URL. An allowed
+    call is forwarded unchanged; a denied one is answered as a tool result with
+    isError and the reason; a call that needs a person's yes is asked (an
+    elicitation), or denied with how to approve when the client cannot be
+    asked. The MCP session is one guard session (decision log in --state-dir).
+    """
+    from roadcheck.errors import InputError
+
+    if (upstream is None) == (not command):
+        raise InputError("give the upstream MCP server: a COMMAND after '--' (stdio), or "
+                         "--upstream URL (Streamable HTTP), not both")
+    if upstream is not None:
+        from roadcheck.guard.serve import loopback
+
+        host = loopback(host)
+    try:
+        import mcp_types  # noqa: F401
+    except ImportError:
+        raise InputError("roadcheck guard mcp needs the MCP SDK: pip install "
+                         "'roadcheck[mcp]'") from None
+    from roadcheck.guard.mcp import run
+
+    sys.exit(run({"spec": spec, "state_dir": state_dir, "key_file": key_file,
+                  "no_key": no_key, "upstream": upstream, "host": host, "port": port,
+                  "session": session, "principal": principal, "ttl": ttl, "pin": pin,
+                  "mark": not no_mark, "durable": durable, "command": list(command)}))
 
 
 @guard.command("daemon", short_help="Answer every hook call from one resident process.")

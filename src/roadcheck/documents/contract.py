@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-__all__ = ["ClaimDoc", "ContractDoc"]
+__all__ = ["ClaimDoc", "ContractDoc", "SaidDoc"]
 
 Text = Annotated[str, msgspec.Meta(min_length=1)]
 TypeName = Literal["string", "integer", "number", "boolean", "array", "object", "null"]
@@ -44,6 +44,27 @@ class ClaimDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 Claim = Text | ClaimDoc
 
 
+class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A claim the agent makes in its own words, and the call that must back it.
+
+    ``pattern`` is searched in the agent's final message; where it is found, the last
+    action ``backed_by`` selects must exist and have succeeded, come after the last
+    event ``after`` selects (when given), and, with ``value_in``, hold the text of the
+    pattern's first group in its ``result`` or its ``args``.
+    """
+
+    #: A name for the claim, quoted in every finding about it.
+    id: Text
+    #: A regular expression (Python syntax; ``(?i)`` for any case).
+    pattern: Text
+    #: The calls that would make the claim true: a selector over actions.
+    backed_by: dict[Text, Any]
+    #: The backing call must come after the last event this selector picks.
+    after: dict[Text, Any] | None = None
+    #: Where the first group of ``pattern`` must appear in the backing call.
+    value_in: Literal["result", "args"] | None = None
+
+
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """An accept contract (JSON or YAML)."""
 
@@ -57,3 +78,5 @@ class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     claim_requires_action: dict[Text, Claim] = {}
     #: A JSON Schema the result must also satisfy.
     json_schema: dict[str, Any] | None = None
+    #: Claims found in the agent's final message, each with the call that backs it.
+    said: list[SaidDoc] = []

@@ -36,6 +36,10 @@ class ActionEvent(_Event, frozen=True, kw_only=True, tag="action"):
     action_type: Name
     #: ``true`` marks an action that cannot be taken back.
     irreversible: bool | None = None
+    #: The MCP tool's ``destructiveHint`` / ``readOnlyHint`` annotations, as the server
+    #: declared them (hints a server may get wrong, never proof).
+    destructive_hint: bool | None = None
+    read_only_hint: bool | None = None
     args: Any = None
     result: Any = None
 

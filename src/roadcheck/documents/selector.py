@@ -102,6 +102,8 @@ class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_
     ts: Text | None = None
     action_type: Text | None = None
     irreversible: Flag | None = None
+    destructive_hint: Flag | None = None
+    read_only_hint: Flag | None = None
     call_id: Text | None = None
     checkpoint_id: Text | None = None
     confirmed_by: Text | None = None

@@ -1,36 +1,27 @@
 """One seam for every hook adapter: a hook's payload in, the adapter's output and exit code out.
 
-Each coding agent's hook has an adapter module (``roadcheck guard claude-code`` is
-:mod:`roadcheck.guard.claude_code`), registered in :data:`ADAPTERS`. An adapter
-module offers:
+Each coding agent's hook has an adapter (:mod:`roadcheck.guard.hooks`,
+:mod:`roadcheck.guard.adapters`), answered by :func:`roadcheck.guard.hooks.run`,
+which opens the session in a store: by default a
+:class:`~roadcheck.guard.store.GuardStore` for the one call, or whatever its
+``open_store`` returns.
 
-* ``parse_args(args) -> dict | None``: the command's options (``spec``,
-  ``state_dir``, ``key_file``, ``no_key``, ``approver`` and its own), or None for a
-  command line only the click CLI answers;
-* ``run_hook(payload, spec, state_dir, *, open_store=None, **options) -> HookAnswer``:
-  the answer (``stdout``, ``stderr``, ``exit``); it never raises, any failure denies;
-  ``open_store`` returns the store to keep sessions in (default: a
-  :class:`~roadcheck.guard.store.GuardStore` opened for the one call).
-
-:func:`answer` is what the hook process and ``roadcheck guard daemon`` both call:
-the process with no ``stores`` (the sessions are read from disk and saved each
-call), the daemon with its :class:`Stores` (the sessions stay in memory, see
-:mod:`roadcheck.guard.resident`).
+:func:`answer` is that, from a hook command line: what ``roadcheck guard daemon``
+calls for each hook call it is sent, with its :class:`Stores` (the sessions stay in
+memory, see :mod:`roadcheck.guard.resident`); without stores it is the hook
+process's own path.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ADAPTERS", "Answer", "Stores", "adapter", "answer", "deny"]
+__all__ = ["Answer", "Stores", "answer", "deny"]
 
-#: Hook adapters by command name: ``roadcheck guard NAME``.
-ADAPTERS: dict[str, str] = {"claude-code": "roadcheck.guard.claude_code"}
 _EXIT_BLOCK = 2
 
 
@@ -46,13 +37,8 @@ class Answer:
 
 
 def deny(reason: str) -> Answer:
-    """The deny every adapter's process can give: exit code 2, the reason on standard error."""
+    """Exit code 2 with the reason on standard error (how most CLIs are told to stop)."""
     return Answer(b"", f"roadcheck guard: denied: {reason}\n".encode(), _EXIT_BLOCK)
-
-
-def adapter(name: str) -> Any:
-    """The adapter module of ``roadcheck guard NAME``; KeyError for an unknown name."""
-    return importlib.import_module(ADAPTERS[name])
 
 
 _STORE_KEYS = ("spec", "state_dir", "key_file", "no_key", "approver")
@@ -62,28 +48,42 @@ def answer(name: str, args: list[str], payload: bytes, stores: Stores | None = N
            cwd: str | None = None) -> Answer:
     """Answer ``payload`` as ``roadcheck guard NAME ARGS`` would; never raises.
 
-    ``cwd``: the directory the hook ran in, for relative paths in ``args``.
-    A command line the adapter does not take as plain (``--help``, a bad option)
-    answers ``fallback``: the click CLI says what is wrong with it.
+    ``cwd``: the directory the hook ran in, for relative paths in ``args``. A command
+    line the adapter does not take as plain (``--help``, a bad option), or an unknown
+    ``NAME``, answers ``fallback``: the click CLI says what is wrong with it.
     """
-    try:
-        module = adapter(name)
-    except KeyError:
+    from roadcheck.guard import hooks
+
+    if name not in hooks.ADAPTERS:
         return Answer(b"", b"", _EXIT_BLOCK, f"no adapter {name!r} here")
+    adapter = None
     try:
-        options = module.parse_args(_absolute(args, cwd) if cwd is not None else args)
+        from roadcheck.guard.claude_code import parse_args
+
+        adapter = hooks.load(name)
+        given = _absolute(args, cwd) if cwd is not None else args
+        options = parse_args(given) if name == "claude-code" else parse_args(
+            given, adapter.options)
         if options is None:
             return Answer(b"", b"", _EXIT_BLOCK, "a command line for the click CLI")
-        rest = dict(options)
-        spec, state_dir = rest.pop("spec"), rest.pop("state_dir")
         open_store = None
         if stores is not None:
             def open_store() -> Any:
                 return stores.get(options)
-        hook = module.run_hook(payload, spec, state_dir, open_store=open_store, **rest)
-        return Answer(hook.stdout.encode(), hook.stderr.encode(), hook.exit)
+        found = hooks.run(adapter, payload, options["spec"], options["state_dir"],
+                          approver=options["approver"], grant=options["grant"],
+                          catch_up=options["catch_up"], key_file=options["key_file"],
+                          no_key=options["no_key"], open_store=open_store)
+        return Answer(found.stdout.encode(), found.stderr.encode(), found.exit)
     except Exception as exc:  # fail closed: a bug in the seam must not let the call run
-        return deny(f"internal error: {type(exc).__name__}: {exc}")
+        reason = f"internal error: {type(exc).__name__}: {exc}"
+        try:
+            if adapter is not None:
+                failed = adapter.fail(reason)
+                return Answer(failed.stdout.encode(), failed.stderr.encode(), failed.exit)
+        except Exception:
+            pass
+        return deny(reason)
 
 
 #: The options whose value is a path, shared by every adapter's command.

@@ -351,5 +351,7 @@ def control(path: str, what: str) -> tuple[int, str]:
     got = parse_answer(raw)
     if got is None:
         return 1, "the daemon did not understand"
+    if isinstance(got, str):
+        return 1, got
     out, err, code = got
     return code, (out or err).decode(errors="replace").rstrip("\n")

@@ -212,6 +212,54 @@ class GuardStore:
             os.close(fd)  # closing the descriptor releases the lock
 
 
+    @contextlib.contextmanager
+    def held(self, session: str, *, create: bool = False) -> Iterator[HeldSession]:
+        """Like :meth:`session`, for one process that keeps the session for its whole life.
+
+        The lock is held until the block ends; :meth:`HeldSession.flush` logs the
+        decisions made and saves the state (durably, as on leaving :meth:`session`)
+        whenever the holder needs them on disk, so each answer can wait for its
+        own decision to be written.
+        """
+        where = self._dir(session)
+        files.make_dir(where)
+        fd = files.lock(where / _LOCK)
+        stored = _Stored(self.sealer, self.heads, where, session, self.spec_sha256)
+        try:
+            stored.load(create)
+            if stored.new and self.key_notice:
+                seal.say_once(self.key_notice)
+            live = GuardSession(self, session, stored.events, stored.asked, stored.snapshot(),
+                                stored.state_mac)
+            held = HeldSession(live, stored)
+            yield held
+            held.flush()
+        finally:
+            stored.close()
+            os.close(fd)
+
+
+class HeldSession:
+    """A session one process holds locked: its :class:`GuardSession`, saved on :meth:`flush`."""
+
+    def __init__(self, live: GuardSession, stored: _Stored) -> None:
+        self.live = live
+        self._stored = stored
+
+    def flush(self) -> None:
+        """Log the pending decisions and save the state, as leaving a session does."""
+        live, stored = self.live, self._stored
+        generation = stored.generation
+        stored.save(live)
+        if stored.generation != generation:  # the state file now counts every decision
+            stored.floor = stored.decisions
+        live.pending.clear()
+        live.loaded = len(live.guard.records)
+        live.asked_at_load = dict(live.asked)
+        live.restored = True
+        stored.new = False
+
+
 class _Stored:
     """One session's files as read under its lock, checked against each other and its head.
 

@@ -61,7 +61,7 @@ UNKNOWN = "unknown"
 FORMATS = ("native", "openai-chat", "tau-bench", "tau2", "otel", "atif", "openai-agents",
            "claude-code", "codex", "inspect", "swe-agent",
            "jaeger", "zipkin", "openhands", "claude-code-otel", "agentdojo",
-           "openai-agents-state")
+           "openai-agents-state", "guard-state")
 
 # The registry and the functions load with the first of their names used: a replay of
 # native files reads them without it.

@@ -83,6 +83,8 @@ REGISTRY: tuple[Format, ...] = (
     Format("agentdojo", "roadcheck.ingest.agentdojo", "detect_agentdojo", "read_agentdojo"),
     Format("openai-agents-state", "roadcheck.ingest.openai_agents_state",
            "detect_openai_agents_state", "read_openai_agents_state"),
+    Format("guard-state", "roadcheck.ingest.guard_state", "detect_guard_state",
+           "read_guard_state"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}

@@ -12,11 +12,12 @@ from roadcheck._lazy import lazy_dir, lazy_getattr
 from roadcheck.report._text import plural, sha256_footer
 
 if TYPE_CHECKING:
-    from roadcheck.report.accept import accept_report, self_test_report
+    from roadcheck.report.accept import accept_batch_report, accept_report, self_test_report
     from roadcheck.report.replay import replay_report
     from roadcheck.report.revalidate import revalidate_report
 
 __all__ = [
+    "accept_batch_report",
     "accept_report",
     "plural",
     "replay_report",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "accept_batch_report": "roadcheck.report.accept",
     "accept_report": "roadcheck.report.accept",
     "replay_report": "roadcheck.report.replay",
     "revalidate_report": "roadcheck.report.revalidate",

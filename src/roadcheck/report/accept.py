@@ -8,7 +8,7 @@ from typing import Any
 from roadcheck.acceptance.gate import GateResult
 from roadcheck.report._text import dump_json, text_lines
 
-__all__ = ["accept_report", "self_test_report", "verdict_block"]
+__all__ = ["accept_batch_report", "accept_report", "self_test_report", "verdict_block"]
 
 _OK = "       ok - "
 _FAIL = "    FAIL - "
@@ -32,6 +32,26 @@ def accept_report(label: str, result: GateResult, *, fmt: str = "text") -> str:
     if fmt == "json":
         return dump_json(result.to_dict())
     return text_lines(verdict_block(label, result))
+
+
+def accept_batch_report(runs: Sequence[Any], *, fmt: str = "text") -> str:
+    """Render the verdicts of many sessions (``accept_sessions``): a block each, then the
+    totals; JSON: ``{"sessions": [{"label", ...the gate's shape}], "summary", "exit"}``."""
+    accepted = sum(1 for r in runs if r.result.accepted)
+    exit_code = max((r.exit for r in runs), default=0)
+    rejected = len(runs) - accepted
+    if fmt == "json":
+        return dump_json({
+            "sessions": [{"label": r.label, **r.result.to_dict()} for r in runs],
+            "summary": {"sessions": len(runs), "accepted": accepted, "rejected": rejected},
+            "exit": exit_code,
+        })
+    lines: list[str] = []
+    for r in runs:
+        lines.extend(verdict_block(r.label, r.result))
+    lines.append(f"summary: {len(runs)} session{'s' if len(runs) != 1 else ''}: {accepted} "
+                 f"ACCEPTED, {rejected} REJECTED -> overall exit {exit_code}")
+    return text_lines(lines)
 
 
 def self_test_report(cases: Sequence[Any], *, fmt: str = "text") -> str:

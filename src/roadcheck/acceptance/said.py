@@ -1,0 +1,177 @@
+"""Claims in the agent's own words: "all tests pass", "I pushed the fix", "opened PR #12".
+
+A contract's ``said`` entries each name a pattern searched in the agent's final
+message and the call that would make it true. Where the pattern is found, the claim
+is backed only when the session holds such a call, the **last** one succeeded, came
+after the last event the claim's ``after`` picks (the test run after the last edit),
+and, with ``value_in``, holds the text the pattern captured (the PR number in the
+``gh pr create`` output). Anything else rejects, with the claim's text and what the
+session shows instead. Checks never print; the findings are data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from roadcheck.documents.contract import SaidDoc
+from roadcheck.events import Event
+
+__all__ = ["SaidRule", "Shown", "check_said", "compile_said", "final_message"]
+
+#: How much of an event's command, or of the claim's text, a finding quotes.
+_QUOTE = 80
+
+
+@dataclass(frozen=True, slots=True)
+class SaidRule:
+    """One compiled ``said`` entry."""
+
+    doc: SaidDoc
+    search: Callable[[str], re.Match[str] | None]
+    backed_by: Callable[[Event], bool]
+    after: Callable[[Event], bool] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One finding about one claim: whether it holds, and why."""
+
+    ok: bool
+    claim: str
+    message: str
+
+
+def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
+    """Compile the ``said`` entries; a problem raises :class:`Problem` located in them."""
+    from roadcheck.documents.loader import Problem
+    from roadcheck.selectors import check_selector, compile_selector
+
+    rules: list[SaidRule] = []
+    seen: set[str] = set()
+    for i, doc in enumerate(docs):
+        loc: tuple[str | int, ...] = ("said", i)
+        if doc.id in seen:
+            raise Problem((*loc, "id"), f"claim id {doc.id!r} is given twice")
+        seen.add(doc.id)
+        try:
+            search = re.compile(doc.pattern).search
+        except re.error as exc:
+            raise Problem((*loc, "pattern"), f"not a valid regular expression: {exc}") from None
+        if doc.value_in is not None and re.compile(doc.pattern).groups < 1:
+            raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
+                                              "text it captures is what the call must hold")
+        selectors: list[Callable[[Event], bool] | None] = []
+        for key, spec in (("backed_by", doc.backed_by), ("after", doc.after)):
+            if spec is None:
+                selectors.append(None)
+                continue
+            try:
+                check_selector(spec)
+            except Problem as p:
+                raise Problem((*loc, key, *p.loc), p.message) from None
+            selectors.append(compile_selector(spec, checked=True))
+        backed = selectors[0]
+        assert backed is not None
+        rules.append(SaidRule(doc, search, backed, selectors[1]))
+    return tuple(rules)
+
+
+def final_message(events: Sequence[Event]) -> str | None:
+    """The text of the last message the agent (not the user or the system) wrote."""
+    for event in reversed(events):
+        if event.kind == "message" and event.get("role") not in ("user", "system"):
+            text = event.get("text")
+            if isinstance(text, str) and text.strip():
+                return text
+    return None
+
+
+def check_said(text: str, events: Sequence[Event], rules: Sequence[SaidRule]) -> list[Shown]:
+    """Each claim ``text`` makes, backed or not by ``events``; claims not made are left out."""
+    actions = [e for e in events if e.kind == "action"]
+    out: list[Shown] = []
+    for rule in rules:
+        found = rule.search(text)
+        if found is None:
+            continue
+        out.append(_judge(rule, found, events, actions))
+    return out
+
+
+def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
+           actions: list[Event]) -> Shown:
+    said = _quote(found.group(0))
+    name = rule.doc.id
+    backing = [e for e in actions if rule.backed_by(e)]
+    if not backing:
+        return Shown(False, name, f"you said {said}, but the session has no call that "
+                                  f"would back it ({_calls(actions)})")
+    last = backing[-1]
+    failure = _failure(last)
+    if failure is not None:
+        return Shown(False, name, f"you said {said}, but the last such call, {_show(last)}, "
+                                  f"failed: {failure}")
+    if rule.after is not None:
+        later = [e for e in events if rule.after(e) and e.seq > last.seq]
+        if later:
+            return Shown(False, name, f"you said {said}, but the last such call, "
+                                      f"{_show(last)}, came before {_show(later[-1])}")
+    if rule.doc.value_in is not None and found.group(1):
+        value = found.group(1)
+        if not _holds(last.get(rule.doc.value_in), value):
+            return Shown(False, name, f"you said {said}, but {_show(last)} has no "
+                                      f"{value!r} in its {rule.doc.value_in}")
+    return Shown(True, name, f"you said {said}: backed by {_show(last)}")
+
+
+def _failure(event: Event) -> str | None:
+    """Why a call failed, as the recording says, or None when it succeeded."""
+    code = event.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"exit {code}"
+    from roadcheck.acceptance.trace import call_errored
+
+    if call_errored(event.data):
+        error = event.get("error")
+        if not isinstance(error, str):
+            result = event.get("result")
+            error = result.get("error") if isinstance(result, dict) else None
+        return _quote(error) if isinstance(error, str) and error else "an error is recorded"
+    return None
+
+
+def _holds(where: Any, value: str) -> bool:
+    """True when ``value`` stands as a whole word in the text of ``where``."""
+    import json
+
+    text = where if isinstance(where, str) else json.dumps(where, ensure_ascii=False,
+                                                           sort_keys=True)
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+
+
+def _show(event: Event) -> str:
+    command = event.get("command")
+    what = command if isinstance(command, str) else event.action_type or event.kind
+    if event.kind != "action":
+        what = f"{event.kind} {what}" if what != event.kind else what
+    if event.action_type and not isinstance(command, str):
+        target = (event.get("args") or {}).get("file_path") if isinstance(
+            event.get("args"), dict) else None
+        if isinstance(target, str):
+            what = f"{event.action_type} {target}"
+    return f"{_quote(str(what))} at seq {event.seq}"
+
+
+def _calls(actions: list[Event]) -> str:
+    if not actions:
+        return "it records no call at all"
+    names = sorted({str(e.action_type) for e in actions})
+    return f"calls made: {', '.join(names)}"
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= _QUOTE else flat[:_QUOTE - 3] + "...")

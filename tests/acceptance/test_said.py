@@ -1,0 +1,219 @@
+"""Claims in the agent's own words (``said``), checked against the session's calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from roadcheck.acceptance import accept_sessions, parse_contract, verify_session
+from roadcheck.cli import cli
+from roadcheck.errors import InputError, SpecError
+from roadcheck.events import Trajectory
+
+TESTS = Path(__file__).resolve().parent.parent
+RECORDED = TESTS / "data" / "recorded"
+
+EDITS = {"event": "action", "action_type": {"in": ["Edit", "Write"]}}
+PYTEST = {"event": "action", "command": {"words": ["pytest"]}}
+CONTRACT = {"said": [
+    {"id": "tests-pass", "pattern": r"(?i)\btests pass\b", "backed_by": PYTEST,
+     "after": EDITS},
+    {"id": "pr-opened", "pattern": r"(?i)\bopened PR #(\d+)",
+     "backed_by": {"event": "action", "command": {"words": ["gh", "pr", "create"]}},
+     "value_in": "result"},
+]}
+
+
+def session(*steps: dict[str, Any], final: str = "done") -> Trajectory:
+    events: list[dict[str, Any]] = []
+    for i, step in enumerate(steps, 1):
+        events.append({"seq": i, "agent": "a", **step})
+    n = len(events)
+    events.append({"seq": n + 1, "agent": "a", "event": "message", "role": "assistant",
+                   "text": final})
+    events.append({"seq": n + 2, "agent": "a", "event": "final", "task_success": True})
+    return Trajectory(events)
+
+
+def bash(command: str, **extra: Any) -> dict[str, Any]:
+    return {"event": "action", "action_type": "Bash", "command": command,
+            "args": {"command": command}, **extra}
+
+
+def edit(path: str) -> dict[str, Any]:
+    return {"event": "action", "action_type": "Edit", "args": {"file_path": path}}
+
+
+def judge(traj: Trajectory, contract: Any = None) -> list[tuple[bool, str]]:
+    result = verify_session(parse_contract(contract or CONTRACT), traj)
+    return [(r.ok, r.message) for r in result.reasons]
+
+
+class TestJudging:
+    def test_a_passing_run_after_the_last_edit_backs_the_claim(self) -> None:
+        traj = session(edit("app.py"), bash("pytest -q", result="3 passed"),
+                       final="All tests pass.")
+        assert judge(traj) == [(True, "you said 'tests pass': backed by 'pytest -q' at seq 2")]
+
+    def test_a_failed_last_run_rejects_with_its_error(self) -> None:
+        traj = session(bash("pytest -q"), edit("app.py"),
+                       bash("pytest -q", error="Exit code 1", exit_code=1),
+                       final="The tests pass now.")
+        assert judge(traj) == [(False, "you said 'tests pass', but the last such call, "
+                                       "'pytest -q' at seq 3, failed: exit 1")]
+
+    def test_a_run_before_the_last_edit_is_stale(self) -> None:
+        traj = session(bash("pytest -q"), edit("app.py"), final="tests pass")
+        assert judge(traj) == [(False, "you said 'tests pass', but the last such call, "
+                                       "'pytest -q' at seq 1, came before 'Edit app.py' at "
+                                       "seq 2")]
+
+    def test_a_claim_with_no_call_at_all(self) -> None:
+        assert judge(session(final="tests pass")) == [
+            (False, "you said 'tests pass', but the session has no call that would back it "
+                    "(it records no call at all)")]
+
+    def test_a_value_in_the_claim_must_be_in_the_backing_result(self) -> None:
+        created = bash("gh pr create --fill",
+                       result="https://github.com/o/r/pull/12\n")
+        assert judge(session(created, final="I opened PR #12.")) == [
+            (True, "you said 'opened PR #12': backed by 'gh pr create --fill' at seq 1")]
+        assert judge(session(created, final="I opened PR #13.")) == [
+            (False, "you said 'opened PR #13', but 'gh pr create --fill' at seq 1 has no "
+                    "'13' in its result")]
+        # a number is matched whole: 1 is not in .../pull/12
+        assert not judge(session(created, final="I opened PR #1."))[0][0]
+
+    def test_no_claim_made_is_said_so(self) -> None:
+        assert judge(session(bash("ls"), final="I looked around.")) == [
+            (True, "the agent's final message makes none of the contract's 2 claims")]
+
+    def test_only_the_final_message_is_read(self) -> None:
+        traj = session({"event": "message", "role": "assistant", "text": "tests pass"},
+                       final="I could not finish.")
+        assert judge(traj)[0][0] is True
+
+    def test_a_session_with_no_message_of_the_agent_is_rejected(self) -> None:
+        traj = Trajectory([{"seq": 1, "agent": "a", "event": "action", "action_type": "x"},
+                           {"seq": 2, "agent": "a", "event": "final", "task_success": True}])
+        assert judge(traj) == [(False, "the contract checks the claims in the agent's final "
+                                       "message, and the trace holds no message of the "
+                                       "agent's")]
+
+
+class TestContract:
+    @pytest.mark.parametrize(("entry", "message"), [
+        ({"id": "x", "pattern": "(", "backed_by": PYTEST},
+         "unusable contract: said.0.pattern: not a valid regular expression"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "value_in": "result"},
+         "unusable contract: said.0.value_in: value_in needs a group in the pattern"),
+        ({"id": "x", "pattern": "tests", "backed_by": {"action_typ": "Bash"}},
+         "said.0.backed_by: unknown key 'action_typ'; did you mean 'action_type'?"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "value_in": "output"},
+         "said.0.value_in"),
+    ])
+    def test_a_bad_entry_is_refused_where_it_stands(self, tmp_path: Path, entry: Any,
+                                                     message: str) -> None:
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps({"said": [entry]}, indent=1))
+        from roadcheck.acceptance import load_contract
+
+        with pytest.raises(SpecError) as exc:
+            load_contract(path)
+        assert message in str(exc.value)
+        assert exc.value.line is not None
+
+    def test_an_id_given_twice_is_refused(self) -> None:
+        entry = {"id": "x", "pattern": "a", "backed_by": PYTEST}
+        with pytest.raises(SpecError, match="claim id 'x' is given twice"):
+            parse_contract({"said": [entry, entry]})
+
+    def test_a_contract_of_result_fields_needs_the_result(self) -> None:
+        both = {**CONTRACT, "required": {"status": "string"}}
+        with pytest.raises(InputError, match="give the agent's result"):
+            verify_session(parse_contract(both), session())
+
+
+class TestCodingAgentContract:
+    """The shipped contract, on sessions recorded from Claude Code and Codex."""
+
+    def test_recorded_sessions(self) -> None:
+        runs = accept_sessions("builtin:coding-agent", [
+            RECORDED / "claude-code" / "push-after-failed-tests.jsonl",
+            RECORDED / "codex" / "rollout-0.34.0-approved-push.jsonl"])
+        failed, pushed = runs
+        assert [(r.ok, r.message) for r in failed.result.reasons] == [
+            (False, "you said 'All tests pass', but the last such call, 'python3 -m pytest "
+                    "-q' at seq 3, failed: 'Exit code 1 /usr/bin/python3: No module named "
+                    "pytest'"),
+            (True, "you said 'I pushed': backed by 'git push origin main' at seq 4")]
+        assert pushed.result.verdict == "ACCEPTED"
+
+    @pytest.mark.parametrize(("final", "claim"), [
+        ("All 12 tests pass.", "tests-pass"), ("The build succeeded.", "build-passes"),
+        ("I committed the fix.", "committed"), ("Pushed to origin.", "pushed"),
+        ("I opened PR #7 for review.", "pr-opened"), ("Deployed to staging.", "deployed"),
+        ("I created the file `notes/todo.md`.", "file-written"),
+        ("I sent the report to the team.", "sent"),
+    ])
+    def test_each_claim_is_found_and_unbacked_without_its_call(self, final: str,
+                                                               claim: str) -> None:
+        from roadcheck.acceptance import load_contract
+        from roadcheck.acceptance.files import contract_file
+
+        contract = load_contract(contract_file("builtin:coding-agent"))
+        (only,) = verify_session(contract, session(bash("ls"), final=final)).reasons
+        assert not only.ok and "you said" in only.message
+        made = [r.doc.id for r in contract.said if r.search(final)]
+        assert made == [claim]
+
+    @pytest.mark.parametrize("final", [
+        "I have not pushed yet.", "The tests don't pass.", "I couldn't deploy it.",
+        "Nothing was committed.", "I looked at the code."])
+    def test_words_that_claim_nothing(self, final: str) -> None:
+        from roadcheck.acceptance import load_contract
+        from roadcheck.acceptance.files import contract_file
+
+        contract = load_contract(contract_file("builtin:coding-agent"))
+        assert [r.doc.id for r in contract.said if r.search(final)] == []
+
+
+class TestCommand:
+    def test_batch_of_sessions(self) -> None:
+        r = CliRunner().invoke(cli, [
+            "accept", "-c", "builtin:coding-agent", "--trace",
+            str(RECORDED / "claude-code" / "push-after-failed-tests.jsonl"),
+            str(RECORDED / "codex" / "rollout-0.34.0-approved-push.jsonl"), "--format", "json"])
+        assert r.exit_code == 1, r.output
+        doc = json.loads(r.output)
+        assert [s["verdict"] for s in doc["sessions"]] == ["REJECTED", "ACCEPTED"]
+        assert doc["summary"] == {"sessions": 2, "accepted": 1, "rejected": 1}
+        assert doc["exit"] == 1
+
+    def test_an_unreadable_session_is_exit_2_before_any_verdict(self, tmp_path: Path) -> None:
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"seq": 1}\n')
+        r = CliRunner().invoke(cli, [
+            "accept", "-c", "builtin:coding-agent", "--trace",
+            str(RECORDED / "codex" / "rollout-0.34.0-approved-push.jsonl"), str(bad)])
+        assert r.exit_code == 2
+        (line,) = r.output.strip().splitlines()
+        assert line.startswith(f"error[bad-input]: {bad}:1:")
+
+    def test_more_than_one_trace_with_a_result_is_a_usage_error(self, tmp_path: Path) -> None:
+        result = tmp_path / "r.json"
+        result.write_text("{}")
+        r = CliRunner().invoke(cli, ["accept", "-c", "builtin:coding-agent", "-r", str(result),
+                                     "-t", str(result), str(result)])
+        assert r.exit_code == 2
+        assert "with --result, give one trace" in r.output
+
+    def test_an_unknown_builtin(self) -> None:
+        r = CliRunner().invoke(cli, ["accept", "-c", "builtin:nope", "-t", "x.jsonl"])
+        assert r.exit_code == 2
+        assert "no built-in contract 'nope'; the built-in contracts are builtin:coding-agent" \
+            in r.output

@@ -1,0 +1,197 @@
+"""What the hook adapters add to the guard: the turn handed back, failed calls, approvals."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roadcheck.conformance import replay_trajectory
+from roadcheck.events import Trajectory, args_digest
+from roadcheck.guard import Guard, GuardStore, hooks
+
+from ..conftest import DATA, ROOT
+
+SPEC = str(DATA / "hooks" / "spec.yaml")
+
+
+def _run(cli: str, doc: dict[str, Any], state: Path, spec: str = SPEC) -> hooks.HookAnswer:
+    return hooks.run(hooks.load(cli), json.dumps(doc).encode(), spec, str(state), no_key=True)
+
+
+def _cc(event: str, **fields: Any) -> dict[str, Any]:
+    return {"hook_event_name": event, "session_id": "s-1", **fields}
+
+
+def _push(call: str, line: str = "git push origin main") -> dict[str, Any]:
+    return _cc("PreToolUse", tool_name="Bash", tool_input={"command": line}, tool_use_id=call)
+
+
+def _records(state: Path, session: str = "s-1") -> list[Any]:
+    store = GuardStore(state, SPEC, no_key=True)
+    with store.session(session) as live:
+        return list(live.guard.records)
+
+
+class TestTheTurnHandedBack:
+    def test_a_yes_voided_when_the_assistant_hands_the_turn_back_is_asked_again(
+            self, tmp_path: Path) -> None:
+        """Stop is the assistant's message: a voided_by rule fires live, as in replay."""
+        state = tmp_path / "state"
+        for session, stops in (("kept", False), ("s-1", True)):
+            _run("claude-code", {**_cc("UserPromptSubmit", prompt="yes, push it"),
+                                 "session_id": session}, state)
+            if stops:
+                assert _run("claude-code", _cc("Stop", stop_hook_active=False,
+                                               last_assistant_message="Shall I?"),
+                            state) == hooks.HookAnswer(0)
+            _run("claude-code", {**_cc("UserPromptSubmit", prompt="go on"),
+                                 "session_id": session}, state)
+            answer = _run("claude-code", {**_push("t1"), "session_id": session}, state)
+            assert answer.decision is not None
+            if not stops:  # the yes still stands
+                assert (answer.exit, answer.stdout) == (0, "") and answer.decision.allowed
+        out = json.loads(answer.stdout)["hookSpecificOutput"]
+        assert out["permissionDecision"] == "ask"
+        assert "at seq 1 was voided by seq 2" in out["permissionDecisionReason"]
+        assert out["permissionDecisionReason"].endswith(
+            "[rule push_ok, checkpoint-skipped at seq 4]")
+        # replay of the same session reports that push too
+        events = [{**rec} for rec in _records(state)]
+        events.append({"seq": 4, "event": "action", "agent": "claude", "action_type": "Bash",
+                       "command": "git push origin main", "call_id": "t1"})
+        events.append({"seq": 5, "event": "final", "task_success": True})
+        result = replay_trajectory(Guard(SPEC).spec, Trajectory(events))
+        assert result.verdict == "BLOCK"
+        assert [(r.code, r.seq) for r in result.reasons] == [("checkpoint-skipped", 4)]
+
+    def test_a_subagent_handing_back_is_its_own_assistant_message(self, tmp_path: Path) -> None:
+        state = tmp_path / "state"
+        stop = _cc("SubagentStop", agent_type="general-purpose", last_assistant_message="Done.")
+        assert _run("claude-code", stop, state).exit == 0
+        assert _records(state) == [{"event": "message", "role": "assistant",
+                                    "agent": "general-purpose", "yields_turn": True,
+                                    "text": "Done.", "seq": 1}]
+
+    @pytest.mark.parametrize(("cli", "stop", "want"), [
+        ("claude-code", _cc("Stop", stop_hook_active=False), {"decision": "block"}),
+        ("codex", _cc("Stop", turn_id="t", stop_hook_active=False,
+                      last_assistant_message=None), {"decision": "block"}),
+        ("copilot", _cc("Stop", stop_reason="end_turn"), {"decision": "block"}),
+        ("gemini", _cc("AfterAgent", prompt="p", prompt_response="r"), {"decision": "deny"}),
+    ])
+    def test_an_open_obligation_keeps_the_turn(self, cli: str, stop: dict[str, Any], want:
+                                              dict[str, str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+        """Where the guard keeps obligations, Stop is refused while one is open."""
+        monkeypatch.setattr(Guard, "open_obligations", lambda self: ["report the test run"],
+                            raising=False)
+        answer = _run(cli, stop, tmp_path / "state")
+        assert answer.exit == 0
+        out = json.loads(answer.stdout)
+        assert {k: out[k] for k in want} == want
+        assert out["reason"] == "roadcheck guard: still open: report the test run"
+
+    def test_no_obligation_lets_the_turn_end(self, tmp_path: Path) -> None:
+        answer = _run("claude-code", _cc("Stop", stop_hook_active=False), tmp_path / "s")
+        assert (answer.exit, answer.stdout) == (0, "")
+
+
+class TestCatchUp:
+    def test_a_codex_session_starts_from_its_rollout_file(self, tmp_path: Path) -> None:
+        """--catch-up reads the session file Codex names, with the Codex reader."""
+        doc = json.loads((DATA / "hooks" / "codex" / "pre_ask.json").read_text())
+        doc["transcript_path"] = str(DATA / "coding" / "codex" / "codex_with_escalation.jsonl")
+        state = tmp_path / "state"
+        answer = hooks.run(hooks.load("codex"), json.dumps(doc).encode(), SPEC, str(state),
+                           catch_up=True, no_key=True)
+        reason = json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+        assert reason.endswith("[rule push_ok, checkpoint-skipped at seq 14]")
+        records = _records(state, doc["session_id"])
+        assert len(records) == 13 and records[0]["text"] == "Create a test file"
+
+
+class TestCalls:
+    def test_a_failed_call_is_observed_with_its_error(self, tmp_path: Path) -> None:
+        state = tmp_path / "state"
+        failed = _cc("PostToolUseFailure", tool_name="Bash", tool_input={"command": "make"},
+                     tool_use_id="t1", error="exit status 2")
+        assert _run("claude-code", failed, state).exit == 0
+        [rec] = _records(state)
+        assert (rec["action_type"], rec["error"], rec["command"]) == ("Bash", "exit status 2",
+                                                                      "make")
+
+    def test_an_event_no_cli_documents_is_refused(self, tmp_path: Path) -> None:
+        answer = _run("claude-code", _cc("PreToolUseV2", tool_name="Bash", tool_input={}),
+                      tmp_path / "s")
+        assert answer.exit == 2
+        assert answer.stderr == ("roadcheck guard: denied: bad hook input: unknown hook event "
+                                 "'PreToolUseV2'\n")
+
+    def test_codex_permission_request_binds_the_tool_and_arguments(self, tmp_path: Path) -> None:
+        """It has no call id: the decision names the tool and the arguments' digest only."""
+        doc = json.loads((DATA / "hooks" / "codex" / "permission.json").read_text())
+        answer = _run("codex", doc, tmp_path / "s")
+        assert answer.decision is not None
+        assert answer.decision.call_id is None
+        assert answer.decision.args_sha256 == args_digest(doc["tool_input"])
+        out = json.loads(answer.stdout)["hookSpecificOutput"]
+        assert out["decision"]["behavior"] == "deny" and out["decision"]["message"]
+
+    def test_copilot_approval_at_the_prompt_binds_the_tool_and_arguments(
+            self, tmp_path: Path) -> None:
+        """An asked call that then ran was approved: recorded for that tool and arguments."""
+        state = tmp_path / "state"
+        spec = tmp_path / "spec.yaml"
+        spec.write_text("mandatory_checkpoints:\n  - checkpoint_id: ok\n    scope: each\n"
+                        "    consume: true\n    binds: {tool: true, args: true}\n"
+                        "    must_precede: bash\n")
+        call = {"hook_event_name": "PreToolUse", "session_id": "c-1", "tool_name": "bash",
+                "tool_input": {"command": "make deploy"}}
+        asked = _run("copilot", call, state, str(spec))
+        assert json.loads(asked.stdout)["permissionDecision"] == "ask"
+        ran = {**call, "hook_event_name": "PostToolUse",
+               "tool_result": {"result_type": "success", "text_result_for_llm": ""}}
+        assert _run("copilot", ran, state, str(spec)).stdout == ""
+        store = GuardStore(state, spec, no_key=True)
+        with store.session("c-1") as live:
+            records = list(live.guard.records)
+        assert records[0] == {"event": "checkpoint", "checkpoint_id": "ok", "confirmed_by": "user",
+                              "agent": "copilot", "tool": "bash",
+                              "args_sha256": args_digest({"command": "make deploy"}), "seq": 1}
+        again = _run("copilot", call, state, str(spec))  # the approval was spent by that call
+        assert json.loads(again.stdout)["permissionDecision"] == "ask"
+
+
+class TestApprove:
+    def test_the_approve_line_in_a_codex_deny_lets_that_call_through(self, tmp_path: Path,
+                                                                      ) -> None:
+        """The person runs the line the reason gives; the agent's retry is then allowed."""
+        state = tmp_path / "state"
+        pre = json.loads((DATA / "hooks" / "codex" / "pre_ask.json").read_text())
+        denied = _run("codex", pre, state)
+        reason = json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+        line = reason.split("run `", 1)[1].split("`", 1)[0]
+        args = shlex.split(line)
+        assert args[:3] == ["roadcheck", "guard", "approve"]
+        proc = subprocess.run([sys.executable, "-m", "roadcheck", *args[1:], "--no-key"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("roadcheck guard: approved by user: push_ok (session ")
+        retry = _run("codex", pre, state)
+        assert (retry.exit, retry.stdout) == (0, "")
+        assert retry.decision is not None and retry.decision.approvers == ("user",)
+
+    def test_approving_in_a_session_never_seen_is_refused(self, tmp_path: Path) -> None:
+        proc = subprocess.run([sys.executable, "-m", "roadcheck", "guard", "approve", "--spec",
+                               SPEC, "--state-dir", str(tmp_path / "s"), "--no-key",
+                               "--session", "nope", "--checkpoint", "push_ok", "--by", "user"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr and "nope" in proc.stderr
+
