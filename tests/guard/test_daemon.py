@@ -506,3 +506,51 @@ class TestSeam:
 
         found = answer(name, args, PRE)
         assert found.fallback and found.stdout == b""
+
+
+HOOKS = DATA / "hooks"
+CLIS = sorted(p.name for p in HOOKS.iterdir() if p.is_dir())
+
+
+class TestEveryAdapter:
+    @pytest.mark.parametrize("cli", CLIS)
+    def test_the_daemon_answers_every_cli_as_its_process_does(self, cli: str, setup: Setup,
+                                                              daemon: Daemon) -> None:
+        """Each CLI's recorded payloads, in order, through the daemon and in process: the
+        same output and exit code, event for event (malformed ones included)."""
+        from roadcheck.guard.answer import answer
+
+        spec = str(HOOKS / "spec.yaml")
+        names = sorted(p.name for p in (HOOKS / cli).glob("*.json") if p.name != "expected.json")
+        assert names
+        mine = ["--spec", spec, "--state-dir", str(setup.state)]
+        other = ["--spec", spec, "--state-dir", str(setup.base / "other")]
+        for name in names:
+            payload = (HOOKS / cli / name).read_bytes()
+            got = client.ask(cli, mine, payload, {**os.environ, client.ENV_SOCKET: setup.sock},
+                             start=False)
+            plain = answer(cli, other, payload)
+            assert got is not None
+            # the approve command a held call's reason gives names the state directory
+            same = tuple(part.replace(str(setup.base / "other").encode(), str(setup.state)
+                                      .encode()) for part in (plain.stdout, plain.stderr))
+            assert got == (*same, plain.exit), (cli, name)
+
+    @pytest.mark.parametrize("cli", CLIS)
+    def test_an_unsafe_socket_stops_the_call_in_the_clis_own_form(self, cli: str,
+                                                                  setup: Setup) -> None:
+        from roadcheck.guard.hooks import load
+
+        os.makedirs(os.path.dirname(setup.sock), mode=0o700)
+        os.mkfifo(setup.sock, 0o600)
+        payload = (HOOKS / cli / "pre_ask.json").read_bytes()
+        done = subprocess.run([sys.executable, "-m", "roadcheck", "guard", cli, "--spec",
+                               str(HOOKS / "spec.yaml"), "--state-dir", str(setup.state)],
+                              input=payload, capture_output=True, timeout=60,
+                              env={**os.environ, client.ENV_SOCKET: setup.sock,
+                                   client.ENV_DAEMON: "1"})
+        want = load(cli).fail("x")
+        assert done.returncode == want.exit
+        assert b"socket is unsafe" in done.stdout + done.stderr
+        assert bool(done.stdout) == bool(want.stdout)
+        assert not setup.state.exists()
