@@ -554,3 +554,24 @@ class TestEveryAdapter:
         assert b"socket is unsafe" in done.stdout + done.stderr
         assert bool(done.stdout) == bool(want.stdout)
         assert not setup.state.exists()
+
+    def test_relative_paths_are_shown_as_given(self, setup: Setup,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+        """The approve command a held call's reason gives names the spec and the state
+        directory as the hook's command line did, through the daemon as in process."""
+        from roadcheck.guard.answer import Stores, answer
+
+        shutil.copy(HOOKS / "spec.yaml", setup.base / "hooks.yaml")
+        payload = (HOOKS / "codex" / "pre_ask.json").read_bytes()
+        stores = Stores()
+        try:
+            resident = answer("codex", ["--spec", "hooks.yaml", "--state-dir", "a"], payload,
+                              stores, cwd=str(setup.base))
+        finally:
+            stores.close()
+        monkeypatch.chdir(setup.base)
+        plain = answer("codex", ["--spec", "hooks.yaml", "--state-dir", "b"], payload)
+        assert b"--state-dir a " in resident.stdout + resident.stderr
+        assert (resident.stdout.replace(b"--state-dir a ", b"--state-dir b "),
+                resident.stderr.replace(b"--state-dir a ", b"--state-dir b "),
+                resident.exit) == (plain.stdout, plain.stderr, plain.exit)

@@ -61,7 +61,7 @@ def answer(name: str, args: list[str], payload: bytes, stores: Stores | None = N
         from roadcheck.guard.claude_code import parse_args
 
         adapter = hooks.load(name)
-        given = _absolute(args, cwd) if cwd is not None else args
+        given, shown = _absolute(args, cwd) if cwd is not None else (args, {})
         options = parse_args(given) if name == "claude-code" else parse_args(
             given, adapter.options)
         if options is None:
@@ -73,7 +73,7 @@ def answer(name: str, args: list[str], payload: bytes, stores: Stores | None = N
         found = hooks.run(adapter, payload, options["spec"], options["state_dir"],
                           approver=options["approver"], grant=options["grant"],
                           catch_up=options["catch_up"], key_file=options["key_file"],
-                          no_key=options["no_key"], open_store=open_store)
+                          no_key=options["no_key"], open_store=open_store, shown=shown)
         return Answer(found.stdout.encode(), found.stderr.encode(), found.exit)
     except Exception as exc:  # fail closed: a bug in the seam must not let the call run
         reason = f"internal error: {type(exc).__name__}: {exc}"
@@ -90,22 +90,27 @@ def answer(name: str, args: list[str], payload: bytes, stores: Stores | None = N
 PATH_OPTIONS = ("--spec", "--state-dir", "--key-file")
 
 
-def _absolute(args: list[str], cwd: str) -> list[str]:
-    """``args`` with the value of each path option made absolute against ``cwd``."""
+def _absolute(args: list[str], cwd: str) -> tuple[list[str], dict[str, str]]:
+    """``args`` with the value of each path option made absolute against ``cwd``, and the
+    values as given (``spec``, ``state_dir``), which the messages show."""
     out: list[str] = []
+    given: dict[str, str] = {}
     i = 0
     while i < len(args):
         arg = args[i]
         name, eq, value = arg.partition("=")
         if name in PATH_OPTIONS and eq:
+            given[name[2:].replace("-", "_")] = value
             arg = f"{name}={os.path.join(cwd, value)}"
         elif arg in PATH_OPTIONS and i + 1 < len(args):
             out.append(arg)
             i += 1
+            given[arg[2:].replace("-", "_")] = args[i]
             arg = os.path.join(cwd, args[i])
         out.append(arg)
         i += 1
-    return out
+    given.pop("key_file", None)
+    return out, given
 
 
 def _file_status(path: str) -> tuple[int, ...] | None:

@@ -455,8 +455,12 @@ def run(adapter: Adapter, data: bytes, spec: str, state_dir: str | None, *,
     ``state_dir`` and ``store_options`` (``key_file``, ``no_key``, ``linger``): see
     :class:`~roadcheck.guard.store.GuardStore`. ``open_store``: returns the store to
     use instead (a resident one, in a process that answers many calls: see
-    :mod:`roadcheck.guard.answer`); its failures stop the call too.
+    :mod:`roadcheck.guard.answer`); its failures stop the call too. With it,
+    ``store_options`` may hold ``shown``: the ``spec`` and ``state_dir`` as the hook's
+    command line gave them, for the messages (a resident process is given them made
+    absolute).
     """
+    shown: dict[str, str] | None = store_options.pop("shown", None)
     try:
         request = adapter.parse(data)
         if request.kind == "ignore":
@@ -470,6 +474,8 @@ def run(adapter: Adapter, data: bytes, spec: str, state_dir: str | None, *,
         context = {"spec": spec, "approver": approver}
         if state_dir:
             context["state_dir"] = state_dir
+        if shown:
+            context.update(shown)
         with store.session(request.session, create=True) as live:
             if catch_up and adapter.transcript_format and not live.guard.records:
                 call_id = (request.call or {}).get("call_id")
