@@ -53,7 +53,10 @@ from roadcheck.guard import Guard, GuardStore
 
 RULES = 100
 PRIOR = 1000
-TARGETS_US = {"check p50": 20.0, "check p99": 50.0, "observe p50": 10.0}
+#: The session before a check under the spec that mixes every kind of rule.
+MIXED_PRIOR = 10_000
+TARGETS_US = {"check p50": 20.0, "check p99": 50.0, "observe p50": 10.0,
+              "mixed check p99": 50.0}
 HOOK_TARGET_MS = 80.0
 RESIDENT_TARGETS_MS = {"resident p50": 5.0, "resident p99": 20.0}
 #: The process path may be this much slower than the baseline's, for noise: ratio, ms.
@@ -81,6 +84,79 @@ def spec() -> dict[str, Any]:
     return {"mandatory_checkpoints": rules,
             "derive": [{"checkpoint_id": "ok_1", "when": {"event": "message", "role": "user",
                                                          "text": {"regex": "(?i)\\byes\\b"}}}]}
+
+
+def mixed_spec() -> dict[str, Any]:
+    """100 rules mixing every construct: mandatory checkpoints with argument conditions,
+    forbidden (with and without unless), limits, obligations, flows by session and by
+    value, severity warn, and all/any/not."""
+    def tool(i: int) -> str:
+        return f"tool_{i % RULES}"
+
+    checkpoints = [{"checkpoint_id": f"ok_{i}", "scope": "each", "consume": i % 2 == 0,
+                    "must_precede": {"action_type": tool(i), "args": {"n": {"gt": 5}}},
+                    "voided_by": [{"event": "action", "action_type": tool(i + 1),
+                                   "ok": False}]} for i in range(20)]
+    forbidden = [{"id": f"forbid_{i}", "when": {"action_type": tool(20 + i), "any": [
+        {"args": {"to": {"regex": "@outside\\.example$"}}},
+        {"args": {"items.*.sku": {"in": ["X1", "X2"]}}}]},
+        **({"unless": f"ok_{i}"} if i % 2 else {})} for i in range(20)]
+    limits = [{"id": f"limit_{i}", "when": {"action_type": tool(40 + i),
+                                            "not": {"args": {"n": {"lt": 0}}}},
+               "at_most": 1_000_000, **({"severity": "warn"} if i % 4 == 0 else {})}
+              for i in range(20)]
+    obligations = [{"id": f"oblige_{i}", "after": {"action_type": tool(60 + i)},
+                    "require": {"action_type": tool(61 + i), "ok": True}} for i in range(20)]
+    flows = [{"id": f"flow_{i}", "source": {"action_type": tool(80 + i)},
+              "sink": {"action_type": tool(81 + i), "args": {"to": {"glob": "*@*"}}},
+              "unless": f"ok_{i}", "match": "value" if i % 2 else "session"}
+             for i in range(20)]
+    return {"mandatory_checkpoints": checkpoints, "forbidden": forbidden, "limits": limits,
+            "obligations": obligations, "flows": flows,
+            "derive": [{"checkpoint_id": "ok_1", "when": {"event": "message", "role": "user",
+                                                         "text": {"regex": "(?i)\\byes\\b"}}}]}
+
+
+def mixed_session(n: int = MIXED_PRIOR) -> list[dict[str, Any]]:
+    """A session of ``n`` events over the mixed spec's tools: calls with arguments and
+    results (some failed), approvals and messages."""
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        kind = i % 5
+        if kind == 0:
+            out.append({"event": "message", "role": "user", "text": f"yes, go on {i}"})
+        elif kind == 1:
+            out.append({"event": "checkpoint", "checkpoint_id": f"ok_{i % 20}",
+                        "confirmed_by": "owner"})
+        else:
+            call: dict[str, Any] = {"event": "action", "action_type": f"tool_{i % RULES}",
+                                    "args": {"to": f"user{i % 50}@corp.example", "n": i,
+                                             "items": [{"sku": f"S{i % 7}"}]},
+                                    "result": {"id": f"R{i:06d}", "total": i * 3}}
+            if i % 11 == 0:
+                call["error"] = "failed"
+            out.append(call)
+    return [{"seq": i + 1, **e} for i, e in enumerate(out)]
+
+
+def mixed_check_latency(calls: int) -> tuple[float, float]:
+    """p50, p99 (us) of check under the mixed spec after 10,000 prior events, over calls
+    of every tool (some forbidden, some sinks carrying a value a source returned)."""
+    guard = Guard(mixed_spec())
+    for event in mixed_session():
+        guard.observe(event)
+    calls_to = [{"event": "action", "action_type": f"tool_{i}",
+                 "args": {"to": "a@outside.example" if i % 3 == 0 else "b@corp.example",
+                          "n": i * 97, "items": [{"sku": "X1" if i % 5 == 0 else "S1"}],
+                          "ref": f"R{(i * 97) % MIXED_PRIOR:06d}"}} for i in range(RULES)]
+    clock = time.perf_counter_ns
+    out = []
+    for i in range(calls):
+        call = calls_to[i % RULES]
+        t0 = clock()
+        guard.check(call)
+        out.append(clock() - t0)
+    return _percentiles(out)
 
 
 def session(n: int = PRIOR) -> list[dict[str, Any]]:
@@ -447,13 +523,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lookup50, lookup99 = bare_lookup(args.calls)
     check50, check99 = check_latency(args.calls)
+    mixed50, mixed99 = mixed_check_latency(args.calls)
     observe50 = observe_latency(max(1, args.calls // PRIOR))
     hook, bare, cli = hook_latency(args.hooks)
-    figures = {"check p50": check50, "check p99": check99, "observe p50": observe50}
+    figures = {"check p50": check50, "check p99": check99, "observe p50": observe50,
+               "mixed check p99": mixed99}
     print(f"guard latency: {RULES}-rule spec, session of {PRIOR} prior events")
     print(f"check   p50 {check50:8.2f} us  p99 {check99:8.2f} us  (targets "
           f"{TARGETS_US['check p50']:.0f} / {TARGETS_US['check p99']:.0f} us)  | bare dict "
           f"lookup p50 {lookup50:.2f} us  p99 {lookup99:.2f} us")
+    print(f"mixed rules: {RULES} rules of every kind, session of {MIXED_PRIOR} prior events")
+    print(f"check   p50 {mixed50:8.2f} us  p99 {mixed99:8.2f} us  (target "
+          f"{TARGETS_US['mixed check p99']:.0f} us p99)  | bare dict lookup p50 "
+          f"{lookup50:.2f} us  p99 {lookup99:.2f} us")
     print(f"observe p50 {observe50:8.2f} us per event  (target {TARGETS_US['observe p50']:.0f} "
           f"us)  | bare dict lookup p50 {lookup50:.2f} us")
     print(f"hook process wall p50 {hook:7.1f} ms  (target {HOOK_TARGET_MS:.0f} ms, "

@@ -135,17 +135,19 @@ def test_guard_forgery_misses(load: Callable[[str], ModuleType],
 
 def test_guard_latency_misses(load: Callable[[str], ModuleType],
                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each of the four figures over its target is a miss on its own."""
+    """Each of the five figures over its target is a miss on its own."""
     bench = load("guard_latency")
     monkeypatch.setattr(bench, "bare_lookup", lambda calls: (0.1, 0.1))
-    good: dict[str, Any] = {"check": (8.0, 12.0), "observe": 7.0, "hook": (60.0, 12.0, 50.0),
-                            "resident": (1.5, 8.0, 0.1), "client": (20.0, 9.0, 9.5),
-                            "process": (70.0, 72.0)}
+    good: dict[str, Any] = {"check": (8.0, 12.0), "mixed": (12.0, 30.0), "observe": 7.0,
+                            "hook": (60.0, 12.0, 50.0), "resident": (1.5, 8.0, 0.1),
+                            "client": (20.0, 9.0, 9.5), "process": (70.0, 72.0)}
     for change in ({}, {"check": (21.0, 12.0)}, {"check": (8.0, 51.0)}, {"observe": 11.0},
-                   {"hook": (81.0, 12.0, 50.0)}, {"resident": (5.1, 8.0, 0.1)},
-                   {"resident": (1.5, 20.1, 0.1)}, {"process": (82.0, 72.0)}):
+                   {"hook": (81.0, 12.0, 50.0)}, {"mixed": (12.0, 51.0)},
+                   {"resident": (5.1, 8.0, 0.1)}, {"resident": (1.5, 20.1, 0.1)},
+                   {"process": (82.0, 72.0)}):
         f = {**good, **change}
         monkeypatch.setattr(bench, "check_latency", lambda calls, v=f["check"]: v)
+        monkeypatch.setattr(bench, "mixed_check_latency", lambda calls, v=f["mixed"]: v)
         monkeypatch.setattr(bench, "observe_latency", lambda rounds, v=f["observe"]: v)
         monkeypatch.setattr(bench, "hook_latency", lambda runs, v=f["hook"]: v)
         monkeypatch.setattr(bench, "resident_latency", lambda calls, v=f["resident"]: v)
@@ -371,6 +373,23 @@ def test_shell_matching_misses(load: Callable[[str], ModuleType],
     assert bench.main(["--rounds", "1"]) == 1
     monkeypatch.setattr(bench, "measure", lambda chars, rounds: bench.Linear(chars, 0.1, 1.0))
     assert bench.main(["--rounds", "1"]) == 0
+
+
+def test_spec_diff_misses(load: Callable[[str], ModuleType],
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A diff over twice one replay is a miss; the real one over a few files runs."""
+    bench = load("spec_diff")
+    monkeypatch.setattr(bench, "measure", lambda n, rounds: (1.0, 2.1))
+    assert bench.main(["--trajectories", "1"]) == 1
+    monkeypatch.setattr(bench, "measure", lambda n, rounds: (1.0, 1.9))
+    assert bench.main(["--trajectories", "1"]) == 0
+
+
+def test_spec_diff_measures_both(load: Callable[[str], ModuleType]) -> None:
+    """The real measurement judges a small corpus both ways."""
+    bench = load("spec_diff")
+    replay, diff = bench.measure(14, 1)
+    assert replay > 0 and diff > 0
 
 
 def test_transcripts_replay_misses(load: Callable[[str], ModuleType],

@@ -47,7 +47,7 @@ class TestDocsRun:
         """README and each framework page hold at least one run block, so the check bites."""
         where = {b.path.relative_to(ROOT).as_posix() for b in RUN_BLOCKS}
         pages = ["README.md", "docs/formats.md", "docs/audit-tau.md", "docs/accept.md",
-                 "docs/revalidate.md", "docs/harness.md", "docs/transcripts.md",
+                 "docs/revalidate.md", "docs/harness.md", "docs/transcripts.md", "docs/recipes.md",
                  *(f"docs/frameworks/{p.name}" for p in (ROOT / "docs/frameworks").glob("*.md"))]
         assert not [p for p in pages if p not in where]
 

@@ -52,6 +52,24 @@ SECTIONS: dict[str, dict[str, str]] = {
             'the message names the format it was read as, since a reader that found '
             'no call is no evidence that none was made'
         ),
+        'forbidden-action': (
+            'an action matched the `when` of a `forbidden` rule with no checkpoint '
+            '`unless` left to license it (one checkpoint licenses one action)'
+        ),
+        'limit-exceeded': (
+            'an action matched the `when` of a `limits` rule more than `at_most` '
+            'times in the run; each action beyond the limit is one reason'
+        ),
+        'obligation-unmet': (
+            'an event matched the `after` of an `obligations` rule and no event '
+            'matching its `require` followed before the run ended (reported at the '
+            'final event)'
+        ),
+        'tainted-flow': (
+            'an action matched the `sink` of a `flows` rule after an event matched '
+            'its `source` with no checkpoint `unless` between them (`match: value`: '
+            "only when the sink's arguments carry a value of the source's result)"
+        ),
     },
     'run-the-gated-workflow-harness': {
         'run-completed': (

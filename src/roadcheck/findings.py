@@ -11,8 +11,9 @@ only when it is known, after ``code`` and ``message``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Any, Literal
+
+import msgspec
 
 __all__ = ["NOWHERE", "Finding", "Location", "Severity"]
 
@@ -22,9 +23,14 @@ __all__ = ["NOWHERE", "Finding", "Location", "Severity"]
 Severity = Literal["ok", "note", "warn", "error", "invalid", "reconcile", "escalate"]
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where a finding points; every field is optional and None when unknown."""
+class Location(msgspec.Struct, frozen=True, gc=False):
+    """Where a finding points; every field is optional and None when unknown.
+
+    A frozen msgspec struct rather than a dataclass: replay builds one for each finding
+    of each trajectory, and a struct is built in C, some twenty times faster than a
+    frozen dataclass of fourteen fields. It holds no container, so the cyclic
+    collector need not track it (``gc=False``).
+    """
 
     #: The seq of the event the finding is about.
     seq: int | None = None
@@ -53,32 +59,32 @@ class Location:
     span_id: str | None = None
     #: The shell command the action ran, on one line and shortened (120 characters).
     command: str | None = None
+    #: The id of the rule that made the finding (``forbidden``, ``limits``, ...).
+    rule_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The known fields, in declaration order; an empty location is ``{}``."""
-        out: dict[str, Any] = {}
-        for name in _LOCATION_FIELDS:
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        return out
+        return {name: value for name, value in zip(_LOCATION_FIELDS, _astuple(self),
+                                                   strict=True) if value is not None}
 
     def as_tuple(self) -> tuple[Any, ...]:
         """Every field in declaration order (for a compact serialisation)."""
-        return tuple(getattr(self, name) for name in _LOCATION_FIELDS)
+        return _astuple(self)
 
 
-_LOCATION_FIELDS = tuple(f.name for f in fields(Location))
+_astuple = msgspec.structs.astuple
+_LOCATION_FIELDS: tuple[str, ...] = Location.__struct_fields__
 #: The location of a finding that points nowhere in particular.
 NOWHERE = Location()
+_force_setattr = msgspec.structs.force_setattr
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True, gc=False):
     """One reason, warning or note: a reason code, a one-line message, a location, a severity.
 
     ``location`` may be given as a bare ``int``, the seq of the event, as
-    replay's findings took it before they carried a location.
+    replay's findings took it before they carried a location. A frozen msgspec
+    struct, as :class:`Location` is.
     """
 
     code: str
@@ -89,9 +95,9 @@ class Finding:
     def __post_init__(self) -> None:
         loc: Any = self.location
         if loc is None:
-            object.__setattr__(self, "location", NOWHERE)
+            _force_setattr(self, "location", NOWHERE)
         elif isinstance(loc, int) and not isinstance(loc, bool):
-            object.__setattr__(self, "location", Location(seq=loc))
+            _force_setattr(self, "location", Location(seq=loc))
 
     @property
     def seq(self) -> int | None:

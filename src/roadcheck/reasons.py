@@ -24,6 +24,10 @@ class Reason(StrEnum):
     UNCONTRACTED_HANDOFF = "uncontracted-handoff"
     CONTRACTED_HANDOFF_ABSENT = "contracted-handoff-absent"
     NO_ACTIONS_RECORDED = "no-actions-recorded"
+    FORBIDDEN_ACTION = "forbidden-action"
+    LIMIT_EXCEEDED = "limit-exceeded"
+    OBLIGATION_UNMET = "obligation-unmet"
+    TAINTED_FLOW = "tainted-flow"
     # run (gated workflow harness)
     RUN_COMPLETED = "run-completed"
     GATE_FAILED = "gate-failed"

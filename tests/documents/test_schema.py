@@ -36,7 +36,8 @@ def _record() -> dict[str, Any]:
 
 EXAMPLE_DOCS: dict[str, list[Any]] = {
     "spec": [_doc(EXAMPLES / "spec.json"), _doc(EXAMPLES / "tau" / "airline.yaml"),
-             _doc(EXAMPLES / "tau" / "retail.yaml"), _doc(DATA / "frameworks" / "spec.yaml")],
+             _doc(EXAMPLES / "tau" / "retail.yaml"), _doc(DATA / "frameworks" / "spec.yaml"),
+             *(_doc(p) for p in sorted((EXAMPLES / "recipes").glob("*.yaml")))],
     "contract": [_doc(EXAMPLES / "accept" / "contract.yaml"),
                  _doc(DATA / "accept" / "contract.json"),
                  _doc(DATA / "accept" / "contract_schema.yaml")],
@@ -85,6 +86,12 @@ class TestSchemas:
         ("spec", {"mandatory_checkpoints": [{"checkpoint_id": "c", "must_precede": "s",
                                              "voided_by": [{"yields_trn": True}]}]}),
         ("spec", {"derive": [{"checkpoint_id": "c", "when": {"yields_turn": "true"}}]}),
+        ("spec", {"forbidden": [{"id": "f", "when": {"action_type": "x"}, "unles": "c"}]}),
+        ("spec", {"limits": [{"id": "l", "when": {"action_type": "x"}}]}),
+        ("spec", {"flows": [{"id": "f", "source": {"action_type": "x"},
+                             "sink": {"args": {"to": {"gtt": 1}}}}]}),
+        ("spec", {"obligations": [{"id": "o", "after": {"ok": "yes"},
+                                   "require": {"action_type": "x"}}]}),
         ("workflow", {"workflow": "w", "phases": [{
             "name": "a", "role": "r", "producer": ["x"], "artifact": "a",
             "gate": {"command": ["x"], "schema": "s.json"}}]}),
@@ -100,6 +107,17 @@ class TestSchemas:
     def test_refusals_match_the_loader(self, kind: str, doc: dict[str, Any]) -> None:
         """Nulls for defaults, misspelt selectors, two gate kinds, missing required keys."""
         assert not _validator(kind).is_valid(doc)
+
+    def test_the_spec_schema_declares_the_rule_language(self) -> None:
+        """The rules, severity, and the selector's objects, ok and combinators are declared."""
+        doc = json.loads(render_schema("spec"))
+        top = doc["$defs"]["SpecDoc"]["properties"]
+        for key in ("forbidden", "limits", "obligations", "flows"):
+            assert key in top
+        text = render_schema("spec")
+        for word in ('"severity"', '"at_most"', '"unless"', '"not_in"', '"glob"', '"exists"',
+                     '"ok"', '"payload"', '"any"'):
+            assert word in text, word
 
     def test_gate_kinds_by_key(self) -> None:
         """A workflow gate is chosen by the key that names it; no kind field is written."""

@@ -88,12 +88,15 @@ class TestSelectorFields:
     """The closed list of selectable fields."""
 
     def test_known_fields(self) -> None:
-        """The documented event fields are selectable; objects such as payload are not."""
+        """The documented event fields are selectable; objects only through dotted paths."""
         for name in ("event", "seq", "agent", "ts", "action_type", "irreversible",
                      "checkpoint_id", "confirmed_by", "from_agent", "to_agent", "role", "text",
-                     "yields_turn", "task_success", "call_id"):
+                     "yields_turn", "task_success", "call_id", "ok", "args", "result",
+                     "payload", "all", "any", "not"):
             assert name in SELECTOR_FIELDS
-        assert "payload" not in SELECTOR_FIELDS and "args" not in SELECTOR_FIELDS
+        for whole in ({"payload": "x"}, {"args": {}}, {"args": [1]}):
+            with pytest.raises(ValueError, match="selector"):
+                compile_selector(whole)
 
     def test_regex_only_on_text_fields(self) -> None:
         """A regex on a boolean or integer field is refused."""

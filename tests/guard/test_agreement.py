@@ -4,13 +4,16 @@ Every trajectory in the repository (examples, fixtures, every framework and
 coding-agent trace, both tau results files) is read, and judged under every spec
 in the repository plus specs that use every rule option. Observing its events in
 order and asking ``check`` before each action and handoff must deny or ask for
-exactly the events replay reports, with the same reason codes, counted per event.
+exactly the events replay reports, with the same reason codes, counted per event
+(a ``final`` event is asked too: an obligation still open denies it).
 
-One difference is by nature and is mapped: before the call, a checkpoint that is
-missing is ``checkpoint-skipped``; replay sees the whole run and calls it
-``checkpoint-after-action`` when the checkpoint came later anyway. The chain of
-an unverified value (``unverified-claim-propagated-N-hops``) is a finding about
-the whole run (its longest chain) and is not asked of ``check``.
+Two differences are by nature and are mapped: before the call, a checkpoint that
+is missing is ``checkpoint-skipped``; replay sees the whole run and calls it
+``checkpoint-after-action`` when the checkpoint came later anyway. The guard
+denies each handoff that completes a chain of 2 or more unverified hops
+(``unverified-claim-propagated-N-hops``, N the hops so far); replay reports one
+finding per value, its longest chain, so of the guard's denials for one value
+the one that first reached the longest chain is compared.
 """
 
 from __future__ import annotations
@@ -66,12 +69,54 @@ _SYNTHETIC = [
                                 "scope": "each", "consume": True}],
      "handoff_contracts": [{"from_agent": "claude", "to_agent": "general-purpose",
                             "required_fields": ["prompt", "model"], "require_verified": True}]},
+    # argument and outcome conditions in every old selector position
+    {"mandatory_checkpoints": [{"checkpoint_id": "ok_edit", "scope": "each", "consume": True,
+                                "must_precede": {"action_type": {"in": ["Edit", "Write"]},
+                                                 "args": {"file_path": {"glob": "**/*.py"}}},
+                                "voided_by": [{"event": "action", "ok": False}]}],
+     "derive": [{"checkpoint_id": "ok_edit", "when": {"any": [
+         {"action_type": "Read", "ok": True},
+         {"event": "message", "role": "user", "text": {"regex": "(?i)type hints"}}]}}]},
+    # the rules on what actions may do, over the tools the repository's traces call
+    {"forbidden": [{"id": "no-bash-tail", "when": {"action_type": "Bash",
+                                                   "command": {"words": ["tail"]}}},
+                   {"id": "cancel", "when": {"action_type": "cancel_reservation"},
+                    "unless": "yes"},
+                   {"id": "big-flight", "when": {"action_type": "search_direct_flight",
+                                                 "args": {"date": {"gt": 20240515}}}}],
+     "derive": [{"checkpoint_id": "yes", "when": {"event": "message", "role": "user",
+                                                  "text": {"regex": "(?i)\\byes\\b"}}}],
+     "limits": [{"id": "lookups", "when": {"action_type": {"in": [
+         "get_reservation_details", "WebSearch", "Read", "Bash", "exec_command"]}},
+                 "at_most": 2},
+                {"id": "fail-once", "when": {"ok": False}, "at_most": 0}]},
+    {"obligations": [{"id": "test-after-edit", "after": {"action_type": {"in": [
+        "Edit", "Write", "apply_patch", "book_reservation"]}},
+                      "require": {"any": [{"command": {"regex": "pytest|test"}},
+                                          {"action_type": "get_reservation_details"}]}},
+                     {"id": "answer", "after": {"event": "message", "role": "user"},
+                      "require": {"event": "message", "role": "assistant"}}],
+     "flows": [{"id": "web-to-disk", "source": {"action_type": {"in": ["WebFetch",
+                                                                       "WebSearch"]}},
+                "sink": {"action_type": {"in": ["Write", "Edit", "Bash"]}},
+                "unless": "AskUserQuestion"},
+               {"id": "looked-up", "match": "value",
+                "source": {"action_type": {"in": ["get_reservation_details",
+                                                  "get_user_details", "Read"]}},
+                "sink": {"not": {"action_type": {"in": ["get_reservation_details",
+                                                        "get_user_details"]}}}}]},
+    # severity warn on old and new rules: the guard allows what replay only warns about
+    {"mandatory_checkpoints": [{"checkpoint_id": "approve", "must_precede": ["Bash", "Edit"],
+                                "severity": "warn"}],
+     "limits": [{"id": "w", "when": {"action_type": "Bash"}, "at_most": 0,
+                 "severity": "warn"}]},
 ]
 
 
 def _specs() -> list[tuple[str, Spec]]:
     out: list[tuple[str, Spec]] = []
     for path in sorted([*EXAMPLES.rglob("spec*.*"), *EXAMPLES.glob("tau/*.yaml"),
+                        *EXAMPLES.glob("recipes/*.yaml"),
                         *(DATA / "frameworks").glob("spec*.yaml")]):
         try:
             out.append((str(path.relative_to(EXAMPLES.parent)), load_spec(path)))
@@ -104,7 +149,7 @@ def _replayed(spec: Spec, traj: Trajectory) -> Counter[tuple[int | None, str]] |
         return None
     found: Counter[tuple[int | None, str]] = Counter()
     for r in result.reasons:
-        if r.code in (Reason.TRAJECTORY_CONFORMS,) or r.code.startswith("unverified-claim-prop"):
+        if r.code == Reason.TRAJECTORY_CONFORMS:
             continue
         code = Reason.CHECKPOINT_SKIPPED if r.code == Reason.CHECKPOINT_AFTER_ACTION else r.code
         found[(r.seq, str(code))] += 1
@@ -114,12 +159,22 @@ def _replayed(spec: Spec, traj: Trajectory) -> Counter[tuple[int | None, str]] |
 def _guarded(spec: Spec, traj: Trajectory) -> Counter[tuple[int | None, str]]:
     guard = Guard(spec)
     found: Counter[tuple[int | None, str]] = Counter()
+    # the value a chain carries -> (hops, seq, code) of the denial that first reached the most
+    chains: dict[str, tuple[int, int | None, str]] = {}
     for event in traj.events:
-        if event.kind in ("action", "handoff"):
+        if event.kind in ("action", "handoff", "final"):
             decision = guard.check(event)
             assert decision.allowed == (not decision.reasons)
-            found.update((r.seq, str(r.code)) for r in decision.reasons)
+            for r in decision.reasons:
+                if r.code.startswith("unverified-claim-prop"):
+                    value = r.message.split(" entered unverified at ")[0]
+                    hops = int(r.code.split("-")[-2])
+                    if value not in chains or chains[value][0] < hops:
+                        chains[value] = (hops, r.seq, str(r.code))
+                else:
+                    found[(r.seq, str(r.code))] += 1
         guard.observe(event)
+    found.update((seq, code) for _, seq, code in chains.values())
     return found
 
 

@@ -178,3 +178,51 @@ class TestKeptState:
         assert "args" not in kept["w1"] and kept["p1"]["args"] == {"command": "git push"}
         assert kept["p1"]["command"] == "git push"
         assert not any("result" in e for e in state["events"])
+
+
+OBLIGED = """\
+obligations:
+  - id: smoke-after-deploy
+    after: {action_type: Bash, command: {words: [make, deploy]}}
+    require: {action_type: Bash, command: {words: [make, smoke]}, ok: true}
+"""
+
+
+class TestStopHook:
+    def test_stop_is_blocked_while_an_obligation_is_open(self, tmp_path: Path) -> None:
+        """After a deploy, the agent may not end its turn before a smoke test ran."""
+        hook = Hook(tmp_path, OBLIGED)
+        stop = (ROOT / "tests/data/guard_hooks/stop.json").read_bytes()
+        assert (hook("Stop", stop).returncode, hook("Stop", stop).stdout) == (0, "")
+        assert hook("PostToolUse", {**_bash("make deploy", "t1"),
+                                    "tool_response": {"stdout": "ok"}}).returncode == 0
+        blocked = hook("Stop", stop)
+        assert blocked.returncode == 0, blocked.stderr
+        answer = json.loads(blocked.stdout)
+        assert answer["decision"] == "block"
+        assert "obligation-unmet" in answer["reason"]
+        assert "smoke-after-deploy" in answer["reason"]
+        # a smoke test that failed meets nothing (Claude Code's PostToolUseFailure)
+        assert hook("PostToolUseFailure", {**_bash("make smoke", "t2"), "error": "exit 2",
+                                           "is_interrupt": False}).returncode == 0
+        assert json.loads(hook("Stop", stop).stdout)["decision"] == "block"
+        assert hook("PostToolUse", {**_bash("make smoke", "t3"),
+                                    "tool_response": {"stdout": "ok"}}).returncode == 0
+        assert (hook("Stop", stop).returncode, hook("Stop", stop).stdout) == (0, "")
+
+    def test_arguments_a_rule_reads_are_kept_for_later_events(self, tmp_path: Path) -> None:
+        """An obligation whose require reads arguments is met by the call that ran."""
+        hook = Hook(tmp_path, """\
+obligations:
+  - id: changelog
+    after: {action_type: Edit, args: {file_path: {glob: "src/**"}}}
+    require: {action_type: Edit, args: {file_path: CHANGELOG.md}}
+""")
+        stop = (ROOT / "tests/data/guard_hooks/stop.json").read_bytes()
+        edit = {"tool_name": "Edit", "tool_input": {"file_path": "src/a.py"}, "tool_use_id": "e1"}
+        assert hook("PostToolUse", {**edit, "tool_response": {}}).returncode == 0
+        assert json.loads(hook("Stop", stop).stdout)["decision"] == "block"
+        log = {"tool_name": "Edit", "tool_input": {"file_path": "CHANGELOG.md"},
+               "tool_use_id": "e2"}
+        assert hook("PostToolUse", {**log, "tool_response": {}}).returncode == 0
+        assert hook("Stop", stop).stdout == ""

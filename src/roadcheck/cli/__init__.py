@@ -1,8 +1,9 @@
 """The ``roadcheck`` command line: parse, make one library call, render, exit.
 
 One module per command group: :mod:`.replay`, :mod:`.accept`, :mod:`.harness` (run,
-submit, worker, evidence, audit), :mod:`.revalidate`, :mod:`.guard` and :mod:`.schema`,
-each registering its commands on the group in :mod:`._base`.
+submit, worker, evidence, audit), :mod:`.revalidate`, :mod:`.guard`, :mod:`.schema` and
+:mod:`.spectools` (spec check, diff, explain), each registering its commands on the
+group in :mod:`._base`.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import sys
 
 import click
 
-from roadcheck.cli import accept, guard, harness, keys, replay, revalidate, schema
+from roadcheck.cli import accept, guard, harness, keys, replay, revalidate, schema, spectools
 from roadcheck.cli._base import cli, interrupted
 from roadcheck.errors import EXIT_INTERNAL
 
 __all__ = ["cli", "main"]
 
 # the command modules register their commands when imported
-_COMMANDS = (accept, guard, harness, keys, replay, revalidate, schema)
+_COMMANDS = (accept, guard, harness, keys, replay, revalidate, schema, spectools)
 
 
 def main(argv: list[str] | None = None) -> None:

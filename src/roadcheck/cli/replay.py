@@ -81,11 +81,15 @@ def _show_verdicts(ctx: click.Context, param: click.Parameter,
               help="Failures-first text view: the summary line alone (and the --by lines).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Failures-first text view with every block, PASS included.")
+@click.option("--strict", is_flag=True,
+              help="Fail (exit 1) when a rule is reached by no trajectory of the batch, or an "
+                   "irreversible action runs that no rule guards; the summary names them "
+                   "either way.")
 def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
            output: str | None, input_format: str | None, summary_only: bool, per_file: bool,
            by_field: str | None,
            expect_spec_sha256: str | None, jobs: int, ray_address: str | None,
-           show: tuple[str, ...] | None, quiet: bool, verbose: bool) -> None:
+           show: tuple[str, ...] | None, quiet: bool, verbose: bool, strict: bool) -> None:
     """Replay recorded TRAJECTORIES against SPEC and block when the road was wrong.
 
     A TRAJECTORY is a file, a directory (its *.jsonl, *.ndjson and *.json
@@ -98,6 +102,7 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     in colour (--show, -q, -v ask for that view anywhere); piped or written
     with --output it is the plain report, byte for byte.
     """
+    import dataclasses
     from functools import partial
 
     from roadcheck._inputs import expand_inputs, load_replay_spec
@@ -131,7 +136,7 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
             report, render = _replay_writer(stack, loaded, fmt, output, len(inputs.paths),
                                             show=show, quiet=quiet, verbose=verbose,
                                             summary_only=summary_only, by_field=by_field,
-                                            per_file=per_file)
+                                            per_file=per_file, strict=strict)
             try:
                 judge(loaded, inputs.paths, input_format=input_format, render=render,
                       sink=report)
@@ -159,10 +164,11 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
             else:
                 run = replay_files(loaded, inputs.paths, input_format=input_format, jobs=jobs)
         except ReplayInterrupted as stop:
-            emit(replay_document(stop.run, loaded, fmt=fmt, summary_only=summary_only,
-                                  by_field=by_field), output)
+            emit(replay_document(dataclasses.replace(stop.run, strict=strict), loaded, fmt=fmt,
+                                 summary_only=summary_only, by_field=by_field), output)
             interrupted(f" after {stop.done} of {stop.total} files; the report covers those "
                          "only")
+        run = dataclasses.replace(run, strict=strict)
         located = None
         if fmt in ("sarif", "github", "html"):  # the formats that point at lines and draw events
             from roadcheck.ingest.locate import locate
@@ -203,7 +209,7 @@ def _replay_with_progress(spec: Any, paths: Any, input_format: str | None,
 def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: int, *,
                    show: tuple[str, ...] | None, quiet: bool, verbose: bool,
                    summary_only: bool, by_field: str | None,
-                   per_file: bool = False) -> tuple[Any, Callable[..., Any]]:
+                   per_file: bool = False, strict: bool = False) -> tuple[Any, Callable[..., Any]]:
     """The sink a streamed replay report is written through, and its render function.
 
     The plain writer, or the failures-first view (see roadcheck.report.terminal for the
@@ -246,6 +252,7 @@ def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: i
         report = ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
                                     fmt=fmt, summary_only=summary_only, by_field=by_field,
                                     per_file=per_file)
+    report.strict = strict
     stack.enter_context(report)
     if progress is None:
         return report, render

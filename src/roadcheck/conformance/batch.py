@@ -36,11 +36,12 @@ __all__ = ["ReplaySink", "TrajectoryItem", "iter_replay", "replay_files"]
 
 def _isolated(compiled: CompiledSpec, path: str, input_format: str | None,
               formats: list[tuple[str, ...]] | None,
-              data: bytes | None = None) -> Iterator[ReplayResult]:
-    """The results of one file; an unexpected exception is that file's ERROR, and no more."""
+              data: bytes | None = None, limit: int | None = None) -> Iterator[ReplayResult]:
+    """The results of one file; an unexpected exception is that file's ERROR, and no more.
+    ``limit``: the input size limit, when the batch has read it (:func:`_batch_limit`)."""
     known = len(formats) if formats is not None else 0
     try:
-        yield from _iter_path(compiled, path, input_format, formats, data)
+        yield from _iter_path(compiled, path, input_format, formats, data, limit)
     except Exception as exc:  # an internal bug: fail closed for this file, keep the batch
         if formats is not None and len(formats) == known:
             formats.append((path, input_format or "native"))
@@ -63,7 +64,7 @@ def _replay_native(compiled: CompiledSpec, data: bytes, path: str) -> ReplayResu
 
 def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
                formats: list[tuple[str, ...]] | None,
-               data: bytes | None = None) -> Iterator[ReplayResult]:
+               data: bytes | None = None, limit: int | None = None) -> Iterator[ReplayResult]:
     """The results of one file; ``data``, when given, is its content already read."""
     native = _native()
 
@@ -80,7 +81,7 @@ def _iter_path(compiled: CompiledSpec, path: str, input_format: str | None,
         # The hot path: a native file streams from the reader straight into the engine.
         try:
             if data is None:
-                data = native.read_bytes(path)
+                data = native.read_bytes(path) if limit is None else native.read_bytes(path, limit)
         except TraceError as exc:
             if formats is not None:
                 formats.append((path, input_format or "native"))
@@ -270,8 +271,9 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
     if stop is None:
         stop = len(paths)
     told = isinstance(formats, _Announced)
+    limit = _batch_limit()
     for path in paths[start:stop]:
-        for result in _results_of(compiled, path, input_format, formats):
+        for result in _results_of(compiled, path, input_format, formats, limit):
             if formats and not told:
                 yield from (_FileStart(*f) for f in formats)
                 formats.clear()
@@ -280,11 +282,24 @@ def _judged(compiled: CompiledSpec, paths: Sequence[str], input_format: str | No
             yield from (_FileStart(*f) for f in formats)
         formats.clear()
 
+def _batch_limit() -> int | None:
+    """The input size limit, read from the environment once for a batch rather than once
+    a file (looking up a variable that is not set costs some 1.5 us); None when its value
+    is not a size, so that each file is refused as it was without the batch."""
+    from roadcheck._limits import max_input_size
+    from roadcheck.errors import InputError
+
+    try:
+        return max_input_size()
+    except InputError:
+        return None
+
 def _results_of(compiled: CompiledSpec, path: str, input_format: str | None,
-                formats: list[tuple[str, ...]]) -> Iterable[ReplayResult]:
+                formats: list[tuple[str, ...]], limit: int | None = None
+                ) -> Iterable[ReplayResult]:
     """The results of one path, as ``iter_replay(compiled, [path], ...)`` gives them."""
     if type(path) is str:
-        return _isolated(compiled, path, input_format, formats)
+        return _isolated(compiled, path, input_format, formats, limit=limit)
     return iter_replay(compiled, [path], input_format=input_format, formats=formats)
 
 _WORKER: tuple[CompiledSpec, str | None, Callable[[ReplayResult], Any],
@@ -400,8 +415,9 @@ def replay_files(spec: Spec, paths: Iterable[str], *, input_format: str | None =
             announced = _Announced(sink.file if sink is not None
                                    else lambda *start: formats.append(start))
             take = results.append if sink is None else sink.result
+            limit = _batch_limit()
             for path in batch:
-                for result in _results_of(compiled, path, input_format, announced):
+                for result in _results_of(compiled, path, input_format, announced, limit):
                     take(keep(result))
                 announced.clear()
                 done += 1

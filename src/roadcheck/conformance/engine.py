@@ -10,7 +10,6 @@ contrast and nothing else.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,15 +17,24 @@ from typing import Any
 import msgspec
 import orjson
 
+from roadcheck.conformance import rules as _gates
 from roadcheck.conformance.result import Finding, ReplayResult, TrajectoryStats
+from roadcheck.conformance.rules import (
+    COMMAND_SHOWN,
+    RuleEntry,
+    action_text,
+    evidence,
+    evidence_fields,
+    rule_table,
+)
 from roadcheck.conformance.spec import Spec, bound_parts, guarded_actions
 from roadcheck.documents.spec import CheckpointRuleDoc
 from roadcheck.events import EVENT_KINDS, Event, args_digest, field_verified
-from roadcheck.findings import NOWHERE, Location
+from roadcheck.findings import NOWHERE, Location, Severity
 from roadcheck.reasons import Reason, propagated
 from roadcheck.selectors import Selector, compile_selector
 
-__all__ = ["CompiledSpec", "Replayer", "error_result"]
+__all__ = ["COMMAND_SHOWN", "CompiledSpec", "Replayer", "error_result"]
 
 _PASS_DETAIL = ("every mandatory checkpoint came before its guarded action; "
                 "every contracted handoff was satisfied")
@@ -56,10 +64,13 @@ class _Rule:
     """A mandatory checkpoint, compiled: what it guards and what voids it."""
 
     __slots__ = ("binds", "cid", "confirmed_by", "consume", "doc", "each", "guard_selectors",
-                 "guard_text", "guarded", "index", "never_ran", "voiders")
+                 "guard_text", "guarded", "index", "key", "never_ran", "void_pins",
+                 "voiders", "warn")
 
     def __init__(self, index: int, rule: CheckpointRuleDoc, *, checked: bool) -> None:
         self.index = index
+        #: Where the spec declares it, as reports name it.
+        self.key = f"mandatory_checkpoints.{index}"
         #: The rule as the spec document declares it.
         self.doc = rule
         self.cid = rule.checkpoint_id
@@ -72,10 +83,14 @@ class _Rule:
         self.consume = rule.consume
         self.confirmed_by = frozenset(rule.confirmed_by) if rule.confirmed_by is not None else None
         self.binds = bound_parts(rule.binds)
+        #: ``severity: warn``: its findings are warnings.
+        self.warn = rule.severity == "warn"
         # (selector, the event type it pins or None), so the engine can skip by type.
         voided_by = [msgspec.to_builtins(s) for s in rule.voided_by]
         self.voiders = [(compile_selector(s, checked=checked), _pinned_kind(s))
                         for s in voided_by]
+        #: The action types each voiding selector names (None: it names none).
+        self.void_pins = [_gates.pins(s) for s in voided_by]
 
         shown = [g if isinstance(g, str) else _show(g) for g in self.guarded]
         self.guard_text = f"'{shown[0]}'" if len(shown) == 1 else _quote(shown)
@@ -102,17 +117,24 @@ class CompiledSpec:
                     self.by_action.setdefault(action, []).append(rule)
             self.by_selector.extend((sel, rule) for sel in rule.guard_selectors)
             self.by_checkpoint.setdefault(rule.cid, []).append(rule)
+        #: Per action type, the entries of ``by_selector`` whose selector names it (with
+        #: those that name no action type), and for any other type those alone: a selector
+        #: that names an ``action_type`` matches no other.
+        self.selecting: dict[str, list[tuple[Selector, _Rule]]] = {}
+        self.selecting_any: list[tuple[Selector, _Rule]] = []
+        self._index_selectors()
         self.contracts = {(c.from_agent, c.to_agent): c for c in spec.handoff_contracts}
         # Per receiving agent, the contracted borders that must have been crossed before it
         # runs a guarded action.
         self.contracts_to: dict[str, list[tuple[str, str]]] = {}
-        #: Each contracted border with the warning of a trajectory that never crossed it.
+        #: Each contracted border with the warning of a trajectory that never crossed it,
+        #: and where the spec declares its contract.
         self.never_crossed = [(border, Finding(
             Reason.CONTRACTED_HANDOFF_ABSENT,
             f"the contracted handoff {border[0]}->{border[1]} never happened in this "
             "trajectory; its contract was never checked",
-            Location(from_agent=border[0], to_agent=border[1]), "warn"))
-            for border in self.contracts]
+            Location(from_agent=border[0], to_agent=border[1]), "warn"),
+            f"handoff_contracts.{i}") for i, border in enumerate(self.contracts)]
         for border in self.contracts:
             self.contracts_to.setdefault(border[1], []).append(border)
         #: The guarded action names, for messages.
@@ -133,10 +155,73 @@ class CompiledSpec:
             )
         # Most specs select nothing; the hot path skips the selector hooks entirely then.
         self.selects = any(v or d for v, d in self.hooks.values())
+        #: For an action, per action type some selector names, the hooks that can match it;
+        #: for another type, those whose selectors name none.
+        self.action_hooks: dict[str, Hooks] = {}
+        derive_pins = [_gates.pins(sel) for _, sel in when]
+        named = {t for r in self.rules for p in r.void_pins if p for t in p}
+        named.update(t for p in derive_pins if p for t in p)
+        for name in (*sorted(named), None):
+            voiding = [(r.index, [sel for (sel, k), p in zip(r.voiders, r.void_pins, strict=True)
+                                  if k in (None, "action") and (p is None or name in p)])
+                       for r in self.rules]
+            hooks = ([(i, sels) for i, sels in voiding if sels],
+                     [(sel, cid) for (sel, cid, k), p in zip(derive, derive_pins, strict=True)
+                      if k in (None, "action") and (p is None or name in p)])
+            if name is None:
+                self.action_hooks_other = hooks
+            else:
+                self.action_hooks[name] = hooks
+        #: The forbidden, limits, obligations and flows rules, in that order.
+        self.gates = _gates.GateTable(_gates.compile_gates(spec))
+        #: How many of them (0 for most specs: the hot path then skips them).
+        self.gate_count = len(self.gates)
+        #: The objects of an event (``args``, ``result``, ``payload``) some rule reads: a
+        #: live session must keep them for later events to be judged as replay would.
+        self.reads = _gates.objects_read(rule_table(spec), self.gates)
+        #: The checkpoint ids those rules name in ``unless``.
+        self.unless_ids = frozenset(g.unless for g in self.gates if g.unless is not None)
         #: No rule reads more of an event than its type's own fields: a reader need not
         #: keep the free text (a tool's output, a message) for this spec.
-        self.typed = not self.selects and not self.by_selector
+        self.typed = not self.selects and not self.by_selector and not self.gates
         self._no_actions: dict[str, Finding] = {}
+
+    def replayer(self, *, locate_messages: bool = False) -> Replayer:
+        """A :class:`Replayer` of this spec, for one trajectory (a spec that also feeds
+        other judges the same events, as ``roadcheck diff`` does, returns its own)."""
+        return Replayer(self, locate_messages=locate_messages)
+
+    def hooks_for(self, event: Event) -> Hooks:
+        """The voiding selectors and derive rules that can match this event."""
+        if event.kind == "action":
+            return self.action_hooks.get(event.data["action_type"], self.action_hooks_other)
+        return self.hooks.get(event.kind) or self.hooks[""]
+
+    def _index_selectors(self) -> None:
+        named: list[tuple[int, tuple[str, ...], tuple[Selector, _Rule]]] = []
+        at = 0
+        for rule in self.rules:
+            sels = [g for g in rule.guarded if not isinstance(g, str)]
+            for doc, sel in zip(sels, rule.guard_selectors, strict=True):
+                pins = _gates.pins(doc)
+                if pins is None:
+                    self.selecting_any.append((sel, rule))
+                    named.append((at, (), (sel, rule)))
+                else:
+                    named.append((at, pins, (sel, rule)))
+                at += 1
+        for name in dict.fromkeys(t for _, pins, _ in named for t in pins):
+            self.selecting[name] = [entry for _, pins, entry in named
+                                    if not pins or name in pins]
+
+    def selectors_for(self, action_type: str) -> list[tuple[Selector, _Rule]]:
+        """The entries of ``by_selector`` that can match an action of this type, in order."""
+        return self.selecting.get(action_type, self.selecting_any)
+
+    @property
+    def rule_table(self) -> tuple[RuleEntry, ...]:
+        """Every rule of the spec with its id, kind, place and selectors, for tools."""
+        return rule_table(self.spec)
 
     def no_actions(self, source: str) -> Finding:
         """The warning of a trajectory read as ``source`` that records no tool call."""
@@ -162,40 +247,10 @@ _Unlicensed = tuple[int, str, str, str, int | None, int | None, _Evidence]
 #: its entry).
 FILE_LINE_SOURCES = frozenset({"native", "claude-code", "codex"})
 
-#: The longest command a finding quotes; a longer one is cut, ending in ``...``.
-COMMAND_SHOWN = 120
 
-
-def _text_or_none(value: Any) -> str | None:
-    return value if type(value) is str and value else None
-
-
-def _evidence(data: Mapping[str, Any]) -> _Evidence:
-    """The call id, span id and command (on one line, shortened) of an action's record."""
-    command = _text_or_none(data.get("command"))
-    if command is not None:
-        command = " ".join(command.split())
-        if len(command) > COMMAND_SHOWN:
-            command = command[:COMMAND_SHOWN - 3] + "..."
-    return _text_or_none(data.get("call_id")), _text_or_none(data.get("span_id")), command
-
-
-def _action_text(action: str, evidence: _Evidence) -> str:
-    """A guarded action as messages name it: ``'Bash' (git push origin main)``."""
-    command = evidence[2]
-    return f"'{action}'" if command is None else f"'{action}' ({command})"
-
-
-def _evidence_fields(evidence: _Evidence) -> dict[str, str]:
-    call_id, span_id, command = evidence
-    out = {}
-    if call_id is not None:
-        out["call_id"] = call_id
-    if span_id is not None:
-        out["span_id"] = span_id
-    if command is not None:
-        out["command"] = command
-    return out
+_evidence = evidence
+_action_text = action_text
+_evidence_fields = evidence_fields
 
 
 class _RuleState:
@@ -230,6 +285,10 @@ class _RuleState:
 class Replayer:
     """Judge one trajectory, fed event by event."""
 
+    #: The action type of each irreversible action no rule guarded, in order (rare: a
+    #: trajectory that has one gets its own tuple).
+    unguarded: tuple[str, ...] = ()
+
     def __init__(self, compiled: CompiledSpec, *, locate_messages: bool = False) -> None:
         self.c = compiled
         self.states = [_RuleState(r) for r in compiled.rules]
@@ -258,6 +317,26 @@ class Replayer:
         # (source step, checkpoint id) of each checkpoint taken from a step that names
         # its source step (``step_id``): one step licenses a checkpoint id once.
         self.step_checkpoints: set[tuple[Any, str]] = set()
+        # The state of the forbidden, limits, obligations and flows rules, as plain values
+        # (a guard's snapshot keeps them), and the findings they made.
+        n = compiled.gate_count
+        #: How many events matched each rule's first selector (when, after, source).
+        self.gate_count = [0] * n
+        # Obligations: (seq, line) of the event that opened one; flows: of the latest
+        # source since the last ``unless`` checkpoint.
+        self.gate_open: list[tuple[int, int | None] | None] = [None] * n
+        # Forbidden: the ``unless`` checkpoints not yet used.
+        self.gate_licences = [0] * n
+        # ``match: value`` flows: value -> seq of the source whose result held it; its
+        # strings in one text, each followed by NUL; and their lengths.
+        self.gate_text = [""] * n
+        if n:
+            self.gate_taint: list[dict[Any, int]] = [{} for _ in range(n)]
+            self.gate_lengths: list[dict[int, None]] = [{} for _ in range(n)]
+        else:  # most specs have none of these rules: a replayer per trajectory stays cheap
+            self.gate_taint = []
+            self.gate_lengths = []
+        self.gate_findings: list[Finding] = []
 
     # -- the forward pass --------------------------------------------------------------
 
@@ -294,8 +373,10 @@ class Replayer:
         """
         c = self.c
         selects = c.selects
+        gates = c.gate_count
         by_action = c.by_action
         by_selector = c.by_selector
+        selecting, selecting_any = c.selecting, c.selecting_any
         contracts_to = c.contracts_to
         states = self.states
         agents = self.agents
@@ -310,19 +391,20 @@ class Replayer:
                     self._select(event)
                 if kind == "action":
                     actions += 1
-                    if data.get("irreversible") is True:
+                    undone = data.get("irreversible") is True
+                    if undone:
                         irreversible += 1
                     rules = by_action.get(data["action_type"])
                     if by_selector:
-                        picked = [r for sel, r in by_selector if sel(event)]
-                        if picked:
-                            rules = [*(rules or ()),
-                                     *(r for r in picked if r not in (rules or ()))]
+                        rules = _with_picked(rules, selecting.get(data["action_type"],
+                                                                  selecting_any), event)
                     if rules:
                         if agent in contracts_to:
                             self._contracted_before(event)
                         for rule in rules:
                             self._guarded(states[rule.index], event)
+                    elif undone:
+                        self.unguarded += (data["action_type"],)
                 elif kind == "handoff":
                     handoffs += 1
                     self._handoff(event)
@@ -331,6 +413,8 @@ class Replayer:
                     self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
                 elif kind == "final":
                     self.final = event
+                if gates:
+                    self._gate(event)
         finally:
             self.events += events_seen
             self.actions += actions
@@ -338,10 +422,41 @@ class Replayer:
             self.handoffs += handoffs
             self.checkpoints += checkpoints
 
+    def _gate(self, event: Event) -> None:
+        """Judge the forbidden, limits, obligations and flows rules on this event."""
+        for gate, found in _gates.judge(self.c.gates, self, event, self._where, self.locate):
+            (self.warnings if gate.warn else self.gate_findings).append(found)
+
+    def would(self, event: Event) -> list[tuple[_gates.Gate, Finding]]:
+        """What the forbidden, limits, obligations and flows rules would find on ``event``
+        fed now; changes nothing (the guard's question)."""
+        c = self.c
+        if not c.gates:
+            return []
+        derived: frozenset[str] = frozenset()
+        if c.selects and c.unless_ids:
+            derive = c.hooks_for(event)[1]
+            derived = frozenset(cid for sel, cid in derive
+                                if cid in c.unless_ids and sel(event))
+        return _gates.would(c.gates, self, event, self._where, self.locate, derived)
+
+    def open_obligations(self) -> list[_gates.OpenObligation]:
+        """The obligations opened and not yet met, in rule order: each its rule id, the seq
+        of the event that opened it and one line saying what is owed (its text)."""
+        out = []
+        for g in self.c.gates:
+            opened = self.gate_open[g.index] if g.kind == "obligations" else None
+            if opened is not None:
+                out.append(_gates.OpenObligation(
+                    g.id, opened[0], f"obligation-unmet: rule '{g.id}': the event at "
+                    f"{self._where(*opened)} obliges an event matching {g.shown} before "
+                    "the run ends"))
+        return out
+
     def _select(self, event: Event) -> None:
         """Apply the voiding selectors, then the derive rules, that can match this event."""
         kind = event.kind
-        voiding, derive = self.c.hooks.get(kind) or self.c.hooks[""]
+        voiding, derive = self.c.hooks_for(event)
         for index, sels in voiding:
             for sel in sels:
                 if sel(event):
@@ -381,7 +496,8 @@ class Replayer:
 
     def _checkpoint(self, cid: str, confirmed_by: Any, event: Event) -> None:
         rules = self.c.by_checkpoint.get(cid)
-        if not rules:
+        unless = self.c.unless_ids
+        if not rules and cid not in unless:
             return
         step = event.data.get("step_id")
         if type(step) is int or type(step) is str:
@@ -391,6 +507,10 @@ class Replayer:
             if once in self.step_checkpoints:
                 return
             self.step_checkpoints.add(once)
+        if unless and cid in unless:
+            _gates.licence(self.c.gates, self, cid)
+        if not rules:
+            return
         for rule in rules:
             st = self.states[rule.index]
             if rule.confirmed_by is not None and (not isinstance(confirmed_by, str)
@@ -481,33 +601,28 @@ class Replayer:
                 "not blocked, because the spec may be incomplete",
                 self.locate(seq, line, from_agent=src, to_agent=dst), "warn"))
         else:
+            warn = contract.severity == "warn"
+            found = self.warnings if warn else self.handoff_reasons
+            severity: Severity = "warn" if warn else "error"
             missing = [f for f in contract.required_fields if f not in payload]
             if missing:
-                self.handoff_reasons.append(Finding(
+                found.append(Finding(
                     Reason.HANDOFF_CONTRACT_VIOLATION,
                     f"{self._border((src, dst, seq, line))} did not deliver required fields "
-                    f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst)))
+                    f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst),
+                    severity))
             if contract.require_verified:
                 unverified = [f for f in contract.required_fields
                               if f in payload and not field_verified(payload[f])]
                 if unverified:
-                    self.handoff_reasons.append(Finding(
+                    found.append(Finding(
                         Reason.UNVERIFIED_CLAIM_CONSUMED,
                         f"{self._border((src, dst, seq, line))}: required fields "
                         f"{_quote(unverified)} arrived without verified=true where the "
                         "contract demands verification",
-                        self.locate(seq, line, from_agent=src, to_agent=dst)))
+                        self.locate(seq, line, from_agent=src, to_agent=dst), severity))
         here: _Border | None = None
-        for name, raw in payload.items():
-            if isinstance(raw, dict) and "value" in raw:
-                if raw.get("verified") is True:
-                    continue  # verified: it travels no further as a claim
-                value = raw["value"] if "verified" in raw else raw
-            else:
-                value = raw
-            kind = type(value)
-            key = (name, value if kind is str or kind is int
-                   else orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+        for _, key, value in _claims(payload):
             if here is None:
                 here = (src, dst, seq, line)
             holders = self.chains.setdefault(key, {})
@@ -524,17 +639,45 @@ class Replayer:
                 if best is None or best[0] < hops:
                     self.longest[key] = (hops, first_seq, first_border, seq, here, value)
 
+    def propagation(self, event: Event) -> list[Finding]:
+        """The chains of unverified values this handoff, fed now, would make 2 or more hops
+        long: one finding per value, at the handoff that completes the hop (the guard's
+        question; replay reports each value's longest chain when the run ends). Changes
+        nothing."""
+        seq, _, _, _, data, line = event
+        src, dst = data["from_agent"], data["to_agent"]
+        here = (src, dst, seq, line)
+        out = []
+        for name, key, value in _claims(data["payload"]):
+            held = self.chains.get(key, {}).get(src)
+            if held is not None:
+                out.append(self._chain(name, value, held[0] + 1, held[2], seq, here))
+        return out
+
+    def _chain(self, name: str, value: Any, hops: int, first_border: _Border, last_seq: int,
+               last_border: _Border) -> Finding:
+        """The finding of an unverified value that crossed ``hops`` handoffs."""
+        return Finding(
+            propagated(hops),
+            f"field '{name}'={_show(value)} entered unverified at "
+            f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
+            f"verifying it, the last at {self._border(last_border)}",
+            self.locate(last_seq, last_border[3], from_agent=last_border[0],
+                        to_agent=last_border[1]))
+
     # -- the verdict -------------------------------------------------------------------
 
-    def finish(self, traj_id: str, path: str | None, *, source: str = "native",
-               meta: dict[str, Any] | None = None) -> ReplayResult:
-        """Fold the state into the verdict on this trajectory."""
+    def _rule_findings(self, notes: list[Finding], warned: list[Finding],
+                       unreached: list[str]) -> list[Finding]:
+        """The findings of the mandatory checkpoint rules, in rule order, each rule's in seq
+        order; a rule's note goes to ``notes``, a ``severity: warn`` rule's to ``warned``,
+        the key of a rule this trajectory never reached to ``unreached``."""
         reasons: list[Finding] = []
-        notes: list[Finding] = []
         for st in self.states:
             rule = st.rule
             if not st.seen_action:
                 notes.append(rule.never_ran)
+                unreached.append(rule.key)
                 continue
             if not (st.failures or st.skipped or st.pending):
                 continue
@@ -553,17 +696,29 @@ class Replayer:
                     seq, line, checkpoint_id=rule.cid, action_type=action, voided_by_seq=void,
                     **_evidence_fields(ev))))
             judged.sort(key=lambda f: f.seq or 0)
-            reasons.extend(judged)
+            if rule.warn:
+                warned.extend(dataclasses.replace(f, severity="warn") for f in judged)
+            else:
+                reasons.extend(judged)
+        return reasons
+
+    def finish(self, traj_id: str, path: str | None, *, source: str = "native",
+               meta: dict[str, Any] | None = None) -> ReplayResult:
+        """Fold the state into the verdict on this trajectory."""
+        notes: list[Finding] = []
+        warned: list[Finding] = []
+        # The rules this trajectory never reached: a guarded action that never ran, a
+        # contracted border never crossed (a batch names those no trajectory reached).
+        unreached: list[str] = []
+        reasons = self._rule_findings(notes, warned, unreached)
         reasons.extend(self.handoff_reasons)
         for (name, _), (hops, _first, first_border, last_seq, last_border, value) in sorted(
                 self.longest.items(), key=_chain_order) if self.longest else ():
-            reasons.append(Finding(
-                propagated(hops),
-                f"field '{name}'={_show(value)} entered unverified at "
-                f"{self._border(first_border)} and crossed {hops} handoffs without anyone "
-                f"verifying it, the last at {self._border(last_border)}",
-                self.locate(last_seq, last_border[3], from_agent=last_border[0],
-                            to_agent=last_border[1])))
+            reasons.append(self._chain(name, value, hops, first_border, last_seq, last_border))
+        reasons.extend(self.gate_findings)
+        if self.c.gate_count and self.final is None:
+            for gate, found in _gates.unmet(self.c.gates, self, self._where, self.locate, None):
+                (warned if gate.warn else reasons).append(found)
         task_success = None
         final: Mapping[str, Any] = {}
         if self.final is not None:
@@ -574,29 +729,67 @@ class Replayer:
                                 self.checkpoints + derived_count, derived_count,
                                 self.irreversible, self.actions)
         warnings = list(self.warnings)
+        warnings.extend(warned)
         if self.states and not self.actions:
             warnings.append(self.c.no_actions(source))
         crossed, absent = self.crossed, self.absent
-        for border, never in self.c.never_crossed:
-            if border not in crossed and border not in absent:
-                warnings.append(never)
+        for border, never, key in self.c.never_crossed:
+            if border not in crossed:
+                unreached.append(key)
+                if border not in absent:
+                    warnings.append(never)
         if source not in FILE_LINE_SOURCES and not self.locate_messages:
             # A native file and a coding agent's session have a line per record; another
             # reader's line is its own (a span, a record), so the findings name the seq
             # alone.
             reasons, warnings = _seq_only(reasons), _seq_only(warnings)
         derived = tuple(self.derived_at)
+        reach = ((tuple(unreached), self.unguarded) if unreached or self.unguarded
+                 else _REACHED_ALL)
         if reasons:
             return ReplayResult(traj_id, path, "BLOCK", tuple(reasons), tuple(warnings),
                                 tuple(notes), task_success, stats, source, final, meta or {},
-                                derived)
+                                derived, reach)
         return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {},
-                            derived)
+                            derived, reach)
+
+
+def _with_picked(rules: list[_Rule] | None, selecting: list[tuple[Selector, _Rule]],
+                 event: Event) -> list[_Rule] | None:
+    """The rules guarding an action by its type, and after them those whose selectors
+    pick it (each once)."""
+    picked = [r for sel, r in selecting if sel(event)]
+    if not picked:
+        return rules
+    return [*(rules or ()), *(r for r in picked if r not in (rules or ()))]
+
+
+#: The reach of a trajectory that reached every rule and ran no unguarded irreversible
+#: action (most do): one tuple, the same each time.
+_REACHED_ALL: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 #: The reasons of every PASS: one finding, the same each time.
 _PASS_REASONS = (Finding(Reason.TRAJECTORY_CONFORMS, _PASS_DETAIL, severity="ok"),)
+
+
+def _claims(payload: Mapping[str, Any]) -> list[tuple[str, tuple[str, Any], Any]]:
+    """The payload's fields that travel as claims: (name, chain key, value) of each field
+    whose value is not verified. The key is the field name and the canonical value: a
+    string or an integer is itself, anything else its canonical JSON bytes."""
+    out = []
+    for name, raw in payload.items():
+        if isinstance(raw, dict) and "value" in raw:
+            if raw.get("verified") is True:
+                continue  # verified: it travels no further as a claim
+            value = raw["value"] if "verified" in raw else raw
+        else:
+            value = raw
+        kind = type(value)
+        out.append((name, (name, value if kind is str or kind is int
+                           else orjson.dumps(value, option=orjson.OPT_SORT_KEYS)), value))
+    return out
 
 
 def _chain_order(kv: tuple[tuple[str, Any], tuple[Any, ...]]) -> tuple[Any, str, bytes]:
@@ -609,7 +802,8 @@ def _chain_order(kv: tuple[tuple[str, Any], tuple[Any, ...]]) -> tuple[Any, str,
 
 def _seq_only(findings: list[Finding]) -> list[Finding]:
     return [f if f.location.line is None
-            else dataclasses.replace(f, location=dataclasses.replace(f.location, line=None))
+            else msgspec.structs.replace(f, location=msgspec.structs.replace(f.location,
+                                                                             line=None))
             for f in findings]
 
 
@@ -676,13 +870,14 @@ def unlicensed(r: Replayer, event: Event) -> list[tuple[_Rule, str]]:
     if event.kind != "action":
         return []
     rules = list(c.by_action.get(event.data["action_type"]) or ())
-    rules.extend(rule for sel, rule in c.by_selector if rule not in rules and sel(event))
+    rules.extend(rule for sel, rule in c.selectors_for(event.data["action_type"])
+                 if rule not in rules and sel(event))
     if not rules:
         return []
     voided: set[int] = set()
     derived: set[str] = set()
     if c.selects:  # what the event itself does first: void licences, derive checkpoints
-        voiding, derive = c.hooks.get(event.kind) or c.hooks[""]
+        voiding, derive = c.hooks_for(event)
         voided.update(i for i, sels in voiding if any(sel(event) for sel in sels))
         derived.update(cid for sel, cid in derive if sel(event))
     out = []

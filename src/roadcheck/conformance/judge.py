@@ -29,7 +29,11 @@ def replay_events(spec: Spec | CompiledSpec, events: Iterable[Event], traj_id: s
                   path: str | None = None, *, source: str = "native",
                   meta: dict[str, Any] | None = None) -> ReplayResult:
     """Judge a stream of events; a :class:`TraceError` from the stream becomes ERROR."""
-    r = Replayer(_compiled(spec), locate_messages=source in _TRANSCRIPT_SOURCES)
+    compiled = _compiled(spec)
+    locate = source in _TRANSCRIPT_SOURCES
+    # A plain spec builds its Replayer here; a spec that feeds others too builds its own.
+    r = (Replayer(compiled, locate_messages=locate) if type(compiled) is CompiledSpec
+         else compiled.replayer(locate_messages=locate))
     try:
         r.feed_all(events)
     except TraceError as exc:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
+import msgspec
+
+from roadcheck.errors import EXIT_BLOCK, EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from roadcheck.findings import Finding
 
-__all__ = ["Finding", "ReplayInterrupted", "ReplayResult", "ReplayRun", "TrajectoryStats"]
+__all__ = ["Finding", "Reach", "ReplayInterrupted", "ReplayResult", "ReplayRun",
+           "TrajectoryStats"]
 
 Verdict = Literal["PASS", "BLOCK", "ERROR"]
 VERDICT_EXIT: dict[str, int] = {"PASS": 0, "BLOCK": 1, "ERROR": 2}
@@ -33,8 +37,7 @@ def scalar_text(value: Any) -> str:
     return str(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
 
 
-@dataclass(frozen=True, slots=True)
-class TrajectoryStats:
+class TrajectoryStats(msgspec.Struct, frozen=True, gc=False):
     """The shape of a trajectory, printed above its verdict."""
 
     events: int
@@ -46,9 +49,12 @@ class TrajectoryStats:
     actions: int
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayResult:
-    """The verdict on one trajectory, with every reason that fired."""
+class ReplayResult(msgspec.Struct, frozen=True):
+    """The verdict on one trajectory, with every reason that fired.
+
+    A frozen msgspec struct (built in C: replay makes one per trajectory), as
+    :class:`Finding` is.
+    """
 
     id: str
     path: str | None
@@ -61,11 +67,25 @@ class ReplayResult:
     stats: TrajectoryStats | None = None
     source: str = "native"
     #: Fields of the final event (for ``--by``) and reader facts such as a reward.
-    final: Mapping[str, Any] = field(default_factory=dict)
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    final: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    meta: Mapping[str, Any] = msgspec.field(default_factory=dict)
     #: (seq, checkpoint id) of each checkpoint a ``derive`` rule took from an event, in
     #: order (the HTML timeline marks them; the JSON result counts them in its stats).
     derived: tuple[tuple[int, str], ...] = ()
+    #: Where the spec declares each rule this trajectory never reached (a guarded action
+    #: that never ran, a contracted handoff never made: ``mandatory_checkpoints.0``), and
+    #: the action type of each irreversible action no rule guarded, in order.
+    reach: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @property
+    def unreached(self) -> tuple[str, ...]:
+        """The rules this trajectory never reached (see :attr:`reach`)."""
+        return self.reach[0]
+
+    @property
+    def unguarded(self) -> tuple[str, ...]:
+        """The irreversible actions no rule guarded (see :attr:`reach`)."""
+        return self.reach[1]
 
     @property
     def exit(self) -> int:
@@ -95,6 +115,59 @@ class ReplayResult:
         return out
 
 
+def _key_order(key: str) -> tuple[str, int]:
+    section, _, index = key.rpartition(".")
+    return section, int(index) if index.isdigit() else 0
+
+
+class Reach:
+    """What a batch reached, folded result by result: the rules no judged trajectory
+    reached, and the irreversible actions no rule guarded (with how often each ran).
+    A trajectory that could not be judged (ERROR) reaches nothing and hides nothing."""
+
+    __slots__ = ("unguarded", "unreached")
+
+    def __init__(self) -> None:
+        #: None until a trajectory is judged: then the rules none reached so far.
+        self.unreached: set[str] | None = None
+        self.unguarded: Counter[str] = Counter()
+
+    def add(self, unreached: tuple[str, ...] | None, unguarded: tuple[str, ...]) -> None:
+        """One result: the rules it did not reach (None: it was not judged)."""
+        if unreached is not None:
+            if self.unreached is None:
+                self.unreached = set(unreached)
+            elif self.unreached:
+                self.unreached.intersection_update(unreached)
+        if unguarded:
+            self.unguarded.update(unguarded)
+
+    def take(self, reach: tuple[tuple[str, ...], tuple[str, ...]] | None) -> None:
+        """One result's :attr:`ReplayResult.reach` (None: it was not judged)."""
+        if reach is not None:
+            self.add(*reach)
+
+    def merge(self, other: Reach) -> None:
+        """Another batch's fold, as if its results had come here one by one."""
+        if other.unreached is not None:
+            self.add(tuple(other.unreached), ())
+        self.unguarded.update(other.unguarded)
+
+    @property
+    def failed(self) -> bool:
+        """A rule never reached, or an irreversible action unguarded (``--strict`` fails)."""
+        return bool(self.unreached) or bool(self.unguarded)
+
+    def summary(self) -> dict[str, Any]:
+        """The keys a report's summary adds, only when there is something to name."""
+        out: dict[str, Any] = {}
+        if self.unreached:
+            out["unreached"] = sorted(self.unreached, key=_key_order)
+        if self.unguarded:
+            out["unguarded_irreversible"] = dict(sorted(self.unguarded.items()))
+        return out
+
+
 @dataclass(frozen=True)
 class ReplayRun:
     """The results of one replay over many trajectories, and their folded exit code."""
@@ -110,6 +183,16 @@ class ReplayRun:
     #: The files that hold no run (a Claude Code summary file), noted and not judged:
     #: (path, what the file is). They are among :attr:`files`, with no result.
     notes: Sequence[tuple[str, str]] = ()
+    #: ``--strict``: a rule no trajectory reached, or an irreversible action no rule
+    #: guarded, fails the run (exit 1 over a PASS).
+    strict: bool = False
+
+    def reach(self) -> Reach:
+        """What the run's judged trajectories reached (:class:`Reach`)."""
+        reach = Reach()
+        for r in self.results:
+            reach.add(None if r.verdict == "ERROR" else r.unreached, r.unguarded)
+        return reach
 
     def __iter__(self) -> Iterator[ReplayResult]:
         return iter(self.results)
@@ -128,7 +211,10 @@ class ReplayRun:
             return EXIT_INTERRUPTED
         if not self.results:
             return EXIT_ERROR
-        return worst_exit(r.exit for r in self.results)
+        code = worst_exit(r.exit for r in self.results)
+        if self.strict and self.reach().failed:
+            return worst_exit((code, EXIT_BLOCK))
+        return code
 
     def carries(self, field: str) -> bool:
         """True when some trajectory's final event (or its reader facts) has ``field``."""
@@ -172,7 +258,7 @@ class ReplayRun:
         return [{"path": p, "format": f} if p not in noted
                 else {"path": p, "format": f, "note": noted[p]} for p, f in self.files]
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, Any]:
         """Counts of each verdict, warnings, and the overall exit (the JSON ``summary``)."""
         c = {"pass": 0, "block": 0, "error": 0, "warn": 0}
         for r in self.results:
@@ -180,6 +266,7 @@ class ReplayRun:
             if r.verdict == "PASS" and r.warnings:
                 c["warn"] += 1
         c["exit"] = self.exit
+        c.update(self.reach().summary())
         return c
 
 

@@ -34,6 +34,8 @@ from roadcheck.documents.spec import (
 from roadcheck.errors import SpecError
 
 __all__ = [
+    "RULE_KINDS",
+    "RULE_SELECTORS",
     "DeriveRule",
     "HandoffContract",
     "MandatoryCheckpoint",
@@ -103,11 +105,19 @@ class Spec:
             "handoff_contracts": [
                 {"from_agent": c.from_agent, "to_agent": c.to_agent,
                  "required_fields": list(c.required_fields),
-                 "require_verified": c.require_verified} for c in self.doc.handoff_contracts],
+                 "require_verified": c.require_verified,
+                 **({"severity": c.severity} if c.severity != "block" else {})}
+                for c in self.doc.handoff_contracts],
         }
         if self.doc.derive:
             out["derive"] = [{"checkpoint_id": d.checkpoint_id,
                               "when": msgspec.to_builtins(d.when)} for d in self.doc.derive]
+        if self.doc.examples:
+            out["examples"] = [msgspec.to_builtins(e) for e in self.doc.examples]
+        for kind in RULE_KINDS:
+            rules = getattr(self.doc, kind)
+            if rules:
+                out[kind] = [_plain(r) for r in rules]
         return out
 
 
@@ -128,7 +138,19 @@ def _rule_dict(rule: CheckpointRuleDoc) -> dict[str, Any]:
     binds = bound_parts(rule.binds)
     if binds:
         out["binds"] = dict.fromkeys(binds, True)
+    if rule.severity != "block":
+        out["severity"] = rule.severity
     return out
+
+
+#: The rules on what actions may do, each a list of the spec, in the order they are judged.
+RULE_KINDS = ("forbidden", "limits", "obligations", "flows")
+#: The selectors of each kind of rule, and whether each must select actions.
+RULE_SELECTORS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "forbidden": (("when", True),), "limits": (("when", True),),
+    "obligations": (("after", False), ("require", False)),
+    "flows": (("source", False), ("sink", True)),
+}
 
 
 def _check_selector(sel: SelectorDoc, loc: tuple[str | int, ...]) -> None:
@@ -184,7 +206,9 @@ def _check(d: SpecDoc) -> None:
     for i, rule in enumerate(d.derive):
         # A problem in a derive selector has always been reported at derive.N.when.0.
         _check_selector(rule.when, ("derive", i, "when", 0))
-    if not d.mandatory_checkpoints and not d.handoff_contracts:
+    _check_rules(d)
+    if not d.mandatory_checkpoints and not d.handoff_contracts and not any(
+            getattr(d, kind) for kind in RULE_KINDS):
         raise Problem((), "the spec declares no mandatory checkpoint and no handoff contract; "
                           "it would pass everything")
     seen: dict[tuple[str, str], int] = {}
@@ -195,6 +219,31 @@ def _check(d: SpecDoc) -> None:
                           f"a second contract for {pair[0]}->{pair[1]} "
                           f"(the first is handoff_contracts.{seen[pair]})")
         seen[pair] = i
+
+
+_DEFAULTS = {"severity": "block", "match": "session"}
+
+
+def _plain(rule: Any) -> dict[str, Any]:
+    """A rule as a document entry: unset and default keys left out."""
+    return {k: v for k, v in msgspec.to_builtins(rule).items()
+            if v is not None and _DEFAULTS.get(k) != v}
+
+
+def _check_rules(d: SpecDoc) -> None:
+    """The selectors of forbidden, limits, obligations and flows; rule ids used once."""
+    from roadcheck.documents._read import Problem
+
+    ids: dict[str, str] = {}
+    for kind in RULE_KINDS:
+        for i, rule in enumerate(getattr(d, kind)):
+            for name, actions in RULE_SELECTORS[kind]:
+                loc = (kind, i, name)
+                (_check_guard if actions else _check_selector)(getattr(rule, name), loc)
+            if rule.id in ids:
+                raise Problem((kind, i, "id"), f"rule id {rule.id!r} is already used by "
+                                               f"{ids[rule.id]}")
+            ids[rule.id] = f"{kind}.{i}"
 
 
 def parse_spec(doc: Any, source: str | None = None, sha256: str | None = None) -> Spec:

@@ -42,6 +42,10 @@ class ActionEvent(_Event, frozen=True, kw_only=True, tag="action"):
     read_only_hint: bool | None = None
     args: Any = None
     result: Any = None
+    #: The call failed, and why (a selector's ``ok`` is false).
+    error: str | None = None
+    #: The exit status of the command the call ran (``ok`` needs 0).
+    exit_code: int | None = None
 
 
 class CheckpointEvent(_Event, frozen=True, kw_only=True, tag="checkpoint"):

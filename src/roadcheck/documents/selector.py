@@ -14,7 +14,9 @@ from typing import Annotated, ClassVar, Literal
 import msgspec
 
 __all__ = [
+    "COMBINATORS",
     "EVENT_KINDS",
+    "OBJECT_FIELDS",
     "ROLES",
     "SELECTOR_FIELDS",
     "CommandCondition",
@@ -24,6 +26,7 @@ __all__ = [
     "RoleCondition",
     "SelectorDoc",
     "TextCondition",
+    "ValueCondition",
 ]
 
 EventKind = Literal["action", "checkpoint", "handoff", "final", "message"]
@@ -91,6 +94,42 @@ class CommandCondition(_Condition, frozen=True):
 Text = str | TextCondition
 Flag = bool | FlagCondition
 Count = int | CountCondition
+Number = int | float
+Scalar = str | int | float | bool
+
+
+class ValueCondition(_Condition, frozen=True):
+    """A condition on a value inside ``args``, ``result`` or ``payload``.
+
+    Every key given must hold. ``gt``/``ge``/``lt``/``le`` compare numbers, and
+    strings that are wholly a decimal number (``"5000"``); any other value does not
+    match. ``glob`` matches text as a path pattern (``*`` within one part, ``**``
+    across parts). ``exists`` asks whether the path reaches a value at all.
+    """
+
+    regex: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+    in_: Annotated[list[Scalar], msgspec.Meta(min_length=1)] | None = msgspec.field(
+        default=None, name="in")
+    not_in: Annotated[list[Scalar], msgspec.Meta(min_length=1)] | None = None
+    gt: Number | None = None
+    ge: Number | None = None
+    lt: Number | None = None
+    le: Number | None = None
+    exists: bool | None = None
+    glob: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+    all_: Annotated[list[FieldCondition], msgspec.Meta(min_length=1)] | None = msgspec.field(
+        default=None, name="all")
+    any_: Annotated[list[FieldCondition], msgspec.Meta(min_length=1)] | None = msgspec.field(
+        default=None, name="any")
+    not_: FieldCondition | None = msgspec.field(default=None, name="not")
+
+
+#: A value's condition: a plain value (equal, of the same type) or a condition mapping.
+FieldCondition = Scalar | ValueCondition
+#: Dotted paths (``to``, ``items.0.sku``, ``items.*.sku``; ``.`` the whole value) to
+#: the condition the value there must meet.
+Paths = Annotated[dict[Annotated[str, msgspec.Meta(min_length=1)], FieldCondition],
+                  msgspec.Meta(min_length=1)]
 
 
 class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_defaults=True):
@@ -115,7 +154,22 @@ class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_
     command: CommandCondition | None = None
     yields_turn: Flag | None = None
     task_success: Flag | None = None
+    #: An action that succeeded: no error recorded, exit status 0 where one is recorded.
+    ok: Flag | None = None
+    args: Paths | None = None
+    result: Paths | None = None
+    payload: Paths | None = None
+    #: Whole selectors combined: every one, at least one, not this one.
+    all_: Annotated[list[SelectorDoc], msgspec.Meta(min_length=1)] | None = msgspec.field(
+        default=None, name="all")
+    any_: Annotated[list[SelectorDoc], msgspec.Meta(min_length=1)] | None = msgspec.field(
+        default=None, name="any")
+    not_: SelectorDoc | None = msgspec.field(default=None, name="not")
 
 
 #: Every field a selector may name.
 SELECTOR_FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(SelectorDoc))
+#: The fields that hold an object, selected on by dotted paths.
+OBJECT_FIELDS = ("args", "result", "payload")
+#: The keys that combine whole selectors.
+COMBINATORS = ("all", "any", "not")

@@ -1,4 +1,5 @@
-"""The replay spec document: mandatory checkpoints, handoff contracts and derive rules."""
+"""The replay spec document: mandatory checkpoints, handoff contracts, derive rules, and
+the rules on what actions may do (forbidden, limits, obligations, flows)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,18 @@ import msgspec
 
 from roadcheck.documents.selector import SelectorDoc
 
-__all__ = ["BindsDoc", "CheckpointRuleDoc", "DeriveDoc", "HandoffContractDoc", "SpecDoc"]
+__all__ = ["BindsDoc", "CheckpointRuleDoc", "DeriveDoc", "ExampleDoc", "FlowDoc",
+           "ForbiddenDoc", "HandoffContractDoc", "LimitDoc", "ObligationDoc", "SpecDoc"]
 
 Name = Annotated[str, msgspec.Meta(min_length=1)]
 Names = Annotated[list[Name], msgspec.Meta(min_length=1)]
 #: A guarded action: its type, or an action selector (``{action_type: Bash, command: ...}``).
 Guard = Name | SelectorDoc
 Guards = Annotated[list[Guard], msgspec.Meta(min_length=1)]
+#: ``block``: a finding of the rule blocks (exit 1); ``warn``: it is a warning (exit 0).
+Severity = Literal["block", "warn"]
+#: A rule's id: letters, digits, ``_``, ``-`` and ``.``, as reports and tools name it.
+RuleId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_.-]+$")]
 
 
 class _Doc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -51,6 +57,7 @@ class CheckpointRuleDoc(_Doc, frozen=True):
     voided_by: list[SelectorDoc] = []
     #: The checkpoint licenses only the call it names (tool, arguments digest, call id).
     binds: BindsDoc | None = None
+    severity: Severity = "block"
 
 
 class HandoffContractDoc(_Doc, frozen=True):
@@ -61,6 +68,7 @@ class HandoffContractDoc(_Doc, frozen=True):
     required_fields: list[Name] = []
     #: Every required field must arrive as ``{"value": v, "verified": true}``.
     require_verified: bool = False
+    severity: Severity = "block"
 
 
 class DeriveDoc(_Doc, frozen=True):
@@ -70,9 +78,69 @@ class DeriveDoc(_Doc, frozen=True):
     when: SelectorDoc
 
 
+class ExampleDoc(_Doc, frozen=True, omit_defaults=True):
+    """A spec test: a recorded run and the verdict the spec must give it.
+
+    ``roadcheck spec check`` replays ``trajectory`` (relative to the spec file) and fails
+    when the verdict, or the set of reason codes, differs; replay ignores examples.
+    """
+
+    trajectory: Name
+    verdict: Literal["PASS", "BLOCK", "ERROR"]
+    #: The reason codes the verdict must carry (as a set); left out, any reasons do.
+    reasons: list[Name] | None = None
+
+
+class ForbiddenDoc(_Doc, frozen=True):
+    """An action matching ``when`` is blocked, unless a checkpoint ``unless`` came first
+    (one checkpoint licenses one action)."""
+
+    id: RuleId
+    when: SelectorDoc
+    unless: Name | None = None
+    severity: Severity = "block"
+
+
+class LimitDoc(_Doc, frozen=True):
+    """At most ``at_most`` actions match ``when`` in a run; each one beyond is blocked."""
+
+    id: RuleId
+    when: SelectorDoc
+    at_most: Annotated[int, msgspec.Meta(ge=0)]
+    severity: Severity = "block"
+
+
+class ObligationDoc(_Doc, frozen=True):
+    """Once an event matches ``after``, an event matching ``require`` must follow before
+    the run ends."""
+
+    id: RuleId
+    after: SelectorDoc
+    require: SelectorDoc
+    severity: Severity = "block"
+
+
+class FlowDoc(_Doc, frozen=True):
+    """No ``sink`` after a ``source`` (``session``), or no sink whose arguments carry a
+    value from a source's result (``value``), unless checkpoint ``unless`` came between."""
+
+    id: RuleId
+    source: SelectorDoc
+    sink: SelectorDoc
+    unless: Name | None = None
+    match: Literal["session", "value"] = "session"
+    severity: Severity = "block"
+
+
 class SpecDoc(_Doc, frozen=True):
     """A replay spec (JSON or YAML)."""
 
     mandatory_checkpoints: list[CheckpointRuleDoc] = []
     handoff_contracts: list[HandoffContractDoc] = []
     derive: list[DeriveDoc] = []
+    #: Spec tests run by ``roadcheck spec check``; replay ignores them.
+    examples: list[ExampleDoc] = []
+    forbidden: list[ForbiddenDoc] = []
+    limits: list[LimitDoc] = []
+    obligations: list[ObligationDoc] = []
+    flows: list[FlowDoc] = []

@@ -11,13 +11,19 @@ without changing anything, and answers with a :class:`Decision`:
   can still give it before the call runs: record the checkpoint, then call again.
   When the guard was told who answers its questions (``approver``), a rule that
   does not accept that identity is a ``deny``: asking them cannot satisfy it;
-* ``deny``: something no approval can mend: a handoff that breaks its contract,
-  an unusable event, or a checkpoint the approver at hand cannot give.
+* ``deny``: something no approval can mend: a handoff that breaks its contract
+  or completes a second (or later) hop of an unverified value, a forbidden action
+  (one no ``unless`` checkpoint can license), an action beyond its limit, a sink
+  after a source, a ``final`` event while an obligation is open, an unusable
+  event, or a checkpoint the approver at hand cannot give. A forbidden action or
+  a flow whose rule names an ``unless`` checkpoint is an ``ask`` for it.
 
 Its reasons are the findings replay reports on the same event (code, message,
 seq). One difference is by nature: before the call, a checkpoint that is
 missing is ``checkpoint-skipped``; replay, which sees the whole run, reports it
-as ``checkpoint-after-action`` when the checkpoint came later anyway.
+as ``checkpoint-after-action`` when the checkpoint came later anyway. A value
+relayed unverified is denied at each handoff that completes a hop beyond the
+first; replay reports its longest chain once, at the run's end.
 """
 
 from __future__ import annotations
@@ -206,8 +212,10 @@ class Guard:
     def check(self, event: Event | Mapping[str, Any]) -> Decision:
         """Would this event be a violation if it happened now? Changes no state.
 
-        An action is judged against every mandatory checkpoint that guards it,
-        a handoff against its contract; other events are always allowed. An
+        An action is judged against every mandatory checkpoint that guards it and
+        the forbidden, limits and flows rules, a handoff against its contract, a
+        ``final`` event against the obligations still open; other events are
+        always allowed. An
         event replay would refuse as malformed is a ``deny`` (``bad-input``).
         """
         try:
@@ -223,11 +231,15 @@ class Guard:
 
     def _decide(self, ev: Event) -> Decision:
         if ev.kind == "handoff":
-            reasons = self._handoff(ev)
+            reasons = self._handoff(ev) + tuple(self._replayer.propagation(ev))
             return Decision("deny" if reasons else "allow", None, None, reasons,
                             ("",) * len(reasons), seq=ev.seq)
+        gated = self._gated(ev)
         if ev.kind != "action":
-            return Decision("allow", seq=ev.seq)
+            if not gated:
+                return Decision("allow", seq=ev.seq)
+            return Decision("deny", None, None, tuple(f for f, _ in gated),
+                            tuple(need for _, need in gated), seq=ev.seq)
         data = ev.data
         tool = data["action_type"]
         call_id = data.get("call_id") if isinstance(data.get("call_id"), str) else None
@@ -238,10 +250,27 @@ class Guard:
                             (Finding(Reason.BAD_INPUT, str(exc), Location(seq=ev.seq,
                                                                            action_type=tool)),),
                             ("",), seq=ev.seq, call_id=call_id)
-        found = unlicensed(self._replayer, ev)
-        if not found:
+        found = [(rule, why) for rule, why in unlicensed(self._replayer, ev) if not rule.warn]
+        if not found and not gated:
             return Decision("allow", tool, digest, approvers=self._approvers(ev), seq=ev.seq,
                             call_id=call_id)
+        found_reasons, satisfy, verdict = self._unlicensed(ev, found, digest, call_id)
+        missing = [r.cid for r, _ in found]
+        for finding, need in gated:
+            found_reasons.append(finding)
+            satisfy.append(need)
+            if need:
+                missing.append(need)
+            else:
+                verdict = "deny"
+        return Decision(verdict, tool, digest, tuple(found_reasons), tuple(satisfy), seq=ev.seq,
+                        call_id=call_id, missing=tuple(dict.fromkeys(missing)))
+
+    def _unlicensed(self, ev: Event, found: list[tuple[Any, str]], digest: str,
+                    call_id: str | None) -> tuple[list[Finding], list[str], Verdict]:
+        """The checkpoint-skipped reasons of an action the rules ``found`` it unlicensed
+        under, what would satisfy each, and ask, or deny when the approver cannot."""
+        tool = ev.data["action_type"]
         found_reasons: list[Finding] = []
         satisfy: list[str] = []
         verdict: Verdict = "ask"
@@ -271,8 +300,24 @@ class Guard:
             if (self.approver is not None and rule.confirmed_by is not None
                     and self.approver not in rule.confirmed_by):
                 verdict = "deny"
-        return Decision(verdict, tool, digest, tuple(found_reasons), tuple(satisfy), seq=ev.seq,
-                        call_id=call_id, missing=tuple(dict.fromkeys(r.cid for r, _ in found)))
+        return found_reasons, satisfy, verdict
+
+    def _gated(self, ev: Event) -> list[tuple[Finding, str]]:
+        """What the forbidden, limits, obligations and flows rules would find on this
+        event, each with the checkpoint that would mend it ("" when none can)."""
+        out = []
+        for gate, finding in self._replayer.would(ev):
+            if gate.warn:
+                continue
+            mends = gate.kind in ("forbidden", "flows") and gate.unless is not None
+            out.append((finding, gate.unless if mends and gate.unless else ""))
+        return out
+
+    def open_obligations(self) -> list[Any]:
+        """The obligations opened and not yet met (``rule_id``, the ``seq`` of the event
+        that opened it, and as its text one line saying what is owed): while one is open,
+        a ``final`` event is denied, and a coding agent's hook blocks its stop."""
+        return self._replayer.open_obligations()
 
     def guarding(self, event: Event | Mapping[str, Any]) -> tuple[str, ...]:
         """The ids of the mandatory checkpoints that guard this action (none for other events).
@@ -288,7 +333,8 @@ class Guard:
         """The mandatory-checkpoint rules that guard this action."""
         c = self.compiled
         rules = list(c.by_action.get(ev.data["action_type"]) or ())
-        rules.extend(r for sel, r in c.by_selector if r not in rules and sel(ev))
+        rules.extend(r for sel, r in c.selectors_for(ev.data["action_type"])
+                     if r not in rules and sel(ev))
         return rules
 
     def _approvers(self, ev: Event) -> tuple[str, ...]:
@@ -311,7 +357,7 @@ class Guard:
         data = ev.data
         src, dst, payload = data["from_agent"], data["to_agent"], data["payload"]
         contract = self.compiled.contracts.get((src, dst))
-        if contract is None:
+        if contract is None or contract.severity == "warn":
             return ()
         border, where = f"{src}->{dst}", f"seq {ev.seq}"
         out = []

@@ -233,18 +233,21 @@ def dumps(doc: dict[str, Any]) -> str:
 # -- the guard's side ------------------------------------------------------------------------
 
 def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
-    """The call as the session keeps it: its arguments only where a rule binds them.
+    """The call as the session keeps it: its arguments only where a rule binds them or
+    some selector reads them (``args``, a ``match: value`` flow).
 
     Every hook process reads and rewrites the session, and a tool's input can be a
-    whole file; no rule reads the arguments except a binding one.
+    whole file; only a rule that reads the arguments needs them kept.
     """
     from roadcheck.events import Event
 
+    c = guard.compiled
+    if "args" in c.reads:
+        return call
     event = Event.make(guard.last_seq + 1, "action", call.get("agent"),
                        **{k: v for k, v in call.items() if k not in ("event", "agent")})
-    c = guard.compiled
     rules = list(c.by_action.get(call["action_type"]) or ())
-    rules.extend(rule for sel, rule in c.by_selector if sel(event))
+    rules.extend(rule for sel, rule in c.selectors_for(call["action_type"]) if sel(event))
     if any("args" in rule.binds for rule in rules):
         return call
     return {k: v for k, v in call.items() if k != "args"}

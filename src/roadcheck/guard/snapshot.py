@@ -28,7 +28,6 @@ read only after its seal verifies.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import marshal
 import os
 import sys
@@ -55,10 +54,9 @@ _WRITER = (_FORMAT, __version__, sys.implementation.cache_tag, marshal.version)
 #: The per-rule state the engine keeps (the rule itself comes from the spec).
 _SLOTS = tuple(s for s in _RuleState.__slots__ if s != "rule")
 #: A finding's fields and its location's: a snapshot of another shape is not read back.
-_FINDING_FIELDS = tuple(f.name for f in dataclasses.fields(Finding)) + tuple(
-    f.name for f in dataclasses.fields(Location))
+_FINDING_FIELDS = Finding.__struct_fields__ + Location.__struct_fields__
 #: Replayer attributes holding findings, and the one holding an event.
-_FINDINGS = frozenset({"failures", "handoff_reasons", "warnings"})
+_FINDINGS = frozenset({"failures", "handoff_reasons", "warnings", "gate_findings"})
 #: The Guard attributes a snapshot restores or the spec rebuilds; a Guard holding
 #: anything else is not snapshotted (its state would be lost).
 _GUARD_STATE = ("_confirmers", "_ended", "_last")

@@ -144,26 +144,31 @@ def read_events(data: bytes, path: str | None = None) -> list[Event]:
         seq: Any
         ok = False
         if type(rec) is dict:
-            seq = rec.get("seq")
-            kind = rec.get("event")
             agent = rec.get("agent")
             ts = rec.get("ts")
-            if (type(seq) is int and (agent is None or type(agent) is str)
-                    and (ts is None or type(ts) is str)):
-                # the common record checked inline, each type's required keys by hand
-                if kind == "action":
-                    value = rec.get("action_type")
-                    ok = type(value) is str and value != ""
-                elif kind == "handoff":
-                    value = rec.get("from_agent")
-                    other = rec.get("to_agent")
-                    ok = (type(value) is str and value != "" and type(other) is str
-                          and other != "" and type(rec.get("payload")) is dict)
-                elif kind == "checkpoint":
-                    value = rec.get("checkpoint_id")
-                    ok = type(value) is str and value != ""
-                elif kind == "final":
-                    ok = type(rec.get("task_success")) is bool
+            # the common record checked inline, each type's required keys by hand; the
+            # keys a record must have are taken by subscript (a missing one is the rare
+            # path: parse_record names it)
+            try:
+                seq = rec["seq"]
+                kind = rec["event"]
+                if (type(seq) is int and (agent is None or type(agent) is str)
+                        and (ts is None or type(ts) is str)):
+                    if kind == "action":
+                        value = rec["action_type"]
+                        ok = type(value) is str and value != ""
+                    elif kind == "handoff":
+                        value = rec["from_agent"]
+                        other = rec["to_agent"]
+                        ok = (type(value) is str and value != "" and type(other) is str
+                              and other != "" and type(rec["payload"]) is dict)
+                    elif kind == "checkpoint":
+                        value = rec["checkpoint_id"]
+                        ok = type(value) is str and value != ""
+                    elif kind == "final":
+                        ok = type(rec["task_success"]) is bool
+            except KeyError:
+                ok = False
         elif type(rec) is list and not events:
             return list(_document_events(data, path))  # a JSON array on one line
         if ok:
@@ -360,16 +365,18 @@ def read_native(path: str, data: bytes | None = None) -> Trajectory:
     return Trajectory(id=path, events=tuple(read_events(data, path)), path=path, source="native")
 
 
-def read_bytes(path: str) -> bytes:
+def read_bytes(path: str, limit: int | None = None) -> bytes:
     """Read a file, decompressing gzip and zstd; OS errors become a one-line :class:`TraceError`.
 
     Compression is recognised by the file's magic bytes, never its name, so
     every reader and format detection see the decompressed document. No JSON
     document starts with either magic. An input larger than the limit
     (:func:`roadcheck._limits.max_input_size`: 1 GiB, or ``ROADCHECK_MAX_INPUT_SIZE``),
-    read or decompressed, is refused: reading stops at the limit and one byte.
+    read or decompressed, is refused: reading stops at the limit and one byte. A batch
+    that reads many files gives the ``limit`` it read once; else it is read here.
     """
-    limit = max_input_size()
+    if limit is None:
+        limit = max_input_size()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:

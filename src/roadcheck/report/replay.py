@@ -10,9 +10,9 @@ from typing import IO, Any, NamedTuple, cast
 import orjson
 
 from roadcheck._digest import Sha256
-from roadcheck.conformance.result import VERDICT_EXIT, ReplayResult, ReplayRun
+from roadcheck.conformance.result import VERDICT_EXIT, Reach, ReplayResult, ReplayRun
 from roadcheck.conformance.result import scalar_text as _json_scalar
-from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
+from roadcheck.errors import EXIT_BLOCK, EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 from roadcheck.report._text import (
     dump_json,
     dumps_json,
@@ -39,6 +39,12 @@ def _spec_text(source: str | None, spec: Any) -> str:
              plural(len(spec.handoff_contracts), "handoff contract")]
     if spec.derive:
         parts.append(plural(len(spec.derive), "derive rule"))
+    doc = getattr(spec, "doc", None)
+    for kind, name in (("forbidden", "forbidden rule"), ("limits", "limit"),
+                       ("obligations", "obligation"), ("flows", "flow")):
+        rules = getattr(doc, kind, None)
+        if rules:
+            parts.append(plural(len(rules), name))
     return f"spec : {source or '<in memory>'} ({', '.join(parts)})"
 
 
@@ -104,7 +110,44 @@ def _block_lines(stats: tuple[int, Sequence[str], int, str, str] | None,
     return out
 
 
-def _summary_line(c: dict[str, int]) -> str:
+def reach_lines(spec: Any, summary: Mapping[str, Any]) -> list[str]:
+    """The lines above the summary naming each rule no trajectory reached and each
+    irreversible action no rule guarded; none when there is nothing to name."""
+    out = [f"unreached: {_rule_label(spec, key)} was reached by no trajectory"
+           for key in summary.get("unreached", ())]
+    for action, n in summary.get("unguarded_irreversible", {}).items():
+        times = "once" if n == 1 else f"{n} times"
+        out.append(f"unguarded: irreversible action {escape_controls(repr(action))} ran "
+                   f"{times} and no rule guards it")
+    return out
+
+
+def _rule_label(spec: Any, key: str) -> str:
+    """``mandatory_checkpoints.0 (checkpoint 'c' before 'send')``, from the spec's rules."""
+    doc = getattr(spec, "doc", None)
+    section, _, index = key.rpartition(".")
+    rules = getattr(doc, section, None) if doc is not None else None
+    if not rules or not index.isdigit() or int(index) >= len(rules):
+        return key
+    rule = rules[int(index)]
+    if section == "handoff_contracts":
+        what = f"handoff {rule.from_agent}->{rule.to_agent}"
+    else:
+        from roadcheck.conformance.spec import guarded_actions
+
+        shown = [g if isinstance(g, str) else _show_json(g) for g in guarded_actions(rule)]
+        what = f"checkpoint '{rule.checkpoint_id}' before " + ", ".join(
+            f"'{g}'" for g in shown)
+    return escape_controls(f"{key} ({what})")
+
+
+def _show_json(value: Any) -> str:
+    import msgspec
+
+    return orjson.dumps(msgspec.to_builtins(value), option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _summary_line(c: Mapping[str, Any]) -> str:
     warn = f" ({c['warn']} with warnings)" if c["warn"] else ""
     return (f"summary: {c['pass']} PASS{warn}, {c['block']} BLOCK, {c['error']} ERROR "
             f"-> overall exit {c['exit']}")
@@ -149,6 +192,7 @@ def replay_report(run: ReplayRun, spec: Any, *, fmt: str = "text", summary_only:
         for key, g in run.by(by_field).items():
             lines.append(f"by {by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
                          f"{g['error']} ERROR")
+    lines.extend(reach_lines(spec, counts))
     lines.append(_summary_line(counts))
     return sha256_footer(text_lines(lines))
 
@@ -188,6 +232,9 @@ class Rendered(NamedTuple):
     #: a summary (empty when the result is rendered whole).
     codes: tuple[str, ...] = ()
     warning_codes: tuple[str, ...] = ()
+    #: The rules the trajectory did not reach and the irreversible actions no rule
+    #: guarded (:attr:`ReplayResult.reach`), for the summary; None: it was not judged.
+    reach: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
 
 def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = False,
@@ -202,8 +249,9 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
         body = text_lines(_block(0, r)[1:]).encode("utf-8")
     # the codes feed the totals, which only a summary (and the terminal view, which
     # renders every result as one) prints
+    codes, warned = _codes(r) if summary_only else ((), ())
     return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
-                    carries, body, *(_codes(r) if summary_only else ((), ())))
+                    carries, body, codes, warned, None if r.verdict == "ERROR" else r.reach)
 
 
 def _codes(r: ReplayResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -330,8 +378,8 @@ class ReplayChunk:
     :meth:`~ReplayReportWriter.result` of every item, in order, would have."""
 
     __slots__ = ("all_native", "carries", "counts", "current", "current_counts", "elsewhere",
-                 "file_count", "files", "groups", "heads", "lead", "parts", "reason_codes",
-                 "spooled", "total", "warning_codes", "worst")
+                 "file_count", "files", "groups", "heads", "lead", "parts", "reach",
+                 "reason_codes", "spooled", "total", "warning_codes", "worst")
 
     def __init__(self) -> None:
         #: (path, verdict) of results that came before the chunk's first file.
@@ -343,6 +391,7 @@ class ReplayChunk:
         self.current_counts: Counter[str] = Counter()
         self.elsewhere: dict[str | None, Counter[str]] = {}
         self.counts = {"pass": 0, "block": 0, "error": 0, "warn": 0}
+        self.reach = Reach()
         #: How many times each reason and warning code fired in the chunk.
         self.reason_codes: Counter[str] = Counter()
         self.warning_codes: Counter[str] = Counter()
@@ -491,6 +540,7 @@ class ChunkFolder:
                 chunk.reason_codes.update(item.codes)
             if item.warning_codes:
                 chunk.warning_codes.update(item.warning_codes)
+            chunk.reach.take(item.reach)
             code = VERDICT_EXIT[verdict]
             chunk.worst = code if chunk.worst is None else worst_exit((chunk.worst, code))
             if chunk.current is None:
@@ -537,6 +587,10 @@ class Tally:
         self.carries = False
         self.worst: int | None = None
         self.total = 0
+        #: What the batch reached; ``strict``: a rule never reached, or an irreversible
+        #: action unguarded, fails the report.
+        self.reach = Reach()
+        self.strict = False
 
     def count(self, r: Rendered) -> str:
         """Count ``r``; returns its verdict."""
@@ -549,6 +603,11 @@ class Tally:
             self.reason_codes.update(r.codes)
         if r.warning_codes:
             self.warning_codes.update(r.warning_codes)
+        reach = r.reach
+        if reach is not None:
+            held = self.reach.unreached
+            if held is None or held or reach[1]:  # once every rule was reached, only an
+                self.reach.add(*reach)            # unguarded action is left to fold
         code = VERDICT_EXIT[verdict]
         if code != self.worst:  # the same verdict again leaves the worst where it is
             self.worst = code if self.worst is None else worst_exit((self.worst, code))
@@ -736,6 +795,7 @@ class ReplayReportWriter(Tally):
             self.counts[key] += n
         self.reason_codes.update(chunk.reason_codes)
         self.warning_codes.update(chunk.warning_codes)
+        self.reach.merge(chunk.reach)
         for key, g in chunk.groups.items():
             mine = self.groups.setdefault(key, {"pass": 0, "block": 0, "error": 0})
             for verdict, n in g.items():
@@ -767,18 +827,23 @@ class ReplayReportWriter(Tally):
         """The folded exit: 130 interrupted, 2 nothing judged, else the worst verdict."""
         if interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_ERROR if self.worst is None else self.worst
+        if self.worst is None:
+            return EXIT_ERROR
+        if self.strict and self.reach.failed:
+            return worst_exit((self.worst, EXIT_BLOCK))
+        return self.worst
 
     def finish(self, *, interrupted: bool = False) -> int:
         """Write the whole report to ``out``; returns its exit code."""
-        summary = {**self.counts, "exit": self.exit_code(interrupted)}
+        summary: dict[str, Any] = {**self.counts, "exit": self.exit_code(interrupted),
+                                   **self.reach.summary()}
         by = dict(sorted(self.groups.items()))
         if self.fmt == "json":
             self._finish_json(summary, by)
         else:
             self._finish_text(summary, by)
         self.out.flush()
-        return summary["exit"]
+        return int(summary["exit"])
 
     def _copy_spool(self, digest: Any = None) -> None:
         """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them),
@@ -883,6 +948,7 @@ class ReplayReportWriter(Tally):
         if self.by_field is not None:
             tail.extend(f"by {self.by_field}={key}: {g['pass']} PASS, {g['block']} BLOCK, "
                         f"{g['error']} ERROR" for key, g in by.items())
+        tail.extend(reach_lines(self.spec, summary))
         tail.append(_summary_line(summary))
         emit(tail)
         self.out.write(f"report-sha256: {digest.hexdigest()}\n")

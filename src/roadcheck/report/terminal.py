@@ -34,6 +34,7 @@ from roadcheck.report.replay import (
     _file_line,
     _spec_text,
     _summary_line,
+    reach_lines,
     render_result,
     totals_lines,
 )
@@ -441,11 +442,15 @@ class TerminalReportWriter(Tally):
 
     def exit_code(self, interrupted: bool = False) -> int:
         """The folded exit: 130 interrupted, 2 nothing judged, else the worst verdict."""
-        from roadcheck.errors import EXIT_ERROR, EXIT_INTERRUPTED
+        from roadcheck.errors import EXIT_BLOCK, EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
 
         if interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_ERROR if self.worst is None else self.worst
+        if self.worst is None:
+            return EXIT_ERROR
+        if self.strict and self.reach.failed:
+            return worst_exit((self.worst, EXIT_BLOCK))
+        return self.worst
 
     def _rank(self, failed: int, path: str, counts: Counter[str]) -> None:
         """Keep ``path`` among the :data:`WORST_SHOWN` files with the most failures (the
@@ -462,7 +467,8 @@ class TerminalReportWriter(Tally):
         if self.progress is not None:
             self.progress.clear()
         self._file_done()
-        summary = {**self.counts, "exit": self.exit_code(interrupted)}
+        summary: dict[str, Any] = {**self.counts, "exit": self.exit_code(interrupted),
+                                   **self.reach.summary()}
         if not self.view.quiet:
             self._head()
             self._later()
@@ -480,9 +486,12 @@ class TerminalReportWriter(Tally):
                                   f"{g['block']} BLOCK, {g['error']} ERROR")
         if self.shown_final and not self.view.quiet:
             self.paint.lines([NOTE])
+        reached = reach_lines(self.spec, summary)
+        if reached:
+            self.paint.lines(reached)
         self.paint.counts(_summary_line(summary))
         self.paint.flush()
-        return summary["exit"]
+        return int(summary["exit"])
 
     def _later(self) -> None:
         """The PASS blocks (or the per-file lines) that waited, in order."""
