@@ -697,7 +697,7 @@ class Replayer:
                     **_evidence_fields(ev))))
             judged.sort(key=lambda f: f.seq or 0)
             if rule.warn:
-                warned.extend(dataclasses.replace(f, severity="warn") for f in judged)
+                warned.extend(msgspec.structs.replace(f, severity="warn") for f in judged)
             else:
                 reasons.extend(judged)
         return reasons
