@@ -1,7 +1,8 @@
 """What every test and doctest sees: the user's state and config directories moved into a
 temporary directory (so the guard never writes the real ``~/.local/state`` or
-``~/.config``), and, for the doctests of ``src/roadcheck``, ``examples``, the repository's
-examples, and ``tmp``, a fresh directory of the example's own."""
+``~/.config``, and no hook command starts the guard daemon), and, for the doctests of
+``src/roadcheck``, ``examples``, the repository's examples, and ``tmp``, a fresh
+directory of the example's own."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def _isolated_user_dirs(_user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.setenv(name, str(_user_dirs / name.lower()))
     for name in _GUARD_ENV:
         monkeypatch.delenv(name, raising=False)
+    # a hook command run by a test answers in process and starts no daemon, unless the
+    # test asks for one on a socket of its own (tests/guard/test_daemon.py)
+    monkeypatch.setenv("ROADCHECK_GUARD_DAEMON", "0")
+    monkeypatch.delenv("ROADCHECK_GUARD_SOCKET", raising=False)
 
 
 @pytest.fixture(autouse=True)

@@ -487,7 +487,8 @@ def run_case(case: Case, world: World) -> str:
             out = subprocess.run(
                 [sys.executable, "-m", "roadcheck", "guard", "claude-code", "--spec",
                  str(world.spec), "--state-dir", str(world.state), *world.flags()],
-                input=data, capture_output=True, text=True, timeout=60)
+                input=data, capture_output=True, text=True, timeout=60,
+                env={**os.environ, "ROADCHECK_GUARD_DAEMON": "0"})  # the process path
             return _judge(out.returncode, out.stdout, out.stderr, time.monotonic() - t0,
                           case.names)
         answer = run_hook(data.encode(), str(world.spec), str(world.state),

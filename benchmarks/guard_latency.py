@@ -14,8 +14,25 @@ Three figures, each printed beside a baseline measured the same way in the same 
   private cache directory, so the measurement holds under
   ``PYTHONDONTWRITEBYTECODE``).
 
+Resident mode (``roadcheck guard daemon``), each beside its baseline too:
+
+* the round trip of a PreToolUse event through the daemon's socket, against a stored
+  1,000-event session, from the hook's own client (:func:`roadcheck._hook_client.ask`),
+  each decision on disk before its answer (p50 and p99); targets p50 <= 5 ms,
+  p99 <= 20 ms; beside the same client's round trip to a socket that answers at once
+  without deciding anything;
+* the hook process through the daemon (``roadcheck guard claude-code`` with the
+  daemon running), beside ``python -c pass`` and a minimal stdin-to-stdout Python
+  script, the floor of any hook written in Python (wall p50, run in turn);
+* the plain process path (``ROADCHECK_GUARD_DAEMON=0``) beside the same path of the
+  baseline revision's source (``--baseline main``, exported with ``git archive``),
+  both run as ``python -m roadcheck`` in turn: no slower than the baseline (10% and
+  2 ms of slack for noise). Without git or the revision, that comparison is skipped
+  and says so.
+
 Exits 1 when a figure misses its target. Usage:
-``python benchmarks/guard_latency.py [--calls 20000] [--hooks 21]``.
+``python benchmarks/guard_latency.py [--calls 20000] [--hooks 21] [--resident 500]
+[--baseline main]``.
 """
 
 from __future__ import annotations
@@ -41,6 +58,12 @@ MIXED_PRIOR = 10_000
 TARGETS_US = {"check p50": 20.0, "check p99": 50.0, "observe p50": 10.0,
               "mixed check p99": 50.0}
 HOOK_TARGET_MS = 80.0
+RESIDENT_TARGETS_MS = {"resident p50": 5.0, "resident p99": 20.0}
+#: The process path may be this much slower than the baseline's, for noise: ratio, ms.
+SLACK = (1.10, 2.0)
+PAYLOAD = {"hook_event_name": "PreToolUse", "session_id": "bench", "transcript_path": "",
+           "tool_name": "Bash", "tool_input": {"command": "git push origin main"},
+           "tool_use_id": "toolu_1"}
 
 
 def spec() -> dict[str, Any]:
@@ -238,6 +261,7 @@ def hook_latency(runs: int) -> tuple[float, float, float]:
         env["ROADCHECK_GUARD_KEY_FILE"] = str(key_file)
         env["ROADCHECK_GUARD_STATE_DIR"] = str(Path(tmp) / "state")
         env.pop("ROADCHECK_GUARD_NO_KEY", None)
+        env["ROADCHECK_GUARD_DAEMON"] = "0"  # the process path
         spec_path = Path(tmp) / "spec.json"
         spec_path.write_text(json.dumps(spec()))
         store = GuardStore(Path(tmp) / "state", spec_path, key_file=key_file)
@@ -248,13 +272,243 @@ def hook_latency(runs: int) -> tuple[float, float, float]:
         cmd = [str(script)] if script.exists() else [sys.executable, "-m", "roadcheck"]
         argv = [*cmd, "guard", "claude-code", "--spec", str(spec_path), "--state-dir",
                 str(Path(tmp) / "state"), "--key-file", str(key_file)]
-        payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench",
-                              "transcript_path": "", "tool_name": "Bash",
-                              "tool_input": {"command": "git push origin main"},
-                              "tool_use_id": "toolu_1"}).encode()
+        payload = json.dumps(PAYLOAD).encode()
         walls = _walls({"hook": (argv, payload), "bare": ([sys.executable, "-c", "pass"], b""),
                         "cli": ([*cmd, "--version"], b"")}, runs, env)
     return walls["hook"], walls["bare"], walls["cli"]
+
+
+# -- resident mode: the daemon's round trip, the thin client, the process path vs baseline --
+
+def _bench_env(tmp: Path) -> dict[str, str]:
+    """An environment of its own under ``tmp``: key, state directory, socket, bytecode."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env["ROADCHECK_GUARD_KEY_FILE"] = str(tmp / "key" / "guard.key")
+    env["ROADCHECK_GUARD_STATE_DIR"] = str(tmp / "state")
+    env["ROADCHECK_GUARD_SOCKET"] = str(tmp / "run" / "guard.sock")
+    env.pop("ROADCHECK_GUARD_NO_KEY", None)
+    return env
+
+
+def _stored_session(tmp: Path, env: dict[str, str]) -> Path:
+    """The spec file, and the 1,000-event session ``bench`` stored under ``env``'s paths."""
+    spec_path = tmp / "spec.json"
+    spec_path.write_text(json.dumps(spec()))
+    store = GuardStore(env["ROADCHECK_GUARD_STATE_DIR"], spec_path,
+                       key_file=env["ROADCHECK_GUARD_KEY_FILE"])
+    with store.session("bench", create=True) as live:
+        for event in session():
+            live.observe(event)
+    return spec_path
+
+
+def _start_daemon(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    from roadcheck._hook_client import socket_problem
+
+    path = env["ROADCHECK_GUARD_SOCKET"]
+    proc = subprocess.Popen([sys.executable, "-m", "roadcheck", "guard", "daemon", "--socket",
+                             path, "--idle-exit", "600"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while socket_problem(path) is not None:  # "" while absent
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit("the guard daemon did not start")
+        time.sleep(0.02)
+    return proc
+
+
+def _stop_daemon(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _echo_server(path: str) -> Any:
+    """A Unix socket that answers every request at once with an empty allow: the cost of
+    the client and the socket alone."""
+    import socket
+    import threading
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    os.chmod(path, 0o600)
+    sock.listen(16)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            with conn:
+                head = b""
+                while not head.endswith(b"\n"):
+                    head += conn.recv(1)
+                _, a, b = head.split(b" ")
+                need = int(a) + int(b)
+                while need > 0:
+                    need -= len(conn.recv(need))
+                conn.sendall(b"RCG1 0 0 0\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return sock
+
+
+def resident_latency(calls: int) -> tuple[float, float, float]:
+    """p50, p99 (ms) of a PreToolUse round trip through the daemon on a stored 1,000-event
+    session, and p50 (ms) of the same client against a socket that answers at once."""
+    from roadcheck._hook_client import ask
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as raw:
+        tmp = Path(raw)
+        env = _bench_env(tmp)
+        spec_path = _stored_session(tmp, env)
+        args = ["--spec", str(spec_path)]
+        payload = json.dumps(PAYLOAD).encode()
+        proc = _start_daemon(env)
+        clock = time.perf_counter_ns
+        out = []
+        try:
+            for i in range(calls + 5):
+                t0 = clock()
+                got = ask("claude-code", args, payload, env, start=False)
+                took = clock() - t0
+                if got is None or got[2] != 0 or b'"ask"' not in got[0]:
+                    raise SystemExit(f"the daemon did not answer the call: {got!r}")
+                if i >= 5:  # the first calls read the session from disk
+                    out.append(took)
+        finally:
+            _stop_daemon(proc)
+        echo_env = {**env, "ROADCHECK_GUARD_SOCKET": str(tmp / "run" / "echo.sock")}
+        server = _echo_server(echo_env["ROADCHECK_GUARD_SOCKET"])
+        echo = []
+        try:
+            for _ in range(calls):
+                t0 = clock()
+                ask("claude-code", args, payload, echo_env, start=False)
+                echo.append(clock() - t0)
+        finally:
+            server.close()
+    p50, p99 = _percentiles(out)
+    return p50 / 1000, p99 / 1000, _percentiles(echo)[0] / 1000
+
+
+MINIMAL_HOOK = "import sys\nsys.stdout.buffer.write(sys.stdin.buffer.read())\n"
+
+
+def client_latency(runs: int) -> tuple[float, float, float]:
+    """Wall ms p50 of the hook process through a running daemon, of ``python -c pass``,
+    and of a minimal stdin-to-stdout Python script (the floor of any Python hook)."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as raw:
+        tmp = Path(raw)
+        env = _bench_env(tmp)
+        spec_path = _stored_session(tmp, env)
+        minimal = tmp / "minimal_hook.py"
+        minimal.write_text(MINIMAL_HOOK)
+        script = Path(sys.executable).with_name("roadcheck")
+        cmd = [str(script)] if script.exists() else [sys.executable, "-m", "roadcheck"]
+        payload = json.dumps(PAYLOAD).encode()
+        proc = _start_daemon(env)
+        try:
+            walls = _walls({"hook": ([*cmd, "guard", "claude-code", "--spec", str(spec_path)],
+                                     payload),
+                            "bare": ([sys.executable, "-c", "pass"], b""),
+                            "minimal": ([sys.executable, str(minimal)], payload)}, runs, env)
+        finally:
+            _stop_daemon(proc)
+    return walls["hook"], walls["bare"], walls["minimal"]
+
+
+def _export(ref: str, into: Path) -> Path | None:
+    """The ``src`` directory of revision ``ref`` of this repository, exported under ``into``;
+    None without git or the revision."""
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        archive = subprocess.run(["git", "-C", str(repo), "archive", ref, "src/roadcheck"],
+                                 capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if archive.returncode != 0:
+        return None
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def process_path_latency(runs: int, ref: str) -> tuple[float, float] | None:
+    """Wall ms p50 of the plain process path (the daemon off) of this source and of the
+    revision ``ref``'s, run in turn as ``python -m roadcheck``; None without ``ref``."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as raw:
+        tmp = Path(raw)
+        baseline = _export(ref, tmp / "baseline")
+        if baseline is None:
+            return None
+        commands: dict[str, tuple[list[str], bytes]] = {}
+        envs: dict[str, dict[str, str]] = {}
+        payload = json.dumps(PAYLOAD).encode()
+        for name in ("new", "old"):
+            (tmp / name).mkdir()
+            env = _bench_env(tmp / name)
+            env["ROADCHECK_GUARD_DAEMON"] = "0"
+            if name == "old":
+                env["PYTHONPATH"] = os.pathsep.join(
+                    [str(baseline), *filter(None, [env.get("PYTHONPATH")])])
+            spec_path = _stored_session(tmp / name, env)
+            commands[name] = ([sys.executable, "-m", "roadcheck", "guard", "claude-code",
+                               "--spec", str(spec_path)], payload)
+            envs[name] = env
+        walls = _walls_each(commands, runs, envs)
+    return walls["new"], walls["old"]
+
+
+def _walls_each(commands: dict[str, tuple[list[str], bytes]], runs: int,
+                envs: dict[str, dict[str, str]]) -> dict[str, float]:
+    """:func:`_walls` with an environment per command."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for round_ in range(runs + 1):
+        for name, (argv, stdin) in commands.items():
+            t0 = time.perf_counter()
+            done = subprocess.run(argv, input=stdin, capture_output=True, env=envs[name])
+            if round_:
+                times[name].append((time.perf_counter() - t0) * 1000)
+            if done.returncode != 0:
+                raise SystemExit(f"{name} failed: {done.stderr.decode(errors='replace')}")
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def resident_report(args: argparse.Namespace) -> list[str]:
+    """Measure and print the resident mode's figures; the names of those missed."""
+    missed = []
+    p50, p99, echo = resident_latency(args.resident)
+    print(f"resident round trip p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  (targets "
+          f"{RESIDENT_TARGETS_MS['resident p50']:.0f} / {RESIDENT_TARGETS_MS['resident p99']:.0f}"
+          f" ms, {args.resident} calls)  | the same client to a socket that decides nothing "
+          f"p50 {echo:.2f} ms")
+    for name, value in (("resident p50", p50), ("resident p99", p99)):
+        if value > RESIDENT_TARGETS_MS[name]:
+            missed.append(name)
+    thin, bare, minimal = client_latency(args.hooks)
+    print(f"hook process through the daemon wall p50 {thin:7.1f} ms  | python -c pass p50 "
+          f"{bare:.1f} ms, minimal stdin-to-stdout script p50 {minimal:.1f} ms")
+    found = process_path_latency(args.hooks, args.baseline)
+    if found is None:
+        print(f"process path: no baseline (git archive {args.baseline} failed): not compared")
+    else:
+        new, old = found
+        print(f"process path (daemon off) wall p50 {new:7.1f} ms  | {args.baseline}'s p50 "
+              f"{old:.1f} ms  (ratio {new / old:.2f}, at most {SLACK[0]:.2f})")
+        if new > old * SLACK[0] + SLACK[1]:
+            missed.append("process path")
+    return missed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,6 +516,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--hooks", type=int, default=21)
+    parser.add_argument("--resident", type=int, default=500,
+                        help="round trips through the daemon")
+    parser.add_argument("--baseline", default="main",
+                        help="the revision whose process path is the baseline")
     args = parser.parse_args(argv)
     lookup50, lookup99 = bare_lookup(args.calls)
     check50, check99 = check_latency(args.calls)
@@ -286,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     missed = [k for k, v in figures.items() if v > TARGETS_US[k]]
     if hook > HOOK_TARGET_MS:
         missed.append("hook")
+    missed += resident_report(args)
     if missed:
         print(f"MISSED: {', '.join(missed)}")
         return 1

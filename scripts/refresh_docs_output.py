@@ -254,7 +254,8 @@ def _ignore_for(root: Path) -> Callable[[str, list[str]], set[str]]:
 
 
 def _environment(base: Path) -> dict[str, str]:
-    """A block's environment: no ROADCHECK_ variable, and the user's state and config
+    """A block's environment: no ROADCHECK_ variable (but ROADCHECK_GUARD_DAEMON=0), and the
+    user's state and config
     directories (where the guard keeps its sessions, its key and its sessions' heads)
     in the block's own temporary directory ``base``, so each block starts afresh."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROADCHECK_")}
@@ -265,6 +266,8 @@ def _environment(base: Path) -> dict[str, str]:
     env.update(TZ="UTC", COLUMNS="80", PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8",
                NO_COLOR="1")
     env.pop("VIRTUAL_ENV", None)
+    # the hook commands answer in process: no guard daemon is started, none outlives a block
+    env["ROADCHECK_GUARD_DAEMON"] = "0"
     return env
 
 

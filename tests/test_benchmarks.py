@@ -138,16 +138,30 @@ def test_guard_latency_misses(load: Callable[[str], ModuleType],
     """Each of the five figures over its target is a miss on its own."""
     bench = load("guard_latency")
     monkeypatch.setattr(bench, "bare_lookup", lambda calls: (0.1, 0.1))
-    good = {"check": (8.0, 12.0), "mixed": (12.0, 30.0), "observe": 7.0,
-            "hook": (60.0, 12.0, 50.0)}
+    good: dict[str, Any] = {"check": (8.0, 12.0), "mixed": (12.0, 30.0), "observe": 7.0,
+                            "hook": (60.0, 12.0, 50.0), "resident": (1.5, 8.0, 0.1),
+                            "client": (20.0, 9.0, 9.5), "process": (70.0, 72.0)}
     for change in ({}, {"check": (21.0, 12.0)}, {"check": (8.0, 51.0)}, {"observe": 11.0},
-                   {"hook": (81.0, 12.0, 50.0)}, {"mixed": (12.0, 51.0)}):
+                   {"hook": (81.0, 12.0, 50.0)}, {"mixed": (12.0, 51.0)},
+                   {"resident": (5.1, 8.0, 0.1)}, {"resident": (1.5, 20.1, 0.1)},
+                   {"process": (82.0, 72.0)}):
         f = {**good, **change}
         monkeypatch.setattr(bench, "check_latency", lambda calls, v=f["check"]: v)
         monkeypatch.setattr(bench, "mixed_check_latency", lambda calls, v=f["mixed"]: v)
         monkeypatch.setattr(bench, "observe_latency", lambda rounds, v=f["observe"]: v)
         monkeypatch.setattr(bench, "hook_latency", lambda runs, v=f["hook"]: v)
+        monkeypatch.setattr(bench, "resident_latency", lambda calls, v=f["resident"]: v)
+        monkeypatch.setattr(bench, "client_latency", lambda runs, v=f["client"]: v)
+        monkeypatch.setattr(bench, "process_path_latency", lambda runs, ref, v=f["process"]: v)
         assert bench.main([]) == (1 if change else 0), change
+
+
+def test_guard_latency_resident_mode_measures(load: Callable[[str], ModuleType]) -> None:
+    """The resident round trip is measured through a real daemon, which answers every call
+    (ask, for the stored session's push), and the daemon is gone afterwards."""
+    bench = load("guard_latency")
+    p50, p99, echo = bench.resident_latency(5)
+    assert 0 < p50 <= p99 and echo > 0
 
 
 def test_harness_overhead_misses(load: Callable[[str], ModuleType],

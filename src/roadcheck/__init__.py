@@ -36,13 +36,12 @@ errors -- ``RoadcheckError`` (exit 2) and its subclasses ``InputError``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from roadcheck._lazy import lazy_dir, lazy_getattr
 from roadcheck._version import __version__
-from roadcheck.errors import InputError, RoadcheckError, SpecError, StoreError, TraceError
-from roadcheck.events import Event, Trajectory
 
+#: typing's own flag, without importing typing: a hook command that only asks the
+#: guard daemon (:mod:`roadcheck._hook_client`) imports nothing it does not use.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roadcheck.acceptance import Contract, GateResult, load_contract, verify
     from roadcheck.conformance import (
@@ -53,6 +52,8 @@ if TYPE_CHECKING:
         replay,
     )
     from roadcheck.conformance import parse_spec as parse_spec
+    from roadcheck.errors import InputError, RoadcheckError, SpecError, StoreError, TraceError
+    from roadcheck.events import Event, Trajectory
     from roadcheck.guard import Decision, Guard, GuardDenied, GuardStore
     from roadcheck.harness import RunResult, Workflow
     from roadcheck.revalidation import Revalidation, revalidate
@@ -89,6 +90,13 @@ __all__ = [
 ]
 
 _LAZY = {
+    "InputError": "roadcheck.errors",
+    "RoadcheckError": "roadcheck.errors",
+    "SpecError": "roadcheck.errors",
+    "StoreError": "roadcheck.errors",
+    "TraceError": "roadcheck.errors",
+    "Event": "roadcheck.events",
+    "Trajectory": "roadcheck.events",
     "Contract": "roadcheck.acceptance",
     "GateResult": "roadcheck.acceptance",
     "load_contract": "roadcheck.acceptance",
@@ -115,6 +123,8 @@ def read_trajectory(path: str, input_format: str | None = None) -> Trajectory:
 
     For files that hold many runs use :func:`load_trajectories`.
     """
+    from roadcheck.errors import TraceError
+
     found = load_trajectories(path, input_format)
     if len(found) != 1:
         raise TraceError(f"holds {len(found)} trajectories; use load_trajectories()", path=path)

@@ -1,8 +1,10 @@
 """``python -m roadcheck`` and the ``roadcheck`` console script.
 
 ``roadcheck guard claude-code`` runs once per Claude Code hook event, a new process
-each time, so its start-up is paid on every tool call. Its arguments are read
-here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
+each time, so its start-up is paid on every tool call. It first asks the resident daemon
+(:mod:`roadcheck._hook_client`, which imports almost nothing; so does every other hook
+command, ``roadcheck guard codex`` and the rest); when no daemon takes the call, its
+arguments are read here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
 anything that parser does not take as a plain, valid command line (``--help``,
 an unknown or repeated option, a missing value, a directory given as the spec)
 goes to the click CLI, which answers exactly as it always does.
@@ -28,6 +30,13 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
     """
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["guard"] and len(args) > 1 and args[1] in _HOOKS:
+        if argv is None:
+            import os
+
+            from roadcheck._hook_client import enabled, run
+
+            if enabled(os.environ):
+                run(args[1], args[2:])  # returns only for a call answered in process
         import gc
 
         # One short-lived process per hook event: the cyclic collector would only spend

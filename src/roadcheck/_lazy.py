@@ -4,9 +4,10 @@ and the ``__dir__`` that lists those names before they are loaded (for ``dir()``
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from typing import Any
+TYPE_CHECKING = False  # typing's flag, without importing typing (see roadcheck/__init__.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 __all__ = ["lazy_dir", "lazy_getattr"]
 
@@ -19,7 +20,8 @@ def lazy_getattr(package: str, namespace: dict[str, Any],
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        # __import__ with a fromlist returns the submodule itself (no importlib to import)
+        value = getattr(__import__(module, fromlist=["_"]), name)
         namespace[name] = value
         return value
 

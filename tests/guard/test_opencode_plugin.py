@@ -46,7 +46,9 @@ def _drive(tmp: Path, calls: list[list[object]], command: str) -> list[str]:
     wrapper = tmp / "roadcheck"
     wrapper.write_text(f"#!/bin/sh\nexec {command} \"$@\" --state-dir {tmp / 'state'} --no-key\n")
     wrapper.chmod(0o755)
-    env = {"PATH": "/usr/bin:/bin", "ROADCHECK_GUARD_SPEC": str(DATA / "hooks" / "spec.yaml"),
+    # ROADCHECK_GUARD_DAEMON=0: the hook answers in process, no daemon outlives the test
+    env = {"PATH": "/usr/bin:/bin", "ROADCHECK_GUARD_DAEMON": "0",
+           "ROADCHECK_GUARD_SPEC": str(DATA / "hooks" / "spec.yaml"),
            "ROADCHECK_GUARD_COMMAND": command if command.startswith("/nonexistent")
            else str(wrapper)}
     proc = subprocess.run(["node", str(driver), str(plugin), json.dumps(calls)], cwd=ROOT,

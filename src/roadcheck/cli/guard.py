@@ -275,3 +275,38 @@ def guard_mcp(spec: str, state_dir: str | None, key_file: str | None, no_key: bo
                   "no_key": no_key, "upstream": upstream, "host": host, "port": port,
                   "session": session, "principal": principal, "ttl": ttl, "pin": pin,
                   "mark": not no_mark, "durable": durable, "command": list(command)}))
+
+
+@guard.command("daemon", short_help="Answer every hook call from one resident process.")
+@click.option("--socket", "socket_path", default=None, metavar="PATH",
+              help="The Unix socket to listen on (default: $ROADCHECK_GUARD_SOCKET, else "
+                   "$XDG_RUNTIME_DIR/roadcheck/guard.sock, else "
+                   "~/.local/state/roadcheck/run/guard.sock).")
+@click.option("--idle-exit", default=1800.0, show_default=True, metavar="SECONDS",
+              type=click.FloatRange(min=0.1),
+              help="End after this many seconds without a call.")
+@click.option("--stop", "stop", is_flag=True, help="Stop the daemon on the socket.")
+@click.option("--status", "status", is_flag=True,
+              help="Say whether a daemon runs on the socket (exit 0) or not (exit 1).")
+def guard_daemon(socket_path: str | None, idle_exit: float, stop: bool, status: bool) -> None:
+    """Hold guard sessions in memory and answer the hook commands over a Unix socket.
+
+    Each `roadcheck guard claude-code` call asks this daemon first and starts it
+    when it is not running; every decision is on disk before its answer goes out,
+    so stopping or killing the daemon loses nothing. Runs until stopped, or idle
+    for --idle-exit seconds. ROADCHECK_GUARD_DAEMON=0 keeps the hooks in process.
+    """
+    import os
+
+    from roadcheck._hook_client import socket_path as default_socket
+    from roadcheck.errors import InputError
+    from roadcheck.guard.daemon import control, run
+
+    path = socket_path or default_socket(os.environ)
+    if path is None:
+        raise InputError("the guard daemon needs Unix sockets, which this system lacks")
+    if stop or status:
+        code, said = control(path, "stop" if stop else "status")
+        click.echo(said, err=code != 0)
+        sys.exit(code)
+    sys.exit(run(path, idle_exit=idle_exit))

@@ -722,11 +722,13 @@ class SqliteStore:
     kind: StoreKind = "sqlite"
 
     def __init__(self, run_dir: str | os.PathLike[str], run_id: str,
-                 key: AnyKey | None = None) -> None:
+                 key: AnyKey | None = None, *, shared: bool = False) -> None:
         self.run_id = run_id
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / "evidence.sqlite"
         self.key = key
+        #: True when threads take turns with the connection (the caller serialises them).
+        self.shared = shared
         self._conn: sqlite3.Connection | None = None
 
     def _db(self) -> sqlite3.Connection:
@@ -735,7 +737,8 @@ class SqliteStore:
         if self._conn is None:
             try:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, isolation_level=None)
+                conn = sqlite3.connect(self.path, isolation_level=None,
+                                       check_same_thread=not self.shared)
             except (OSError, sqlite3.Error) as exc:
                 raise StoreError(f"cannot open evidence store: {exc}",
                                  path=str(self.path)) from None

@@ -139,3 +139,46 @@ def run_hook(data: bytes, spec: str, state_dir: str | None, *, approver: str = "
 
     return hooks.run(_adapter(), data, spec, state_dir, approver=approver, grant=grant,
                      catch_up=catch_up, **store_options)
+
+
+def http_body(data: bytes, answer: HookAnswer) -> bytes:
+    """The body of the 2xx response to Claude Code's ``http`` hook for ``answer``.
+
+    Claude Code lets the call run on a non-2xx status, a timeout or a refused
+    connection, so every answer is a 2xx: an answer the process would give on
+    standard output is the body as is (empty: no decision), and one that denies
+    with exit code 2 is written as the deny of the event's own JSON output
+    (:func:`deny_body`).
+    """
+    if answer.exit == 0:
+        return answer.stdout.encode()
+    return deny_body(data, answer.stderr.strip() or "roadcheck guard: denied")
+
+
+def deny_body(data: bytes, reason: str) -> bytes:
+    """A JSON hook output that stops the call ``data`` asked about, whatever ``data`` is.
+
+    ``PreToolUse``: ``permissionDecision: deny``; ``PermissionRequest``: ``behavior:
+    deny``; another event the guard reads: ``decision: block``; a body that names no
+    such event (not JSON, no ``hook_event_name``): ``decision: block`` and
+    ``continue: false``, which stops Claude Code's turn.
+    """
+    import orjson
+
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        doc = None
+    name = doc.get("hook_event_name") if isinstance(doc, dict) else None
+    out: dict[str, Any]
+    if name == "PreToolUse":
+        out = {"hookSpecificOutput": {"hookEventName": name, "permissionDecision": "deny",
+                                      "permissionDecisionReason": reason}}
+    elif name == "PermissionRequest":
+        out = {"hookSpecificOutput": {"hookEventName": name,
+                                      "decision": {"behavior": "deny", "message": reason}}}
+    elif name in HOOK_EVENTS:
+        out = {"decision": "block", "reason": reason}
+    else:
+        out = {"decision": "block", "reason": reason, "continue": False, "stopReason": reason}
+    return orjson.dumps(out) + b"\n"

@@ -495,22 +495,33 @@ def _catch_up(live: Any, fmt: str, transcript: str | None, current: str | None) 
 
 def run(adapter: Adapter, data: bytes, spec: str, state_dir: str | None, *,
         approver: str = "user", grant: bool = False, catch_up: bool = False,
-        **store_options: Any) -> HookAnswer:
+        open_store: Callable[[], Any] | None = None, **store_options: Any) -> HookAnswer:
     """Answer one hook event in ``adapter``'s format; never raises, any failure stops the call.
 
     ``state_dir`` and ``store_options`` (``key_file``, ``no_key``, ``linger``): see
-    :class:`~roadcheck.guard.store.GuardStore`.
+    :class:`~roadcheck.guard.store.GuardStore`. ``open_store``: returns the store to
+    use instead (a resident one, in a process that answers many calls: see
+    :mod:`roadcheck.guard.answer`); its failures stop the call too. With it,
+    ``store_options`` may hold ``shown``: the ``spec`` and ``state_dir`` as the hook's
+    command line gave them, for the messages (a resident process is given them made
+    absolute).
     """
+    shown: dict[str, str] | None = store_options.pop("shown", None)
     try:
         request = adapter.parse(data)
         if request.kind == "ignore":
             return adapter.answer(request, Outcome(), grant)
-        from roadcheck.guard.store import GuardStore
+        if open_store is not None:
+            store = open_store()
+        else:
+            from roadcheck.guard.store import GuardStore
 
-        store = GuardStore(state_dir, spec, approver=approver, **store_options)
+            store = GuardStore(state_dir, spec, approver=approver, **store_options)
         context = {"spec": spec, "approver": approver}
         if state_dir:
             context["state_dir"] = state_dir
+        if shown:
+            context.update(shown)
         with store.session(request.session, create=True) as live:
             if catch_up and adapter.transcript_format and not live.guard.records:
                 call_id = (request.call or {}).get("call_id")

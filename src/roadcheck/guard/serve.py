@@ -12,13 +12,21 @@ a JSON object, answered with a JSON object:
 ``/v1/sessions/<id>/approve``          ``{"event": <action>, "by": <name>}``: the
                                        approval, bound to that call, and the
                                        decision that follows
+``/v1/hooks/claude-code``               the body is a Claude Code hook event, as its
+                                       ``http`` hook posts it: the answer is the
+                                       hook's JSON output (see below)
 =====================================  ==========================================
+
+Sessions are held in memory between requests, each request's decisions saved
+before it is answered (:mod:`roadcheck.guard.resident`).
 
 It fails closed: an unknown session, a body that is not a JSON object, an
 event replay would refuse, an unknown path or an internal error is answered
 with a non-2xx status and ``{"verdict": "deny", "reason": ..., "error": ...}``,
 so a client that reads only the status and one that reads only the verdict
-both stop the call.
+both stop the call. A hook's endpoint answers status 200 whatever happens, since
+Claude Code runs the call on any other status: a deny in the event's own JSON output
+(:func:`roadcheck.guard.claude_code.deny_body`).
 
 An approval is a person's word, so ``approve`` needs the approver's credential:
 the server is started with a token (``--approve-token-file``, a file the agent
@@ -50,6 +58,7 @@ import orjson
 from roadcheck.documents.approval import Approval
 from roadcheck.errors import InputError, RoadcheckError
 from roadcheck.guard.core import Decision
+from roadcheck.guard.resident import ResidentStore
 from roadcheck.guard.store import GuardSession, GuardStore
 from roadcheck.ingest._json import message, repeated_key
 
@@ -60,6 +69,8 @@ MAX_BODY = 1 << 20
 #: How long a connection may stay silent before it is closed, in seconds.
 REQUEST_TIMEOUT = 5.0
 _OPS = ("check", "observe", "approve")
+#: Where a coding agent's ``http`` hook posts its event: ``/v1/hooks/<adapter>``.
+HOOKS = "/v1/hooks/"
 
 
 def loopback(host: str) -> str:
@@ -94,7 +105,8 @@ class GuardServer(ThreadingHTTPServer):
                  approve_token: str | None = None) -> None:
         host = loopback(host)
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.store = store
+        #: The sessions, held in memory between requests (each saved before it is answered).
+        self.store = ResidentStore(store)
         self.approve_token = approve_token
         try:
             super().__init__((host, port), _Handler)
@@ -120,6 +132,20 @@ class GuardServer(ThreadingHTTPServer):
             return stop.status, _deny(stop.reason, stop.message)
         except RoadcheckError as exc:
             return 400, _deny(exc.reason, str(exc))
+
+    def hook(self, path: str, body: bytes) -> bytes:
+        """The 2xx body answering a coding agent's ``http`` hook posted to ``path``
+        (``/v1/hooks/claude-code``); every failure is a deny body, never an error status."""
+        from roadcheck.guard import claude_code
+
+        name = path.split("?", 1)[0].removeprefix(HOOKS)
+        if name != "claude-code":
+            return claude_code.deny_body(body, f"roadcheck guard: denied: no http hook "
+                                         f"{name!r} here (only {HOOKS}claude-code)")
+        store = self.store
+        found = claude_code.run_hook(body, "", None, open_store=lambda: store,
+                                     approver=store.store.approver or "user")
+        return claude_code.http_body(body, found)
 
     def _authorize(self, authorization: str | None) -> None:
         if self.approve_token is None:
@@ -208,6 +234,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: every decision is in the session's decision log."""
 
     def do_POST(self) -> None:
+        if self.path.startswith(HOOKS):
+            self._hook()
+            return
         try:
             length = self.headers.get("Content-Length")
             # no body at all (a bare POST) is an empty one; a chunked body is not read
@@ -227,13 +256,38 @@ class _Handler(BaseHTTPRequestHandler):
             status, doc = 500, _deny("internal", f"{type(exc).__name__}: {exc}")
         self._send(status, doc)
 
+    def _hook(self) -> None:
+        """A hook's event in, its answer out, status 200 whatever happens (the agent runs
+        the call on any other status)."""
+        from roadcheck.guard.claude_code import deny_body
+
+        body = b""
+        try:
+            length = self.headers.get("Content-Length")
+            size = -1 if self.headers.get("Transfer-Encoding") is not None else int(
+                length or "0")
+            if not 0 <= size <= MAX_BODY:
+                doc = deny_body(b"", f"roadcheck guard: denied: a request body of 0 to "
+                                f"{MAX_BODY} bytes with its Content-Length is required")
+                self.close_connection = True
+            else:
+                body = self.rfile.read(size)
+                doc = self.server.hook(self.path, body)
+        except TimeoutError:
+            self.close_connection = True  # the client stopped sending: no answer
+            return
+        except Exception as exc:  # fail closed on any bug
+            doc = deny_body(body, f"roadcheck guard: denied: internal error: "
+                            f"{type(exc).__name__}: {exc}")
+        self._send(200, doc)
+
     def do_GET(self) -> None:
         self._send(405, _deny("bad-input", "use POST"))
 
     do_PUT = do_DELETE = do_PATCH = do_GET
 
-    def _send(self, status: int, doc: dict[str, Any]) -> None:
-        body = orjson.dumps(doc)
+    def _send(self, status: int, doc: dict[str, Any] | bytes) -> None:
+        body = doc if isinstance(doc, bytes) else orjson.dumps(doc)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

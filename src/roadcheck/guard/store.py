@@ -270,8 +270,10 @@ class _Stored:
     """
 
     def __init__(self, sealer: seal.Sealer, heads: seal.Heads | None, where: Path,
-                 session: str, spec_sha256: str = "") -> None:
+                 session: str, spec_sha256: str = "", *, shared: bool = False) -> None:
         self.sealer, self.heads, self.spec_sha256 = sealer, heads, spec_sha256
+        #: True when the decision log's connection outlives one thread (resident sessions).
+        self.shared = shared
         self.where, self.session = where, session
         self.events: list[Any] = []
         self.asked: dict[str, list[str]] = {}
@@ -375,7 +377,7 @@ class _Stored:
         from roadcheck.evidence.record import record_hash
         from roadcheck.evidence.store import SqliteStore
 
-        self._log = SqliteStore(self.where, self.session, self.sealer.key)
+        self._log = SqliteStore(self.where, self.session, self.sealer.key, shared=self.shared)
         head, top, last = self._log.tail()
         if head is None:
             if top:
@@ -465,6 +467,7 @@ class _Stored:
                                  path=str(path)) from None
             self.generation += 1
             self.state_mac = data[data.index(b" mac=") + 5:data.index(b"\n")].decode()
+            self.new, self.floor = False, self.decisions
         if changed or not live.restored:
             snap = snapshot.dump_state(live.guard, self.spec_sha256, self.state_mac)
             if snap is not None:
@@ -483,7 +486,8 @@ class _Stored:
         from roadcheck.evidence.store import SqliteStore
 
         if self._log is None:
-            self._log = SqliteStore(self.where, self.session, self.sealer.key)
+            self._log = SqliteStore(self.where, self.session, self.sealer.key,
+                                    shared=self.shared)
         records = []
         number = self.decisions
         for decision, at in live.pending:
@@ -550,6 +554,17 @@ class GuardSession:
 
     def _logged(self, decision: Decision) -> None:
         self.pending.append((decision, _now()))
+
+    def settled(self) -> None:
+        """After the store saved this session: what is in memory is what is on disk.
+
+        For a session kept in memory between calls (:mod:`roadcheck.guard.resident`),
+        the next save then writes only what the next call adds.
+        """
+        self.pending.clear()
+        self.asked_at_load = dict(self.asked)
+        self.loaded = len(self.guard.records)
+        self.restored = True
 
     def record(self, decision: Decision) -> None:
         """Log a decision made elsewhere (a person approving a call at a prompt)."""
