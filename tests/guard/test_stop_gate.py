@@ -234,6 +234,17 @@ class TestSubagentStop:
         out = _stop(Hook(tmp_path)(self._subagent(last_assistant_message=None)))
         assert "you said 'all 42 tests pass'" in out["reason"]
 
+    def test_an_unreadable_transcript_of_its_own_holds_it_within_the_bound(
+            self, tmp_path: Path) -> None:
+        hook = Hook(tmp_path, limit=1)
+        gone = self._subagent(agent_transcript_path=str(tmp_path / "gone.jsonl"))
+        first = _stop(hook(gone))
+        assert first["decision"] == "block"
+        assert "your own transcript could not be read" in first["reason"]
+        assert "gone.jsonl" in first["reason"]
+        last = _stop(hook({**gone, "stop_hook_active": True}))
+        assert "decision" not in last and "could not be read" in last["systemMessage"]
+
     def test_its_bound_is_its_own(self, tmp_path: Path) -> None:
         hook = Hook(tmp_path, limit=1)
         assert _stop(hook(self._subagent()))["decision"] == "block"

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEFAULT_LIMIT", "NO_MESSAGE", "StopGate", "held_before"]
+__all__ = ["DEFAULT_LIMIT", "NO_MESSAGE", "UNREAD", "StopGate", "held_before"]
 
 #: Re-prompts per turn before a stop with unbacked claims is let through with a warning.
 DEFAULT_LIMIT = 2
 #: The mark of a stop held because its final message could not be read.
 NO_MESSAGE = "no-final-message"
+#: The mark of a subagent's stop held because its own transcript could not be read.
+UNREAD = "unreadable-transcript"
 
 _ACT = ("run the call again and report what it shows, or say plainly what is not done "
         "or not verified")
@@ -81,16 +83,29 @@ class StopGate:
         claims through; ``marks``: the claim ids the stop is held for, kept on the
         observed message (the sealed count of re-prompts).
         """
+        from roadcheck.errors import RoadcheckError
+
         rules = self.rules()
         prior = held_before(live.guard.records, request.agent)
         if getattr(request, "active", None) is True:
             prior = max(prior, 1)  # the CLI says this stop already follows a hook's block
-        text, events = self._evidence(live, request)
-        if text is None:
+        try:
+            text, events = self._evidence(live, request)
+        except RoadcheckError as exc:  # held, and it counts toward the limit
+            text, events = None, []
+            unread: str | None = f"{exc.reason}: {exc.location_message()}"
+        else:
+            unread = None
+        if unread is not None:
             problems: tuple[str, ...] = (
+                f"your own transcript could not be read ({unread}), so the claims of your "
+                "final message cannot be checked against your calls",)
+            marks: tuple[str, ...] = (UNREAD,)
+        elif text is None:
+            problems = (
                 "your final message could not be read, so the claims in it cannot be checked "
                 "against the session; end the turn with a message that says what you did",)
-            marks: tuple[str, ...] = (NO_MESSAGE,)
+            marks = (NO_MESSAGE,)
         else:
             from roadcheck.acceptance.said import check_said
 
@@ -114,7 +129,7 @@ class StopGate:
         own = [Event.from_dict(rec) for rec in live.guard.records]
         sub = getattr(request, "agent_transcript", None)
         if sub and self.transcript_format:
-            events = self._read(sub)  # a subagent's own calls: unreadable is an error
+            events = self._read(sub)  # a subagent's own calls: unreadable holds the stop
             return (request.text if request.text is not None else final_message(events)), events
         if request.text is not None:
             return request.text, own
