@@ -126,6 +126,25 @@ class TestClaudeCodeStop:
         out = _stop(hook(_recorded("Stop-1", last_assistant_message="I opened PR #13.")))
         assert "has no '13' in its result" in out["reason"]
 
+    @pytest.mark.parametrize("contract", [CONTRACT, None])
+    def test_the_calls_are_kept_with_what_the_claims_read(self, tmp_path: Path,
+                                                          contract: str | None) -> None:
+        hook = Hook(tmp_path, contract=contract)
+        write = {"tool_name": "Write", "tool_use_id": "toolu_05",
+                 "tool_input": {"file_path": "notes/todo.md", "content": "x" * 5000},
+                 "tool_response": {"filePath": "notes/todo.md"}}
+        assert hook(_recorded("PostToolUse-1", **write)).exit == 0
+        [call] = [r for r in hook.records(_recorded("Stop-1")["session_id"])
+                  if r.get("event") == "action"]
+        if contract is None:  # as before: no rule binds the arguments
+            assert "args" not in call and "result" not in call
+        else:
+            assert call["args"]["file_path"] == "notes/todo.md"
+            assert len(call["args"]["content"]) == hooks.KEPT_TEXT
+            assert call["result"] == '{"filePath":"notes/todo.md"}'
+            assert hook(_recorded("Stop-1", last_assistant_message=(
+                "I created the file `notes/todo.md`."))) == hooks.HookAnswer(0)
+
     def test_without_a_contract_the_stop_is_not_judged(self, tmp_path: Path) -> None:
         hook = Hook(tmp_path, contract=None)
         _played(hook)
