@@ -21,7 +21,7 @@ import pytest
 
 from roadcheck import _hook_client as client
 from roadcheck.errors import InputError
-from roadcheck.guard import claude_code
+from roadcheck.guard import claude_code, hooks
 from roadcheck.guard.daemon import Daemon
 from roadcheck.guard.store import verify_session
 from roadcheck.harness.audit import load_trail
@@ -509,7 +509,9 @@ class TestSeam:
 
 
 HOOKS = DATA / "hooks"
-CLIS = sorted(p.name for p in HOOKS.iterdir() if p.is_dir())
+#: Each CLI whose recorded payloads lie under tests/data/hooks (a folder named after an
+#: adapter; others, such as the stop gate's sessions, are not payloads of one CLI).
+CLIS = sorted(p.name for p in HOOKS.iterdir() if p.is_dir() and p.name in hooks.ADAPTERS)
 
 
 class TestEveryAdapter:

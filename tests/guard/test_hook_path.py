@@ -97,6 +97,20 @@ class TestImports:
         assert [m for m in NOT_ON_THE_HOOK_PATH
                 if m in loaded or any(n.startswith(m + ".") for n in loaded)] == []
 
+    def test_a_contract_costs_a_call_nothing(self, tmp_path: Path, spec: Path) -> None:
+        """--contract is read at a stop only: a call's hook imports no contract, no YAML."""
+        contract = ("--contract", "builtin:coding-agent")
+        first, _ = _hook(tmp_path, _bash("ls", "t0"), *contract)
+        assert first.returncode == 0, first.stderr
+        out, loaded = _hook(tmp_path, _bash("git push", "t1"), *contract)
+        assert json.loads(out.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+        assert [m for m in NOT_ON_THE_HOOK_PATH
+                if m in loaded or any(n.startswith(m + ".") for n in loaded)] == []
+        stop, loaded = _hook(tmp_path, {"hook_event_name": "Stop",
+                                        "last_assistant_message": "All tests pass."}, *contract)
+        assert json.loads(stop.stdout)["decision"] == "block"
+        assert "roadcheck.acceptance.said" in loaded
+
     def test_help_still_goes_through_click(self, tmp_path: Path, spec: Path) -> None:
         """--help is click's, word for word."""
         out, loaded = _hook(tmp_path, {}, "--help")
@@ -113,6 +127,8 @@ class TestParseArgs:
         ["--catch-up", "--approver=bob", "--spec", "s.yaml", "--state-dir=d"],
         ["--spec", "s.yaml", "--key-file", "k", "--no-key"],
         ["--key-file=k", "--spec=s.yaml"],
+        ["--spec", "s.yaml", "--contract", "builtin:coding-agent", "--max-reprompts", "3"],
+        ["--contract=c.yaml", "--max-reprompts=0", "--spec=s.yaml"],
     ])
     def test_agrees_with_click(self, args: list[str]) -> None:
         """A plain command line parses to the values click gives the command."""

@@ -34,6 +34,19 @@ def _guard_store_options(command: Callable[..., Any]) -> Callable[..., Any]:
                         help="The replay spec to enforce (JSON or YAML).")(command)
 
 
+def _stop_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--contract``, ``--max-reprompts``: check the agent's final message at a stop."""
+    command = click.option(
+        "--max-reprompts", type=click.IntRange(min=0), default=None, metavar="N",
+        help="How many times a turn a stop with unbacked claims is sent back to the agent "
+             "before it is let through with a warning to the person (default 2).")(command)
+    return click.option(
+        "--contract", default=None, metavar="CONTRACT",
+        help="Check the claims of the agent's final message when it hands the turn back "
+             "against the session (the contract's 'said'; a file or builtin:coding-agent): "
+             "an unbacked claim holds the stop with the reason.")(command)
+
+
 @cli.group()
 def guard() -> None:
     """Enforce a replay spec live: check each call before it runs."""
@@ -41,6 +54,7 @@ def guard() -> None:
 
 @guard.command("claude-code", short_help="Answer a Claude Code hook event from a spec.")
 @_guard_store_options
+@_stop_options
 @click.option("--approver", default="user", show_default=True, metavar="NAME",
               help="Who answers at Claude Code's permission prompt: the confirmed_by of the "
                    "checkpoint recorded when an asked call is approved there.")
@@ -51,20 +65,24 @@ def guard() -> None:
               help="Start a session the guard has not seen from its transcript "
                    "(transcript_path), so what happened before the hook counts.")
 def guard_claude_code(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
-                      approver: str, grant: bool, catch_up: bool) -> None:
+                      contract: str | None, max_reprompts: int | None, approver: str,
+                      grant: bool, catch_up: bool) -> None:
     """Read one hook event (JSON) on standard input and answer in the hook protocol.
 
     PreToolUse and PermissionRequest are checked against SPEC; UserPromptSubmit,
     PostToolUse, PostToolUseFailure, Stop and SubagentStop are observed. A deny or
-    ask is printed as hookSpecificOutput JSON (exit 0). Any error (bad spec, bad
-    input, unreadable state) denies: exit 2 with the reason on standard error.
+    ask is printed as hookSpecificOutput JSON (exit 0). With --contract, Stop and
+    SubagentStop check the agent's final message against the session and answer
+    decision: block for an unbacked claim. Any error (bad spec, bad input,
+    unreadable state or contract) denies: exit 2 with the reason on standard error.
     """
     from roadcheck.guard.claude_code import blocked, main
 
     try:
         code = main({"spec": spec, "state_dir": state_dir, "key_file": key_file,
                      "no_key": no_key, "approver": approver, "grant": grant,
-                     "catch_up": catch_up})
+                     "catch_up": catch_up, "contract": contract,
+                     "max_reprompts": max_reprompts})
     except BaseException as exc:  # an interrupt or a bug blocks the call
         code = blocked(exc)
     sys.exit(code)
@@ -72,8 +90,8 @@ def guard_claude_code(spec: str, state_dir: str | None, key_file: str | None, no
 
 #: The other CLIs' hook commands: name -> (the CLI, the hook options it takes).
 _HOOK_COMMANDS = {
-    "codex": ("Codex", ("approver", "catch_up")),
-    "gemini": ("Gemini CLI", ("approver", "grant")),
+    "codex": ("Codex", ("approver", "catch_up", "contract")),
+    "gemini": ("Gemini CLI", ("approver", "grant", "contract")),
     "opencode": ("OpenCode plugin", ("approver",)),
     "copilot": ("GitHub Copilot CLI", ("approver", "grant")),
     "cursor": ("Cursor", ("approver", "grant")),
@@ -83,7 +101,8 @@ _HOOK_COMMANDS = {
 
 def _hook_command(name: str, cli_name: str, takes: tuple[str, ...]) -> None:
     def command(spec: str, state_dir: str | None, key_file: str | None, no_key: bool,
-                approver: str = "user", grant: bool = False, catch_up: bool = False) -> None:
+                approver: str = "user", grant: bool = False, catch_up: bool = False,
+                contract: str | None = None, max_reprompts: int | None = None) -> None:
         from roadcheck.guard import claude_code, hooks
 
         adapter = hooks.load(name)
@@ -91,7 +110,8 @@ def _hook_command(name: str, cli_name: str, takes: tuple[str, ...]) -> None:
             code = hooks.main(adapter, {"spec": spec, "state_dir": state_dir,
                                         "key_file": key_file, "no_key": no_key,
                                         "approver": approver, "grant": grant,
-                                        "catch_up": catch_up},
+                                        "catch_up": catch_up, "contract": contract,
+                                        "max_reprompts": max_reprompts},
                               deadline=claude_code.DEADLINE)
         except BaseException as exc:  # an interrupt or a bug blocks the call
             code = hooks.blocked(exc, adapter)
@@ -100,6 +120,8 @@ def _hook_command(name: str, cli_name: str, takes: tuple[str, ...]) -> None:
     command.__doc__ = (f"Read one {cli_name} hook event (JSON) on standard input and answer "
                        f"in its format.\n\nSee docs/guard.md for the events handled, how an "
                        f"ask is answered, and what an error does.")
+    if "contract" in takes:
+        command = _stop_options(command)
     if "catch_up" in takes:
         command = click.option(
             "--catch-up", is_flag=True,

@@ -73,7 +73,9 @@ def answer(name: str, args: list[str], payload: bytes, stores: Stores | None = N
         found = hooks.run(adapter, payload, options["spec"], options["state_dir"],
                           approver=options["approver"], grant=options["grant"],
                           catch_up=options["catch_up"], key_file=options["key_file"],
-                          no_key=options["no_key"], open_store=open_store, shown=shown)
+                          no_key=options["no_key"], open_store=open_store, shown=shown,
+                          contract=options.get("contract"),
+                          max_reprompts=options.get("max_reprompts"))
         return Answer(found.stdout.encode(), found.stderr.encode(), found.exit)
     except Exception as exc:  # fail closed: a bug in the seam must not let the call run
         reason = f"internal error: {type(exc).__name__}: {exc}"
@@ -110,7 +112,20 @@ def _absolute(args: list[str], cwd: str) -> tuple[list[str], dict[str, str]]:
         out.append(arg)
         i += 1
     given.pop("key_file", None)
-    return out, given
+    return _absolute_contract(out, cwd), given
+
+
+def _absolute_contract(args: list[str], cwd: str) -> list[str]:
+    """``--contract FILE`` made absolute against ``cwd`` (a ``builtin:NAME`` stays)."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        name, eq, value = arg.partition("=")
+        if name == "--contract" and eq and not value.startswith("builtin:"):
+            out[i] = f"--contract={os.path.join(cwd, value)}"
+        elif (arg == "--contract" and i + 1 < len(out)
+              and not out[i + 1].startswith("builtin:")):
+            out[i + 1] = os.path.join(cwd, out[i + 1])
+    return out
 
 
 def _file_status(path: str) -> tuple[int, ...] | None:

@@ -29,9 +29,12 @@ MAIN_AGENT = "claude"
 _OPTIONS = {"--spec": ("spec", True), "--state-dir": ("state_dir", True),
             "--key-file": ("key_file", True), "--no-key": ("no_key", False),
             "--approver": ("approver", True), "--grant": ("grant", False),
-            "--catch-up": ("catch_up", False)}
+            "--catch-up": ("catch_up", False), "--contract": ("contract", True),
+            "--max-reprompts": ("max_reprompts", True)}
 _SHARED = frozenset({"--spec", "--state-dir", "--key-file", "--no-key"})
-_CLAUDE_CODE = frozenset({"--approver", "--grant", "--catch-up"})
+#: The options of the hook commands that check a stop's claims.
+STOP_OPTIONS = frozenset({"--contract", "--max-reprompts"})
+_CLAUDE_CODE = frozenset({"--approver", "--grant", "--catch-up"}) | STOP_OPTIONS
 
 
 def parse_args(args: list[str], allowed: frozenset[str] = _CLAUDE_CODE) -> dict[str, Any] | None:
@@ -46,7 +49,8 @@ def parse_args(args: list[str], allowed: frozenset[str] = _CLAUDE_CODE) -> dict[
     the click CLI answers it, with its usual messages.
     """
     options: dict[str, Any] = {"state_dir": None, "key_file": None, "no_key": False,
-                               "approver": "user", "grant": False, "catch_up": False}
+                               "approver": "user", "grant": False, "catch_up": False,
+                               "contract": None, "max_reprompts": None}
     seen: set[str] = set()
     i = 0
     while i < len(args):
@@ -70,13 +74,26 @@ def parse_args(args: list[str], allowed: frozenset[str] = _CLAUDE_CODE) -> dict[
                 return None
             options[key] = value
         i += 1
-    if "spec" not in options:
+    if "spec" not in options or not _stop_options_ok(options):
         return None
     if not (_path_ok(options["spec"], dir_okay=False)
             and (options["state_dir"] is None or _path_ok(options["state_dir"], dir_okay=True))
             and (options["key_file"] is None or _path_ok(options["key_file"], dir_okay=False))):
         return None
     return options
+
+
+def _stop_options_ok(options: dict[str, Any]) -> bool:
+    """``--max-reprompts`` a count (made an int), ``--contract`` a readable file or
+    ``builtin:NAME``; anything else is left to click, which says what is wrong."""
+    limit = options["max_reprompts"]
+    if limit is not None:
+        if not limit.isdigit():
+            return False
+        options["max_reprompts"] = int(limit)
+    contract = options["contract"]
+    return contract is None or contract.startswith("builtin:") or _path_ok(contract,
+                                                                           dir_okay=False)
 
 
 def _path_ok(path: str, *, dir_okay: bool) -> bool:

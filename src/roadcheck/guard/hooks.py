@@ -31,7 +31,7 @@ from typing import Any, Literal
 from roadcheck.guard.core import Decision
 
 __all__ = ["ADAPTERS", "Adapter", "BadInput", "HookAnswer", "HookRequest", "Outcome", "apply",
-           "approve_command", "held_message", "load", "main", "run"]
+           "approve_command", "held_message", "load", "main", "run", "stop_gate"]
 
 #: The CLIs with a hook adapter: command name -> module.
 ADAPTERS = {"claude-code": "roadcheck.guard.adapters.claude_code",
@@ -58,14 +58,16 @@ class HookRequest:
     ``call``), ``permission`` (the CLI is about to ask the person about ``call``),
     ``post`` (``call`` ran), ``failed`` (``call`` ran and failed, ``text`` the error),
     ``stop`` (the assistant hands the turn back, ``text`` its last message where the
-    CLI gives it), ``ignore`` (an event the guard does not read). ``event`` is the
+    CLI gives it, ``active`` the CLI's ``stop_hook_active``, ``agent_transcript`` a
+    subagent's own transcript), ``ignore`` (an event the guard does not read). ``event`` is the
     CLI's own name for the event, echoed where its answer must name it; ``call`` the
     action event of a call (``action_type``, ``args``, ``call_id``, ``command``).
 
     A plain class, not a dataclass: every hook process builds the classes it imports.
     """
 
-    __slots__ = ("agent", "call", "event", "kind", "session", "text", "transcript")
+    __slots__ = ("active", "agent", "agent_transcript", "call", "event", "kind", "session",
+                 "text", "transcript")
 
     def __init__(self, kind: Kind, event: str, session: str = "",
                  call: dict[str, Any] | None = None, text: str | None = None,
@@ -77,6 +79,17 @@ class HookRequest:
         self.text = text
         self.agent = agent
         self.transcript = transcript
+        #: For a stop: the CLI says the agent already continues after a hook held a stop.
+        self.active: bool | None = None
+        #: For a subagent's stop: the subagent's own transcript, where the CLI names it.
+        self.agent_transcript: str | None = None
+
+    def stopping(self, active: bool | None, agent_transcript: str | None = None) -> HookRequest:
+        """This stop request with the CLI's ``stop_hook_active`` and a subagent's own
+        transcript set; returns itself."""
+        self.active = active
+        self.agent_transcript = agent_transcript
+        return self
 
     def __repr__(self) -> str:
         return (f"HookRequest({self.kind!r}, {self.event!r}, {self.session!r}, "
@@ -99,16 +112,31 @@ class Outcome:
     ``decision``: the decision on a call (``pre``, ``permission``), None for an event
     only observed; ``message``: for a person, what is held, why, and what to say or do
     to let it through; ``open``: obligations still open when the assistant hands the
-    turn back (``stop``).
+    turn back (``stop``); ``held``: for a stop, the claims of the agent's final message
+    the session does not back, one line each for the model
+    (:mod:`roadcheck.guard.stopgate`); ``warning``: for the person, a stop let through
+    with claims still unbacked once the re-prompts ran out.
     """
 
-    __slots__ = ("decision", "message", "open")
+    __slots__ = ("decision", "held", "message", "open", "warning")
 
     def __init__(self, decision: Decision | None = None, message: str = "",
-                 open: tuple[str, ...] = ()) -> None:
+                 open: tuple[str, ...] = (), held: tuple[str, ...] = (),
+                 warning: str = "") -> None:
         self.decision = decision
         self.message = message
         self.open = open
+        self.held = held
+        self.warning = warning
+
+    def stop_reason(self) -> str:
+        """For a stop: why it is held (open obligations, unbacked claims), or ""."""
+        parts = []
+        if self.open:
+            parts.append("roadcheck guard: still open: " + "; ".join(self.open))
+        if self.held:
+            parts.append("roadcheck guard: " + "; ".join(self.held))
+        return "\n".join(parts)
 
 
 class Adapter:
@@ -232,25 +260,47 @@ def dumps(doc: dict[str, Any]) -> str:
 
 # -- the guard's side ------------------------------------------------------------------------
 
-def _kept(guard: Any, call: dict[str, Any]) -> dict[str, Any]:
+#: How much of one argument or of a call's output the session keeps for a stop's claims.
+KEPT_TEXT = 2000
+
+
+def _cut(value: Any) -> Any:
+    return value[:KEPT_TEXT] if isinstance(value, str) else value
+
+
+def _kept(guard: Any, call: dict[str, Any], *, claims: bool = False) -> dict[str, Any]:
     """The call as the session keeps it: its arguments only where a rule binds them or
     some selector reads them (``args``, a ``match: value`` flow).
 
     Every hook process reads and rewrites the session, and a tool's input can be a
-    whole file; only a rule that reads the arguments needs them kept.
+    whole file; only a rule that reads the arguments needs them kept. Where the
+    stop's claims are checked (``claims``), the arguments and the output are kept,
+    each text cut at :data:`KEPT_TEXT` characters (a claim names a file or a PR
+    number, not a file's contents); the arguments a rule reads are kept whole, as
+    without it.
     """
     from roadcheck.events import Event
 
+    kept = dict(call)
+    if claims and "result" in kept:
+        kept["result"] = _cut(kept["result"])
+    else:
+        kept.pop("result", None)
     c = guard.compiled
     if "args" in c.reads:
-        return call
+        return kept
     event = Event.make(guard.last_seq + 1, "action", call.get("agent"),
-                       **{k: v for k, v in call.items() if k not in ("event", "agent")})
+                       **{k: v for k, v in kept.items() if k not in ("event", "agent")})
     rules = list(c.by_action.get(call["action_type"]) or ())
     rules.extend(rule for sel, rule in c.selectors_for(call["action_type"]) if sel(event))
     if any("args" in rule.binds for rule in rules):
-        return call
-    return {k: v for k, v in call.items() if k != "args"}
+        return kept
+    if claims:
+        if isinstance(kept.get("args"), dict):
+            kept["args"] = {k: _cut(v) for k, v in kept["args"].items()}
+        return kept
+    kept.pop("args", None)
+    return kept
 
 
 def asked_key(call: dict[str, Any]) -> str:
@@ -276,25 +326,34 @@ def open_obligations(guard: Any) -> tuple[str, ...]:
 
 
 def apply(live: Any, request: HookRequest, *, approver: str = "user",
-          can_ask: bool = True, context: dict[str, str] | None = None) -> Outcome:
+          can_ask: bool = True, context: dict[str, str] | None = None,
+          gate: Any = None) -> Outcome:
     """Observe or check ``request`` on a locked session ``live``; the guard's whole part.
 
     A call the guard answered ``ask`` before it runs (where the CLI can ask) waits in
     ``live.asked`` for its result: when it then ran, the person approved it at the
     prompt, and the missing checkpoints are observed first, confirmed by ``approver``
     and bound to the call.
+
+    ``gate``, a :class:`~roadcheck.guard.stopgate.StopGate`: a stop is checked
+    against its contract (the claims of the agent's final message, each backed by
+    the session or held), and the calls are kept with what those claims read.
     """
     kind = request.kind
     if kind == "prompt":
         live.observe({"event": "message", "role": "user", "text": request.text or ""})
         return Outcome()
     if kind == "stop":
+        held, warning, marks = (gate.judge(live, request) if gate is not None
+                                else ((), "", ()))
         said: dict[str, Any] = {"event": "message", "role": "assistant", "agent": request.agent,
                                 "yields_turn": True}
         if request.text is not None:
             said["text"] = request.text
+        if marks:
+            said["held"] = list(marks)
         live.observe(said)
-        return Outcome(open=open_obligations(live.guard))
+        return Outcome(open=open_obligations(live.guard), held=held, warning=warning)
     if kind == "ignore":
         return Outcome()
     call = request.call
@@ -310,7 +369,7 @@ def apply(live: Any, request: HookRequest, *, approver: str = "user",
                                 call_id=call.get("call_id"), missing=tuple(asked))
             live.record(approved)
             live.guard.approve(approved, approver, agent=call.get("agent"))
-        ran = _kept(live.guard, call)
+        ran = _kept(live.guard, call, claims=gate is not None)
         if kind == "failed":
             ran = {**ran, "error": request.text or "the call failed"}
         live.observe(ran)
@@ -493,11 +552,25 @@ def _catch_up(live: Any, fmt: str, transcript: str | None, current: str | None) 
             live.observe({k: v for k, v in event.data.items() if k != "seq"})
 
 
+def stop_gate(adapter: Adapter, contract: str | None, max_reprompts: int | None) -> Any:
+    """The :class:`~roadcheck.guard.stopgate.StopGate` of the hook options, or None
+    without ``contract``; its contract is read on the first stop it judges."""
+    if not contract:
+        return None
+    from roadcheck.guard.stopgate import DEFAULT_LIMIT, StopGate
+
+    return StopGate(contract, DEFAULT_LIMIT if max_reprompts is None else max_reprompts,
+                    adapter.transcript_format)
+
+
 def run(adapter: Adapter, data: bytes, spec: str, state_dir: str | None, *,
         approver: str = "user", grant: bool = False, catch_up: bool = False,
         open_store: Callable[[], Any] | None = None, **store_options: Any) -> HookAnswer:
     """Answer one hook event in ``adapter``'s format; never raises, any failure stops the call.
 
+    ``contract`` (a keyword: a file or ``builtin:NAME``): a stop is checked against its
+    ``said`` claims, held at most ``max_reprompts`` (a keyword, default 2) times a turn
+    (see :func:`stop_gate`).
     ``state_dir`` and ``store_options`` (``key_file``, ``no_key``, ``linger``): see
     :class:`~roadcheck.guard.store.GuardStore`. ``open_store``: returns the store to
     use instead (a resident one, in a process that answers many calls: see
@@ -507,10 +580,15 @@ def run(adapter: Adapter, data: bytes, spec: str, state_dir: str | None, *,
     absolute).
     """
     shown: dict[str, str] | None = store_options.pop("shown", None)
+    contract: str | None = store_options.pop("contract", None)
+    max_reprompts = store_options.pop("max_reprompts", None)
     try:
         request = adapter.parse(data)
         if request.kind == "ignore":
             return adapter.answer(request, Outcome(), grant)
+        gate = stop_gate(adapter, contract, max_reprompts)
+        if gate is not None and request.kind == "stop":
+            gate.rules()  # an unreadable contract fails before the session is touched
         if open_store is not None:
             store = open_store()
         else:
@@ -528,7 +606,7 @@ def run(adapter: Adapter, data: bytes, spec: str, state_dir: str | None, *,
                 _catch_up(live, adapter.transcript_format, request.transcript,
                           call_id if isinstance(call_id, str) else None)
             outcome = apply(live, request, approver=approver, can_ask=adapter.can_ask,
-                            context=context)
+                            context=context, gate=gate)
         return adapter.answer(request, outcome, grant)
     except BadInput as exc:
         return adapter.fail(f"bad hook input: {exc}")
@@ -580,16 +658,18 @@ def main(adapter: Adapter, options: dict[str, Any],
 
     stop = watchdog(deadline, adapter)
     try:
+        stops = {"contract": options.get("contract"),
+                 "max_reprompts": options.get("max_reprompts")}
         if run_hook is None:
             answer = run(adapter, sys.stdin.buffer.read(), options["spec"], options["state_dir"],
                          approver=options["approver"], grant=options["grant"],
                          catch_up=options["catch_up"], key_file=options["key_file"],
-                         no_key=options["no_key"], linger=True)
+                         no_key=options["no_key"], linger=True, **stops)
         else:
             answer = run_hook(sys.stdin.buffer.read(), options["spec"], options["state_dir"],
                               approver=options["approver"], grant=options["grant"],
                               catch_up=options["catch_up"], key_file=options["key_file"],
-                              no_key=options["no_key"], linger=True)
+                              no_key=options["no_key"], linger=True, **stops)
         try:
             sys.stdout.write(answer.stdout)
             sys.stdout.flush()

@@ -6,8 +6,11 @@ from typing import Any
 
 from roadcheck.guard.hooks import (
     BadInput,
+    HookAnswer,
     HookRequest,
     Kind,
+    Outcome,
+    dumps,
     field_of,
     json_args,
     make_call,
@@ -45,17 +48,60 @@ def claude_shape(doc: dict[str, Any], kinds: dict[str, Kind], *, shell_tools: tu
                            transcript=transcript)
     if kind == "stop":
         sub = doc.get("agent_type")
+        own = doc.get("agent_transcript_path") if name == "SubagentStop" else None
         return HookRequest("stop", name, session, text=optional_text(doc, "last_assistant_message"),
                            agent=sub if isinstance(sub, str) and sub else agent,
-                           transcript=transcript)
+                           transcript=transcript).stopping(
+            stop_hook_active(doc), own if isinstance(own, str) and own else None)
     call = tool_call(doc, shell_tools=shell_tools, call_id_key=call_id_key, text_ok=text_ok,
                      agent=agent)
+    if kind == "post" and "tool_response" in doc:
+        call["result"] = response_text(doc["tool_response"])
     text = None
     if kind == "failed":
         error = doc.get("error")
         text = error if isinstance(error, str) and error else "the call failed"
     return HookRequest(kind, name, session, call=call, text=text, agent=agent,
                        transcript=transcript)
+
+
+def stop_hook_active(doc: dict[str, Any]) -> bool | None:
+    """The event's ``stop_hook_active``: True when the agent already continues because a
+    stop hook held it; None when the CLI does not say."""
+    value = doc.get("stop_hook_active")
+    return value if isinstance(value, bool) else None
+
+
+def response_text(value: Any) -> str:
+    """A call's output as text: a shell call's standard output and error, else the text
+    the CLI gave, else its JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        parts = [value[key] for key in ("stdout", "stderr", "output", "llmContent")
+                 if isinstance(value.get(key), str) and value[key]]
+        if parts:
+            return "\n".join(parts)
+    import orjson
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return str(value)
+
+
+def stop_answer(outcome: Outcome, *, decision: str = "block",
+                empty: str = "") -> HookAnswer:
+    """A stop's answer as Claude Code, Codex and Gemini CLI read it: ``decision`` with the
+    ``reason`` while it is held, ``systemMessage`` (for the person) with a warning."""
+    out: dict[str, Any] = {}
+    reason = outcome.stop_reason()
+    if reason:
+        out["decision"] = decision
+        out["reason"] = reason
+    if outcome.warning:
+        out["systemMessage"] = outcome.warning
+    return HookAnswer(0, dumps(out)) if out else HookAnswer(0, empty)
 
 
 def event_kind(name: str, kinds: dict[str, Kind], others: frozenset[str]) -> Kind:
@@ -80,4 +126,5 @@ def no_call_id(request: HookRequest) -> HookRequest:
                        request.agent, request.transcript)
 
 
-__all__ = ["BadInput", "claude_shape", "event_kind", "no_call_id", "tool_call"]
+__all__ = ["BadInput", "claude_shape", "event_kind", "no_call_id", "response_text",
+           "stop_answer", "stop_hook_active", "tool_call"]

@@ -8,8 +8,10 @@
   ``decision.behavior: deny``, anything else is left to the prompt;
 * ``PostToolUse`` / ``PostToolUseFailure``: the call ran (or failed) and is observed;
 * ``Stop`` / ``SubagentStop``: the assistant hands the turn back, an assistant
-  ``message`` (``last_assistant_message`` is its text); while an obligation is open
-  the answer is ``decision: block`` with the reason.
+  ``message`` (``last_assistant_message`` is its text); while an obligation is open,
+  or (with ``--contract``) the message makes a claim the session does not back, the
+  answer is ``decision: block`` with the reason; a warning for the person (the
+  re-prompts ran out) is ``systemMessage``.
 
 Anything that goes wrong is exit 2 with the reason on standard error: the one exit
 code on which Claude Code stops the call.
@@ -17,7 +19,7 @@ code on which Claude Code stops the call.
 
 from __future__ import annotations
 
-from roadcheck.guard.adapters._common import claude_shape
+from roadcheck.guard.adapters._common import claude_shape, stop_answer
 from roadcheck.guard.hooks import (
     Adapter,
     HookAnswer,
@@ -49,10 +51,7 @@ def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
     """The answer Claude Code reads for ``request``."""
     decision = outcome.decision
     if request.kind == "stop":
-        if not outcome.open:
-            return HookAnswer(0)
-        reason = "roadcheck guard: still open: " + "; ".join(outcome.open)
-        return HookAnswer(0, dumps({"decision": "block", "reason": reason}))
+        return stop_answer(outcome)
     if decision is None:
         return HookAnswer(0)
     if request.kind == "permission":
@@ -72,4 +71,5 @@ def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
 
 ADAPTER = Adapter("claude-code", parse, answer, denied, can_ask=True,
                   transcript_format="claude-code",
-                  options=frozenset({"--approver", "--grant", "--catch-up"}))
+                  options=frozenset({"--approver", "--grant", "--catch-up", "--contract",
+                                     "--max-reprompts"}))

@@ -13,7 +13,8 @@ non-empty reason.
   ``decision.behavior: deny``; an allowed call is left to Codex's prompt;
 * ``PostToolUse``: the call ran and is observed;
 * ``Stop`` / ``SubagentStop``: an assistant ``message`` (``last_assistant_message``);
-  ``decision: block`` while an obligation is open.
+  ``decision: block`` while an obligation is open or (with ``--contract``) the
+  message makes a claim the session does not back; a warning is ``systemMessage``.
 
 Anything that goes wrong is exit 2 with the reason on standard error, which Codex
 takes as a block of the call.
@@ -21,7 +22,7 @@ takes as a block of the call.
 
 from __future__ import annotations
 
-from roadcheck.guard.adapters._common import claude_shape, no_call_id
+from roadcheck.guard.adapters._common import claude_shape, no_call_id, stop_answer
 from roadcheck.guard.hooks import (
     Adapter,
     HookAnswer,
@@ -56,10 +57,7 @@ def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
     """The answer Codex reads for ``request`` (``grant`` has no form in Codex: ignored)."""
     decision = outcome.decision
     if request.kind == "stop":
-        if not outcome.open:
-            return HookAnswer(0)
-        reason = "roadcheck guard: still open: " + "; ".join(outcome.open)
-        return HookAnswer(0, dumps({"decision": "block", "reason": reason}))
+        return stop_answer(outcome)
     if decision is None or decision.allowed:
         return HookAnswer(0, "", "", decision)
     reason = outcome.message or f"roadcheck guard: {decision.message}"
@@ -74,4 +72,5 @@ def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
 
 
 ADAPTER = Adapter("codex", parse, answer, denied, can_ask=False, transcript_format="codex",
-                  options=frozenset({"--approver", "--catch-up"}))
+                  options=frozenset({"--approver", "--catch-up", "--contract",
+                                     "--max-reprompts"}))

@@ -9,8 +9,10 @@ how a person approves the call.
   does not allow is ``{"decision": "deny", "reason": ...}``;
 * ``AfterTool``: the call ran (``tool_response.error`` set: it failed) and is observed;
 * ``AfterAgent``: the assistant's answer (``prompt_response``) is an assistant
-  ``message``; while an obligation is open the answer is ``decision: deny`` with the
-  reason, which Gemini CLI sends back to the model as a new prompt.
+  ``message``; while an obligation is open, or (with ``--contract``) the answer makes
+  a claim the session does not back, the answer is ``decision: deny`` with the
+  reason, which Gemini CLI sends back to the model as a new prompt; a warning for the
+  person is its ``systemMessage``.
 
 Anything that goes wrong is exit 2 with the reason on standard error, which Gemini CLI
 takes as a block of the call.
@@ -18,7 +20,13 @@ takes as a block of the call.
 
 from __future__ import annotations
 
-from roadcheck.guard.adapters._common import event_kind, tool_call
+from roadcheck.guard.adapters._common import (
+    event_kind,
+    response_text,
+    stop_answer,
+    stop_hook_active,
+    tool_call,
+)
 from roadcheck.guard.hooks import (
     Adapter,
     HookAnswer,
@@ -53,10 +61,12 @@ def parse(data: bytes) -> HookRequest:
                            text=field_of(doc, "prompt", str, "a non-empty string"))
     if kind == "stop":
         return HookRequest("stop", name, session, text=optional_text(doc, "prompt_response"),
-                           agent=AGENT)
+                           agent=AGENT).stopping(stop_hook_active(doc))
     call = tool_call(doc, shell_tools=SHELL_TOOLS, call_id_key=None, agent=AGENT)
     if kind == "post":
         response = doc.get("tool_response")
+        if response is not None:
+            call["result"] = response_text(response)
         error = response.get("error") if isinstance(response, dict) else None
         if error:
             text = error if isinstance(error, str) else str(error)
@@ -67,9 +77,8 @@ def parse(data: bytes) -> HookRequest:
 def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
     """The answer Gemini CLI reads for ``request``."""
     decision = outcome.decision
-    if request.kind == "stop" and outcome.open:
-        reason = "roadcheck guard: still open: " + "; ".join(outcome.open)
-        return HookAnswer(0, dumps({"decision": "deny", "reason": reason}))
+    if request.kind == "stop":
+        return stop_answer(outcome, decision="deny", empty="{}\n")
     if decision is None:
         return HookAnswer(0, "{}\n")
     if decision.allowed:
@@ -79,4 +88,4 @@ def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
 
 
 ADAPTER = Adapter("gemini", parse, answer, denied, can_ask=False,
-                  options=frozenset({"--approver", "--grant"}))
+                  options=frozenset({"--approver", "--grant", "--contract", "--max-reprompts"}))
