@@ -19,7 +19,8 @@ from typing import Any
 from roadcheck.documents.contract import SaidDoc
 from roadcheck.events import Event
 
-__all__ = ["SaidRule", "Shown", "check_said", "compile_said", "final_message"]
+__all__ = ["SaidRule", "Shown", "TurnEnd", "check_said", "check_turn_ends", "compile_said",
+           "final_message", "turn_ends"]
 
 #: How much of an event's command, or of the claim's text, a finding quotes.
 _QUOTE = 80
@@ -87,6 +88,51 @@ def final_message(events: Sequence[Event]) -> str | None:
             if isinstance(text, str) and text.strip():
                 return text
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """The claims one turn end makes, each judged on the session up to that message."""
+
+    seq: int
+    text: str
+    shown: tuple[Shown, ...]
+
+
+def _agent_text(event: Event) -> str | None:
+    if event.kind != "message" or event.get("role") in ("user", "system"):
+        return None
+    text = event.get("text")
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def turn_ends(events: Sequence[Event]) -> list[int]:
+    """The indices of the messages that hand a turn back: the agent's last message
+    before each message of the user's, and its last message of the session."""
+    out: list[int] = []
+    last: int | None = None
+    for i, event in enumerate(events):
+        if event.kind == "message" and event.get("role") == "user":
+            if last is not None:
+                out.append(last)
+            last = None
+        elif _agent_text(event) is not None:
+            last = i
+    if last is not None:
+        out.append(last)
+    return out
+
+
+def check_turn_ends(events: Sequence[Event], rules: Sequence[SaidRule]) -> list[TurnEnd]:
+    """Each turn end's claims, judged as :func:`check_said` judges the final message,
+    on the events up to and including that message (what the session showed then)."""
+    out: list[TurnEnd] = []
+    for i in turn_ends(events):
+        text = _agent_text(events[i])
+        assert text is not None
+        shown = check_said(text, events[:i + 1], rules)
+        out.append(TurnEnd(events[i].seq, text, tuple(shown)))
+    return out
 
 
 def check_said(text: str, events: Sequence[Event], rules: Sequence[SaidRule]) -> list[Shown]:
