@@ -5,7 +5,8 @@ message and the call that would make it true. Where the pattern is found, the cl
 is backed only when the session holds such a call, the **last** one succeeded, came
 after the last event the claim's ``after`` picks (the test run after the last edit),
 and, with ``value_in``, holds the text the pattern captured (the PR number in the
-``gh pr create`` output). Anything else rejects, with the claim's text and what the
+``gh pr create`` output): with a value, the call judged is the last one that holds
+it. Anything else rejects, with the claim's text and what the
 session shows instead. Checks never print; the findings are data.
 """
 
@@ -156,6 +157,16 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
         return Shown(False, name, f"you said {said}, but the session has no call that "
                                   f"would back it ({_calls(actions)})")
     last = backing[-1]
+    value = found.group(1) if rule.doc.value_in is not None else None
+    if value:
+        # The claim names its object (the file, the PR number): judge the last call
+        # that holds it, not the last call of the kind (an edit of another file).
+        holding = [e for e in backing if _holds(e.get(rule.doc.value_in), value)]
+        if not holding:
+            nor = ", nor does any such call before it" if len(backing) > 1 else ""
+            return Shown(False, name, f"you said {said}, but {_show(last)} has no "
+                                      f"{value!r} in its {rule.doc.value_in}{nor}")
+        last = holding[-1]
     failure = _failure(last)
     if failure is not None:
         return Shown(False, name, f"you said {said}, but the last such call, {_show(last)}, "
@@ -165,11 +176,6 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
         if later:
             return Shown(False, name, f"you said {said}, but the last such call, "
                                       f"{_show(last)}, came before {_show(later[-1])}")
-    if rule.doc.value_in is not None and found.group(1):
-        value = found.group(1)
-        if not _holds(last.get(rule.doc.value_in), value):
-            return Shown(False, name, f"you said {said}, but {_show(last)} has no "
-                                      f"{value!r} in its {rule.doc.value_in}")
     return Shown(True, name, f"you said {said}: backed by {_show(last)}")
 
 
