@@ -70,15 +70,26 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             if spec is None:
                 selectors.append(None)
                 continue
-            try:
-                check_selector(spec)
-            except Problem as p:
-                raise Problem((*loc, key, *p.loc), p.message) from None
-            selectors.append(compile_selector(spec, checked=True))
+            specs = spec if isinstance(spec, list) else [spec]
+            if not specs:
+                raise Problem((*loc, key), "an empty list of selectors picks no call")
+            compiled = []
+            for j, one in enumerate(specs):
+                at: tuple[str | int, ...] = (key, j) if isinstance(spec, list) else (key,)
+                try:
+                    check_selector(one)
+                except Problem as p:
+                    raise Problem((*loc, *at, *p.loc), p.message) from None
+                compiled.append(compile_selector(one, checked=True))
+            selectors.append(compiled[0] if len(compiled) == 1 else _any_of(tuple(compiled)))
         backed = selectors[0]
         assert backed is not None
         rules.append(SaidRule(doc, search, backed, selectors[1]))
     return tuple(rules)
+
+
+def _any_of(selectors: tuple[Callable[[Event], bool], ...]) -> Callable[[Event], bool]:
+    return lambda event: any(select(event) for select in selectors)
 
 
 def final_message(events: Sequence[Event]) -> str | None:

@@ -57,10 +57,12 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     id: Text
     #: A regular expression (Python syntax; ``(?i)`` for any case).
     pattern: Text
-    #: The calls that would make the claim true: a selector over actions.
-    backed_by: dict[Text, Any]
-    #: The backing call must come after the last event this selector picks.
-    after: dict[Text, Any] | None = None
+    #: The calls that would make the claim true: a selector over actions, or a list
+    #: of selectors (a call any of them picks).
+    backed_by: dict[Text, Any] | list[dict[Text, Any]]
+    #: The backing call must come after the last event this selector (or any
+    #: selector of this list) picks.
+    after: dict[Text, Any] | list[dict[Text, Any]] | None = None
     #: Where the first group of ``pattern`` must appear in the backing call.
     value_in: Literal["result", "args"] | None = None
 
