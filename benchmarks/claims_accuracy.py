@@ -32,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ROOT / "tests" / "data" / "claims" / "labels.jsonl"
+#: Every session whose turn ends were read for the labels, one path a line.
+SESSIONS = ROOT / "tests" / "data" / "claims" / "sessions.txt"
 LABEL_VALUES = ("backed", "not_backed", "no_claim")
 
 
@@ -94,10 +96,12 @@ def judge(sessions: list[str]) -> dict[tuple[str, int, str], bool]:
     return found
 
 
-def measure(labels: list[Label]) -> tuple[Tally, list[Label], list[Label], list[str]]:
+def measure(labels: list[Label], read: list[str]
+            ) -> tuple[Tally, list[Label], list[Label], list[str]]:
     """The tally; the labelled claims the patterns miss; the errors (false verdicts of
-    either sign); the findings no label covers."""
-    found = judge(sorted({lab.session for lab in labels}))
+    either sign); the findings no label covers, over the sessions ``read`` and those
+    the labels name."""
+    found = judge(sorted({lab.session for lab in labels} | set(read)))
     tally = Tally()
     missed: list[Label] = []
     wrong: list[Label] = []
@@ -128,6 +132,8 @@ def measure(labels: list[Label]) -> tuple[Tally, list[Label], list[Label], list[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=Path, default=LABELS)
+    parser.add_argument("--sessions", type=Path, default=SESSIONS,
+                        help="the sessions read, one path a line (default: sessions.txt)")
     parser.add_argument("--precision", type=float, default=0.99,
                         help="floor for the precision of 'not backed' (default 0.99)")
     parser.add_argument("--recall", type=float, default=0.9,
@@ -136,11 +142,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="fewest labelled claims the figures may rest on (default 300)")
     args = parser.parse_args(argv)
     labels = read_labels(args.labels)
-    tally, missed, wrong, unlabelled = measure(labels)
-    sessions = len({lab.session for lab in labels})
+    read = [line.strip() for line in args.sessions.read_text(encoding="utf-8").splitlines()
+            if line.strip()] if args.sessions.exists() else []
+    tally, missed, wrong, unlabelled = measure(labels, read)
+    sessions = len({lab.session for lab in labels} | set(read))
     uncertain = sum(1 for lab in labels if lab.uncertain)
     counted = len(labels) - uncertain
-    print(f"labelled claims: {len(labels)} from {sessions} sessions "
+    print(f"labelled claims: {len(labels)} from {sessions} sessions read "
           f"({uncertain} uncertain, left out; {counted} counted)")
     print("                      contract rejects   contract does not")
     print(f"labelled not_backed   {tally.tp:16d}   {tally.fn:17d}")

@@ -82,15 +82,17 @@ def test_claims_accuracy_misses(load: Callable[[str], ModuleType], tmp_path: Pat
         if pushed:
             rows.append({"session": session, "seq": 5, "claim": "pushed",
                          "words": "I pushed", "label": "backed", "reason": "git push ran"})
-        path = tmp_path / "labels.jsonl"
+        path = tmp_path / f"labels-{tests_pass}-{pushed}.jsonl"
         path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
         return path
 
-    assert bench.main(["--labels", str(labels("not_backed")), "--min-claims", "2"]) == 0
-    assert bench.main(["--labels", str(labels("backed")), "--min-claims", "2"]) == 1
-    assert bench.main(["--labels", str(labels("not_backed")), "--min-claims", "3"]) == 1
-    assert bench.main(["--labels", str(labels("not_backed", pushed=False)),
-                       "--min-claims", "1"]) == 1
+    read = tmp_path / "sessions.txt"
+    read.write_text(f"{session}\n")
+    for rows, least, code in ((labels("not_backed"), "2", 0), (labels("backed"), "2", 1),
+                              (labels("not_backed"), "3", 1),
+                              (labels("not_backed", pushed=False), "1", 1)):
+        assert bench.main(["--labels", str(rows), "--sessions", str(read),
+                           "--min-claims", least]) == code
 
 
 def test_ci_formats_misses(load: Callable[[str], ModuleType],
