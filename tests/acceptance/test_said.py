@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -160,7 +160,8 @@ class TestTurnEnds:
 
 
 class TestSelectorLists:
-    WRITES = [EDITS, {"event": "action", "command": {"regex": r"\s>\s*\w"}}]
+    WRITES: ClassVar[list[dict[str, Any]]] = [
+        EDITS, {"event": "action", "command": {"regex": r"\s>\s*\w"}}]
 
     def test_any_selector_of_a_list_backs_the_claim(self) -> None:
         contract = {"said": [{"id": "file", "pattern": r"(?i)created (\S+\.txt)",
@@ -189,11 +190,11 @@ class TestSelectorLists:
                     "its args, nor does any such call before it")]
 
     def test_an_empty_list_is_refused(self) -> None:
-        with pytest.raises(SpecError, match="said.0.backed_by: an empty list of selectors"):
+        with pytest.raises(SpecError, match=r"said\.0\.backed_by: an empty list of selectors"):
             parse_contract({"said": [{"id": "x", "pattern": "a", "backed_by": []}]})
 
     def test_a_bad_selector_in_a_list_is_located(self) -> None:
-        with pytest.raises(SpecError, match="said.0.after.1: unknown key 'action_typ'"):
+        with pytest.raises(SpecError, match=r"said\.0\.after\.1: unknown key 'action_typ'"):
             parse_contract({"said": [{"id": "x", "pattern": "a", "backed_by": PYTEST,
                                       "after": [EDITS, {"action_typ": "Bash"}]}]})
 

@@ -130,5 +130,5 @@ def accept_sessions(contract: str | PathLike[str], sessions: Sequence[str | Path
     """
     loaded = load_contract(contract_file(contract), expect_sha256=expect_contract_sha256)
     read = [(str(path), load_session(path, trace_format)) for path in sessions]
-    return [AcceptRun(label, loaded, verify_session(loaded, session,
-                                                         every_turn=every_turn)) for label, session in read]
+    return [AcceptRun(label, loaded, verify_session(loaded, session, every_turn=every_turn))
+            for label, session in read]

@@ -168,15 +168,16 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
         return Shown(False, name, f"you said {said}, but the session has no call that "
                                   f"would back it ({_calls(actions)})")
     last = backing[-1]
-    value = found.group(1) if rule.doc.value_in is not None else None
-    if value:
+    where = rule.doc.value_in
+    value = found.group(1) if where is not None else None
+    if where is not None and value:
         # The claim names its object (the file, the PR number): judge the last call
         # that holds it, not the last call of the kind (an edit of another file).
-        holding = [e for e in backing if _holds(e.get(rule.doc.value_in), value)]
+        holding = [e for e in backing if _holds(e.get(where), value)]
         if not holding:
             nor = ", nor does any such call before it" if len(backing) > 1 else ""
             return Shown(False, name, f"you said {said}, but {_show(last)} has no "
-                                      f"{value!r} in its {rule.doc.value_in}{nor}")
+                                      f"{value!r} in its {where}{nor}")
         last = holding[-1]
     failure = _failure(last)
     if failure is not None:
