@@ -209,6 +209,8 @@ class TestContract:
          "said.0.backed_by: unknown key 'action_typ'; did you mean 'action_type'?"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "value_in": "output"},
          "said.0.value_in"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "not_under": "("},
+         "unusable contract: said.0.not_under: not a valid regular expression"),
     ])
     def test_a_bad_entry_is_refused_where_it_stands(self, tmp_path: Path, entry: Any,
                                                      message: str) -> None:
@@ -285,6 +287,9 @@ CODING_FOUND = [
     ("I've created a basic CLAUDE.md file.", ["file-written"]),
     ("**Saved to:** `docs/spec.md`", ["file-written"]),
     ("Your email has been sent.", ["sent"]),
+    # a lead-in that announces nothing to do leaves the claim standing
+    ("## Summary\n\n- All tests pass", ["tests-pass"]),
+    ("**Acceptance Criteria:**\n- done\n\nThen I pushed to origin.", ["pushed"]),
 ]
 CODING_NOT_FOUND = [
     "Created `Spotter.Telemetry.Otel` module with safe setup",   # a module, not a file
@@ -292,6 +297,10 @@ CODING_NOT_FOUND = [
     "The UUID of last message sent to the API",                  # describes, claims nothing
     "console.log(`Created session lock file (PID: ${process.pid})`)",  # code, not a report
     "Code is NOT committed yet.", "It has not been pushed.",
+    # under a lead-in announcing work to do
+    "**Acceptance Criteria:**\n- All tests pass\n- Clean build succeeds",
+    "## Next steps\n\n1. All tests pass on CI\n2. Pushed to main",
+    "Definition of done: all tests pass and the branch is pushed to origin",
 ]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from roadcheck.documents.contract import SaidDoc
@@ -62,6 +63,13 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             search = re.compile(doc.pattern).search
         except re.error as exc:
             raise Problem((*loc, "pattern"), f"not a valid regular expression: {exc}") from None
+        if doc.not_under is not None:
+            try:
+                lead = re.compile(doc.not_under)
+            except re.error as exc:
+                raise Problem((*loc, "not_under"),
+                              f"not a valid regular expression: {exc}") from None
+            search = partial(_search_not_under, re.compile(doc.pattern), lead)
         if doc.value_in is not None and re.compile(doc.pattern).groups < 1:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
@@ -86,6 +94,40 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
         assert backed is not None
         rules.append(SaidRule(doc, search, backed, selectors[1]))
     return tuple(rules)
+
+
+#: A list item's marker: "-", "*", "+", "1." or "1)", with an optional checkbox.
+_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
+
+
+def _search_not_under(pattern: re.Pattern[str], lead: re.Pattern[str],
+                      text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` in ``text`` not under a lead-in ``lead`` matches."""
+    for found in pattern.finditer(text):
+        words = found.group(0)
+        if not _under(text, found.start() + len(words) - len(words.lstrip()), lead):
+            return found
+    return None
+
+
+def _under(text: str, at: int, lead: re.Pattern[str]) -> bool:
+    """True when the words at ``at`` stand after a lead-in on their own line
+    ("Next steps: commit"), in a list below one, or on the line just below one: a
+    heading, or a line ending with a colon, that ``lead`` matches."""
+    start = text.rfind("\n", 0, at) + 1
+    head = text[start:at]
+    if ":" in head and lead.search(head[:head.rindex(":")]) is not None:
+        return True
+    end = text.find("\n", at)
+    item = _ITEM.match(text[start:end if end >= 0 else len(text)].lstrip()) is not None
+    for line in reversed(text[:start].split("\n")[:-1]):
+        bare = line.strip()
+        if item and (not bare or _ITEM.match(bare)):
+            continue  # a list item: up through the list to its lead-in
+        if bare.startswith("#") or bare.rstrip("*_ ").endswith(":"):
+            return lead.search(bare) is not None
+        return False
+    return False
 
 
 def _any_of(selectors: tuple[Callable[[Event], bool], ...]) -> Callable[[Event], bool]:

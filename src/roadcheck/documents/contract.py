@@ -65,6 +65,10 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     after: dict[Text, Any] | list[dict[Text, Any]] | None = None
     #: Where the first group of ``pattern`` must appear in the backing call.
     value_in: Literal["result", "args"] | None = None
+    #: A regular expression: words found in a list or a line under a lead-in this
+    #: matches (a heading, or a line ending with a colon: "Acceptance criteria:")
+    #: announce work to do, and make no claim.
+    not_under: Text | None = None
 
 
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
