@@ -40,7 +40,7 @@ from roadcheck.findings import Finding, Location
 if TYPE_CHECKING:
     from roadcheck.acceptance.said import TurnEnd
 
-__all__ = ["CHECKS", "GateReason", "GateResult", "verify", "verify_session"]
+__all__ = ["CHECKS", "GateReason", "GateResult", "said_at_turn_ends", "verify", "verify_session"]
 
 #: The check names a reason can carry, in the order the checks run.
 CHECKS = ("contract", "schema", "claim", "said", "probe")
@@ -385,6 +385,9 @@ def said_at_turn_ends(contract: Contract | Mapping[str, Any] | str | PathLike[st
     """The claims each turn end of ``session`` makes (the agent's last message before
     each message of the user's, and its last message), each judged on the session up
     to that message by the contract's ``said``: the same judge as the final message's.
+
+    Raises :class:`InputError` as :func:`verify_session` does for a contract it
+    cannot judge a session with, and for a ``session`` that is no trajectory.
     """
     from roadcheck.acceptance.said import check_turn_ends
 
