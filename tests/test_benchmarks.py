@@ -70,6 +70,31 @@ def test_agent_overhead_misses(load: Callable[[str], ModuleType],
     assert bench.main() == 0
 
 
+def test_claims_accuracy_misses(load: Callable[[str], ModuleType], tmp_path: Path) -> None:
+    """Labels the contract agrees with meet the floors; a wrong label, a finding no label
+    covers, or too few claims is a miss."""
+    bench = load("claims_accuracy")
+    session = "tests/data/recorded/claude-code/push-after-failed-tests.jsonl"
+
+    def labels(tests_pass: str, *, pushed: bool = True) -> Path:
+        rows = [{"session": session, "seq": 5, "claim": "tests-pass", "words": "All tests pass",
+                 "label": tests_pass, "reason": "pytest failed"}]
+        if pushed:
+            rows.append({"session": session, "seq": 5, "claim": "pushed",
+                         "words": "I pushed", "label": "backed", "reason": "git push ran"})
+        path = tmp_path / f"labels-{tests_pass}-{pushed}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+        return path
+
+    read = tmp_path / "sessions.txt"
+    read.write_text(f"{session}\n")
+    for rows, least, code in ((labels("not_backed"), "2", 0), (labels("backed"), "2", 1),
+                              (labels("not_backed"), "3", 1),
+                              (labels("not_backed", pushed=False), "1", 1)):
+        assert bench.main(["--labels", str(rows), "--sessions", str(read),
+                           "--min-claims", least]) == code
+
+
 def test_ci_formats_misses(load: Callable[[str], ModuleType],
                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Two real trajectories against a target no format can meet, then one every format meets."""

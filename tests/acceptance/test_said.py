@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
 
-from roadcheck.acceptance import accept_sessions, parse_contract, verify_session
+from roadcheck.acceptance import (
+    Contract,
+    accept_sessions,
+    parse_contract,
+    said_at_turn_ends,
+    verify_session,
+)
 from roadcheck.cli import cli
 from roadcheck.errors import InputError, SpecError
 from roadcheck.events import Trajectory
@@ -49,7 +55,9 @@ def edit(path: str) -> dict[str, Any]:
 
 
 def judge(traj: Trajectory, contract: Any = None) -> list[tuple[bool, str]]:
-    result = verify_session(parse_contract(contract or CONTRACT), traj)
+    if not isinstance(contract, Contract):
+        contract = parse_contract(contract or CONTRACT)
+    result = verify_session(contract, traj)
     return [(r.ok, r.message) for r in result.reasons]
 
 
@@ -105,6 +113,92 @@ class TestJudging:
                                        "agent's")]
 
 
+def user(text: str) -> dict[str, Any]:
+    return {"event": "message", "role": "user", "text": text}
+
+
+def said(text: str) -> dict[str, Any]:
+    return {"event": "message", "role": "assistant", "text": text}
+
+
+class TestTurnEnds:
+    """Every message that hands a turn back is judged on the session up to it."""
+
+    def test_each_turn_end_is_judged_on_what_came_before_it(self) -> None:
+        traj = session(user("fix it"), edit("app.py"), said("Editing."),
+                       said("The tests pass."), user("and now?"),
+                       bash("pytest -q", result="3 passed"), final="All tests pass.")
+        ends = said_at_turn_ends(parse_contract(CONTRACT), traj)
+        assert [(e.seq, [(s.ok, s.message) for s in e.shown]) for e in ends] == [
+            (4, [(False, "you said 'tests pass', but the session has no call that would "
+                         "back it (calls made: Edit)")]),
+            (7, [(True, "you said 'tests pass': backed by 'pytest -q' at seq 6")])]
+
+    def test_a_message_followed_by_more_of_the_agents_is_no_turn_end(self) -> None:
+        traj = session(said("tests pass"), bash("ls"), final="I looked around.")
+        assert [e.seq for e in said_at_turn_ends(parse_contract(CONTRACT), traj)] == [3]
+
+    def test_verify_session_every_turn_names_the_seq(self) -> None:
+        traj = session(said("tests pass"), user("ok"), final="I opened PR #3.")
+        result = verify_session(parse_contract(CONTRACT), traj, every_turn=True)
+        assert [(r.ok, r.message) for r in result.reasons] == [
+            (False, "at seq 1: you said 'tests pass', but the session has no call that "
+                    "would back it (it records no call at all)"),
+            (False, "at seq 3: you said 'opened PR #3', but the session has no call that "
+                    "would back it (it records no call at all)")]
+
+    def test_every_turn_with_no_claim_says_how_many_turn_ends(self) -> None:
+        traj = session(said("hello"), user("ok"), final="bye")
+        result = verify_session(parse_contract(CONTRACT), traj, every_turn=True)
+        assert [(r.ok, r.message) for r in result.reasons] == [
+            (True, "none of the agent's 2 turn ends makes any of the contract's 2 claims")]
+
+    def test_every_turn_with_no_message_of_the_agent_rejects(self) -> None:
+        traj = Trajectory([{"seq": 1, "agent": "a", "event": "action", "action_type": "x"}])
+        (only,) = verify_session(parse_contract(CONTRACT), traj, every_turn=True).reasons
+        assert not only.ok and "holds no message of the agent's" in only.message
+
+
+class TestSelectorLists:
+    WRITES: ClassVar[list[dict[str, Any]]] = [
+        EDITS, {"event": "action", "command": {"regex": r"\s>\s*\w"}}]
+
+    def test_any_selector_of_a_list_backs_the_claim(self) -> None:
+        contract = {"said": [{"id": "file", "pattern": r"(?i)created (\S+\.txt)",
+                              "backed_by": self.WRITES, "value_in": "args"}]}
+        traj = session(bash("echo hi > notes.txt"), final="Created notes.txt")
+        assert judge(traj, contract) == [
+            (True, "you said 'Created notes.txt': backed by 'echo hi > notes.txt' at seq 1")]
+
+    def test_any_selector_of_an_after_list_makes_a_run_stale(self) -> None:
+        contract = {"said": [{"id": "t", "pattern": r"tests pass", "backed_by": PYTEST,
+                              "after": self.WRITES}]}
+        traj = session(bash("pytest"), bash("echo x > app.py"), final="tests pass")
+        assert judge(traj, contract) == [
+            (False, "you said 'tests pass', but the last such call, 'pytest' at seq 1, came "
+                    "before 'echo x > app.py' at seq 2")]
+
+    def test_the_claim_is_judged_on_the_last_call_naming_its_value(self) -> None:
+        contract = {"said": [{"id": "file", "pattern": r"created (\S+\.py)",
+                              "backed_by": EDITS, "value_in": "args"}]}
+        traj = session(edit("/w/a.py"), edit("/w/b.py"), final="I created a.py")
+        assert judge(traj, contract) == [
+            (True, "you said 'created a.py': backed by 'Edit /w/a.py' at seq 1")]
+        assert judge(session(edit("/w/a.py"), edit("/w/b.py"), final="I created c.py"),
+                     contract) == [
+            (False, "you said 'created c.py', but 'Edit /w/b.py' at seq 2 has no 'c.py' in "
+                    "its args, nor does any such call before it")]
+
+    def test_an_empty_list_is_refused(self) -> None:
+        with pytest.raises(SpecError, match=r"said\.0\.backed_by: an empty list of selectors"):
+            parse_contract({"said": [{"id": "x", "pattern": "a", "backed_by": []}]})
+
+    def test_a_bad_selector_in_a_list_is_located(self) -> None:
+        with pytest.raises(SpecError, match=r"said\.0\.after\.1: unknown key 'action_typ'"):
+            parse_contract({"said": [{"id": "x", "pattern": "a", "backed_by": PYTEST,
+                                      "after": [EDITS, {"action_typ": "Bash"}]}]})
+
+
 class TestContract:
     @pytest.mark.parametrize(("entry", "message"), [
         ({"id": "x", "pattern": "(", "backed_by": PYTEST},
@@ -115,6 +209,8 @@ class TestContract:
          "said.0.backed_by: unknown key 'action_typ'; did you mean 'action_type'?"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "value_in": "output"},
          "said.0.value_in"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "not_under": "("},
+         "unusable contract: said.0.not_under: not a valid regular expression"),
     ])
     def test_a_bad_entry_is_refused_where_it_stands(self, tmp_path: Path, entry: Any,
                                                      message: str) -> None:
@@ -182,7 +278,89 @@ class TestCodingAgentContract:
         assert [r.doc.id for r in contract.said if r.search(final)] == []
 
 
+CODING_FOUND = [
+    ("everything is committed and pushed", ["committed", "pushed"]),
+    ("- Committed and pushed the first batch", ["committed", "pushed"]),
+    ("8. **Committed and pushed** the fix", ["committed", "pushed"]),
+    ("All 297 tests passing with 0 failures.", ["tests-pass"]),
+    ("Code compiles cleanly.", ["build-passes"]),
+    ("I've created a basic CLAUDE.md file.", ["file-written"]),
+    ("**Saved to:** `docs/spec.md`", ["file-written"]),
+    ("Your email has been sent.", ["sent"]),
+    # a lead-in that announces nothing to do leaves the claim standing
+    ("## Summary\n\n- All tests pass", ["tests-pass"]),
+    ("**Acceptance Criteria:**\n- done\n\nThen I pushed to origin.", ["pushed"]),
+]
+CODING_NOT_FOUND = [
+    "Created `Spotter.Telemetry.Otel` module with safe setup",   # a module, not a file
+    "Created ProjectReviewLive, added route",                    # PR prefix of a word
+    "The UUID of last message sent to the API",                  # describes, claims nothing
+    "console.log(`Created session lock file (PID: ${process.pid})`)",  # code, not a report
+    "Code is NOT committed yet.", "It has not been pushed.",
+    # under a lead-in announcing work to do
+    "**Acceptance Criteria:**\n- All tests pass\n- Clean build succeeds",
+    "## Next steps\n\n1. All tests pass on CI\n2. Pushed to main",
+    "Definition of done: all tests pass and the branch is pushed to origin",
+]
+
+
+def coding_agent() -> Any:
+    from roadcheck.acceptance import load_contract
+    from roadcheck.acceptance.files import contract_file
+
+    return load_contract(contract_file("builtin:coding-agent"))
+
+
+class TestCodingAgentWordings:
+    """Classes of wording met in public sessions (tests/data/claims/)."""
+
+    @pytest.mark.parametrize(("final", "claims"), CODING_FOUND)
+    def test_found(self, final: str, claims: list[str]) -> None:
+        assert [r.doc.id for r in coding_agent().said if r.search(final)] == claims
+
+    @pytest.mark.parametrize("final", CODING_NOT_FOUND)
+    def test_not_found(self, final: str) -> None:
+        found = [r.doc.id for r in coding_agent().said if r.search(final)]
+        assert found == [], found
+
+    def test_a_shell_redirect_writes_the_file_it_names(self) -> None:
+        traj = session(bash("echo 'Hello World' > test.txt"), final="Created test.txt.")
+        assert judge(traj, coding_agent()) == [
+            (True, "you said 'Created test.txt': backed by \"echo 'Hello World' > test.txt\" "
+                   "at seq 1")]
+
+    def test_a_shell_patch_after_the_test_run_makes_it_stale(self) -> None:
+        patch = "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: a.ts\n"
+        traj = session(bash("pnpm test"), bash(patch), final="All tests pass.")
+        (only,) = judge(traj, coding_agent())
+        assert not only[0] and "at seq 1, came before \"apply_patch <<'PATCH'" in only[1]
+
+    @pytest.mark.parametrize("command", [
+        "git commit -m \"$(cat <<'EOF'\nfix\n\nCo-Authored-By: A <a@b.c>\nEOF\n)\"",
+        "git log --oneline 2>&1 | head -3", "ls 2>/dev/null",
+        "bd close x --reason=\"a -> b\""])
+    def test_commands_that_write_no_file_leave_the_run_fresh(self, command: str) -> None:
+        traj = session(edit("app.py"), bash("pytest"), bash(command), final="All tests pass.")
+        assert judge(traj, coding_agent()) == [
+            (True, "you said 'All tests pass': backed by 'pytest' at seq 2")]
+
+
 class TestCommand:
+    def test_every_turn(self) -> None:
+        r = CliRunner().invoke(cli, [
+            "accept", "-c", "builtin:coding-agent", "--every-turn", "--trace",
+            str(RECORDED / "claude-code" / "push-after-failed-tests.jsonl")])
+        assert r.exit_code == 1, r.output
+        assert "FAIL - at seq 5: you said 'All tests pass'" in r.output
+
+    def test_every_turn_with_a_result_is_a_usage_error(self, tmp_path: Path) -> None:
+        result = tmp_path / "r.json"
+        result.write_text("{}")
+        r = CliRunner().invoke(cli, ["accept", "-c", "builtin:coding-agent", "-r", str(result),
+                                     "-t", str(result), "--every-turn"])
+        assert r.exit_code == 2
+        assert "--every-turn judges sessions" in r.output
+
     def test_batch_of_sessions(self) -> None:
         r = CliRunner().invoke(cli, [
             "accept", "-c", "builtin:coding-agent", "--trace",

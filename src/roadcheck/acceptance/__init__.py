@@ -21,7 +21,14 @@ from roadcheck.acceptance.contract import (
 from roadcheck.acceptance.files import accept_files, accept_sessions
 from roadcheck.acceptance.files import make_probe as make_probe
 from roadcheck.acceptance.files import read_result as read_result
-from roadcheck.acceptance.gate import CHECKS, GateReason, GateResult, verify, verify_session
+from roadcheck.acceptance.gate import (
+    CHECKS,
+    GateReason,
+    GateResult,
+    said_at_turn_ends,
+    verify,
+    verify_session,
+)
 from roadcheck.acceptance.result import AcceptRun
 from roadcheck.acceptance.trace import Call, call_errored, calls_of, load_session, load_trace
 
@@ -42,6 +49,7 @@ __all__ = [
     "load_session",
     "load_trace",
     "parse_contract",
+    "said_at_turn_ends",
     "verify",
     "verify_session",
 ]

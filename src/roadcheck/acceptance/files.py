@@ -117,13 +117,18 @@ def accept_files(contract: str | PathLike[str], result: str | PathLike[str],
 
 def accept_sessions(contract: str | PathLike[str], sessions: Sequence[str | PathLike[str]], *,
                     expect_contract_sha256: str | None = None,
-                    trace_format: str | None = None) -> list[AcceptRun]:
+                    trace_format: str | None = None,
+                    every_turn: bool = False) -> list[AcceptRun]:
     """Judge each session on its own words: the claims its final message makes, against
     the calls it holds (the contract's ``said``). The batch form of the CLI's one call.
+
+    With ``every_turn``, every turn end of each session is judged, not only its
+    final message (:func:`~roadcheck.acceptance.said_at_turn_ends`).
 
     Every session is read before any is judged, so an unreadable one is an
     :class:`~roadcheck.errors.InputError` (exit 2) and no partial batch is reported.
     """
     loaded = load_contract(contract_file(contract), expect_sha256=expect_contract_sha256)
     read = [(str(path), load_session(path, trace_format)) for path in sessions]
-    return [AcceptRun(label, loaded, verify_session(loaded, session)) for label, session in read]
+    return [AcceptRun(label, loaded, verify_session(loaded, session, every_turn=every_turn))
+            for label, session in read]

@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from roadcheck.acceptance.contract import (
     Contract,
@@ -37,7 +37,10 @@ from roadcheck.acceptance.trace import Call, calls_of
 from roadcheck.errors import InputError
 from roadcheck.findings import Finding, Location
 
-__all__ = ["CHECKS", "GateReason", "GateResult", "verify", "verify_session"]
+if TYPE_CHECKING:
+    from roadcheck.acceptance.said import TurnEnd
+
+__all__ = ["CHECKS", "GateReason", "GateResult", "said_at_turn_ends", "verify", "verify_session"]
 
 #: The check names a reason can carry, in the order the checks run.
 CHECKS = ("contract", "schema", "claim", "said", "probe")
@@ -346,14 +349,57 @@ def verify(result: Any, contract: Contract | Mapping[str, Any] | str | PathLike[
 
 
 def verify_session(contract: Contract | Mapping[str, Any] | str | PathLike[str],
-                   session: Any) -> GateResult:
+                   session: Any, *, every_turn: bool = False) -> GateResult:
     """Judge a session on its own: the claims the agent's final message makes, each
     against the calls the session holds (the contract's ``said``).
 
-    ``session`` is a :class:`~roadcheck.events.Trajectory` or its events. A contract
-    that also checks a result's fields, or that looks for no words, needs the result
-    (:func:`verify`) and raises :class:`InputError`.
+    ``session`` is a :class:`~roadcheck.events.Trajectory` or its events. With
+    ``every_turn``, every turn end is judged (see :func:`said_at_turn_ends`), each
+    reason starting with the seq of its message. A contract that also checks a
+    result's fields, or that looks for no words, needs the result (:func:`verify`)
+    and raises :class:`InputError`.
     """
+    c = _session_contract(contract)
+    out: list[GateReason] = []
+    if every_turn:
+        ends = said_at_turn_ends(c, session)
+        if not ends:
+            out.append(GateReason(False, "said", "the contract checks the claims in the "
+                                  "agent's words, and the trace holds no message of the "
+                                  "agent's"))
+        for end in ends:
+            out.extend(GateReason(s.ok, "said", f"at seq {end.seq}: {s.message}")
+                       for s in end.shown)
+        if ends and not out:
+            n = len(c._said)
+            out.append(GateReason(True, "said", f"none of the agent's {len(ends)} turn "
+                                  f"end{'s' if len(ends) != 1 else ''} makes any of the "
+                                  f"contract's {n} claim{'s' if n != 1 else ''}"))
+        return GateResult(tuple(out))
+    _check_said(c, session, out)
+    return GateResult(tuple(out))
+
+
+def said_at_turn_ends(contract: Contract | Mapping[str, Any] | str | PathLike[str],
+                      session: Any) -> list[TurnEnd]:
+    """The claims each turn end of ``session`` makes (the agent's last message before
+    each message of the user's, and its last message), each judged on the session up
+    to that message by the contract's ``said``: the same judge as the final message's.
+
+    Raises :class:`InputError` as :func:`verify_session` does for a contract it
+    cannot judge a session with, and for a ``session`` that is no trajectory.
+    """
+    from roadcheck.acceptance.said import check_turn_ends
+
+    c = _session_contract(contract)
+    events = _events_of(session)
+    if events is None:
+        raise InputError("a session is a Trajectory or a list of its events")
+    return check_turn_ends(events, c._said)
+
+
+def _session_contract(contract: Contract | Mapping[str, Any] | str | PathLike[str]
+                      ) -> Contract:
     c = _contract_of(contract)
     if not c._said:
         raise InputError("the contract looks for no claim in the agent's words (no 'said'); "
@@ -361,9 +407,7 @@ def verify_session(contract: Contract | Mapping[str, Any] | str | PathLike[str],
     if c._types or c._allowed or c._claims or c._validator is not None:
         raise InputError("the contract also checks the fields of a result (required, enums, "
                          "claims or json_schema); give the agent's result (--result)")
-    out: list[GateReason] = []
-    _check_said(c, session, out)
-    return GateResult(tuple(out))
+    return c
 
 
 def _events_of(trace: Any) -> list[Any] | None:

@@ -5,7 +5,8 @@ message and the call that would make it true. Where the pattern is found, the cl
 is backed only when the session holds such a call, the **last** one succeeded, came
 after the last event the claim's ``after`` picks (the test run after the last edit),
 and, with ``value_in``, holds the text the pattern captured (the PR number in the
-``gh pr create`` output). Anything else rejects, with the claim's text and what the
+``gh pr create`` output): with a value, the call judged is the last one that holds
+it. Anything else rejects, with the claim's text and what the
 session shows instead. Checks never print; the findings are data.
 """
 
@@ -14,12 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from roadcheck.documents.contract import SaidDoc
 from roadcheck.events import Event
 
-__all__ = ["SaidRule", "Shown", "check_said", "compile_said", "final_message"]
+__all__ = ["SaidRule", "Shown", "TurnEnd", "check_said", "check_turn_ends", "compile_said",
+           "final_message", "turn_ends"]
 
 #: How much of an event's command, or of the claim's text, a finding quotes.
 _QUOTE = 80
@@ -60,6 +63,13 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             search = re.compile(doc.pattern).search
         except re.error as exc:
             raise Problem((*loc, "pattern"), f"not a valid regular expression: {exc}") from None
+        if doc.not_under is not None:
+            try:
+                lead = re.compile(doc.not_under)
+            except re.error as exc:
+                raise Problem((*loc, "not_under"),
+                              f"not a valid regular expression: {exc}") from None
+            search = partial(_search_not_under, re.compile(doc.pattern), lead)
         if doc.value_in is not None and re.compile(doc.pattern).groups < 1:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
@@ -68,15 +78,60 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             if spec is None:
                 selectors.append(None)
                 continue
-            try:
-                check_selector(spec)
-            except Problem as p:
-                raise Problem((*loc, key, *p.loc), p.message) from None
-            selectors.append(compile_selector(spec, checked=True))
+            specs = spec if isinstance(spec, list) else [spec]
+            if not specs:
+                raise Problem((*loc, key), "an empty list of selectors picks no call")
+            compiled = []
+            for j, one in enumerate(specs):
+                at: tuple[str | int, ...] = (key, j) if isinstance(spec, list) else (key,)
+                try:
+                    check_selector(one)
+                except Problem as p:
+                    raise Problem((*loc, *at, *p.loc), p.message) from None
+                compiled.append(compile_selector(one, checked=True))
+            selectors.append(compiled[0] if len(compiled) == 1 else _any_of(tuple(compiled)))
         backed = selectors[0]
         assert backed is not None
         rules.append(SaidRule(doc, search, backed, selectors[1]))
     return tuple(rules)
+
+
+#: A list item's marker: "-", "*", "+", "1." or "1)", with an optional checkbox.
+_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
+
+
+def _search_not_under(pattern: re.Pattern[str], lead: re.Pattern[str],
+                      text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` in ``text`` not under a lead-in ``lead`` matches."""
+    for found in pattern.finditer(text):
+        words = found.group(0)
+        if not _under(text, found.start() + len(words) - len(words.lstrip()), lead):
+            return found
+    return None
+
+
+def _under(text: str, at: int, lead: re.Pattern[str]) -> bool:
+    """True when the words at ``at`` stand after a lead-in on their own line
+    ("Next steps: commit"), in a list below one, or on the line just below one: a
+    heading, or a line ending with a colon, that ``lead`` matches."""
+    start = text.rfind("\n", 0, at) + 1
+    head = text[start:at]
+    if ":" in head and lead.search(head[:head.rindex(":")]) is not None:
+        return True
+    end = text.find("\n", at)
+    item = _ITEM.match(text[start:end if end >= 0 else len(text)].lstrip()) is not None
+    for line in reversed(text[:start].split("\n")[:-1]):
+        bare = line.strip()
+        if item and (not bare or _ITEM.match(bare)):
+            continue  # a list item: up through the list to its lead-in
+        if bare.startswith("#") or bare.rstrip("*_ ").endswith(":"):
+            return lead.search(bare) is not None
+        return False
+    return False
+
+
+def _any_of(selectors: tuple[Callable[[Event], bool], ...]) -> Callable[[Event], bool]:
+    return lambda event: any(select(event) for select in selectors)
 
 
 def final_message(events: Sequence[Event]) -> str | None:
@@ -87,6 +142,51 @@ def final_message(events: Sequence[Event]) -> str | None:
             if isinstance(text, str) and text.strip():
                 return text
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """The claims one turn end makes, each judged on the session up to that message."""
+
+    seq: int
+    text: str
+    shown: tuple[Shown, ...]
+
+
+def _agent_text(event: Event) -> str | None:
+    if event.kind != "message" or event.get("role") in ("user", "system"):
+        return None
+    text = event.get("text")
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def turn_ends(events: Sequence[Event]) -> list[int]:
+    """The indices of the messages that hand a turn back: the agent's last message
+    before each message of the user's, and its last message of the session."""
+    out: list[int] = []
+    last: int | None = None
+    for i, event in enumerate(events):
+        if event.kind == "message" and event.get("role") == "user":
+            if last is not None:
+                out.append(last)
+            last = None
+        elif _agent_text(event) is not None:
+            last = i
+    if last is not None:
+        out.append(last)
+    return out
+
+
+def check_turn_ends(events: Sequence[Event], rules: Sequence[SaidRule]) -> list[TurnEnd]:
+    """Each turn end's claims, judged as :func:`check_said` judges the final message,
+    on the events up to and including that message (what the session showed then)."""
+    out: list[TurnEnd] = []
+    for i in turn_ends(events):
+        text = _agent_text(events[i])
+        assert text is not None
+        shown = check_said(text, events[:i + 1], rules)
+        out.append(TurnEnd(events[i].seq, text, tuple(shown)))
+    return out
 
 
 def check_said(text: str, events: Sequence[Event], rules: Sequence[SaidRule]) -> list[Shown]:
@@ -110,6 +210,17 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
         return Shown(False, name, f"you said {said}, but the session has no call that "
                                   f"would back it ({_calls(actions)})")
     last = backing[-1]
+    where = rule.doc.value_in
+    value = found.group(1) if where is not None else None
+    if where is not None and value:
+        # The claim names its object (the file, the PR number): judge the last call
+        # that holds it, not the last call of the kind (an edit of another file).
+        holding = [e for e in backing if _holds(e.get(where), value)]
+        if not holding:
+            nor = ", nor does any such call before it" if len(backing) > 1 else ""
+            return Shown(False, name, f"you said {said}, but {_show(last)} has no "
+                                      f"{value!r} in its {where}{nor}")
+        last = holding[-1]
     failure = _failure(last)
     if failure is not None:
         return Shown(False, name, f"you said {said}, but the last such call, {_show(last)}, "
@@ -119,11 +230,6 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
         if later:
             return Shown(False, name, f"you said {said}, but the last such call, "
                                       f"{_show(last)}, came before {_show(later[-1])}")
-    if rule.doc.value_in is not None and found.group(1):
-        value = found.group(1)
-        if not _holds(last.get(rule.doc.value_in), value):
-            return Shown(False, name, f"you said {said}, but {_show(last)} has no "
-                                      f"{value!r} in its {rule.doc.value_in}")
     return Shown(True, name, f"you said {said}: backed by {_show(last)}")
 
 

@@ -31,6 +31,10 @@ __all__ = ["accept"]
 @click.option("--claims-unchecked", is_flag=True,
               help="Judge a contract that checks claims without a trace: the claims are "
                    "not checked, and the report says so (without this, no trace is exit 2).")
+@click.option("--every-turn", is_flag=True,
+              help="With sessions and no --result: judge the claims of every turn end (the "
+                   "agent's last message before each of the user's), not only the final "
+                   "message.")
 @sha256_option("--expect-contract-sha256", "contract", "as sha256sum prints it")
 @report_options()
 @click.option("--self-test", is_flag=True, help="Judge the four built-in fixtures and exit.")
@@ -38,7 +42,7 @@ __all__ = ["accept"]
 def accept(contract: str | None, result: str | None, trace: str | None,
            trace_format: str | None, probe_cmd: str | None,
            probe_url: str | None, probe_timeout: float, claims_unchecked: bool,
-           expect_contract_sha256: str | None, fmt: str, output: str | None,
+           every_turn: bool, expect_contract_sha256: str | None, fmt: str, output: str | None,
            self_test: bool, sessions: tuple[str, ...]) -> None:
     """Accept an agent's claimed result only when the evidence backs it.
 
@@ -60,7 +64,10 @@ def accept(contract: str | None, result: str | None, trace: str | None,
         sys.exit(0 if all(c.as_expected for c in cases) else 1)
     if contract is not None and result is None and (trace is not None or sessions):
         _accept_sessions(contract, [*([trace] if trace else []), *sessions], trace_format,
-                         expect_contract_sha256, fmt, output)
+                         expect_contract_sha256, fmt, output, every_turn)
+    if every_turn:
+        raise click.UsageError("--every-turn judges sessions: give --contract and --trace, "
+                               "without --result")
     if sessions:
         raise click.UsageError("with --result, give one trace (--trace FILE)")
     if contract is None or result is None:
@@ -82,12 +89,13 @@ def accept(contract: str | None, result: str | None, trace: str | None,
 
 
 def _accept_sessions(contract: str, sessions: list[str], trace_format: str | None,
-                     expect_contract_sha256: str | None, fmt: str, output: str | None) -> None:
+                     expect_contract_sha256: str | None, fmt: str, output: str | None,
+                     every_turn: bool) -> None:
     from roadcheck.acceptance import accept_sessions
     from roadcheck.report import accept_batch_report
 
     runs = accept_sessions(contract, sessions, expect_contract_sha256=expect_contract_sha256,
-                           trace_format=trace_format)
+                           trace_format=trace_format, every_turn=every_turn)
     exit_code = max((r.exit for r in runs), default=0)
     if fmt in CI_FORMATS:
         from itertools import chain

@@ -57,12 +57,18 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     id: Text
     #: A regular expression (Python syntax; ``(?i)`` for any case).
     pattern: Text
-    #: The calls that would make the claim true: a selector over actions.
-    backed_by: dict[Text, Any]
-    #: The backing call must come after the last event this selector picks.
-    after: dict[Text, Any] | None = None
+    #: The calls that would make the claim true: a selector over actions, or a list
+    #: of selectors (a call any of them picks).
+    backed_by: dict[Text, Any] | list[dict[Text, Any]]
+    #: The backing call must come after the last event this selector (or any
+    #: selector of this list) picks.
+    after: dict[Text, Any] | list[dict[Text, Any]] | None = None
     #: Where the first group of ``pattern`` must appear in the backing call.
     value_in: Literal["result", "args"] | None = None
+    #: A regular expression: words found in a list or a line under a lead-in this
+    #: matches (a heading, or a line ending with a colon: "Acceptance criteria:")
+    #: announce work to do, and make no claim.
+    not_under: Text | None = None
 
 
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
