@@ -326,3 +326,31 @@ def test_span_times_print_as_datetime_prints_them(nanos: int) -> None:
     expected = (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=secs, microseconds=rest
                                                              // 1000))
     assert otel_mod._iso(nanos) == expected.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@pytest.mark.parametrize("indent", [None, 1])  # the typed one-pass path, and the walk
+def test_a_value_of_a_kind_otlp_does_not_define_is_refused(tmp_path: Path,
+                                                            indent: int | None) -> None:
+    """A misspelt ``stringValue`` on the tool name would drop the tool span (a push read
+    as no call at all); the file is refused instead, naming the span."""
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+            "name": "execute_tool send_report", "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2", "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                {"key": "gen_ai.tool.name", "value": {"strngValue": "send_report"}}]}
+    doc = {"resourceSpans": [{"resource": {"attributes": []},
+                              "scopeSpans": [{"spans": [span]}]}]}
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(doc, indent=indent, separators=None if indent else (",", ":")))
+    fmt, entries = load(str(path))
+    (entry,) = list(entries)
+    assert fmt == "otel" and isinstance(entry, ReadFailure)
+    assert ("span 0 ('execute_tool send_report'): attribute value has the unknown kind "
+            "'strngValue'") in entry.error.message
+    # an empty AnyValue is OTLP's empty value, read as null (and a tool span without its
+    # name is refused for that)
+    span["attributes"][1]["value"] = {"stringValue": "send_report"}
+    span["attributes"].append({"key": "app.note", "value": {}})
+    path.write_text(json.dumps(doc, indent=indent))
+    _, entries = load(str(path))
+    assert not isinstance(next(iter(entries)), ReadFailure)

@@ -152,9 +152,10 @@ _Code = Literal[0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERR
                 "UNSET", "OK", "ERROR"]
 
 
-class _AnyValue(msgspec.Struct, gc=False):
+class _AnyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     """An OTLP ``AnyValue``: the first field given counts, in the order of
-    :func:`_typed_value`."""
+    :func:`_typed_value`. A kind OTLP does not define (a misspelt ``stringValue``) is
+    refused, not read as no value: the attribute it holds would be lost."""
 
     stringValue: str | UnsetType = UNSET
     boolValue: bool | UnsetType = UNSET
@@ -545,7 +546,21 @@ def _any_value(v: Any) -> Any:
         return [_any_value(x) for x in _items(values, "arrayValue.values")]
     if "kvlistValue" in v:
         return _kv_list(_obj(v["kvlistValue"], "kvlistValue").get("values"))
+    if v:
+        unknown = sorted(k for k in v if k not in _KINDS)
+        raise _Bad(f"attribute value has {_a_kind(unknown)}; an AnyValue holds one of "
+                   + ", ".join(sorted(_KINDS)))
     return None
+
+
+#: The value kinds of an OTLP ``AnyValue``.
+_KINDS = frozenset({"stringValue", "boolValue", "intValue", "doubleValue", "arrayValue",
+                    "kvlistValue", "bytesValue"})
+
+
+def _a_kind(unknown: list[str]) -> str:
+    shown = ", ".join(repr(k) for k in unknown[:3])
+    return f"the unknown kind {shown}" if len(unknown) == 1 else f"the unknown kinds {shown}"
 
 
 def _kv_list(items: Any) -> dict[str, Any]:
