@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -100,10 +101,13 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-def _ray_workers() -> list[int]:
-    """This driver's Ray worker processes: ``ray::`` processes descended from it."""
+def _processes() -> tuple[dict[int, int], dict[int, float], list[int]]:
+    """Every process's parent, its CPU seconds so far (user and system), and the
+    ``ray::`` worker processes, from ``/proc``."""
     parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
     workers = []
+    tick = os.sysconf("SC_CLK_TCK")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -112,21 +116,48 @@ def _ray_workers() -> list[int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        parents[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
+        fields = stat.rsplit(b")", 1)[1].split()
+        parents[int(entry)] = int(fields[1])
+        cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
         if cmdline.startswith(b"ray::"):
             workers.append(int(entry))
+    return parents, cpu, workers
+
+
+def _descends(parents: dict[int, int], pid: int, root: int) -> bool:
+    for _ in range(16):
+        pid = parents.get(pid, 0)
+        if pid == root:
+            return True
+        if pid <= 1:
+            return False
+    return False
+
+
+def jobs_cpu() -> float:
+    """CPU seconds used so far by this process and its children waited for (the
+    ``--jobs`` worker processes, once their pool is shut down)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def ray_cpu() -> tuple[float, float, float]:
+    """CPU seconds used so far by this process (the driver, Ray's threads in it
+    included), by the Ray workers descended from it, and by Ray's other processes
+    (its object store, scheduler and agents, started by ``ray.init``)."""
+    parents, cpu, workers = _processes()
+    me = os.getpid()
+    ours = [pid for pid in cpu if _descends(parents, pid, me)]
+    on_workers = sum(cpu[pid] for pid in ours if pid in set(workers))
+    return time.process_time(), on_workers, sum(cpu[pid] for pid in ours) - on_workers
+
+
+def _ray_workers() -> list[int]:
+    """This driver's Ray worker processes: ``ray::`` processes descended from it."""
+    parents, _, workers = _processes()
     me = os.getpid()
 
-    def ours(pid: int) -> bool:
-        for _ in range(16):
-            pid = parents.get(pid, 0)
-            if pid == me:
-                return True
-            if pid <= 1:
-                return False
-        return False
-
-    return [pid for pid in workers if ours(pid)]
+    return [pid for pid in workers if _descends(parents, pid, me)]
 
 
 class Sampler:
@@ -181,6 +212,45 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class Runs:
+    """What the interleaved runs measured: each side's wall and CPU seconds, and the
+    memory sampled while Ray judged a tenth of the files and all of them."""
+
+    def __init__(self) -> None:
+        self.jobs: list[float] = []
+        self.jobs_cpu: list[float] = []
+        self.ray: list[float] = []
+        #: (driver, workers, Ray's other processes) CPU seconds of each Ray run.
+        self.ray_cpu: list[tuple[float, ...]] = []
+        self.tenth: Sampler | None = None
+        self.full: Sampler | None = None
+
+
+def measure(spec: Spec, paths: list[str], small: int, repeat: int, out: Path) -> Runs:
+    """Ray on a tenth of ``paths`` (its workers warm, their memory sampled), then
+    ``--jobs 2`` and Ray on all of them, interleaved ``repeat`` times; the reports
+    go to ``out``."""
+    from roadcheck.integrations.ray import replay_paths
+
+    runs = Runs()
+    with Sampler(_ray_workers) as runs.tenth, report_file(out / "ray-small.json",
+                                                          spec) as (report, render):
+        replay_paths(spec, paths[:small], render=render, sink=report)
+    for _ in range(repeat):  # interleaved, the medians compared
+        start, cpu = time.perf_counter(), jobs_cpu()
+        with report_file(out / "jobs2.json", spec) as (report, render):
+            replay_files(spec, paths, jobs=2, render=render, sink=report)
+        runs.jobs.append(time.perf_counter() - start)
+        runs.jobs_cpu.append(jobs_cpu() - cpu)
+        start, before = time.perf_counter(), ray_cpu()
+        with Sampler(_ray_workers) as runs.full, report_file(out / "ray.json",
+                                                             spec) as (report, render):
+            replay_paths(spec, paths, render=render, sink=report)
+        runs.ray.append(time.perf_counter() - start)
+        runs.ray_cpu.append(tuple(b - a for a, b in zip(before, ray_cpu(), strict=True)))
+    return runs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", type=int, default=1_000_000)
@@ -191,7 +261,7 @@ def main() -> int:
     args = parser.parse_args()
     import ray
 
-    from roadcheck.integrations.ray import auto_batch_size, replay_paths
+    from roadcheck.integrations.ray import auto_batch_size
 
     spec = load_replay_spec(SPEC)
     n = args.trajectories
@@ -207,36 +277,33 @@ def main() -> int:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
         boot = time.perf_counter() - start
-        pairs, rays = [], []
         try:
-            with Sampler(_ray_workers) as tenth, report_file(out / "ray-small.json",
-                                                             spec) as (report, render):
-                replay_paths(spec, paths[:small], render=render, sink=report)
-            for _ in range(args.repeat):  # interleaved, the medians compared
-                start = time.perf_counter()
-                with report_file(out / "jobs2.json", spec) as (report, render):
-                    replay_files(spec, paths, jobs=2, render=render, sink=report)
-                pairs.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                with Sampler(_ray_workers) as full, report_file(out / "ray.json",
-                                                                spec) as (report, render):
-                    replay_paths(spec, paths, render=render, sink=report)
-                rays.append(time.perf_counter() - start)
+            runs = measure(spec, paths, small, args.repeat, out)
         finally:
             ray.shutdown()
-        pair, on_ray = statistics.median(pairs), statistics.median(rays)
         same = sha256(out / "jobs2.json") == sha256(out / "ray.json")
         size = (out / "ray.json").stat().st_size
-
+    pair, on_ray = statistics.median(runs.jobs), statistics.median(runs.ray)
+    cpu_pair = statistics.median(runs.jobs_cpu)
+    parts = [statistics.median(c[i] for c in runs.ray_cpu) for i in range(3)]
+    cpu_ray = statistics.median(sum(c) for c in runs.ray_cpu)
+    tenth, full = runs.tenth, runs.full
+    assert tenth is not None
+    assert full is not None
     ratio = on_ray / pair
     growth = full.worker_peak_mib / tenth.worker_peak_mib if tenth.worker_peak_mib else 0.0
     print(f"{n} trajectories x 20 events, one per file ({PER_DIR} files a directory, "
           f"written in {wrote:.1f} s); Ray batches of {auto_batch_size(n, 2)} files; "
-          f"JSON report {size / 2**20:.0f} MiB")
-    print(f"  roadcheck replay --jobs 2   {pair:8.2f} s  {n / pair:8.0f} trajectories/s (baseline)")
+          f"JSON report {size / 2**20:.0f} MiB; load average {os.getloadavg()[0]:.1f}; "
+          f"medians of {args.repeat}")
+    print(f"  roadcheck replay --jobs 2   {pair:8.2f} s  {n / pair:8.0f} trajectories/s "
+          f"{cpu_pair:8.2f} s CPU (baseline)")
     print(f"  Ray, 2 CPUs             {on_ray:8.2f} s  {n / on_ray:8.0f} trajectories/s "
-          f"(+ {boot:.2f} s to start Ray)")
-    print(f"  Ray / --jobs 2          {ratio:8.2f}x (target <= {TARGET}x)")
+          f"{cpu_ray:8.2f} s CPU (+ {boot:.2f} s to start Ray)")
+    print(f"    Ray's CPU: the driver {parts[0]:.2f} s, the workers {parts[1]:.2f} s, "
+          f"Ray's other processes {parts[2]:.2f} s")
+    print(f"  Ray / --jobs 2          {ratio:8.2f}x (target <= {TARGET}x); CPU time "
+          f"{cpu_ray / cpu_pair:.2f}x")
     print(f"  peak RSS of a Ray worker: {tenth.worker_peak_mib:6.1f} MiB at {small} "
           f"trajectories, {full.worker_peak_mib:6.1f} MiB at {n} ({growth:.2f}x, "
           f"target <= {FLAT}x); {len(full.peaks)} workers seen")

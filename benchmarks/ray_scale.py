@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from roadcheck._inputs import load_replay_spec
-from roadcheck.report.replay import ReplayReportWriter, render_result
+from roadcheck.report.replay import ChunkFolder, ReplayReportWriter, render_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ray_replay import SPEC, write
@@ -51,11 +51,12 @@ def per_batch_time(paths: list[str]) -> float:
 
     spec = load_replay_spec(SPEC)
     render = partial(render_result, fmt="json", summary_only=False, by_field=None)
-    _judge_batch(spec, paths[:BATCH], None, render)  # the spec compiled, the code warm
+    fold = ChunkFolder("json", False)  # as a task folds its batch for the report writer
+    _judge_batch(spec, paths[:BATCH], None, render, fold)  # the spec compiled, the code warm
     batches = [paths[i:i + BATCH] for i in range(0, len(paths) - BATCH + 1, BATCH)]
     start = time.perf_counter()
     for batch in batches:
-        _judge_batch(spec, batch, None, render)
+        _judge_batch(spec, batch, None, render, fold)
     return (time.perf_counter() - start) / len(batches)
 
 
@@ -88,8 +89,10 @@ def driver_per_batch(template: list[Any], size: int) -> tuple[float, float]:
 
     import roadcheck.integrations.ray as on_ray
 
-    def ready(spec: Any, paths: list[str], input_format: str | None, render: Any) -> list[Any]:
-        return ready_rows(template, paths)
+    def ready(spec: Any, paths: list[str], input_format: str | None, render: Any,
+              fold: Any = None) -> Any:
+        rows = ready_rows(template, paths)
+        return rows if fold is None else fold(rows)
 
     spec = load_replay_spec(SPEC)
     real = on_ray._remote_batch
@@ -99,7 +102,8 @@ def driver_per_batch(template: list[Any], size: int) -> tuple[float, float]:
         with ReplayReportWriter(io.StringIO(), spec, spec_source=spec.source,
                                 spec_sha256=spec.sha256, fmt="json") as report:
             start, cpu = time.perf_counter(), time.process_time()
-            on_ray.replay_paths(spec, paths, batch_size=size, sink=report)
+            on_ray.replay_paths(spec, paths, batch_size=size, sink=report,
+                                render=partial(render_result, fmt="json"))
             report.finish()
             took, used = time.perf_counter() - start, time.process_time() - cpu
     finally:

@@ -25,7 +25,7 @@ from roadcheck.conformance import replay_files
 from roadcheck.integrations.ray import replay_dataset, replay_paths
 from roadcheck.report import replay_report
 
-from ..conftest import EXAMPLES
+from ..conftest import DATA, EXAMPLES
 
 pytestmark = [pytest.mark.ray,
               # Ray Data warns about its own deprecated settings when it reads them
@@ -107,6 +107,63 @@ class TestReplayPaths:
             report.finish()
         assert run.results == [] and run.files == ()
         assert out.getvalue() == local
+
+    @pytest.mark.parametrize("fmt", ["text", "json"])
+    def test_a_task_returns_its_batch_folded(self, fmt: str, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+        """With a report writer, each task hands back its batch folded (one chunk: the
+        counts and the rendered results as bytes), never a file's start or result one by
+        one, and the report is still the local one."""
+        import io
+        from functools import partial
+
+        from roadcheck.report.replay import ReplayChunk, ReplayReportWriter, render_result
+
+        spec = load_replay_spec(SPEC)
+        paths = FIXTURES * 3
+        local = replay_report(replay_files(spec, paths), spec, fmt=fmt)
+        got: list[object] = []
+        real_get = ray.get
+
+        def spy(ref: Any, **kwargs: Any) -> Any:
+            value = real_get(ref, **kwargs)
+            got.append(value)
+            return value
+
+        monkeypatch.setattr(ray, "get", spy)
+        out = io.StringIO()
+        with ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
+                                fmt=fmt) as report:
+            replay_paths(spec, paths, batch_size=5, sink=report,
+                         render=partial(render_result, fmt=fmt))
+            report.finish()
+        assert len(got) == -(-len(paths) // 5)
+        assert all(type(chunk) is ReplayChunk for chunk in got)
+        assert out.getvalue() == local
+
+    @pytest.mark.parametrize("options", [
+        ["--summary-only", "--by", "task_success"],
+        ["--summary-only", "--per-file"],
+        ["--format", "json", "--by", "task_success"],
+        ["--format", "json", "--summary-only"],
+        ["-v"],
+    ])
+    def test_cli_reports_equal_the_local_run(self, options: list[str], tmp_path: Path) -> None:
+        """Summaries, --by groups, --per-file and JSON over a mixed batch (native files,
+        Claude Code transcripts, a file that holds no run, a missing file) are the bytes
+        --jobs 1 prints, as are the exit codes."""
+        coding = DATA / "coding"
+        paths = [*FIXTURES, str(coding / "claude-code" / "short.jsonl"),
+                 str(coding / "claude-code-summary" / "summary-only.jsonl"),
+                 str(coding / "claude-code" / "subagent.jsonl"),
+                 str(tmp_path / "missing.jsonl"), *FIXTURES[:2]]
+        args = ["replay", str(SPEC), *paths, *options]
+        local = CliRunner().invoke(cli, args)
+        dist = CliRunner().invoke(cli, [*args, "--ray"])
+        assert local.exit_code in (1, 2)
+        assert dist.exit_code == local.exit_code
+        assert dist.stdout == local.stdout
+        assert dist.stdout
 
     def test_standard_input_is_refused(self) -> None:
         """'-' cannot be sent to a worker: exit 2 with one line."""

@@ -82,10 +82,16 @@ def _compiled(spec: Spec) -> CompiledSpec:
 
 
 def _judge_batch(spec: Spec, paths: Sequence[str], input_format: str | None,
-                 render: Callable[[ReplayResult], Any] | None = None) -> list[Any]:
+                 render: Callable[[ReplayResult], Any] | None = None,
+                 fold: Callable[[list[Any]], Any] | None = None) -> Any:
     """One batch of files judged in order: each file's start, then its results
-    (through ``render`` when given, so that only the rendered text travels back)."""
-    return list(_judged(_compiled(spec), list(paths), input_format, render or _same))
+    (through ``render`` when given, so that only the rendered text travels back).
+    With ``fold`` (the report writer's, as a ``--jobs`` worker folds a chunk), what it
+    makes of those items: the batch's counts and its rendered results as one block of
+    bytes, so the driver adds counts and copies bytes instead of taking every file's
+    start and result one by one."""
+    items = list(_judged(_compiled(spec), paths, input_format, render or _same))
+    return items if fold is None else fold(items)
 
 
 _remote_batch = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_judge_batch)
@@ -163,6 +169,19 @@ def replay_paths(spec: Spec, paths: Sequence[str], *, input_format: str | None =
         else:
             results.append(item)
 
+    # a report writer that folds (as under --jobs): each task returns its batch folded,
+    # its counts and rendered results in one block of bytes, and the driver merges it
+    fold = getattr(sink, "inline_fold", None) if sink is not None and render is not None \
+        else None
+
+    def take(ref: Any) -> None:
+        got = ray.get(ref)
+        if fold is not None:
+            sink.merge(got)  # type: ignore[union-attr]
+            return
+        for item in got:
+            deliver(item)
+
     try:
         spec_ref = ray.put(spec)  # shipped once; every task of a worker reads the same copy
         cpus = _cpus()
@@ -173,16 +192,14 @@ def replay_paths(spec: Spec, paths: Sequence[str], *, input_format: str | None =
         try:
             for batch in _batches(paths, size):
                 pending.append((len(batch), _remote_batch.remote(spec_ref, batch, input_format,
-                                                                 render)))
+                                                                 render, fold)))
                 if len(pending) >= window:
                     n, ref = pending.popleft()
-                    for item in ray.get(ref):
-                        deliver(item)
+                    take(ref)
                     done += n
             while pending:
                 n, ref = pending.popleft()
-                for item in ray.get(ref):
-                    deliver(item)
+                take(ref)
                 done += n
         except KeyboardInterrupt:
             for _, ref in pending:

@@ -737,6 +737,12 @@ class ReplayReportWriter(Tally):
             self._chunks = tempfile.mkdtemp(prefix="roadcheck-chunks-")
         return ChunkFolder(self.fmt, self.summary_only, self._chunks)
 
+    @property
+    def inline_fold(self) -> ChunkFolder:
+        """What folds a chunk where it was judged, its bytes carried in the chunk itself:
+        for workers that share no disk with this process (Ray's, on other machines)."""
+        return ChunkFolder(self.fmt, self.summary_only)
+
     def _chunk_fd(self, pid: int) -> int:
         """The descriptor of worker ``pid``'s chunk file, opened (and unlinked: the worker
         holds it open too) on first use."""
