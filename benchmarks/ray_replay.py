@@ -12,6 +12,12 @@ then judges them in one run, side by side:
   baseline ``--repeat`` times (medians compared). Ray's start-up is reported
   apart from the replay.
 
+Beside each side's wall time it prints its CPU time, read from ``/proc`` and
+``getrusage`` (the machine may be shared: CPU time moves less with the load):
+for ``--jobs 2`` this process and its worker processes, for Ray the driver (Ray's
+threads in it included), the Ray workers and Ray's other processes (its object
+store, scheduler and agents), each apart.
+
 While Ray works, the resident memory of every Ray worker process (and of the
 driver) is sampled every 50 ms from ``/proc``. Targets: Ray's time at the full
 size within 1.5x of the baseline's, and the peak RSS of a worker flat, that is

@@ -10,6 +10,7 @@ timing is asserted.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -312,6 +313,21 @@ def test_ray_replay_misses(load: Callable[[str], ModuleType]) -> None:
     assert len(bench.verdict(True, 1.2, 100.0, 130.0)) == 1
     assert len(bench.verdict(True, 1.2, 0.0, 120.0)) == 1
     assert len(bench.verdict(True, 1.2, 100.0, 0.0)) == 1
+
+
+def test_ray_replay_counts_cpu(load: Callable[[str], ModuleType]) -> None:
+    """The CPU counters the script prints: this process's time grows with work done here,
+    and Ray's three shares are never negative."""
+    bench = load("ray_replay")
+    before = bench.jobs_cpu()
+    driver, workers, others = bench.ray_cpu()
+    deadline = time.process_time() + 0.05
+    while time.process_time() < deadline:
+        pass
+    assert bench.jobs_cpu() >= before + 0.05
+    assert bench.ray_cpu()[0] >= driver + 0.05
+    assert workers >= 0.0
+    assert others >= 0.0
 
 
 def test_ray_scale_misses(load: Callable[[str], ModuleType]) -> None:
