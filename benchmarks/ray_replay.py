@@ -174,6 +174,8 @@ class Sampler:
         self.peaks: dict[int, int] = {}
         self.driver = 0
         self.stop = threading.Event()
+        #: CPU seconds the sampling thread took (the driver's figure leaves them out).
+        self.cpu = 0.0
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
@@ -187,6 +189,7 @@ class Sampler:
                 self.peaks[pid] = max(self.peaks.get(pid, 0), _rss_kib(pid))
             self.driver = max(self.driver, _rss_kib(os.getpid()))
             self.stop.wait(0.05)
+        self.cpu = time.thread_time()  # the sampling's own CPU, not the driver's work
 
     @property
     def worker_peak_mib(self) -> float:
@@ -249,11 +252,14 @@ def measure(spec: Spec, paths: list[str], small: int, repeat: int, out: Path) ->
         runs.jobs.append(time.perf_counter() - start)
         runs.jobs_cpu.append(jobs_cpu() - cpu)
         start, before = time.perf_counter(), ray_cpu()
-        with Sampler(_ray_workers) as runs.full, report_file(out / "ray.json",
-                                                             spec) as (report, render):
+        with Sampler(_ray_workers) as full, report_file(out / "ray.json",
+                                                        spec) as (report, render):
             replay_paths(spec, paths, render=render, sink=report)
         runs.ray.append(time.perf_counter() - start)
-        runs.ray_cpu.append(tuple(b - a for a, b in zip(before, ray_cpu(), strict=True)))
+        after = ray_cpu()
+        runs.ray_cpu.append((after[0] - before[0] - full.cpu, after[1] - before[1],
+                             after[2] - before[2]))
+        runs.full = full
     return runs
 
 
