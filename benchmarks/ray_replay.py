@@ -7,7 +7,8 @@ then judges them in one run, side by side:
 - the baseline, ``roadcheck replay --jobs 2``: the call that command makes
   (``replay_files(jobs=2)``, the JSON report streamed to a file);
 - Ray, as ``roadcheck replay --ray`` makes it (``replay_paths``, the JSON report
-  streamed to a file, batches of the size it picks) on ``ray.init(num_cpus=2)``,
+  streamed to a file, batches of the size it picks) on ``ray.init(num_cpus=2)``
+  with the workers at the priority ``--ray`` gives a local instance (nice 0),
   at a tenth of the size and then at the full size, interleaved with the
   baseline ``--repeat`` times (medians compared). Ray's start-up is reported
   apart from the replay.
@@ -273,7 +274,7 @@ def main() -> int:
     args = parser.parse_args()
     import ray
 
-    from roadcheck.integrations.ray import auto_batch_size
+    from roadcheck.integrations.ray import LOCAL_SYSTEM_CONFIG, auto_batch_size
 
     spec = load_replay_spec(SPEC)
     n = args.trajectories
@@ -287,7 +288,7 @@ def main() -> int:
 
         start = time.perf_counter()
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
+                 configure_logging=False, _system_config=LOCAL_SYSTEM_CONFIG)
         boot = time.perf_counter() - start
         try:
             runs = measure(spec, paths, small, args.repeat, out)

@@ -165,6 +165,35 @@ class TestReplayPaths:
         assert dist.stdout == local.stdout
         assert dist.stdout
 
+    def test_a_local_instance_runs_its_workers_at_nice_0(self,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+        """The instance --ray starts runs its workers at the priority of --jobs workers
+        (Ray's default is nice 15); a cluster's address is joined as it is."""
+        import roadcheck.integrations.ray as on_ray
+
+        calls: list[dict[str, Any]] = []
+        monkeypatch.setattr(ray, "is_initialized", lambda: False)
+        monkeypatch.setattr(ray, "init", lambda **kwargs: calls.append(kwargs))
+        assert on_ray._init(None) is True
+        assert on_ray._init("ray://head:10001") is True
+        assert calls[0]["_system_config"] == {"worker_niceness": 0}
+        assert "_system_config" not in calls[1]
+
+        @ray.remote
+        def niceness() -> int:
+            return os.nice(0)
+
+        monkeypatch.undo()
+        ray.shutdown()  # the module's instance, started again the way --ray starts one
+        try:
+            assert on_ray._init(None) is True
+            assert ray.get(niceness.remote()) == 0
+        finally:
+            ray.shutdown()
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+
     def test_standard_input_is_refused(self) -> None:
         """'-' cannot be sent to a worker: exit 2 with one line."""
         result = CliRunner().invoke(cli, ["replay", str(SPEC), "-", "--ray"], input="{}")

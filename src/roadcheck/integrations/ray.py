@@ -97,13 +97,20 @@ def _judge_batch(spec: Spec, paths: Sequence[str], input_format: str | None,
 _remote_batch = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_judge_batch)
 
 
+#: What a local instance started here is told: its workers at the priority of any other
+#: process (Ray starts them at nice 15, which on a busy machine leaves them the CPU that
+#: nothing else wants, where ``--jobs`` workers get their share).
+LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
+
+
 def _init(address: str | None) -> bool:
     """Connect to Ray (a local instance without an address); True when this call started it."""
     if ray.is_initialized():
         return False
+    local: dict[str, Any] = {} if address else {"_system_config": LOCAL_SYSTEM_CONFIG}
     try:
         ray.init(address=address or None, logging_level=logging.WARNING, log_to_driver=False,
-                 include_dashboard=False, configure_logging=False)
+                 include_dashboard=False, configure_logging=False, **local)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise InputError(f"cannot reach Ray at {address or 'a local instance'}: "
                          f"{' '.join(str(exc).split())}") from None
