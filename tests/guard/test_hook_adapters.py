@@ -195,3 +195,29 @@ class TestApprove:
         assert proc.returncode == 2
         assert "Traceback" not in proc.stderr and "nope" in proc.stderr
 
+
+
+def test_codex_stop_is_refused_while_a_real_obligation_is_open(tmp_path: Path) -> None:
+    """Not a stand-in: the spec's obligation, opened by a deploy Codex ran, keeps the turn
+    until a smoke test ran."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("obligations:\n  - id: smoke-after-deploy\n"
+                    "    after: {action_type: Bash, command: {words: [make, deploy]}}\n"
+                    "    require: {action_type: Bash, command: {words: [make, smoke]}}\n")
+    data = Path(__file__).resolve().parents[1] / "data" / "hooks" / "codex"
+    post = json.loads((data / "post.json").read_text())
+    stop = json.loads((data / "stop.json").read_text())
+    state = tmp_path / "state"
+
+    def ran(command: str, call: str) -> None:
+        answer = _run("codex", {**post, "tool_input": {"command": command},
+                                "tool_use_id": call}, state, str(spec))
+        assert answer.exit == 0, answer
+
+    ran("make deploy", "c1")
+    held = _run("codex", stop, state, str(spec))
+    assert held.exit == 0
+    out = json.loads(held.stdout)
+    assert out["decision"] == "block" and "smoke-after-deploy" in out["reason"]
+    ran("make smoke", "c2")
+    assert _run("codex", stop, state, str(spec)).stdout.strip() == ""
