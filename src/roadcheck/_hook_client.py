@@ -43,7 +43,7 @@ ENV_DAEMON = "ROADCHECK_GUARD_DAEMON"
 #: The variables that decide which state, key and spec files a call uses: a daemon
 #: answers only calls made in an environment that agrees with its own on each.
 ENV = ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "ROADCHECK_GUARD_STATE_DIR",
-       "ROADCHECK_GUARD_KEY_FILE", "ROADCHECK_GUARD_NO_KEY")
+       "ROADCHECK_GUARD_KEY_FILE", "ROADCHECK_GUARD_NO_KEY", "ROADCHECK_GUARD_SIGN_KEY_FILE")
 #: Seconds to wait for the daemon to take the connection (nothing is sent before).
 CONNECT_TIMEOUT = 0.25
 #: Seconds to wait for its answer once the event is sent: within the hook's own

@@ -40,7 +40,7 @@ NOT_ON_THE_HOOK_PATH = ("click", "yaml", "rich", "pydantic", "jsonschema",
                         "roadcheck.documents._read", "roadcheck.report",
                         "roadcheck.harness",
                         "roadcheck.acceptance", "roadcheck.revalidation", "roadcheck.integrations",
-                        "shutil", "tempfile")
+                        "shutil", "tempfile", "cryptography", "rfc8785", "roadcheck.guard.signed")
 
 PROBE = """\
 import json, os, sys

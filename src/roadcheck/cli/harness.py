@@ -268,21 +268,30 @@ def evidence_witness(run_id: str, runs_dir: str, key_file: str | None, witness_k
 @click.option("--store", "store_url", metavar="URL", default=None, callback=database_url,
               help="Read the run from this postgresql:// store instead of --runs-dir.")
 @KEY_FILE_OPTION
+@click.option("--public-key", "public_keys", type=FILE, multiple=True, metavar="PUB",
+              help="An Ed25519 public key (PEM, repeatable): every signed approval in the "
+                   "trail must verify under one; a guard session given no --key-file is "
+                   "checked by its signed decision log alone.")
 def audit(run_id: str, runs_dir: str, html_out: str | None, store_url: str | None,
-          key_file: str | None) -> None:
+          key_file: str | None, public_keys: tuple[str, ...]) -> None:
     """Print RUN's evidence trail; exit 1 when its evidence is broken."""
     from roadcheck.evidence import load_key
     from roadcheck.harness.audit import load_trail
     from roadcheck.report.harness import audit_html, audit_text
 
+    keys = []
+    if public_keys:
+        from roadcheck.evidence.signing import load_verify_key
+
+        keys = [load_verify_key(path) for path in public_keys]
     if store_url is not None:
         from roadcheck.harness.audit import load_pg_trail
 
-        trail = load_pg_trail(store_url, run_id, load_key(key_file))
+        trail = load_pg_trail(store_url, run_id, load_key(key_file), keys)
     else:
         # no --key-file: a run takes the environment's evidence key, a guard session its own
         trail = load_trail(runs_dir, run_id, load_key(key_file) if key_file is not None
-                           else None)
+                           else None, keys)
     if html_out is not None:
         from roadcheck._files import write_output
 

@@ -22,7 +22,8 @@ import msgspec
 from roadcheck.documents.approval import KEY_ID_PREFIX, Approval
 from roadcheck.errors import InputError
 
-__all__ = ["approval_problem", "approve_with_key", "is_key_id", "sign_approval"]
+__all__ = ["approval_problem", "approve_with_key", "is_key_id", "sign_approval",
+           "signature_problem"]
 
 
 def is_key_id(name: object) -> bool:
@@ -78,11 +79,11 @@ def approval_problem(doc: object, *, key_id: str, checkpoint_id: str,
         approval = msgspec.convert(doc, Approval)
     except msgspec.ValidationError as exc:
         return f"its approval is not an approval: {exc}"
-    return _signature_problem(approval, key_id) or _scope_problem(approval, checkpoint_id,
+    return signature_problem(approval, key_id) or _scope_problem(approval, checkpoint_id,
                                                                   call, at)
 
 
-def _signature_problem(approval: Approval, key_id: str) -> str | None:
+def signature_problem(approval: Approval, key_id: str) -> str | None:
     """Why the approval is not ``key_id``'s signature, or None."""
     try:
         from roadcheck.evidence.signing import VerifyKey

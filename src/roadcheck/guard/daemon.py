@@ -276,7 +276,8 @@ class Daemon:
             if req.env != self.env:
                 return Answer(b"", b"", 2, "another environment than the daemon's")
             if any(req.env[k] and not os.path.isabs(req.env[k] or "")
-                   for k in ("ROADCHECK_GUARD_STATE_DIR", "ROADCHECK_GUARD_KEY_FILE")):
+                   for k in ("ROADCHECK_GUARD_STATE_DIR", "ROADCHECK_GUARD_KEY_FILE",
+                             "ROADCHECK_GUARD_SIGN_KEY_FILE")):
                 return Answer(b"", b"", 2, "a relative path in the environment")
             found = answer(req.adapter, req.args, req.payload, self.stores, req.cwd)
             with self._count:

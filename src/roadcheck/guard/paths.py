@@ -27,12 +27,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path, PurePath, PureWindowsPath
 
-__all__ = ["ENV_KEY_FILE", "ENV_NO_KEY", "ENV_STATE_DIR", "default_key_path",
+__all__ = ["ENV_KEY_FILE", "ENV_NO_KEY", "ENV_SIGN_KEY_FILE", "ENV_STATE_DIR", "default_key_path",
            "default_state_dir", "heads_dir", "no_key_requested", "state_dir"]
 
 ENV_STATE_DIR = "ROADCHECK_GUARD_STATE_DIR"
 ENV_KEY_FILE = "ROADCHECK_GUARD_KEY_FILE"
 ENV_NO_KEY = "ROADCHECK_GUARD_NO_KEY"
+#: A PEM Ed25519 private key that signs every session's decision log (see
+#: :mod:`roadcheck.guard.signed`).
+ENV_SIGN_KEY_FILE = "ROADCHECK_GUARD_SIGN_KEY_FILE"
 _APP = "roadcheck"
 
 

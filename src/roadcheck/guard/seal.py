@@ -45,7 +45,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from roadcheck.errors import EvidenceError, StoreError
 from roadcheck.evidence.keys import AUTH_HMAC, AUTH_NONE, EvidenceKey
@@ -102,8 +102,11 @@ class Sealed:
 class Sealer:
     """Seals and opens guard files: HMAC-SHA256 under ``key``, or sha256 without one."""
 
-    def __init__(self, key: EvidenceKey | None, scope: str) -> None:
+    def __init__(self, key: EvidenceKey | None, scope: str, signer: Any = None) -> None:
         self.key = key
+        #: The Ed25519 :class:`~roadcheck.evidence.signing.SigningKey` that also signs the
+        #: decision log's head (see :mod:`roadcheck.guard.signed`), or None.
+        self.signer = signer
         self.scope = scope.encode()
         self.auth = AUTH_HMAC if key is not None else AUTH_NONE
         self.key_id = key.key_id if key is not None else None

@@ -141,13 +141,17 @@ class GuardStore:
     answered (the hook): a session's decision log is left open when the session
     closes, so SQLite's checkpoint on close (a write and an fsync of the whole
     database, as costly as the commit) falls to a later commit instead.
+    ``sign_key_file`` (``None``: ``$ROADCHECK_GUARD_SIGN_KEY_FILE``, else none): a PEM
+    Ed25519 private key that also signs the decision log's head on every commit
+    (see :mod:`roadcheck.guard.signed`).
     """
 
     def __init__(self, directory: str | PathLike[str] | None,
                  spec: Spec | Mapping[str, Any] | str | PathLike[str], *,
                  approver: str | None = None, key_file: str | PathLike[str] | None = None,
-                 no_key: bool = False, linger: bool = False) -> None:
-        from roadcheck.guard.paths import state_dir
+                 no_key: bool = False, linger: bool = False,
+                 sign_key_file: str | PathLike[str] | None = None) -> None:
+        from roadcheck.guard.paths import ENV_SIGN_KEY_FILE, state_dir
 
         #: ``directory``, else ``$ROADCHECK_GUARD_STATE_DIR``, else the user's state directory.
         self.dir = state_dir(directory)
@@ -161,7 +165,14 @@ class GuardStore:
         #: The guard key's file, and when the guard runs without a key, why.
         self.key_path, self.key_notice = found.path, found.notice
         self.key = found.key
-        self.sealer = seal.Sealer(found.key, self.scope)
+        signing = sign_key_file if sign_key_file is not None else (
+            os.environ.get(ENV_SIGN_KEY_FILE) or None)
+        signer = None
+        if signing is not None:  # cryptography is imported only here
+            from roadcheck.evidence.signing import load_signing_key
+
+            signer = load_signing_key(signing)
+        self.sealer = seal.Sealer(found.key, self.scope, signer)
         self.heads = (seal.Heads(found.path, self.scope, self.sealer)
                       if found.key is not None and found.path is not None else None)
         self.spec = _cached_spec(self.dir, spec, self.sealer) \
@@ -496,9 +507,16 @@ class _Stored:
                                            self.spec_sha256, at))
         asked = orjson.dumps(live.asked)
 
+        signer = self.sealer.signer
+
         def side(head: Any) -> dict[str, str]:
-            return {ASKED: self.sealer.seal("asked", self.session, head.records, asked,
+            docs = {ASKED: self.sealer.seal("asked", self.session, head.records, asked,
                                             head.last_hash).decode()}
+            if signer is not None:
+                from roadcheck.guard.signed import SIGNATURE, sign_log
+
+                docs[SIGNATURE] = sign_log(signer, self.session, head.records, head.last_hash)
+            return docs
 
         sealed = self._log.extend(records, manifest_sha256=self.sealer.scope.decode(),
                                   side=side)

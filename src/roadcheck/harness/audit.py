@@ -5,14 +5,20 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roadcheck._files import read_regular
 from roadcheck.errors import StoreError
 from roadcheck.evidence.chain import ChainCheck
 from roadcheck.evidence.keys import AnyKey, load_key
 from roadcheck.evidence.manifest import MANIFEST, read_manifest
+from roadcheck.evidence.record import GENESIS
 from roadcheck.evidence.store import STORE_KINDS, check_run_id, detect_store, open_store
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roadcheck.evidence.signing import VerifyKey
 
 __all__ = ["RunTrail", "load_pg_trail", "load_trail"]
 
@@ -32,11 +38,16 @@ class RunTrail:
     #: The status the run's last invocation ended with (``completed``, ``paused``,
     #: ``hard-stop``, ``refused``), from its trajectory; None when none was written.
     status: str | None = None
+    #: With public keys given (``--public-key``): what their signatures vouch for, one
+    #: line each, and what they do not (a problem each).
+    signed: tuple[str, ...] = ()
+    signature_problems: tuple[str, ...] = ()
 
     @property
     def exit(self) -> int:
-        """0 when the chain holds, 1 when it was tampered with."""
-        return self.check.exit
+        """0 when the chain holds (and every signature checked verifies), 1 when the
+        evidence was tampered with."""
+        return 1 if self.signature_problems else self.check.exit
 
     @property
     def params(self) -> dict[str, Any]:
@@ -46,19 +57,26 @@ class RunTrail:
 
 
 def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
-               key: AnyKey | None = None) -> RunTrail:
+               key: AnyKey | None = None, public_keys: Sequence[VerifyKey] = ()) -> RunTrail:
     """Read a run's records and verify them; a missing run is a :class:`StoreError`.
 
     ``key=None`` takes the evidence key from the environment, if one is set there.
     A guard session (see :mod:`roadcheck.guard.store`) is verified as the guard reads
     it, with the guard's key (``key``, else the guard's own, never the environment's
-    evidence key).
+    evidence key); with ``public_keys`` and no ``key``, by its hash chain and its
+    signed head alone (:mod:`roadcheck.guard.signed`). With ``public_keys``, every
+    signed approval the trail carries must verify under one of them.
     """
     run_dir = Path(runs_dir) / check_run_id(run_id)
     from roadcheck.guard.store import is_session
 
+    if public_keys and key is None and (run_dir / "evidence.sqlite").is_file() \
+            and is_session(runs_dir, run_id):
+        return _signed_guard_trail(Path(runs_dir), run_id, public_keys)
     if is_session(runs_dir, run_id, key):
-        return _guard_trail(Path(runs_dir), run_id, key)
+        trail = _guard_trail(Path(runs_dir), run_id, key)
+        return _with_approvals(trail, public_keys, _session_events(run_dir)) \
+            if public_keys else trail
     manifest: dict[str, Any] | None = None
     if (run_dir / MANIFEST).exists():
         manifest = read_manifest(run_dir)
@@ -80,8 +98,72 @@ def load_trail(runs_dir: str | os.PathLike[str], run_id: str,
     aside = tuple(sorted((p.name for p in run_dir.glob("evidence.torn.*")
                           if p.name.rpartition(".")[2].isdigit()),
                          key=lambda name: (len(name), name)))
-    return RunTrail(run_id, workflow, store.kind, records, check, manifest, aside,
-                    _last_status(run_dir / "trajectory.jsonl"))
+    trail = RunTrail(run_id, workflow, store.kind, records, check, manifest, aside,
+                     _last_status(run_dir / "trajectory.jsonl"))
+    return _with_approvals(trail, public_keys, []) if public_keys else trail
+
+
+def _with_approvals(trail: RunTrail, keys: Sequence[VerifyKey], events: list[Any],
+                    signed: tuple[str, ...] = (), problems: tuple[str, ...] = ()) -> RunTrail:
+    """``trail`` with every signed approval in its records and ``events`` checked."""
+    import dataclasses
+
+    from roadcheck.guard.signed import approval_problems
+
+    bad, found = approval_problems([events, trail.records], keys)
+    if found and not bad:
+        signed = (*signed, f"{found} signed approvals verify")
+    elif not found:
+        signed = (*signed, "no signed approvals")
+    return dataclasses.replace(trail, signed=signed, signature_problems=(*problems, *bad))
+
+
+def _session_events(run_dir: Path) -> list[Any]:
+    """The events of a guard session's state file as it holds them (unchecked: the
+    approvals among them are checked by their own signatures); [] when unreadable."""
+    import orjson
+
+    try:
+        raw = read_regular(run_dir / "guard.json")
+    except OSError:
+        return []
+    try:
+        state = orjson.loads(raw.partition(b"\n")[2])
+    except orjson.JSONDecodeError:
+        return []
+    events = state.get("events") if isinstance(state, dict) else None
+    return events if isinstance(events, list) else []
+
+
+def _signed_guard_trail(runs_dir: Path, session: str, keys: Sequence[VerifyKey]) -> RunTrail:
+    """A guard session checked with public keys alone: its decision log's hash chain, its
+    signed head, and the approvals it carries."""
+    import dataclasses
+
+    from roadcheck.evidence.chain import verify_chain
+    from roadcheck.evidence.store import SqliteStore
+    from roadcheck.guard.signed import SIGNATURE, log_signature_problem
+
+    store = SqliteStore(runs_dir / session, session)
+    try:
+        records = store.records()
+        doc = store.side_doc(SIGNATURE)
+    finally:
+        store.close()
+    check = verify_chain(session, records)
+    last = str(records[-1].get("hash")) if records else GENESIS
+    problem, key_id = log_signature_problem(doc, session=session, records=len(records),
+                                            last_hash=last, keys=keys)
+    if problem is None:
+        check = dataclasses.replace(check, auth="ed25519", authenticated=check.ok,
+                                    key_id=key_id, head_records=len(records), head_hash=last)
+        signed: tuple[str, ...] = (f"decision log: {len(records)} records signed by key "
+                                   f"{key_id}",)
+    else:
+        signed = ()
+    trail = RunTrail(session, "guard", "sqlite", records, check, {})
+    return _with_approvals(trail, keys, _session_events(runs_dir / session), signed,
+                           (problem,) if problem is not None else ())
 
 
 def _guard_trail(runs_dir: Path, session: str, key: AnyKey | None) -> RunTrail:
@@ -126,7 +208,8 @@ def _last_status(path: Path) -> str | None:
     return None
 
 
-def load_pg_trail(url: str, run_id: str, key: AnyKey | None = None) -> RunTrail:
+def load_pg_trail(url: str, run_id: str, key: AnyKey | None = None,
+                  public_keys: Sequence[VerifyKey] = ()) -> RunTrail:
     """:func:`load_trail` for a run kept in a PostgreSQL store (``--store URL``)."""
     from roadcheck.evidence.postgres import Database, PostgresStore
 
@@ -138,5 +221,6 @@ def load_pg_trail(url: str, run_id: str, key: AnyKey | None = None) -> RunTrail:
         records = store.records()
     finally:
         db.close()
-    return RunTrail(run_id, str(manifest.get("workflow") or ""), store.kind, records, check,
-                    manifest)
+    trail = RunTrail(run_id, str(manifest.get("workflow") or ""), store.kind, records, check,
+                     manifest)
+    return _with_approvals(trail, public_keys, []) if public_keys else trail

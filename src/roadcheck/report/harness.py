@@ -89,7 +89,7 @@ def _guard_lines(trail: RunTrail) -> list[str]:
              f"{plural(len(trail.records), 'decision')}",
              f"chain: {'OK' if trail.check.ok else f'BROKEN ({trail.check.problem})'}: "
              f"{trail.check.message}",
-             *_check_lines(trail.check)]
+             *_check_lines(trail.check), *_signature_lines(trail)]
     for r in trail.records:
         gate, art = _part(r, "gate"), _part(r, "artifact")
         try:
@@ -121,7 +121,7 @@ def audit_text(trail: RunTrail) -> str:
              _params_line(trail.params),
              f"chain: {'OK' if trail.check.ok else f'BROKEN ({trail.check.problem})'}: "
              f"{trail.check.message}",
-             *_check_lines(trail.check)]
+             *_check_lines(trail.check), *_signature_lines(trail)]
     lines.extend(f"set aside: {name} (a last record that never committed)"
                  for name in trail.set_aside)
     for r in trail.records:
@@ -131,6 +131,12 @@ def audit_text(trail: RunTrail) -> str:
                      f" | {r.get('role')}/{r.get('identity')} | sha256 "
                      f"{str(art.get('sha256'))[:16]}{_producer(r)}")
     return text_lines(lines)
+
+
+def _signature_lines(trail: RunTrail) -> list[str]:
+    """What the public keys given vouch for, and each signature that does not verify."""
+    return [*(f"signed: {line}" for line in trail.signed),
+            *(f"signature: BROKEN: {problem}" for problem in trail.signature_problems)]
 
 
 def _producer(record: dict[str, Any]) -> str:
