@@ -126,3 +126,20 @@ def test_a_bad_public_key_file_is_a_usage_error(tmp_path: Path) -> None:
     code, out = _audit(state, tmp_path / "junk.pub")
     assert code == 2 and len(out.strip().splitlines()) == 1, out
     assert msgspec  # the approval documents are msgspec structs
+
+
+def test_evidence_verify_checks_a_signed_log_with_its_public_key(tmp_path: Path) -> None:
+    state, _, _ = _session(tmp_path)
+    args = ["evidence", "verify", "s", "--runs-dir", str(state), "--key-file",
+            str(tmp_path / "guard-sign.pub"), "--format", "json"]
+    good = CliRunner().invoke(cli, args)
+    assert good.exit_code == 0, good.output
+    doc = json.loads(good.stdout)
+    assert doc["auth"] == "ed25519" and doc["authenticated"] and doc["records"] == 2
+    _append_unsigned(state, tmp_path)
+    bad = CliRunner().invoke(cli, args)
+    assert bad.exit_code == 1, bad.output
+    assert json.loads(bad.stdout)["problem"] == "forged"
+    other = new_key_pair(tmp_path / "other")
+    wrong = CliRunner().invoke(cli, [*args[:-3], str(tmp_path / "other.pub")])
+    assert wrong.exit_code == 1 and f"not by {other.key_id}" in wrong.stdout, wrong.output

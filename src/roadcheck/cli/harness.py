@@ -222,11 +222,20 @@ def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file:
 
         check = verify_pg_run(store_url, run_id, load_key(key_file))
     else:
+        from roadcheck.evidence.keys import EvidenceKey
         from roadcheck.guard.store import is_session, verify_session
 
         key = load_key(key_file) if key_file is not None else None
-        check = (verify_session(runs_dir, run_id, key) if is_session(runs_dir, run_id, key)
-                 else verify_run(runs_dir, run_id, key if key is not None else load_key()))
+        if key is not None and not isinstance(key, EvidenceKey) \
+                and is_session(runs_dir, run_id):  # a guard's signed log, by the public key
+            from roadcheck.evidence.signing import SigningKey
+            from roadcheck.guard.signed import check_signed_log
+
+            public = key.public if isinstance(key, SigningKey) else key
+            check = check_signed_log(runs_dir, run_id, [public]).check
+        else:
+            check = (verify_session(runs_dir, run_id, key) if is_session(runs_dir, run_id, key)
+                     else verify_run(runs_dir, run_id, key if key is not None else load_key()))
     emit(verify_report(check, fmt=fmt))
     sys.exit(check.exit)
 

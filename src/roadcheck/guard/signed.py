@@ -18,14 +18,18 @@ verifies. ``cryptography`` is imported only when a key is given.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 if TYPE_CHECKING:
+    from roadcheck.evidence.chain import ChainCheck
     from roadcheck.evidence.signing import SigningKey, VerifyKey
 
-__all__ = ["FORMAT", "SIGNATURE", "approval_problems", "log_signature_problem", "sign_log"]
+__all__ = ["FORMAT", "SIGNATURE", "SignedLog", "approval_problems", "check_signed_log",
+           "log_signature_problem", "sign_log"]
 
 #: The name of the side document of the decision log that holds the head's signature.
 SIGNATURE = "signature"
@@ -72,6 +76,49 @@ def log_signature_problem(doc: str | None, *, session: str, records: int, last_h
                 f"{signed.get('records')} records) is not this log ({records} records): "
                 "edited, cut, extended or copied from another session"), None
     return None, key.key_id
+
+
+@dataclass(frozen=True, slots=True)
+class SignedLog:
+    """A decision log checked with public keys alone: its records, the check of its hash
+    chain alone, the check of both (the chain, then the signed head: ``forged``, or
+    ``unauthenticated`` when it carries none), and why the signature does not vouch
+    for the records (None when it does)."""
+
+    records: list[dict[str, Any]]
+    chain: ChainCheck
+    check: ChainCheck
+    problem: str | None
+
+
+def check_signed_log(directory: str | Path, session: str,
+                     keys: Sequence[VerifyKey]) -> SignedLog:
+    """Check the decision log of guard session ``session`` in the state directory
+    ``directory``: every record's hash and link, and its signed head, under one of
+    ``keys``."""
+    import dataclasses
+
+    from roadcheck.evidence.chain import verify_chain
+    from roadcheck.evidence.record import GENESIS
+    from roadcheck.evidence.store import SqliteStore, check_run_id
+
+    store = SqliteStore(Path(directory) / check_run_id(session), session)
+    try:
+        records = store.records()
+        doc = store.side_doc(SIGNATURE)
+    finally:
+        store.close()
+    check = chain = verify_chain(session, records)
+    last = str(records[-1].get("hash")) if records else GENESIS
+    problem, key_id = log_signature_problem(doc, session=session, records=len(records),
+                                            last_hash=last, keys=keys)
+    if problem is None:
+        check = dataclasses.replace(check, auth="ed25519", authenticated=check.ok,
+                                    key_id=key_id, head_records=len(records), head_hash=last)
+    elif check.ok:
+        check = dataclasses.replace(check, problem="forged" if doc is not None
+                                    else "unauthenticated", message=problem)
+    return SignedLog(records, chain, check, problem)
 
 
 def _approvals(doc: Any) -> Iterator[Mapping[str, Any]]:

@@ -12,7 +12,6 @@ from roadcheck.errors import StoreError
 from roadcheck.evidence.chain import ChainCheck
 from roadcheck.evidence.keys import AnyKey, load_key
 from roadcheck.evidence.manifest import MANIFEST, read_manifest
-from roadcheck.evidence.record import GENESIS
 from roadcheck.evidence.store import STORE_KINDS, check_run_id, detect_store, open_store
 
 if TYPE_CHECKING:
@@ -138,29 +137,13 @@ def _session_events(run_dir: Path) -> list[Any]:
 def _signed_guard_trail(runs_dir: Path, session: str, keys: Sequence[VerifyKey]) -> RunTrail:
     """A guard session checked with public keys alone: its decision log's hash chain, its
     signed head, and the approvals it carries."""
-    import dataclasses
+    from roadcheck.guard.signed import check_signed_log
 
-    from roadcheck.evidence.chain import verify_chain
-    from roadcheck.evidence.store import SqliteStore
-    from roadcheck.guard.signed import SIGNATURE, log_signature_problem
-
-    store = SqliteStore(runs_dir / session, session)
-    try:
-        records = store.records()
-        doc = store.side_doc(SIGNATURE)
-    finally:
-        store.close()
-    check = verify_chain(session, records)
-    last = str(records[-1].get("hash")) if records else GENESIS
-    problem, key_id = log_signature_problem(doc, session=session, records=len(records),
-                                            last_hash=last, keys=keys)
-    if problem is None:
-        check = dataclasses.replace(check, auth="ed25519", authenticated=check.ok,
-                                    key_id=key_id, head_records=len(records), head_hash=last)
-        signed: tuple[str, ...] = (f"decision log: {len(records)} records signed by key "
-                                   f"{key_id}",)
-    else:
-        signed = ()
+    found = check_signed_log(runs_dir, session, keys)
+    records, problem = found.records, found.problem
+    check = found.check if problem is None else found.chain  # the problem is said below
+    signed: tuple[str, ...] = ((f"decision log: {len(records)} records signed by key "
+                                f"{check.key_id}",) if problem is None else ())
     trail = RunTrail(session, "guard", "sqlite", records, check, {})
     return _with_approvals(trail, keys, _session_events(runs_dir / session), signed,
                            (problem,) if problem is not None else ())
