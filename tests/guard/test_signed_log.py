@@ -102,6 +102,12 @@ def test_a_forged_log_or_approval_is_reported(tmp_path: Path,
     code, out = _audit(state, tmp_path / "guard-sign.pub", approver_pub)
     assert code == 1, out
     assert "signature: BROKEN:" in out and says in out
+    page = tmp_path / "audit.html"
+    CliRunner().invoke(cli, ["audit", "s", "--runs-dir", str(state), "--html", str(page),
+                             "--public-key", str(tmp_path / "guard-sign.pub"),
+                             "--public-key", str(approver_pub)])
+    html = page.read_text()
+    assert "signature BROKEN" in html and 'class="banner outcome bad"' in html
 
 
 def test_an_unsigned_log_or_an_unknown_approver_is_reported(tmp_path: Path) -> None:

@@ -247,7 +247,7 @@ def outcome_line(trail: RunTrail) -> tuple[str, str]:
     if trail.workflow == "guard" and not trail.manifest:
         return (f"Guard session: {plural(len(trail.records), 'decision')} recorded"
                 f"{'; the last: ' + str(gate.get('summary')) if gate.get('summary') else ''}."), \
-            "ok" if trail.check.ok else "bad"
+            "ok" if trail.exit == 0 else "bad"
     if status == "completed":
         return (f"Completed: every phase passed its gate "
                 f"({plural(len(trail.records), 'record')})."), "ok"
@@ -284,6 +284,9 @@ def audit_html(trail: RunTrail) -> str:
         f"{esc(trail.check.message)}{link}</div>",
         f"<p class=\"meta\">{esc(trail.check.scope)}</p>",
         *(f"<p class=\"meta\">note: {esc(n)}</p>" for n in trail.check.notes),
+        *(f"<p class=\"meta\">signed: {esc(line)}</p>" for line in trail.signed),
+        *(f"<div class=\"banner bad\">signature BROKEN: {esc(p)}</div>"
+          for p in trail.signature_problems),
         *(f"<p class=\"meta\">set aside: <code>{esc(name)}</code> (a last record that "
           "never committed)</p>" for name in trail.set_aside),
         "<h2>Params</h2><p class=\"meta\">Fixed when the run was created; every record "
