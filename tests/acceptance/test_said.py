@@ -395,3 +395,13 @@ class TestCommand:
         assert r.exit_code == 2
         assert "no built-in contract 'nope'; the built-in contracts are builtin:coding-agent" \
             in r.output
+
+
+def test_a_call_the_selectors_call_failed_backs_no_claim() -> None:
+    """One test of success: a result marked as an error (tau2's ``result_error``) or a
+    refusal is a failed call here too, as ``ok: false`` selects it."""
+    for failed in ({"result_error": True, "result": "no such order"},
+                   {"refused": "the user said no"}):
+        traj = session(edit("app.py"), bash("pytest -q", **failed), final="tests pass")
+        ((ok, message),) = judge(traj)
+        assert not ok and "failed: an error is recorded" in message, message

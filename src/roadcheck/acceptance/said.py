@@ -234,19 +234,24 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
 
 
 def _failure(event: Event) -> str | None:
-    """Why a call failed, as the recording says, or None when it succeeded."""
+    """Why a call failed, as the recording says, or None when it succeeded.
+
+    A call failed where the selectors' ``ok`` says so (:func:`roadcheck.selectors.succeeded`:
+    an error, a refusal, a result marked as an error, a non-zero exit status) or where the
+    accept gate's own test does (``ok: false``, ``is_error``, an error in the result)."""
+    from roadcheck.acceptance.trace import call_errored
+    from roadcheck.selectors import succeeded
+
+    if succeeded(event) is not False and not call_errored(event.data):
+        return None
     code = event.get("exit_code")
     if isinstance(code, int) and not isinstance(code, bool) and code != 0:
         return f"exit {code}"
-    from roadcheck.acceptance.trace import call_errored
-
-    if call_errored(event.data):
-        error = event.get("error")
-        if not isinstance(error, str):
-            result = event.get("result")
-            error = result.get("error") if isinstance(result, dict) else None
-        return _quote(error) if isinstance(error, str) and error else "an error is recorded"
-    return None
+    error = event.get("error")
+    if not isinstance(error, str):
+        result = event.get("result")
+        error = result.get("error") if isinstance(result, dict) else None
+    return _quote(error) if isinstance(error, str) and error else "an error is recorded"
 
 
 def _holds(where: Any, value: str) -> bool:
