@@ -100,37 +100,44 @@ def load_trace(path: str | PathLike[str], input_format: str | None = None) -> li
     ``input_format``. Such a file must hold one run: a file of several is named
     ``PATH#RUN`` (the run's id as replay prints it).
     """
-    from roadcheck.ingest.native import read_bytes
-
-    source, _ = _split_run(str(path))
-    if input_format is None:
-        data = read_bytes(source)
-        if data.lstrip()[:1] == b"[" and _is_native(data, str(path)):
-            return _read_call_list(source, data)
-    return calls_of(load_session(path, input_format))
+    source, run, data, fmt = _read(path, input_format)
+    if input_format is None and run is None and _native(fmt) and data.lstrip()[:1] == b"[":
+        return _read_call_list(source, data)
+    return calls_of(_session(source, run, data, fmt))
 
 
 def load_session(path: str | PathLike[str], input_format: str | None = None) -> Trajectory:
     """Read one run of any format replay reads (``PATH#RUN`` names one of several), with
     every event: the agent's messages as well as its calls. A JSON list of calls is no
     session (it holds no message) and is read as a native file would be: refused."""
-    from roadcheck.ingest import UNKNOWN, detect_format
-    from roadcheck.ingest.native import read_bytes, read_native
+    return _session(*_read(path, input_format))
+
+
+def _read(path: str | PathLike[str], input_format: str | None) -> tuple[str, str | None,
+                                                                          bytes, str]:
+    """The file (and the run) ``path`` names, its bytes and its format, read once."""
+    from roadcheck.ingest import detect_format
+    from roadcheck.ingest.native import read_bytes
 
     source, run = _split_run(str(path))
     data = read_bytes(source)
-    fmt = input_format or detect_format(data)
-    if fmt in ("native", UNKNOWN) and run is None:
+    return source, run, data, input_format or detect_format(data)
+
+
+def _native(fmt: str) -> bool:
+    from roadcheck.ingest import UNKNOWN
+
+    return fmt in ("native", UNKNOWN)
+
+
+def _session(source: str, run: str | None, data: bytes, fmt: str) -> Trajectory:
+    if _native(fmt) and run is None:
+        from roadcheck.ingest.native import read_native
+
         trajectory = read_native(source, data)
         _check_native(source, trajectory)
         return trajectory
     return _one_run(source, data, fmt, run)
-
-
-def _is_native(data: bytes, path: str) -> bool:
-    from roadcheck.ingest import UNKNOWN, detect_format
-
-    return _split_run(path)[1] is None and detect_format(data) in ("native", UNKNOWN)
 
 
 def _split_run(path: str) -> tuple[str, str | None]:
