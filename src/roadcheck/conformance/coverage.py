@@ -162,15 +162,14 @@ def _gate_probes(section: str) -> Callable[[CompiledSpec], list[Probe]]:
 
     def build(c: CompiledSpec) -> list[Probe]:
         out: list[Probe] = []
-        gates = [g for g in c.gates.gates if g.kind == section]
-        for i, g in enumerate(gates):
+        for g in (g for g in c.gates.gates if g.kind == section):
             code, rid = g.code.value, g.id
 
             def fails(f: Finding, code: str = code, rid: str = rid) -> bool:
                 return f.code == code and f.location.rule_id == rid
 
             first = pins(g.sels[0]) or ()
-            out.append(Probe((section, i), f"{section} '{rid}'",
+            out.append(Probe((section, int(g.at.partition(".")[2])), f"{section} '{rid}'",
                              section in ("forbidden", "limits"), g.first,
                              g.second or g.first, fails,
                              names=tuple(("action_type", t) for t in first)))

@@ -11,7 +11,7 @@ contrast and nothing else.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -187,7 +187,7 @@ class CompiledSpec:
         #: How many of them (0 for most specs: the hot path then skips them).
         self.gate_count = len(self.gates)
         #: Where the spec declares each of them, as reports name it (``forbidden.0``).
-        self.gate_keys = _gate_keys(self.gates.gates)
+        self.gate_keys = tuple(g.at for g in self.gates.gates)
         #: The objects of an event (``args``, ``result``, ``payload``) some rule reads: a
         #: live session must keep them for later events to be judged as replay would.
         self.reads = _gates.objects_read(rule_table(spec), self.gates)
@@ -774,16 +774,6 @@ class Replayer:
         return ReplayResult(traj_id, path, "PASS", _PASS_REASONS, tuple(warnings),
                             tuple(notes), task_success, stats, source, final, meta or {},
                             derived, reach)
-
-
-def _gate_keys(gates: Sequence[_gates.Gate]) -> tuple[str, ...]:
-    """``forbidden.0``, ``limits.1``...: each rule's place in its section of the spec."""
-    seen: dict[str, int] = {}
-    keys = []
-    for g in gates:
-        seen[g.kind] = seen.get(g.kind, -1) + 1
-        keys.append(f"{g.kind}.{seen[g.kind]}")
-    return tuple(keys)
 
 
 def _with_picked(rules: list[_Rule] | None, selecting: list[tuple[Selector, _Rule]],

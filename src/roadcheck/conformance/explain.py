@@ -208,10 +208,9 @@ def _gates(spec: CompiledSpec, before: Replayer, event: Event) -> list[RuleLook]
 
     found = {g.id: f for g, f in before.would(event)}
     out = []
-    seen: dict[str, int] = {}
     for g in spec.gates.gates:
-        i = seen[g.kind] = seen.get(g.kind, -1) + 1
-        look = RuleLook((g.kind, i), f"{g.kind} '{g.id}'", "")
+        section, _, i = g.at.partition(".")
+        look = RuleLook((section, int(i)), f"{g.kind} '{g.id}'", "")
         for (role, _), sel in zip(RULE_SELECTORS[g.kind], g.sels, strict=True):
             look.selectors.append(explain_selector(role, sel, event))
         hit = found.get(g.id)

@@ -169,12 +169,14 @@ class OpenObligation(NamedTuple):
 class Gate:
     """A forbidden, limits, obligations or flows rule, compiled."""
 
-    __slots__ = ("at_most", "code", "doc", "first", "id", "index", "kind", "second", "sels",
-                 "shown", "unless", "value", "warn")
+    __slots__ = ("at", "at_most", "code", "doc", "first", "id", "index", "kind", "second",
+                 "sels", "shown", "unless", "value", "warn")
 
-    def __init__(self, index: int, kind: str, doc: Any, *, checked: bool) -> None:
+    def __init__(self, index: int, kind: str, doc: Any, *, checked: bool, at: str) -> None:
         self.index = index
         self.kind = kind
+        #: Where the spec declares it, as reports name it: ``forbidden.0``.
+        self.at = at
         self.doc = doc
         self.id: str = doc.id
         self.code = _CODES[kind]
@@ -272,8 +274,8 @@ def compile_gates(spec: Spec) -> tuple[Gate, ...]:
     """The spec's forbidden, limits, obligations and flows rules, in that order."""
     out: list[Gate] = []
     for kind in RULE_KINDS:
-        for doc in getattr(spec.doc, kind):
-            out.append(Gate(len(out), kind, doc, checked=spec.checked))
+        for i, doc in enumerate(getattr(spec.doc, kind)):
+            out.append(Gate(len(out), kind, doc, checked=spec.checked, at=f"{kind}.{i}"))
     return tuple(out)
 
 
