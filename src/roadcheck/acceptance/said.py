@@ -60,17 +60,18 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             raise Problem((*loc, "id"), f"claim id {doc.id!r} is given twice")
         seen.add(doc.id)
         try:
-            search = re.compile(doc.pattern).search
+            pattern = re.compile(doc.pattern)
         except re.error as exc:
             raise Problem((*loc, "pattern"), f"not a valid regular expression: {exc}") from None
+        search = pattern.search
         if doc.not_under is not None:
             try:
                 lead = re.compile(doc.not_under)
             except re.error as exc:
                 raise Problem((*loc, "not_under"),
                               f"not a valid regular expression: {exc}") from None
-            search = partial(_search_not_under, re.compile(doc.pattern), lead)
-        if doc.value_in is not None and re.compile(doc.pattern).groups < 1:
+            search = partial(_search_not_under, pattern, lead)
+        if doc.value_in is not None and pattern.groups < 1:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
         selectors: list[Callable[[Event], bool] | None] = []
