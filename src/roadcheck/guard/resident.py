@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roadcheck.guard import files, seal
+from roadcheck.guard import files
 from roadcheck.guard.store import _LOCK, _LOG, STATE, GuardSession, GuardStore, _Stored
 
 __all__ = ["MAX_SESSIONS", "ResidentStore"]
@@ -98,11 +98,7 @@ class ResidentStore:
         stored = _Stored(store.sealer, store.heads, where, session, store.spec_sha256,
                          shared=True)
         try:
-            stored.load(create)
-            if stored.new and store.key_notice:
-                seal.say_once(store.key_notice)
-            live = GuardSession(store, session, stored.events, stored.asked, stored.snapshot(),
-                                stored.state_mac)
+            live = store.opened(stored, session, create)
         except BaseException:
             stored.close()
             raise

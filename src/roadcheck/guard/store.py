@@ -211,17 +211,22 @@ class GuardStore:
         fd = files.lock(where / _LOCK)  # within files.LOCK_WAIT seconds, or refused
         stored = _Stored(self.sealer, self.heads, where, session, self.spec_sha256)
         try:
-            stored.load(create)
-            if stored.new and self.key_notice:
-                seal.say_once(self.key_notice)
-            live = GuardSession(self, session, stored.events, stored.asked, stored.snapshot(),
-                                stored.state_mac)
+            live = self.opened(stored, session, create)
             yield live
             stored.save(live)
         finally:
             stored.close(linger=self.linger)
             os.close(fd)  # closing the descriptor releases the lock
 
+
+    def opened(self, stored: _Stored, session: str, create: bool) -> GuardSession:
+        """The live session of what ``stored`` holds, read (and created with ``create``);
+        the first new session of a guard without a key says so once."""
+        stored.load(create)
+        if stored.new and self.key_notice:
+            seal.say_once(self.key_notice)
+        return GuardSession(self, session, stored.events, stored.asked, stored.snapshot(),
+                            stored.state_mac)
 
     @contextlib.contextmanager
     def held(self, session: str, *, create: bool = False) -> Iterator[HeldSession]:
@@ -237,12 +242,7 @@ class GuardStore:
         fd = files.lock(where / _LOCK)
         stored = _Stored(self.sealer, self.heads, where, session, self.spec_sha256)
         try:
-            stored.load(create)
-            if stored.new and self.key_notice:
-                seal.say_once(self.key_notice)
-            live = GuardSession(self, session, stored.events, stored.asked, stored.snapshot(),
-                                stored.state_mac)
-            held = HeldSession(live, stored)
+            held = HeldSession(self.opened(stored, session, create), stored)
             yield held
             held.flush()
         finally:
