@@ -139,6 +139,20 @@ def mixed_session(n: int = MIXED_PRIOR) -> list[dict[str, Any]]:
     return [{"seq": i + 1, **e} for i, e in enumerate(out)]
 
 
+def _timed_checks(guard: Guard, calls_to: list[dict[str, Any]], calls: int) -> tuple[float,
+                                                                                   float]:
+    """p50, p99 (us) of ``guard.check`` over ``calls`` calls, taken from ``calls_to`` in
+    turn."""
+    clock = time.perf_counter_ns
+    out = []
+    for i in range(calls):
+        call = calls_to[i % len(calls_to)]
+        t0 = clock()
+        guard.check(call)
+        out.append(clock() - t0)
+    return _percentiles(out)
+
+
 def mixed_check_latency(calls: int) -> tuple[float, float]:
     """p50, p99 (us) of check under the mixed spec after 10,000 prior events, over calls
     of every tool (some forbidden, some sinks carrying a value a source returned)."""
@@ -149,14 +163,7 @@ def mixed_check_latency(calls: int) -> tuple[float, float]:
                  "args": {"to": "a@outside.example" if i % 3 == 0 else "b@corp.example",
                           "n": i * 97, "items": [{"sku": "X1" if i % 5 == 0 else "S1"}],
                           "ref": f"R{(i * 97) % MIXED_PRIOR:06d}"}} for i in range(RULES)]
-    clock = time.perf_counter_ns
-    out = []
-    for i in range(calls):
-        call = calls_to[i % RULES]
-        t0 = clock()
-        guard.check(call)
-        out.append(clock() - t0)
-    return _percentiles(out)
+    return _timed_checks(guard, calls_to, calls)
 
 
 def session(n: int = PRIOR) -> list[dict[str, Any]]:
@@ -205,14 +212,7 @@ def check_latency(calls: int) -> tuple[float, float]:
         guard.observe(event)
     calls_to = [{"event": "action", "action_type": f"tool_{i % RULES}",
                  "args": {"to": "cfo", "n": i}} for i in range(RULES)]
-    clock = time.perf_counter_ns
-    out = []
-    for i in range(calls):
-        call = calls_to[i % RULES]
-        t0 = clock()
-        guard.check(call)
-        out.append(clock() - t0)
-    return _percentiles(out)
+    return _timed_checks(guard, calls_to, calls)
 
 
 def observe_latency(rounds: int) -> float:
