@@ -39,7 +39,7 @@ import psycopg
 from roadcheck.evidence.postgres import PostgresStore, verify_pg_run
 from roadcheck.evidence.store import JsonlStore
 from roadcheck.harness import Workflow
-from roadcheck.harness.worker import WorkerOptions, run_on_database
+from roadcheck.harness.worker import WorkerOptions, run_on_database, submit_run
 
 BUDGET_MS = 2.0
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -116,9 +116,8 @@ def workers(url: str, count: int, runs: int, run_phases: int, root: Path) -> flo
     path.write_text(json.dumps(doc("pool", run_phases)), encoding="utf-8")
     wf = Workflow.load(path)
     for n in range(runs):
-        res = run_on_database(wf.spec, wf.spec_dir, str(path), url,
-                              opts=WorkerOptions("submitter", "ci", root / "runs"), params={},
-                              run_id=f"s{n:03d}")
+        res = submit_run(wf.spec, wf.spec_dir, str(path), url, params={},
+                         run_id=f"s{n:03d}", runs_dir=root / "runs")
         assert res.status == "paused", res.message
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROADCHECK_")}
     start = time.perf_counter()

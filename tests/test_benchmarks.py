@@ -515,3 +515,14 @@ def test_mcp_proxy_misses(load: Callable[[str], ModuleType],
         figures = {"stdio": (1.0, 1.0 + stdio, stdio), "http": (2.0, 2.0 + http, http)}
         monkeypatch.setattr(bench, "measure", lambda t, calls, f=figures: f[t])
         assert bench.main(["--calls", "3"]) == code, figures
+
+
+def test_postgres_store_workers_run(load: Callable[[str], ModuleType], tmp_path: Path) -> None:
+    """The workers figure for real on 2 runs of 2 phases: every run submitted, worked once
+    by one of two worker processes, and verified."""
+    from .postgres import pg_schema
+
+    bench = load("postgres_store")
+    with pg_schema() as url:
+        elapsed = bench.workers(url, 2, 2, 2, tmp_path)
+    assert elapsed > 0
