@@ -89,14 +89,6 @@ def _where(record: AnyRecord) -> str:
             f"(iteration {_get(record, 'iteration')})")
 
 
-def _links(rec: AnyRecord) -> tuple[object, object, object]:
-    """``(hash, prev_hash, params_sha256)`` of a record as read."""
-    if type(rec) is EvidenceRecord:
-        return rec.hash, rec.prev_hash, rec.params_sha256
-    assert not isinstance(rec, EvidenceRecord)
-    return rec.get("hash"), rec.get("prev_hash"), rec.get("params_sha256")
-
-
 class ChainWalk:
     """A run's records checked one at a time, as they are read: each record's hash and its
     link to the one before, its params digest and (with ``shapes``) its shape.
@@ -126,7 +118,16 @@ class ChainWalk:
 
     def add(self, rec: AnyRecord) -> None:
         """Check the next record."""
-        own, prev, params = _links(rec)
+        own: object
+        prev: object
+        params: object
+        if isinstance(rec, EvidenceRecord):
+            own, prev, params = rec.hash, rec.prev_hash, rec.params_sha256
+            # a typed record of this run was checked as it was read; any other is judged
+            fine = rec.run_id == self._run_id and self._workflow in (None, rec.workflow)
+        else:
+            own, prev, params = rec.get("hash"), rec.get("prev_hash"), rec.get("params_sha256")
+            fine = False
         self.hashes.append(own)
         if self._broken is None:
             if record_hash(rec) != own:
@@ -137,7 +138,7 @@ class ChainWalk:
                 self._broken = ("manifest", len(self.hashes), prev, _where(rec))
             else:
                 self._expected = own
-        if self._shapes and self.shape is None:
+        if self._shapes and self.shape is None and not fine:
             self.shape = _shape_problem(rec, len(self.hashes), self._run_id, self._workflow)
 
     def extend(self, records: Iterable[AnyRecord]) -> ChainWalk:
