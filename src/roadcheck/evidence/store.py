@@ -1087,7 +1087,9 @@ def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
     """Verify a stored run: chain, head, MAC, attempt files and ``run.json``; with a
     ``witness`` (:class:`~roadcheck.documents.evidence.HeadWitness`) and the pinned
     ``witness_key``, also that the chain extends the head it saw
-    (:mod:`roadcheck.evidence.witness`).
+    (:mod:`roadcheck.evidence.witness`); with a verified RFC 3161 token
+    (:class:`~roadcheck.evidence.timestamp.Timestamp`) as ``witness``, that the chain
+    extends the head it stamped (:mod:`roadcheck.evidence.timestamp`).
 
     ``key=None`` takes the key from the environment, if one is set there.
     """
@@ -1103,9 +1105,12 @@ def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
     try:
         check = store.verify(manifest)
         if witness is not None:
+            from roadcheck.evidence.timestamp import Timestamp, apply_timestamp
             from roadcheck.evidence.witness import apply_witness
 
-            check = apply_witness(check, witness, witness_key, store.records())
+            check = (apply_timestamp(check, witness, store.records())
+                     if isinstance(witness, Timestamp)
+                     else apply_witness(check, witness, witness_key, store.records()))
         return check
     finally:
         store.close()
