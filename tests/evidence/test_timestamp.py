@@ -328,3 +328,28 @@ def test_options_that_do_not_go_together(setup: tuple[Path, Path, Path],
     for extra in ([], ["--tsq", "--key", str(key)]):
         result = CliRunner().invoke(cli, [*witness, *extra])
         assert result.exit_code == 2 and "--tsq" in result.stderr, result.output
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_the_tamper_matrix_without_a_key_but_with_a_token(tmp_path: Path, kind: str) -> None:
+    """An unkeyed run, time-stamped at its last head: every class of the tamper matrix that
+    touches a stamped record is detected, re-hashed and rewritten heads included; a record
+    appended after the stamped head, with a head to match, is not (the witness's blind
+    spot, as docs/security.md says)."""
+    from tests.evidence.test_tamper_matrix import build, run_matrix
+
+    from roadcheck.evidence.timestamp import read_timestamp
+
+    base = build(tmp_path / "base", kind, None)
+    tsa = _tsa(tmp_path / "tsa")
+    query = tmp_path / "head.tsq"
+    made = CliRunner().invoke(cli, ["evidence", "witness", "r", "--runs-dir", str(base),
+                                    "--tsq", "-o", str(query)])
+    assert made.exit_code == 0, made.output
+    stamp = read_timestamp(_reply(tsa, query, tmp_path / "head.tsr"), tsa / "tsa.pem",
+                           tsa / "ca.pem")
+    counts = run_matrix(tmp_path / "m", kind, None, base=base, witness=stamp)
+    print(f"\ntamper matrix ({kind}, no key, a token of the last head): "
+          + ", ".join(f"{name} {d}/{t}" for name, (d, t) in counts.items()))
+    assert counts.pop("append") == (0, 1)
+    assert all(d == t for d, t in counts.values()), counts
