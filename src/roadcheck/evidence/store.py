@@ -263,9 +263,10 @@ class _Lines:
     """The complete lines of a file after its first ``skip`` lines, with their line
     numbers, read :data:`_CHUNK` bytes at a time; blank lines are passed over.
 
-    Once iterated: ``end`` is the length of the file up to its last end of line,
-    ``torn`` what follows it, ``start`` the offset of the first line yielded from,
-    ``count`` how many lines were yielded and ``blank`` how many were passed over.
+    Once iterated to the end: ``end`` is the length of the file up to its last end of
+    line, ``torn`` what follows it, ``start`` the offset of the first line after the
+    skipped ones, ``count`` how many lines were yielded and ``blank`` how many were
+    passed over.
     """
 
     def __init__(self, path: Path, skip: int) -> None:
@@ -281,17 +282,18 @@ class _Lines:
             raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
                              path=str(self.path)) from None
         with fh:
-            n, rest = 0, b""
+            n, rest, skip, read = 0, b"", self.skip, 0
             try:
                 while chunk := fh.read(_CHUNK):
+                    read += len(chunk)
                     parts = chunk.split(b"\n")
                     parts[0] = rest + parts[0]
                     rest = parts.pop()
+                    self.end = read - len(rest)
                     for raw in parts:
                         n += 1
-                        self.end += len(raw) + 1
-                        if n <= self.skip:
-                            self.start = self.end
+                        if n <= skip:
+                            self.start += len(raw) + 1
                         elif not raw or raw.isspace():
                             self.blank += 1
                         else:
