@@ -353,3 +353,22 @@ def test_the_tamper_matrix_without_a_key_but_with_a_token(tmp_path: Path, kind: 
           + ", ".join(f"{name} {d}/{t}" for name, (d, t) in counts.items()))
     assert counts.pop("append") == (0, 1)
     assert all(d == t for d, t in counts.values()), counts
+
+
+def test_without_the_timestamp_extra(setup: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """Without rfc3161-client, asking for a request or giving a token is one line naming
+    the extra, exit 2; the statement witness is untouched."""
+    import sys
+
+    runs, key, tsa = setup
+    tsr = _stamp(runs, key, tsa, tmp_path / "head.tsr")
+    for args in (["witness", "r", "--tsq", "-o", str(tmp_path / "again.tsq")],
+                 ["verify", "r", "--witness", str(tsr), "--tsa-cert", str(tsa / "tsa.pem")]):
+        argv = ["evidence", *args, "--runs-dir", str(runs), "--key-file", f"{key}.pub"]
+        code = ("import sys\nsys.modules['rfc3161_client'] = None\n"
+                f"from roadcheck.cli import main\nmain({argv!r})\n")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=False)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr == ("error[missing-extra]: rfc3161_client is not installed: "
+                              "pip install 'roadcheck[timestamp]'\n")
