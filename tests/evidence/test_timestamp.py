@@ -280,6 +280,9 @@ def test_another_tsa_certificate_is_refused(setup: tuple[Path, Path, Path],
         assert "does not verify with the TSA certificate" in result.stderr
     unchained = _verify(runs, key, tsr, tsa / "tsa.pem")
     assert unchained.exit_code == 2 and "--tsa-chain" in unchained.stderr
+    bundle = tmp_path / "bundle.pem"  # the root twice, another TSA's root beside it
+    bundle.write_bytes((tsa / "ca.pem").read_bytes() * 2 + (other / "ca.pem").read_bytes())
+    assert _verify(runs, key, tsr, tsa / "tsa.pem", "--tsa-chain", str(bundle)).exit_code == 0
 
 
 @pytest.mark.parametrize("validity", [

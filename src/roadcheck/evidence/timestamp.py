@@ -137,7 +137,8 @@ def read_timestamp(path: str | Path, tsa_cert: str | Path,
     naming the file, exit 2: a token that does not verify is never used."""
     client = _client()
     (tsa,) = _certificates(tsa_cert, "TSA certificate")[:1]
-    chain = _certificates(tsa_chain, "TSA chain") if tsa_chain is not None else []
+    given = _certificates(tsa_chain, "TSA chain") if tsa_chain is not None else []
+    chain = [c for i, c in enumerate(given) if c not in given[:i]]  # each certificate once
     roots = [c for c in [tsa, *chain] if c.subject == c.issuer]
     if not roots:
         raise InputError("the TSA certificate is not self-signed: give the certificates it "
@@ -174,8 +175,9 @@ def read_timestamp(path: str | Path, tsa_cert: str | Path,
         raise InputError(f"the time-stamp token does not verify with the TSA certificate "
                          f"{tsa.subject.rfc4514_string()!r}: {_why(exc)}",
                          path=str(path)) from None
-    return Timestamp(digest, info.gen_time.astimezone(dt.UTC), int(info.serial_number),
-                     tsa.subject.rfc4514_string())
+    when = info.gen_time
+    when = when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when.astimezone(dt.UTC)
+    return Timestamp(digest, when, int(info.serial_number), tsa.subject.rfc4514_string())
 
 
 def _why(exc: BaseException) -> str:
