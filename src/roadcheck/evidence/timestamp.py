@@ -199,8 +199,8 @@ def _statement_digests(run_id: str, hashes: Sequence[object]) -> dict[bytes, int
     ``hashes`` (the empty chain included).
 
     Where the run id and a hash need no escaping the canonical bytes are put together
-    around them; the first such head is checked against :func:`head_statement` so the
-    two never differ, and any other head is encoded by it."""
+    around them, once the empty chain's statement so put together is found equal to
+    :func:`head_statement`'s; any other head is encoded by :func:`head_statement`."""
     out: dict[bytes, int] = {}
     template = None
     if re.fullmatch(r"[A-Za-z0-9._-]+", run_id):
