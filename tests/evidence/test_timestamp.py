@@ -186,6 +186,7 @@ def test_a_good_token_and_a_chain_that_extends_it(setup: tuple[Path, Path, Path]
     assert ok.exit_code == 0, ok.output
     assert "time-stamped by CN=Test TSA at " in ok.stdout
     assert "2 records, last " in ok.stdout and "the chain extends that head" in ok.stdout
+    assert "a rollback to before the witnessed head is detected" in ok.stdout
     as_json = _verify(runs, key, tsr, tsa / "tsa.pem", "--tsa-chain", str(tsa / "ca.pem"),
                       "--format", "json")
     assert as_json.exit_code == 0 and '"records": 3' in as_json.stdout

@@ -48,6 +48,9 @@ class ChainCheck:
     head_hash: str | None = None
     #: Facts that do not break the evidence (a head one record behind, a torn uncommitted line).
     notes: tuple[str, ...] = ()
+    #: True when a witness (a signed head statement or a time-stamp token) vouched for an
+    #: earlier head that this chain extends.
+    witnessed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -62,10 +65,14 @@ class ChainCheck:
     @property
     def scope(self) -> str:
         """One line saying what this check can and cannot vouch for."""
+        rollback = ("a rollback to before the witnessed head is detected; to a later "
+                    "head, not" if self.witnessed else
+                    "restoring an earlier head together with its records (a rollback) is not")
         if self.authenticated:
             return (f"authenticated ({self.auth}, key id {self.key_id}): edited, re-hashed, "
-                    "appended and cut records are detected; restoring an earlier head together "
-                    "with its records (a rollback) is not")
+                    f"appended and cut records are detected; {rollback}")
+        if self.witnessed:
+            return f"{NO_KEY_SCOPE}; {rollback}"
         return NO_KEY_SCOPE
 
     def to_dict(self) -> dict[str, Any]:

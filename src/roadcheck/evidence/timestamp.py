@@ -238,4 +238,4 @@ def apply_timestamp(check: ChainCheck, stamp: Timestamp,
     last = GENESIS if found == 0 else str(hashes[found - 1])
     note = (f"time-stamped by {stamp.tsa} at {stamp.when} (serial {stamp.serial}): "
             f"{found} records, last {last[:12]}; the chain extends that head")
-    return dataclasses.replace(check, notes=(*check.notes, note))
+    return dataclasses.replace(check, notes=(*check.notes, note), witnessed=True)

@@ -109,7 +109,7 @@ def apply_witness(check: ChainCheck, witness: HeadWitness, witness_key: Any,
         return dataclasses.replace(check, problem="rollback", position=None, message=why)
     note = (f"witness {witness_key.key_id} saw {witness.records} records at "
             f"{witness.witnessed_at}; the chain extends that head")
-    return dataclasses.replace(check, notes=(*check.notes, note))
+    return dataclasses.replace(check, notes=(*check.notes, note), witnessed=True)
 
 
 def verified_head(runs_dir: str | Path, run_id: str, key: Any) -> tuple[int, str]:
