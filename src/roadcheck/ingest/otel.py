@@ -152,31 +152,17 @@ _Code = Literal[0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERR
                 "UNSET", "OK", "ERROR"]
 
 
-class _AnyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    """An OTLP ``AnyValue``: the first field given counts, in the order of
-    :func:`_typed_value`. A kind OTLP does not define (a misspelt ``stringValue``) is
-    refused, not read as no value: the attribute it holds would be lost."""
-
-    stringValue: str | UnsetType = UNSET
-    boolValue: bool | UnsetType = UNSET
-    intValue: _IntText | UnsetType = UNSET
-    doubleValue: _Int | float | UnsetType = UNSET
-    arrayValue: _ArrayValue | UnsetType | None = UNSET
-    kvlistValue: _KvList | UnsetType | None = UNSET
-    bytesValue: str | UnsetType = UNSET
+#: An OTLP ``AnyValue``: an object of one kind (more is refused: OTLP defines a oneof), of a
+#: type the kind may hold. :func:`_any_value`, the walk's, checks the kind and its type; the
+#: structs only let through what it reads as it stands (a nested ``arrayValue`` or
+#: ``kvlistValue`` is the walk's, see :func:`_typed_attrs`).
+_AnyValue = Annotated[dict[str, str | bool | _Int | float | dict[str, Any] | None],
+                      msgspec.Meta(max_length=1)]
 
 
-class _KeyValue(msgspec.Struct, gc=False):
+class _KeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True, omit_defaults=True):
     key: str
-    value: _AnyValue | UnsetType = UNSET
-
-
-class _ArrayValue(msgspec.Struct, gc=False):
-    values: list[_AnyValue] | UnsetType | None = UNSET
-
-
-class _KvList(msgspec.Struct, gc=False):
-    values: list[_KeyValue] | UnsetType | None = UNSET
+    value: _AnyValue = {}
 
 
 class _Attributed(msgspec.Struct, gc=False):
@@ -195,12 +181,12 @@ class _Scope(msgspec.Struct, gc=False):
     droppedAttributesCount: int | UnsetType = UNSET
 
 
-class _Status(msgspec.Struct, gc=False):
+class _Status(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     code: _Code | UnsetType = UNSET
     message: str | UnsetType | None = UNSET
 
 
-class _SpanEvent(msgspec.Struct, gc=False):
+class _SpanEvent(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     timeUnixNano: _IntText | UnsetType = UNSET
     name: str | UnsetType = UNSET
     attributes: list[_KeyValue] | UnsetType | None = UNSET
@@ -218,7 +204,7 @@ class _Link(msgspec.Struct, gc=False):
     flags: int | UnsetType = UNSET
 
 
-class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True):
+class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True, forbid_unknown_fields=True):
     traceId: str
     spanId: str
     traceState: str | UnsetType = UNSET
@@ -237,13 +223,14 @@ class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True):
     status: _Status | UnsetType | None = UNSET
 
 
-class _ScopeSpans(msgspec.Struct, gc=False):
+class _ScopeSpans(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    instrumentationLibrary: _Scope | UnsetType = UNSET  # before OTLP 0.15, for ``scope``
     scope: _Scope | UnsetType = UNSET
     spans: list[_OtlpSpan] | UnsetType = UNSET
     schemaUrl: str | UnsetType = UNSET
 
 
-class _ResourceSpans(msgspec.Struct, gc=False):
+class _ResourceSpans(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     resource: _Attributed | UnsetType = UNSET
     scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
     schemaUrl: str | UnsetType = UNSET
@@ -271,13 +258,15 @@ def _typed_document(raw: bytes) -> _Document | None:
 def _canonical(raw: bytes, doc: _Document) -> bool:
     """True when ``raw`` is byte for byte what msgspec writes for ``doc``, the line as it
     decoded: then no key was given twice (the structs keep one), none was left out of
-    the structs, and the line is plain JSON orjson reads too. Without an ``arrayValue``
-    or a ``kvlistValue`` the structs nest a dozen levels at most, far inside the limit
-    every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`). A line written so, as
-    compact OTLP/JSON exporters write it, needs no other check; any other line gets the
-    repeated-key check every reader makes."""
-    return (b'"arrayValue"' not in raw and b'"kvlistValue"' not in raw
-            and _encode(doc) == raw)
+    the structs, and the line is plain JSON orjson reads too. An attribute value nests
+    only in an ``arrayValue`` or a ``kvlistValue`` (an object under any other key is
+    refused, see :func:`_any_value`); without them the structs nest a dozen levels at
+    most, far inside the limit every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`).
+    As msgspec writes a line (no space, a quote inside a string escaped), ``Value":{`` is
+    where such a kind opens its object. A line written so, as compact OTLP/JSON exporters
+    write it, needs no other check; any other line gets the repeated-key check every
+    reader makes."""
+    return b'Value":{' not in raw and _encode(doc) == raw
 
 
 def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> bool:
@@ -345,35 +334,21 @@ def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
 
 
 def _typed_attrs(items: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
-    """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline)."""
+    """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline).
+    Raises :class:`_Bad`, or ``ValueError`` for a nested value (the walk reads it)."""
     if not items:
         return {}
-    return {kv.key: text if (value := kv.value) and (text := value.stringValue).__class__ is str
-            else _typed_value(value) for kv in items}
+    return {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
+            else _typed_value(kv.value) for kv in items}
 
 
-def _typed_value(v: _AnyValue | UnsetType) -> Any:
-    """An ``AnyValue`` as :func:`_any_value` reads it (no value is none)."""
-    if not v:
-        return None
-    given: Any = v.stringValue
-    if given is UNSET:
-        given = v.boolValue
-        if given is UNSET:
-            given = v.doubleValue
-            if given is UNSET:
-                given = v.bytesValue
-    if given is not UNSET:
-        return given
-    number = v.intValue
-    if not isinstance(number, UnsetType):
-        return int(number)
-    if v.arrayValue is not UNSET:
-        values = v.arrayValue.values if v.arrayValue else None
-        return [_typed_value(x) for x in values] if values else []
-    if v.kvlistValue is not UNSET:
-        return _typed_attrs(v.kvlistValue.values if v.kvlistValue else None)
-    return None
+def _typed_value(v: dict[str, Any]) -> Any:
+    """An ``AnyValue`` of the structs other than a string, read by :func:`_any_value`; one
+    that nests values is left to the walk (``ValueError``): msgspec reads the numbers
+    inside as its own, orjson as the walk's."""
+    if "arrayValue" in v or "kvlistValue" in v:
+        raise ValueError("nested: the walk's")
+    return _any_value(v)
 
 
 def _int_value(raw: Any) -> int:
@@ -526,10 +501,12 @@ _SCALARS: dict[str, type | tuple[type, ...]] = {
     "stringValue": str, "boolValue": bool, "doubleValue": (int, float), "bytesValue": str}
 
 
-def _any_value(v: Any) -> Any:
-    """An OTLP ``AnyValue`` as a plain value."""
+def _any_value(v: Any, key: str | None = None) -> Any:
+    """An OTLP ``AnyValue`` as a plain value (``key``: the attribute's, for a message)."""
     if not isinstance(v, dict):
         raise _Bad(f"attribute value must be an object, got {type(v).__name__}")
+    if len(v) > 1:
+        _one_kind(v, key)
     text = v.get("stringValue")
     if type(text) is str:  # the common case, first in the loop below too
         return text
@@ -553,6 +530,16 @@ def _any_value(v: Any) -> Any:
     return None
 
 
+def _one_kind(v: dict[str, Any], key: str | None) -> None:
+    """Raise :class:`_Bad` when ``v`` sets more than one kind: OTLP defines an ``AnyValue``
+    as a oneof, and which kind counts would be the reader's guess."""
+    given = [k for k in v if k in _KINDS]
+    if len(given) > 1:
+        what = "attribute value" if key is None else f"attribute {key!r}"
+        shown = ", ".join(repr(k) for k in given[:-1]) + f" and {given[-1]!r}"
+        raise _Bad(f"{what} sets more than one kind, {shown}: an AnyValue holds exactly one")
+
+
 #: The value kinds of an OTLP ``AnyValue``.
 _KINDS = frozenset({"stringValue", "boolValue", "intValue", "doubleValue", "arrayValue",
                     "kvlistValue", "bytesValue"})
@@ -572,8 +559,40 @@ def _kv_list(items: Any) -> dict[str, Any]:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise _Bad("an attribute has no 'key' string")
-        out[intern(item["key"])] = _any_value(item.get("value", {}))
+        _known(item, _KEY_VALUE_FIELDS, "an attribute")
+        key = intern(item["key"])
+        out[key] = _any_value(item.get("value", {}), key)
     return out
+
+
+def _known(raw: dict[str, Any], fields: frozenset[str], what: str) -> None:
+    """Raise :class:`_Bad` naming the first key of ``raw`` not in ``fields``: a misspelt
+    field would be read as absent, and what it holds lost (a span, an approval's
+    decision)."""
+    if not fields.issuperset(raw):
+        unknown = next(k for k in raw if k not in fields)
+        raise _Bad(f"{what} has the unknown key {unknown!r} (a misspelt field would be read "
+                   "as absent)")
+
+
+#: The fields of the OTLP/JSON objects the reader reads (the protobuf messages', in
+#: their JSON names; an ``instrumentationLibrary`` is a ``scope`` before OTLP 0.15).
+_SPAN_FIELDS = frozenset({
+    "traceId", "spanId", "traceState", "parentSpanId", "flags", "name", "kind",
+    "startTimeUnixNano", "endTimeUnixNano", "attributes", "droppedAttributesCount", "events",
+    "droppedEventsCount", "links", "droppedLinksCount", "status"})
+_EVENT_FIELDS = frozenset({"timeUnixNano", "name", "attributes", "droppedAttributesCount"})
+_STATUS_FIELDS = frozenset({"code", "message"})
+_KEY_VALUE_FIELDS = frozenset({"key", "value"})
+_SCOPE_SPANS_FIELDS = frozenset({"instrumentationLibrary", "scope", "spans", "schemaUrl"})
+_RESOURCE_SPANS_FIELDS = frozenset({"resource", "scopeSpans", "schemaUrl",
+                                    "instrumentationLibrarySpans"})
+#: The keys of the Python SDK's ``ReadableSpan.to_json()``: a span, an event, a status.
+_SDK_SPAN_FIELDS = frozenset({"name", "context", "kind", "parent_id", "start_time",
+                              "end_time", "status", "attributes", "events", "links",
+                              "resource"})
+_SDK_EVENT_FIELDS = frozenset({"name", "timestamp", "attributes"})
+_SDK_STATUS_FIELDS = frozenset({"status_code", "description"})
 
 
 #: Timestamps are kept between the epoch and the end of year 9999 (what ``_iso`` can print).
@@ -639,9 +658,11 @@ _DAYS: dict[int, str] = {}
 _MINUTES: dict[int, str] = {}
 
 
-def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
-    """(status code name, message) of a span status object."""
+def _status(raw: Any, key: str, default: Any, fields: frozenset[str]) -> tuple[str, Any]:
+    """(status code name, message) of a span status object (``fields``: the keys it may
+    have)."""
     status = _obj(raw, "'status'")
+    _known(status, fields, "'status'")
     code = status.get(key, default)
     if isinstance(code, bool) or not isinstance(code, (int, str)) or code not in _STATUS_CODES:
         raise _Bad(f"'status.{key}' {_short(code)} is not a status code")
@@ -665,12 +686,14 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span], base: int = 0
     for rs in rs_list:
         if not isinstance(rs, dict):
             raise _Bad("a resourceSpans entry is not an object")
+        _known(rs, _RESOURCE_SPANS_FIELDS, "a resourceSpans entry")
         scopes = rs.get("scopeSpans")
         if scopes is None:
             scopes = rs.get("instrumentationLibrarySpans")
         for ss in _items(scopes, "'scopeSpans'"):
             if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
                 raise _Bad("a scopeSpans entry has no 'spans' list")
+            _known(ss, _SCOPE_SPANS_FIELDS, "a scopeSpans entry")
             for raw in ss.get("spans", []):
                 spans.append(_otlp_span(raw, base + len(spans), line))
 
@@ -681,9 +704,10 @@ def _otlp_span(raw: Any, index: int, line: int) -> Span:
     try:
         if not isinstance(raw, dict):
             raise _Bad(f"is {type(raw).__name__}, not an object")
+        _known(raw, _SPAN_FIELDS, "the span")
         if name is not None and not isinstance(name, str):
             raise _Bad(f"'name' must be a string, got {type(name).__name__}")
-        code, status = _status(raw.get("status"), "code", 0)
+        code, status = _status(raw.get("status"), "code", 0, _STATUS_FIELDS)
         events = [_otlp_event(ev) for ev in _items(raw.get("events"), "'events'")]
         return Span(
             str(_hex_id(raw.get("traceId"), 16, "traceId")),
@@ -711,13 +735,17 @@ def _event_name(ev: Any) -> str:
 
 def _otlp_event(ev: Any) -> tuple[str, int, dict[str, Any]]:
     """(name, time, attributes) of an OTLP/JSON span event. Raises :class:`_Bad`."""
-    return (_event_name(ev), _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
+    name = _event_name(ev)
+    _known(ev, _EVENT_FIELDS, "a span event")
+    return (name, _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
             _kv_list(ev.get("attributes")))
 
 
 def _sdk_event(ev: Any) -> tuple[str, int, dict[str, Any]]:
     """(name, time, attributes) of an SDK span event. Raises :class:`_Bad`."""
-    return (_event_name(ev), _iso_nanos(ev.get("timestamp"), "timestamp"),
+    name = _event_name(ev)
+    _known(ev, _SDK_EVENT_FIELDS, "a span event")
+    return (name, _iso_nanos(ev.get("timestamp"), "timestamp"),
             dict(_obj(ev.get("attributes"), "event 'attributes'")))
 
 
@@ -725,13 +753,14 @@ def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span], base: int = 0) 
     index = base + len(spans)
     name = raw.get("name")
     try:
+        _known(raw, _SDK_SPAN_FIELDS, "the span")
         if name is not None and not isinstance(name, str):
             raise _Bad(f"'name' must be a string, got {type(name).__name__}")
         ctx = raw.get("context")
         if not isinstance(ctx, dict):
             raise _Bad("missing 'context' object")
         attrs = _obj(raw.get("attributes"), "'attributes'")
-        code, status = _status(raw.get("status"), "status_code", "UNSET")
+        code, status = _status(raw.get("status"), "status_code", "UNSET", _SDK_STATUS_FIELDS)
         events = [_sdk_event(ev) for ev in _items(raw.get("events"), "'events'")]
         spans.append(Span(
             str(_hex_id(ctx.get("trace_id"), 16, "trace_id")),
