@@ -309,8 +309,11 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
     Raises :class:`_Bad` or ``ValueError`` for a value the walk refuses: a time out of
     range, an ``intValue`` that is not an integer."""
     status = raw.status
-    code = _STATUS_CODES[status.code or 0] if status else "UNSET"
-    error = ((status.message if status else None) or "error") if code == "ERROR" else None
+    if status:
+        code = _STATUS_CODES[status.code or 0]
+        error = (status.message or "error") if code == "ERROR" else None
+    else:
+        code, error = "UNSET", None
     start, end = int(raw.startTimeUnixNano), raw.endTimeUnixNano
     if end is not None and end is not UNSET:
         end = int(end)
@@ -320,10 +323,12 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
         end = None
     if not 0 <= start <= _MAX_NANOS:
         raise _Bad("out of range")
-    events = raw.events
+    items, events = raw.attributes, raw.events
     return Span(raw.traceId, raw.spanId, raw.parentSpanId or None, raw.name or "", start, end,
-                _typed_attrs(raw.attributes), code, error,
-                [_typed_event(ev) for ev in events] if events else [], index, line)
+                # the attributes as _typed_attrs reads them, inline: a call less a span
+                {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
+                 else _typed_value(kv.value) for kv in items} if items else {},
+                code, error, [_typed_event(ev) for ev in events] if events else [], index, line)
 
 
 def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
@@ -343,9 +348,14 @@ def _typed_attrs(items: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
 
 
 def _typed_value(v: dict[str, Any]) -> Any:
-    """An ``AnyValue`` of the structs other than a string, read by :func:`_any_value`; one
-    that nests values is left to the walk (``ValueError``): msgspec reads the numbers
-    inside as its own, orjson as the walk's."""
+    """An ``AnyValue`` of the structs other than a string, as :func:`_any_value` reads it
+    (an ``intValue`` in a string, the next most common, inline; ``int`` is what the walk
+    reads it with). Raises ``ValueError`` for a value the walk is to read and name: an
+    ``intValue`` that is not an integer, a value that nests values (msgspec reads the
+    numbers inside as its own, orjson as the walk's)."""
+    number = v.get("intValue")
+    if number.__class__ is str:
+        return int(number)
     if "arrayValue" in v or "kvlistValue" in v:
         raise ValueError("nested: the walk's")
     return _any_value(v)
@@ -1250,7 +1260,8 @@ class _Lines:
         self.lines.append((n, start, end, self.total))
         self.total += len(spans)
         traces = self.traces
-        for trace_id in dict.fromkeys([span.trace_id for span in spans]):
+        ids = dict.fromkeys([span.trace_id for span in spans])
+        for trace_id in ids:
             trace = traces.get(trace_id)
             if trace is None:
                 trace = traces[trace_id] = _Trace()
@@ -1259,12 +1270,11 @@ class _Lines:
             trace.lines.append(k)
         for span in spans:
             conversation = span.attrs.get(_CONVERSATION)
-            if isinstance(conversation, str) and conversation:
+            if conversation.__class__ is str and conversation:
                 traces[span.trace_id].conversations.add(conversation)
-        if spans:
-            trace_id = spans[0].trace_id
-            if len(traces[trace_id].lines) == 1 and all(
-                    span.trace_id == trace_id for span in spans):
+        if len(ids) == 1:
+            (trace_id,) = ids
+            if len(traces[trace_id].lines) == 1:
                 self.mapped[trace_id] = _premapped(spans, self.text)
 
     def runs(self) -> list[_Run]:
