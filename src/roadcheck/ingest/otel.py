@@ -888,31 +888,34 @@ def _entity_args(raw: Any) -> Any:
     return value
 
 
-def _tool_call(span: Span, text: bool = True) -> dict[str, Any]:
+def _tool_call(span: Span, text: bool = True, agent: str | None = None) -> dict[str, Any]:
     """The action fields of a tool span of any convention (without its result when not
-    ``text``). Raises :class:`_Bad`."""
+    ``text``), after the head of its event's record (:meth:`_Mapping.records`; ``agent``,
+    the agent it runs under). Raises :class:`_Bad`."""
     try:
-        return _tool_fields(span, text)
+        return _tool_fields(span, text, agent)
     except EmbeddedDuplicate as exc:
         raise _Bad(f"{span.label()}: {exc}", span.line) from None
 
 
-def _tool_fields(span: Span, text: bool) -> dict[str, Any]:
+def _tool_fields(span: Span, text: bool, agent: str | None) -> dict[str, Any]:
     a = span.attrs
-    if _op(span) == "execute_tool":
+    genai = a.get("gen_ai.operation.name") == "execute_tool"
+    if genai:
         tool = a.get("gen_ai.tool.name")
-        if not isinstance(tool, str) or not tool:
+        if tool.__class__ is not str or not tool:
             raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
-        fields: dict[str, Any] = {"action_type": tool,
-                                  "args": decode_embedded(a.get("gen_ai.tool.call.arguments"),
-                                                          "gen_ai.tool.call.arguments")}
+        fields: dict[str, Any] = {
+            "seq": 0, "ts": "", "agent": agent, "event": "action", "action_type": tool,
+            "args": decode_embedded(a.get("gen_ai.tool.call.arguments"),
+                                    "gen_ai.tool.call.arguments")}
         call_id = a.get("gen_ai.tool.call.id")
         result_key = "gen_ai.tool.call.result"
     elif _OI_KIND in a:
         tool = a.get("tool.name") or span.name
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: TOOL span has neither 'tool.name' nor a span name")
-        fields = {"action_type": tool,
+        fields = {"seq": 0, "ts": "", "agent": agent, "event": "action", "action_type": tool,
                   "args": decode_embedded(a.get("input.value"), "input.value")}
         call_id = a.get("tool_call.id", a.get("tool.id"))
         result_key = "output.value"
@@ -921,12 +924,13 @@ def _tool_fields(span: Span, text: bool) -> dict[str, Any]:
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: tool span has neither 'traceloop.entity.name' "
                        "nor a span name")
-        fields = {"action_type": tool, "args": _entity_args(a.get("traceloop.entity.input"))}
+        fields = {"seq": 0, "ts": "", "agent": agent, "event": "action", "action_type": tool,
+                  "args": _entity_args(a.get("traceloop.entity.input"))}
         call_id = None
         result_key = "traceloop.entity.output"
     if call_id is not None:
         fields["call_id"] = call_id
-    if text and result_key in a and (span.error is None or _op(span) == "execute_tool"):
+    if text and result_key in a and (span.error is None or genai):
         # an errored call's output is no result: the call failed
         fields["result"] = _decoded(a[result_key])
     if span.error is not None:
@@ -947,7 +951,8 @@ def _looks_like_a_call(span: Span) -> bool:
         span.attrs.keys().isdisjoint(_TOOL_ATTRS)
 
 
-#: (start, tie-breaker, kind, agent, fields, line) of an event before it is numbered.
+#: (start, tie-breaker, kind, agent, record, line) of an event before it is numbered: the
+#: record its fields after the head Event.make begins with (seq and ts still to come).
 _Staged = tuple[int, int, str, "str | None", dict[str, Any], "int | None"]
 _staged_order = itemgetter(0, 1)
 #: An :class:`Event` from its fields, as ``Event._make`` builds it.
@@ -978,7 +983,15 @@ class _Mapping:
         self.roots_ok = True
         by_id = self.by_id
         for s in spans:
-            self.classify(s)
+            a = s.attrs
+            if _OI_KIND in a or _TL_KIND in a:
+                self.classify(s)
+            else:  # GenAI only: what _kind and _own_agent find, looked up once
+                op = a.get("gen_ai.operation.name")
+                s.kind = ("tool" if op == "execute_tool" else "agent" if op == "invoke_agent"
+                          else None)
+                name = a.get("gen_ai.agent.name")
+                s.own = name if name.__class__ is str and name else None
             end = s.end or s.start
             if end > self.end:
                 self.end = end
@@ -988,17 +1001,11 @@ class _Mapping:
                     self.root_agent = s.own
 
     def classify(self, s: Span) -> None:
-        """Note the span's kind and own agent (and the convention it follows)."""
+        """Note the kind and own agent of a span of another convention (and the convention);
+        a GenAI span's are found where the spans are first walked (:meth:`__init__`)."""
         a = s.attrs
-        if _OI_KIND in a or _TL_KIND in a:
-            self.conventions.add(OPENINFERENCE if _OI_KIND in a else OPENLLMETRY)
-            s.kind, s.own = _kind(s), _own_agent(s)
-            return
-        # GenAI only: what _kind and _own_agent find, looked up once
-        op = a.get("gen_ai.operation.name")
-        s.kind = "tool" if op == "execute_tool" else "agent" if op == "invoke_agent" else None
-        name = a.get("gen_ai.agent.name")
-        s.own = name if type(name) is str and name else None
+        self.conventions.add(OPENINFERENCE if _OI_KIND in a else OPENLLMETRY)
+        s.kind, s.own = _kind(s), _own_agent(s)
 
     def agent_of(self, span: Span) -> str | None:
         """The agent a span runs under: its own, else its nearest ancestor's."""
@@ -1029,8 +1036,9 @@ class _Mapping:
         :class:`_Bad` naming the span."""
         kind = span.kind
         if kind == "tool":
-            self.staged.append((span.start, span.index * 1000, "action", self.agent_of(span),
-                                _tool_call(span, self.text), span.line))
+            agent = self.agent_of(span)
+            self.staged.append((span.start, span.index * 1000, "action", agent,
+                                _tool_call(span, self.text, agent), span.line))
         elif kind is None:
             if _looks_like_a_call(span):
                 # skipping it would drop the call (a misspelt or missing operation name)
@@ -1056,7 +1064,8 @@ class _Mapping:
         args = _tool_call(outer, False)["args"]
         payload = args if isinstance(args, dict) else {"arguments": args}
         self.staged.append((span.start, span.index * 1000, "handoff", from_agent,
-                            {"from_agent": from_agent, "to_agent": to_agent,
+                            {"seq": 0, "ts": "", "agent": from_agent, "event": "handoff",
+                             "from_agent": from_agent, "to_agent": to_agent,
                              "payload": payload, "span_id": span.span_id}, span.line))
 
     def _checkpoints(self, span: Span) -> None:
@@ -1066,10 +1075,10 @@ class _Mapping:
         marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
                   if _CHECKPOINT in a]
         for when, attrs, order in marks:
-            fields = _checkpoint_fields(span, attrs)
+            agent = self.agent_of(span)
+            fields = _checkpoint_fields(span, attrs, agent)
             if fields is not None:
-                self.staged.append((when, order, "checkpoint", self.agent_of(span), fields,
-                                    span.line))
+                self.staged.append((when, order, "checkpoint", agent, fields, span.line))
 
     def records(self) -> list[tuple[Any, ...]]:
         """Every span staged, then the events' fields (as :class:`Event` takes them) in
@@ -1080,16 +1089,18 @@ class _Mapping:
         staged = self.staged
         staged.sort(key=_staged_order)
         staged.append((self.end, 0, "final", self.root_agent,
-                       {"task_success": self.roots_ok}, None))
+                       {"seq": 0, "ts": "", "agent": self.root_agent, "event": "final",
+                        "task_success": self.roots_ok}, None))
         records: list[tuple[Any, ...]] = []
         append = records.append
-        for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
-            # the record Event.make builds: seq, ts, agent (when known), event, then the fields
+        for seq, (when, _, kind, agent, data, line) in enumerate(staged, 1):
+            # the record Event.make builds: seq, ts, agent (when known), event, then the
+            # fields; each was staged with that head, its number and time still to come
             ts = _iso(when)
+            data["seq"] = seq
+            data["ts"] = ts
             if agent is None:
-                data = {"seq": seq, "ts": ts, "event": kind, **fields}
-            else:
-                data = {"seq": seq, "ts": ts, "agent": agent, "event": kind, **fields}
+                del data["agent"]
             append((seq, kind, agent, ts, data, line))
         return records
 
@@ -1104,16 +1115,19 @@ class _Mapping:
         return f"otel ({' and '.join(names)} spans)" if names else "otel"
 
 
-def _checkpoint_fields(span: Span, attrs: dict[str, Any]) -> dict[str, Any] | None:
-    """The fields of the checkpoint ``attrs`` record, or None for a decision that is no
-    approval. Raises :class:`_Bad` for a checkpoint with no id."""
+def _checkpoint_fields(span: Span, attrs: dict[str, Any],
+                       agent: str | None) -> dict[str, Any] | None:
+    """The fields of the checkpoint ``attrs`` record (after the head of its event's record,
+    ``agent`` the agent it runs under), or None for a decision that is no approval. Raises
+    :class:`_Bad` for a checkpoint with no id."""
     cid = attrs.get(_CHECKPOINT)
     if not isinstance(cid, str) or not cid:
         raise _Bad(f"{span.label()}: 'roadcheck.checkpoint.id' must be a non-empty string")
     decision = attrs.get("roadcheck.checkpoint.decision")
     if decision is not None and str(decision).lower() not in _APPROVED:
         return None  # a rejected approval is no confirmation: no checkpoint event
-    fields = {"checkpoint_id": cid, "span_id": span.span_id}
+    fields = {"seq": 0, "ts": "", "agent": agent, "event": "checkpoint", "checkpoint_id": cid,
+              "span_id": span.span_id}
     who = attrs.get("roadcheck.checkpoint.confirmed_by")
     if who is not None:
         fields["confirmed_by"] = who
