@@ -363,7 +363,8 @@ def decode_embedded(raw: Any, field: str) -> Any:
         if _depth_words(exc) and deep_line(raw.encode("utf-8", "surrogatepass")) is not None:
             raise EmbeddedTooDeep(field) from None  # past orjson's own limit
         return raw if raw.strip() else {}
-    if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(value):
+    if len(raw) > MAX_DEPTH and raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(
+            value):  # text shorter than the limit cannot open more than it
         raise EmbeddedTooDeep(field)
     colons = raw.count(":")
     if colons < 2:

@@ -1390,7 +1390,7 @@ def _mapped(run: _Run, text: bool) -> tuple[tuple[Event, ...], str, int]:
     if isinstance(done, tuple):
         raise _Bad(*done)
     records, source, count = marshal.loads(done)
-    return tuple([_event(record) for record in records]), source, count
+    return tuple(map(_event, records)), source, count
 
 
 _CONVERSATION = "gen_ai.conversation.id"
