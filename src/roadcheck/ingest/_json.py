@@ -455,6 +455,6 @@ def lines_of(data: bytes) -> Iterator[tuple[int, bytes]]:
         n += 1
         raw = data[pos:end]
         pos = end + 1
-        if raw.strip():
+        if raw and not raw.isspace():  # not blank (no copy of the line to tell)
             yield n, raw
 

@@ -1248,7 +1248,7 @@ class _Lines:
             n += 1
             start, raw = pos, data[pos:end]
             pos = end + 1
-            if not raw.strip():
+            if not raw or raw.isspace():  # blank (no copy of the line to tell)
                 continue
             decoded = _checked_line(raw, n)
             if decoded is None:
