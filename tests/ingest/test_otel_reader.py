@@ -487,3 +487,38 @@ class TestMisshapenFields:
         (failure,) = entries(write_lines(tmp_path, spans))
         assert isinstance(failure, ReadFailure), failure
         assert failure.error.line == 4 and repr(new) in failure.error.message, failure.error
+
+
+#: (what changes, the words of the error): fields the reader needs, of the wrong type.
+MISTYPED: dict[str, tuple[Any, str]] = {
+    "attributes-object": (lambda d: _span(d, "send_report").update(
+        attributes={"tool.name": "send_report"}), "attributes must be a list, got dict"),
+    "attribute-key-number": (lambda d: _decision(d).update(key=5),
+                             "an attribute has no 'key' string"),
+    "intValue-text": (lambda d: _decision(d).update(value={"intValue": "x"}),
+                      "intValue 'x' is not an integer"),
+    "boolValue-text": (lambda d: _decision(d).update(value={"boolValue": "true"}),
+                       "boolValue 'true' has the wrong type"),
+    "events-object": (lambda d: _span(d, "reporter").update(events={}),
+                      "'events' must be a list, got dict"),
+    "event-not-an-object": (lambda d: _span(d, "reporter").update(events=[3]),
+                            "a span event is not an object"),
+    "status-list": (lambda d: _span(d, "send_report").update(status=[2]),
+                    "'status' must be an object, got list"),
+    "start-bool": (lambda d: _span(d, "send_report").update(startTimeUnixNano=True),
+                   "startTimeUnixNano must be nanoseconds since the epoch, got bool"),
+}
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+@pytest.mark.parametrize("name", sorted(MISTYPED))
+def test_a_field_of_the_wrong_type_is_refused(tmp_path: Path, name: str,
+                                              indent: int | None) -> None:
+    """A field the reader needs, of another type, is the file's ERROR naming the line and
+    the field, on the typed path and the walk alike."""
+    change, words = MISTYPED[name]
+    doc = _rejected_doc()
+    change(doc)
+    (failure,) = entries(TestMisshapenFields.write(tmp_path, doc, indent), "otel")
+    assert isinstance(failure, ReadFailure), failure
+    assert failure.error.line == 1 and words in failure.error.message, failure.error.message
