@@ -252,6 +252,28 @@ def repeated_key(raw: bytes, rec: Any) -> str | None:
     return find_duplicate(raw)
 
 
+def _written_so(raw: bytes, obj: dict[str, Any]) -> bool:
+    """True when the line ``raw`` is byte for byte what orjson writes for ``obj`` (its
+    decoding), within :data:`MAX_DEPTH`: what :func:`no_duplicate_keys` says True for first
+    (``obj`` as the one value of a JSON-lines file), found with one encoding and one
+    comparison, copying neither. A compact line as Claude Code and Codex write it; any
+    other line is left to :func:`no_duplicate_keys`."""
+    wrap = _LINE_WRAP
+    if wrap < 1:
+        return False
+    try:
+        written = orjson.dumps(_nest(obj, wrap))
+    except orjson.JSONEncodeError:
+        return False  # too deep, or not JSON orjson writes: the exact checks say which
+    return len(written) == len(raw) + 2 * wrap and written.startswith(raw, wrap)
+
+
+#: The lists :func:`no_duplicate_keys` wraps a JSON-lines file's values in (its list of
+#: them, then the padding), or 0 when the encoder's limit is not the one known.
+_LINE_PAD = _padding(MAX_DEPTH)
+_LINE_WRAP = 0 if _LINE_PAD is None or _LINE_PAD < 0 else _LINE_PAD + 1
+
+
 def object_line(raw: bytes, what: str) -> dict[str, Any]:
     """One line of a JSON-lines file that must be an object, decoded with no key given
     twice and nested at most :data:`MAX_DEPTH` deep. Raises ``ValueError`` with the one-line
@@ -263,6 +285,8 @@ def object_line(raw: bytes, what: str) -> dict[str, Any]:
         if depth_refused(raw, exc) is not None:
             raise ValueError(too_deep()) from None
         raise ValueError(f"unparseable JSON: {exc.msg}") from None
+    if obj.__class__ is dict and _written_so(raw, obj):
+        return obj
     if not no_duplicate_keys(raw, [obj]):
         if not fits(obj):
             raise ValueError(too_deep())
@@ -339,7 +363,8 @@ def decode_embedded(raw: Any, field: str) -> Any:
         if _depth_words(exc) and deep_line(raw.encode("utf-8", "surrogatepass")) is not None:
             raise EmbeddedTooDeep(field) from None  # past orjson's own limit
         return raw if raw.strip() else {}
-    if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(value):
+    if len(raw) > MAX_DEPTH and raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(
+            value):  # text shorter than the limit cannot open more than it
         raise EmbeddedTooDeep(field)
     colons = raw.count(":")
     if colons < 2:
@@ -430,6 +455,6 @@ def lines_of(data: bytes) -> Iterator[tuple[int, bytes]]:
         n += 1
         raw = data[pos:end]
         pos = end + 1
-        if raw.strip():
+        if raw and not raw.isspace():  # not blank (no copy of the line to tell)
             yield n, raw
 
