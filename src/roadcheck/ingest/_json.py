@@ -229,16 +229,17 @@ def no_duplicate_keys(data: bytes, decoded: Any, outer: int = 0) -> bool:
     """
     pad = max(_padding(MAX_DEPTH - outer) or 0, 0)
     try:
-        written = orjson.dumps(_nest(decoded, pad))
+        written = orjson.dumps(_nest(decoded, pad))  # in ``pad`` lists: "[" x pad, "]" x pad
     except orjson.JSONEncodeError:
         return False
-    if pad:
-        written = written[pad:len(written) - pad]  # the lists around it, taken off
-    if written == data:
+    # 2 for JSON lines (the brackets), 1 if the last ends; below 0 for spaced JSON, which
+    # is never sliced: the lists' brackets hold no colon
+    short = len(written) - 2 * pad - len(data)
+    if short == 0 and memoryview(written)[pad:len(written) - pad] == data:
         return True
-    short = len(written) - len(data)  # 2 for JSON lines (the brackets), 1 if the last ends
     if (type(decoded) is list and (short == 2 or (short == 1 and data.endswith(b"\n")))
-            and data.replace(b"\n", b",").startswith(memoryview(written)[1:-1])):
+            and data.replace(b"\n", b",").startswith(
+                memoryview(written)[pad + 1:len(written) - pad - 1])):
         return True  # compact JSON lines: only their lengths are compared when spaced
     if b"\\" in data and (b"\\u003a" in data or b"\\u003A" in data):
         return False
