@@ -283,6 +283,36 @@ class TestOtherCLIs:
         assert hook({**stop, "last_assistant_message": "Listed the files."}) \
             == hooks.HookAnswer(0)
 
+    @pytest.mark.parametrize("response", [
+        # exec_command's header before "Output:"
+        "Chunk ID: 1\nWall time: 0.4 seconds\nProcess exited with code 1\nOutput:\n1 failed\n",
+        # the shell tool's plain form
+        "Exit code: 1\nWall time: 0.4 seconds\nOutput:\n1 failed\n",
+        # the shell tool's JSON form
+        json.dumps({"output": "1 failed\n", "metadata": {"exit_code": 1}}),
+    ])
+    def test_a_codex_test_run_whose_output_says_it_failed_holds_the_stop(
+            self, tmp_path: Path, response: str) -> None:
+        """Codex has no failure event: a shell call's exit status is in its output text, as
+        in its session files, and a non-zero one makes the run no backing for 'tests pass'."""
+        hook = Hook(tmp_path, "codex")
+        post = json.loads((DATA / "hooks" / "codex" / "post.json").read_text())
+        assert hook({**post, "tool_input": {"command": "pytest -q"},
+                     "tool_response": response}).exit == 0
+        stop = json.loads((DATA / "hooks" / "codex" / "stop.json").read_text())
+        out = _stop(hook({**stop, "last_assistant_message": "All tests pass."}))
+        assert out["decision"] == "block"
+        assert "'pytest -q' at seq 1, failed" in out["reason"]
+
+    def test_a_codex_test_run_that_exited_0_backs_the_claim(self, tmp_path: Path) -> None:
+        hook = Hook(tmp_path, "codex")
+        post = json.loads((DATA / "hooks" / "codex" / "post.json").read_text())
+        assert hook({**post, "tool_input": {"command": "pytest -q"},
+                     "tool_response": "Exit code: 0\nOutput:\n3 passed\n"}).exit == 0
+        stop = json.loads((DATA / "hooks" / "codex" / "stop.json").read_text())
+        assert hook({**stop, "last_assistant_message": "All tests pass."}) \
+            == hooks.HookAnswer(0)
+
     def test_gemini_after_agent_is_denied_in_its_format(self, tmp_path: Path) -> None:
         hook = Hook(tmp_path, "gemini")
         post = json.loads((DATA / "hooks" / "gemini" / "post.json").read_text())
