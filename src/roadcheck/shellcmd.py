@@ -524,11 +524,12 @@ def _matches(words: tuple[Word, ...], pattern: Sequence[str]) -> bool:
     return False
 
 
-def matches_words(line: str, pattern: Sequence[str]) -> bool:
+def matches_words(line: str, pattern: Sequence[str], *, unknown: bool = True) -> bool:
     """True when a simple command of ``line`` is ``pattern[0]`` with ``pattern[1:]`` among
-    its arguments, in that order, and always when the line is unknown (see the module
-    docstring): a command that cannot be read never slips past a guard."""
+    its arguments, in that order; when the line is unknown (see the module docstring),
+    ``unknown``: True where the pattern guards (a command that cannot be read never slips
+    past a guard), False where it picks evidence (``eval true`` is no test run)."""
     found = read_commands(line)
     if found.unknown is not None:
-        return True
+        return unknown
     return any(_matches(words, pattern) for words in found.commands)
