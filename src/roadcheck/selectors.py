@@ -171,6 +171,23 @@ def _command(cond: Mapping[str, Any], guarding: bool = True) -> Callable[[Any], 
     return lambda v: isinstance(v, str) and search(v) is not None
 
 
+def _command_of_args(check: Callable[[Any], bool], guarding: bool) -> Selector:
+    """A ``command`` condition on an action that records no ``command`` of its own: the
+    ``command`` argument it was called with (an MCP shell tool's line, a string or an
+    argv), read the same way. One that is there but is no command line (an object, a
+    number) is a line that cannot be read: it matches where the condition guards."""
+    from roadcheck.shellcmd import command_text
+
+    def match(event: Event) -> bool:
+        args = event.data.get("args")
+        if type(args) is not dict or "command" not in args:
+            return False
+        text = command_text(args["command"])
+        return guarding if text is None else check(text)
+
+    return match
+
+
 def _condition(cond: Any) -> Callable[[Any], bool]:
     if isinstance(cond, Mapping):
         if "regex" in cond:
@@ -202,6 +219,9 @@ def compile_selector(spec: Any, *, checked: bool = False, guarding: bool = False
             at = f" '{where(p.loc)}'" if p.loc else ""
             raise ValueError(f"selector{at}: {p.message}") from None
     kind_check, equal, checks, whole = _parts(spec, guarding)
+    by_command = [check for key, check in checks if key == "command"]
+    from_args = (_command_of_args(by_command[0], guarding) if by_command
+                 else lambda _e: False)
 
     def match(event: Event) -> bool:
         if kind_check is not None and not kind_check(event.kind):
@@ -213,7 +233,10 @@ def compile_selector(spec: Any, *, checked: bool = False, guarding: bool = False
                 return False
         for key, check in checks:
             value = data.get(key, _MISSING)
-            if value is _MISSING or not check(value):
+            if value is _MISSING:
+                if key != "command" or not from_args(event):
+                    return False
+            elif not check(value):
                 return False
         return True
 
