@@ -227,7 +227,8 @@ class TestShellLinesOutsideTheShellTool:
     """A guarded command line is read wherever a call carries one: an MCP shell tool's
     ``command`` argument, and a shell call whose ``command`` is not text is held."""
 
-    SPEC = "mandatory_checkpoints:\n  - {checkpoint_id: ok, must_precede: {command: {words: [git, push]}}}\n"
+    SPEC = ("mandatory_checkpoints:\n"
+            "  - {checkpoint_id: ok, must_precede: {command: {words: [git, push]}}}\n")
 
     @pytest.mark.parametrize("tool", ["mcp__shell__execute_command",
                                       "mcp__desktop-commander__start_process"])
