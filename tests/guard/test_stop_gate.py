@@ -313,6 +313,29 @@ class TestOtherCLIs:
         assert hook({**stop, "last_assistant_message": "All tests pass."}) \
             == hooks.HookAnswer(0)
 
+    def test_a_gemini_test_run_that_exited_non_zero_holds_the_stop(self, tmp_path: Path) -> None:
+        """Gemini CLI sets ``tool_response.error`` only when a command cannot run; a test
+        run that exits 1 says so in ``llmContent`` (``Exit Code: 1``), as its shell tool
+        writes it: that run is failed, and backs no 'tests pass'."""
+        hook = Hook(tmp_path, "gemini")
+        post = json.loads((DATA / "hooks" / "gemini" / "post.json").read_text())
+        content = ("Command: npm test\nDirectory: (root)\nOutput: 1 failing\nError: (none)\n"
+                   "Exit Code: 1\nSignal: (none)\nBackground PIDs: (none)\n"
+                   "Process Group PGID: 4242")
+        failed = {**post, "tool_input": {"command": "npm test"},
+                  "tool_response": {"llmContent": content, "returnDisplay": "1 failing"}}
+        assert hook(failed).exit == 0
+        stop = json.loads((DATA / "hooks" / "gemini" / "stop.json").read_text())
+        out = _stop(hook({**stop, "prompt_response": "The tests pass now."}))
+        assert out["decision"] == "deny"
+        assert "'npm test' at seq 1, failed" in out["reason"]
+        passed = {**failed, "tool_response": {"llmContent": content.replace(
+            "Exit Code: 1", "Exit Code: 0"), "returnDisplay": "3 passing"}}
+        (tmp_path / "two").mkdir()
+        hook2 = Hook(tmp_path / "two", "gemini")
+        assert hook2(passed).exit == 0
+        assert hook2({**stop, "prompt_response": "The tests pass now."}).stdout == "{}\n"
+
     def test_gemini_after_agent_is_denied_in_its_format(self, tmp_path: Path) -> None:
         hook = Hook(tmp_path, "gemini")
         post = json.loads((DATA / "hooks" / "gemini" / "post.json").read_text())
