@@ -13,11 +13,17 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roadcheck.conformance.judge import replay_events
+from roadcheck.conformance.spec import parse_spec
+from roadcheck.events import Event
+from roadcheck.guard import Guard
+from roadcheck.selectors import compile_selector
 from roadcheck.shellcmd import command_text, matches_words, read_commands, simple_commands
 
 PUSH = ["git", "push"]
@@ -86,7 +92,41 @@ HELD = [
     "find . -execdir git push {} +",
     "watch -n 5 'git push'",
     "git -C sub push --force",
+    # more programs that run a command given to them as words or as a script
+    "pkexec git push",
+    "unshare -r git push",
+    "nsenter -t 1 -m git push",
+    "ip netns exec x git push",
+    "firejail git push",
+    "chronic git push",
+    "coproc git push",
+    "screen -dm git push",
+    "docker exec c git push",
+    "kubectl exec pod -- git push",
+    "uv run git push",
+    "poetry run git push",
+    "npx git push",
+    "direnv exec . git push",
+    "ssh host git push origin main",
+    "ssh host 'cd app && git push'",
+    "tmux new -d 'git push'",
+    "script -qc 'git push' /tmp/typescript",
+    "script -c 'git push'",
+    "sg staff -c 'git push'",
+    "nix-shell --run 'git push'",
+    "trap 'git push' EXIT",
+    "at now <<< 'git push'",
+    "/usr/lib/git-core/git-push origin main",
     # the words cannot be known before the line runs: held
+    "python3 -c \"import os; os.system('git push')\"",
+    "python -c 'import subprocess'",
+    "python3 -W ignore -c 'import os'",
+    "perl -e 'system(\"git push\")'",
+    "ruby -e 'system(\"git push\")'",
+    "node -e 'require(\"child_process\").execSync(\"git push\")'",
+    "alias p='git push'; p",
+    "shopt -s expand_aliases\nalias p='git push'\np",
+    "echo 'git push' | at now",
     "eval \"git push origin main\"",
     "eval git status",
     "echo 'git push' | bash",
@@ -124,6 +164,14 @@ FREE = [
     "printf '%s\\n' push",
     "pushd /tmp",
     "x=push; echo $x",
+    "python3 -m pytest -q",
+    "python3 manage.py test",
+    "node server.js",
+    "ssh host uptime",
+    "docker exec c ls",
+    "uv run pytest",
+    "trap - EXIT",
+    "git-lfs push origin main",
 ]
 
 
@@ -349,3 +397,59 @@ class TestWords:
         """``rm $FLAGS build`` may be ``rm -rf build``: asked about, never let through."""
         assert matches_words("rm $FLAGS build", ["rm", "-rf"])
         assert matches_words("git push \"$OPTS\"", ["git", "push", "--force"])
+
+
+class TestUnknownIsNoEvidence:
+    """An unknown line matches a selector that guards (it is asked about), never one that
+    picks evidence: ``eval true`` is no test run, so it derives no checkpoint, meets no
+    obligation and backs no claim."""
+
+    SPEC: ClassVar[dict[str, Any]] = {
+        "derive": [{"checkpoint_id": "tests_passed",
+                    "when": {"event": "action", "command": {"words": ["pytest"]}, "ok": True}}],
+        "mandatory_checkpoints": [{
+            "checkpoint_id": "tests_passed", "scope": "each",
+            "must_precede": {"action_type": "Bash", "command": {"words": ["git", "push"]}}}],
+    }
+
+    @staticmethod
+    def _run(*commands: str) -> list[Event]:
+        events = [Event.make(i, "action", None, action_type="Bash", command=c, exit_code=0)
+                  for i, c in enumerate(commands, 1)]
+        return [*events, Event.make(len(events) + 1, "final", None, task_success=True)]
+
+    @pytest.mark.parametrize("line", ["eval true", "echo true | bash", "$RUNNER",
+                                      "git -c alias.t=status t", "bash ./t.sh"])
+    def test_an_unknown_line_derives_no_checkpoint(self, line: str) -> None:
+        spec = parse_spec(self.SPEC)
+        result = replay_events(spec, self._run(line, "git push origin main"))
+        assert result.verdict == "BLOCK", line
+        guard = Guard(spec)
+        guard.observe({"event": "action", "action_type": "Bash", "command": line,
+                       "exit_code": 0})
+        push = {"event": "action", "action_type": "Bash", "command": "git push origin main"}
+        assert guard.check(push).verdict == "ask", line
+
+    def test_a_readable_test_run_still_derives_it(self) -> None:
+        spec = parse_spec(self.SPEC)
+        assert replay_events(
+            spec, self._run("cd app && pytest -q", "git push origin main")).verdict == "PASS"
+
+    def test_an_unknown_line_meets_no_obligation(self) -> None:
+        spec = parse_spec({"obligations": [{
+            "id": "test-after-edit", "after": {"action_type": "Edit"},
+            "require": {"command": {"words": ["pytest"]}, "ok": True}}]})
+        run = [Event.make(1, "action", None, action_type="Edit"),
+               Event.make(2, "action", None, action_type="Bash", command="eval pytest",
+                          exit_code=0),
+               Event.make(3, "final", None, task_success=True)]
+        assert replay_events(spec, run).verdict == "BLOCK"
+
+    def test_a_not_of_an_unknown_line_is_held_too(self) -> None:
+        """Under ``not`` the sense turns: a guarded ``not`` of a harmless command holds an
+        unknown line, since it may be anything else."""
+        sel = compile_selector({"not": {"command": {"words": ["ls"]}}}, guarding=True)
+        assert sel(Event.make(1, "action", None, action_type="Bash", command="eval ls"))
+        evidence = compile_selector({"not": {"command": {"words": ["ls"]}}})
+        assert not evidence(Event.make(1, "action", None, action_type="Bash",
+                                       command="eval ls"))

@@ -344,10 +344,19 @@ def expand_inputs(args: Iterable[str], *, recursive: bool = False,
 
 def looks_like_trajectory(path: str) -> bool:
     """True when ``path`` holds a recorded run: its first event reads as one, or its
-    format is one of the recorded-run formats. Used on the error path only."""
+    format is one of the recorded-run formats. Used on the error path only, so only a
+    regular file is read again: a FIFO or a device gave its bytes once (opening a FIFO
+    again waits for a writer that may never come)."""
+    import stat
+
     from roadcheck.ingest import UNKNOWN, detect_format
     from roadcheck.ingest.native import iter_events, read_bytes
 
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+    except (OSError, ValueError):
+        return False
     try:
         data = read_bytes(path)
         if detect_format(data) not in ("native", UNKNOWN):

@@ -159,15 +159,33 @@ def _check_regex(pattern: str, loc: tuple[str | int, ...]) -> None:
         raise Problem(loc, f"bad regex {pattern!r}: {exc}") from None
 
 
-def _command(cond: Mapping[str, Any]) -> Callable[[Any], bool]:
-    """A ``command`` condition: on the command line an action ran (:mod:`roadcheck.shellcmd`)."""
+def _command(cond: Mapping[str, Any], guarding: bool = True) -> Callable[[Any], bool]:
+    """A ``command`` condition: on the command line an action ran (:mod:`roadcheck.shellcmd`).
+    A line that cannot be read matches it when it guards, and not when it picks evidence."""
     from roadcheck.shellcmd import matches_words
 
     if "words" in cond:
         words = list(cond["words"])
-        return lambda v: isinstance(v, str) and matches_words(v, words)
+        return lambda v: isinstance(v, str) and matches_words(v, words, unknown=guarding)
     search = re.compile(cond["regex"]).search
     return lambda v: isinstance(v, str) and search(v) is not None
+
+
+def _command_of_args(check: Callable[[Any], bool], guarding: bool) -> Selector:
+    """A ``command`` condition on an action that records no ``command`` of its own: the
+    ``command`` argument it was called with (an MCP shell tool's line, a string or an
+    argv), read the same way. One that is there but is no command line (an object, a
+    number) is a line that cannot be read: it matches where the condition guards."""
+    from roadcheck.shellcmd import command_text
+
+    def match(event: Event) -> bool:
+        args = event.data.get("args")
+        if type(args) is not dict or "command" not in args:
+            return False
+        text = command_text(args["command"])
+        return guarding if text is None else check(text)
+
+    return match
 
 
 def _condition(cond: Any) -> Callable[[Any], bool]:
@@ -181,11 +199,16 @@ def _condition(cond: Any) -> Callable[[Any], bool]:
     return lambda v: (type(v), v) == want
 
 
-def compile_selector(spec: Any, *, checked: bool = False) -> Selector:
+def compile_selector(spec: Any, *, checked: bool = False, guarding: bool = False) -> Selector:
     """Compile a selector mapping into a predicate on events (``ValueError`` if unusable).
 
     ``checked=True`` skips the check for a selector :func:`check_selector` already
-    passed (one read with its spec document).
+    passed (one read with its spec document). ``guarding=True`` for a selector that picks
+    what a rule holds (a guarded action, a voiding event, a forbidden one): a command
+    line that cannot be read before it runs (``eval ...``) matches its ``command``
+    condition, so it is asked about. Otherwise the selector picks evidence (a derived
+    checkpoint, the action that meets an obligation, the call that backs a claim) and
+    such a line does not match: it shows nothing.
     """
     if not checked:
         from roadcheck.documents.loader import Problem, where
@@ -195,7 +218,10 @@ def compile_selector(spec: Any, *, checked: bool = False) -> Selector:
         except Problem as p:
             at = f" '{where(p.loc)}'" if p.loc else ""
             raise ValueError(f"selector{at}: {p.message}") from None
-    kind_check, equal, checks, whole = _parts(spec)
+    kind_check, equal, checks, whole = _parts(spec, guarding)
+    by_command = [check for key, check in checks if key == "command"]
+    from_args = (_command_of_args(by_command[0], guarding) if by_command
+                 else lambda _e: False)
 
     def match(event: Event) -> bool:
         if kind_check is not None and not kind_check(event.kind):
@@ -207,7 +233,10 @@ def compile_selector(spec: Any, *, checked: bool = False) -> Selector:
                 return False
         for key, check in checks:
             value = data.get(key, _MISSING)
-            if value is _MISSING or not check(value):
+            if value is _MISSING:
+                if key != "command" or not from_args(event):
+                    return False
+            elif not check(value):
                 return False
         return True
 
@@ -226,7 +255,7 @@ _Parts = tuple["Callable[[Any], bool] | None", list[tuple[str, Any, type]],
                list[tuple[str, Callable[[Any], bool]]], list[Selector]]
 
 
-def _parts(spec: Mapping[str, Any]) -> _Parts:
+def _parts(spec: Mapping[str, Any], guarding: bool) -> _Parts:
     """A selector's conditions sorted by how they are applied: the event type, plain values
     (compared inline and first: they are cheap and usually decide), conditions on fields,
     and conditions on the whole event (objects, ok, combined selectors), applied last."""
@@ -238,13 +267,13 @@ def _parts(spec: Mapping[str, Any]) -> _Parts:
         if key in _OBJECTS:
             whole.extend(_object(key, path, c) for path, c in cond.items())
         elif key in _COMBINED:
-            whole.append(_combined(key, cond))
+            whole.append(_combined(key, cond, guarding))
         elif key == "ok":
             whole.append(_ok(_condition(cond)))
         elif key == "event":
             kind_check = _condition(cond)
         elif key == "command":
-            checks.append((key, _command(cond)))
+            checks.append((key, _command(cond, guarding)))
         elif isinstance(cond, Mapping):
             checks.append((key, _condition(cond)))
         else:
@@ -252,12 +281,13 @@ def _parts(spec: Mapping[str, Any]) -> _Parts:
     return kind_check, equal, checks, whole
 
 
-def _combined(key: str, cond: Any) -> Selector:
-    """``all``, ``any`` or ``not`` of whole selectors."""
+def _combined(key: str, cond: Any, guarding: bool) -> Selector:
+    """``all``, ``any`` or ``not`` of whole selectors (under ``not``, what an unknown command
+    line does turns: a guarded ``not: {ls}`` holds ``eval ...``, which may be anything)."""
     if key == "not":
-        inner = compile_selector(cond, checked=True)
+        inner = compile_selector(cond, checked=True, guarding=not guarding)
         return lambda e: not inner(e)
-    subs = [compile_selector(c, checked=True) for c in cond]
+    subs = [compile_selector(c, checked=True, guarding=guarding) for c in cond]
     if key == "all":
         return lambda e: all(s(e) for s in subs)
     return lambda e: any(s(e) for s in subs)

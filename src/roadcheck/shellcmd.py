@@ -10,16 +10,20 @@ substitutions, with comments, line continuations and redirections in any positio
 read as bash reads them, quoting (single, double, ANSI-C ``$'...'``) resolved.
 The scripts of ``bash|sh|zsh ... -c SCRIPT`` (with any flags), of a heredoc or
 here-string fed to a shell, of ``watch``, ``su -c``, ``flock -c`` and ``env -S``
-are read the same way, to :data:`DEPTH` levels. Programs that run another command
-are looked through (``env``, ``sudo``, ``nohup``, ``timeout``, ``setsid``,
-``xargs``, ``nice``, ``flock``, ``time``, ``command``, ``builtin``, ``exec``...,
-and ``find -exec``): each later word is tried as the start of the command.
+are read the same way, to :data:`DEPTH` levels, and so are the command strings of
+``ssh``, ``tmux``, ``script -c``, ``sg -c``, ``nix-shell --run``, ``trap`` and the
+script fed to ``at``. Programs that run another command are looked through
+(``env``, ``sudo``, ``nohup``, ``timeout``, ``setsid``, ``xargs``, ``nice``,
+``flock``, ``time``, ``command``, ``builtin``, ``exec``, ``docker exec``, ``uv
+run``, ``npx``..., and ``find -exec``): each later word is tried as the start of the
+command.
 
 Where the words cannot be known before the line runs, the line is *unknown* and
 every pattern matches it, so a guarded call is asked about, never let through:
 ``eval``; a command name built from a variable or a substitution; a pipe or a
 script file given to a shell (``echo ... | bash``, ``bash deploy.sh``, ``source
-x.sh``); ``git -c alias.NAME=...``; brace expansion; nesting deeper than
+x.sh``); code given to an interpreter on the line (``python -c``, ``perl -e``);
+an ``alias`` definition; ``git -c alias.NAME=...``; brace expansion; nesting deeper than
 :data:`DEPTH`; and a line the grammar cannot read. A word whose value is only known
 when the line runs (``$REMOTE``, ``"$(cat msg)"``) may be any operand or flag.
 
@@ -56,10 +60,21 @@ _WRAPPERS = frozenset({
     "sudo", "doas", "env", "nohup", "time", "command", "builtin", "exec", "nice", "ionice",
     "chrt", "taskset", "timeout", "stdbuf", "setsid", "flock", "xargs", "unbuffer", "strace",
     "ltrace", "chroot", "runuser", "su", "caffeinate", "systemd-run", "torsocks", "parallel",
-    "watch", "find"})
+    "watch", "find", "pkexec", "unshare", "nsenter", "firejail", "chronic", "coproc",
+    "screen", "ip", "docker", "podman", "kubectl", "uv", "uvx", "poetry", "pipx", "pdm",
+    "hatch", "npx", "bunx", "pnpx", "direnv", "ssh", "tmux", "script", "sg", "nix-shell"})
 #: Options of a wrapper whose value is a whole script.
 _SCRIPT_OPTIONS = {"su": ("-c", "--command"), "runuser": ("-c", "--command"),
-                   "flock": ("-c", "--command"), "env": ("-S", "--split-string")}
+                   "flock": ("-c", "--command"), "env": ("-S", "--split-string"),
+                   "script": ("-c", "--command"), "sg": ("-c",),
+                   "nix-shell": ("--run", "--command")}
+#: Wrappers that join their command's words into one line and give it to a shell.
+_JOINED = frozenset({"watch", "ssh", "tmux"})
+#: Interpreters, and the options whose value is code run inline (``python -c ...``).
+_INLINE = {"perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "--eval", "-p", "--print"),
+           "nodejs": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "bun": ("-e", "--eval"),
+           "php": ("-r",), "lua": ("-e",), "Rscript": ("-e",), "osascript": ("-e",)}
+_PYTHON = re.compile(r"python(?:[23](?:\.\d+)?)?|pypy3?")
 #: Shell options that take a value (which is not the script).
 _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -301,12 +316,26 @@ class _Reader:
             return
         self.commands.append(tuple(words))
         program = _base(words[0])
+        if program.startswith("git-") and len(program) > 4:
+            # git's own program for a subcommand (git-core/git-push) is that subcommand
+            self.commands.append(("git", program[4:], *words[1:]))
         if program in _SHELLS:
             self.shell(words, stdin, depth)
-        elif program in ("eval", ".", "source"):
-            self.fail(f"{program} runs words only known when the line runs")
+        elif program in ("eval", ".", "source", "alias"):
+            self.fail(f"{program} runs words only known when the line runs"
+                      if program != "alias" else "alias defines a command on the line")
         elif program == "git" and _git_alias(words):
             self.fail("git -c alias... defines a command on the line")
+        elif _inline_code(program, words):
+            self.fail(f"{program} runs code given on the line")
+        elif program == "trap":
+            if len(words) > 2 and words[1] != "-" and not str(words[1]).startswith("-"):
+                self.script(words[1], depth + 1)
+        elif program in ("at", "batch"):
+            if isinstance(stdin, tuple) and "-f" not in words:
+                self.script(stdin[1], depth + 1)
+            else:
+                self.fail(f"{program} reads the commands it runs from a file or a pipe")
         elif program in _WRAPPERS:
             self.wrapper(program, words, depth)
 
@@ -338,7 +367,7 @@ class _Reader:
         """A program that runs another command: each later word may start it."""
         options = _SCRIPT_OPTIONS.get(program, ())
         for k, word in enumerate(words[1:-1], 1):
-            if word in options:
+            if word in options or _in_cluster(word, options):
                 self.script(words[k + 1], depth + 1)
         if program == "find":
             self.find(words, depth)
@@ -353,10 +382,10 @@ class _Reader:
             if suffix in self.tried:
                 continue
             self.tried.add(suffix)
-            if program != "watch":
+            if program not in _JOINED:
                 self.resolve(list(suffix), None, depth + 1)
-            elif any(w is None for w in suffix):  # watch runs its words through sh -c
-                self.fail("watch runs words only known when the line runs")
+            elif any(w is None for w in suffix):  # it runs its words through a shell
+                self.fail(f"{program} runs words only known when the line runs")
             else:
                 self.script(" ".join(w for w in suffix if w is not None), depth + 1)
 
@@ -376,6 +405,36 @@ class _Reader:
 #: git's own options (before the subcommand) that take the next word as their value
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                          "--config-env", "--exec-path", "--super-prefix"})
+
+
+def _in_cluster(word: Word, options: tuple[str, ...]) -> bool:
+    """Whether a cluster of short options ends with one of ``options`` (``-qc`` for ``-c``),
+    whose value is then the next word."""
+    if word is None or len(word) < 3 or word.startswith("--") or not word.startswith("-"):
+        return False
+    return word[1:].isalpha() and any(len(o) == 2 and word.endswith(o[1]) for o in options)
+
+
+def _inline_code(program: str, words: list[Word]) -> bool:
+    """Whether an interpreter is given code to run on the line (``python -c``, ``perl
+    -e``, ``node -e``): what that code runs cannot be read from the line."""
+    if _PYTHON.fullmatch(program):
+        options: tuple[str, ...] = ("-c",)
+    else:
+        options = _INLINE.get(program, ())
+    if not options:
+        return False
+    valued = False
+    for word in words[1:]:
+        if valued:
+            valued = False
+            continue
+        if word is None or word in options or _in_cluster(word, options):
+            return True
+        if not word.startswith("-") or word == "-m":
+            return False  # a script file or a module: its own words end here
+        valued = word in ("-W", "-X", "-r", "--require", "-I")
+    return False
 
 
 def _after_targets(redirect: Any) -> list[Word]:
@@ -524,11 +583,12 @@ def _matches(words: tuple[Word, ...], pattern: Sequence[str]) -> bool:
     return False
 
 
-def matches_words(line: str, pattern: Sequence[str]) -> bool:
+def matches_words(line: str, pattern: Sequence[str], *, unknown: bool = True) -> bool:
     """True when a simple command of ``line`` is ``pattern[0]`` with ``pattern[1:]`` among
-    its arguments, in that order, and always when the line is unknown (see the module
-    docstring): a command that cannot be read never slips past a guard."""
+    its arguments, in that order; when the line is unknown (see the module docstring),
+    ``unknown``: True where the pattern guards (a command that cannot be read never slips
+    past a guard), False where it picks evidence (``eval true`` is no test run)."""
     found = read_commands(line)
     if found.unknown is not None:
-        return True
+        return unknown
     return any(_matches(words, pattern) for words in found.commands)

@@ -221,3 +221,86 @@ def test_codex_stop_is_refused_while_a_real_obligation_is_open(tmp_path: Path) -
     assert out["decision"] == "block" and "smoke-after-deploy" in out["reason"]
     ran("make smoke", "c2")
     assert _run("codex", stop, state, str(spec)).stdout.strip() == ""
+
+
+class TestShellLinesOutsideTheShellTool:
+    """A guarded command line is read wherever a call carries one: an MCP shell tool's
+    ``command`` argument, and a shell call whose ``command`` is not text is held."""
+
+    SPEC = ("mandatory_checkpoints:\n"
+            "  - {checkpoint_id: ok, must_precede: {command: {words: [git, push]}}}\n")
+
+    @pytest.mark.parametrize("tool", ["mcp__shell__execute_command",
+                                      "mcp__desktop-commander__start_process"])
+    @pytest.mark.parametrize("line", ["git push origin main", "# push\ngit push origin main",
+                                      ["git", "push", "origin", "main"]])
+    def test_an_mcp_shell_tool_is_held_through_the_hook(self, tmp_path: Path, tool: str,
+                                                        line: Any) -> None:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text(self.SPEC)
+        answer = _run("claude-code", _cc("PreToolUse", tool_name=tool,
+                                         tool_input={"command": line}, tool_use_id="t1"),
+                      tmp_path / "state", str(spec))
+        assert answer.exit == 0 and '"permissionDecision":"ask"' in answer.stdout, answer
+
+    def test_a_harmless_line_of_an_mcp_shell_tool_is_allowed(self, tmp_path: Path) -> None:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text(self.SPEC)
+        answer = _run("claude-code", _cc("PreToolUse", tool_name="mcp__shell__execute_command",
+                                         tool_input={"command": "git status"},
+                                         tool_use_id="t1"), tmp_path / "state", str(spec))
+        assert (answer.exit, answer.stdout) == (0, "")
+
+    def test_the_proxy_call_is_held(self) -> None:
+        """The MCP proxy checks the call as it comes: the tool and its arguments."""
+        guard = Guard({"mandatory_checkpoints": [
+            {"checkpoint_id": "ok", "must_precede": {"command": {"words": ["git", "push"]}}}]})
+        call = {"event": "action", "action_type": "execute_command",
+                "args": {"command": "cd app && git push"}}
+        assert guard.check(call).verdict == "ask"
+        assert guard.check({**call, "args": {"command": "ls"}}).verdict == "allow"
+
+    @pytest.mark.parametrize("command", [{"cmd": "git push origin main"}, 12, [1, 2]])
+    def test_a_bash_call_whose_command_is_not_text_is_held(self, tmp_path: Path,
+                                                           command: Any) -> None:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text("mandatory_checkpoints:\n  - {checkpoint_id: ok, must_precede:"
+                        " {action_type: Bash, command: {words: [git, push]}}}\n")
+        answer = _run("claude-code", _cc("PreToolUse", tool_name="Bash",
+                                         tool_input={"command": command}, tool_use_id="t1"),
+                      tmp_path / "state", str(spec))
+        assert answer.exit == 0 and '"permissionDecision":"ask"' in answer.stdout, answer
+
+    def test_replay_holds_a_recorded_bash_call_whose_command_is_not_text(self) -> None:
+        from roadcheck.conformance.judge import replay_events
+        from roadcheck.conformance.spec import parse_spec
+        from roadcheck.events import Event
+
+        spec = parse_spec({"derive": [{"checkpoint_id": "t", "when": {
+            "command": {"words": ["pytest"]}, "ok": True}}], "mandatory_checkpoints": [
+            {"checkpoint_id": "t", "must_precede": {"command": {"words": ["git", "push"]}}}]})
+        def run(first: Any) -> list[Event]:
+            return [Event.make(1, "action", None, action_type="mcp__shell__run",
+                               args={"command": first}),
+                    Event.make(2, "action", None, action_type="Bash",
+                               args={"command": {"cmd": "git push"}}),
+                    Event.make(3, "final", None)]
+
+        # an unreadable line is held and shows nothing; a readable test run in the
+        # arguments is the evidence it looks like
+        held = replay_events(spec, run({"x": 1}))
+        assert held.verdict == "BLOCK" and held.reasons[0].code == "checkpoint-skipped"
+        assert replay_events(spec, run("pytest -q")).verdict == "PASS"
+
+    def test_a_test_run_of_an_mcp_shell_tool_derives_as_in_replay(self, tmp_path: Path) -> None:
+        """What the hook keeps of the call is what replay reads from the session."""
+        spec = tmp_path / "spec.yaml"
+        spec.write_text("derive:\n  - {checkpoint_id: ok, when: {command: {words: [pytest]},"
+                        " ok: true}}\n" + self.SPEC)
+        state = tmp_path / "state"
+        ran = _cc("PostToolUse", tool_name="mcp__shell__execute_command",
+                  tool_input={"command": "pytest -q"}, tool_use_id="t1",
+                  tool_response={"stdout": "3 passed"})
+        assert _run("claude-code", ran, state, str(spec)).exit == 0
+        answer = _run("claude-code", _push("t2"), state, str(spec))
+        assert (answer.exit, answer.stdout) == (0, "")

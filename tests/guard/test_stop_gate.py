@@ -283,6 +283,59 @@ class TestOtherCLIs:
         assert hook({**stop, "last_assistant_message": "Listed the files."}) \
             == hooks.HookAnswer(0)
 
+    @pytest.mark.parametrize("response", [
+        # exec_command's header before "Output:"
+        "Chunk ID: 1\nWall time: 0.4 seconds\nProcess exited with code 1\nOutput:\n1 failed\n",
+        # the shell tool's plain form
+        "Exit code: 1\nWall time: 0.4 seconds\nOutput:\n1 failed\n",
+        # the shell tool's JSON form
+        json.dumps({"output": "1 failed\n", "metadata": {"exit_code": 1}}),
+    ])
+    def test_a_codex_test_run_whose_output_says_it_failed_holds_the_stop(
+            self, tmp_path: Path, response: str) -> None:
+        """Codex has no failure event: a shell call's exit status is in its output text, as
+        in its session files, and a non-zero one makes the run no backing for 'tests pass'."""
+        hook = Hook(tmp_path, "codex")
+        post = json.loads((DATA / "hooks" / "codex" / "post.json").read_text())
+        assert hook({**post, "tool_input": {"command": "pytest -q"},
+                     "tool_response": response}).exit == 0
+        stop = json.loads((DATA / "hooks" / "codex" / "stop.json").read_text())
+        out = _stop(hook({**stop, "last_assistant_message": "All tests pass."}))
+        assert out["decision"] == "block"
+        assert "'pytest -q' at seq 1, failed" in out["reason"]
+
+    def test_a_codex_test_run_that_exited_0_backs_the_claim(self, tmp_path: Path) -> None:
+        hook = Hook(tmp_path, "codex")
+        post = json.loads((DATA / "hooks" / "codex" / "post.json").read_text())
+        assert hook({**post, "tool_input": {"command": "pytest -q"},
+                     "tool_response": "Exit code: 0\nOutput:\n3 passed\n"}).exit == 0
+        stop = json.loads((DATA / "hooks" / "codex" / "stop.json").read_text())
+        assert hook({**stop, "last_assistant_message": "All tests pass."}) \
+            == hooks.HookAnswer(0)
+
+    def test_a_gemini_test_run_that_exited_non_zero_holds_the_stop(self, tmp_path: Path) -> None:
+        """Gemini CLI sets ``tool_response.error`` only when a command cannot run; a test
+        run that exits 1 says so in ``llmContent`` (``Exit Code: 1``), as its shell tool
+        writes it: that run is failed, and backs no 'tests pass'."""
+        hook = Hook(tmp_path, "gemini")
+        post = json.loads((DATA / "hooks" / "gemini" / "post.json").read_text())
+        content = ("Command: npm test\nDirectory: (root)\nOutput: 1 failing\nError: (none)\n"
+                   "Exit Code: 1\nSignal: (none)\nBackground PIDs: (none)\n"
+                   "Process Group PGID: 4242")
+        failed = {**post, "tool_input": {"command": "npm test"},
+                  "tool_response": {"llmContent": content, "returnDisplay": "1 failing"}}
+        assert hook(failed).exit == 0
+        stop = json.loads((DATA / "hooks" / "gemini" / "stop.json").read_text())
+        out = _stop(hook({**stop, "prompt_response": "The tests pass now."}))
+        assert out["decision"] == "deny"
+        assert "'npm test' at seq 1, failed" in out["reason"]
+        passed = {**failed, "tool_response": {"llmContent": content.replace(
+            "Exit Code: 1", "Exit Code: 0"), "returnDisplay": "3 passing"}}
+        (tmp_path / "two").mkdir()
+        hook2 = Hook(tmp_path / "two", "gemini")
+        assert hook2(passed).exit == 0
+        assert hook2({**stop, "prompt_response": "The tests pass now."}).stdout == "{}\n"
+
     def test_gemini_after_agent_is_denied_in_its_format(self, tmp_path: Path) -> None:
         hook = Hook(tmp_path, "gemini")
         post = json.loads((DATA / "hooks" / "gemini" / "post.json").read_text())

@@ -1,7 +1,8 @@
 """An input past the size limit is refused with one line, and reading stops there.
 
-``/dev/zero`` (or any endless input) given as a trajectory grew memory without
-bound. Every input roadcheck reads (trajectory files, FIFOs and devices,
+An endless input (``/dev/zero``, a FIFO fed forever) given as a trajectory grew memory
+without bound; the tests feed a temporary FIFO instead of naming a system path.
+Every input roadcheck reads (trajectory files, FIFOs and devices,
 standard input, what a gzip or zstd file decompresses to, accept's trace and
 result, specs and contracts) holds at most ``ROADCHECK_MAX_INPUT_SIZE`` bytes
 (1 GiB by default); reading stops at the limit and one byte.
@@ -67,19 +68,48 @@ class TestLimit:
         assert res.stderr.count("\n") == 1 and ENV in res.stderr, res.stderr
 
 
+def _zeros(fifo: Path) -> threading.Thread:
+    """A FIFO at ``fifo`` fed zero bytes by a writer that never stops on its own (the shape
+    of ``/dev/zero``, without pointing roadcheck at a system path); it ends when the
+    reader closes its end."""
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        fd = os.open(fifo, os.O_WRONLY)
+        block = bytes(65536)
+        try:
+            while True:
+                os.write(fd, block)
+        except OSError:  # the reader closed its end: EPIPE
+            pass
+        finally:
+            os.close(fd)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    return writer
+
+
 class TestTrajectories:
-    def test_dev_zero(self, small: int) -> None:
-        """The reproduction: /dev/zero is refused once 64 KiB and a byte are read."""
-        verdict, code, message = _verdict("/dev/zero")
+    def test_endless_zeros(self, small: int, tmp_path: Path) -> None:
+        """The reproduction (``/dev/zero`` as a trajectory): refused once 64 KiB and a byte
+        are read, and the writer is let go."""
+        writer = _zeros(tmp_path / "zero.jsonl")
+        verdict, code, message = _verdict(tmp_path / "zero.jsonl")
         assert (verdict, code) == ("ERROR", "bad-input")
         assert message == (f"the input is larger than 64 KiB ({small} bytes), the most "
                            f"roadcheck reads; set {ENV} (bytes, or with K, M, G) to read more")
+        writer.join(10)
+        assert not writer.is_alive()
 
-    def test_dev_zero_through_the_cli(self, small: int) -> None:
+    def test_endless_zeros_through_the_cli(self, small: int, tmp_path: Path) -> None:
         """One ERROR line in the report, exit 2."""
-        res = CliRunner().invoke(cli, ["replay", str(SPEC), "/dev/zero"])
+        writer = _zeros(tmp_path / "zero.jsonl")
+        res = CliRunner().invoke(cli, ["replay", str(SPEC), str(tmp_path / "zero.jsonl")])
         assert res.exit_code == 2
         assert "detail : the input is larger than 64 KiB" in res.stdout
+        writer.join(10)
+        assert not writer.is_alive()
 
     def test_endless_fifo(self, small: int, tmp_path: Path) -> None:
         """A FIFO whose writer never stops: reading stops at the limit and one byte."""
@@ -162,19 +192,27 @@ class TestTrajectories:
 
 class TestOtherInputs:
     @pytest.mark.parametrize("option", ["-t", "-r", "-c"])
-    def test_accept(self, small: int, option: str) -> None:
+    def test_accept(self, small: int, option: str, tmp_path: Path) -> None:
         """accept's trace, result and contract: exit 2, one line naming the file."""
+        endless = tmp_path / "endless"
+        writer = _zeros(endless)
         args = {"-c": str(ACCEPT / "contract.yaml"), "-r": str(ACCEPT / "result.json"),
                 "-t": str(ACCEPT / "trace.jsonl")}
-        args[option] = "/dev/zero"
+        args[option] = str(endless)
         res = CliRunner().invoke(cli, ["accept", *[x for kv in args.items() for x in kv]])
         assert res.exit_code == 2, res.output
         assert res.stdout == ""
         [line] = res.stderr.splitlines()
-        assert line.startswith("error[bad-input]: /dev/zero: ") and "larger than 64 KiB" in line
+        assert line.startswith(f"error[bad-input]: {endless}: ") and "larger than 64 KiB" in line
+        writer.join(10)
+        assert not writer.is_alive()
 
-    def test_spec(self, small: int) -> None:
-        res = CliRunner().invoke(cli, ["replay", "/dev/zero", str(FIXTURE)])
+    def test_spec(self, small: int, tmp_path: Path) -> None:
+        endless = tmp_path / "endless"
+        writer = _zeros(endless)
+        res = CliRunner().invoke(cli, ["replay", str(endless), str(FIXTURE)])
         assert res.exit_code == 2
         [line] = res.stderr.splitlines()
-        assert line.startswith("error[bad-input]: /dev/zero: ") and "larger than 64 KiB" in line
+        assert line.startswith(f"error[bad-input]: {endless}: ") and "larger than 64 KiB" in line
+        writer.join(10)
+        assert not writer.is_alive()

@@ -564,6 +564,27 @@ class TestConfirmedSteps:
         assert [s["step"] for s in doc["remaining"]] == ["distribute"]
         assert doc["next_action"] == "run distribute (reconcile_first)"
 
+    def test_a_recorded_next_action_that_names_the_done_step_is_not_repeated(
+            self, site: Site) -> None:
+        """The checkpoint's own next action was written before the upload was confirmed:
+        it is not said again; the report, its JSON and the next checkpoint name the step
+        after it."""
+        path = site.write(remaining=[{"step": "upload", "retry_class": "unsafe_to_retry",
+                                      "idempotency_key": "job/upload"},
+                                     {"step": "distribute", "retry_class": "reconcile_first"}],
+                          next_action="run upload")
+        rv = revalidate(path, now=NOW, write_next=site.root / "next.yaml")
+        assert rv.next_action == "run distribute (reconcile_first)"
+        assert rv.to_dict()["next_action"] == "run distribute (reconcile_first)"
+        doc = yaml.safe_load((site.root / "next.yaml").read_text())
+        assert doc["next_action"] == "run distribute (reconcile_first)"
+
+    def test_a_recorded_next_action_stands_when_no_step_was_found_done(
+            self, site: Site) -> None:
+        path = site.write(remaining=[{"step": "distribute", "retry_class": "reconcile_first"}],
+                          next_action="verify each destination first")
+        assert revalidate(path, now=NOW).next_action == "verify each destination first"
+
     def test_the_only_step_done_closes_the_task(self, site: Site) -> None:
         """When the confirmed step was the last one, nothing remains."""
         path = site.write(remaining=[{"step": "upload", "retry_class": "unsafe_to_retry"}],

@@ -87,7 +87,8 @@ class _Rule:
         #: What it guards: action types, and action selectors as plain mappings.
         self.guarded: tuple[str | dict[str, Any], ...] = tuple(
             g if isinstance(g, str) else msgspec.to_builtins(g) for g in guarded_actions(rule))
-        self.guard_selectors = [compile_selector(g, checked=checked) for g in self.guarded
+        self.guard_selectors = [compile_selector(g, checked=checked, guarding=True)
+                                for g in self.guarded
                                 if not isinstance(g, str)]
         self.each = rule.scope == "each"
         self.consume = rule.consume
@@ -97,7 +98,7 @@ class _Rule:
         self.warn = rule.severity == "warn"
         # (selector, the event type it pins or None), so the engine can skip by type.
         voided_by = [msgspec.to_builtins(s) for s in rule.voided_by]
-        self.voiders = [(compile_selector(s, checked=checked), _pinned_kind(s))
+        self.voiders = [(compile_selector(s, checked=checked, guarding=True), _pinned_kind(s))
                         for s in voided_by]
         #: The action types each voiding selector names (None: it names none).
         self.void_pins = [_gates.pins(s) for s in voided_by]

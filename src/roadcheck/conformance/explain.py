@@ -84,9 +84,11 @@ class Explanation:
 _WHOLE = frozenset({"args", "result", "payload", "all", "any", "not", "ok"})
 
 
-def explain_selector(role: str, sel: Mapping[str, Any], event: Event) -> SelectorLook:
+def explain_selector(role: str, sel: Mapping[str, Any], event: Event, *,
+                     guarding: bool = True) -> SelectorLook:
     """Ask ``sel`` about ``event`` one condition at a time (``event`` first, as the
-    compiled selector does)."""
+    compiled selector does; ``guarding`` as :func:`roadcheck.selectors.compile_selector`
+    takes it)."""
     from roadcheck.selectors import _command, _condition, compile_selector, succeeded
 
     conditions: list[tuple[bool, str]] = []
@@ -95,7 +97,7 @@ def explain_selector(role: str, sel: Mapping[str, Any], event: Event) -> Selecto
         cond = sel[key]
         if key in _WHOLE:
             # a condition on an object's paths, a combination, ``ok``: asked as one
-            held = compile_selector({key: cond}, checked=True)(event)
+            held = compile_selector({key: cond}, checked=True, guarding=guarding)(event)
             value = (succeeded(event) if key == "ok" else
                      event.data.get(key, _MISSING) if key not in ("all", "any", "not")
                      else "(the whole event)")
@@ -109,7 +111,7 @@ def explain_selector(role: str, sel: Mapping[str, Any], event: Event) -> Selecto
         if value is _MISSING:
             held = False
         else:
-            check = _command(cond) if key == "command" else _condition(cond)
+            check = _command(cond, guarding) if key == "command" else _condition(cond)
             held = check(value)
         conditions.append((held, f"{key}: {_show(cond)}, the event has {_show(value)}"))
         if not held:
@@ -170,7 +172,7 @@ def _derive_rules(spec: CompiledSpec, before: Replayer, event: Event) -> list[Ru
     out = []
     for i, d in enumerate(spec.spec.derive):
         look = RuleLook(("derive", i), f"derives checkpoint '{d.checkpoint_id}'", "")
-        s = explain_selector("when", msgspec.to_builtins(d.when), event)
+        s = explain_selector("when", msgspec.to_builtins(d.when), event, guarding=False)
         look.selectors.append(s)
         look.outcome = (f"derives checkpoint '{d.checkpoint_id}' from this event" if s.matched
                         else "does not derive")
@@ -212,7 +214,8 @@ def _gates(spec: CompiledSpec, before: Replayer, event: Event) -> list[RuleLook]
         section, _, i = g.at.partition(".")
         look = RuleLook((section, int(i)), f"{g.kind} '{g.id}'", "")
         for (role, _), sel in zip(RULE_SELECTORS[g.kind], g.sels, strict=True):
-            look.selectors.append(explain_selector(role, sel, event))
+            look.selectors.append(explain_selector(
+                role, sel, event, guarding=not (g.kind == "obligations" and role == "require")))
         hit = found.get(g.id)
         if hit is not None:
             look.outcome = f"{hit.code}: {hit.message}"

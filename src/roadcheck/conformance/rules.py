@@ -187,9 +187,12 @@ class Gate:
         self.sels: tuple[dict[str, Any], ...] = tuple(sels)
         #: The selector that triggers the rule (when, after, source) and the second one
         #: (require, sink), or None.
-        self.first: Selector = compile_selector(sels[0], checked=checked)
-        self.second: Selector | None = (compile_selector(sels[1], checked=checked)
-                                        if len(sels) > 1 else None)
+        # What a rule holds (when, after, source, sink) takes an unknown command line as a
+        # match; the action that meets an obligation (require) is evidence and does not.
+        self.first: Selector = compile_selector(sels[0], checked=checked, guarding=True)
+        self.second: Selector | None = (
+            compile_selector(sels[1], checked=checked, guarding=kind != "obligations")
+            if len(sels) > 1 else None)
         self.shown = _show(sels[-1])
         self.unless: str | None = getattr(doc, "unless", None)
         self.at_most: int = getattr(doc, "at_most", 0)

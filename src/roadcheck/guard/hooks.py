@@ -215,15 +215,17 @@ def optional_text(doc: dict[str, Any], key: str) -> str | None:
 def make_call(tool: str, args: dict[str, Any], call_id: str | None, *,
               shell_tools: tuple[str, ...] = ("Bash",), agent: str = MAIN_AGENT,
               command_key: str = "command") -> dict[str, Any]:
-    """The action event of a call; a shell tool's line is its ``command``."""
+    """The action event of a call; a shell tool's line is its ``command``, and so is the
+    ``command`` argument of any other tool (an MCP shell server's) when it is a line."""
     call: dict[str, Any] = {"event": "action", "agent": agent, "action_type": tool,
                             "args": args}
     if call_id is not None:
         call["call_id"] = call_id
-    if tool in shell_tools:
+    key = command_key if tool in shell_tools else "command"
+    if key in args:
         from roadcheck.shellcmd import command_text
 
-        command = command_text(args.get(command_key))
+        command = command_text(args[key])
         if command is not None:
             call["command"] = command
     return call

@@ -51,6 +51,7 @@ import orjson
 
 from roadcheck.errors import TraceError
 from roadcheck.events import Event, Trajectory
+from roadcheck.ingest._codex_output import decoded_failed, plain_failed
 from roadcheck.ingest._json import (
     MAX_DEPTH,
     EmbeddedDuplicate,
@@ -77,10 +78,6 @@ _ASKING = frozenset({"on-request", "untrusted", "unless-trusted"})
 _INJECTED = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
              "# AGENTS.md instructions", "<user_shell_command>")
 _DECLINED = ("rejected by user", "declined by user", "denied by user")
-# A plain-text output that reports a failure: the sentence Codex writes when its sandbox
-# stopped a command, or the exit code in the header exec_command puts before "Output:".
-_SANDBOX_FAILED = "failed in sandbox "
-_HEADER_CODE = re.compile(r"(?:Process exited with code|Exit code:) (-?\d+)")
 
 
 #: The ``item_completed`` items that record work done: in code mode (a ``custom_tool_call``
@@ -190,20 +187,6 @@ def _text(content: Any, line: int) -> str:
     return "\n".join(parts)
 
 
-def _plain_failed(text: str) -> bool:
-    """True when a plain-text output says its command failed."""
-    if text.startswith(_SANDBOX_FAILED):
-        return True
-    lines = text.split("\n")
-    if "Output:" not in lines:
-        return False
-    for line in lines[:lines.index("Output:")]:
-        found = _HEADER_CODE.fullmatch(line)
-        if found:
-            return int(found.group(1)) != 0
-    return False
-
-
 def _output(raw: Any, line: int) -> tuple[Any, bool]:
     """The output of a call and whether it says the call failed."""
     if isinstance(raw, str):
@@ -214,12 +197,9 @@ def _output(raw: Any, line: int) -> tuple[Any, bool]:
                     raise _Bad(line, f"'output' holds JSON {too_deep()}")
                 raw = decoded
         if isinstance(raw, str):
-            return raw, _plain_failed(raw)
+            return raw, plain_failed(raw)
     if isinstance(raw, dict):
-        meta = raw.get("metadata")
-        code = meta.get("exit_code") if isinstance(meta, dict) else None
-        failed = raw.get("success") is False or (isinstance(code, int) and code != 0)
-        return raw.get("output", raw.get("content", raw)), failed
+        return raw.get("output", raw.get("content", raw)), decoded_failed(raw)
     return raw, False
 
 

@@ -85,13 +85,18 @@ def next_action(cp: Checkpoint, decision: Decision, findings: Sequence[Finding],
         names = [n for n, s in answers.effects.effects.items() if s.state == "unknown"]
         return (f"reconcile {', '.join(names)} with the owning system before any step "
                 "creates anything")
+    # The checkpoint's own next action was written before this revalidation: once a
+    # step of it is found done, it may name that step, which must not be run again.
+    left = {s.step for s in remaining}
+    recorded = (cp.doc.next_action
+                if all(s.step in left for s in cp.doc.remaining) else None)
     invalid = [f.message.split(":", 1)[0] for f in findings
                if f.severity == "invalid" and f.question == "artifacts"]
     if invalid:
-        then = cp.doc.next_action or (f"run {remaining[0].step}" if remaining else "go on")
+        then = recorded or (f"run {remaining[0].step}" if remaining else "go on")
         return f"rebuild {', '.join(invalid)} with a safe step before anything else, then {then}"
-    if cp.doc.next_action:
-        return cp.doc.next_action
+    if recorded:
+        return recorded
     if remaining:
         return f"run {remaining[0].step} ({remaining[0].retry_class})"
     return "nothing remains; close the task"

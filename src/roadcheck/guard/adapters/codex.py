@@ -11,7 +11,9 @@ non-empty reason.
 * ``PermissionRequest`` (Codex is about to ask the person; no call id): the call is
   checked bound to its tool and arguments; what the guard does not allow is
   ``decision.behavior: deny``; an allowed call is left to Codex's prompt;
-* ``PostToolUse``: the call ran and is observed;
+* ``PostToolUse``: the call ran and is observed; a shell call whose output says its
+  command failed (the exit code Codex writes into it, read as its session files are)
+  is observed as failed;
 * ``Stop`` / ``SubagentStop``: an assistant ``message`` (``last_assistant_message``);
   ``decision: block`` while an obligation is open or (with ``--contract``) the
   message makes a claim the session does not back; a warning is ``systemMessage``.
@@ -46,10 +48,17 @@ SHELL_TOOLS = ("Bash", "shell", "exec_command", "local_shell")
 
 def parse(data: bytes) -> HookRequest:
     """A Codex hook event."""
-    request = claude_shape(read_object(data), KINDS, shell_tools=SHELL_TOOLS, others=OTHERS,
-                           agent="codex")
+    doc = read_object(data)
+    request = claude_shape(doc, KINDS, shell_tools=SHELL_TOOLS, others=OTHERS, agent="codex")
     if request.kind == "permission":
         return no_call_id(request)
+    if request.kind == "post" and request.call is not None and "command" in request.call:
+        from roadcheck.ingest._codex_output import response_failed
+
+        if response_failed(doc.get("tool_response")):
+            return HookRequest("failed", request.event, request.session, request.call,
+                               request.call.get("result") or "the command failed",
+                               agent=request.agent, transcript=request.transcript)
     return request
 
 

@@ -7,7 +7,9 @@ how a person approves the call.
 * ``BeforeAgent``: the prompt is a user ``message``;
 * ``BeforeTool``: the call (``tool_name``, ``tool_input``) is checked; what the guard
   does not allow is ``{"decision": "deny", "reason": ...}``;
-* ``AfterTool``: the call ran (``tool_response.error`` set: it failed) and is observed;
+* ``AfterTool``: the call ran and is observed; it failed when ``tool_response.error``
+  is set or, for a shell call, its ``llmContent`` gives an ``Exit Code`` other than 0
+  or a signal (Gemini CLI sets ``error`` only when the command could not run);
 * ``AfterAgent``: the assistant's answer (``prompt_response``) is an assistant
   ``message``; while an obligation is open, or (with ``--contract``) the answer makes
   a claim the session does not back, the answer is ``decision: deny`` with the
@@ -68,10 +70,29 @@ def parse(data: bytes) -> HookRequest:
         if response is not None:
             call["result"] = response_text(response)
         error = response.get("error") if isinstance(response, dict) else None
+        if not error and "command" in call and isinstance(response, dict):
+            error = _shell_failure(response.get("llmContent"))
         if error:
             text = error if isinstance(error, str) else str(error)
             return HookRequest("failed", name, session, call=call, text=text, agent=AGENT)
     return HookRequest(kind, name, session, call=call, agent=AGENT)
+
+
+def _shell_failure(content: object) -> str | None:
+    """How a shell call failed, from the text Gemini CLI's shell tool gives the model: an
+    ``Exit Code:`` line other than 0 (its ``error`` is set only when the command could not
+    run), a signal, or a run cancelled on timeout. None when it says no failure."""
+    if not isinstance(content, str):
+        return None
+    if content.startswith("Command execution timed out and was cancelled"):
+        return content.split("\n", 1)[0]
+    for line in content.split("\n"):
+        if line.startswith("Exit Code: ") and line[11:].lstrip("-").isdigit() \
+                and int(line[11:]) != 0:
+            return line
+        if line.startswith("Signal: ") and line[8:] not in ("(none)", "", "null"):
+            return line
+    return None
 
 
 def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:
