@@ -29,6 +29,7 @@ import json
 import marshal
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -324,6 +325,18 @@ def from_other_state_dir(world: World) -> None:
     shutil.copytree(world.root / "other" / VICTIM, world.victim)
 
 
+def _socket(path: Path) -> Path:
+    """A Unix socket at ``path`` (bound from its directory: a socket's path is short)."""
+    here = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(path.name)
+    finally:
+        os.chdir(here)
+    return path
+
+
 def special(path: Path, make: Callable[[Path], None]) -> None:
     remove(path)
     make(path)
@@ -422,8 +435,9 @@ def _cases() -> list[Case]:
         process=True)
     add("special", "guard.json a link to the donor's", lambda w: special(
         w.victim / state, lambda p: p.symlink_to(w.state / DONOR / state)), state, process=True)
-    add("special", "guard.json a link to /dev/zero", lambda w: special(
-        w.victim / state, lambda p: p.symlink_to("/dev/zero")), state, process=True)
+    add("special", "guard.json a link to a socket", lambda w: special(
+        w.victim / state, lambda p: p.symlink_to(_socket(w.state / "elsewhere.sock"))), state,
+        process=True)
     add("special", "a directory in place of guard.json",
         lambda w: special(w.victim / state, lambda p: p.mkdir()), state, process=True)
     add("special", "the session directory a link to the donor's", lambda w: special(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -113,9 +114,12 @@ class TestSpecialFiles:
         out, took = hook()
         _denied(out, took, name, "symbolic link")
 
-    def test_a_symlink_to_a_device_is_refused(self, tmp_path: Path) -> None:
+    def test_a_symlink_to_a_socket_is_refused(self, tmp_path: Path) -> None:
         hook = Hook(tmp_path).started()
-        _replace(hook.session / "guard.json", lambda p: p.symlink_to("/dev/zero"))
+        sock = tmp_path / "elsewhere.sock"
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(sock))
+        _replace(hook.session / "guard.json", lambda p: p.symlink_to(sock))
         out, took = hook()
         _denied(out, took, "guard.json", "symbolic link")
 

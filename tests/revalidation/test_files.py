@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,7 @@ def _media(site: Site, path: str, **extra: Any) -> dict[str, Any]:
 class TestNotRegular:
     """A FIFO, a device or a link to one is an invalid artifact that escalates."""
 
-    @pytest.mark.parametrize("make", ["fifo", "link-dev-zero", "absolute-dev-zero"])
+    @pytest.mark.parametrize("make", ["fifo", "link-to-socket", "absolute-socket"])
     def test_refused_and_escalated(self, site: Site, make: str) -> None:
         """The artifact is refused with its kind named, and the decision is escalate."""
         target = site.root / "build" / "final.mp4"
@@ -51,15 +52,19 @@ class TestNotRegular:
         path = "build/final.mp4"
         if make == "fifo":
             os.mkfifo(target)
-        elif make == "link-dev-zero":
-            target.symlink_to("/dev/zero")
-        else:
-            path = "/dev/zero"
+        else:  # a socket outside the site, linked to or named by its absolute path
+            sock = site.root.parent / f"{site.root.name}.sock"
+            with socket.socket(socket.AF_UNIX) as server:
+                server.bind(str(sock))
+            if make == "link-to-socket":
+                target.symlink_to(sock)
+            else:
+                path = str(sock)
         code, doc = _cli(site.write(artifacts=_media(site, path, digest=sha(site.media))))
         assert code == 1 and doc["decision"] == "escalate"
         [(reason, message)] = _finding(doc, "artifacts")
         assert reason == "artifact-not-regular"
-        assert ("named pipe" if make == "fifo" else "character device") in message
+        assert ("named pipe" if make == "fifo" else "a socket") in message
 
     def test_format_check_never_opens_a_fifo(self, site: Site) -> None:
         """An artifact with an expected format that is a FIFO is refused, not parsed."""
