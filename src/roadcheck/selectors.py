@@ -13,7 +13,9 @@ in :mod:`roadcheck.documents.selector`): an unknown field, a value of the wrong
 type or a regex on a field that is not text is refused with the closest valid
 name, never compiled into a selector that silently matches nothing.
 ``command`` takes ``{words: [git, push]}`` (a simple command of the shell line
-an action ran, see :mod:`roadcheck.shellcmd`) or ``{regex: PATTERN}``.
+an action ran, see :mod:`roadcheck.shellcmd`), ``{runs: PATTERN}`` (a simple
+command, its words joined by spaces, matching from its start) or ``{regex: PATTERN}``
+(anywhere in the line's text).
 ``args``, ``result`` and ``payload`` take dotted paths (``to``, ``items.0.sku``,
 ``items.*.sku``, ``.`` for the whole value) to value conditions (a plain value,
 ``regex``, ``in``, ``not_in``, ``gt``/``ge``/``lt``/``le``, ``exists``, ``glob``,
@@ -92,11 +94,14 @@ def check_selector_doc(doc: SelectorDoc) -> SelectorDoc:
                     raise Problem((*loc, *p.loc), p.message) from None
             continue
         if isinstance(cond, CommandCondition):
-            if (cond.words is None) == (cond.regex is None):
-                raise Problem((name,), "a command condition is {words: [...]} or "
-                                       "{regex: ...}, one at a time")
+            given = [k for k in ("words", "runs", "regex") if getattr(cond, k) is not None]
+            if len(given) != 1:
+                raise Problem((name,), "a command condition is {words: [...]}, {runs: ...} "
+                                       "or {regex: ...}, one at a time")
             if cond.regex is not None:
                 _check_regex(cond.regex, (name, "regex"))
+            if cond.runs is not None:
+                _check_regex(cond.runs, (name, "runs"))
             continue
         if not isinstance(cond, TextCondition):
             continue
@@ -162,11 +167,14 @@ def _check_regex(pattern: str, loc: tuple[str | int, ...]) -> None:
 def _command(cond: Mapping[str, Any], guarding: bool = True) -> Callable[[Any], bool]:
     """A ``command`` condition: on the command line an action ran (:mod:`roadcheck.shellcmd`).
     A line that cannot be read matches it when it guards, and not when it picks evidence."""
-    from roadcheck.shellcmd import matches_words
+    from roadcheck.shellcmd import matches_words, runs_command
 
     if "words" in cond:
         words = list(cond["words"])
         return lambda v: isinstance(v, str) and matches_words(v, words, unknown=guarding)
+    if "runs" in cond:
+        runs = re.compile(cond["runs"]).match
+        return lambda v: isinstance(v, str) and runs_command(v, runs, unknown=guarding)
     search = re.compile(cond["regex"]).search
     return lambda v: isinstance(v, str) and search(v) is not None
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -482,6 +482,23 @@ def read_commands(line: str) -> ShellCommands:
     words (None for a word only known when it runs), and why the line is unknown."""
     return _read_cached(line) if len(line) <= _CACHED else _read(line)
 
+
+def runs_command(line: str, match: Callable[[str], object], *, unknown: bool = True) -> bool:
+    """True when a simple command of ``line``, its words joined by single spaces, is
+    matched by ``match`` (a compiled pattern's ``match``: from the command's start). A
+    line that cannot be read, or a command holding a word known only when it runs,
+    gives ``unknown``, as :func:`matches_words` does."""
+    found = read_commands(line)
+    if found.unknown is not None:
+        return unknown
+    for words in found.commands:
+        if None in words:
+            if unknown:
+                return True
+            continue
+        if match(" ".join(w for w in words if w is not None)):
+            return True
+    return False
 
 
 def simple_commands(line: str) -> list[list[Word]]:

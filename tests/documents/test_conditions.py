@@ -119,3 +119,38 @@ class TestRefused:
             {"checkpoint_id": "c", "must_precede": {"action_type": "refund", **sel},
              "voided_by": [sel]}], "derive": [{"checkpoint_id": "c", "when": sel}]})
         assert spec.mandatory_checkpoints[0].voided_by[0].ok is True
+
+
+RUNS: dict[str, Any] = {"command": {"runs": r"(?:pytest|npm (?:run )?test(?::[\w:-]+)?)\b"}}
+
+
+class TestCommandRuns:
+    """``command: {runs: REGEX}``: a simple command of the line, its words joined by single
+    spaces, matches REGEX from its start; wrappers and ``bash -c`` are looked through."""
+
+    @pytest.mark.parametrize("line", [
+        "pytest -q", "cd app && pytest", "timeout 60 pytest tests", "npm run test:unit",
+        "bash -lc 'npm test'", "FOO=1 pytest", "env CI=1 npm test"])
+    def test_a_simple_command_that_runs_it(self, line: str) -> None:
+        assert _picks(RUNS, _action(command=line)) == [True]
+
+    @pytest.mark.parametrize("line", [
+        "echo pytest", "true # pytest", "cat pytest.ini", "git log --grep pytest",
+        "grep -r 'npm test' .", "ls tests/ # npm test later", "pytestify"])
+    def test_words_that_only_mention_it(self, line: str) -> None:
+        assert _picks(RUNS, _action(command=line)) == [False]
+
+    @pytest.mark.parametrize("line", ["eval pytest", "$RUNNER pytest", "echo pytest | bash"])
+    def test_a_line_that_cannot_be_read(self, line: str) -> None:
+        """Evidence it shows nothing; where it guards, it is held."""
+        assert _picks(RUNS, _action(command=line)) == [False]
+        assert compile_selector(RUNS, guarding=True)(_action(command=line)) is True
+
+    def test_refused_when_misshapen(self) -> None:
+        doc = {"mandatory_checkpoints": [{"checkpoint_id": "c", "must_precede": "t"}],
+               "derive": [{"checkpoint_id": "c", "when": {"command": {"runs": "("}}}]}
+        with pytest.raises(SpecError, match=re.escape("derive.0.when.0.command.runs: bad regex")):
+            parse_spec(doc)
+        doc["derive"][0]["when"] = {"command": {"runs": "x", "words": ["x"]}}
+        with pytest.raises(SpecError, match="one at a time"):
+            parse_spec(doc)

@@ -82,14 +82,19 @@ class RoleCondition(_Condition, frozen=True):
 
 
 class CommandCondition(_Condition, frozen=True):
-    """A condition on a shell command line: ``{words: [git, push]}`` or ``{regex: PATTERN}``.
+    """A condition on a shell command line: ``{words: [git, push]}``, ``{runs: PATTERN}``
+    or ``{regex: PATTERN}``, one at a time.
 
     ``words``: one of the line's simple commands is the program ``words[0]`` with
     the other words among its arguments, in order (see :mod:`roadcheck.shellcmd`).
+    ``runs``: one of the line's simple commands, its words joined by single spaces,
+    matches the pattern from its start (``echo pytest`` runs ``echo``, not ``pytest``).
+    ``regex``: the pattern is found anywhere in the line's text.
     """
 
     words: Annotated[list[Annotated[str, msgspec.Meta(min_length=1)]],
                      msgspec.Meta(min_length=1)] | None = None
+    runs: Annotated[str, msgspec.Meta(min_length=1)] | None = None
     regex: Annotated[str, msgspec.Meta(min_length=1)] | None = None
 
 
