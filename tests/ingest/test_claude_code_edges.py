@@ -343,3 +343,23 @@ def test_a_bash_call_given_an_argv_is_read_as_its_line():
              _entry("r1", "a1", "user", _result("t1"))]
     (action,) = [data for kind, _, data in _events(lines) if kind == "action"]
     assert action["command"] == "git push"
+
+
+def test_a_parent_missing_from_the_middle_of_the_file_is_an_error():
+    """A parentUuid naming no entry, on an entry after the file's first: a line is missing
+    (the push's tool result, say), and the chain would start after the gap, dropping every
+    call before it. The entry is named; the file is not read."""
+    lines = [PROMPT, _entry("a1", "u1", "assistant", _call("t1", command="git push")),
+             _entry("u2", "a1", "user", _result("t1")),
+             _entry("a2", "u2", "assistant", [{"type": "text", "text": "Pushed."}])]
+    assert not isinstance(_read(lines), ReadFailure)
+    line, message = _error([lines[0], lines[1], lines[3]])
+    assert line == 3 and "parentUuid 'u2' names no entry of the file" in message
+
+
+def test_a_first_entry_whose_parent_is_in_an_earlier_file_is_read():
+    """A transcript whose first entry hangs from an entry of another file (a resumed
+    session) starts its chain there."""
+    lines = [_entry("u1", "x0", "user", "go on"),
+             _entry("a1", "u1", "assistant", [{"type": "text", "text": "ok"}])]
+    assert [k for k, _, _ in _events(lines)] == ["message", "message", "final"]

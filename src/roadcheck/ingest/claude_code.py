@@ -544,13 +544,19 @@ class _Reader:
         nodes, keys = self.nodes, self.keys
         live = bytearray(len(keys))
         cur = self.leaf
+        below = 0  # the line of the entry the walk came from
         while cur is not None:
             entry = nodes.get(cur)
             if entry is None:
-                break
+                if below > min(nodes.values()):
+                    raise _Bad(below, f"its parentUuid {cur!r} names no entry of the file: "
+                                      "a line before it is missing, and the chain would "
+                                      "start after the gap")
+                break  # the first entry hangs from one of an earlier file
             if live[entry]:
                 raise _Bad(entry, f"the parentUuid chain loops at {cur!r}")
             live[entry] = 1
+            below = entry
             cur = keys[entry]
         return live
 
