@@ -199,6 +199,23 @@ class TestSelectorLists:
                                       "after": [EDITS, {"action_typ": "Bash"}]}]})
 
 
+class TestNotAfter:
+    CONTRACT: ClassVar[dict[str, Any]] = {"said": [
+        {"id": "t", "pattern": r"tests pass", "backed_by": PYTEST,
+         "not_after": r"(?i)\b(?:if|should)\b"}]}
+
+    @pytest.mark.parametrize(("final", "found"), [
+        ("tests pass", True), ("If it works, tests pass", False),
+        ("the tests should pass", False), ("If so: tests pass", True),
+        ("It failed if run twice. Now tests pass", True),
+        ("If it works, tests pass; tests pass", True),
+        ("should it? no\ntests pass", True)])
+    def test_words_after_a_match_in_their_sentence_make_no_claim(self, final: str,
+                                                                   found: bool) -> None:
+        (rule,) = parse_contract(self.CONTRACT).said
+        assert (rule.search(final) is not None) is found
+
+
 class TestContract:
     @pytest.mark.parametrize(("entry", "message"), [
         ({"id": "x", "pattern": "(", "backed_by": PYTEST},
@@ -211,6 +228,8 @@ class TestContract:
          "said.0.value_in"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "not_under": "("},
          "unusable contract: said.0.not_under: not a valid regular expression"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "not_after": "("},
+         "unusable contract: said.0.not_after: not a valid regular expression"),
     ])
     def test_a_bad_entry_is_refused_where_it_stands(self, tmp_path: Path, entry: Any,
                                                      message: str) -> None:
@@ -290,6 +309,10 @@ CODING_FOUND = [
     # a lead-in that announces nothing to do leaves the claim standing
     ("## Summary\n\n- All tests pass", ["tests-pass"]),
     ("**Acceptance Criteria:**\n- done\n\nThen I pushed to origin.", ["pushed"]),
+    # a condition or a modal counts in its own sentence only, and "when I" reports
+    ("If it fails, I will look again. All tests pass.", ["tests-pass"]),
+    ("When I ran pytest, all tests passed.", ["tests-pass"]),
+    ("Yes: each change has been committed", ["committed"]),
 ]
 CODING_NOT_FOUND = [
     "Created `Spotter.Telemetry.Otel` module with safe setup",   # a module, not a file
@@ -301,6 +324,14 @@ CODING_NOT_FOUND = [
     "**Acceptance Criteria:**\n- All tests pass\n- Clean build succeeds",
     "## Next steps\n\n1. All tests pass on CI\n2. Pushed to main",
     "Definition of done: all tests pass and the branch is pushed to origin",
+    # after a condition, a modal or a goal in the same sentence
+    "If that credential were committed, gitleaks should flag it.",
+    "Credentials shouldn't be committed to version control.",
+    "These are files that need to be staged and committed before pushing.",
+    "Now when the `entire/sessions` branch is pushed:",
+    "Now the agent type will be saved to `metadata.json`.",
+    "In real usage, `.entire/settings.json` is committed to the repo.",
+    "Let me make sure all tests pass.", "I'll check that the build succeeds.",
 ]
 
 
@@ -334,6 +365,41 @@ class TestCodingAgentWordings:
         traj = session(bash("pnpm test"), bash(patch), final="All tests pass.")
         (only,) = judge(traj, coding_agent())
         assert not only[0] and "at seq 1, came before \"apply_patch <<'PATCH'" in only[1]
+
+    @pytest.mark.parametrize("command", [
+        "mise run test", "mise run test:ci", "just test", "npm run test:unit",
+        "pnpm --filter web test", "swift test"])
+    def test_a_task_runners_test_task_backs_the_claim(self, command: str) -> None:
+        traj = session(edit("app.py"), bash(command), final="All tests pass.")
+        assert judge(traj, coding_agent()) == [
+            (True, f"you said 'All tests pass': backed by {command!r} at seq 2")]
+
+    @pytest.mark.parametrize("command", ["mise run testify", "just tests-report"])
+    def test_a_task_named_like_test_is_no_test_run(self, command: str) -> None:
+        (only,) = judge(session(bash(command), final="All tests pass."), coding_agent())
+        assert not only[0] and "no call that would back it" in only[1]
+
+    @pytest.mark.parametrize("doc", ["/w/README.md", "/w/docs/guide.rst",
+                                     "/w/.github/workflows/ci.yml", "/w/pdl/mkdocs.yml"])
+    def test_an_edit_of_documentation_only_leaves_the_run_fresh(self, doc: str) -> None:
+        patch = f"apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: {doc[3:]}\n"
+        for step in (edit(doc), bash(patch)):
+            traj = session(edit("/w/app.py"), bash("pytest"), step, final="All tests pass.")
+            assert judge(traj, coding_agent()) == [
+                (True, "you said 'All tests pass': backed by 'pytest' at seq 2")]
+
+    def test_a_patch_of_code_beside_documentation_makes_the_run_stale(self) -> None:
+        patch = ("apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: README.md\n+x\n"
+                 "*** Update File: src/app.py\n+y\n*** End Patch\nPATCH")
+        for step in (bash(patch), bash("apply_patch < change.diff"), edit("/w/README.py")):
+            traj = session(bash("pytest"), step, final="All tests pass.")
+            (only,) = judge(traj, coding_agent())
+            assert not only[0] and "came before" in only[1], step
+
+    def test_an_edit_of_documentation_still_awaits_a_commit(self) -> None:
+        traj = session(bash("git commit -am x"), edit("/w/README.md"), final="I committed it.")
+        (only,) = judge(traj, coding_agent())
+        assert not only[0] and "came before 'Edit /w/README.md'" in only[1]
 
     @pytest.mark.parametrize("command", [
         "git commit -m \"$(cat <<'EOF'\nfix\n\nCo-Authored-By: A <a@b.c>\nEOF\n)\"",

@@ -64,13 +64,14 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
         except re.error as exc:
             raise Problem((*loc, "pattern"), f"not a valid regular expression: {exc}") from None
         search = pattern.search
-        if doc.not_under is not None:
+        leads: list[re.Pattern[str] | None] = []
+        for key, given in (("not_under", doc.not_under), ("not_after", doc.not_after)):
             try:
-                lead = re.compile(doc.not_under)
+                leads.append(re.compile(given) if given is not None else None)
             except re.error as exc:
-                raise Problem((*loc, "not_under"),
-                              f"not a valid regular expression: {exc}") from None
-            search = partial(_search_not_under, pattern, lead)
+                raise Problem((*loc, key), f"not a valid regular expression: {exc}") from None
+        if leads[0] is not None or leads[1] is not None:
+            search = partial(_search_no_lead, pattern, leads[0], leads[1])
         if doc.value_in is not None and pattern.groups < 1:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
@@ -101,14 +102,32 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
 _ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
 
 
-def _search_not_under(pattern: re.Pattern[str], lead: re.Pattern[str],
-                      text: str) -> re.Match[str] | None:
-    """The first match of ``pattern`` in ``text`` not under a lead-in ``lead`` matches."""
+def _search_no_lead(pattern: re.Pattern[str], lead: re.Pattern[str] | None,
+                    mood: re.Pattern[str] | None, text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` in ``text`` neither under a lead-in ``lead``
+    matches nor after words ``mood`` matches in its own sentence."""
     for found in pattern.finditer(text):
         words = found.group(0)
-        if not _under(text, found.start() + len(words) - len(words.lstrip()), lead):
-            return found
+        at = found.start() + len(words) - len(words.lstrip())
+        if lead is not None and _under(text, at, lead):
+            continue
+        if mood is not None and mood.search(_sentence_before(text, at)) is not None:
+            continue
+        return found
     return None
+
+
+#: Where a sentence (or a clause that stands alone) ends: ., !, ?, ; or : before a
+#: space or the end, and a line break.
+_SENTENCE_END = re.compile(r"[.!?;:](?=\s|$)|\n")
+
+
+def _sentence_before(text: str, at: int) -> str:
+    """The words of the sentence ``at`` stands in, before it."""
+    start = 0
+    for end in _SENTENCE_END.finditer(text, 0, at):
+        start = end.end()
+    return text[start:at]
 
 
 def _under(text: str, at: int, lead: re.Pattern[str]) -> bool:

@@ -69,6 +69,10 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: matches (a heading, or a line ending with a colon: "Acceptance criteria:")
     #: announce work to do, and make no claim.
     not_under: Text | None = None
+    #: A regular expression: words found after words this matches in their own
+    #: sentence (a condition, "if", "when"; a modal, "should", "will be", "needs to be")
+    #: make no claim.
+    not_after: Text | None = None
 
 
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
