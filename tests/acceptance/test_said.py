@@ -199,6 +199,70 @@ class TestSelectorLists:
                                       "after": [EDITS, {"action_typ": "Bash"}]}]})
 
 
+class TestEveryEditCommitted:
+    """ "All changes are committed" needs each edited file in a commit after its edit;
+    "I committed the fix" needs a commit after the last edit only."""
+
+    @staticmethod
+    def verdict(*steps: dict[str, Any], final: str = "All changes are committed.") -> Any:
+        (only,) = judge(session(*steps, final=final), coding_agent())
+        return only
+
+    def test_a_file_no_commit_staged_rejects_a_claim_of_all(self) -> None:
+        steps = (edit("/w/r/a.py"), edit("/w/r/b.py"),
+                 bash("git add a.py && git commit -m 'fix a'"))
+        assert self.verdict(*steps) == (
+            False, "you said 'are committed', but '/w/r/b.py', edited at seq 2, is in no "
+                   "commit after that")
+        assert self.verdict(*steps, final="Everything is committed.")[0] is False
+        assert self.verdict(*steps, final="I committed after each feature.")[0] is False
+        assert self.verdict(*steps, final="I committed the fix.") == (
+            True, "you said 'I committed': backed by \"git add a.py && git commit -m 'fix "
+                  "a'\" at seq 3")
+
+    @pytest.mark.parametrize("stage", [
+        "git add -A && git commit -m x", "git add . && git commit -m x", "git commit -am x",
+        "git commit -a -m x", "git add r/ && git commit -m x",
+        "git add a.py b.py && git commit -m x", "git add '*.py' && git commit -m x",
+        "git commit -m x a.py b.py", "eval \"$CMD\"; git commit -m x"])
+    def test_staging_that_holds_every_file_backs_it(self, stage: str) -> None:
+        only = self.verdict(edit("/w/r/a.py"), edit("/w/r/b.py"), bash(stage))
+        assert only[0] is True, only
+
+    def test_a_staging_before_the_last_edit_holds_no_file(self) -> None:
+        only = self.verdict(edit("/w/r/a.py"), bash("git add a.py"), edit("/w/r/a.py"),
+                            bash("git commit -m x"))
+        assert only[0] is False and "'/w/r/a.py', edited at seq 3" in only[1]
+
+    def test_a_file_put_back_holds_no_change(self) -> None:
+        only = self.verdict(edit("/w/r/a.py"), edit("/w/r/b.py"),
+                            bash("git checkout -- b.py"), bash("git add a.py && git commit -m x"))
+        assert only[0] is True, only
+
+    def test_a_failed_commit_commits_nothing(self) -> None:
+        only = self.verdict(edit("/w/r/a.py"), bash("git add a.py && git commit -m x"),
+                            edit("/w/r/b.py"),
+                            bash("git add b.py && git commit -m y", exit_code=1, error="hook"))
+        assert only[0] is False and "failed: exit 1" in only[1]
+
+    def test_a_file_outside_the_repository_is_left_out(self) -> None:
+        only = self.verdict(edit("/home/u/.claude/plans/p.md"), edit("/w/r/src/a.py"),
+                            bash("git add src/a.py && git commit -m x"))
+        assert only[0] is True, only
+
+    def test_patched_files_are_named_by_their_patch(self) -> None:
+        patch = ("apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: README.md\n+x\n"
+                 "*** Add File: src/new.py\n+y\n*** End Patch\nPATCH")
+        only = self.verdict(bash(patch), bash("git add README.md && git commit -m x"))
+        assert only == (False, "you said 'are committed', but 'src/new.py', edited at seq 1, "
+                               "is in no commit after that")
+
+    def test_gits_line_for_a_commit_in_a_scripts_output_backs_it(self) -> None:
+        run = bash("./harness.sh", result="[main 724ea80] init\n 2 files changed\n")
+        only = self.verdict(run, final="Both files are committed to git.")
+        assert only == (True, "you said 'are committed': backed by './harness.sh' at seq 1")
+
+
 class TestNotAfter:
     CONTRACT: ClassVar[dict[str, Any]] = {"said": [
         {"id": "t", "pattern": r"tests pass", "backed_by": PYTEST,
@@ -230,6 +294,11 @@ class TestContract:
          "unusable contract: said.0.not_under: not a valid regular expression"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "not_after": "("},
          "unusable contract: said.0.not_after: not a valid regular expression"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "every_edit_committed": "a"},
+         "unusable contract: said.0.every_edit_committed: every_edit_committed needs 'after'"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "after": EDITS,
+          "every_edit_committed": "("},
+         "unusable contract: said.0.every_edit_committed: not a valid regular expression"),
     ])
     def test_a_bad_entry_is_refused_where_it_stands(self, tmp_path: Path, entry: Any,
                                                      message: str) -> None:
@@ -313,6 +382,7 @@ CODING_FOUND = [
     ("If it fails, I will look again. All tests pass.", ["tests-pass"]),
     ("When I ran pytest, all tests passed.", ["tests-pass"]),
     ("Yes: each change has been committed", ["committed"]),
+    ("All changes committed and pushed.", ["committed", "pushed"]),
 ]
 CODING_NOT_FOUND = [
     "Created `Spotter.Telemetry.Otel` module with safe setup",   # a module, not a file

@@ -36,6 +36,8 @@ class SaidRule:
     search: Callable[[str], re.Match[str] | None]
     backed_by: Callable[[Event], bool]
     after: Callable[[Event], bool] | None
+    #: When the claim's sentence matches it, every edited file must be committed.
+    every_edit: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,19 +61,16 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
         if doc.id in seen:
             raise Problem((*loc, "id"), f"claim id {doc.id!r} is given twice")
         seen.add(doc.id)
-        try:
-            pattern = re.compile(doc.pattern)
-        except re.error as exc:
-            raise Problem((*loc, "pattern"), f"not a valid regular expression: {exc}") from None
+        if doc.every_edit_committed is not None and doc.after is None:
+            raise Problem((*loc, "every_edit_committed"), "every_edit_committed needs "
+                          "'after': the edits whose files a commit must hold")
+        pattern, lead, mood, every = (_regex(loc, key, given) for key, given in (
+            ("pattern", doc.pattern), ("not_under", doc.not_under),
+            ("not_after", doc.not_after), ("every_edit_committed", doc.every_edit_committed)))
+        assert pattern is not None
         search = pattern.search
-        leads: list[re.Pattern[str] | None] = []
-        for key, given in (("not_under", doc.not_under), ("not_after", doc.not_after)):
-            try:
-                leads.append(re.compile(given) if given is not None else None)
-            except re.error as exc:
-                raise Problem((*loc, key), f"not a valid regular expression: {exc}") from None
-        if leads[0] is not None or leads[1] is not None:
-            search = partial(_search_no_lead, pattern, leads[0], leads[1])
+        if lead is not None or mood is not None:
+            search = partial(_search_no_lead, pattern, lead, mood)
         if doc.value_in is not None and pattern.groups < 1:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
@@ -94,8 +93,17 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             selectors.append(compiled[0] if len(compiled) == 1 else _any_of(tuple(compiled)))
         backed = selectors[0]
         assert backed is not None
-        rules.append(SaidRule(doc, search, backed, selectors[1]))
+        rules.append(SaidRule(doc, search, backed, selectors[1], every))
     return tuple(rules)
+
+
+def _regex(loc: tuple[str | int, ...], key: str, given: str | None) -> re.Pattern[str] | None:
+    from roadcheck.documents.loader import Problem
+
+    try:
+        return re.compile(given) if given is not None else None
+    except re.error as exc:
+        raise Problem((*loc, key), f"not a valid regular expression: {exc}") from None
 
 
 #: A list item's marker: "-", "*", "+", "1." or "1)", with an optional checkbox.
@@ -120,6 +128,14 @@ def _search_no_lead(pattern: re.Pattern[str], lead: re.Pattern[str] | None,
 #: Where a sentence (or a clause that stands alone) ends: ., !, ?, ; or : before a
 #: space or the end, and a line break.
 _SENTENCE_END = re.compile(r"[.!?;:](?=\s|$)|\n")
+
+
+def _sentence_of(found: re.Match[str]) -> str:
+    """The sentence a match stands in, whole."""
+    text = found.string
+    end = _SENTENCE_END.search(text, found.end())
+    return _sentence_before(text, found.start()) + text[found.start():
+                                                        end.start() if end else len(text)]
 
 
 def _sentence_before(text: str, at: int) -> str:
@@ -250,6 +266,16 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
         if later:
             return Shown(False, name, f"you said {said}, but the last such call, "
                                       f"{_show(last)}, came before {_show(later[-1])}")
+        if rule.every_edit is not None and rule.every_edit.search(
+                _sentence_of(found)) is not None:
+            from roadcheck.acceptance.committed import uncommitted
+
+            left = uncommitted(events, rule.after, lambda e: _failure(e) is None)
+            if left:
+                (file, seq), more = left[0], len(left) - 1
+                also = f" (and {more} more file{'s' if more > 1 else ''})" if more else ""
+                return Shown(False, name, f"you said {said}, but {_quote(file)}, edited at "
+                                          f"seq {seq}, is in no commit after that{also}")
     return Shown(True, name, f"you said {said}: backed by {_show(last)}")
 
 

@@ -73,6 +73,12 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: sentence (a condition, "if", "when"; a modal, "should", "will be", "needs to be")
     #: make no claim.
     not_after: Text | None = None
+    #: A regular expression: where the claim's sentence holds words it matches ("all
+    #: changes", "everything", "each feature"), every file an ``after`` event edited
+    #: must be in a successful ``git commit`` after its last edit (staged by ``git
+    #: add`` naming it or everything, or by ``git commit -a``), not only the last edit.
+    #: Needs ``after``.
+    every_edit_committed: Text | None = None
 
 
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
