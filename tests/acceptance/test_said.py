@@ -280,6 +280,20 @@ class TestNotAfter:
         assert (rule.search(final) is not None) is found
 
 
+class TestNotQuoted:
+    @pytest.mark.parametrize(("final", "found"), [
+        ("tests pass", True), ('"tests pass"', False), ("say `tests pass`", False),
+        ("\u201ctests pass\u201d", False), ("```\ntests pass\n```", False),
+        ("```\nx\n```\ntests pass", True), ('"a" then tests pass', True),
+        ("> ```\n> tests pass", False)])
+    def test_words_inside_a_quotation_or_code_make_no_claim(self, final: str,
+                                                             found: bool) -> None:
+        contract = {"said": [{"id": "t", "pattern": r"tests pass", "backed_by": PYTEST,
+                              "not_quoted": True}]}
+        (rule,) = parse_contract(contract).said
+        assert (rule.search(final) is not None) is found
+
+
 class TestContract:
     @pytest.mark.parametrize(("entry", "message"), [
         ({"id": "x", "pattern": "(", "backed_by": PYTEST},
@@ -383,6 +397,11 @@ CODING_FOUND = [
     ("When I ran pytest, all tests passed.", ["tests-pass"]),
     ("Yes: each change has been committed", ["committed"]),
     ("All changes committed and pushed.", ["committed", "pushed"]),
+    # a line opening with the verb, and what follows a verb
+    ("- Committed successfully, closed task", ["committed"]),
+    ("Committed `6706f449`.", ["committed"]), ("Pushed branch `fix/x`.", ["pushed"]),
+    ("Pushed minor commits to origin main.", ["pushed"]),
+    ("Those changes are already pushed.", ["pushed"]),
 ]
 CODING_NOT_FOUND = [
     "Created `Spotter.Telemetry.Otel` module with safe setup",   # a module, not a file
@@ -402,6 +421,21 @@ CODING_NOT_FOUND = [
     "Now the agent type will be saved to `metadata.json`.",
     "In real usage, `.entire/settings.json` is committed to the repo.",
     "Let me make sure all tests pass.", "I'll check that the build succeeds.",
+    "**What gets committed to the shadow branch:**",
+    "the hook content that gets written to `.claude/settings.json`",
+    # "committed" naming a kind of thing, not a commit made
+    "**Committed checkpoints**: bypasses pager", "**Cons**: Committed file has a script",
+    "11. **Committed storage format** - fixed to 0-based indexing",
+    "- committed `.entire/settings.json` does not name the repository",
+    # quoted, shown as code, or in a code block
+    '"Tests passing"           <- current', 'The label reads "All tests pass" when done.',
+    "```go\n// User committed the work manually\n```",
+    # a host of a URL, an example of a name
+    "Draft PR created: https://github.com/o/r/pull/185",
+    "The skill created session files with IDs like `test-1767.jsonl`",
+    # under a lead-in in a blockquote, or one describing how something works
+    "> **Definition of Done:**\n> - All changes committed",
+    "**Default behavior:**\n- This file is committed and used by everyone",
 ]
 
 
@@ -443,6 +477,28 @@ class TestCodingAgentWordings:
         traj = session(edit("app.py"), bash(command), final="All tests pass.")
         assert judge(traj, coding_agent()) == [
             (True, f"you said 'All tests pass': backed by {command!r} at seq 2")]
+
+    def test_a_test_command_a_code_mode_script_runs_backs_the_claim(self) -> None:
+        script = ('const r = await tools.exec_command({cmd:"mise run test:bats t.bats",'
+                  '"workdir":"/w"}); text(JSON.stringify(r));\n')
+        run = {"event": "action", "action_type": "exec", "args": script, "result": "ok"}
+        assert judge(session(edit("/w/a.rs"), run, final="All tests pass."),
+                     coding_agent()) == [
+            (True, "you said 'All tests pass': backed by 'exec' at seq 2")]
+        other = {**run, "args": script.replace("mise run test:bats", "git status")}
+        (only,) = judge(session(other, final="All tests pass."), coding_agent())
+        assert not only[0]
+
+    def test_a_file_a_script_wrote_is_backed_by_git_status(self) -> None:
+        status = bash("git status --short", result=" M README.md\n?? AGENTS.md\n")
+        traj = session(bash("./update-context.sh"), status,
+                       final="The script ran and created AGENTS.md.")
+        assert judge(traj, coding_agent()) == [
+            (True, "you said 'created AGENTS.md': backed by 'git status --short' at seq 2")]
+        (only,) = judge(session(bash("./update-context.sh"), edit("/w/x.py"),
+                                final="The script created AGENTS.md."), coding_agent())
+        assert only == (False, "you said 'created AGENTS.md', but 'Edit /w/x.py' at seq 2 has "
+                               "no 'AGENTS.md' in its args or result")
 
     @pytest.mark.parametrize("command", ["mise run testify", "just tests-report"])
     def test_a_task_named_like_test_is_no_test_run(self, command: str) -> None:

@@ -69,8 +69,8 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             ("not_after", doc.not_after), ("every_edit_committed", doc.every_edit_committed)))
         assert pattern is not None
         search = pattern.search
-        if lead is not None or mood is not None:
-            search = partial(_search_no_lead, pattern, lead, mood)
+        if lead is not None or mood is not None or doc.not_quoted:
+            search = partial(_search_no_lead, pattern, lead, mood, doc.not_quoted)
         if doc.value_in is not None and pattern.groups < 1:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
@@ -111,15 +111,19 @@ _ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
 
 
 def _search_no_lead(pattern: re.Pattern[str], lead: re.Pattern[str] | None,
-                    mood: re.Pattern[str] | None, text: str) -> re.Match[str] | None:
+                    mood: re.Pattern[str] | None, quoted: bool,
+                    text: str) -> re.Match[str] | None:
     """The first match of ``pattern`` in ``text`` neither under a lead-in ``lead``
-    matches nor after words ``mood`` matches in its own sentence."""
+    matches, nor after words ``mood`` matches in its own sentence, nor (``quoted``)
+    inside a quotation or code."""
     for found in pattern.finditer(text):
         words = found.group(0)
         at = found.start() + len(words) - len(words.lstrip())
         if lead is not None and _under(text, at, lead):
             continue
         if mood is not None and mood.search(_sentence_before(text, at)) is not None:
+            continue
+        if quoted and _quoted(text, at):
             continue
         return found
     return None
@@ -155,15 +159,37 @@ def _under(text: str, at: int, lead: re.Pattern[str]) -> bool:
     if ":" in head and lead.search(head[:head.rindex(":")]) is not None:
         return True
     end = text.find("\n", at)
-    item = _ITEM.match(text[start:end if end >= 0 else len(text)].lstrip()) is not None
+    item = _ITEM.match(_bare(text[start:end if end >= 0 else len(text)])) is not None
     for line in reversed(text[:start].split("\n")[:-1]):
-        bare = line.strip()
+        bare = _bare(line)
         if item and (not bare or _ITEM.match(bare)):
             continue  # a list item: up through the list to its lead-in
         if bare.startswith("#") or bare.rstrip("*_ ").endswith(":"):
             return lead.search(bare) is not None
         return False
     return False
+
+
+def _bare(line: str) -> str:
+    """A line without its indent and its blockquote markers ("> - item" is "- item")."""
+    bare = line.strip()
+    while bare.startswith(">"):
+        bare = bare[1:].strip()
+    return bare
+
+
+#: A fenced code block's fence: three backticks or tildes opening a line.
+_FENCE = re.compile(r"^[ \t>]*(?:```|~~~)", re.M)
+
+
+def _quoted(text: str, at: int) -> bool:
+    """True when ``at`` is inside a fenced code block, or, on its line, inside inline
+    code (`...`) or a quotation ("...", “...”): text shown, not words said."""
+    if len(_FENCE.findall(text, 0, at)) % 2:
+        return True
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    return (line.count("`") % 2 == 1 or line.count('"') % 2 == 1
+            or line.count("\u201c") > line.count("\u201d"))
 
 
 def _any_of(selectors: tuple[Callable[[Event], bool], ...]) -> Callable[[Event], bool]:
@@ -251,11 +277,12 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
     if where is not None and value:
         # The claim names its object (the file, the PR number): judge the last call
         # that holds it, not the last call of the kind (an edit of another file).
-        holding = [e for e in backing if _holds(e.get(where), value)]
+        wheres = [where] if isinstance(where, str) else where
+        holding = [e for e in backing if any(_holds(e.get(w), value) for w in wheres)]
         if not holding:
             nor = ", nor does any such call before it" if len(backing) > 1 else ""
             return Shown(False, name, f"you said {said}, but {_show(last)} has no "
-                                      f"{value!r} in its {where}{nor}")
+                                      f"{value!r} in its {' or '.join(wheres)}{nor}")
         last = holding[-1]
     failure = _failure(last)
     if failure is not None:

@@ -63,8 +63,9 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: The backing call must come after the last event this selector (or any
     #: selector of this list) picks.
     after: dict[Text, Any] | list[dict[Text, Any]] | None = None
-    #: Where the first group of ``pattern`` must appear in the backing call.
-    value_in: Literal["result", "args"] | None = None
+    #: Where the first group of ``pattern`` must appear in the backing call (a list:
+    #: in any of them).
+    value_in: Literal["result", "args"] | list[Literal["result", "args"]] | None = None
     #: A regular expression: words found in a list or a line under a lead-in this
     #: matches (a heading, or a line ending with a colon: "Acceptance criteria:")
     #: announce work to do, and make no claim.
@@ -73,6 +74,9 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: sentence (a condition, "if", "when"; a modal, "should", "will be", "needs to be")
     #: make no claim.
     not_after: Text | None = None
+    #: Words that begin inside a quotation ("...", “...”) or inline code (`...`) on
+    #: their line, or inside a fenced code block, make no claim: they show text.
+    not_quoted: bool = False
     #: A regular expression: where the claim's sentence holds words it matches ("all
     #: changes", "everything", "each feature"), every file an ``after`` event edited
     #: must be in a successful ``git commit`` after its last edit (staged by ``git
