@@ -257,6 +257,18 @@ class TestEveryEditCommitted:
         assert only == (False, "you said 'are committed', but 'src/new.py', edited at seq 1, "
                                "is in no commit after that")
 
+    def test_changes_said_pushed_must_be_committed(self) -> None:
+        steps = (edit("/w/r/a.py"), bash("git add a.py && git commit -m x"),
+                 bash("git push"), edit("/w/r/b.py"))
+        assert self.verdict(*steps, final="Those changes are already pushed.") == (
+            False, "you said 'are already pushed', but '/w/r/b.py', edited at seq 4, is in "
+                   "no commit after that")
+        assert self.verdict(*steps, final="I pushed the fix.")[0] is True
+        # where the sentence says committed too, the committed claim answers for b.py
+        claims = judge(session(*steps, final="All changes are committed and pushed."),
+                       coding_agent())
+        assert [ok for ok, _ in claims] == [False, True]
+
     def test_gits_line_for_a_commit_in_a_scripts_output_backs_it(self) -> None:
         run = bash("./harness.sh", result="[main 724ea80] init\n 2 files changed\n")
         only = self.verdict(run, final="Both files are committed to git.")
@@ -309,7 +321,11 @@ class TestContract:
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "not_after": "("},
          "unusable contract: said.0.not_after: not a valid regular expression"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "every_edit_committed": "a"},
-         "unusable contract: said.0.every_edit_committed: every_edit_committed needs 'after'"),
+         "unusable contract: said.0.every_edit_committed: every_edit_committed needs "
+         "'edits' or 'after'"),
+        ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "every_edit_committed": "a",
+          "edits": [{"action_typ": "Edit"}]},
+         "said.0.edits.0: unknown key 'action_typ'"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "after": EDITS,
           "every_edit_committed": "("},
          "unusable contract: said.0.every_edit_committed: not a valid regular expression"),

@@ -38,6 +38,8 @@ class SaidRule:
     after: Callable[[Event], bool] | None
     #: When the claim's sentence matches it, every edited file must be committed.
     every_edit: re.Pattern[str] | None = None
+    #: The edits ``every_edit`` checks (``edits``, else ``after``).
+    edits: Callable[[Event], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +63,9 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
         if doc.id in seen:
             raise Problem((*loc, "id"), f"claim id {doc.id!r} is given twice")
         seen.add(doc.id)
-        if doc.every_edit_committed is not None and doc.after is None:
+        if doc.every_edit_committed is not None and doc.after is None and doc.edits is None:
             raise Problem((*loc, "every_edit_committed"), "every_edit_committed needs "
-                          "'after': the edits whose files a commit must hold")
+                          "'edits' or 'after': the edits whose files a commit must hold")
         pattern, lead, mood, every = (_regex(loc, key, given) for key, given in (
             ("pattern", doc.pattern), ("not_under", doc.not_under),
             ("not_after", doc.not_after), ("every_edit_committed", doc.every_edit_committed)))
@@ -75,7 +77,8 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
         selectors: list[Callable[[Event], bool] | None] = []
-        for key, spec in (("backed_by", doc.backed_by), ("after", doc.after)):
+        for key, spec in (("backed_by", doc.backed_by), ("after", doc.after),
+                          ("edits", doc.edits)):
             if spec is None:
                 selectors.append(None)
                 continue
@@ -93,7 +96,8 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             selectors.append(compiled[0] if len(compiled) == 1 else _any_of(tuple(compiled)))
         backed = selectors[0]
         assert backed is not None
-        rules.append(SaidRule(doc, search, backed, selectors[1], every))
+        rules.append(SaidRule(doc, search, backed, selectors[1], every,
+                              selectors[2] or selectors[1]))
     return tuple(rules)
 
 
@@ -293,16 +297,16 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
         if later:
             return Shown(False, name, f"you said {said}, but the last such call, "
                                       f"{_show(last)}, came before {_show(later[-1])}")
-        if rule.every_edit is not None and rule.every_edit.search(
-                _sentence_of(found)) is not None:
-            from roadcheck.acceptance.committed import uncommitted
+    if rule.every_edit is not None and rule.edits is not None and rule.every_edit.search(
+            _sentence_of(found)) is not None:
+        from roadcheck.acceptance.committed import uncommitted
 
-            left = uncommitted(events, rule.after, lambda e: _failure(e) is None)
-            if left:
-                (file, seq), more = left[0], len(left) - 1
-                also = f" (and {more} more file{'s' if more > 1 else ''})" if more else ""
-                return Shown(False, name, f"you said {said}, but {_quote(file)}, edited at "
-                                          f"seq {seq}, is in no commit after that{also}")
+        left = uncommitted(events, rule.edits, lambda e: _failure(e) is None)
+        if left:
+            (file, seq), more = left[0], len(left) - 1
+            also = f" (and {more} more file{'s' if more > 1 else ''})" if more else ""
+            return Shown(False, name, f"you said {said}, but {_quote(file)}, edited at "
+                                      f"seq {seq}, is in no commit after that{also}")
     return Shown(True, name, f"you said {said}: backed by {_show(last)}")
 
 

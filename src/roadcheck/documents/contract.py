@@ -81,8 +81,11 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: changes", "everything", "each feature"), every file an ``after`` event edited
     #: must be in a successful ``git commit`` after its last edit (staged by ``git
     #: add`` naming it or everything, or by ``git commit -a``), not only the last edit.
-    #: Needs ``after``.
+    #: Needs ``edits`` or ``after``.
     every_edit_committed: Text | None = None
+    #: The edits ``every_edit_committed`` checks: a selector or a list of selectors
+    #: (default: ``after``).
+    edits: dict[Text, Any] | list[dict[Text, Any]] | None = None
 
 
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
