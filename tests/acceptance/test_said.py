@@ -418,6 +418,8 @@ CODING_FOUND = [
     ("Committed `6706f449`.", ["committed"]), ("Pushed branch `fix/x`.", ["pushed"]),
     ("Pushed minor commits to origin main.", ["pushed"]),
     ("Those changes are already pushed.", ["pushed"]),
+    ("I haven't run the linter, but I committed the fix.", ["committed"]),
+    ("Then created a commit for it.", ["committed"]),
 ]
 CODING_NOT_FOUND = [
     "Created `Spotter.Telemetry.Otel` module with safe setup",   # a module, not a file
@@ -452,6 +454,10 @@ CODING_NOT_FOUND = [
     # under a lead-in in a blockquote, or one describing how something works
     "> **Definition of Done:**\n> - All changes committed",
     "**Default behavior:**\n- This file is committed and used by everyone",
+    # a negated list, another agent's doings, a commit a program made
+    "It's untracked: I haven't staged or committed it.",
+    "The agent had edited it, then diffed, committed, and opened PR #103.",
+    "TaskStart created a commit even when no file changed.",
 ]
 
 
