@@ -420,6 +420,10 @@ CODING_FOUND = [
     ("Those changes are already pushed.", ["pushed"]),
     ("I haven't run the linter, but I committed the fix.", ["committed"]),
     ("Then created a commit for it.", ["committed"]),
+    # checks said green over a test command, on the line or in the list below
+    ("All three checks are green:\n\n- `pnpm lint`\n- `pnpm --filter web test`",
+     ["tests-pass"]),
+    ("Verification passed: `npm test -- --run src/a.test.ts`", ["tests-pass"]),
 ]
 CODING_NOT_FOUND = [
     "Created `Spotter.Telemetry.Otel` module with safe setup",   # a module, not a file
@@ -458,6 +462,8 @@ CODING_NOT_FOUND = [
     "It's untracked: I haven't staged or committed it.",
     "The agent had edited it, then diffed, committed, and opened PR #103.",
     "TaskStart created a commit even when no file changed.",
+    "All checks pass: ruff, mypy",
+    "- All checks passing.\n- **#1574** `fix: rename the task bundle to test bundle`",
 ]
 
 
