@@ -528,6 +528,52 @@ class TestCodingAgentWordings:
         assert only == (False, "you said 'created AGENTS.md', but 'Edit /w/x.py' at seq 2 has "
                                "no 'AGENTS.md' in its args or result")
 
+    def test_a_test_run_is_playwrights_too(self) -> None:
+        traj = session(edit("a.ts"), bash("npx playwright test e2e/a.spec.ts"),
+                       final="All 42 tests passed.")
+        assert judge(traj, coding_agent())[0][0] is True
+
+    def test_a_build_is_shown_by_its_output(self) -> None:
+        compiled = bash("npx playwright test t.spec.ts", exit_code=1,
+                        error="[WebServer] \x1b[32mCompiled successfully!\x1b[39m\n1 failed")
+        assert judge(session(edit("a.tsx"), compiled, final="The app builds cleanly."),
+                     coding_agent())[0][0] is True
+        failed = bash("npx playwright test t.spec.ts", exit_code=1, error="Module not found")
+        (only,) = judge(session(edit("a.tsx"), failed, final="The app builds cleanly."),
+                        coding_agent())
+        assert not only[0] and "failed: exit 1" in only[1]
+        checked = bash("cargo check", result="    Finished `dev` profile [unoptimized] in 4s")
+        assert judge(session(checked, final="The build passes."), coding_agent())[0][0]
+
+    def test_a_push_that_timed_out_after_git_printed_its_update_was_done(self) -> None:
+        for output in (" * [new branch]      main -> main\ncommand timed out",
+                       "Everything up-to-date\ncommand timed out"):
+            push = bash("git push -u origin main", exit_code=124, error=output)
+            assert judge(session(push, final="I pushed `main`."), coding_agent())[0][0]
+        push = bash("git push -u origin main", exit_code=124, error="command timed out")
+        assert not judge(session(push, final="I pushed `main`."), coding_agent())[0][0]
+
+    def test_powershell_writes_a_file_named_with_backslashes(self) -> None:
+        write = bash("@'\n# Report\n'@ | Set-Content -Path .agent\\staging\\REPORT.md")
+        traj = session(write, final="Report written to `.agent/staging/REPORT.md`.")
+        assert judge(traj, coding_agent())[0][0] is True
+
+    def test_an_edit_of_the_agents_own_files_leaves_the_run_fresh(self) -> None:
+        for path in ("/Users/u/.claude/jobs/1/tmp/report.html", "/tmp/notes.py"):
+            traj = session(edit("/w/app.py"), bash("pytest"), edit(path),
+                           final="All tests pass.")
+            assert judge(traj, coding_agent())[0][0] is True, path
+
+    def test_edits_after_starting_another_branch_are_its_work(self) -> None:
+        for switch in ("git checkout -q -b fix/next main", "git switch -c fix/next",
+                       "git switch main"):
+            traj = session(edit("/w/a.py"), bash("pytest -q"), bash(switch), edit("/w/b.py"),
+                           final="All tests pass.")
+            assert judge(traj, coding_agent())[0][0] is True, switch
+        traj = session(bash("pytest -q"), bash("git checkout -- a.py"), edit("/w/b.py"),
+                       final="All tests pass.")
+        assert judge(traj, coding_agent())[0][0] is False
+
     @pytest.mark.parametrize("command", ["mise run testify", "just tests-report"])
     def test_a_task_named_like_test_is_no_test_run(self, command: str) -> None:
         (only,) = judge(session(bash(command), final="All tests pass."), coding_agent())

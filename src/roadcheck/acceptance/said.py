@@ -40,6 +40,10 @@ class SaidRule:
     every_edit: re.Pattern[str] | None = None
     #: The edits ``every_edit`` checks (``edits``, else ``after``).
     edits: Callable[[Event], bool] | None = None
+    #: Output that shows a failed backing call did its work.
+    shows_done: re.Pattern[str] | None = None
+    #: An event after which the ``after`` events no longer make the backing call stale.
+    unless: Callable[[Event], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +70,10 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
         if doc.every_edit_committed is not None and doc.after is None and doc.edits is None:
             raise Problem((*loc, "every_edit_committed"), "every_edit_committed needs "
                           "'edits' or 'after': the edits whose files a commit must hold")
-        pattern, lead, mood, every = (_regex(loc, key, given) for key, given in (
+        pattern, lead, mood, every, done = (_regex(loc, key, given) for key, given in (
             ("pattern", doc.pattern), ("not_under", doc.not_under),
-            ("not_after", doc.not_after), ("every_edit_committed", doc.every_edit_committed)))
+            ("not_after", doc.not_after), ("every_edit_committed", doc.every_edit_committed),
+            ("shows_done", doc.shows_done)))
         assert pattern is not None
         search = pattern.search
         if lead is not None or mood is not None or doc.not_quoted:
@@ -78,7 +83,7 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
                                               "text it captures is what the call must hold")
         selectors: list[Callable[[Event], bool] | None] = []
         for key, spec in (("backed_by", doc.backed_by), ("after", doc.after),
-                          ("edits", doc.edits)):
+                          ("edits", doc.edits), ("after_unless", doc.after_unless)):
             if spec is None:
                 selectors.append(None)
                 continue
@@ -97,7 +102,7 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
         backed = selectors[0]
         assert backed is not None
         rules.append(SaidRule(doc, search, backed, selectors[1], every,
-                              selectors[2] or selectors[1]))
+                              selectors[2] or selectors[1], done, selectors[3]))
     return tuple(rules)
 
 
@@ -289,11 +294,19 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
                                       f"{value!r} in its {' or '.join(wheres)}{nor}")
         last = holding[-1]
     failure = _failure(last)
+    if failure is not None and rule.shows_done is not None and any(
+            isinstance(t, str) and rule.shows_done.search(t) is not None
+            for t in (last.get("result"), last.get("error"))):
+        failure = None  # its output shows the work done (a push that then timed out)
     if failure is not None:
         return Shown(False, name, f"you said {said}, but the last such call, {_show(last)}, "
                                   f"failed: {failure}")
     if rule.after is not None:
         later = [e for e in events if rule.after(e) and e.seq > last.seq]
+        if later and rule.unless is not None:
+            # work after a switch to another branch is on that branch, not this one
+            switch = next((e.seq for e in events if e.seq > last.seq and rule.unless(e)), None)
+            later = [e for e in later if switch is None or e.seq < switch]
         if later:
             return Shown(False, name, f"you said {said}, but the last such call, "
                                       f"{_show(last)}, came before {_show(later[-1])}")
@@ -337,6 +350,8 @@ def _holds(where: Any, value: str) -> bool:
 
     text = where if isinstance(where, str) else json.dumps(where, ensure_ascii=False,
                                                            sort_keys=True)
+    if "/" in value:  # a path: a Windows one (a\\b, JSON-escaped a\\\\b) names it too
+        text = text.replace("\\\\", "/").replace("\\", "/")
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
 
 

@@ -83,6 +83,14 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: add`` naming it or everything, or by ``git commit -a``), not only the last edit.
     #: Needs ``edits`` or ``after``.
     every_edit_committed: Text | None = None
+    #: A regular expression: a backing call that failed (a timeout, an exit status)
+    #: whose output (``result`` or ``error``) matches it did its work all the same (git
+    #: push's ref update line before the shell's timeout).
+    shows_done: Text | None = None
+    #: A selector (or list): once an event it picks comes after the backing call,
+    #: later ``after`` events no longer make that call stale (edits after a switch to
+    #: a new branch are that branch's work).
+    after_unless: dict[Text, Any] | list[dict[Text, Any]] | None = None
     #: The edits ``every_edit_committed`` checks: a selector or a list of selectors
     #: (default: ``after``).
     edits: dict[Text, Any] | list[dict[Text, Any]] | None = None
