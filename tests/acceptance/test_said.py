@@ -528,6 +528,25 @@ class TestCodingAgentWordings:
         assert only == (False, "you said 'created AGENTS.md', but 'Edit /w/x.py' at seq 2 has "
                                "no 'AGENTS.md' in its args or result")
 
+    def test_a_run_still_going_is_judged_on_the_poll_that_read_its_end(self) -> None:
+        started = {"event": "action", "action_type": "exec_command", "command": "pnpm test",
+                   "args": {"cmd": "pnpm test"},
+                   "result": "Chunk ID: a\nProcess running with session ID 66031\nOutput:\n"}
+
+        def poll(session: int, **outcome: Any) -> dict[str, Any]:
+            return {"event": "action", "action_type": "write_stdin",
+                    "args": {"session_id": session, "chars": ""}, **outcome}
+
+        failed = poll(66031, error="Process exited with code 1\nOutput:\n1 failed")
+        (only,) = judge(session(edit("a.ts"), started, failed, final="All tests pass."),
+                        coding_agent())
+        assert only == (False, "you said 'All tests pass', but the last such call, 'pnpm test' "
+                               "at seq 2, failed: 'Process exited with code 1 Output: 1 failed'")
+        passed = poll(66031, result="Process exited with code 0\n12 passed")
+        other = poll(5, error="Process exited with code 1")
+        assert judge(session(edit("a.ts"), started, passed, other, final="All tests pass."),
+                     coding_agent())[0][0] is True
+
     def test_a_test_run_is_playwrights_too(self) -> None:
         traj = session(edit("a.ts"), bash("npx playwright test e2e/a.spec.ts"),
                        final="All 42 tests passed.")

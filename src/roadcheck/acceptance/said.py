@@ -293,7 +293,7 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
             return Shown(False, name, f"you said {said}, but {_show(last)} has no "
                                       f"{value!r} in its {' or '.join(wheres)}{nor}")
         last = holding[-1]
-    failure = _failure(last)
+    failure = _failure(_polled(last, events))
     if failure is not None and rule.shows_done is not None and any(
             isinstance(t, str) and rule.shows_done.search(t) is not None
             for t in (last.get("result"), last.get("error"))):
@@ -321,6 +321,26 @@ def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
             return Shown(False, name, f"you said {said}, but {_quote(file)}, edited at "
                                       f"seq {seq}, is in no commit after that{also}")
     return Shown(True, name, f"you said {said}: backed by {_show(last)}")
+
+
+#: A Codex ``exec_command`` whose first output was read while it still ran.
+_RUNNING = re.compile(r"\bProcess running with session ID (\d+)")
+
+
+def _polled(call: Event, events: Sequence[Event]) -> Event:
+    """The call whose outcome is ``call``'s: for a command still running when its first
+    output was read (Codex's ``exec_command``, "Process running with session ID N"),
+    the last later ``write_stdin`` to that session, which read the rest of its output
+    and its exit status; else ``call`` itself."""
+    result = call.get("result")
+    running = _RUNNING.search(result[:500]) if isinstance(result, str) else None
+    if running is None:
+        return call
+    session = int(running.group(1))
+    polls = [e for e in events if e.seq > call.seq and e.kind == "action"
+             and e.action_type == "write_stdin" and isinstance(e.get("args"), dict)
+             and e.get("args").get("session_id") in (session, str(session))]
+    return polls[-1] if polls else call
 
 
 def _failure(event: Event) -> str | None:
