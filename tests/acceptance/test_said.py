@@ -420,6 +420,7 @@ CODING_FOUND = [
     ("Those changes are already pushed.", ["pushed"]),
     ("I haven't run the linter, but I committed the fix.", ["committed"]),
     ("Then created a commit for it.", ["committed"]),
+    ("I created `src/App.js` and `server/index.js`.", ["file-written"]),
     # checks said green over a test command, on the line or in the list below
     ("All three checks are green:\n\n- `pnpm lint`\n- `pnpm --filter web test`",
      ["tests-pass"]),
@@ -455,6 +456,7 @@ CODING_NOT_FOUND = [
     # a host of a URL, an example of a name
     "Draft PR created: https://github.com/o/r/pull/185",
     "The skill created session files with IDs like `test-1767.jsonl`",
+    "I've successfully created a fully functional TODO app using Next.js.",
     # under a lead-in in a blockquote, or one describing how something works
     "> **Definition of Done:**\n> - All changes committed",
     "**Default behavior:**\n- This file is committed and used by everyone",
