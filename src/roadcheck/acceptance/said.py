@@ -8,6 +8,15 @@ and, with ``value_in``, holds the text the pattern captured (the PR number in th
 ``gh pr create`` output): with a value, the call judged is the last one that holds
 it. Anything else rejects, with the claim's text and what the
 session shows instead. Checks never print; the findings are data.
+
+Words make no claim under a lead-in announcing work to do (``not_under``), after a
+condition or a modal in their own sentence (``not_after``), or inside a quotation
+or code (``not_quoted``). A call still running when its first output was read is
+judged on the poll that read its end; one that failed but whose output shows its
+work done (``shows_done``) succeeded. Edits after an event ``after_unless`` picks
+(a switch to a new branch) leave the call standing, and where the claim's sentence
+says every change (``every_edit_committed``), each edited file must be in a commit
+after its last edit (:mod:`roadcheck.acceptance.committed`).
 """
 
 from __future__ import annotations
