@@ -421,6 +421,8 @@ CODING_FOUND = [
     ("I haven't run the linter, but I committed the fix.", ["committed"]),
     ("Then created a commit for it.", ["committed"]),
     ("I created `src/App.js` and `server/index.js`.", ["file-written"]),
+    ("I fixed the trust anchors so the IMAP client compiles again.", ["build-passes"]),
+    ("The panel takes `userId`, so the new prop passes type-check.", ["build-passes"]),
     # checks said green over a test command, on the line or in the list below
     ("All three checks are green:\n\n- `pnpm lint`\n- `pnpm --filter web test`",
      ["tests-pass"]),
@@ -457,6 +459,10 @@ CODING_NOT_FOUND = [
     "Draft PR created: https://github.com/o/r/pull/185",
     "The skill created session files with IDs like `test-1767.jsonl`",
     "I've successfully created a fully functional TODO app using Next.js.",
+    "it was pushed onto `dep.warnings`, destined for the dashboard",
+    "Group 1 is committed-ready (5/23)",
+    'Once `mode: "full"` is committed, the portal switch stops mattering.',
+    "Created the context directories from magic-context/dir-setup.md.",
     # under a lead-in in a blockquote, or one describing how something works
     "> **Definition of Done:**\n> - All changes committed",
     "**Default behavior:**\n- This file is committed and used by everyone",
@@ -548,6 +554,35 @@ class TestCodingAgentWordings:
         other = poll(5, error="Process exited with code 1")
         assert judge(session(edit("a.ts"), started, passed, other, final="All tests pass."),
                      coding_agent())[0][0] is True
+
+    def test_a_code_mode_script_commits_and_pushes(self) -> None:
+        script = ('const r = await tools.exec_command({cmd:"git diff --check && git add a.rs '
+                  '&& git commit -m \\"fix\\" && git push","workdir":"/w/r"});\n')
+        run = {"event": "action", "action_type": "exec", "args": script, "result": "ok"}
+        claims = judge(session(edit("/w/r/a.rs"), run,
+                               final="All changes are committed and pushed."), coding_agent())
+        assert claims == [(True, "you said 'are committed': backed by 'exec' at seq 2"),
+                          (True, "you said 'and pushed': backed by 'exec' at seq 2")]
+        claims = judge(session(edit("/w/r/a.rs"), edit("/w/r/b.rs"), run,
+                               final="All changes are committed."), coding_agent())
+        assert claims == [(False, "you said 'are committed', but '/w/r/b.rs', edited at seq "
+                                  "2, is in no commit after that")]
+
+    def test_the_ci_checks_a_call_read_back_the_tests(self) -> None:
+        watch = {"event": "action", "action_type": "Monitor",
+                 "args": {"command": "while :; do gh pr checks 540 --json name,bucket; done"},
+                 "result": "Monitor started"}
+        assert judge(session(watch, final="The structure test passed."),
+                     coding_agent())[0][0] is True
+        pending = bash("gh pr checks 540", exit_code=8, error="pending: 9")
+        assert judge(session(edit("a.py"), bash("pytest"), pending, final="All tests pass."),
+                     coding_agent()) == [
+            (True, "you said 'All tests pass': backed by 'pytest' at seq 2")]
+
+    def test_a_type_check_backs_the_build(self) -> None:
+        traj = session(edit("a.ts"), bash("pnpm --filter web typecheck"),
+                       final="It passes type-check.")
+        assert judge(traj, coding_agent())[0][0] is True
 
     def test_a_test_run_is_playwrights_too(self) -> None:
         traj = session(edit("a.ts"), bash("npx playwright test e2e/a.spec.ts"),

@@ -171,6 +171,30 @@ def _commit_paths(rest: list[str | None]) -> tuple[list[str], bool]:
     return paths, every
 
 
+#: A command a code-mode script (Codex ``exec``) runs: ``exec_command({cmd: "..."})``.
+_SCRIPT_CMD = re.compile(r'\bexec_command\(\{\s*cmd\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _command_of(event: Event) -> str | None:
+    """The shell line a call ran: its ``command``, or the commands a code-mode script
+    runs, one a line."""
+    import json
+
+    command = event.get("command")
+    if isinstance(command, str):
+        return command
+    script = event.get("args")
+    if event.action_type != "exec" or not isinstance(script, str):
+        return None
+    lines = []
+    for found in _SCRIPT_CMD.finditer(script):
+        try:
+            lines.append(str(json.loads(found.group(1))))
+        except ValueError:
+            return "eval unknown"  # a script line it cannot read: taken to stage everything
+    return "\n".join(lines) or None
+
+
 def _covers(staged: str, file: str) -> bool:
     if staged == _ALL:
         return True
@@ -190,9 +214,9 @@ def uncommitted(events: Iterable[Event], is_edit: Callable[[Event], bool],
     for event in events:
         if event.kind != "action":
             continue
-        command = event.get("command")
+        command = _command_of(event)
         staging = _Staging()
-        if isinstance(command, str) and "git" in command and succeeded(event):
+        if command is not None and "git" in command and succeeded(event):
             staging.read(command)
         if is_edit(event) and not staging.steps:
             for file in edited_files(event):

@@ -161,10 +161,13 @@ def _sentence_of(found: re.Match[str]) -> str:
 
 
 def _sentence_before(text: str, at: int) -> str:
-    """The words of the sentence ``at`` stands in, before it."""
+    """The words of the sentence ``at`` stands in, before it (a ``:`` or ``.`` inside
+    inline code ends no sentence: "Once `mode: full` is committed")."""
     start = 0
     for end in _SENTENCE_END.finditer(text, 0, at):
-        start = end.end()
+        line = text.rfind("\n", 0, end.start()) + 1
+        if end.group() == "\n" or text.count("`", line, end.start()) % 2 == 0:
+            start = end.end()
     return text[start:at]
 
 
