@@ -207,6 +207,18 @@ def test_subagent_runs_written_into_the_main_transcript(name, begins):
     assert tasks == {}  # every Task that ran has its run
 
 
+def test_a_run_of_a_transcript_with_subagent_runs_is_named_as_a_trace():
+    from roadcheck.acceptance import load_session
+    from roadcheck.errors import TraceError
+
+    path = str(SIDECHAINS / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl.gz")
+    run = load_session(f"{path}#sidechain-26")
+    assert run.id == f"{path}#sidechain-26" and run.events[0].get("role") == "user"
+    with pytest.raises(TraceError, match=r"holds 3 \(main, sidechain-16, sidechain-26\); "
+                                         r"name one as PATH#RUN"):
+        load_session(path)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (DATA / "claude-code").glob("*.jsonl")))
 def test_real_claude_code_files_read(name):
     fmt, entries = load(str(DATA / "claude-code" / name))
