@@ -269,6 +269,13 @@ class TestEveryEditCommitted:
                        coding_agent())
         assert [ok for ok, _ in claims] == [False, True]
 
+    def test_a_patch_tool_given_its_patch_whole_names_its_files(self) -> None:
+        patch = {"event": "action", "action_type": "apply_patch",
+                 "args": "*** Begin Patch\n*** Update File: src/a.ts\n+x\n*** End Patch\n"}
+        only = self.verdict(patch, bash("git add README.md && git commit -m x"))
+        assert only == (False, "you said 'are committed', but 'src/a.ts', edited at seq 1, "
+                               "is in no commit after that")
+
     def test_gits_line_for_a_commit_in_a_scripts_output_backs_it(self) -> None:
         run = bash("./harness.sh", result="[main 724ea80] init\n 2 files changed\n")
         only = self.verdict(run, final="Both files are committed to git.")

@@ -50,7 +50,9 @@ def edited_files(event: Event) -> list[str]:
     """The files an edit names: an edit tool's path argument, a patch's file lines."""
     args = event.get("args")
     found: list[str] = []
-    if isinstance(args, dict):
+    if isinstance(args, str):  # a patch given whole (Codex's apply_patch tool)
+        found.extend(_patched(args))
+    elif isinstance(args, dict):
         for key in _PATH_ARGS:
             value = args.get(key)
             if isinstance(value, str) and value:
