@@ -349,3 +349,12 @@ class TestWords:
         """``rm $FLAGS build`` may be ``rm -rf build``: asked about, never let through."""
         assert matches_words("rm $FLAGS build", ["rm", "-rf"])
         assert matches_words("git push \"$OPTS\"", ["git", "push", "--force"])
+
+
+def test_rtk_runs_the_rest_of_its_words():
+    """rtk, a wrapper that shortens a command's output, runs the command it is given."""
+    from roadcheck.shellcmd import matches_words
+
+    assert matches_words("rtk git push origin main", ["git", "push"])
+    assert matches_words("rtk git add a.py && rtk git commit -m x", ["git", "commit"])
+    assert not matches_words("rtk git status", ["git", "push"])

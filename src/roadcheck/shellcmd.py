@@ -56,7 +56,7 @@ _WRAPPERS = frozenset({
     "sudo", "doas", "env", "nohup", "time", "command", "builtin", "exec", "nice", "ionice",
     "chrt", "taskset", "timeout", "stdbuf", "setsid", "flock", "xargs", "unbuffer", "strace",
     "ltrace", "chroot", "runuser", "su", "caffeinate", "systemd-run", "torsocks", "parallel",
-    "watch", "find"})
+    "watch", "find", "rtk"})
 #: Options of a wrapper whose value is a whole script.
 _SCRIPT_OPTIONS = {"su": ("-c", "--command"), "runuser": ("-c", "--command"),
                    "flock": ("-c", "--command"), "env": ("-S", "--split-string")}

@@ -327,6 +327,8 @@ class TestContract:
          "unusable contract: said.0.not_under: not a valid regular expression"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "not_after": "("},
          "unusable contract: said.0.not_after: not a valid regular expression"),
+        ({"id": "x", "pattern": "t(x)", "backed_by": PYTEST, "value_backed_by": PYTEST},
+         "unusable contract: said.0.value_backed_by: value_backed_by needs value_in"),
         ({"id": "x", "pattern": "tests", "backed_by": PYTEST, "every_edit_committed": "a"},
          "unusable contract: said.0.every_edit_committed: every_edit_committed needs "
          "'edits' or 'after'"),
@@ -590,6 +592,44 @@ class TestCodingAgentWordings:
         traj = session(edit("a.ts"), bash("pnpm --filter web typecheck"),
                        final="It passes type-check.")
         assert judge(traj, coding_agent())[0][0] is True
+
+    def test_a_wrapper_that_runs_git_commits(self) -> None:
+        run = bash("rtk git add a.py b.py && rtk git commit -m x", result="ok \u2713")
+        claims = judge(session(edit("/w/r/a.py"), edit("/w/r/b.py"), run,
+                               final="All changes are committed."), coding_agent())
+        assert claims == [(True, "you said 'are committed': backed by 'rtk git add a.py b.py "
+                                 "&& rtk git commit -m x' at seq 3")]
+
+    def test_a_commit_hook_that_ran_the_tests_backs_them(self) -> None:
+        hook = bash("git commit -m x",
+                    result="$ bun test src/\n 1187 pass\n 0 fail\n[main a1b2c3d] x")
+        assert judge(session(edit("a.ts"), bash("bun test", exit_code=1, error="3 fail"),
+                             edit("b.ts"), hook, final="All 1187 tests pass."),
+                     coding_agent())[0][0] is True
+
+    def test_a_run_whose_test_half_passed_backs_the_tests(self) -> None:
+        both = bash("bun run test && bun run lint", exit_code=1,
+                    error="$ bun test src/\n 1346 pass\n 0 fail\n$ biome check\n1 error")
+        assert judge(session(edit("a.ts"), both, final="Tests pass."), coding_agent())[0][0]
+        failed = bash("bun run test && bun run lint", exit_code=1,
+                      error="$ bun test src/\n 1232 pass\n 114 fail\n")
+        assert not judge(session(edit("a.ts"), failed, final="Tests pass."),
+                         coding_agent())[0][0]
+
+    def test_a_commit_the_claim_names_is_found_in_gits_record(self) -> None:
+        failed = bash("git commit -m x", exit_code=1, error="hook failed")
+        shown = bash("git show --stat HEAD", result="commit 73bb7a0fffb9c812\n a.tsx | 2 +-")
+        final = "The changes are committed. They are committed in HEAD (`73bb7a0`)."
+        assert judge(session(edit("a.tsx"), failed, shown, final=final), coding_agent()) == [
+            (True, "you said 'are committed in HEAD (`73bb7a0`)': backed by 'git show --stat "
+                   "HEAD' at seq 3")]
+        (only,) = judge(session(edit("a.tsx"), failed, shown,
+                                final="They are committed in HEAD (`99ffee1`)."),
+                        coding_agent())
+        assert not only[0] and "has no '99ffee1' in its result" in only[1]
+        (only,) = judge(session(edit("a.tsx"), failed, shown, final="The changes are committed."),
+                        coding_agent())
+        assert not only[0] and "failed: exit 1" in only[1]
 
     def test_a_test_run_is_playwrights_too(self) -> None:
         traj = session(edit("a.ts"), bash("npx playwright test e2e/a.spec.ts"),

@@ -44,6 +44,8 @@ _COMMIT_VALUED = frozenset({"-m", "-F", "-C", "-c", "-t", "--message", "--file",
 #: Options of ``git`` itself that take a value, before the subcommand.
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 _ALL = "*all*"  # staged: every file
+#: Programs that run the rest of their words as a command, before ``git``.
+_WRAPPED = frozenset({"rtk", "sudo", "command", "time", "nohup", "exec"})
 
 
 def edited_files(event: Event) -> list[str]:
@@ -81,6 +83,8 @@ def _clean(path: str) -> str:
 
 def _git_words(words: Sequence[str | None]) -> tuple[str, list[str | None]] | None:
     """The subcommand of a ``git`` command and its words after it, or None."""
+    while words and isinstance(words[0], str) and words[0].rsplit("/", 1)[-1] in _WRAPPED:
+        words = words[1:]  # a program that runs the rest: rtk git commit, sudo git add
     if not words or not isinstance(words[0], str) or words[0].rsplit("/", 1)[-1] != "git":
         return None
     i = 1

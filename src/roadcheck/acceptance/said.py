@@ -22,7 +22,7 @@ after its last edit (:mod:`roadcheck.acceptance.committed`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -45,6 +45,8 @@ class SaidRule:
     search: Callable[[str], re.Match[str] | None]
     backed_by: Callable[[Event], bool]
     after: Callable[[Event], bool] | None
+    #: Every match ``search`` would take, in order.
+    search_all: Callable[[str], Iterator[re.Match[str]]]
     #: When the claim's sentence matches it, every edited file must be committed.
     every_edit: re.Pattern[str] | None = None
     #: The edits ``every_edit`` checks (``edits``, else ``after``).
@@ -53,6 +55,8 @@ class SaidRule:
     shows_done: re.Pattern[str] | None = None
     #: An event after which the ``after`` events no longer make the backing call stale.
     unless: Callable[[Event], bool] | None = None
+    #: Calls that back the claim too where it names a value they hold.
+    value_backing: Callable[[Event], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +89,20 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             ("shows_done", doc.shows_done)))
         assert pattern is not None
         search = pattern.search
+        search_all: Callable[[str], Iterator[re.Match[str]]] = pattern.finditer
         if lead is not None or mood is not None or doc.not_quoted:
             search = partial(_search_no_lead, pattern, lead, mood, doc.not_quoted)
+            search_all = partial(_all_no_lead, pattern, lead, mood, doc.not_quoted)
         if doc.value_in is not None and pattern.groups < 1:
             raise Problem((*loc, "value_in"), "value_in needs a group in the pattern: the "
                                               "text it captures is what the call must hold")
         selectors: list[Callable[[Event], bool] | None] = []
+        if doc.value_backed_by is not None and doc.value_in is None:
+            raise Problem((*loc, "value_backed_by"), "value_backed_by needs value_in: the "
+                          "value its calls must hold")
         for key, spec in (("backed_by", doc.backed_by), ("after", doc.after),
-                          ("edits", doc.edits), ("after_unless", doc.after_unless)):
+                          ("edits", doc.edits), ("after_unless", doc.after_unless),
+                          ("value_backed_by", doc.value_backed_by)):
             if spec is None:
                 selectors.append(None)
                 continue
@@ -110,8 +120,9 @@ def compile_said(docs: Sequence[SaidDoc]) -> tuple[SaidRule, ...]:
             selectors.append(compiled[0] if len(compiled) == 1 else _any_of(tuple(compiled)))
         backed = selectors[0]
         assert backed is not None
-        rules.append(SaidRule(doc, search, backed, selectors[1], every,
-                              selectors[2] or selectors[1], done, selectors[3]))
+        rules.append(SaidRule(doc, search, backed, selectors[1], search_all, every,
+                              selectors[2] or selectors[1], done, selectors[3],
+                              selectors[4]))
     return tuple(rules)
 
 
@@ -134,6 +145,13 @@ def _search_no_lead(pattern: re.Pattern[str], lead: re.Pattern[str] | None,
     """The first match of ``pattern`` in ``text`` neither under a lead-in ``lead``
     matches, nor after words ``mood`` matches in its own sentence, nor (``quoted``)
     inside a quotation or code."""
+    return next(_all_no_lead(pattern, lead, mood, quoted, text), None)
+
+
+def _all_no_lead(pattern: re.Pattern[str], lead: re.Pattern[str] | None,
+                 mood: re.Pattern[str] | None, quoted: bool,
+                 text: str) -> Iterator[re.Match[str]]:
+    """Every match :func:`_search_no_lead` would take, in order."""
     for found in pattern.finditer(text):
         words = found.group(0)
         at = found.start() + len(words) - len(words.lstrip())
@@ -143,8 +161,7 @@ def _search_no_lead(pattern: re.Pattern[str], lead: re.Pattern[str] | None,
             continue
         if quoted and _quoted(text, at):
             continue
-        return found
-    return None
+        yield found
 
 
 #: Where a sentence (or a clause that stands alone) ends: ., !, ?, ; or : before a
@@ -280,15 +297,26 @@ def check_said(text: str, events: Sequence[Event], rules: Sequence[SaidRule]) ->
         found = rule.search(text)
         if found is None:
             continue
+        if rule.doc.value_in is not None and not found.group(1):
+            found = _naming(rule, text, found)
         out.append(_judge(rule, found, events, actions))
     return out
+
+
+def _naming(rule: SaidRule, text: str, found: re.Match[str]) -> re.Match[str]:
+    """The first match of the claim that names its value ("committed in HEAD
+    (`73bb7a0`)" after "the changes are committed"), the most telling of its words;
+    else ``found``."""
+    return next((m for m in rule.search_all(text) if m.group(1)), found)
 
 
 def _judge(rule: SaidRule, found: re.Match[str], events: Sequence[Event],
            actions: list[Event]) -> Shown:
     said = _quote(found.group(0))
     name = rule.doc.id
-    backing = [e for e in actions if rule.backed_by(e)]
+    named = rule.doc.value_in is not None and bool(found.group(1))
+    extra = rule.value_backing if named else None
+    backing = [e for e in actions if rule.backed_by(e) or (extra is not None and extra(e))]
     if not backing:
         return Shown(False, name, f"you said {said}, but the session has no call that "
                                   f"would back it ({_calls(actions)})")
@@ -384,7 +412,9 @@ def _holds(where: Any, value: str) -> bool:
                                                            sort_keys=True)
     if "/" in value:  # a path: a Windows one (a\\b, JSON-escaped a\\\\b) names it too
         text = text.replace("\\\\", "/").replace("\\", "/")
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+    # a short commit hash names the whole one (73bb7a0 in 73bb7a0fffb9...)
+    more = "[0-9a-f]*" if re.fullmatch(r"[0-9a-f]{7,40}", value) else ""
+    return re.search(rf"(?<!\w){re.escape(value)}{more}(?!\w)", text) is not None
 
 
 def _show(event: Event) -> str:

@@ -91,6 +91,9 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: later ``after`` events no longer make that call stale (edits after a switch to
     #: a new branch are that branch's work).
     after_unless: dict[Text, Any] | list[dict[Text, Any]] | None = None
+    #: With ``value_in``: calls that also back the claim where it names its value and
+    #: they hold it (git's record of a commit the claim names: ``git show``, ``git log``).
+    value_backed_by: dict[Text, Any] | list[dict[Text, Any]] | None = None
     #: The edits ``every_edit_committed`` checks: a selector or a list of selectors
     #: (default: ``after``).
     edits: dict[Text, Any] | list[dict[Text, Any]] | None = None
