@@ -631,6 +631,16 @@ class TestCodingAgentWordings:
                         coding_agent())
         assert not only[0] and "failed: exit 1" in only[1]
 
+    def test_a_suite_the_claim_names_needs_its_own_run(self) -> None:
+        steps = (bash("mise run test:integration"), edit("/w/a.go"), bash("mise run test"))
+        final = "\u2705 All unit tests pass \u2705 All integration tests pass"
+        assert judge(session(*steps, final=final), coding_agent()) == [
+            (False, "you said 'All integration tests pass', but the last such call, 'mise run "
+                    "test:integration' at seq 1, came before 'Edit /w/a.go' at seq 2")]
+        ci = bash("mise run test:ci", result="ok  example.com/cli/integration_test  12.1s")
+        assert judge(session(*steps[:2], ci, final=final), coding_agent())[0][0] is True
+        assert judge(session(*steps, final="All unit tests pass."), coding_agent())[0][0]
+
     def test_a_test_run_is_playwrights_too(self) -> None:
         traj = session(edit("a.ts"), bash("npx playwright test e2e/a.spec.ts"),
                        final="All 42 tests passed.")

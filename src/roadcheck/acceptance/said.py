@@ -299,7 +299,19 @@ def check_said(text: str, events: Sequence[Event], rules: Sequence[SaidRule]) ->
             continue
         if rule.doc.value_in is not None and not found.group(1):
             found = _naming(rule, text, found)
-        out.append(_judge(rule, found, events, actions))
+        shown = _judge(rule, found, events, actions)
+        if shown.ok and rule.doc.value_in is not None:
+            # each other value the message names is a claim of its own ("All unit tests
+            # pass, all integration tests pass"): the first that is not backed rejects
+            seen = {found.group(1)}
+            for other in rule.search_all(text):
+                if other.group(1) and other.group(1) not in seen:
+                    seen.add(other.group(1))
+                    judged = _judge(rule, other, events, actions)
+                    if not judged.ok:
+                        shown = judged
+                        break
+        out.append(shown)
     return out
 
 
@@ -414,6 +426,8 @@ def _holds(where: Any, value: str) -> bool:
         text = text.replace("\\\\", "/").replace("\\", "/")
     # a short commit hash names the whole one (73bb7a0 in 73bb7a0fffb9...)
     more = "[0-9a-f]*" if re.fullmatch(r"[0-9a-f]{7,40}", value) else ""
+    if value.isalpha():  # a word: in any case, between any two non-letters (test:e2e_x)
+        return re.search(rf"(?i)(?<![a-z]){re.escape(value)}(?![a-z])", text) is not None
     return re.search(rf"(?<!\w){re.escape(value)}{more}(?!\w)", text) is not None
 
 
