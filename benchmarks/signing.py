@@ -14,9 +14,10 @@ attempt copies):
   line in one pass into the typed evidence record, recompute its hash and its
   link to the one before, compare the last hash and the count with the head,
   check the head's signature with the public key, and compare every attempt copy
-  with its record. Target: under 10 s of CPU time (the process's own time:
-  the machine this runs on is shared, so wall time is printed beside it but
-  varies with the other work on it).
+  with its record. Target: under 10 s of wall time, as a user waits for it,
+  on an idle machine; the process's CPU time (user + system) is printed beside
+  it, and the load average before the run, since on a shared machine the wall
+  time also counts the time the process waited for a core.
 - baseline: read the same file and take the sha256 of each line's bytes, the
   floor any verification of those bytes pays. The ratio is printed beside it.
 
@@ -133,10 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     for i, sig in enumerate(data):
         key.public.verify_bytes(i.to_bytes(8, "big"), sig)
     per = (time.perf_counter() - t0) / max(1, args.per_record)
-    met = ok and refused and took < TARGET_S
-    print(f"verify (chain + signed head): {took:.2f} s CPU vs sha256 of each line {base:.2f} s "
-          f"CPU -> {took / max(base, 1e-9):.2f} x (wall {took_wall:.2f} s vs {base_wall:.2f} s); "
-          f"target < {TARGET_S:.0f} s CPU: {'met' if met else 'MISSED'}"
+    met = ok and refused and took_wall < TARGET_S
+    busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    print(f"verify (chain + signed head): {took_wall:.2f} s wall vs sha256 of each line "
+          f"{base_wall:.2f} s -> {took_wall / max(base_wall, 1e-9):.2f} x (CPU {took:.2f} s vs "
+          f"{base:.2f} s -> {took / max(base, 1e-9):.2f} x); target < {TARGET_S:.0f} s wall: "
+          f"{'met' if met else 'MISSED'}"
+          f"{' (the machine is busy: the wall time counts waiting for a core)' if busy else ''}"
           f"{'' if ok else ' (the chain did not verify)'}"
           f"{'' if refused else ' (a forged head was accepted)'}")
     print(f"  for reference, one Ed25519 verification per record: {per * 1e6:.1f} us each, "

@@ -53,11 +53,14 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 #: What the replay of the example fixtures (a JSON spec, one broken file) never loads: the
-#: YAML parser, OpenSSL, the format registry and the typed readers, and the JSON scanner
-#: used for format detection. (The spec is read into its document structs, so msgspec and
-#: the document loader load.)
+#: YAML parser, OpenSSL, the format registry and the typed readers, the JSON scanner
+#: used for format detection, the other commands' modules, and tempfile (a report this
+#: small is spooled in memory). (The spec is read into its document structs, so msgspec
+#: and the document loader load.)
 REPLAY_ABSENT = {"yaml", "hashlib", "_hashlib", "roadcheck.ingest._registry",
-                 "roadcheck.ingest._scan"}
+                 "roadcheck.ingest._scan", "tempfile", "roadcheck.cli.accept",
+                 "roadcheck.cli.guard", "roadcheck.cli.harness", "roadcheck.cli.keys",
+                 "roadcheck.cli.revalidate", "roadcheck.cli.schema", "roadcheck.cli.spectools"}
 
 COMMANDS = {
     "--version": (["--version"], 0, {"yaml", "msgspec"}),
@@ -100,3 +103,16 @@ def test_jsonl_run_loads_no_other_store(tmp_path: Path) -> None:
     assert code == 0
     assert sorted(modules & {"roadcheck.evidence.postgres", "psycopg", "psycopg_pool",
                              "sqlite3", "_sqlite3", "tempfile", "secrets", "html"}) == []
+
+
+def test_each_command_is_declared_where_the_cli_looks_for_it() -> None:
+    """The table the CLI imports a command's module by names every command, each in the
+    module that declares it, and nothing else."""
+    from roadcheck.cli import cli
+    from roadcheck.cli._base import _Root
+
+    assert isinstance(cli, _Root)
+    declared = {name: cmd.callback.__module__ for name, cmd in cli.commands.items()
+                if cmd.callback is not None}
+    assert declared == {name: f"roadcheck.cli.{module}"
+                        for name, module in _Root.modules.items()}

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from roadcheck.report._spool import IN_MEMORY
+
 from .conftest import EXAMPLES, ROOT
 
 FIXTURES = sorted(str(p.relative_to(ROOT)) for p in EXAMPLES.glob("fixture_*.jsonl"))
@@ -366,9 +368,10 @@ def _spooled_bytes(pid: int) -> int:
 class TestStreamed:
     @pytest.mark.parametrize("fmt", ["text", "json"])
     def test_output_file_is_written_as_judged(self, tmp_path: Path, fmt: str) -> None:
-        """Before the last file is judged the results so far are on disk, not in memory,
-        and the target does not exist yet; at the end it is the report stdout would get."""
-        n = 120
+        """Before the last file is judged the results so far are on disk, not in memory
+        (past the megabyte a spool holds in memory), and the target does not exist yet;
+        at the end it is the report stdout would get."""
+        n = 3 * IN_MEMORY // 1000  # some 600 bytes a result: twice what memory holds
         names = _batch_ending_in_a_pipe(tmp_path, n)
         target = tmp_path / "out" / "report"
         target.parent.mkdir()

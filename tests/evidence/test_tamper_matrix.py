@@ -222,15 +222,16 @@ CLASSES: dict[str, list[Tamper]] = {
 
 
 def run_matrix(tmp: Path, kind: str, key: AnyKey | None, attempt_files: bool = False, *,
-               base: Path | None = None) -> dict[str, tuple[int, int]]:
+               base: Path | None = None, witness: Any = None) -> dict[str, tuple[int, int]]:
     """``{class: (detected, total)}`` for one store kind and key mode; ``attempt_files``:
     a flat-file run as made before ``attempts.jsonl``, a file per attempt copy; ``base``:
-    a run already built, when the key that wrote it is not the one that verifies."""
+    a run already built, when the key that wrote it is not the one that verifies;
+    ``witness``: a verified time-stamp token of a head of ``base`` checked as well."""
     if base is None:
         base = build(tmp / "base", kind, key)
         if attempt_files:
             to_attempt_files(base / "r")
-    assert verify_run(base, "r", key).ok
+    assert verify_run(base, "r", key, witness=witness).ok
     out = {}
     for name, cases in CLASSES.items():
         detected = 0
@@ -239,7 +240,7 @@ def run_matrix(tmp: Path, kind: str, key: AnyKey | None, attempt_files: bool = F
             shutil.copytree(base, runs)
             tamper(runs / "r", kind)
             try:
-                caught = not verify_run(runs, "r", key).ok
+                caught = not verify_run(runs, "r", key, witness=witness).ok
             except RoadcheckError:
                 caught = True
             detected += caught

@@ -97,6 +97,8 @@ def test_the_cli_round_trip_and_forged_statements(signed_run: tuple[Path, Path, 
               f"{witness_key}.pub"]
     ok = CliRunner().invoke(cli, verify)
     assert ok.exit_code == 0, ok.output
+    assert "a rollback to before the witnessed head is detected" in ok.stdout
+    assert "(a rollback) is not" not in ok.stdout
     doc = json.loads(out.read_text())
     forged = tmp_path / "forged.json"
     forged.write_text(json.dumps({**doc, "records": 1}))

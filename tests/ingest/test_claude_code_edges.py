@@ -406,3 +406,23 @@ def test_a_file_of_summaries_holds_no_run():
     assert item.error.message == ("holds no run: a Claude Code summary file, 2 summaries and "
                                   "1 file snapshot and no session entries")
     assert [k for k, _, _ in _events([SUMMARY, PROMPT])] == ["message", "final"]
+
+
+@pytest.mark.parametrize("command", [{"words": ["git", "push"]}, 7, None, ["git", 7]],
+                         ids=["object", "number", "null", "argv-with-a-number"])
+def test_a_bash_call_whose_command_is_not_text_is_refused(command):
+    """A ``Bash`` call's ``input.command`` is the line it ran: given as anything but a string
+    (or an argv of strings), the call would be read with no command, and a rule on the
+    command (a held ``git push``) would never match it. The file's ERROR names the line."""
+    lines = [PROMPT, _entry("a1", "u1", "assistant", _call("t1", command=command)),
+             _entry("r1", "a1", "user", _result("t1"))]
+    line, message = _error(lines)
+    assert line == 2
+    assert message.startswith("content block 0: a Bash call's 'input.command' must be"), message
+
+
+def test_a_bash_call_given_an_argv_is_read_as_its_line():
+    lines = [PROMPT, _entry("a1", "u1", "assistant", _call("t1", command=["git", "push"])),
+             _entry("r1", "a1", "user", _result("t1"))]
+    (action,) = [data for kind, _, data in _events(lines) if kind == "action"]
+    assert action["command"] == "git push"

@@ -354,3 +354,171 @@ def test_a_value_of_a_kind_otlp_does_not_define_is_refused(tmp_path: Path,
     path.write_text(json.dumps(doc, indent=indent))
     _, entries = load(str(path))
     assert not isinstance(next(iter(entries)), ReadFailure)
+
+
+OPENINFERENCE = DATA / "openinference" / "approved.json"
+
+
+def _rejected_doc() -> dict[str, Any]:
+    """The OpenInference sample with its approval recorded as rejected: BLOCK as written."""
+    doc = json.loads(OPENINFERENCE.read_text())
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for event in span.get("events") or []:
+            for attr in event["attributes"]:
+                if attr["key"] == "roadcheck.checkpoint.decision":
+                    attr["value"] = {"stringValue": "rejected"}
+    return doc
+
+
+def _spans(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    spans: list[dict[str, Any]] = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    return spans
+
+
+def _span(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in _spans(doc) if s["name"] == name)
+
+
+def _decision(doc: dict[str, Any]) -> dict[str, Any]:
+    attrs = _span(doc, "reporter")["events"][0]["attributes"]
+    return next(a for a in attrs if a["key"] == "roadcheck.checkpoint.decision")
+
+
+def _rename(holder: dict[str, Any], old: str, new: str) -> None:
+    holder[new] = holder.pop(old)
+
+
+def _send_report_apart(doc: dict[str, Any], scope: bool) -> None:
+    """Move the send_report span into a scopeSpans entry of its own (with ``spans``
+    misspelt), or a resourceSpans entry of its own (with ``scopeSpans`` misspelt)."""
+    span = _span(doc, "send_report")
+    _spans(doc).remove(span)
+    if scope:
+        doc["resourceSpans"][0]["scopeSpans"].append({"scope": {"name": "x"}, "spanz": [span]})
+    else:
+        doc["resourceSpans"].append({"resource": {}, "scopeSpanz": [{"spans": [span]}]})
+
+
+#: (what changes, the key or kind the error names)
+MISSHAPEN: dict[str, tuple[Any, str]] = {
+    "two-kinds": (lambda d: _decision(d).update(value={"stringValue": "rejected",
+                                                       "intValue": "3"}), "intValue"),
+    "two-kinds-on-the-tool-name": (
+        lambda d: _span(d, "send_report")["attributes"][1].update(
+            value={"stringValue": "send_report", "boolValue": True}), "boolValue"),
+    "attributes-misspelt": (lambda d: _rename(_span(d, "send_report"), "attributes",
+                                              "atributes"), "atributes"),
+    "value-misspelt": (lambda d: _rename(_decision(d), "value", "vlaue"), "vlaue"),
+    "key-misspelt": (lambda d: _rename(_decision(d), "key", "kee"), "key"),
+    "event-attributes-misspelt": (
+        lambda d: _rename(_span(d, "reporter")["events"][0], "attributes", "attribute"),
+        "attribute"),
+    "event-time-misspelt": (
+        lambda d: _rename(_span(d, "reporter")["events"][0], "timeUnixNano", "timeUnixNanos"),
+        "timeUnixNanos"),
+    "status-code-misspelt": (
+        lambda d: _span(d, "send_report").update(status={"cod": 2, "message": "failed"}),
+        "cod"),
+    "spans-misspelt": (lambda d: _send_report_apart(d, True), "spanz"),
+    "scopeSpans-misspelt": (lambda d: _send_report_apart(d, False), "scopeSpanz"),
+}
+
+
+class TestMisshapenFields:
+    """A field the reader needs, misspelt or given twice over, is the file's ERROR naming
+    the line and the field: read as absent it would drop a span, a span event or an
+    approval's decision, and a rejected approval would read as no decision at all."""
+
+    @staticmethod
+    def write(tmp_path: Path, doc: dict[str, Any], indent: int | None) -> Path:
+        path = tmp_path / "spans.json"
+        path.write_text(json.dumps(doc, indent=indent,
+                                   separators=None if indent else (",", ":")) + "\n")
+        return path
+
+    @pytest.mark.parametrize("indent", [None, 1])  # one compact line, and the walk
+    def test_baseline_blocks(self, tmp_path: Path, indent: int | None) -> None:
+        path = self.write(tmp_path, _rejected_doc(), indent)
+        assert replay(SPEC, [str(path)]).results[0].verdict == "BLOCK"
+
+    @pytest.mark.parametrize("indent", [None, 1])
+    @pytest.mark.parametrize("name", sorted(MISSHAPEN))
+    def test_refused_naming_line_and_field(self, tmp_path: Path, name: str,
+                                           indent: int | None) -> None:
+        change, field = MISSHAPEN[name]
+        doc = _rejected_doc()
+        change(doc)
+        path = self.write(tmp_path, doc, indent)
+        (failure,) = entries(path, "otel")
+        assert isinstance(failure, ReadFailure), failure
+        assert failure.error.line == 1
+        assert repr(field) in failure.error.message, failure.error.message
+        result = replay(SPEC, [str(path)]).results[0]
+        assert (result.verdict, result.headline) == ("ERROR", "bad-input")
+
+    def test_two_kinds_on_the_command_line(self, tmp_path: Path) -> None:
+        """The one-line ERROR names the file, the line and both kinds; exit 2."""
+        from click.testing import CliRunner
+
+        from roadcheck.cli import cli
+
+        doc = _rejected_doc()
+        MISSHAPEN["two-kinds"][0](doc)
+        path = self.write(tmp_path, doc, None)
+        result = CliRunner().invoke(cli, ["replay", str(SPEC), str(path)])
+        assert result.exit_code == 2, result.output
+        assert (f"input: {path} (otel" in result.output
+                and "line 1: span 3 ('reporter'): attribute 'roadcheck.checkpoint.decision' "
+                    "sets more than one kind, 'stringValue' and 'intValue': an AnyValue holds "
+                    "exactly one" in result.output), result.output
+        assert "Traceback" not in result.output
+
+    @pytest.mark.parametrize(("where", "old", "new"), [
+        ("span", "attributes", "atributes"), ("span", "events", "event"),
+        ("status", "status_code", "code"), ("event", "attributes", "atributes")])
+    def test_sdk_spans(self, tmp_path: Path, where: str, old: str, new: str) -> None:
+        """The same for SDK span objects: a misspelt key is refused, naming it."""
+        send = tool("send_report", "00000000000000a4", "00000000000000a3", "03")
+        send["events"] = [{"name": "approval", "timestamp": "2026-07-11T03:14:02Z",
+                           "attributes": {"roadcheck.checkpoint.id": "approve_send_report"}}]
+        holder = {"span": send, "status": send["status"], "event": send["events"][0]}[where]
+        _rename(holder, old, new)
+        spans = [*TestSdkJson().spans()[:3], send]
+        (failure,) = entries(write_lines(tmp_path, spans))
+        assert isinstance(failure, ReadFailure), failure
+        assert failure.error.line == 4 and repr(new) in failure.error.message, failure.error
+
+
+#: (what changes, the words of the error): fields the reader needs, of the wrong type.
+MISTYPED: dict[str, tuple[Any, str]] = {
+    "attributes-object": (lambda d: _span(d, "send_report").update(
+        attributes={"tool.name": "send_report"}), "attributes must be a list, got dict"),
+    "attribute-key-number": (lambda d: _decision(d).update(key=5),
+                             "an attribute has no 'key' string"),
+    "intValue-text": (lambda d: _decision(d).update(value={"intValue": "x"}),
+                      "intValue 'x' is not an integer"),
+    "boolValue-text": (lambda d: _decision(d).update(value={"boolValue": "true"}),
+                       "boolValue 'true' has the wrong type"),
+    "events-object": (lambda d: _span(d, "reporter").update(events={}),
+                      "'events' must be a list, got dict"),
+    "event-not-an-object": (lambda d: _span(d, "reporter").update(events=[3]),
+                            "a span event is not an object"),
+    "status-list": (lambda d: _span(d, "send_report").update(status=[2]),
+                    "'status' must be an object, got list"),
+    "start-bool": (lambda d: _span(d, "send_report").update(startTimeUnixNano=True),
+                   "startTimeUnixNano must be nanoseconds since the epoch, got bool"),
+}
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+@pytest.mark.parametrize("name", sorted(MISTYPED))
+def test_a_field_of_the_wrong_type_is_refused(tmp_path: Path, name: str,
+                                              indent: int | None) -> None:
+    """A field the reader needs, of another type, is the file's ERROR naming the line and
+    the field, on the typed path and the walk alike."""
+    change, words = MISTYPED[name]
+    doc = _rejected_doc()
+    change(doc)
+    (failure,) = entries(TestMisshapenFields.write(tmp_path, doc, indent), "otel")
+    assert isinstance(failure, ReadFailure), failure
+    assert failure.error.line == 1 and words in failure.error.message, failure.error.message

@@ -12,14 +12,13 @@ import sys
 
 import click
 
-from roadcheck.cli import accept, guard, harness, keys, replay, revalidate, schema, spectools
 from roadcheck.cli._base import cli, interrupted
 from roadcheck.errors import EXIT_INTERNAL
 
 __all__ = ["cli", "main"]
 
-# the command modules register their commands when imported
-_COMMANDS = (accept, guard, harness, keys, replay, revalidate, schema, spectools)
+# the command modules register their commands when imported, each when its command is
+# first asked for (roadcheck.cli._base._Root)
 
 
 def main(argv: list[str] | None = None) -> None:

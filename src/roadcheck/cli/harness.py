@@ -4,6 +4,7 @@ and the evidence they leave."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -185,34 +186,39 @@ def evidence() -> None:
               help="Read the run from this postgresql:// store instead of --runs-dir.")
 @KEY_FILE_OPTION
 @click.option("--witness", "witness_file", type=FILE, default=None, metavar="FILE",
-              help="A head witness statement (roadcheck evidence witness): the chain must "
-                   "extend the head it saw, else 'rollback'. Needs --witness-key.")
+              help="A head witness: a statement (roadcheck evidence witness), with "
+                   "--witness-key, or a DER RFC 3161 time-stamp response to its --tsq "
+                   "request, with --tsa-cert. The chain must extend the head it saw, else "
+                   "'rollback'.")
 @click.option("--witness-key", "witness_key_file", type=FILE, default=None, metavar="PEM",
               help="The witness's Ed25519 public key, pinning who may have signed --witness.")
+@click.option("--tsa-cert", "tsa_cert_file", type=FILE, default=None, metavar="PEM",
+              help="The time-stamping authority's certificate, pinning who may have signed "
+                   "a --witness time-stamp response.")
+@click.option("--tsa-chain", "tsa_chain_file", type=FILE, default=None, metavar="PEM",
+              help="The certificates --tsa-cert chains to, up to a root (not needed when "
+                   "it is self-signed).")
 @FORMAT_OPTION
 def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file: str | None,
                     witness_file: str | None, witness_key_file: str | None,
+                    tsa_cert_file: str | None, tsa_chain_file: str | None,
                     fmt: str) -> None:
     """Verify RUN's evidence: exit 0 OK, 1 broken, 2 unreadable or its key is missing.
 
     Recomputes the hash chain, compares it with the store's anchored head and
     checks the head's MAC or signature when the run has one (a signed run verifies
     with its public key alone). Without a key it says what
-    it cannot detect. With --witness, a head a witness saw must be a prefix of the
-    chain (a store rolled back to before it is 'rollback', exit 1).
+    it cannot detect. With --witness, a head a witness saw (or a time-stamping
+    authority stamped) must be a prefix of the chain (a store rolled back to
+    before it is 'rollback', exit 1); a witness that does not verify is exit 2.
     """
     from roadcheck.evidence import load_key, verify_run
     from roadcheck.report.harness import verify_report
 
-    if witness_file is not None or witness_key_file is not None:
-        from roadcheck.errors import InputError
-        from roadcheck.evidence.signing import load_verify_key
-        from roadcheck.evidence.witness import read_witness
-
-        if witness_file is None or witness_key_file is None or store_url is not None:
-            raise InputError("--witness and --witness-key go together, with a run in "
-                             "--runs-dir")
-        witness, witness_key = read_witness(witness_file), load_verify_key(witness_key_file)
+    if any(f is not None for f in (witness_file, witness_key_file, tsa_cert_file,
+                                   tsa_chain_file)):
+        witness, witness_key = _read_any_witness(witness_file, witness_key_file,
+                                                 tsa_cert_file, tsa_chain_file, store_url)
         check = verify_run(runs_dir, run_id, load_key(key_file), witness=witness,
                            witness_key=witness_key)
         emit(verify_report(check, fmt=fmt))
@@ -240,28 +246,79 @@ def evidence_verify(run_id: str, runs_dir: str, store_url: str | None, key_file:
     sys.exit(check.exit)
 
 
+def _read_any_witness(witness_file: str | None, witness_key_file: str | None,
+                      tsa_cert_file: str | None, tsa_chain_file: str | None,
+                      store_url: str | None) -> tuple[Any, Any]:
+    """``(witness, its pinned key)``: a verified time-stamp token (and None) or a head
+    witness statement and its public key. Misused options are one line, exit 2."""
+    from roadcheck.errors import InputError
+
+    if witness_file is None or store_url is not None:
+        raise InputError("--witness-key, --tsa-cert and --tsa-chain go together with a "
+                         "--witness file, for a run in --runs-dir")
+    from roadcheck.evidence.timestamp import is_timestamp, read_timestamp
+
+    if is_timestamp(witness_file):
+        if tsa_cert_file is None or witness_key_file is not None:
+            raise InputError("--witness and --tsa-cert go together for a time-stamp "
+                             "response (--witness-key is for a witness statement)",
+                             path=witness_file)
+        return read_timestamp(witness_file, tsa_cert_file, tsa_chain_file), None
+    if witness_key_file is None or tsa_cert_file is not None or tsa_chain_file is not None:
+        raise InputError("--witness and --witness-key go together for a witness statement "
+                         "(--tsa-cert and --tsa-chain are for a time-stamp response)",
+                         path=witness_file)
+    from roadcheck.evidence.signing import load_verify_key
+    from roadcheck.evidence.witness import read_witness
+
+    return read_witness(witness_file), load_verify_key(witness_key_file)
+
+
 @evidence.command("witness", short_help="Sign a statement of a run's head, as its witness.")
 @click.argument("run_id", metavar="RUN")
 @click.option("--runs-dir", default="runs", show_default=True, type=DIRECTORY,
               help="Directory holding one directory per run.")
 @KEY_FILE_OPTION
-@click.option("--key", "witness_key_file", required=True, type=FILE, metavar="PEM",
+@click.option("--key", "witness_key_file", type=FILE, default=None, metavar="PEM",
               help="The witness's Ed25519 private key (roadcheck keys new).")
+@click.option("--tsq", "tsq", is_flag=True, default=False,
+              help="Write an RFC 3161 time-stamp request (DER TimeStampReq) for the head "
+                   "instead, for a time-stamping authority to answer.")
 @click.option("-o", "--output", "output", required=True, type=FILE,
-              help="Where to write the statement (keep it where the store's writers cannot "
-                   "reach).")
-def evidence_witness(run_id: str, runs_dir: str, key_file: str | None, witness_key_file: str,
-                     output: str) -> None:
+              help="Where to write the statement or request (keep the statement, or the "
+                   "TSA's response, where the store's writers cannot reach).")
+def evidence_witness(run_id: str, runs_dir: str, key_file: str | None,
+                     witness_key_file: str | None, tsq: bool, output: str) -> None:
     """Verify RUN, then write the witness's signed statement of its head: run id, record
     count, last hash and time. 'roadcheck evidence verify RUN --witness FILE
     --witness-key PUB' later refuses a store rolled back to before that head.
+
+    With --tsq, write instead the time-stamp request for the SHA-256 of the head
+    statement (docs/security.md); a TSA's response to it is given back as
+    'roadcheck evidence verify RUN --witness FILE.tsr --tsa-cert PEM'.
     """
     import msgspec
 
     from roadcheck._files import write_output
+    from roadcheck.errors import InputError
     from roadcheck.evidence import load_key
-    from roadcheck.evidence.witness import witness_run
+    from roadcheck.evidence.witness import verified_head, witness_run
 
+    if tsq == (witness_key_file is not None):
+        raise InputError("give the witness's --key PEM, or --tsq for a time-stamp request")
+    if tsq:
+        import hashlib
+
+        from roadcheck.evidence.timestamp import head_statement, timestamp_request
+
+        records, last_hash = verified_head(runs_dir, run_id, load_key(key_file))
+        request = timestamp_request(run_id, records, last_hash)
+        write_output(output, request, what="the time-stamp request")
+        digest = hashlib.sha256(head_statement(run_id, records, last_hash)).hexdigest()
+        click.echo(f"time-stamp request for run {run_id}: {records} records, last "
+                   f"{last_hash[:12]}, head statement sha256 {digest} -> {output}")
+        return
+    assert witness_key_file is not None
     statement = witness_run(runs_dir, run_id, load_key(key_file), witness_key_file)
     write_output(output, msgspec.json.encode(statement) + b"\n", what="the witness statement")
     click.echo(f"witnessed run {run_id}: {statement.records} records, last "

@@ -7,8 +7,10 @@ misspelt or unknown field, a value of the wrong type (``"true"`` for
 selector that silently matches nothing.
 """
 
-from __future__ import annotations
-
+# The annotations are evaluated as the classes are made (no ``from __future__ import
+# annotations``): msgspec reads them as objects, where strings would each be compiled and
+# evaluated when a spec is first converted (some 6 ms of a replay's start). Only the
+# recursive references are strings.
 from typing import Annotated, ClassVar, Literal
 
 import msgspec
@@ -117,11 +119,11 @@ class ValueCondition(_Condition, frozen=True):
     le: Number | None = None
     exists: bool | None = None
     glob: Annotated[str, msgspec.Meta(min_length=1)] | None = None
-    all_: Annotated[list[FieldCondition], msgspec.Meta(min_length=1)] | None = msgspec.field(
-        default=None, name="all")
-    any_: Annotated[list[FieldCondition], msgspec.Meta(min_length=1)] | None = msgspec.field(
-        default=None, name="any")
-    not_: FieldCondition | None = msgspec.field(default=None, name="not")
+    all_: Annotated[list["FieldCondition"], msgspec.Meta(min_length=1)] | None = (
+        msgspec.field(default=None, name="all"))
+    any_: Annotated[list["FieldCondition"], msgspec.Meta(min_length=1)] | None = (
+        msgspec.field(default=None, name="any"))
+    not_: "FieldCondition | None" = msgspec.field(default=None, name="not")
 
 
 #: A value's condition: a plain value (equal, of the same type) or a condition mapping.
@@ -160,11 +162,11 @@ class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_
     result: Paths | None = None
     payload: Paths | None = None
     #: Whole selectors combined: every one, at least one, not this one.
-    all_: Annotated[list[SelectorDoc], msgspec.Meta(min_length=1)] | None = msgspec.field(
-        default=None, name="all")
-    any_: Annotated[list[SelectorDoc], msgspec.Meta(min_length=1)] | None = msgspec.field(
-        default=None, name="any")
-    not_: SelectorDoc | None = msgspec.field(default=None, name="not")
+    all_: Annotated[list["SelectorDoc"], msgspec.Meta(min_length=1)] | None = (
+        msgspec.field(default=None, name="all"))
+    any_: Annotated[list["SelectorDoc"], msgspec.Meta(min_length=1)] | None = (
+        msgspec.field(default=None, name="any"))
+    not_: "SelectorDoc | None" = msgspec.field(default=None, name="not")
 
 
 #: Every field a selector may name.

@@ -1,8 +1,8 @@
 """The replay spec document: mandatory checkpoints, handoff contracts, derive rules, and
 the rules on what actions may do (forbidden, limits, obligations, flows)."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: msgspec reads the annotations as objects
+# (see roadcheck.documents.selector).
 from typing import Annotated, Literal
 
 import msgspec

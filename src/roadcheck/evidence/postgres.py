@@ -43,6 +43,7 @@ from roadcheck.evidence.record import FIELDS, GENESIS, seal
 from roadcheck.evidence.store import (
     StoreKind,
     _judge,
+    chain_walk,
     check_run_id,
     is_url,
     last_effect_states,
@@ -498,7 +499,8 @@ class PostgresStore:
                 "SELECT position FROM roadcheck_evidence WHERE run_id = %s ORDER BY position",
                 (self.run_id,)).fetchall()]
         records = self.records()
-        check, _ = _judge(self.run_id, records, head, self.key, manifest)
+        check, _ = _judge(self.run_id, chain_walk(self.run_id, manifest).extend(records), head,
+                          self.key, manifest)
         gap = next((i for i, p in enumerate(positions, 1) if p != i), None)
         if check.ok and gap is not None:
             check = dataclasses.replace(check, problem="dropped", position=gap,

@@ -36,7 +36,7 @@ import contextlib
 import dataclasses
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -44,7 +44,7 @@ import orjson
 
 from roadcheck._files import fsync_dir
 from roadcheck.errors import EvidenceError, InputError, StoreError
-from roadcheck.evidence.chain import ChainCheck, malformed_record, verify_chain
+from roadcheck.evidence.chain import ChainCheck, ChainWalk
 from roadcheck.evidence.head import Head, HeadError
 from roadcheck.evidence.keys import (
     AUTH_ED25519,
@@ -132,18 +132,26 @@ class EvidenceStore(Protocol):
         ...
 
 
-def _judge(run_id: str, records: Sequence[AnyRecord], head: Head | str | None,
+def chain_walk(run_id: str, manifest: Mapping[str, Any] | None) -> ChainWalk:
+    """A fresh walk over a run's records: the params and workflow ``run.json`` holds
+    (when it is given) are those every record must state."""
+    params = manifest.get("params") if manifest is not None else None
+    workflow = manifest.get("workflow") if manifest is not None else None
+    return ChainWalk(run_id, params_digest(params) if isinstance(params, dict) else None,
+                     workflow if isinstance(workflow, str) else None, shapes=True)
+
+
+def _judge(run_id: str, walk: ChainWalk, head: Head | str | None,
            key: AnyKey | None, manifest: Mapping[str, Any] | None, *,
            torn: int = 0) -> tuple[ChainCheck, int]:
     """Compare the chain with its head; return the check and the uncounted records it may set aside.
 
-    ``head`` is the head, an error message when it is unreadable, or ``None`` when
-    absent. ``torn`` is the length of an unterminated last line (flat files).
+    ``walk`` has seen every record (:func:`chain_walk`). ``head`` is the head, an error
+    message when it is unreadable, or ``None`` when absent. ``torn`` is the length of an
+    unterminated last line (flat files).
     """
-    params = manifest.get("params") if manifest is not None else None
-    chain = verify_chain(run_id, records,
-                         params_sha256=params_digest(params) if isinstance(params, dict) else None)
-    n = len(records)
+    chain = walk.check()
+    n = len(walk.hashes)
 
     def broken(problem: Any, position: int | None, message: str, **kw: Any) -> ChainCheck:
         return dataclasses.replace(chain, problem=problem, position=position, message=message,
@@ -200,16 +208,14 @@ def _judge(run_id: str, records: Sequence[AnyRecord], head: Head | str | None,
         return broken("cut", n + 1, f"the head counts {head.records} records but the store holds "
                       f"{n}: the tail from record {n + 1} was cut"), 0
     counted = head.records
-    last = as_dict(records[counted - 1]).get("hash") if counted else GENESIS
+    last = walk.hashes[counted - 1] if counted else GENESIS
     if last != head.last_hash:
         return broken("rehashed", None, f"the chain no longer ends where its head says (record "
                       f"{counted} is {str(last)[:12]}, the head says {head.last_hash[:12]}): "
                       "records were re-hashed or replaced"), 0
     # a chain can be intact and still hold a record no engine wrote (re-hashed without a key)
-    workflow = manifest.get("workflow") if manifest is not None else None
-    shape = malformed_record(records[:counted], run_id,
-                             workflow if isinstance(workflow, str) else None)
-    if shape is not None:
+    shape = walk.shape
+    if shape is not None and shape[0] <= counted:
         return broken("malformed", *shape), 0
     if n > counted:
         if n == counted + 1 and not torn:
@@ -247,6 +253,84 @@ def _loads_exact(raw: bytes) -> Any:
     if not no_duplicate_keys(raw, doc) and find_duplicate(raw) is not None:
         return None
     return doc
+
+
+#: How much of a flat file is read at a time.
+_CHUNK = 1 << 20
+
+
+class _Lines:
+    """The complete lines of a file after its first ``skip`` lines, with their line
+    numbers, read :data:`_CHUNK` bytes at a time; blank lines are passed over.
+
+    Once iterated to the end: ``end`` is the length of the file up to its last end of
+    line, ``torn`` what follows it, ``start`` the offset of the first line after the
+    skipped ones, ``count`` how many lines were yielded and ``blank`` how many were
+    passed over.
+    """
+
+    def __init__(self, path: Path, skip: int) -> None:
+        self.path, self.skip = path, skip
+        self.end = self.torn = self.start = self.count = self.blank = 0
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed below, a generator's lifetime
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
+                             path=str(self.path)) from None
+        with fh:
+            n, rest, skip, read = 0, b"", self.skip, 0
+            try:
+                while chunk := fh.read(_CHUNK):
+                    read += len(chunk)
+                    parts = chunk.split(b"\n")
+                    parts[0] = rest + parts[0]
+                    rest = parts.pop()
+                    self.end = read - len(rest)
+                    for raw in parts:
+                        n += 1
+                        if n <= skip:
+                            self.start += len(raw) + 1
+                        elif not raw or raw.isspace():
+                            self.blank += 1
+                        else:
+                            self.count += 1
+                            yield n, raw
+                self.torn = len(rest)
+            except OSError as exc:
+                raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
+                                 path=str(self.path)) from None
+
+
+def _same_bytes(path: Path, start: int, end: int, other: Path) -> bool:
+    """Whether ``other`` holds exactly the bytes ``start:end`` of ``path``."""
+    try:
+        if other.stat().st_size != end - start:
+            return False
+        with open(path, "rb") as fh, open(other, "rb") as oh:
+            fh.seek(start)
+            left = end - start
+            while left:
+                size = min(_CHUNK, left)
+                if fh.read(size) != oh.read(size):
+                    return False
+                left -= size
+            return oh.read(1) == b""
+    except OSError:
+        return False  # the slow path reads them again and says what is wrong
+
+
+def _read_line(raw: bytes) -> AnyRecord | None:
+    """A record line read once: into the typed record when it is one as the store writes
+    it, else as a JSON mapping (which the checks then judge); None when it is neither."""
+    rec: AnyRecord | None = read_record(raw)
+    if rec is None:
+        doc = _loads_exact(raw)
+        rec = doc if isinstance(doc, dict) else None
+    return rec
 
 
 class JsonlStore:
@@ -411,33 +495,24 @@ class JsonlStore:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def _lines(self) -> _Lines:
+        """The record lines of ``evidence.jsonl``, read a chunk at a time."""
+        return _Lines(self.path, skip=0 if self.legacy() else 1)
+
     def _scan(self) -> tuple[list[AnyRecord], list[bytes], int, int, int | None]:
         """``(records, their lines, committed bytes, torn bytes, first unreadable line)``.
 
-        Each line is read once: into the typed record when it is one as the store writes
-        it, else as a JSON mapping (which the checks then judge)."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return [], [], 0, 0, None
-        except OSError as exc:
-            raise StoreError(f"cannot read evidence: {exc.strerror or exc}",
-                             path=str(self.path)) from None
-        end = data.rfind(b"\n") + 1
+        Each line is read once (:func:`_read_line`)."""
+        lines = self._lines()
         out: list[AnyRecord] = []
-        lines: list[bytes] = []
-        skip = 0 if self.legacy() else 1  # line 1 is the head slot
-        for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
-            if n <= skip or not raw.strip():
-                continue
-            rec: AnyRecord | None = read_record(raw)
+        raws: list[bytes] = []
+        for n, raw in lines:
+            rec = _read_line(raw)
             if rec is None:
-                rec = _loads_exact(raw)
-                if not isinstance(rec, dict):
-                    return out, lines, end, len(data) - end, n
+                return out, raws, lines.end, lines.torn, n
             out.append(rec)
-            lines.append(raw)
-        return out, lines, end, len(data) - end, None
+            raws.append(raw)
+        return out, raws, lines.end, lines.torn, None
 
     def records(self) -> list[dict[str, Any]]:
         """Every complete record; a complete line that is not a JSON object is a store error."""
@@ -569,17 +644,27 @@ class JsonlStore:
         return None
 
     def _check(self, manifest: Mapping[str, Any] | None) -> tuple[ChainCheck, int, int, int]:
-        """``(check, uncounted records resume may set aside, committed bytes, torn bytes)``."""
-        records, raws, end, torn, bad = self._scan()
+        """``(check, uncounted records resume may set aside, committed bytes, torn bytes)``.
+
+        The records stream through a :class:`ChainWalk` as they are read, none of them
+        kept; only when the attempt copies are not the record lines byte for byte are
+        the records read again, to name the copy that differs."""
         head = self._read_head()
-        if bad is not None:
-            check = verify_chain(self.run_id, records)
-            pos = len(records) + 1
-            return (dataclasses.replace(check, problem="edited", position=pos,
-                                        message=f"record {pos} (line {bad}) is not a readable "
-                                        "record"), 0, end, torn)
-        check, extra = _judge(self.run_id, records, head, self.key, manifest, torn=torn)
-        if (check.ok or extra) and isinstance(head, Head):
+        walk = chain_walk(self.run_id, manifest)
+        lines = self._lines()
+        for n, raw in lines:
+            rec = _read_line(raw)
+            if rec is None:
+                pos = len(walk.hashes) + 1
+                return (dataclasses.replace(walk.check(), problem="edited", position=pos,
+                                            message=f"record {pos} (line {n}) is not a "
+                                            "readable record"), 0, lines.end, lines.torn)
+            walk.add(rec)
+        check, extra = _judge(self.run_id, walk, head, self.key, manifest, torn=lines.torn)
+        if (check.ok or extra) and isinstance(head, Head) and not (
+                self.copies() and lines.count and not lines.blank
+                and _same_bytes(self.path, lines.start, lines.end, self.copies_path)):
+            records, raws, _, _, _ = self._scan()
             found = self._attempt_problem(records, raws, head.records)
             if found is not None:
                 problem, pos, message = found
@@ -588,7 +673,7 @@ class JsonlStore:
                 extra = 0
         if check.ok:
             check = dataclasses.replace(check, message=f"{check.message}, head matches")
-        return check, extra, end, torn
+        return check, extra, lines.end, lines.torn
 
     def verify(self, manifest: Mapping[str, Any] | None = None) -> ChainCheck:
         """Check the chain, the head (and its MAC), and every per-attempt file."""
@@ -910,7 +995,8 @@ class SqliteStore:
             (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM evidence").fetchone()
         except (sqlite3.Error, StoreError, UnicodeDecodeError) as exc:
             return ChainCheck(self.run_id, 0, "corrupt", None, f"unreadable SQLite file: {exc}")
-        check, _ = _judge(self.run_id, records, head, self.key, manifest)
+        check, _ = _judge(self.run_id, chain_walk(self.run_id, manifest).extend(records), head,
+                          self.key, manifest)
         if check.ok and top is not None and top[0] > last:
             count = len(records)
             check = dataclasses.replace(check, problem="dropped", position=count + 1,
@@ -1003,7 +1089,9 @@ def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
     """Verify a stored run: chain, head, MAC, attempt files and ``run.json``; with a
     ``witness`` (:class:`~roadcheck.documents.evidence.HeadWitness`) and the pinned
     ``witness_key``, also that the chain extends the head it saw
-    (:mod:`roadcheck.evidence.witness`).
+    (:mod:`roadcheck.evidence.witness`); with a verified RFC 3161 token
+    (:class:`~roadcheck.evidence.timestamp.Timestamp`) as ``witness``, that the chain
+    extends the head it stamped (:mod:`roadcheck.evidence.timestamp`).
 
     ``key=None`` takes the key from the environment, if one is set there.
     """
@@ -1019,9 +1107,12 @@ def verify_run(runs_dir: str | os.PathLike[str], run_id: str,
     try:
         check = store.verify(manifest)
         if witness is not None:
+            from roadcheck.evidence.timestamp import Timestamp, apply_timestamp
             from roadcheck.evidence.witness import apply_witness
 
-            check = apply_witness(check, witness, witness_key, store.records())
+            check = (apply_timestamp(check, witness, store.records())
+                     if isinstance(witness, Timestamp)
+                     else apply_witness(check, witness, witness_key, store.records()))
         return check
     finally:
         store.close()

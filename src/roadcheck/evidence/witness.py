@@ -37,7 +37,8 @@ from roadcheck.errors import InputError
 from roadcheck.evidence.chain import ChainCheck
 from roadcheck.evidence.record import AnyRecord, as_dict
 
-__all__ = ["apply_witness", "read_witness", "rollback_problem", "sign_witness", "witness_run"]
+__all__ = ["apply_witness", "read_witness", "rollback_problem", "sign_witness", "verified_head",
+           "witness_run"]
 
 KIND = "roadcheck-head-witness"
 
@@ -108,7 +109,19 @@ def apply_witness(check: ChainCheck, witness: HeadWitness, witness_key: Any,
         return dataclasses.replace(check, problem="rollback", position=None, message=why)
     note = (f"witness {witness_key.key_id} saw {witness.records} records at "
             f"{witness.witnessed_at}; the chain extends that head")
-    return dataclasses.replace(check, notes=(*check.notes, note))
+    return dataclasses.replace(check, notes=(*check.notes, note), witnessed=True)
+
+
+def verified_head(runs_dir: str | Path, run_id: str, key: Any) -> tuple[int, str]:
+    """``(records, last hash)`` of the head of a run that verifies (with its evidence
+    ``key``, or the environment's); a run that does not verify is refused."""
+    from roadcheck.errors import EvidenceError
+    from roadcheck.evidence.store import verify_run
+
+    check = verify_run(runs_dir, run_id, key)
+    if not check.ok or check.head_records is None or check.head_hash is None:
+        raise EvidenceError(f"run {run_id!r}: {check.message}; not witnessed")
+    return check.head_records, check.head_hash
 
 
 def witness_run(runs_dir: str | Path, run_id: str, key: Any, witness_key_file: str,
@@ -116,12 +129,8 @@ def witness_run(runs_dir: str | Path, run_id: str, key: Any, witness_key_file: s
     """``roadcheck evidence witness``: verify the run (with its evidence ``key``, or the
     environment's), then sign the statement of its head with the witness's private key
     in ``witness_key_file``. A run that does not verify is not witnessed."""
-    from roadcheck.errors import EvidenceError
     from roadcheck.evidence.signing import load_signing_key
-    from roadcheck.evidence.store import verify_run
 
     signer = load_signing_key(witness_key_file)
-    check = verify_run(runs_dir, run_id, key)
-    if not check.ok or check.head_records is None or check.head_hash is None:
-        raise EvidenceError(f"run {run_id!r}: {check.message}; not witnessed")
-    return sign_witness(signer, run_id, check.head_records, check.head_hash, now)
+    records, last_hash = verified_head(runs_dir, run_id, key)
+    return sign_witness(signer, run_id, records, last_hash, now)

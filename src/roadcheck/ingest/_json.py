@@ -229,16 +229,17 @@ def no_duplicate_keys(data: bytes, decoded: Any, outer: int = 0) -> bool:
     """
     pad = max(_padding(MAX_DEPTH - outer) or 0, 0)
     try:
-        written = orjson.dumps(_nest(decoded, pad))
+        written = orjson.dumps(_nest(decoded, pad))  # in ``pad`` lists: "[" x pad, "]" x pad
     except orjson.JSONEncodeError:
         return False
-    if pad:
-        written = written[pad:len(written) - pad]  # the lists around it, taken off
-    if written == data:
+    # 2 for JSON lines (the brackets), 1 if the last ends; below 0 for spaced JSON, which
+    # is never sliced: the lists' brackets hold no colon
+    short = len(written) - 2 * pad - len(data)
+    if short == 0 and memoryview(written)[pad:len(written) - pad] == data:
         return True
-    short = len(written) - len(data)  # 2 for JSON lines (the brackets), 1 if the last ends
     if (type(decoded) is list and (short == 2 or (short == 1 and data.endswith(b"\n")))
-            and data.replace(b"\n", b",").startswith(memoryview(written)[1:-1])):
+            and data.replace(b"\n", b",").startswith(
+                memoryview(written)[pad + 1:len(written) - pad - 1])):
         return True  # compact JSON lines: only their lengths are compared when spaced
     if b"\\" in data and (b"\\u003a" in data or b"\\u003A" in data):
         return False
@@ -252,6 +253,28 @@ def repeated_key(raw: bytes, rec: Any) -> str | None:
     return find_duplicate(raw)
 
 
+def _written_so(raw: bytes, obj: dict[str, Any]) -> bool:
+    """True when the line ``raw`` is byte for byte what orjson writes for ``obj`` (its
+    decoding), within :data:`MAX_DEPTH`: what :func:`no_duplicate_keys` says True for first
+    (``obj`` as the one value of a JSON-lines file), found with one encoding and one
+    comparison, copying neither. A compact line as Claude Code and Codex write it; any
+    other line is left to :func:`no_duplicate_keys`."""
+    wrap = _LINE_WRAP
+    if wrap < 1:
+        return False
+    try:
+        written = orjson.dumps(_nest(obj, wrap))
+    except orjson.JSONEncodeError:
+        return False  # too deep, or not JSON orjson writes: the exact checks say which
+    return len(written) == len(raw) + 2 * wrap and written.startswith(raw, wrap)
+
+
+#: The lists :func:`no_duplicate_keys` wraps a JSON-lines file's values in (its list of
+#: them, then the padding), or 0 when the encoder's limit is not the one known.
+_LINE_PAD = _padding(MAX_DEPTH)
+_LINE_WRAP = 0 if _LINE_PAD is None or _LINE_PAD < 0 else _LINE_PAD + 1
+
+
 def object_line(raw: bytes, what: str) -> dict[str, Any]:
     """One line of a JSON-lines file that must be an object, decoded with no key given
     twice and nested at most :data:`MAX_DEPTH` deep. Raises ``ValueError`` with the one-line
@@ -263,6 +286,8 @@ def object_line(raw: bytes, what: str) -> dict[str, Any]:
         if depth_refused(raw, exc) is not None:
             raise ValueError(too_deep()) from None
         raise ValueError(f"unparseable JSON: {exc.msg}") from None
+    if obj.__class__ is dict and _written_so(raw, obj):
+        return obj
     if not no_duplicate_keys(raw, [obj]):
         if not fits(obj):
             raise ValueError(too_deep())
@@ -339,7 +364,8 @@ def decode_embedded(raw: Any, field: str) -> Any:
         if _depth_words(exc) and deep_line(raw.encode("utf-8", "surrogatepass")) is not None:
             raise EmbeddedTooDeep(field) from None  # past orjson's own limit
         return raw if raw.strip() else {}
-    if raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(value):
+    if len(raw) > MAX_DEPTH and raw.count("[") + raw.count("{") > MAX_DEPTH and not fits(
+            value):  # text shorter than the limit cannot open more than it
         raise EmbeddedTooDeep(field)
     colons = raw.count(":")
     if colons < 2:
@@ -430,6 +456,6 @@ def lines_of(data: bytes) -> Iterator[tuple[int, bytes]]:
         n += 1
         raw = data[pos:end]
         pos = end + 1
-        if raw.strip():
+        if raw and not raw.isspace():  # not blank (no copy of the line to tell)
             yield n, raw
 

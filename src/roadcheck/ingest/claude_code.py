@@ -478,6 +478,10 @@ class _Reader:
             command = args.get("command")
             if command.__class__ is not str:
                 command = command_text(command)
+                if command is None:  # read with no command, a rule on it would never match
+                    raise _Bad(n, f"content block {_at(blocks, block)}: a Bash call's "
+                                  "'input.command' must be a string (or an argv of strings), "
+                                  f"got {type(args.get('command')).__name__}")
         call = ("action", place, n, ts, name, args, call_id, command)
         first = self.calls.setdefault(call_id, call)
         if first is not call:

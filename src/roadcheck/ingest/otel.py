@@ -152,31 +152,17 @@ _Code = Literal[0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERR
                 "UNSET", "OK", "ERROR"]
 
 
-class _AnyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    """An OTLP ``AnyValue``: the first field given counts, in the order of
-    :func:`_typed_value`. A kind OTLP does not define (a misspelt ``stringValue``) is
-    refused, not read as no value: the attribute it holds would be lost."""
-
-    stringValue: str | UnsetType = UNSET
-    boolValue: bool | UnsetType = UNSET
-    intValue: _IntText | UnsetType = UNSET
-    doubleValue: _Int | float | UnsetType = UNSET
-    arrayValue: _ArrayValue | UnsetType | None = UNSET
-    kvlistValue: _KvList | UnsetType | None = UNSET
-    bytesValue: str | UnsetType = UNSET
+#: An OTLP ``AnyValue``: an object of one kind (more is refused: OTLP defines a oneof), of a
+#: type the kind may hold. :func:`_any_value`, the walk's, checks the kind and its type; the
+#: structs only let through what it reads as it stands (a nested ``arrayValue`` or
+#: ``kvlistValue`` is the walk's, see :func:`_typed_attrs`).
+_AnyValue = Annotated[dict[str, str | bool | _Int | float | dict[str, Any] | None],
+                      msgspec.Meta(max_length=1)]
 
 
-class _KeyValue(msgspec.Struct, gc=False):
+class _KeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True, omit_defaults=True):
     key: str
-    value: _AnyValue | UnsetType = UNSET
-
-
-class _ArrayValue(msgspec.Struct, gc=False):
-    values: list[_AnyValue] | UnsetType | None = UNSET
-
-
-class _KvList(msgspec.Struct, gc=False):
-    values: list[_KeyValue] | UnsetType | None = UNSET
+    value: _AnyValue = {}
 
 
 class _Attributed(msgspec.Struct, gc=False):
@@ -195,12 +181,12 @@ class _Scope(msgspec.Struct, gc=False):
     droppedAttributesCount: int | UnsetType = UNSET
 
 
-class _Status(msgspec.Struct, gc=False):
+class _Status(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     code: _Code | UnsetType = UNSET
     message: str | UnsetType | None = UNSET
 
 
-class _SpanEvent(msgspec.Struct, gc=False):
+class _SpanEvent(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     timeUnixNano: _IntText | UnsetType = UNSET
     name: str | UnsetType = UNSET
     attributes: list[_KeyValue] | UnsetType | None = UNSET
@@ -218,7 +204,7 @@ class _Link(msgspec.Struct, gc=False):
     flags: int | UnsetType = UNSET
 
 
-class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True):
+class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True, forbid_unknown_fields=True):
     traceId: str
     spanId: str
     traceState: str | UnsetType = UNSET
@@ -237,13 +223,14 @@ class _OtlpSpan(msgspec.Struct, gc=False, kw_only=True):
     status: _Status | UnsetType | None = UNSET
 
 
-class _ScopeSpans(msgspec.Struct, gc=False):
+class _ScopeSpans(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    instrumentationLibrary: _Scope | UnsetType = UNSET  # before OTLP 0.15, for ``scope``
     scope: _Scope | UnsetType = UNSET
     spans: list[_OtlpSpan] | UnsetType = UNSET
     schemaUrl: str | UnsetType = UNSET
 
 
-class _ResourceSpans(msgspec.Struct, gc=False):
+class _ResourceSpans(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     resource: _Attributed | UnsetType = UNSET
     scopeSpans: list[_ScopeSpans] | UnsetType | None = UNSET
     schemaUrl: str | UnsetType = UNSET
@@ -271,13 +258,15 @@ def _typed_document(raw: bytes) -> _Document | None:
 def _canonical(raw: bytes, doc: _Document) -> bool:
     """True when ``raw`` is byte for byte what msgspec writes for ``doc``, the line as it
     decoded: then no key was given twice (the structs keep one), none was left out of
-    the structs, and the line is plain JSON orjson reads too. Without an ``arrayValue``
-    or a ``kvlistValue`` the structs nest a dozen levels at most, far inside the limit
-    every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`). A line written so, as
-    compact OTLP/JSON exporters write it, needs no other check; any other line gets the
-    repeated-key check every reader makes."""
-    return (b'"arrayValue"' not in raw and b'"kvlistValue"' not in raw
-            and _encode(doc) == raw)
+    the structs, and the line is plain JSON orjson reads too. An attribute value nests
+    only in an ``arrayValue`` or a ``kvlistValue`` (an object under any other key is
+    refused, see :func:`_any_value`); without them the structs nest a dozen levels at
+    most, far inside the limit every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`).
+    As msgspec writes a line (no space, a quote inside a string escaped), ``Value":{`` is
+    where such a kind opens its object. A line written so, as compact OTLP/JSON exporters
+    write it, needs no other check; any other line gets the repeated-key check every
+    reader makes."""
+    return b'Value":{' not in raw and _encode(doc) == raw
 
 
 def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> bool:
@@ -320,8 +309,11 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
     Raises :class:`_Bad` or ``ValueError`` for a value the walk refuses: a time out of
     range, an ``intValue`` that is not an integer."""
     status = raw.status
-    code = _STATUS_CODES[status.code or 0] if status else "UNSET"
-    error = ((status.message if status else None) or "error") if code == "ERROR" else None
+    if status:
+        code = _STATUS_CODES[status.code or 0]
+        error = (status.message or "error") if code == "ERROR" else None
+    else:
+        code, error = "UNSET", None
     start, end = int(raw.startTimeUnixNano), raw.endTimeUnixNano
     if end is not None and end is not UNSET:
         end = int(end)
@@ -331,10 +323,12 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
         end = None
     if not 0 <= start <= _MAX_NANOS:
         raise _Bad("out of range")
-    events = raw.events
+    items, events = raw.attributes, raw.events
     return Span(raw.traceId, raw.spanId, raw.parentSpanId or None, raw.name or "", start, end,
-                _typed_attrs(raw.attributes), code, error,
-                [_typed_event(ev) for ev in events] if events else [], index, line)
+                # the attributes as _typed_attrs reads them, inline: a call less a span
+                {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
+                 else _typed_value(kv.value) for kv in items} if items else {},
+                code, error, [_typed_event(ev) for ev in events] if events else [], index, line)
 
 
 def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
@@ -345,35 +339,26 @@ def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
 
 
 def _typed_attrs(items: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
-    """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline)."""
+    """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline).
+    Raises :class:`_Bad`, or ``ValueError`` for a nested value (the walk reads it)."""
     if not items:
         return {}
-    return {kv.key: text if (value := kv.value) and (text := value.stringValue).__class__ is str
-            else _typed_value(value) for kv in items}
+    return {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
+            else _typed_value(kv.value) for kv in items}
 
 
-def _typed_value(v: _AnyValue | UnsetType) -> Any:
-    """An ``AnyValue`` as :func:`_any_value` reads it (no value is none)."""
-    if not v:
-        return None
-    given: Any = v.stringValue
-    if given is UNSET:
-        given = v.boolValue
-        if given is UNSET:
-            given = v.doubleValue
-            if given is UNSET:
-                given = v.bytesValue
-    if given is not UNSET:
-        return given
-    number = v.intValue
-    if not isinstance(number, UnsetType):
+def _typed_value(v: dict[str, Any]) -> Any:
+    """An ``AnyValue`` of the structs other than a string, as :func:`_any_value` reads it
+    (an ``intValue`` in a string, the next most common, inline; ``int`` is what the walk
+    reads it with). Raises ``ValueError`` for a value the walk is to read and name: an
+    ``intValue`` that is not an integer, a value that nests values (msgspec reads the
+    numbers inside as its own, orjson as the walk's)."""
+    number = v.get("intValue")
+    if number.__class__ is str:
         return int(number)
-    if v.arrayValue is not UNSET:
-        values = v.arrayValue.values if v.arrayValue else None
-        return [_typed_value(x) for x in values] if values else []
-    if v.kvlistValue is not UNSET:
-        return _typed_attrs(v.kvlistValue.values if v.kvlistValue else None)
-    return None
+    if "arrayValue" in v or "kvlistValue" in v:
+        raise ValueError("nested: the walk's")
+    return _any_value(v)
 
 
 def _int_value(raw: Any) -> int:
@@ -526,10 +511,12 @@ _SCALARS: dict[str, type | tuple[type, ...]] = {
     "stringValue": str, "boolValue": bool, "doubleValue": (int, float), "bytesValue": str}
 
 
-def _any_value(v: Any) -> Any:
-    """An OTLP ``AnyValue`` as a plain value."""
+def _any_value(v: Any, key: str | None = None) -> Any:
+    """An OTLP ``AnyValue`` as a plain value (``key``: the attribute's, for a message)."""
     if not isinstance(v, dict):
         raise _Bad(f"attribute value must be an object, got {type(v).__name__}")
+    if len(v) > 1:
+        _one_kind(v, key)
     text = v.get("stringValue")
     if type(text) is str:  # the common case, first in the loop below too
         return text
@@ -553,6 +540,16 @@ def _any_value(v: Any) -> Any:
     return None
 
 
+def _one_kind(v: dict[str, Any], key: str | None) -> None:
+    """Raise :class:`_Bad` when ``v`` sets more than one kind: OTLP defines an ``AnyValue``
+    as a oneof, and which kind counts would be the reader's guess."""
+    given = [k for k in v if k in _KINDS]
+    if len(given) > 1:
+        what = "attribute value" if key is None else f"attribute {key!r}"
+        shown = ", ".join(repr(k) for k in given[:-1]) + f" and {given[-1]!r}"
+        raise _Bad(f"{what} sets more than one kind, {shown}: an AnyValue holds exactly one")
+
+
 #: The value kinds of an OTLP ``AnyValue``.
 _KINDS = frozenset({"stringValue", "boolValue", "intValue", "doubleValue", "arrayValue",
                     "kvlistValue", "bytesValue"})
@@ -572,8 +569,40 @@ def _kv_list(items: Any) -> dict[str, Any]:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise _Bad("an attribute has no 'key' string")
-        out[intern(item["key"])] = _any_value(item.get("value", {}))
+        _known(item, _KEY_VALUE_FIELDS, "an attribute")
+        key = intern(item["key"])
+        out[key] = _any_value(item.get("value", {}), key)
     return out
+
+
+def _known(raw: dict[str, Any], fields: frozenset[str], what: str) -> None:
+    """Raise :class:`_Bad` naming the first key of ``raw`` not in ``fields``: a misspelt
+    field would be read as absent, and what it holds lost (a span, an approval's
+    decision)."""
+    if not fields.issuperset(raw):
+        unknown = next(k for k in raw if k not in fields)
+        raise _Bad(f"{what} has the unknown key {unknown!r} (a misspelt field would be read "
+                   "as absent)")
+
+
+#: The fields of the OTLP/JSON objects the reader reads (the protobuf messages', in
+#: their JSON names; an ``instrumentationLibrary`` is a ``scope`` before OTLP 0.15).
+_SPAN_FIELDS = frozenset({
+    "traceId", "spanId", "traceState", "parentSpanId", "flags", "name", "kind",
+    "startTimeUnixNano", "endTimeUnixNano", "attributes", "droppedAttributesCount", "events",
+    "droppedEventsCount", "links", "droppedLinksCount", "status"})
+_EVENT_FIELDS = frozenset({"timeUnixNano", "name", "attributes", "droppedAttributesCount"})
+_STATUS_FIELDS = frozenset({"code", "message"})
+_KEY_VALUE_FIELDS = frozenset({"key", "value"})
+_SCOPE_SPANS_FIELDS = frozenset({"instrumentationLibrary", "scope", "spans", "schemaUrl"})
+_RESOURCE_SPANS_FIELDS = frozenset({"resource", "scopeSpans", "schemaUrl",
+                                    "instrumentationLibrarySpans"})
+#: The keys of the Python SDK's ``ReadableSpan.to_json()``: a span, an event, a status.
+_SDK_SPAN_FIELDS = frozenset({"name", "context", "kind", "parent_id", "start_time",
+                              "end_time", "status", "attributes", "events", "links",
+                              "resource"})
+_SDK_EVENT_FIELDS = frozenset({"name", "timestamp", "attributes"})
+_SDK_STATUS_FIELDS = frozenset({"status_code", "description"})
 
 
 #: Timestamps are kept between the epoch and the end of year 9999 (what ``_iso`` can print).
@@ -639,9 +668,11 @@ _DAYS: dict[int, str] = {}
 _MINUTES: dict[int, str] = {}
 
 
-def _status(raw: Any, key: str, default: Any) -> tuple[str, Any]:
-    """(status code name, message) of a span status object."""
+def _status(raw: Any, key: str, default: Any, fields: frozenset[str]) -> tuple[str, Any]:
+    """(status code name, message) of a span status object (``fields``: the keys it may
+    have)."""
     status = _obj(raw, "'status'")
+    _known(status, fields, "'status'")
     code = status.get(key, default)
     if isinstance(code, bool) or not isinstance(code, (int, str)) or code not in _STATUS_CODES:
         raise _Bad(f"'status.{key}' {_short(code)} is not a status code")
@@ -665,12 +696,14 @@ def _otlp_spans(doc: dict[str, Any], line: int, spans: list[Span], base: int = 0
     for rs in rs_list:
         if not isinstance(rs, dict):
             raise _Bad("a resourceSpans entry is not an object")
+        _known(rs, _RESOURCE_SPANS_FIELDS, "a resourceSpans entry")
         scopes = rs.get("scopeSpans")
         if scopes is None:
             scopes = rs.get("instrumentationLibrarySpans")
         for ss in _items(scopes, "'scopeSpans'"):
             if not isinstance(ss, dict) or not isinstance(ss.get("spans", []), list):
                 raise _Bad("a scopeSpans entry has no 'spans' list")
+            _known(ss, _SCOPE_SPANS_FIELDS, "a scopeSpans entry")
             for raw in ss.get("spans", []):
                 spans.append(_otlp_span(raw, base + len(spans), line))
 
@@ -681,9 +714,10 @@ def _otlp_span(raw: Any, index: int, line: int) -> Span:
     try:
         if not isinstance(raw, dict):
             raise _Bad(f"is {type(raw).__name__}, not an object")
+        _known(raw, _SPAN_FIELDS, "the span")
         if name is not None and not isinstance(name, str):
             raise _Bad(f"'name' must be a string, got {type(name).__name__}")
-        code, status = _status(raw.get("status"), "code", 0)
+        code, status = _status(raw.get("status"), "code", 0, _STATUS_FIELDS)
         events = [_otlp_event(ev) for ev in _items(raw.get("events"), "'events'")]
         return Span(
             str(_hex_id(raw.get("traceId"), 16, "traceId")),
@@ -711,13 +745,17 @@ def _event_name(ev: Any) -> str:
 
 def _otlp_event(ev: Any) -> tuple[str, int, dict[str, Any]]:
     """(name, time, attributes) of an OTLP/JSON span event. Raises :class:`_Bad`."""
-    return (_event_name(ev), _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
+    name = _event_name(ev)
+    _known(ev, _EVENT_FIELDS, "a span event")
+    return (name, _nanos(ev.get("timeUnixNano", 0), "event timeUnixNano"),
             _kv_list(ev.get("attributes")))
 
 
 def _sdk_event(ev: Any) -> tuple[str, int, dict[str, Any]]:
     """(name, time, attributes) of an SDK span event. Raises :class:`_Bad`."""
-    return (_event_name(ev), _iso_nanos(ev.get("timestamp"), "timestamp"),
+    name = _event_name(ev)
+    _known(ev, _SDK_EVENT_FIELDS, "a span event")
+    return (name, _iso_nanos(ev.get("timestamp"), "timestamp"),
             dict(_obj(ev.get("attributes"), "event 'attributes'")))
 
 
@@ -725,13 +763,14 @@ def _sdk_span(raw: dict[str, Any], line: int, spans: list[Span], base: int = 0) 
     index = base + len(spans)
     name = raw.get("name")
     try:
+        _known(raw, _SDK_SPAN_FIELDS, "the span")
         if name is not None and not isinstance(name, str):
             raise _Bad(f"'name' must be a string, got {type(name).__name__}")
         ctx = raw.get("context")
         if not isinstance(ctx, dict):
             raise _Bad("missing 'context' object")
         attrs = _obj(raw.get("attributes"), "'attributes'")
-        code, status = _status(raw.get("status"), "status_code", "UNSET")
+        code, status = _status(raw.get("status"), "status_code", "UNSET", _SDK_STATUS_FIELDS)
         events = [_sdk_event(ev) for ev in _items(raw.get("events"), "'events'")]
         spans.append(Span(
             str(_hex_id(ctx.get("trace_id"), 16, "trace_id")),
@@ -849,31 +888,34 @@ def _entity_args(raw: Any) -> Any:
     return value
 
 
-def _tool_call(span: Span, text: bool = True) -> dict[str, Any]:
+def _tool_call(span: Span, text: bool = True, agent: str | None = None) -> dict[str, Any]:
     """The action fields of a tool span of any convention (without its result when not
-    ``text``). Raises :class:`_Bad`."""
+    ``text``), after the head of its event's record (:meth:`_Mapping.records`; ``agent``,
+    the agent it runs under). Raises :class:`_Bad`."""
     try:
-        return _tool_fields(span, text)
+        return _tool_fields(span, text, agent)
     except EmbeddedDuplicate as exc:
         raise _Bad(f"{span.label()}: {exc}", span.line) from None
 
 
-def _tool_fields(span: Span, text: bool) -> dict[str, Any]:
+def _tool_fields(span: Span, text: bool, agent: str | None) -> dict[str, Any]:
     a = span.attrs
-    if _op(span) == "execute_tool":
+    genai = a.get("gen_ai.operation.name") == "execute_tool"
+    if genai:
         tool = a.get("gen_ai.tool.name")
-        if not isinstance(tool, str) or not tool:
+        if tool.__class__ is not str or not tool:
             raise _Bad(f"{span.label()}: execute_tool span has no 'gen_ai.tool.name'")
-        fields: dict[str, Any] = {"action_type": tool,
-                                  "args": decode_embedded(a.get("gen_ai.tool.call.arguments"),
-                                                          "gen_ai.tool.call.arguments")}
+        fields: dict[str, Any] = {
+            "seq": 0, "ts": "", "agent": agent, "event": "action", "action_type": tool,
+            "args": decode_embedded(a.get("gen_ai.tool.call.arguments"),
+                                    "gen_ai.tool.call.arguments")}
         call_id = a.get("gen_ai.tool.call.id")
         result_key = "gen_ai.tool.call.result"
     elif _OI_KIND in a:
         tool = a.get("tool.name") or span.name
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: TOOL span has neither 'tool.name' nor a span name")
-        fields = {"action_type": tool,
+        fields = {"seq": 0, "ts": "", "agent": agent, "event": "action", "action_type": tool,
                   "args": decode_embedded(a.get("input.value"), "input.value")}
         call_id = a.get("tool_call.id", a.get("tool.id"))
         result_key = "output.value"
@@ -882,12 +924,13 @@ def _tool_fields(span: Span, text: bool) -> dict[str, Any]:
         if not isinstance(tool, str) or not tool:
             raise _Bad(f"{span.label()}: tool span has neither 'traceloop.entity.name' "
                        "nor a span name")
-        fields = {"action_type": tool, "args": _entity_args(a.get("traceloop.entity.input"))}
+        fields = {"seq": 0, "ts": "", "agent": agent, "event": "action", "action_type": tool,
+                  "args": _entity_args(a.get("traceloop.entity.input"))}
         call_id = None
         result_key = "traceloop.entity.output"
     if call_id is not None:
         fields["call_id"] = call_id
-    if text and result_key in a and (span.error is None or _op(span) == "execute_tool"):
+    if text and result_key in a and (span.error is None or genai):
         # an errored call's output is no result: the call failed
         fields["result"] = _decoded(a[result_key])
     if span.error is not None:
@@ -908,7 +951,8 @@ def _looks_like_a_call(span: Span) -> bool:
         span.attrs.keys().isdisjoint(_TOOL_ATTRS)
 
 
-#: (start, tie-breaker, kind, agent, fields, line) of an event before it is numbered.
+#: (start, tie-breaker, kind, agent, record, line) of an event before it is numbered: the
+#: record its fields after the head Event.make begins with (seq and ts still to come).
 _Staged = tuple[int, int, str, "str | None", dict[str, Any], "int | None"]
 _staged_order = itemgetter(0, 1)
 #: An :class:`Event` from its fields, as ``Event._make`` builds it.
@@ -939,7 +983,15 @@ class _Mapping:
         self.roots_ok = True
         by_id = self.by_id
         for s in spans:
-            self.classify(s)
+            a = s.attrs
+            if _OI_KIND in a or _TL_KIND in a:
+                self.classify(s)
+            else:  # GenAI only: what _kind and _own_agent find, looked up once
+                op = a.get("gen_ai.operation.name")
+                s.kind = ("tool" if op == "execute_tool" else "agent" if op == "invoke_agent"
+                          else None)
+                name = a.get("gen_ai.agent.name")
+                s.own = name if name.__class__ is str and name else None
             end = s.end or s.start
             if end > self.end:
                 self.end = end
@@ -949,17 +1001,11 @@ class _Mapping:
                     self.root_agent = s.own
 
     def classify(self, s: Span) -> None:
-        """Note the span's kind and own agent (and the convention it follows)."""
+        """Note the kind and own agent of a span of another convention (and the convention);
+        a GenAI span's are found where the spans are first walked (:meth:`__init__`)."""
         a = s.attrs
-        if _OI_KIND in a or _TL_KIND in a:
-            self.conventions.add(OPENINFERENCE if _OI_KIND in a else OPENLLMETRY)
-            s.kind, s.own = _kind(s), _own_agent(s)
-            return
-        # GenAI only: what _kind and _own_agent find, looked up once
-        op = a.get("gen_ai.operation.name")
-        s.kind = "tool" if op == "execute_tool" else "agent" if op == "invoke_agent" else None
-        name = a.get("gen_ai.agent.name")
-        s.own = name if type(name) is str and name else None
+        self.conventions.add(OPENINFERENCE if _OI_KIND in a else OPENLLMETRY)
+        s.kind, s.own = _kind(s), _own_agent(s)
 
     def agent_of(self, span: Span) -> str | None:
         """The agent a span runs under: its own, else its nearest ancestor's."""
@@ -990,8 +1036,9 @@ class _Mapping:
         :class:`_Bad` naming the span."""
         kind = span.kind
         if kind == "tool":
-            self.staged.append((span.start, span.index * 1000, "action", self.agent_of(span),
-                                _tool_call(span, self.text), span.line))
+            agent = self.agent_of(span)
+            self.staged.append((span.start, span.index * 1000, "action", agent,
+                                _tool_call(span, self.text, agent), span.line))
         elif kind is None:
             if _looks_like_a_call(span):
                 # skipping it would drop the call (a misspelt or missing operation name)
@@ -1017,7 +1064,8 @@ class _Mapping:
         args = _tool_call(outer, False)["args"]
         payload = args if isinstance(args, dict) else {"arguments": args}
         self.staged.append((span.start, span.index * 1000, "handoff", from_agent,
-                            {"from_agent": from_agent, "to_agent": to_agent,
+                            {"seq": 0, "ts": "", "agent": from_agent, "event": "handoff",
+                             "from_agent": from_agent, "to_agent": to_agent,
                              "payload": payload, "span_id": span.span_id}, span.line))
 
     def _checkpoints(self, span: Span) -> None:
@@ -1027,10 +1075,10 @@ class _Mapping:
         marks += [(t, a, tie + 2 + i) for i, (_, t, a) in enumerate(span.events)
                   if _CHECKPOINT in a]
         for when, attrs, order in marks:
-            fields = _checkpoint_fields(span, attrs)
+            agent = self.agent_of(span)
+            fields = _checkpoint_fields(span, attrs, agent)
             if fields is not None:
-                self.staged.append((when, order, "checkpoint", self.agent_of(span), fields,
-                                    span.line))
+                self.staged.append((when, order, "checkpoint", agent, fields, span.line))
 
     def records(self) -> list[tuple[Any, ...]]:
         """Every span staged, then the events' fields (as :class:`Event` takes them) in
@@ -1041,16 +1089,18 @@ class _Mapping:
         staged = self.staged
         staged.sort(key=_staged_order)
         staged.append((self.end, 0, "final", self.root_agent,
-                       {"task_success": self.roots_ok}, None))
+                       {"seq": 0, "ts": "", "agent": self.root_agent, "event": "final",
+                        "task_success": self.roots_ok}, None))
         records: list[tuple[Any, ...]] = []
         append = records.append
-        for seq, (when, _, kind, agent, fields, line) in enumerate(staged, 1):
-            # the record Event.make builds: seq, ts, agent (when known), event, then the fields
+        for seq, (when, _, kind, agent, data, line) in enumerate(staged, 1):
+            # the record Event.make builds: seq, ts, agent (when known), event, then the
+            # fields; each was staged with that head, its number and time still to come
             ts = _iso(when)
+            data["seq"] = seq
+            data["ts"] = ts
             if agent is None:
-                data = {"seq": seq, "ts": ts, "event": kind, **fields}
-            else:
-                data = {"seq": seq, "ts": ts, "agent": agent, "event": kind, **fields}
+                del data["agent"]
             append((seq, kind, agent, ts, data, line))
         return records
 
@@ -1065,16 +1115,19 @@ class _Mapping:
         return f"otel ({' and '.join(names)} spans)" if names else "otel"
 
 
-def _checkpoint_fields(span: Span, attrs: dict[str, Any]) -> dict[str, Any] | None:
-    """The fields of the checkpoint ``attrs`` record, or None for a decision that is no
-    approval. Raises :class:`_Bad` for a checkpoint with no id."""
+def _checkpoint_fields(span: Span, attrs: dict[str, Any],
+                       agent: str | None) -> dict[str, Any] | None:
+    """The fields of the checkpoint ``attrs`` record (after the head of its event's record,
+    ``agent`` the agent it runs under), or None for a decision that is no approval. Raises
+    :class:`_Bad` for a checkpoint with no id."""
     cid = attrs.get(_CHECKPOINT)
     if not isinstance(cid, str) or not cid:
         raise _Bad(f"{span.label()}: 'roadcheck.checkpoint.id' must be a non-empty string")
     decision = attrs.get("roadcheck.checkpoint.decision")
     if decision is not None and str(decision).lower() not in _APPROVED:
         return None  # a rejected approval is no confirmation: no checkpoint event
-    fields = {"checkpoint_id": cid, "span_id": span.span_id}
+    fields = {"seq": 0, "ts": "", "agent": agent, "event": "checkpoint", "checkpoint_id": cid,
+              "span_id": span.span_id}
     who = attrs.get("roadcheck.checkpoint.confirmed_by")
     if who is not None:
         fields["confirmed_by"] = who
@@ -1195,7 +1248,7 @@ class _Lines:
             n += 1
             start, raw = pos, data[pos:end]
             pos = end + 1
-            if not raw.strip():
+            if not raw or raw.isspace():  # blank (no copy of the line to tell)
                 continue
             decoded = _checked_line(raw, n)
             if decoded is None:
@@ -1221,7 +1274,8 @@ class _Lines:
         self.lines.append((n, start, end, self.total))
         self.total += len(spans)
         traces = self.traces
-        for trace_id in dict.fromkeys([span.trace_id for span in spans]):
+        ids = dict.fromkeys([span.trace_id for span in spans])
+        for trace_id in ids:
             trace = traces.get(trace_id)
             if trace is None:
                 trace = traces[trace_id] = _Trace()
@@ -1230,12 +1284,11 @@ class _Lines:
             trace.lines.append(k)
         for span in spans:
             conversation = span.attrs.get(_CONVERSATION)
-            if isinstance(conversation, str) and conversation:
+            if conversation.__class__ is str and conversation:
                 traces[span.trace_id].conversations.add(conversation)
-        if spans:
-            trace_id = spans[0].trace_id
-            if len(traces[trace_id].lines) == 1 and all(
-                    span.trace_id == trace_id for span in spans):
+        if len(ids) == 1:
+            (trace_id,) = ids
+            if len(traces[trace_id].lines) == 1:
                 self.mapped[trace_id] = _premapped(spans, self.text)
 
     def runs(self) -> list[_Run]:
@@ -1337,7 +1390,7 @@ def _mapped(run: _Run, text: bool) -> tuple[tuple[Event, ...], str, int]:
     if isinstance(done, tuple):
         raise _Bad(*done)
     records, source, count = marshal.loads(done)
-    return tuple([_event(record) for record in records]), source, count
+    return tuple(map(_event, records)), source, count
 
 
 _CONVERSATION = "gen_ai.conversation.id"

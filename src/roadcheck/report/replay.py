@@ -13,6 +13,7 @@ from roadcheck._digest import Sha256
 from roadcheck.conformance.result import VERDICT_EXIT, Reach, ReplayResult, ReplayRun
 from roadcheck.conformance.result import scalar_text as _json_scalar
 from roadcheck.errors import EXIT_BLOCK, EXIT_ERROR, EXIT_INTERRUPTED, worst_exit
+from roadcheck.report._spool import Spool, copy_range
 from roadcheck.report._text import (
     dump_json,
     dumps_json,
@@ -413,36 +414,6 @@ class ReplayChunk:
         self.spooled: tuple[int, int, int, int] | None = None
 
 
-def _spool_file() -> IO[bytes]:
-    """An anonymous temporary file."""
-    import tempfile
-
-    return tempfile.TemporaryFile("w+b")
-
-
-def _copy_range(fd: int, offset: int, length: int, out: int | None,
-                write: Callable[[bytes], Any] | None = None, digest: Any = None) -> None:
-    """Copy ``length`` bytes at ``offset`` of descriptor ``fd``, read in blocks and given
-    to ``write`` (else written to descriptor ``out``), and to ``digest`` as it goes."""
-    import os
-
-    while length:
-        chunk = os.pread(fd, min(length, 1 << 20), offset)
-        if not chunk:
-            raise OSError(f"a spooled file ended early ({length} bytes short)")
-        offset += len(chunk)
-        length -= len(chunk)
-        if digest is not None:
-            digest.update(chunk)
-        if write is not None:
-            write(chunk)
-            continue
-        assert out is not None
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(out, view):]
-
-
 def file_entry(json: bool, path: str, fmt: str, counts: Mapping[str, int],
                note: str | None = None) -> bytes:
     """A finished file as the writer spools it. The JSON report's entry is its final bytes
@@ -624,8 +595,9 @@ class ReplayReportWriter(Tally):
 
     The head of either report names every file and how many trajectories each
     held, which is known only at the end; the judged results, and each file's
-    counts once it is done, wait in temporary files meanwhile, so memory holds
-    the file being judged and no result, however large the batch.
+    counts once it is done, wait in spools meanwhile (:class:`~roadcheck.report._spool.Spool`:
+    a megabyte in memory, the rest in a temporary file), so memory holds the file
+    being judged and a bounded tail of results, however large the batch.
     """
 
     def __init__(self, out: IO[str], spec: Any, *, spec_source: str | None,
@@ -648,8 +620,8 @@ class ReplayReportWriter(Tally):
         #: Results whose path is not the file being judged (none from the readers).
         self.elsewhere: dict[str | None, Counter[str]] = {}
         # closed on leaving the writer's ``with`` block
-        self.spool = _spool_file()
-        self.file_spool = _spool_file()
+        self.spool = Spool()
+        self.file_spool = Spool()
         #: Under --jobs with a JSON report: the folder the workers' chunk files are in,
         #: and the descriptors of those opened here.
         self._chunks: str | None = None
@@ -709,8 +681,7 @@ class ReplayReportWriter(Tally):
     def _file_rows(self) -> Iterator[list[Any]]:
         """Every file in order: its path, format and the counts of its own results."""
         self._file_done()
-        self.file_spool.seek(0)
-        return map(orjson.loads, self.file_spool)
+        return map(orjson.loads, self.file_spool.lines())
 
     def result(self, r: Rendered) -> None:
         """The next judged trajectory, in order."""
@@ -756,25 +727,19 @@ class ReplayReportWriter(Tally):
             os.unlink(name)  # open here and in the worker: gone from the folder already
         return fd
 
-    def _copy_in(self, pid: int, offset: int, length: int, spool: IO[bytes]) -> None:
+    def _copy_in(self, pid: int, offset: int, length: int, spool: Spool) -> None:
         """Append ``length`` bytes at ``offset`` of worker ``pid``'s chunk file to ``spool``
         ."""
-        if not length:
-            return
-        spool.flush()
-        _copy_range(self._chunk_fd(pid), offset, length, spool.fileno())
-        spool.seek(0, 2)  # the file object's position follows the descriptor's
+        if length:
+            copy_range(self._chunk_fd(pid), offset, length, spool.write)
 
     def _piece(self, fd: int, offset: int, length: int) -> None:
         """Results at ``offset`` of descriptor ``fd`` (a worker's chunk file), after those
         spooled so far: left there until the report is written
         (:attr:`_pieces`)."""
-        import os
-
         if not length:
             return
-        self.spool.flush()
-        end = os.fstat(self.spool.fileno()).st_size
+        end = self.spool.size()
         if end > self._spool_mark:
             self._pieces.append((-1, self._spool_mark, end - self._spool_mark))
             self._spool_mark = end
@@ -856,20 +821,20 @@ class ReplayReportWriter(Tally):
     def _copy_spool(self, digest: Any = None) -> None:
         """Write the spooled results to ``out`` (UTF-8 bytes, as ``out`` would encode them),
         the pieces left in workers' chunk files among them."""
-        import os
-
         if not self._pieces:
             self._copy(self.spool, digest=digest)
             return
-        self.spool.flush()
-        spool = self.spool.fileno()
-        end = os.fstat(spool).st_size
+        end = self.spool.size()
         if end > self._spool_mark:
             self._pieces.append((-1, self._spool_mark, end - self._spool_mark))
             self._spool_mark = end
         write = self._sink()
         for fd, offset, length in self._pieces:
-            self._copy_out(spool if fd < 0 else fd, offset, length, write, digest)
+            if fd < 0:
+                self.spool.copy(offset, length, write, digest)
+            else:
+                copy_range(fd, offset, length, write, digest)
+        self._flush_buffer()
 
     def _sink(self) -> Callable[[bytes], Any]:
         """How bytes reach ``out``: its buffer's write, or a decoding write where ``out``
@@ -888,21 +853,16 @@ class ReplayReportWriter(Tally):
         decode = codecs.getincrementaldecoder("utf-8")().decode
         return lambda chunk: self.out.write(decode(chunk))
 
-    def _copy_out(self, fd: int, offset: int, length: int, write: Callable[[bytes], Any],
-                  digest: Any = None) -> None:
-        """``length`` bytes at ``offset`` of descriptor ``fd`` to ``out`` (see :meth:`_sink`)."""
-        _copy_range(fd, offset, length, None, write, digest)
+    def _flush_buffer(self) -> None:
+        """Flush the byte buffer under ``out`` (what :meth:`_sink` wrote to)."""
         buffer = getattr(self.out, "buffer", None)
         if buffer is not None:
             buffer.flush()
 
-    def _copy(self, spool: IO[bytes], *, skip: int = 0, digest: Any = None) -> None:
+    def _copy(self, spool: Spool, *, skip: int = 0, digest: Any = None) -> None:
         """Write ``spool`` from byte ``skip`` on to ``out``, as :meth:`_copy_spool`."""
-        import os
-
-        spool.flush()
-        self._copy_out(spool.fileno(), skip, os.fstat(spool.fileno()).st_size - skip,
-                       self._sink(), digest)
+        spool.copy(skip, spool.size() - skip, self._sink(), digest)
+        self._flush_buffer()
 
     def _finish_json(self, summary: dict[str, int], by: dict[str, dict[str, int]]) -> None:
         doc: dict[str, Any] = {

@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from roadcheck.conformance.result import ReplayResult
 from roadcheck.conformance.result import scalar_text as _scalar
+from roadcheck.report._spool import Spool
 from roadcheck.report._text import escape_controls, plural, text_lines
 from roadcheck.report.replay import (
     HEADER,
@@ -353,9 +354,9 @@ class TerminalReportWriter(Tally):
     """The failures-first view, written as results arrive.
 
     Each BLOCK or ERROR block asked for is written the moment it is judged;
-    PASS blocks (``-v``, ``--show pass``) wait in a temporary file and follow
+    PASS blocks (``-v``, ``--show pass``) wait in a spool (:mod:`._spool`) and follow
     the failures; with ``--summary-only`` each file's counts wait there too.
-    Memory holds no result, however large the batch. The same sink interface
+    Memory holds a bounded tail of them, however large the batch. The same sink interface
     as :class:`~roadcheck.report.replay.ReplayReportWriter`.
     """
 
@@ -363,8 +364,6 @@ class TerminalReportWriter(Tally):
                  spec_source: str | None, spec_sha256: str | None, summary_only: bool = False,
                  by_field: str | None = None, progress: Progress | None = None,
                  per_file: bool = False) -> None:
-        import tempfile
-
         self.per_file = per_file
         #: The files with the most BLOCK and ERROR results: (-count, order, path, counts).
         self.worst_files: list[tuple[int, int, str, Counter[str]]] = []
@@ -383,7 +382,7 @@ class TerminalReportWriter(Tally):
         self.headed = False
         self.shown_final = False
         # closed on leaving the writer's ``with`` block
-        self.later = tempfile.TemporaryFile("w+b")  # noqa: SIM115
+        self.later = Spool()
 
     def __enter__(self) -> TerminalReportWriter:
         return self
@@ -495,10 +494,9 @@ class TerminalReportWriter(Tally):
 
     def _later(self) -> None:
         """The PASS blocks (or the per-file lines) that waited, in order."""
-        self.later.seek(0)
         head: str | None = None
         body: list[str] = []
-        for raw in self.later:
+        for raw in self.later.lines():
             line = raw.decode("utf-8")
             if line.startswith("  "):
                 body.append(line)
