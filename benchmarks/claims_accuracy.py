@@ -18,8 +18,11 @@ session with ``builtin:coding-agent`` (no model, no network) and counts, for
 
 Prints the confusion table, precision and recall, the claims the patterns do not
 find, and exits 1 when precision or recall is under its floor, when fewer claims
-are labelled than ``--min-claims``, or when the contract rejects a claim no label
-covers (every finding must be labelled).
+than ``--min-claims`` are counted, or when the contract rejects a claim no label
+covers (every finding must be labelled). Only a label ``backed`` or
+``not_backed`` (and not uncertain) counts as a claim toward ``--min-claims``: a
+``no_claim`` label is a misfire of a pattern, counted apart (it still counts
+as a false positive when the contract rejects it).
 """
 
 from __future__ import annotations
@@ -147,9 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     tally, missed, wrong, unlabelled = measure(labels, read)
     sessions = len({lab.session for lab in labels} | set(read))
     uncertain = sum(1 for lab in labels if lab.uncertain)
-    counted = len(labels) - uncertain
-    print(f"labelled claims: {len(labels)} from {sessions} sessions read "
-          f"({uncertain} uncertain, left out; {counted} counted)")
+    misfires = sum(1 for lab in labels if not lab.uncertain and lab.label == "no_claim")
+    counted = len(labels) - uncertain - misfires
+    print(f"labels: {len(labels)} from {sessions} sessions read ({uncertain} uncertain, "
+          f"left out)")
+    print(f"claims counted (backed or not_backed): {counted}")
+    print(f"misfires counted (no_claim): {misfires}")
     print("                      contract rejects   contract does not")
     print(f"labelled not_backed   {tally.tp:16d}   {tally.fn:17d}")
     print(f"labelled backed/none  {tally.fp:16d}   {tally.tn:17d}")

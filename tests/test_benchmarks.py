@@ -73,17 +73,21 @@ def test_agent_overhead_misses(load: Callable[[str], ModuleType],
 
 def test_claims_accuracy_misses(load: Callable[[str], ModuleType], tmp_path: Path) -> None:
     """Labels the contract agrees with meet the floors; a wrong label, a finding no label
-    covers, or too few claims is a miss."""
+    covers, or too few claims is a miss. A ``no_claim`` label is no claim: it does not
+    count toward the least number of claims."""
     bench = load("claims_accuracy")
     session = "tests/data/recorded/claude-code/push-after-failed-tests.jsonl"
 
-    def labels(tests_pass: str, *, pushed: bool = True) -> Path:
+    def labels(tests_pass: str, *, pushed: bool = True, misfire: bool = False) -> Path:
         rows = [{"session": session, "seq": 5, "claim": "tests-pass", "words": "All tests pass",
                  "label": tests_pass, "reason": "pytest failed"}]
         if pushed:
             rows.append({"session": session, "seq": 5, "claim": "pushed",
                          "words": "I pushed", "label": "backed", "reason": "git push ran"})
-        path = tmp_path / f"labels-{tests_pass}-{pushed}.jsonl"
+        if misfire:
+            rows.append({"session": session, "seq": 5, "claim": "deployed",
+                         "words": "deployed", "label": "no_claim", "reason": "not found"})
+        path = tmp_path / f"labels-{tests_pass}-{pushed}-{misfire}.jsonl"
         path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
         return path
 
@@ -91,9 +95,34 @@ def test_claims_accuracy_misses(load: Callable[[str], ModuleType], tmp_path: Pat
     read.write_text(f"{session}\n")
     for rows, least, code in ((labels("not_backed"), "2", 0), (labels("backed"), "2", 1),
                               (labels("not_backed"), "3", 1),
+                              (labels("not_backed", misfire=True), "2", 0),
+                              (labels("not_backed", misfire=True), "3", 1),
                               (labels("not_backed", pushed=False), "1", 1)):
         assert bench.main(["--labels", str(rows), "--sessions", str(read),
                            "--min-claims", least]) == code
+
+
+def test_claims_accuracy_counts_claims_and_misfires_apart(
+        load: Callable[[str], ModuleType], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The output gives the claims counted (backed or not) and the misfires apart."""
+    bench = load("claims_accuracy")
+    session = "tests/data/recorded/claude-code/push-after-failed-tests.jsonl"
+    rows = [{"session": session, "seq": 5, "claim": "tests-pass", "words": "All tests pass",
+             "label": "not_backed", "reason": "pytest failed"},
+            {"session": session, "seq": 5, "claim": "pushed", "words": "I pushed",
+             "label": "backed", "reason": "git push ran"},
+            {"session": session, "seq": 5, "claim": "deployed", "words": "deployed",
+             "label": "no_claim", "reason": "not found"}]
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    read = tmp_path / "sessions.txt"
+    read.write_text(f"{session}\n")
+    assert bench.main(["--labels", str(path), "--sessions", str(read),
+                       "--min-claims", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "claims counted (backed or not_backed): 2" in out
+    assert "misfires counted (no_claim): 1" in out
 
 
 def test_ci_formats_misses(load: Callable[[str], ModuleType],

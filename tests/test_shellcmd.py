@@ -453,3 +453,12 @@ class TestUnknownIsNoEvidence:
         evidence = compile_selector({"not": {"command": {"words": ["ls"]}}})
         assert not evidence(Event.make(1, "action", None, action_type="Bash",
                                        command="eval ls"))
+
+
+def test_rtk_runs_the_rest_of_its_words():
+    """rtk, a wrapper that shortens a command's output, runs the command it is given."""
+    from roadcheck.shellcmd import matches_words
+
+    assert matches_words("rtk git push origin main", ["git", "push"])
+    assert matches_words("rtk git add a.py && rtk git commit -m x", ["git", "commit"])
+    assert not matches_words("rtk git status", ["git", "push"])

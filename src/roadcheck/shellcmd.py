@@ -62,7 +62,8 @@ _WRAPPERS = frozenset({
     "ltrace", "chroot", "runuser", "su", "caffeinate", "systemd-run", "torsocks", "parallel",
     "watch", "find", "pkexec", "unshare", "nsenter", "firejail", "chronic", "coproc",
     "screen", "ip", "docker", "podman", "kubectl", "uv", "uvx", "poetry", "pipx", "pdm",
-    "hatch", "npx", "bunx", "pnpx", "direnv", "ssh", "tmux", "script", "sg", "nix-shell"})
+    "hatch", "npx", "bunx", "pnpx", "direnv", "ssh", "tmux", "script", "sg", "nix-shell",
+    "rtk"})
 #: Options of a wrapper whose value is a whole script.
 _SCRIPT_OPTIONS = {"su": ("-c", "--command"), "runuser": ("-c", "--command"),
                    "flock": ("-c", "--command"), "env": ("-S", "--split-string"),

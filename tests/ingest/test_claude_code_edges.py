@@ -3,9 +3,10 @@
 A transcript can be wrong in more than one way at once; the reader names one
 error, chosen in a fixed order: a line that is no entry (bad JSON, a repeated key,
 a misshapen ``type``, ``uuid``, ``parentUuid``, ``logicalParentUuid`` or
-``isSidechain``) anywhere in the file first, then an empty file, a sidechain entry
-in a main transcript, a uuid given twice with different contents, a looping chain,
-and last the first entry whose content cannot be read. Whether an entry is on the
+``isSidechain``) anywhere in the file first, then an empty file, a subagent run
+(sidechain entries) in a main transcript that does not hang together, a uuid given
+twice with different contents, a looping chain, and last the first entry whose
+content cannot be read. Whether an entry is on the
 live chain decides some of it: a message off the chain is not read at all.
 """
 
@@ -80,13 +81,95 @@ def test_an_empty_file_and_a_blank_one():
     assert _error(["", "  ", "\t"]) == (1, "empty transcript: no entries")
 
 
-def test_a_sidechain_entry_in_a_main_transcript_names_the_first_sidechain_line():
-    lines = [PROMPT, BAD_BLOCK,
-             json.dumps({"type": "progress", "uuid": "p1", "isSidechain": True}),
-             _entry("a2", "u1", "assistant", "x", isSidechain=True),
-             _entry("u1", None, "user", "twice, changed")]
-    assert _error(lines) == (3, "a sidechain entry inside a main transcript: subagent runs are "
-                                "read from their own files (<session>/subagents/agent-<id>.jsonl)")
+def _runs(lines, text=True):
+    data = ("\n".join(lines) + "\n").encode()
+    items = list(read_claude_code("s.jsonl", data, text=text))
+    assert not any(isinstance(i, ReadFailure) for i in items), items
+    return {t.id: [(e.kind, e.agent, e.line, e.get("text") or e.get("action_type"))
+                   for e in t.events] for t in items}
+
+
+#: Older Claude Code wrote each subagent run into the main transcript, marked isSidechain.
+MIXED = [
+    _entry("u1", None, "user", "go"),
+    _entry("a1", "u1", "assistant", _call("t1", "Task", prompt="look", subagent_type="x")),
+    _entry("s1", None, "user", "look", isSidechain=True),
+    _entry("s2", "s1", "assistant", _call("b1", command="ls"), isSidechain=True),
+    _entry("s3", "s2", "user", _result("b1", "a.py"), isSidechain=True),
+    _entry("s4", "s3", "assistant", "found a.py", isSidechain=True),
+    _entry("r1", "a1", "user", _result("t1", "found a.py")),
+    _entry("a2", "r1", "assistant", "done"),
+]
+
+
+def test_subagent_runs_in_a_main_transcript_are_runs_of_their_own():
+    assert _runs(MIXED) == {
+        "s.jsonl#main": [("message", "user", 1, "go"), ("action", "claude", 2, "Task"),
+                         ("handoff", "claude", 2, None), ("message", "claude", 8, "done"),
+                         ("final", None, None, None)],
+        "s.jsonl#sidechain-3": [("message", "user", 3, "look"),
+                                ("action", "subagent", 4, "Bash"),
+                                ("message", "subagent", 6, "found a.py"),
+                                ("final", None, None, None)]}
+
+
+def test_interleaved_subagent_runs_are_told_apart_by_their_chains():
+    lines = [_entry("u1", None, "user", "go"),
+             _entry("s1", None, "user", "one", isSidechain=True),
+             _entry("t1", None, "user", "two", isSidechain=True),
+             _entry("s2", "s1", "assistant", "one done", isSidechain=True),
+             _entry("t2", "t1", "assistant", "two done", isSidechain=True, agentId="f00"),
+             _entry("s2", "s1", "assistant", "one done", isSidechain=True),  # written again
+             _entry("a1", "u1", "assistant", "both done")]
+    runs = _runs(lines)
+    assert list(runs) == ["s.jsonl#main", "s.jsonl#sidechain-2", "s.jsonl#sidechain-3"]
+    assert runs["s.jsonl#sidechain-2"][:2] == [("message", "user", 2, "one"),
+                                               ("message", "subagent", 4, "one done")]
+    assert runs["s.jsonl#sidechain-3"][:2] == [("message", "user", 3, "two"),
+                                               ("message", "agent-f00", 5, "two done")]
+
+
+def test_a_file_of_one_thread_is_one_run_as_before():
+    (only,) = read_claude_code("s.jsonl", ("\n".join(MIXED[:2]) + "\n").encode())
+    assert only.id == "s.jsonl"
+    side = [line for line in MIXED[2:6]]
+    (only,) = read_claude_code("s.jsonl", ("\n".join(side) + "\n").encode())
+    assert only.id == "s.jsonl" and only.events[1].agent == "subagent"
+
+
+@pytest.mark.parametrize(("at", "line", "message"), [
+    (3, _entry("s1", "a1", "user", "look", isSidechain=True),
+     "a sidechain entry hangs from 'a1', an entry of the main thread (line 2)"),
+    (3, _entry("s1", "zz", "user", "look", isSidechain=True),
+     "a sidechain entry hangs from 'zz', which no entry of the file gives"),
+    (3, json.dumps({"type": "progress", "isSidechain": True}),
+     "a sidechain entry with neither 'uuid' nor 'parentUuid' belongs to no subagent run"),
+    (3, _entry("u1", None, "user", "look", isSidechain=True),
+     "uuid 'u1' is given to a sidechain entry and to an entry of the main thread (first at "
+     "line 1)"),
+    (3, _entry("s1", "s4", "user", "look", isSidechain=True),
+     "the parentUuid chain loops at 's1'"),
+    # an error inside a run is the file's error, at its line: no run of it is read
+    (5, _entry("s3", "s2", "user", _result("nope"), isSidechain=True),
+     "content block 0: a tool result answers call id 'nope', which no earlier tool call made"),
+    (7, _entry("r1", "s4", "user", _result("t1", "found a.py")),
+     "an entry of the main thread hangs from 's4', a sidechain entry (line 6)"),
+])
+def test_a_misshapen_subagent_run_in_a_main_transcript_is_refused(at, line, message):
+    lines = list(MIXED)
+    lines[at - 1] = line
+    assert _error_of_file(lines) == (at, message)
+
+
+def _error_of_file(lines):
+    items = list(read_claude_code("s.jsonl", ("\n".join(lines) + "\n").encode()))
+    assert len(items) == 1 and isinstance(items[0], ReadFailure), items
+    return items[0].error.line, items[0].error.message
+
+
+def test_the_runs_read_without_text_as_with_it():
+    assert {k: [e[:3] for e in v] for k, v in _runs(MIXED, text=False).items()} == {
+        k: [e[:3] for e in v] for k, v in _runs(MIXED).items()}
 
 
 def test_a_uuid_given_twice_is_compared_on_what_the_reader_reads():

@@ -174,6 +174,51 @@ def test_subagent_side_file_is_its_own_agent():
     assert agents == {"agent-aac57f5"}
 
 
+SIDECHAINS = ROOT / "tests" / "data" / "claims" / "sessions" / "claude-code-viewer"
+
+
+@pytest.mark.parametrize(("name", "begins"), [
+    ("5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl.gz", [16, 26]),
+    ("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl.gz", [16, 38, 125, 229, 295]),
+])
+def test_subagent_runs_written_into_the_main_transcript(name, begins):
+    """Claude Code 1.0 wrote each subagent's run into the main transcript: each is read
+    as a run of its own, whose prompt is a Task call's of the main thread and whose last
+    words are that call's result; the main run holds none of the subagents' calls."""
+    fmt, entries = load(str(SIDECHAINS / name))
+    runs = list(entries)
+    assert fmt == "claude-code"
+    assert not [r for r in runs if isinstance(r, ReadFailure)]
+    path = str(SIDECHAINS / name)
+    assert [r.id for r in runs] == [f"{path}#main"] + [f"{path}#sidechain-{n}" for n in begins]
+    main, *side = runs
+    assert {e.agent for e in main.events if e.kind == "action"} == {"claude"}
+    tasks = {e.get("args")["prompt"]: e for e in main.events
+             if e.action_type == "Task" and "prompt" in e.get("args")}
+    for run in side:
+        said = [e for e in run.events if e.kind == "message"]
+        assert said[0].get("role") == "user"
+        task = tasks.pop(said[0].get("text"))
+        assert [e for e in said if e.get("role") == "assistant"][-1].get("text") == \
+            task.get("result")
+        assert {e.agent for e in run.events if e.kind == "action"} == {"subagent"}
+        assert {e.line for e in run.events if e.line} <= set(range(begins[side.index(run)],
+                                                                   10**6))
+    assert tasks == {}  # every Task that ran has its run
+
+
+def test_a_run_of_a_transcript_with_subagent_runs_is_named_as_a_trace():
+    from roadcheck.acceptance import load_session
+    from roadcheck.errors import TraceError
+
+    path = str(SIDECHAINS / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl.gz")
+    run = load_session(f"{path}#sidechain-26")
+    assert run.id == f"{path}#sidechain-26" and run.events[0].get("role") == "user"
+    with pytest.raises(TraceError, match=r"holds 3 \(main, sidechain-16, sidechain-26\); "
+                                         r"name one as PATH#RUN"):
+        load_session(path)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (DATA / "claude-code").glob("*.jsonl")))
 def test_real_claude_code_files_read(name):
     fmt, entries = load(str(DATA / "claude-code" / name))

@@ -63,12 +63,40 @@ class SaidDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: The backing call must come after the last event this selector (or any
     #: selector of this list) picks.
     after: dict[Text, Any] | list[dict[Text, Any]] | None = None
-    #: Where the first group of ``pattern`` must appear in the backing call.
-    value_in: Literal["result", "args"] | None = None
+    #: Where the first group of ``pattern`` must appear in the backing call (a list:
+    #: in any of them).
+    value_in: Literal["result", "args"] | list[Literal["result", "args"]] | None = None
     #: A regular expression: words found in a list or a line under a lead-in this
     #: matches (a heading, or a line ending with a colon: "Acceptance criteria:")
     #: announce work to do, and make no claim.
     not_under: Text | None = None
+    #: A regular expression: words found after words this matches in their own
+    #: sentence (a condition, "if", "when"; a modal, "should", "will be", "needs to be")
+    #: make no claim.
+    not_after: Text | None = None
+    #: Words that begin inside a quotation ("...", “...”) or inline code (`...`) on
+    #: their line, or inside a fenced code block, make no claim: they show text.
+    not_quoted: bool = False
+    #: A regular expression: where the claim's sentence holds words it matches ("all
+    #: changes", "everything", "each feature"), every file an ``after`` event edited
+    #: must be in a successful ``git commit`` after its last edit (staged by ``git
+    #: add`` naming it or everything, or by ``git commit -a``), not only the last edit.
+    #: Needs ``edits`` or ``after``.
+    every_edit_committed: Text | None = None
+    #: A regular expression: a backing call that failed (a timeout, an exit status)
+    #: whose output (``result`` or ``error``) matches it did its work all the same (git
+    #: push's ref update line before the shell's timeout).
+    shows_done: Text | None = None
+    #: A selector (or list): once an event it picks comes after the backing call,
+    #: later ``after`` events no longer make that call stale (edits after a switch to
+    #: a new branch are that branch's work).
+    after_unless: dict[Text, Any] | list[dict[Text, Any]] | None = None
+    #: With ``value_in``: calls that also back the claim where it names its value and
+    #: they hold it (git's record of a commit the claim names: ``git show``, ``git log``).
+    value_backed_by: dict[Text, Any] | list[dict[Text, Any]] | None = None
+    #: The edits ``every_edit_committed`` checks: a selector or a list of selectors
+    #: (default: ``after``).
+    edits: dict[Text, Any] | list[dict[Text, Any]] | None = None
 
 
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

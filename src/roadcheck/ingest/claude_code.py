@@ -2,7 +2,9 @@
 
 Claude Code writes one JSON object per line to
 ``~/.claude/projects/<project>/<session>.jsonl`` (and a subagent's run to
-``<session>/subagents/agent-<id>.jsonl``, every entry ``isSidechain: true``).
+``<session>/subagents/agent-<id>.jsonl``, every entry ``isSidechain: true``; Claude
+Code 1.0 wrote it into the main transcript instead, a run of its own there, see
+:func:`_runs`).
 Entries are linked by ``uuid`` / ``parentUuid`` (``logicalParentUuid`` across a
 compaction). The format is not specified; this reader follows the files
 Claude Code writes:
@@ -39,9 +41,10 @@ known only at the end, so every event is staged with the entry whose place
 decides it, and the chain then picks the events. An error that only the chain
 can confirm (a message that cannot be read, off the chain it is not read) waits
 for it. The one error a file gets is the first of, in this order:
-a line that is no entry, an empty file, a sidechain entry in a main transcript,
-a uuid given twice with different contents, a looping chain, then the first
-entry whose content cannot be read.
+a line that is no entry, an empty file, a subagent run in a main transcript that
+does not hang together, a uuid given twice with different contents, a looping
+chain, then the first entry whose content cannot be read (in a file of several
+runs: the main thread's, then each subagent run's in turn).
 """
 
 from __future__ import annotations
@@ -76,8 +79,12 @@ _RESULT = ("result", None)
 _ERROR = ("error", None)
 _REFUSED_CALL = ("refused", None)
 _ANSWERING = ("answering", None)  # while a result is read (an error there ends the mapping)
-_SIDECHAIN = ("a sidechain entry inside a main transcript: subagent runs are read from their "
-              "own files (<session>/subagents/agent-<id>.jsonl)")
+#: Not an error: the file is read again by run (see :func:`_runs`).
+_SIDECHAIN = "entries of the main thread and of subagent runs (isSidechain) in one file"
+#: The names of the runs of a file that holds subagent runs beside the main thread: the
+#: main thread's, and each subagent run's prefix (the line its first entry is on follows).
+MAIN_RUN = "main"
+SIDECHAIN_RUN = "sidechain-"
 
 #: A staged event: its kind, its place (the line of the entry whose place on the chain
 #: decides it: the first to give the entry's uuid; -1 for none), its line, its
@@ -91,6 +98,10 @@ class _Bad(Exception):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line = line
+
+
+class _Mixed(_Bad):
+    """The file mixes entries of the main thread with sidechain ones: read it by run."""
 
 
 #: The entries of a file Claude Code writes beside its sessions that holds no session:
@@ -520,7 +531,7 @@ class _Reader:
         if not self.entries:
             raise _Bad(1, "empty transcript: no entries")
         if self.main and self.side:
-            raise _Bad(self.first_side, _SIDECHAIN)
+            raise _Mixed(self.first_side, _SIDECHAIN)
         if self.twice is not None:
             raise self.twice
         live = self._chain()
@@ -696,7 +707,132 @@ def read_claude_code(path: str, data: bytes, *, text: bool = True) -> Iterator[A
     try:
         reader.read()
         events, meta = reader.finish()
+    except _Mixed:
+        yield from _read_runs(path, data, text)
+        return
     except _Bad as exc:
         yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
         return
     yield Trajectory(path, tuple(events), path, "claude-code", meta)
+
+
+def _read_runs(path: str, data: bytes, text: bool) -> Iterator[Any]:
+    """The runs of a transcript that holds subagent runs beside the main thread, each
+    read as a file of its own would be: ``PATH#main``, then ``PATH#sidechain-<line>``
+    in the order they begin. One error in any of them and the file is that error."""
+    from roadcheck.ingest import ReadFailure
+
+    read: list[Trajectory] = []
+    try:
+        for name, part in _runs(data):
+            reader = _Reader(part, text)
+            reader.read()
+            events, meta = reader.finish()
+            read.append(Trajectory(f"{path}#{name}", tuple(events), path, "claude-code", meta))
+    except _Bad as exc:
+        yield ReadFailure(path, path, TraceError(str(exc), path=path, line=exc.line))
+        return
+    yield from read
+
+
+def _runs(data: bytes) -> list[tuple[str, bytes]]:
+    """The runs of a transcript that mixes the main thread with sidechain entries, each
+    with the file's lines of that run kept and every other line left blank (so each
+    line keeps its number): the main thread's first, then each subagent run's.
+
+    Older Claude Code wrote a subagent's run into the main transcript: every entry of it
+    ``isSidechain: true``, the first (the prompt) hanging from no entry. The main run is
+    every entry not marked so; a sidechain entry hanging from no entry begins a run, and
+    every other one belongs to the run its ``parentUuid`` (or ``logicalParentUuid``)
+    leads back to; an entry written again with its uuid belongs where it was first
+    written. Raises :class:`_Bad`, at the first line in the file that breaks it, for a
+    sidechain entry hanging from an entry of the main thread, or from a uuid no entry
+    gives, or from nothing while it gives no uuid itself; an entry of the main thread
+    hanging from a sidechain entry; a uuid given to a sidechain entry and to an entry of
+    the main thread; and a chain of sidechain entries that loops.
+    """
+    lines = data.split(b"\n")
+    size = len(lines) + 1
+    side = bytearray(size)  # 1: a sidechain entry
+    kept = bytearray(size)  # 1: an entry (not a blank line)
+    up: list[Any] = [None] * size  # the uuid each entry hangs from
+    uids: list[Any] = [None] * size
+    first: dict[str, int] = {}  # uuid -> the line that gives it first
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        obj = object_line(raw, "an entry")  # the first reading refused any line that is not
+        kept[n] = 1
+        side[n] = obj.get("isSidechain") is True
+        up[n] = obj.get("parentUuid") or obj.get("logicalParentUuid")
+        uid = uids[n] = obj.get("uuid")
+        if uid is not None:
+            at = first.setdefault(uid, n)
+            if side[at] != side[n]:
+                raise _Bad(n, f"uuid {uid!r} is given to a sidechain entry and to an entry of "
+                              f"the main thread (first at line {at})")
+    for n in range(1, size):
+        if kept[n]:
+            _link(n, side, up[n], uids[n], first)
+    root: dict[int, int] = {}
+    runs: dict[int, bytearray] = {}
+    for n in range(1, size):
+        if side[n]:
+            begins = _root(n, up, uids, first, root)
+            runs.setdefault(begins, bytearray(size))[n] = 1
+    for n in range(1, size):
+        if side[n]:
+            kept[n] = 0
+    out = [(MAIN_RUN, kept)] + [(f"{SIDECHAIN_RUN}{line}", mask)
+                                for line, mask in sorted(runs.items())]
+    return [(name, b"\n".join(raw if mask[n] else b"" for n, raw in enumerate(lines, 1)))
+            for name, mask in out]
+
+
+def _link(n: int, side: bytearray, key: Any, uid: Any, first: dict[str, int]) -> None:
+    """Raise for an entry at line ``n`` whose link crosses between the main thread and a
+    subagent run, or leads a sidechain entry nowhere."""
+    at = first.get(key) if key is not None else None
+    if not side[n]:
+        if at is not None and side[at]:
+            raise _Bad(n, f"an entry of the main thread hangs from {key!r}, a sidechain "
+                          f"entry (line {at})")
+        return
+    if key is None:
+        if uid is None:
+            raise _Bad(n, "a sidechain entry with neither 'uuid' nor 'parentUuid' belongs "
+                          "to no subagent run")
+    elif at is None:
+        raise _Bad(n, f"a sidechain entry hangs from {key!r}, which no entry of the file "
+                      "gives")
+    elif not side[at]:
+        raise _Bad(n, f"a sidechain entry hangs from {key!r}, an entry of the main thread "
+                      f"(line {at})")
+
+
+def _root(n: int, up: list[Any], uids: list[Any], first: dict[str, int],
+          root: dict[int, int]) -> int:
+    """The line of the first entry of the subagent run the sidechain entry at ``n`` is in
+    (the links are checked: each leads to a sidechain entry or to nothing)."""
+    walked: list[int] = []
+    seen: set[int] = set()
+    cur = n
+    while cur not in root:
+        uid = uids[cur]
+        at = first[uid] if uid is not None else cur
+        if at != cur:  # written again: where it was first written
+            nxt = at
+        elif up[cur] is None:
+            root[cur] = cur
+            break
+        else:
+            nxt = first[up[cur]]
+        if cur in seen:
+            raise _Bad(cur, f"the parentUuid chain loops at {uids[cur] or up[cur]!r}")
+        seen.add(cur)
+        walked.append(cur)
+        cur = nxt
+    found = root[cur]
+    for line in walked:
+        root[line] = found
+    return found
