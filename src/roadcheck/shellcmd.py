@@ -486,18 +486,18 @@ def read_commands(line: str) -> ShellCommands:
 
 def runs_command(line: str, match: Callable[[str], object], *, unknown: bool = True) -> bool:
     """True when a simple command of ``line``, its words joined by single spaces, is
-    matched by ``match`` (a compiled pattern's ``match``: from the command's start). A
-    line that cannot be read, or a command holding a word known only when it runs,
-    gives ``unknown``, as :func:`matches_words` does."""
+    matched by ``match`` (a compiled pattern's ``match``: from the command's start). Where
+    it guards (``unknown`` True), a line that cannot be read, or a command holding a word
+    known only when it runs, matches; where it picks evidence, only the commands the line
+    was read to run count, a word known only when it runs standing as a NUL character
+    (``pytest "$ARGS"`` runs ``pytest``), as :func:`matches_words` reads them."""
     found = read_commands(line)
-    if found.unknown is not None:
-        return unknown
+    if found.unknown is not None and unknown:
+        return True
     for words in found.commands:
-        if None in words:
-            if unknown:
-                return True
-            continue
-        if match(" ".join(w for w in words if w is not None)):
+        if None in words and unknown:
+            return True
+        if match(" ".join("\0" if w is None else w for w in words)):
             return True
     return False
 
@@ -603,10 +603,12 @@ def _matches(words: tuple[Word, ...], pattern: Sequence[str]) -> bool:
 
 def matches_words(line: str, pattern: Sequence[str], *, unknown: bool = True) -> bool:
     """True when a simple command of ``line`` is ``pattern[0]`` with ``pattern[1:]`` among
-    its arguments, in that order; when the line is unknown (see the module docstring),
-    ``unknown``: True where the pattern guards (a command that cannot be read never slips
-    past a guard), False where it picks evidence (``eval true`` is no test run)."""
+    its arguments, in that order. When the line is unknown (see the module docstring) and
+    ``unknown`` is True, where the pattern guards, it matches: a command that cannot be
+    read never slips past a guard. Where it picks evidence (``unknown`` False) only the
+    commands the line was read to run count: ``eval true`` is no test run, and
+    ``rtk git commit -m "$(cat <<EOF ...)"`` still shows its commit."""
     found = read_commands(line)
-    if found.unknown is not None:
-        return unknown
+    if found.unknown is not None and unknown:
+        return True
     return any(_matches(words, pattern) for words in found.commands)

@@ -446,3 +446,17 @@ def test_a_first_entry_whose_parent_is_in_an_earlier_file_is_read():
     lines = [_entry("u1", "x0", "user", "go on"),
              _entry("a1", "u1", "assistant", [{"type": "text", "text": "ok"}])]
     assert [k for k, _, _ in _events(lines)] == ["message", "message", "final"]
+
+
+def test_a_compaction_boundary_may_name_a_message_never_written():
+    """A ``compact_boundary`` hangs by ``logicalParentUuid`` from the message before the
+    compaction, which Claude Code may not have written to the file (a ``/compact`` run by
+    the person): the chain starts at the boundary, as before."""
+    boundary = json.dumps({"parentUuid": None, "logicalParentUuid": "gone", "isSidechain": False,
+                           "type": "system", "subtype": "compact_boundary", "sessionId": "s1",
+                           "content": "Conversation compacted", "uuid": "b1",
+                           "timestamp": "2026-03-02T10:00:00.000Z"})
+    lines = [PROMPT, _entry("a1", "u1", "assistant", [{"type": "text", "text": "ok"}]),
+             boundary, _entry("u2", "b1", "user", "go on"),
+             _entry("a2", "u2", "assistant", [{"type": "text", "text": "done"}])]
+    assert not isinstance(_read(lines), ReadFailure)

@@ -277,7 +277,7 @@ class _Reader:
     """One pass over the lines of a transcript, then the chain, then the events."""
 
     __slots__ = ("agent_id", "calls", "data", "entries", "failed", "first_side", "keys", "leaf",
-                 "main", "mapping", "nodes", "outcome", "parented", "prev", "session", "side",
+                 "logical", "main", "mapping", "nodes", "outcome", "parented", "prev", "session", "side",
                  "staged", "starts", "text", "twice", "unread")
 
     def __init__(self, data: bytes, text: bool) -> None:
@@ -289,6 +289,9 @@ class _Reader:
         self.starts = array("q", [0])
         self.keys: list[str | None] = [None]
         self.nodes: dict[str, int] = {}
+        # the lines whose entry hangs by logicalParentUuid (a compaction's boundary): the
+        # entry it names may be one Claude Code never wrote
+        self.logical: set[int] = set()
         self.entries = 0
         self.leaf: str | None = None
         self.prev: str | None = None
@@ -345,6 +348,8 @@ class _Reader:
                 or side.__class__ not in _BOOL_OR_NONE):
             _misshapen(n, obj)
         key = parent or logical
+        if parent is None and logical is not None:
+            self.logical.add(n)
         if key is not None and key == self.prev:
             key = self.prev  # most entries hang from the one before: one string for both
         place = -1
@@ -559,7 +564,8 @@ class _Reader:
         while cur is not None:
             entry = nodes.get(cur)
             if entry is None:
-                if below > min(nodes.values()):
+                if (not self.side and below > min(nodes.values())
+                        and below not in self.logical):
                     raise _Bad(below, f"its parentUuid {cur!r} names no entry of the file: "
                                       "a line before it is missing, and the chain would "
                                       "start after the gap")
