@@ -394,6 +394,32 @@ class TestCodingAgentContract:
         made = [r.doc.id for r in contract.said if r.search(final)]
         assert made == [claim]
 
+    @pytest.mark.parametrize("line", [
+        "echo pytest", "true # pytest", "cat pytest.ini", "git log --grep pytest",
+        "echo 'npm test' > notes.txt", "eval pytest", "grep -rn 'cargo test' docs"])
+    def test_a_line_that_only_mentions_a_test_tool_backs_no_test_run(self, line: str) -> None:
+        """A test run is a command the line runs, read with the shell grammar; a line that
+        names the tool in an argument, a comment or a file name ran no test."""
+        from roadcheck.acceptance import load_contract
+        from roadcheck.acceptance.files import contract_file
+
+        contract = load_contract(contract_file("builtin:coding-agent"))
+        (only,) = verify_session(contract, session(bash(line), final="All tests pass.")).reasons
+        assert not only.ok, only.message
+        ran = verify_session(contract, session(bash(f"cd app && {line.split()[0]} x; pytest -q"),
+                                               final="All tests pass.")).reasons
+        assert ran[0].ok, ran[0].message
+
+    @pytest.mark.parametrize("line", ["echo make", "cat Makefile", "git log --grep tsc"])
+    def test_a_line_that_only_mentions_a_build_backs_no_build(self, line: str) -> None:
+        from roadcheck.acceptance import load_contract
+        from roadcheck.acceptance.files import contract_file
+
+        contract = load_contract(contract_file("builtin:coding-agent"))
+        (only,) = verify_session(contract, session(bash(line),
+                                                   final="The build succeeded.")).reasons
+        assert not only.ok, only.message
+
     @pytest.mark.parametrize("final", [
         "I have not pushed yet.", "The tests don't pass.", "I couldn't deploy it.",
         "Nothing was committed.", "I looked at the code."])

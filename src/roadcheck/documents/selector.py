@@ -163,6 +163,8 @@ class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_
     task_success: Flag | None = None
     #: An action that succeeded: no error recorded, exit status 0 where one is recorded.
     ok: Flag | None = None
+    #: the error text a failed action recorded (its output, where the reader keeps it there)
+    error: Text | None = None
     args: Paths | None = None
     result: Paths | None = None
     payload: Paths | None = None

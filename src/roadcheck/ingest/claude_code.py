@@ -277,8 +277,8 @@ class _Reader:
     """One pass over the lines of a transcript, then the chain, then the events."""
 
     __slots__ = ("agent_id", "calls", "data", "entries", "failed", "first_side", "keys", "leaf",
-                 "logical", "main", "mapping", "nodes", "outcome", "parented", "prev", "session", "side",
-                 "staged", "starts", "text", "twice", "unread")
+                 "logical", "main", "mapping", "nodes", "outcome", "parented", "prev", "session",
+                 "side", "staged", "starts", "text", "twice", "unread")
 
     def __init__(self, data: bytes, text: bool) -> None:
         self.data = data
@@ -337,6 +337,14 @@ class _Reader:
             entries += 1
         self.entries = entries
 
+    def _hang(self, n: int, parent: str | None, logical: str | None) -> str | None:
+        """The uuid the entry of line ``n`` hangs from: its parentUuid, else its
+        logicalParentUuid (a compaction's boundary, whose line is then noted)."""
+        if not parent and logical is not None:
+            self.logical.add(n)
+            return logical
+        return parent or None
+
     def _entry(self, n: int, obj: dict[str, Any]) -> str | None:
         """Check the entry's links and place it; map a message. The uuid it hangs from."""
         kind, uid = obj.get("type"), obj.get("uuid")
@@ -347,9 +355,7 @@ class _Reader:
                 or logical.__class__ not in _STR_OR_NONE
                 or side.__class__ not in _BOOL_OR_NONE):
             _misshapen(n, obj)
-        key = parent or logical
-        if parent is None and logical is not None:
-            self.logical.add(n)
+        key = self._hang(n, parent, logical)
         if key is not None and key == self.prev:
             key = self.prev  # most entries hang from the one before: one string for both
         place = -1
