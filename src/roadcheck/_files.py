@@ -168,6 +168,15 @@ def read_regular(path: str | os.PathLike[str],
         return fh.read()
 
 
+def read_input(path: str | os.PathLike[str], what: str) -> bytes:
+    """The bytes of the file a command was given; one line naming it, exit 2, when it
+    cannot be read (``what`` says what the file was to be: ``the witness``)."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=str(path)) from None
+
+
 def digest_regular(path: str | os.PathLike[str],
                    roots: Sequence[str | os.PathLike[str]] | None = None) -> tuple[str, int]:
     """``(sha256 hex, size in bytes)`` of the regular file at ``path``."""

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from roadcheck._files import read_input
 from roadcheck.errors import InputError
 from roadcheck.evidence.chain import ChainCheck
 from roadcheck.evidence.record import GENESIS, AnyRecord, as_dict
@@ -115,11 +116,7 @@ def is_timestamp(path: str | Path) -> bool:
 def _certificates(path: str | Path, what: str) -> list[Any]:
     from cryptography import x509
 
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the {what}: {exc.strerror or exc}",
-                         path=str(path)) from None
+    data = read_input(path, f"the {what}")
     try:
         certs = x509.load_pem_x509_certificates(data)
     except ValueError:
@@ -143,11 +140,7 @@ def read_timestamp(path: str | Path, tsa_cert: str | Path,
     if not roots:
         raise InputError("the TSA certificate is not self-signed: give the certificates it "
                          "chains to, up to a root, with --tsa-chain PEM", path=str(tsa_cert))
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the time-stamp response: {exc.strerror or exc}",
-                         path=str(path)) from None
+    data = read_input(path, "the time-stamp response")
     try:
         response = client.decode_timestamp_response(data)
         if response.status != 0:  # granted; anything else carries no token to rely on

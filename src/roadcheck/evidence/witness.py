@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+from roadcheck._files import read_input
 from roadcheck.documents.evidence import HeadWitness
 from roadcheck.errors import InputError
 from roadcheck.evidence.chain import ChainCheck
@@ -61,11 +62,7 @@ def sign_witness(key: Any, run_id: str, records: int, last_hash: str,
 
 def read_witness(path: str | Path) -> HeadWitness:
     """The head witness in the JSON file ``path``; anything else is one line, exit 2."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the witness: {exc.strerror or exc}",
-                         path=str(path)) from None
+    data = read_input(path, "the witness")
     try:
         return msgspec.json.decode(data, type=HeadWitness)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
