@@ -166,7 +166,8 @@ def _check_regex(pattern: str, loc: tuple[str | int, ...]) -> None:
 
 def _command(cond: Mapping[str, Any], guarding: bool = True) -> Callable[[Any], bool]:
     """A ``command`` condition: on the command line an action ran (:mod:`roadcheck.shellcmd`).
-    A line that cannot be read matches it when it guards, and not when it picks evidence."""
+    A line that cannot be read matches it when it guards; where it picks evidence, only
+    the commands the line was read to run count (``eval true`` shows nothing)."""
     from roadcheck.shellcmd import matches_words, runs_command
 
     if "words" in cond:
@@ -216,7 +217,8 @@ def compile_selector(spec: Any, *, checked: bool = False, guarding: bool = False
     line that cannot be read before it runs (``eval ...``) matches its ``command``
     condition, so it is asked about. Otherwise the selector picks evidence (a derived
     checkpoint, the action that meets an obligation, the call that backs a claim) and
-    such a line does not match: it shows nothing.
+    such a line matches only through the commands it was read to run: ``eval true``
+    shows nothing.
     """
     if not checked:
         from roadcheck.documents.loader import Problem, where
