@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import orjson
@@ -29,7 +29,7 @@ from roadcheck.conformance.rules import (
 )
 from roadcheck.conformance.spec import Spec, bound_parts, guarded_actions
 from roadcheck.documents.approval import KEY_ID_PREFIX
-from roadcheck.documents.spec import CheckpointRuleDoc
+from roadcheck.documents.spec import CheckpointRuleDoc, HandoffContractDoc
 from roadcheck.events import EVENT_KINDS, Event, args_digest, field_verified
 from roadcheck.findings import NOWHERE, Location, Severity
 from roadcheck.reasons import Reason, propagated
@@ -307,7 +307,8 @@ class Replayer:
         self.states = [_RuleState(r) for r in compiled.rules]
         self.handoff_reasons: list[Finding] = []
         self.warnings: list[Finding] = []
-        self.agents: dict[str, None] = {}
+        # the agents met, in order (None, for events that name none, is left out of the verdict)
+        self.agents: dict[str | None, None] = {}
         self.events = 0
         self.handoffs = 0
         self.checkpoints = 0
@@ -398,26 +399,30 @@ class Replayer:
             for event in events:
                 events_seen += 1
                 _, kind, agent, _, data, _ = event
-                if agent is not None and agent not in agents:
-                    agents[agent] = None
+                # (None too: it is taken out when the verdict is made; setting a key held
+                # keeps its place, and is cheaper than asking first)
+                agents[agent] = None
                 if selects:
                     self._select(event)
                 if kind == "action":
                     actions += 1
-                    undone = data.get("irreversible") is True
+                    # (asked with ``in`` first: the key is absent from most actions)
+                    undone = "irreversible" in data and data["irreversible"] is True
                     if undone:
                         irreversible += 1
-                    rules = by_action.get(data["action_type"])
+                    action_type = data["action_type"]
+                    rules = (by_action[action_type]  # noqa: SIM401 (a test, then a subscript:
+                             if action_type in by_action else None)  # cheaper than a call)
                     if by_selector:
-                        rules = _with_picked(rules, selecting.get(data["action_type"],
-                                                                  selecting_any), event)
+                        rules = _with_picked(rules, selecting.get(action_type, selecting_any),
+                                             event)
                     if rules:
                         if agent in contracts_to:
                             self._contracted_before(event)
                         for rule in rules:
                             self._guarded(states[rule.index], event)
                     elif undone:
-                        self.unguarded += (data["action_type"],)
+                        self.unguarded += (action_type,)
                 elif kind == "handoff":
                     handoffs += 1
                     self._handoff(event)
@@ -620,26 +625,7 @@ class Replayer:
                 "not blocked, because the spec may be incomplete",
                 self.locate(seq, line, from_agent=src, to_agent=dst), "warn"))
         else:
-            warn = contract.severity == "warn"
-            found = self.warnings if warn else self.handoff_reasons
-            severity: Severity = "warn" if warn else "error"
-            missing = [f for f in contract.required_fields if f not in payload]
-            if missing:
-                found.append(Finding(
-                    Reason.HANDOFF_CONTRACT_VIOLATION,
-                    f"{self._border((src, dst, seq, line))} did not deliver required fields "
-                    f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst),
-                    severity))
-            if contract.require_verified:
-                unverified = [f for f in contract.required_fields
-                              if f in payload and not field_verified(payload[f])]
-                if unverified:
-                    found.append(Finding(
-                        Reason.UNVERIFIED_CLAIM_CONSUMED,
-                        f"{self._border((src, dst, seq, line))}: required fields "
-                        f"{_quote(unverified)} arrived without verified=true where the "
-                        "contract demands verification",
-                        self.locate(seq, line, from_agent=src, to_agent=dst), severity))
+            self._contracted(contract, payload, src, dst, seq, line)
         here: _Border | None = None
         for _, key, value in _claims(payload):
             if here is None:
@@ -657,6 +643,39 @@ class Replayer:
                 best = self.longest.get(key)
                 if best is None or best[0] < hops:
                     self.longest[key] = (hops, first_seq, first_border, seq, here, value)
+
+    def _contracted(self, contract: HandoffContractDoc, payload: Mapping[str, Any], src: str,
+                    dst: str, seq: int, line: int | None) -> None:
+        """Check a handoff against the contract of its border: each required field
+        delivered, and verified where the contract demands it."""
+        warn = contract.severity == "warn"
+        found = self.warnings if warn else self.handoff_reasons
+        severity: Severity = "warn" if warn else "error"
+        missing = None
+        for f in contract.required_fields:  # (a loop: no comprehension's frame to build)
+            if f not in payload:
+                missing = [f for f in contract.required_fields if f not in payload]
+                break
+        if missing:
+            found.append(Finding(
+                Reason.HANDOFF_CONTRACT_VIOLATION,
+                f"{self._border((src, dst, seq, line))} did not deliver required fields "
+                f"{_quote(missing)}", self.locate(seq, line, from_agent=src, to_agent=dst),
+                severity))
+        if contract.require_verified:
+            unverified = None
+            for f in contract.required_fields:
+                if f in payload and not field_verified(payload[f]):
+                    unverified = [f for f in contract.required_fields
+                                  if f in payload and not field_verified(payload[f])]
+                    break
+            if unverified:
+                found.append(Finding(
+                    Reason.UNVERIFIED_CLAIM_CONSUMED,
+                    f"{self._border((src, dst, seq, line))}: required fields "
+                    f"{_quote(unverified)} arrived without verified=true where the "
+                    "contract demands verification",
+                    self.locate(seq, line, from_agent=src, to_agent=dst), severity))
 
     def propagation(self, event: Event) -> list[Finding]:
         """The chains of unverified values this handoff, fed now, would make 2 or more hops
@@ -747,7 +766,10 @@ class Replayer:
             final = self.final.data
             task_success = final.get("task_success")
         derived_count = len(self.derived_at)
-        stats = TrajectoryStats(self.events, tuple(self.agents), self.handoffs,
+        agents = self.agents
+        named = cast("dict[str, None]", agents) if None not in agents else {
+            a: None for a in agents if a is not None}
+        stats = TrajectoryStats(self.events, tuple(named), self.handoffs,
                                 self.checkpoints + derived_count, derived_count,
                                 self.irreversible, self.actions)
         warnings = list(self.warnings)

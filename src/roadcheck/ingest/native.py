@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+import msgspec
 import orjson
 
 from roadcheck._limits import max_input_size, too_large
@@ -105,10 +106,105 @@ def read_events(data: bytes, path: str | None = None) -> list[Event]:
     """The events of a native JSONL document, in order; :class:`TraceError` at the first
     problem, in the order of the lines.
 
-    This is the replay hot path: the common, valid record is checked inline
-    and only a record that fails a check goes through :func:`parse_record`
-    for its message.
+    This is the replay hot path. A file whose lines are each one object (the common
+    case) is decoded in one call and its records checked in one loop
+    (:func:`_common`); anything else, a file that fails a check included, is read
+    line by line (:func:`_read_lines`), which names the first problem.
     """
+    records = _one_per_line(data)
+    if records is not None:
+        events = _common(records, path)
+        if events is not None and no_duplicate_keys(data, records):
+            return events
+    return _read_lines(data, path)
+
+
+def _one_per_line(data: bytes) -> list[Any] | None:
+    """The values of ``data``'s lines, decoded in one call, when each line provably holds
+    exactly one; None sends the file to the line-by-line reading.
+
+    The proof: every line starts with ``{`` and ends with ``}`` (the file starts
+    with ``{``, ends with ``}`` and a newline at most, and every other newline sits in
+    ``}\n{``), so no value spans a newline (after a ``}`` that closes an inner
+    object, JSON allows only ``,``, ``}`` or ``]``, never the ``{`` the next line
+    starts with), no line is blank, and as many values as lines leaves one a line.
+    A value msgspec decodes and orjson would not (an integer past 64 bits) is not
+    let through: the duplicate-key check re-encodes every value with orjson.
+    """
+    if data[:1] != b"{":
+        return None
+    newlines = data.count(b"\n")
+    if data.endswith(b"}\n"):
+        lines = newlines
+    elif data.endswith(b"}"):
+        lines = newlines + 1
+    else:
+        return None
+    if data.count(b"}\n{") != lines - 1:
+        return None
+    try:
+        values = _decode_lines(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return values if len(values) == lines else None
+
+
+#: msgspec's reading of JSON lines into plain values (dicts, lists, strings, numbers).
+_decode_lines = msgspec.json.Decoder().decode_lines
+
+
+def _common(records: list[Any], path: str | None) -> list[Event] | None:
+    """The events of the decoded lines of a file whose every record passes the checks
+    of :func:`_read_lines`; None at the first that does not (that reading then names it).
+    A record of the four plain types is checked here; a ``message`` by
+    :func:`parse_record`."""
+    events: list[Event] = []
+    add = events.append
+    new = tuple.__new__
+    last_seq = -(1 << 62)
+    last = len(records)
+    for line, rec in enumerate(records, 1):
+        ok = False
+        if type(rec) is not dict:
+            return None
+        agent = rec.get("agent")
+        ts = rec.get("ts")
+        try:
+            seq = rec["seq"]
+            kind = rec["event"]
+            if (type(seq) is int and seq > last_seq and (agent is None or type(agent) is str)
+                    and (ts is None or type(ts) is str)):
+                if kind == "action":
+                    value = rec["action_type"]
+                    ok = type(value) is str and value != ""
+                elif kind == "handoff":
+                    value = rec["from_agent"]
+                    other = rec["to_agent"]
+                    ok = (type(value) is str and value != "" and type(other) is str
+                          and other != "" and type(rec["payload"]) is dict)
+                elif kind == "checkpoint":
+                    value = rec["checkpoint_id"]
+                    ok = type(value) is str and value != ""
+                elif kind == "final":
+                    ok = type(rec["task_success"]) is bool and line == last
+        except KeyError:
+            return None
+        if ok:
+            add(new(Event, (seq, kind, agent, ts, rec, line)))
+        elif kind == "message" and type(seq) is int and seq > last_seq:
+            try:
+                add(parse_record(rec, line, path))
+            except TraceError:
+                return None
+        else:
+            return None
+        last_seq = seq
+    return events if events and events[-1].kind == "final" else None
+
+
+def _read_lines(data: bytes, path: str | None) -> list[Event]:
+    """:func:`read_events` line by line: each check in the order of the lines, the first
+    failure raised with its message."""
     lines = data.split(b"\n")
     if not lines[-1]:
         lines.pop()  # the newline that ends the last line
