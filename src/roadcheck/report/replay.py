@@ -253,8 +253,14 @@ def render_result(r: ReplayResult, *, fmt: str = "text", summary_only: bool = Fa
     # the codes feed the totals, which only a summary (and the terminal view, which
     # renders every result as one) prints
     codes, warned = _codes(r) if summary_only else ((), ())
-    return Rendered(r.id, r.path, r.verdict, r.verdict == "PASS" and bool(r.warnings), by,
-                    carries, body, codes, warned, None if r.verdict == "ERROR" else r.reach)
+    verdict = r.verdict
+    # every field given: built as a tuple is, without the named tuple's Python __new__
+    return _new_tuple(Rendered, (r.id, r.path, verdict, verdict == "PASS" and bool(r.warnings),
+                                 by, carries, body, codes, warned,
+                                 None if verdict == "ERROR" else r.reach))
+
+
+_new_tuple = tuple.__new__
 
 
 def _codes(r: ReplayResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -288,8 +294,14 @@ def _by_group(by_field: str | None, final: Mapping[str, Any], meta: Mapping[str,
 
 
 def _json_body(result: dict[str, Any]) -> bytes:
-    """A result's JSON, indented for its place in the report's ``results`` list."""
-    return b"    " + dumps_json(result, _JSON_OPTIONS).replace(b"\n", b"\n    ")
+    """A result's JSON, indented for its place in the report's ``results`` list: written
+    two lists deep, as it sits in the report, and cut out of them."""
+    return dumps_json([[result]], _JSON_OPTIONS)[_AROUND:-_AROUND]
+
+
+#: What the two lists of :func:`_json_body` write before a result (``[\n  [\n``), and after
+#: it (``\n  ]\n]``).
+_AROUND = 6
 
 
 def _in_result(value: Any) -> bytes:
@@ -340,8 +352,9 @@ def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
         return hit[1]
     listed = [f.to_dict() for f in findings]
     if shared and findings and len(_SHARED) < _SHARED_MAX:
-        # indented for its place in a result: '{\n  "k": ' before it, '\n}' after it
-        text = dumps_json({"k": listed}, _JSON_OPTIONS)[9:-2]
+        # indented for its place in a result in the report (as :func:`_json_body` writes
+        # it): '{\n      "k": ' before it, '\n    }' after it
+        text = _json_body({"k": listed})[len(b'    {\n      "k": '):-len(b"\n    }")]
         _SHARED[id(findings)] = (findings, orjson.Fragment(text))
     return listed
 
@@ -349,8 +362,10 @@ def _findings_json(findings: tuple[Any, ...], shared: bool) -> Any:
 def _result_json(r: ReplayResult) -> dict[str, Any]:
     """:meth:`ReplayResult.to_dict`, the reasons of a PASS rendered once for all
     (``tests/test_replay_stream.py`` holds the two to the same bytes)."""
+    warnings, notes = r.warnings, r.notes
     return _result_dict(r.id, r.path, r.verdict, _findings_json(r.reasons, r.verdict == "PASS"),
-                        [w.to_dict() for w in r.warnings], [n.to_dict() for n in r.notes],
+                        [w.to_dict() for w in warnings] if warnings else [],
+                        [n.to_dict() for n in notes] if notes else [],
                         r.task_success, r.source, r.meta)
 
 

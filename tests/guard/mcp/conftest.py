@@ -68,7 +68,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_port(port: int, proc: subprocess.Popen[Any], deadline: float = 10.0) -> None:
+def wait_port(port: int, proc: subprocess.Popen[Any], deadline: float = 60.0) -> None:
+    # (a generous deadline: on a loaded machine the server imports for many seconds;
+    # a server that ends, or fails to start, is seen at once)
     end = time.monotonic() + deadline
     while time.monotonic() < end:
         if proc.poll() is not None:
