@@ -10,6 +10,7 @@ here prints: the notes are returned for the caller to show.
 from __future__ import annotations
 
 import os
+import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
@@ -50,6 +51,10 @@ SWAPPED = ("this looks like a trajectory, not a spec: the spec comes first "
            "(roadcheck replay SPEC TRAJECTORY...)")
 
 
+#: How file names are encoded: what os.fsencode and os.fsdecode use.
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
 class PathList(Sequence[str]):
     """File paths in order, held as one byte string and the offsets into it.
 
@@ -67,9 +72,10 @@ class PathList(Sequence[str]):
 
     def append(self, path: str) -> None:
         """Add ``path`` at the end."""
-        self._blob += os.fsencode(path)
-        self._blob += b"\0"  # no path holds a NUL: the separator keeps lookups exact
-        self._ends.append(len(self._blob))
+        blob = self._blob
+        blob += path.encode(_FS_ENCODING, _FS_ERRORS)  # os.fsencode, without its call
+        blob += b"\0"  # no path holds a NUL: the separator keeps lookups exact
+        self._ends.append(len(blob))
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -102,7 +108,7 @@ class PathList(Sequence[str]):
     def __iter__(self) -> Iterator[str]:
         blob, start = self._blob, 0
         for end in self._ends:
-            yield os.fsdecode(bytes(blob[start:end - 1]))
+            yield blob[start:end - 1].decode(_FS_ENCODING, _FS_ERRORS)  # os.fsdecode's
             start = end
 
     def __contains__(self, path: object) -> bool:

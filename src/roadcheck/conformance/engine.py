@@ -390,14 +390,11 @@ class Replayer:
         gates = c.gate_count
         by_action = c.by_action
         by_selector = c.by_selector
-        selecting, selecting_any = c.selecting, c.selecting_any
-        contracts_to = c.contracts_to
-        states = self.states
         agents = self.agents
-        events_seen = actions = irreversible = handoffs = checkpoints = 0
+        # (actions are counted as the events that are not: most events are actions)
+        events_seen = others = irreversible = handoffs = checkpoints = 0
         try:
-            for event in events:
-                events_seen += 1
+            for events_seen, event in enumerate(events, 1):  # noqa: B007 (counted too)
                 _, kind, agent, _, data, _ = event
                 # (None too: it is taken out when the verdict is made; setting a key held
                 # keeps its place, and is cheaper than asking first)
@@ -405,40 +402,50 @@ class Replayer:
                 if selects:
                     self._select(event)
                 if kind == "action":
-                    actions += 1
-                    # (asked with ``in`` first: the key is absent from most actions)
-                    undone = "irreversible" in data and data["irreversible"] is True
-                    if undone:
-                        irreversible += 1
                     action_type = data["action_type"]
-                    rules = (by_action[action_type]  # noqa: SIM401 (a test, then a subscript:
-                             if action_type in by_action else None)  # cheaper than a call)
-                    if by_selector:
-                        rules = _with_picked(rules, selecting.get(action_type, selecting_any),
-                                             event)
-                    if rules:
-                        if agent in contracts_to:
-                            self._contracted_before(event)
-                        for rule in rules:
-                            self._guarded(states[rule.index], event)
-                    elif undone:
+                    # (``irreversible`` asked with ``in`` first: most actions do not carry it)
+                    if by_selector or action_type in by_action:
+                        if self._action(event, action_type, data):
+                            irreversible += 1
+                    elif "irreversible" in data and data["irreversible"] is True:
+                        irreversible += 1  # an irreversible action no rule guards
                         self.unguarded += (action_type,)
-                elif kind == "handoff":
-                    handoffs += 1
-                    self._handoff(event)
-                elif kind == "checkpoint":
-                    checkpoints += 1
-                    self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
-                elif kind == "final":
-                    self.final = event
+                else:
+                    others += 1
+                    if kind == "handoff":
+                        handoffs += 1
+                        self._handoff(event)
+                    elif kind == "checkpoint":
+                        checkpoints += 1
+                        self._checkpoint(data["checkpoint_id"], data.get("confirmed_by"), event)
+                    elif kind == "final":
+                        self.final = event
                 if gates:
                     self._gate(event)
         finally:
             self.events += events_seen
-            self.actions += actions
+            self.actions += events_seen - others
             self.irreversible += irreversible
             self.handoffs += handoffs
             self.checkpoints += checkpoints
+
+    def _action(self, event: Event, action_type: str, data: Mapping[str, Any]) -> bool:
+        """Judge an action a rule may guard (by its type, or by a selector); True when it
+        is irreversible."""
+        c = self.c
+        undone = "irreversible" in data and data["irreversible"] is True
+        rules = c.by_action.get(action_type)
+        if c.by_selector:
+            rules = _with_picked(rules, c.selecting.get(action_type, c.selecting_any), event)
+        if rules:
+            if event.agent in c.contracts_to:
+                self._contracted_before(event)
+            states = self.states
+            for rule in rules:
+                self._guarded(states[rule.index], event)
+        elif undone:
+            self.unguarded += (action_type,)
+        return undone
 
     def _gate(self, event: Event) -> None:
         """Judge the forbidden, limits, obligations and flows rules on this event."""
@@ -627,10 +634,13 @@ class Replayer:
         else:
             self._contracted(contract, payload, src, dst, seq, line)
         here: _Border | None = None
+        chains = self.chains
         for _, key, value in _claims(payload):
             if here is None:
                 here = (src, dst, seq, line)
-            holders = self.chains.setdefault(key, {})
+            holders = chains.get(key)
+            if holders is None:  # (not setdefault: no dict built for a value already held)
+                holders = chains[key] = {}
             held = holders.get(src)
             if held is None:
                 hops, first_seq, first_border = 1, seq, here
@@ -665,7 +675,9 @@ class Replayer:
         if contract.require_verified:
             unverified = None
             for f in contract.required_fields:
-                if f in payload and not field_verified(payload[f]):
+                # (field_verified, inline: a call a field costs more than the test)
+                if f in payload and not (isinstance(raw := payload[f], dict)
+                                         and raw.get("verified") is True and "value" in raw):
                     unverified = [f for f in contract.required_fields
                                   if f in payload and not field_verified(payload[f])]
                     break
