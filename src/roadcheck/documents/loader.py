@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
@@ -57,9 +56,9 @@ __all__ = [
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded(Generic[T]):
-    """A converted document, the sha256 of its bytes and the decoded plain value."""
+class Loaded(msgspec.Struct, Generic[T], frozen=True):
+    """A converted document, the sha256 of its bytes and the decoded plain value (a frozen
+    msgspec struct: a dataclass's methods would be built at every command's start)."""
 
     value: T
     sha256: str
