@@ -7,7 +7,10 @@ command, ``roadcheck guard codex`` and the rest); when no daemon takes the call,
 arguments are read here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
 anything that parser does not take as a plain, valid command line (``--help``,
 an unknown or repeated option, a missing value, a directory given as the spec)
-goes to the click CLI, which answers exactly as it always does.
+goes to the click CLI, which answers exactly as it always does. So do a plain
+``roadcheck run`` (:mod:`roadcheck._run_command`), a plain ``roadcheck replay`` for a
+text or JSON report (:mod:`roadcheck._replay_command`) and ``roadcheck --version``
+alone: each is read here first, and click answers any other command line.
 """
 
 from __future__ import annotations
