@@ -30,7 +30,8 @@ installation has them (with ``PYTHONDONTWRITEBYTECODE`` set, every start would
 otherwise compile them again). Exits 1 when a target is missed.
 
 Run: ``python benchmarks/replay_throughput.py [--trajectories N] [--runs R]
-[--jobs-trajectories N] [--rss-small N] [--rss-large N] [--skip-rss]``.
+[--jobs-trajectories N] [--rss-small N] [--rss-large N] [--skip-rss]
+[--cold-runs N] [--only-cold]``; ``--only-cold`` measures figure 5 alone.
 """
 
 from __future__ import annotations
@@ -236,17 +237,21 @@ def cold_start(runs: int, report: Report, tmp: Path) -> None:
     }
     t = medians(cmds, runs)
     base = t.pop("python -c pass")
-    print(f"cold start, python -c pass: {base * 1000:.0f} ms (median of {runs})")
+    cpu_base = CPU["python -c pass"]
+    print(f"cold start, python -c pass: {base * 1000:.0f} ms (median of {runs}; "
+          f"CPU {cpu_base * 1000:.0f} ms)")
     for name, took in t.items():
         over = (took - base) * 1000
+        # CPU time beside it: on a busy machine the wall time also counts the waits
+        cpu = f" [CPU {(CPU[name] - cpu_base) * 1000:+.0f} ms]"
         if name.startswith("replay"):
             ok = over <= 100
             print(f"  {name:<24}: {took * 1000:.0f} ms, {over:+.0f} ms over it "
-                  f"(target <= +100 ms)  {'ok' if ok else 'MISSED'}")
+                  f"(target <= +100 ms)  {'ok' if ok else 'MISSED'}{cpu}")
             if not ok:
                 report.missed.append("cold start replay")
         else:
-            print(f"  {name:<24}: {took * 1000:.0f} ms, {over:+.0f} ms over it")
+            print(f"  {name:<24}: {took * 1000:.0f} ms, {over:+.0f} ms over it{cpu}")
 
 
 def peak_rss(small: int, large: int, tmp: Path, report: Report) -> None:
@@ -264,6 +269,17 @@ def peak_rss(small: int, large: int, tmp: Path, report: Report) -> None:
                  rss[small] / 1024, 1.2, unit="MB")
 
 
+def only_cold(runs: int, report: Report) -> int:
+    """Figure 5 alone (``--only-cold``), measured from a temporary directory as in the full run."""
+    with tempfile.TemporaryDirectory(prefix="roadcheck-bench-") as name:
+        CWD[0] = name
+        cold_start(runs, report, Path(name))
+        CWD[0] = None
+    print("missed: " + ", ".join(report.missed) if report.missed
+          else "all targets measured were met (cold start only: --only-cold)")
+    return 1 if report.missed else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trajectories", type=int, default=10_000)
@@ -274,9 +290,13 @@ def main() -> int:
     ap.add_argument("--rss-small", type=int, default=5_000)
     ap.add_argument("--rss-large", type=int, default=50_000)
     ap.add_argument("--skip-rss", action="store_true", help="leave out the 50k corpus")
+    ap.add_argument("--only-cold", action="store_true",
+                    help="measure only the cold start (figure 5)")
     args = ap.parse_args()
     report = Report()
     compileall.compile_dir(str(ROOT / "src" / "roadcheck"), quiet=1)
+    if args.only_cold:
+        return only_cold(args.cold_runs, report)
 
     with tempfile.TemporaryDirectory(prefix="roadcheck-bench-") as name:
         tmp = Path(name)

@@ -7,13 +7,19 @@ command, ``roadcheck guard codex`` and the rest); when no daemon takes the call,
 arguments are read here without importing click (:func:`roadcheck.guard.claude_code.parse_args`);
 anything that parser does not take as a plain, valid command line (``--help``,
 an unknown or repeated option, a missing value, a directory given as the spec)
-goes to the click CLI, which answers exactly as it always does.
+goes to the click CLI, which answers exactly as it always does. So do a plain
+``roadcheck run`` (:mod:`roadcheck._run_command`), a plain ``roadcheck replay`` for a
+text or JSON report (:mod:`roadcheck._replay_command`) and ``roadcheck --version``
+alone: each is read here first, and click answers any other command line.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing's flag, without importing typing (see roadcheck/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main"]
 
@@ -57,6 +63,10 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = True) -> None:
                 _hook(options, leave=argv is None, adapter=adapter)
     if argv is None and args[:1] == ["run"]:
         _run(args[1:], quick_exit)
+    if argv is None and args[:1] == ["replay"]:
+        _replay(args[1:], quick_exit)
+    if argv is None and args == ["--version"]:
+        _version()
     from roadcheck.cli import main as cli_main
 
     if quick_exit and argv is None and (
@@ -97,6 +107,60 @@ def _run(args: list[str], quick_exit: bool) -> None:
     if quick_exit:
         _leave(done)
     raise done
+
+
+def _replay(args: list[str], quick_exit: bool) -> None:
+    """``roadcheck replay`` on a plain command line for a streamed report, without click
+    (:mod:`roadcheck._replay_command`); returns, for click to answer, on any other.
+
+    The collector is off while start-up builds the modules, the spec and the list of
+    files (it would find no garbage) and what was built is frozen, so no later
+    collection walks it; the files are judged with the collector on, as usual.
+    """
+    import gc
+    import os
+
+    from roadcheck._replay_command import parse_args, run
+
+    options = parse_args(args, os.environ)
+    if options is None:
+        return
+    gc.disable()
+    try:
+        code = run(options, started=_started)
+    finally:
+        gc.enable()
+    if code is None:
+        return
+    done = SystemExit(code)
+    if quick_exit:
+        _leave(done)
+    raise done
+
+
+def _started() -> None:
+    """Start-up is over: what it built is kept out of every later collection."""
+    import gc
+
+    gc.freeze()
+    gc.enable()
+
+
+def _version() -> None:
+    """``roadcheck --version`` alone, without click: the line click prints."""
+    from roadcheck._version import __version__
+
+    try:
+        sys.stdout.write(f"roadcheck, version {__version__}\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # as click: the reader went away; exit 1 without a word
+        import os
+
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        sys.exit(1)
+    sys.exit(0)
 
 
 def _leave(done: SystemExit) -> None:

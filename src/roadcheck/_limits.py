@@ -23,12 +23,13 @@ ENV = "ROADCHECK_MAX_INPUT_SIZE"
 #: decoded, and os.read gives at most 2 GiB in one call.
 DEFAULT_MAX_INPUT = 1 << 30
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_SIZE = re.compile(r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+#: compiled only where the variable is set (by re, on the first call of _parsed)
+_SIZE = r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*"
 
 
 @cache
 def _parsed(raw: str) -> int:
-    found = _SIZE.fullmatch(raw)
+    found = re.fullmatch(_SIZE, raw, re.IGNORECASE)
     size = int(found.group(1)) * _UNITS[found.group(2).upper()] if found else 0
     if size < 1:
         raise InputError(f"{ENV}={raw!r} is not a size: write bytes, or a number with K, M, "

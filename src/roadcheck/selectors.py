@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from roadcheck.events import Event
@@ -373,7 +374,10 @@ def _object(key: str, path: str, cond: Any) -> Selector:
     return match
 
 
-_DECIMAL = re.compile(r"[+-]?\d+(?:\.\d+)?\Z")
+@cache
+def _decimal() -> Callable[[str], re.Match[str] | None]:
+    """Whether text is wholly a decimal number; compiled when text is first compared."""
+    return re.compile(r"[+-]?\d+(?:\.\d+)?\Z").match
 
 
 def as_number(value: Any) -> int | float | None:
@@ -381,7 +385,7 @@ def as_number(value: Any) -> int | float | None:
     kind = type(value)
     if kind is int or kind is float:
         return value  # type: ignore[no-any-return]
-    if kind is str and _DECIMAL.match(value):
+    if kind is str and _decimal()(value):
         text = value.lstrip("+")
         return int(text) if text.lstrip("-").isdigit() else float(text)
     return None

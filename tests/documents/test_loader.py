@@ -163,3 +163,17 @@ class TestSha256:
         """A pin that is not 64 hex digits is refused."""
         with pytest.raises(ValueError, match="not a sha256"):
             normalize_sha256("abc")
+
+
+class TestByteOrderMark:
+    def test_a_json_document_may_start_with_one(self, tmp_path: Path) -> None:
+        """A leading BOM is dropped, as the ``utf-8-sig`` codec drops it; the sha256 is of
+        the bytes as they are; a second BOM is text, and so no JSON."""
+        path = tmp_path / "doc.json"
+        path.write_bytes(b"\xef\xbb\xbf" + b'{"rules": [{"name": "a"}], "nullable": null}')
+        loaded = load(str(path), Outer, what="doc")
+        assert loaded.value == Outer(rules=[Inner(name="a")], nullable=None)
+        assert loaded.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+        path.write_bytes(b"\xef\xbb\xbf" * 2 + b'{"rules": [], "nullable": null}')
+        with pytest.raises(SpecError, match="invalid JSON"):
+            load(str(path), Outer, what="doc")

@@ -143,3 +143,14 @@ def test_a_spec_file_is_read_once(tmp_path: Path) -> None:
     spec = load_spec(EXAMPLES / "spec.json")
     assert type(spec.doc) is SpecDoc and spec.checked
     assert spec.source == str(EXAMPLES / "spec.json") and len(spec.sha256 or "") == 64
+
+
+def test_selector_fields_are_the_names_the_struct_decodes() -> None:
+    """SELECTOR_FIELDS, read off the struct's encoded names, is every field as written."""
+    import msgspec
+
+    from roadcheck.documents.selector import SELECTOR_FIELDS
+
+    assert tuple(f.encode_name for f in msgspec.structs.fields(SelectorDoc)) == SELECTOR_FIELDS
+    assert {"all", "any", "not", "action_type", "args"} <= set(SELECTOR_FIELDS)
+    assert "all_" not in SELECTOR_FIELDS

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -103,7 +102,6 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     with --output it is the plain report, byte for byte.
     """
     import dataclasses
-    from functools import partial
 
     from roadcheck._inputs import expand_inputs, load_replay_spec
     from roadcheck.conformance import ReplayInterrupted, replay_files
@@ -123,32 +121,15 @@ def replay(spec: str, trajectories: tuple[str, ...], recursive: bool, fmt: str,
     for note in inputs.notes:
         click.echo(f"note: {note}", err=True)
     if fmt in ("text", "json"):
-        # written as judged: the process holds one file's state, not every result
-        from contextlib import ExitStack
+        from roadcheck._replay_command import stream
 
-        judge = partial(replay_files, jobs=jobs)
-        if ray_address is not None:
-            from roadcheck.integrations.ray import replay_paths
-
-            judge = partial(replay_paths, address=ray_address or None)
-        stopped = None
-        with ExitStack() as stack:
-            report, render = _replay_writer(stack, loaded, fmt, output, len(inputs.paths),
-                                            show=show, quiet=quiet, verbose=verbose,
-                                            summary_only=summary_only, by_field=by_field,
-                                            per_file=per_file, strict=strict)
-            try:
-                judge(loaded, inputs.paths, input_format=input_format, render=render,
-                      sink=report)
-            except ReplayInterrupted as stop:
-                code = report.finish(interrupted=True)
-                stopped = stop
-            else:
-                code = report.finish()
+        code, carries, stopped = stream(
+            loaded, inputs.paths, fmt=fmt, output=output, jobs=jobs, ray_address=ray_address,
+            input_format=input_format, show=show, quiet=quiet, verbose=verbose,
+            summary_only=summary_only, by_field=by_field, per_file=per_file, strict=strict)
         if stopped is not None:  # the report is whole (and the file renamed): now say so
             interrupted(f" after {stopped.done} of {stopped.total} files; the report covers "
                          "those only")
-        carries = report.carries
     else:
         # a format that needs every result before it starts
         from roadcheck.report.ci import replay_document
@@ -204,59 +185,3 @@ def _replay_with_progress(spec: Any, paths: Any, input_format: str | None,
         raise ReplayInterrupted(collector.run(spec, interrupted=True), stop.done,
                                 stop.total) from None
     return collector.run(spec)
-
-
-def _replay_writer(stack: Any, spec: Any, fmt: str, output: str | None, files: int, *,
-                   show: tuple[str, ...] | None, quiet: bool, verbose: bool,
-                   summary_only: bool, by_field: str | None,
-                   per_file: bool = False, strict: bool = False) -> tuple[Any, Callable[..., Any]]:
-    """The sink a streamed replay report is written through, and its render function.
-
-    The plain writer, or the failures-first view (see roadcheck.report.terminal for the
-    rule); into ``output`` atomically, else stdout; with a progress line on stderr when
-    it is a terminal and the batch has more than one file. ``stack`` closes them all.
-    """
-    from functools import partial
-
-    from roadcheck.report.replay import ReplayReportWriter, ResultRenderer
-
-    out: Any = sys.stdout
-    if output is not None:
-        from roadcheck._files import atomic_output
-
-        out = stack.enter_context(atomic_output(output, what="the report"))
-    progress = view = None
-    if files > 1 and sys.stderr.isatty():
-        from roadcheck.report.terminal import Progress
-
-        progress = Progress(sys.stderr, files)
-    if fmt == "text" and (show is not None or quiet or verbose or (
-            output is None and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")))):
-        from roadcheck.report.terminal import TerminalView
-
-        view = TerminalView.choose(show=show, quiet=quiet, verbose=verbose,
-                                   to_file=output is not None, stdout=sys.stdout,
-                                   environ=os.environ)
-    report: Any
-    if view is not None:
-        from roadcheck.report.terminal import TerminalReportWriter, render_terminal
-
-        render: Callable[..., Any] = partial(render_terminal, summary_only=summary_only,
-                                             by_field=by_field)
-        report = TerminalReportWriter(out, spec, view, spec_source=spec.source,
-                                      spec_sha256=spec.sha256, summary_only=summary_only,
-                                      by_field=by_field, progress=progress,
-                                      per_file=per_file)
-    else:
-        render = ResultRenderer(fmt=fmt, summary_only=summary_only, by_field=by_field)
-        report = ReplayReportWriter(out, spec, spec_source=spec.source, spec_sha256=spec.sha256,
-                                    fmt=fmt, summary_only=summary_only, by_field=by_field,
-                                    per_file=per_file)
-    report.strict = strict
-    stack.enter_context(report)
-    if progress is None:
-        return report, render
-    from roadcheck.report.terminal import ProgressSink
-
-    stack.callback(progress.clear)  # also on an error: the cursor goes back where it was
-    return ProgressSink(report, progress), render

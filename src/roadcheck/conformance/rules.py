@@ -20,7 +20,6 @@ says how often each new rule's selector matched.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import msgspec
@@ -87,10 +86,12 @@ def _show(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-@dataclass(frozen=True, slots=True)
-class RuleEntry:
+class RuleEntry(msgspec.Struct, frozen=True):
     """One rule of a spec as tools list it: its id, kind, where it is declared, its
-    selectors (plain mappings, or action names) and severity."""
+    selectors (plain mappings, or action names) and severity.
+
+    A frozen msgspec struct, not a dataclass: every replay lists its spec's rules, and
+    building a frozen dataclass's methods would cost its start-up more."""
 
     id: str
     #: ``mandatory_checkpoint``, ``handoff_contract``, ``derive``, ``forbidden``,

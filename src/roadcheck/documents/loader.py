@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
@@ -57,9 +56,9 @@ __all__ = [
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded(Generic[T]):
-    """A converted document, the sha256 of its bytes and the decoded plain value."""
+class Loaded(msgspec.Struct, Generic[T], frozen=True):
+    """A converted document, the sha256 of its bytes and the decoded plain value (a frozen
+    msgspec struct: a dataclass's methods would be built at every command's start)."""
 
     value: T
     sha256: str
@@ -258,17 +257,24 @@ def first_problem(doc: Any, found: Sequence[Problem]) -> Problem:
 
 # ---------------------------------------------------------------- conversion
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+@cache
+def _surrogate() -> Callable[[str], re.Match[str] | None]:
+    return re.compile("[\ud800-\udfff]").search
+
+
+def _has_surrogate(text: str) -> bool:
+    """ASCII text holds none: the pattern is compiled for the first text that is not."""
+    return not text.isascii() and _surrogate()(text) is not None
 
 
 def _refuse_surrogates(value: Any, loc: Loc) -> None:
     """Text that holds a lone surrogate (an escape such as ``"\\ud800"``) is no text."""
     if isinstance(value, str):
-        if _SURROGATE.search(value):
+        if _has_surrogate(value):
             raise Problem(loc, "holds a lone surrogate (an escape that is no character)")
     elif isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(k, str) and _SURROGATE.search(k):
+            if isinstance(k, str) and _has_surrogate(k):
                 raise Problem(loc, "has a key holding a lone surrogate (an escape that is no "
                                    "character)")
             _refuse_surrogates(v, (*loc, k))
@@ -307,24 +313,28 @@ def load(path: str, typ: type[T], *, what: str, error: type[InputError] = SpecEr
     return Loaded(value, digest, raw)
 
 
-_AT = re.compile(r"(?s)(.*) - at `(.+)`\Z")
-_AT_KEY = re.compile(r"(?s)(.*) - at `key` in `(.+)`\Z")
-_PART = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+@cache
+def _message_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """msgspec's message with its path, the same about a key, and one part of the path:
+    compiled for the first document that fails."""
+    return (re.compile(r"(?s)(.*) - at `(.+)`\Z"), re.compile(r"(?s)(.*) - at `key` in `(.+)`\Z"),
+            re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]"))
 _NAMES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
           "array": "a list", "object": "an object", "null": "null"}
 
 
 def _path(text: str) -> list[str | int]:
     parts: list[str | int] = []
-    for name, index in _PART.findall(text.removeprefix("$")):
+    for name, index in _message_patterns()[2].findall(text.removeprefix("$")):
         parts.append(name if name else (int(index) if index.isdigit() else "..."))
     return parts
 
 
 def _explain(doc: Any, typ: Any, text: str) -> Problem:
     """Turn msgspec's message into a located problem, resolving ``[...]`` map entries."""
-    key_error = _AT_KEY.match(text)
-    m = key_error or _AT.match(text)
+    at, at_key, _ = _message_patterns()
+    key_error = at_key.match(text)
+    m = key_error or at.match(text)
     message, path = (text, []) if m is None else (m.group(1), _path(m.group(2)))
     loc: list[str | int] = []
     value, t = doc, typ

@@ -176,8 +176,9 @@ class SelectorDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True, omit_
     not_: "SelectorDoc | None" = msgspec.field(default=None, name="not")
 
 
-#: Every field a selector may name.
-SELECTOR_FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(SelectorDoc))
+#: Every field a selector may name, as written (``all``, not ``all_``): the names the struct
+#: encodes, read without evaluating its annotations (``msgspec.structs.fields`` would).
+SELECTOR_FIELDS: tuple[str, ...] = SelectorDoc.__struct_encode_fields__
 #: The fields that hold an object, selected on by dotted paths.
 OBJECT_FIELDS = ("args", "result", "payload")
 #: The keys that combine whole selectors.
