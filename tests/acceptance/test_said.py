@@ -844,3 +844,14 @@ def test_a_call_the_selectors_call_failed_backs_no_claim() -> None:
         traj = session(edit("app.py"), bash("pytest -q", **failed), final="tests pass")
         ((ok, message),) = judge(traj)
         assert not ok and "failed: an error is recorded" in message, message
+
+
+def test_a_run_whose_exit_status_is_not_known_backs_no_claim() -> None:
+    """A call recorded with ``exit_code: null`` (a hook that reports no exit status, as
+    Cursor's ``afterShellExecution``) is not taken to have succeeded."""
+    (only,) = judge(session(bash("pytest -q", exit_code=None), final="All tests pass."),
+                    coding_agent())
+    assert only[0] is False and "its exit status is not known" in only[1], only
+    (ran,) = judge(session(bash("pytest -q", exit_code=0), final="All tests pass."),
+                   coding_agent())
+    assert ran[0] is True, ran
