@@ -496,6 +496,8 @@ class TestWrappersRunOneCommand:
         "time timeout 5 env A=1 pytest", "timeout 400 uv run pytest -q",
         "ssh host pytest", "ssh -p 22 host 'cd app && pytest'", "caffeinate -i pytest",
         "strace -f -o /tmp/t pytest", "find . -name x -exec pytest {} +",
+        "flock /tmp/l -c pytest", "flock -w 5 /tmp/l -c 'pytest -q'", "env -S 'pytest -q'",
+        "env -iS 'pytest -q'", "su -c pytest root", "su root -c pytest",
     ])
     def test_the_wrapped_command_runs(self, line: str) -> None:
         assert _is_bash(line), line
@@ -523,6 +525,7 @@ class TestWrappersRunOneCommand:
         "screen -dm pytest", "tmux new -d pytest", "coproc pytest",
         "setsid -f pytest", "docker exec -d c pytest", "ssh -f host pytest",
         "caffeinate -t pytest true", "strace -o pytest true",
+        "flock /tmp/l grep -c pytest x", "env grep -S pytest x", "env -u X grep -S pytest x",
     ])
     def test_a_word_of_the_wrapper_or_an_argument_is_no_run(self, line: str) -> None:
         assert _is_bash(line), line

@@ -383,14 +383,22 @@ class _Reader:
         grammar (:data:`_GRAMMARS`); where a selector guards, each later word may start
         it as well (a guess), so that an option the grammar does not know, or a
         wrapper it has none for, never hides a command from a guard."""
+        found = _wrapped(words)
+        # a script option is the wrapper's own before its command starts (env grep -S x
+        # is grep's -S); one of a wrapper whose words cannot be told is a guess
+        mine = len(words) if program not in _GRAMMAR_PROGRAMS else (
+            found[1] if found is not None else 0)
         options = _SCRIPT_OPTIONS.get(program, ())
         for k, word in enumerate(words[1:-1], 1):
             if word in options or _in_cluster(word, options):
-                self.script(words[k + 1], depth + 1)
+                self.guessing += k >= mine
+                try:
+                    self.script(words[k + 1], depth + 1)
+                finally:
+                    self.guessing -= k >= mine
         if program == "find":
             self.find(words, depth)
             return
-        found = _wrapped(words)
         if found is not None and found[1] < len(words) and depth < DEPTH:
             key, start = found
             runs = list(words[start:])
@@ -604,6 +612,10 @@ _GRAMMARS: dict[tuple[str, ...], _Grammar] = {
     ("direnv", "exec"): _grammar("", operands=1),
     ("ssh",): _grammar(_SSH, operands=1),
 }
+
+
+#: The programs with a grammar (their script options stand among their own options).
+_GRAMMAR_PROGRAMS = frozenset(key[0] for key in _GRAMMARS)
 
 
 def _option_word(word: str, grammar: _Grammar) -> tuple[bool, bool] | None:
