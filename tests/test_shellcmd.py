@@ -9,6 +9,7 @@ held is a line bash would really run.
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -24,7 +25,13 @@ from roadcheck.conformance.spec import parse_spec
 from roadcheck.events import Event
 from roadcheck.guard import Guard
 from roadcheck.selectors import compile_selector
-from roadcheck.shellcmd import command_text, matches_words, read_commands, simple_commands
+from roadcheck.shellcmd import (
+    command_text,
+    matches_words,
+    read_commands,
+    runs_command,
+    simple_commands,
+)
 
 PUSH = ["git", "push"]
 BASH = shutil.which("bash")
@@ -462,3 +469,100 @@ def test_rtk_runs_the_rest_of_its_words():
     assert matches_words("rtk git push origin main", ["git", "push"])
     assert matches_words("rtk git add a.py && rtk git commit -m x", ["git", "commit"])
     assert not matches_words("rtk git status", ["git", "push"])
+
+
+class TestWrappersRunOneCommand:
+    """Where a selector picks evidence, a wrapper runs the one command its words start
+    after its own options and operands: ``time echo pytest`` runs ``echo``, not
+    ``pytest``. Where a selector guards, every later word still may start the command."""
+
+    TESTS = re.compile(r"(?:pytest|jest|python -m pytest)\b").match
+
+    @pytest.mark.parametrize("line", [
+        "time pytest -q", "time -p pytest", "env FOO=1 pytest", "env -u X FOO=1 pytest",
+        "env -i PATH=/bin pytest", "timeout 5 pytest", "timeout -s KILL 5 pytest",
+        "timeout --signal=KILL -k 2 5 pytest", "timeout --foreground 600 pytest",
+        "nice -n 5 pytest", "nice -n5 pytest", "nice -10 pytest", "nice pytest",
+        "sudo pytest", "sudo -u root pytest", "sudo -E -u root -- pytest",
+        "sudo FOO=1 pytest", "nohup pytest", "command pytest", "exec pytest",
+        "stdbuf -o0 pytest", "setsid -w pytest", "ionice -c3 pytest",
+        "flock /tmp/l pytest", "flock -w 5 /tmp/l pytest", "xargs pytest",
+        "xargs -n1 pytest", "xargs -0 -I % pytest %", "chronic pytest",
+        "uv run pytest -q", "uv run --project /w pytest", "uv run -m pytest",
+        "uvx pytest", "uvx --from x pytest", "npx jest", "npx --yes jest",
+        "poetry run pytest", "direnv exec . pytest", "docker exec c pytest",
+        "docker exec -it -w /app c pytest", "kubectl exec pod -- pytest",
+        "ip netns exec x pytest", "rtk pytest", "rtk proxy pytest", "rtk test pytest",
+        "time timeout 5 env A=1 pytest", "timeout 400 uv run pytest -q",
+        "ssh host pytest", "ssh -p 22 host 'cd app && pytest'", "caffeinate -i pytest",
+        "strace -f -o /tmp/t pytest", "find . -name x -exec pytest {} +",
+        "flock /tmp/l -c pytest", "flock -w 5 /tmp/l -c 'pytest -q'", "env -S 'pytest -q'",
+        "env -iS 'pytest -q'", "su -c pytest root", "su root -c pytest",
+    ])
+    def test_the_wrapped_command_runs(self, line: str) -> None:
+        assert _is_bash(line), line
+        assert runs_command(line, self.TESTS, unknown=False), line
+        assert runs_command(line, self.TESTS), line
+
+    @pytest.mark.parametrize("line", [
+        "time echo pytest", "time -p echo pytest", "env echo pytest", "env FOO=pytest true",
+        "env -u pytest true", "timeout 5 echo pytest", "timeout pytest echo",
+        "timeout -s pytest 5 true", "nice echo pytest", "nice -n 5 echo pytest",
+        "sudo echo pytest", "sudo -u pytest true", "sudo -u root echo pytest",
+        "nohup echo pytest", "command -v pytest", "command -V pytest", "exec echo pytest",
+        "exec -a pytest true", "stdbuf -o0 echo pytest", "setsid echo pytest",
+        "ionice -c3 echo pytest", "flock pytest true", "flock /tmp/l echo pytest",
+        "xargs echo pytest", "xargs -I pytest echo x", "xargs -n1 echo pytest",
+        "chronic echo pytest", "uv run echo pytest", "uv run --with pytest python x.py",
+        "uvx --from pytest black", "npx echo jest", "npx -p jest echo x",
+        "poetry run echo pytest", "direnv exec pytest true", "docker exec pytest ls",
+        "docker exec c echo pytest", "docker exec -w pytest c ls",
+        "kubectl exec pytest -- ls", "ip netns exec pytest ls", "rtk echo pytest",
+        "rtk proxy echo pytest", "ssh pytest ls", "ssh -l pytest host ls",
+        "ssh host echo pytest", "sudo -l pytest", "doas -C x pytest",
+        "time timeout 5 env A=1 echo pytest", "timeout 5 nice echo pytest",
+        "su -c 'echo pytest' root", "bash -c 'echo pytest'", "watch echo pytest",
+        "screen -dm pytest", "tmux new -d pytest", "coproc pytest",
+        "setsid -f pytest", "docker exec -d c pytest", "ssh -f host pytest",
+        "caffeinate -t pytest true", "strace -o pytest true",
+        "flock /tmp/l grep -c pytest x", "env grep -S pytest x", "env -u X grep -S pytest x",
+    ])
+    def test_a_word_of_the_wrapper_or_an_argument_is_no_run(self, line: str) -> None:
+        assert _is_bash(line), line
+        assert not runs_command(line, self.TESTS, unknown=False), line
+
+    @pytest.mark.parametrize("line", [
+        "time echo pytest", "sudo -g wheel pytest", "timeout --unknown 5 pytest",
+        "nice -x 5 pytest", "watch pytest"])
+    def test_the_guard_still_holds_every_later_word(self, line: str) -> None:
+        """The guard does not rely on knowing each wrapper's options: a word that may
+        start the command still matches where a selector guards."""
+        assert matches_words(line, ["pytest"])
+        assert runs_command(line, self.TESTS)
+
+    def test_an_option_the_reading_does_not_know_backs_nothing(self) -> None:
+        """A wrapper option not known to take a value or not leaves the command unknown
+        where a selector picks evidence (it may be that option's value)."""
+        assert not runs_command("sudo --frobnicate pytest true", self.TESTS, unknown=False)
+        assert not matches_words("timeout --weird 5 pytest", ["pytest"], unknown=False)
+
+    def test_the_claim_of_a_wrapped_echo_is_not_backed(self) -> None:
+        from roadcheck.acceptance import load_contract, verify_session
+        from roadcheck.acceptance.files import contract_file
+        from roadcheck.events import Trajectory
+
+        contract = load_contract(contract_file("builtin:coding-agent"))
+
+        def run(line: str) -> bool:
+            events = [{"seq": 1, "event": "action", "action_type": "Bash", "command": line,
+                       "exit_code": 0},
+                      {"seq": 2, "event": "message", "role": "assistant",
+                       "text": "All tests pass."},
+                      {"seq": 3, "event": "final", "task_success": True}]
+            (only,) = verify_session(contract, Trajectory(events)).reasons
+            return only.ok
+
+        assert not run("time echo pytest")
+        assert not run("timeout 5 echo pytest -q")
+        assert run("time pytest -q")
+        assert run("timeout 5 pytest")

@@ -15,8 +15,12 @@ are read the same way, to :data:`DEPTH` levels, and so are the command strings o
 script fed to ``at``. Programs that run another command are looked through
 (``env``, ``sudo``, ``nohup``, ``timeout``, ``setsid``, ``xargs``, ``nice``,
 ``flock``, ``time``, ``command``, ``builtin``, ``exec``, ``docker exec``, ``uv
-run``, ``npx``..., and ``find -exec``): each later word is tried as the start of the
-command.
+run``, ``npx``..., and ``find -exec``): the one command a wrapper runs starts after
+its own options, their values and its operands (:data:`_GRAMMARS`: ``time echo
+pytest`` runs ``echo``, ``timeout 5 pytest`` runs ``pytest``). Where a pattern
+guards, each later word is also tried as the start of the command (a guess,
+:attr:`ShellCommands.guesses`), so an option the grammar does not know hides
+nothing from a guard; where it picks evidence, only the command read counts.
 
 Where the words cannot be known before the line runs, the line is *unknown* and
 every pattern matches it, so a guarded call is asked about, never let through:
@@ -91,10 +95,15 @@ Word = str | None
 
 @dataclass(frozen=True, slots=True)
 class ShellCommands:
-    """The simple commands of a line, and why the line is unknown (None when it is not)."""
+    """The simple commands of a line, and why the line is unknown (None when it is not).
+
+    ``commands`` are the commands the line is read to run; ``guesses`` the further
+    commands a wrapper's later words may start (``time echo pytest`` runs ``echo``, and
+    ``pytest`` is a guess), which only a selector that guards counts."""
 
     commands: tuple[tuple[Word, ...], ...]
     unknown: str | None = None
+    guesses: tuple[tuple[Word, ...], ...] = ()
 
 
 def command_text(command: object) -> str | None:
@@ -221,6 +230,10 @@ class _Reader:
 
     def __init__(self) -> None:
         self.commands: list[tuple[Word, ...]] = []
+        #: the commands a wrapper's later words may start, beside the one it runs
+        self.guesses: list[tuple[Word, ...]] = []
+        #: above 0 while a wrapper's guesses are read: what they run is a guess too
+        self.guessing = 0
         self.unknown: str | None = None
         #: the commands a wrapper's words were already tried as (each suffix once)
         self.tried: set[tuple[Word, ...]] = set()
@@ -315,11 +328,12 @@ class _Reader:
         if not words or words[0] is None:
             self.fail("a command name built when the line runs")
             return
-        self.commands.append(tuple(words))
+        found = self.guesses if self.guessing else self.commands
+        found.append(tuple(words))
         program = _base(words[0])
         if program.startswith("git-") and len(program) > 4:
             # git's own program for a subcommand (git-core/git-push) is that subcommand
-            self.commands.append(("git", program[4:], *words[1:]))
+            found.append(("git", program[4:], *words[1:]))
         if program in _SHELLS:
             self.shell(words, stdin, depth)
         elif program in ("eval", ".", "source", "alias"):
@@ -365,14 +379,52 @@ class _Reader:
             self.fail("a shell reads its script from a pipe or a terminal")
 
     def wrapper(self, program: str, words: list[Word], depth: int) -> None:
-        """A program that runs another command: each later word may start it."""
+        """A program that runs another command. The one command it runs is read from its
+        grammar (:data:`_GRAMMARS`); where a selector guards, each later word may start
+        it as well (a guess), so that an option the grammar does not know, or a
+        wrapper it has none for, never hides a command from a guard."""
+        found = _wrapped(words)
+        # a script option is the wrapper's own before its command starts (env grep -S x
+        # is grep's -S); one of a wrapper whose words cannot be told is a guess
+        mine = len(words) if program not in _GRAMMAR_PROGRAMS else (
+            found[1] if found is not None else 0)
         options = _SCRIPT_OPTIONS.get(program, ())
         for k, word in enumerate(words[1:-1], 1):
             if word in options or _in_cluster(word, options):
-                self.script(words[k + 1], depth + 1)
+                self.guessing += k >= mine
+                try:
+                    self.script(words[k + 1], depth + 1)
+                finally:
+                    self.guessing -= k >= mine
         if program == "find":
             self.find(words, depth)
             return
+        if found is not None and found[1] < len(words) and depth < DEPTH:
+            key, start = found
+            runs = list(words[start:])
+            if key == "uv run" and words[start - 1] in ("-m", "--module"):
+                runs = ["python", "-m", *runs]  # uv run -m MODULE: python runs it
+            if not (self.guessing and tuple(runs) in self.tried):
+                self.tried.add(tuple(runs))
+                self.run(program, runs, depth)
+        self.guessing += 1
+        try:
+            self.guess(program, words, depth)
+        finally:
+            self.guessing -= 1
+
+    def run(self, program: str, words: list[Word], depth: int) -> None:
+        """The command a wrapper runs: its words, or a line of them given to a shell."""
+        if program not in _JOINED:
+            self.resolve(words, None, depth + 1)
+        elif any(w is None for w in words):  # it runs its words through a shell
+            self.fail(f"{program} runs words only known when the line runs")
+        else:
+            self.script(" ".join(w for w in words if w is not None), depth + 1)
+
+    def guess(self, program: str, words: list[Word], depth: int) -> None:
+        """Each later word of a wrapper that is no option, tried as the start of its
+        command (each suffix once in a line): the commands a guard holds."""
         starts = [j for j in range(1, len(words))
                   if words[j] is None or not str(words[j]).startswith("-")]
         if len(starts) > _TRIES or depth >= DEPTH:
@@ -383,12 +435,7 @@ class _Reader:
             if suffix in self.tried:
                 continue
             self.tried.add(suffix)
-            if program not in _JOINED:
-                self.resolve(list(suffix), None, depth + 1)
-            elif any(w is None for w in suffix):  # it runs its words through a shell
-                self.fail(f"{program} runs words only known when the line runs")
-            else:
-                self.script(" ".join(w for w in suffix if w is not None), depth + 1)
+            self.run(program, list(suffix), depth)
 
     def find(self, words: list[Word], depth: int) -> None:
         """``find ... -exec CMD ... ;`` (and ``-execdir``, ``-ok``, ``-okdir``)."""
@@ -402,6 +449,261 @@ class _Reader:
                 k = end
             k += 1
 
+
+# ---------------------------------------------------------------- wrappers
+
+@dataclass(frozen=True, slots=True)
+class _Grammar:
+    """A wrapper's own words before the command it runs: its options (short letters and
+    long names, each with or without a value), how many operands it takes after them
+    (``timeout DURATION``), whether ``NAME=VALUE`` words may come next (``env``), and the
+    options after which it runs no command whose end it waits for (``command -v``,
+    ``sudo -l``, ``setsid -f``)."""
+
+    flags: frozenset[str]
+    valued: frozenset[str]
+    stops: frozenset[str]
+    operands: int = 0
+    assigns: bool = False
+    #: short letters whose value, if any, is joined to them (``xargs -l5``, ``nsenter -m``)
+    optional: frozenset[str] = frozenset()
+    #: any ``--long`` word is an option with its value joined (firejail)
+    any_long: bool = False
+    #: ``-5`` is an option (nice's adjustment)
+    numeric: bool = False
+
+
+def _grammar(spec: str, operands: int = 0, assigns: bool = False) -> _Grammar:
+    """A grammar from its words: ``-x`` a flag, ``-x:`` an option with a value, ``-x?``
+    one whose value is joined if it has one, ``-x!`` an option that runs nothing to wait
+    for, ``--*`` any long option, ``-#`` a numeric option."""
+    flags: set[str] = set()
+    valued: set[str] = set()
+    stops: set[str] = set()
+    optional: set[str] = set()
+    for word in spec.split():
+        name, mark = (word[:-1], word[-1]) if word[-1] in ":?!" else (word, "")
+        {":": valued, "?": optional, "!": stops, "": flags}[mark].add(name)
+    return _Grammar(frozenset(flags - {"--*", "-#"}), frozenset(valued), frozenset(stops),
+                    operands, assigns, frozenset(o[1] for o in optional),
+                    "--*" in flags, "-#" in flags)
+
+
+_SUDO = ("-A -b -E -H -i -K -k -n -P -S -s -B -N --askpass --background --preserve-env "
+         "--set-home --login --remove-timestamp --reset-timestamp --non-interactive "
+         "--preserve-groups --stdin --shell --bell --no-update -u: -g: -C: -D: -p: -r: -t: "
+         "-T: -U: -R: --user: --group: --close-from: --chdir: --prompt: --role: --type: "
+         "--command-timeout: --other-user: --chroot: --host: -l! -e! -v! -V! --list! "
+         "--edit! --validate! --version! --help!")
+_UV_RUN = ("--all-extras --no-dev --dev --only-dev --all-groups --no-default-groups --frozen "
+           "--locked --no-sync --isolated --active --no-active --no-project --no-editable "
+           "--exact --inexact --all-packages --no-cache -n --offline -q -v --quiet --verbose "
+           "--native-tls --no-config --no-env-file --no-progress --preview --upgrade -U "
+           "--reinstall --refresh --compile-bytecode --no-build --no-binary "
+           "--no-build-isolation --managed-python --no-managed-python --no-python-downloads "
+           "--with: --with-editable: --with-requirements: --extra: --group: --only-group: "
+           "--no-group: --package: --python: -p: --directory: --project: --env-file: "
+           "--index: --default-index: --index-url: -i: --extra-index-url: --find-links: "
+           "-f: --index-strategy: --keyring-provider: --resolution: --prerelease: "
+           "--exclude-newer: --link-mode: --config-setting: -C: --cache-dir: --color: "
+           "--config-file: --allow-insecure-host: --python-platform: --upgrade-package: -P: "
+           "--reinstall-package: --refresh-package: --no-build-package: "
+           "--no-binary-package: --script! -s! --gui-script! --help! -h!")
+_UVX = ("--isolated --offline --no-cache -n --refresh --reinstall --upgrade -U -q -v --quiet "
+        "--verbose --lfs --native-tls --no-config --no-progress --preview --managed-python "
+        "--no-managed-python --from: --with: --with-editable: --with-requirements: --python: "
+        "-p: --index: --default-index: --index-url: -i: --extra-index-url: --find-links: -f: "
+        "--constraints: -c: --overrides: --build-constraints: -b: --cache-dir: --color: "
+        "--prerelease: --resolution: --exclude-newer: --python-preference: --help! -h! "
+        "--version! -V!")
+_NPX = ("-y --yes --no -q --quiet --no-install --ignore-existing --prefer-online "
+        "--prefer-offline --bun --silent --verbose -p: --package: --node-options: --cache: "
+        "--registry: -c! --call! --help! -h!")
+_SSH = ("-4 -6 -A -a -C -G -g -K -k -M -n -q -s -T -t -V -v -X -x -Y -y -B: -b: -c: -D: "
+        "-E: -e: -F: -I: -i: -J: -L: -l: -m: -O: -o: -p: -Q: -R: -S: -W: -w: -f! -N!")
+
+#: The grammar of each wrapper whose command can be told from its words, by program (and
+#: for ``docker exec``, ``uv run``... by program and subcommand, the subcommand's words
+#: first). A wrapper not here (``watch``, ``tmux``, ``screen``, ``parallel``, ``su``,
+#: ``systemd-run``...) runs no command a selector that picks evidence counts: its command
+#: runs detached, repeated or through words it does not give as a command.
+_GRAMMARS: dict[tuple[str, ...], _Grammar] = {
+    ("time",): _grammar("-p -v -a -q --portability --verbose --append --quiet -o: -f: "
+                        "--output: --format:"),
+    ("env",): _grammar("- -i -0 -v --ignore-environment --null --debug --block-signal "
+                       "--default-signal --ignore-signal -u: -C: --unset: --chdir: -S! "
+                       "--split-string! --list-signal-handling! --help! --version!",
+                       assigns=True),
+    ("sudo",): _grammar(_SUDO, assigns=True),
+    ("doas",): _grammar("-n -s -u: -a: -C! -L!"),
+    ("nohup",): _grammar("--help! --version!"),
+    ("command",): _grammar("-p -v! -V!"),
+    ("builtin",): _grammar(""),
+    ("exec",): _grammar("-c -l -a:"),
+    ("nice",): _grammar("-# -n: --adjustment: --help! --version!"),
+    ("ionice",): _grammar("-t --ignore -c: -n: --class: --classdata: -p! -P! -u! --pid! "
+                          "--pgid! --uid!"),
+    ("chrt",): _grammar("-a -b -d -f -i -o -r -R -v --all-tasks --batch --deadline --fifo "
+                        "--idle --other --rr --reset-on-fork --verbose -T: -P: -D: "
+                        "--sched-runtime: --sched-period: --sched-deadline: -p! -m! --pid! "
+                        "--max!", operands=1),
+    ("taskset",): _grammar("-a -c --all-tasks --cpu-list -p! --pid!", operands=1),
+    ("timeout",): _grammar("-v --foreground --preserve-status --verbose -k: -s: "
+                           "--kill-after: --signal: --help! --version!", operands=1),
+    ("stdbuf",): _grammar("-i: -o: -e: --input: --output: --error:"),
+    ("setsid",): _grammar("-c -w --ctty --wait -f! --fork!"),
+    ("flock",): _grammar("-s -x -e -u -n -o -F --shared --exclusive --unlock --nonblock "
+                         "--nb --close --no-fork --verbose -w: -E: --timeout: --wait: "
+                         "--conflict-exit-code: -c! --command!", operands=1),
+    ("xargs",): _grammar("-0 -r -t -p -x -o --null --no-run-if-empty --verbose "
+                         "--interactive --exit --open-tty -e? -i? -l? -a: -d: -E: -I: -L: "
+                         "-n: -P: -s: --arg-file: --delimiter: --max-args: --max-procs: "
+                         "--max-chars: --process-slot-var: --max-lines: --replace: --eof: "
+                         "--show-limits! --help! --version!"),
+    ("unbuffer",): _grammar("-p"),
+    ("strace",): _grammar("-f -F -c -C -d -D -h -i -k -q -r -t -T -v -V -w -x -y -z -Z -n "
+                          "-Y -e: -o: -s: -u: -a: -b: -E: -I: -O: -S: -P: -X: -U: -p:"),
+    ("ltrace",): _grammar("-f -c -C -h -i -L -r -S -t -T -V -b -a: -A: -D: -e: -F: -l: -n: "
+                          "-o: -p: -s: -u: -x: -w:"),
+    ("chroot",): _grammar("--skip-chdir --userspec: --groups:", operands=1),
+    ("caffeinate",): _grammar("-d -i -m -s -u -t: -w:"),
+    ("pkexec",): _grammar("--disable-internal-agent --keep-cwd --user:"),
+    ("unshare",): _grammar("-m -u -i -n -p -U -C -T -f -r -c --fork --map-root-user "
+                           "--map-current-user --mount-proc --kill-child --mount --uts "
+                           "--ipc --net --pid --user --cgroup --time --keep-caps -S: -G: "
+                           "-R: -w: --setuid: --setgid: --root: --wd: --propagation: "
+                           "--setgroups: --map-user: --map-group: --map-users: "
+                           "--map-groups: --monotonic: --boottime:"),
+    ("nsenter",): _grammar("-F -Z -a --preserve-credentials --no-fork --all --mount --uts "
+                           "--ipc --net --pid --user --cgroup --time --root --wd -m? -u? -i? "
+                           "-n? -p? -U? -C? -T? -r? -w? -t: -S: -G: --target: --setuid: "
+                           "--setgid:"),
+    ("firejail",): _grammar("--*"),
+    ("chronic",): _grammar("-e -v"),
+    ("torsocks",): _grammar("-i -d -q --isolate --debug --quiet -u: -p: -a: -P: --user: "
+                            "--pass: --address: --port:"),
+    ("rtk",): _grammar("-v -u --verbose --ultra-compact"),
+    ("rtk", "proxy"): _grammar(""),
+    ("rtk", "test"): _grammar(""),
+    ("rtk", "err"): _grammar(""),
+    ("rtk", "summary"): _grammar(""),
+    ("docker", "exec"): _grammar("-i -t --interactive --tty --privileged -e: -u: -w: --env: "
+                                 "--env-file: --user: --workdir: --detach-keys: -d! "
+                                 "--detach!", operands=1),
+    ("podman", "exec"): _grammar("-i -t -l --interactive --tty --privileged --latest -e: "
+                                 "-u: -w: --env: --env-file: --user: --workdir: "
+                                 "--detach-keys: --preserve-fds: -d! --detach!", operands=1),
+    ("ip", "netns", "exec"): _grammar("", operands=1),
+    ("uv", "run"): _grammar(_UV_RUN),
+    ("uv", "tool", "run"): _grammar(_UVX),
+    ("uvx",): _grammar(_UVX),
+    ("poetry", "run"): _grammar("-q -v -n --quiet --verbose --no-interaction --no-plugins "
+                                "--no-cache --ansi --no-ansi -C: -P: --directory: "
+                                "--project:"),
+    ("pipx", "run"): _grammar("--no-cache --pypackages --system-site-packages -e "
+                              "--editable -q -v --quiet --verbose --spec: --python: "
+                              "--index-url: -i: --pip-args:"),
+    ("pdm", "run"): _grammar("-s --site-packages -q -v --quiet --verbose -p: --project: "
+                             "-l! --list! -j! --json!"),
+    ("hatch", "run"): _grammar(""),
+    ("npx",): _grammar(_NPX),
+    ("pnpx",): _grammar(_NPX),
+    ("bunx",): _grammar(_NPX),
+    ("direnv", "exec"): _grammar("", operands=1),
+    ("ssh",): _grammar(_SSH, operands=1),
+}
+
+
+#: The programs with a grammar (their script options stand among their own options).
+_GRAMMAR_PROGRAMS = frozenset(key[0] for key in _GRAMMARS)
+
+
+def _option_word(word: str, grammar: _Grammar) -> tuple[bool, bool] | None:
+    """How an option word stands: (whether it stops the command, whether the next word
+    is its value), or None when the grammar does not know it."""
+    if word.startswith("--"):
+        name, joined = word.split("=", 1)[0], "=" in word
+        if name in grammar.stops:
+            return True, False
+        if name in grammar.valued:
+            return False, not joined
+        known = name in grammar.flags or grammar.any_long
+        return (False, False) if known else None
+    if word in grammar.flags or (grammar.numeric and word[1:].isdigit()):
+        return False, False  # a word of its own: env's ``-``, nice's ``-5``
+    return _short_options(word, grammar)
+
+
+def _short_options(word: str, grammar: _Grammar) -> tuple[bool, bool] | None:
+    """How a cluster of short options stands (``-it``, ``-n5``, ``-sKILL``)."""
+    for at, letter in enumerate(word[1:], 1):
+        short = "-" + letter
+        if short in grammar.stops:
+            return True, False
+        if short in grammar.valued:
+            return False, at == len(word) - 1
+        if letter in grammar.optional:
+            return False, False
+        if short not in grammar.flags:
+            return None
+    return False, False
+
+
+def _assignment(word: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word, re.S) is not None
+
+
+def _grammar_of(words: Sequence[Word]) -> tuple[tuple[str, ...], int]:
+    """The key of a wrapper's grammar (its program, and the subcommand's words of
+    ``docker exec``, ``ip netns exec``, ``rtk proxy``...) and the index after them."""
+    key: tuple[str, ...] = (_base(str(words[0])),)
+    i = 1
+    for _ in range(2):
+        if i < len(words) and (*key, words[i]) in _GRAMMARS:
+            key = (*key, str(words[i]))
+            i += 1
+        elif i + 1 < len(words) and (*key, words[i], words[i + 1]) in _GRAMMARS:
+            key = (*key, str(words[i]), str(words[i + 1]))
+            i += 2
+    return key, i
+
+
+def _wrapped(words: Sequence[Word]) -> tuple[str, int] | None:
+    """Where the one command a wrapper runs starts (the grammar's key and the index of
+    its first word; the index is ``len(words)`` when it runs none), or None when its
+    words cannot tell (an option it does not know, a word known only when it runs
+    where an option may stand, a form it has no grammar for)."""
+    key, i = _grammar_of(words)
+    if key == ("kubectl",) and "exec" in words and "--" in words[words.index("exec"):]:
+        return "kubectl", words.index("--") + 1  # kubectl exec POD [options] -- COMMAND
+    grammar = _GRAMMARS.get(key)
+    if grammar is None:
+        return None
+    name = " ".join(key)
+    while i < len(words):
+        word = words[i]
+        if word is None:
+            return None  # an option, its value or the command: only running tells
+        if word == "--" or (key == ("uv", "run") and word in ("-m", "--module")):
+            i += 1  # the options end; uv run -m MODULE: python runs it
+            break
+        if (len(word) < 2 or not word.startswith("-")) and word not in grammar.flags:
+            break
+        how = _option_word(word, grammar)
+        if how is None:
+            return None
+        if how[0]:
+            return name, len(words)
+        i += 2 if how[1] else 1
+    i += grammar.operands
+    if i < len(words) and words[i] in grammar.stops:
+        return name, len(words)  # flock FILE -c SCRIPT: the script is read apart
+    while grammar.assigns and i < len(words) and words[i] is not None and _assignment(
+            str(words[i])):
+        i += 1
+    if grammar.assigns and i < len(words) and words[i] is None:
+        return None  # an assignment or the command: only running tells
+    return name, min(i, len(words))
 
 #: git's own options (before the subcommand) that take the next word as their value
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
@@ -470,7 +772,7 @@ def _git_alias(words: list[Word]) -> bool:
 def _read(line: str) -> ShellCommands:
     reader = _Reader()
     reader.script(line, 0)
-    return ShellCommands(tuple(reader.commands), reader.unknown)
+    return ShellCommands(tuple(reader.commands), reader.unknown, tuple(reader.guesses))
 
 
 #: lines up to this long are remembered (a guard matches one line against many rules)
@@ -494,7 +796,7 @@ def runs_command(line: str, match: Callable[[str], object], *, unknown: bool = T
     found = read_commands(line)
     if found.unknown is not None and unknown:
         return True
-    for words in found.commands:
+    for words in (*found.commands, *found.guesses) if unknown else found.commands:
         if None in words and unknown:
             return True
         if match(" ".join("\0" if w is None else w for w in words)):
@@ -611,4 +913,5 @@ def matches_words(line: str, pattern: Sequence[str], *, unknown: bool = True) ->
     found = read_commands(line)
     if found.unknown is not None and unknown:
         return True
-    return any(_matches(words, pattern) for words in found.commands)
+    return any(_matches(words, pattern)
+               for words in ((*found.commands, *found.guesses) if unknown else found.commands))

@@ -224,10 +224,44 @@ class TestEveryEditCommitted:
         "git add -A && git commit -m x", "git add . && git commit -m x", "git commit -am x",
         "git commit -a -m x", "git add r/ && git commit -m x",
         "git add a.py b.py && git commit -m x", "git add '*.py' && git commit -m x",
-        "git commit -m x a.py b.py", "eval \"$CMD\"; git commit -m x"])
+        "git commit -m x a.py b.py", "rtk git add -A && rtk git commit -m \"$(cat m)\"",
+        "time git add -A && git commit -m x", "sudo -u me git commit -am x",
+        "git add a.py b.py && eval \"$CMD\"; git commit -m x"])
     def test_staging_that_holds_every_file_backs_it(self, stage: str) -> None:
         only = self.verdict(edit("/w/r/a.py"), edit("/w/r/b.py"), bash(stage))
         assert only[0] is True, only
+
+    @pytest.mark.parametrize("stage", [
+        "eval \"$CMD\"; git commit -m x", "eval 'git add -A'; git commit -m x",
+        "$GIT add -A && git commit -m x",
+        "echo 'git add -A' | bash; git commit -m x", "bash stage.sh && git commit -m x",
+        "git add \"$FILES\" && git commit -m x", "git add -A \"$OPT\" && git commit -m x",
+        "git add -p && git commit -m x", "git add --interactive && git commit -m x",
+        "git add -n -A && git commit -m x", "git add -A src/ && git commit -m x",
+        "git commit --dry-run -am x", "git commit $FLAGS -m x",
+        "time echo git add -A; git commit -m x", "command -v git add -A; git commit -m x",
+        "git add -A && git reset && git commit -m x",
+        "git add -A && git restore --staged a.py && git commit -m x",
+        "git stash list && git commit -m x", "git stash show -p && git commit -m x"])
+    def test_a_staging_that_cannot_be_shown_stages_nothing(self, stage: str) -> None:
+        """A line, or a part of one, whose staging cannot be known before it runs
+        stages nothing: "all changes are committed" is backed only by what the session
+        shows staged."""
+        only = self.verdict(edit("a.py"), edit("b.py"), bash(stage))
+        assert only[0] is False, (stage, only)
+        assert "'a.py', edited at seq 1, is in no commit after that" in only[1], only
+
+    def test_a_line_the_grammar_cannot_read_stages_nothing(self) -> None:
+        only = self.verdict(edit("a.py"), bash("git add -A 'unclosed"), bash("git commit -m x"))
+        assert only == (False, "you said 'are committed', but 'a.py', edited at seq 1, is in "
+                               "no commit after that")
+
+    def test_a_code_mode_script_that_cannot_be_read_stages_nothing(self) -> None:
+        """A code-mode script whose command string does not decode stages nothing."""
+        script = ('await tools.exec_command({cmd:"git add -A && git commit -m x\\q"});\n')
+        run = {"event": "action", "action_type": "exec", "args": script, "result": "ok"}
+        only = self.verdict(edit("a.py"), run)
+        assert only[0] is False, only
 
     def test_a_staging_before_the_last_edit_holds_no_file(self) -> None:
         only = self.verdict(edit("/w/r/a.py"), bash("git add a.py"), edit("/w/r/a.py"),
@@ -810,3 +844,14 @@ def test_a_call_the_selectors_call_failed_backs_no_claim() -> None:
         traj = session(edit("app.py"), bash("pytest -q", **failed), final="tests pass")
         ((ok, message),) = judge(traj)
         assert not ok and "failed: an error is recorded" in message, message
+
+
+def test_a_run_whose_exit_status_is_not_known_backs_no_claim() -> None:
+    """A call recorded with ``exit_code: null`` (a hook that reports no exit status, as
+    Cursor's ``afterShellExecution``) is not taken to have succeeded."""
+    (only,) = judge(session(bash("pytest -q", exit_code=None), final="All tests pass."),
+                    coding_agent())
+    assert only[0] is False and "its exit status is not known" in only[1], only
+    (ran,) = judge(session(bash("pytest -q", exit_code=0), final="All tests pass."),
+                   coding_agent())
+    assert ran[0] is True, ran

@@ -304,3 +304,109 @@ class TestShellLinesOutsideTheShellTool:
         assert _run("claude-code", ran, state, str(spec)).exit == 0
         answer = _run("claude-code", _push("t2"), state, str(spec))
         assert (answer.exit, answer.stdout) == (0, "")
+
+
+def _fixture(cli: str, name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((DATA / "hooks" / cli / f"{name}.json").read_text())
+    return doc
+
+
+_SESSIONS = {"opencode": "sessionID", "cursor": "conversation_id", "copilot": "session_id",
+             "cline": "taskId"}
+
+
+def _observed_ok(cli: str, doc: dict[str, Any], state: Path) -> bool | None:
+    """Whether the one call ``doc`` reports is observed as succeeded (the ``ok`` a
+    derive rule, an obligation or a claim's backing reads)."""
+    from roadcheck.events import Event
+    from roadcheck.selectors import succeeded
+
+    assert _run(cli, doc, state).exit == 0
+    [rec] = _records(state, doc[_SESSIONS[cli]])
+    data = {k: v for k, v in rec.items() if k not in ("seq", "event", "agent")}
+    return succeeded(Event.make(1, "action", None, **data))
+
+
+class TestExitStatus:
+    """A shell call that exited non-zero is observed as failed wherever the CLI's payload
+    says so, and one whose payload gives no exit status is not observed as succeeded:
+    a failed test run derives no ``tests_passed`` and backs no "all tests pass"."""
+
+    @pytest.mark.parametrize(("trailer", "ok"), [
+        ("\n<exited with exit code 1>", False), ("\n<exited with exit code 0>", True),
+        ("", None)])
+    def test_copilot_reads_the_exit_code_its_shell_tool_writes(
+            self, tmp_path: Path, trailer: str, ok: bool | None) -> None:
+        """Copilot CLI marks a shell call that exited 1 a ``success`` and writes the exit
+        code at the end of the text it gives the model."""
+        doc = _fixture("copilot", "post")
+        doc["tool_input"] = {"command": "pytest -q"}
+        doc["tool_result"] = {"result_type": "success",
+                              "text_result_for_llm": "1 failed, 3 passed" + trailer}
+        assert _observed_ok("copilot", doc, tmp_path / "state") is (ok is True)
+
+    def test_copilot_non_shell_tool_is_read_from_its_result_type(self, tmp_path: Path) -> None:
+        doc = _fixture("copilot", "post")
+        doc["tool_name"], doc["tool_input"] = "view", {"path": "README.md"}
+        assert _observed_ok("copilot", doc, tmp_path / "state") is True
+
+    @pytest.mark.parametrize(("extra", "ok"), [
+        ({"exit": 1}, False), ({"exit": 0}, True), ({"exit": None}, False), ({}, False)])
+    def test_opencode_reads_the_exit_code_of_its_bash_tool(
+            self, tmp_path: Path, extra: dict[str, Any], ok: bool) -> None:
+        """The plugin sends the bash tool's exit code (``exit``, null when it was killed);
+        a bash call without one has no known status."""
+        doc = _fixture("opencode", "post")
+        doc.pop("exit")
+        doc.update(extra, args={"command": "pytest -q"})
+        assert _observed_ok("opencode", doc, tmp_path / "state") is ok
+
+    def test_opencode_other_tools_succeed_unless_they_report_an_error(
+            self, tmp_path: Path) -> None:
+        doc = {**_fixture("opencode", "post"), "tool": "read", "args": {"filePath": "a.py"}}
+        assert _observed_ok("opencode", doc, tmp_path / "state") is True
+
+    def test_the_opencode_plugin_sends_the_exit_code(self) -> None:
+        plugin = (ROOT / "examples" / "guard" / "opencode" / "roadcheck-guard.js").read_text()
+        assert "exit: output?.metadata?.exit" in plugin
+
+    def test_cursor_after_shell_execution_has_no_known_status(self, tmp_path: Path) -> None:
+        """Cursor's ``afterShellExecution`` gives the output and the duration, no exit
+        status: the run is not observed as succeeded."""
+        doc = {**_fixture("cursor", "post"), "command": "pytest -q", "output": "1 failed"}
+        assert _observed_ok("cursor", doc, tmp_path / "state") is False
+
+    def test_cursor_post_tool_use_is_read_from_the_event(self, tmp_path: Path) -> None:
+        doc = {**_fixture("cursor", "failure"), "hook_event_name": "postToolUse",
+               "tool_input": {"command": "pytest -q"}}
+        doc.pop("error_message")
+        assert _observed_ok("cursor", doc, tmp_path / "state") is True
+        failed = {**_fixture("cursor", "failure"), "tool_input": {"command": "pytest -q"}}
+        assert _observed_ok("cursor", failed, tmp_path / "state2") is False
+
+    @pytest.mark.parametrize(("success", "ok"), [(False, False), (True, True)])
+    def test_cline_reads_its_success_flag(self, tmp_path: Path, success: bool,
+                                          ok: bool) -> None:
+        doc = _fixture("cline", "post")
+        doc["postToolUse"] = {**doc["postToolUse"], "success": success,
+                              "parameters": {"command": "pytest -q"}}
+        assert _observed_ok("cline", doc, tmp_path / "state") is ok
+
+    def test_a_failed_run_derives_no_checkpoint(self, tmp_path: Path) -> None:
+        """End to end: a Copilot test run that exited 1 derives no ``tests_passed``, so
+        the push it guards is held; one that exited 0 lets it through."""
+        spec = tmp_path / "spec.yaml"
+        spec.write_text("derive:\n  - {checkpoint_id: tests_passed, when: {command: {words: "
+                        "[pytest]}, ok: true}}\nmandatory_checkpoints:\n  - {checkpoint_id: "
+                        "tests_passed, must_precede: {command: {words: [git, push]}}}\n")
+        for code, held in ((1, True), (0, False)):
+            state = tmp_path / f"state{code}"
+            run = _fixture("copilot", "post")
+            run["tool_input"] = {"command": "pytest -q"}
+            run["tool_result"] = {"result_type": "success", "text_result_for_llm":
+                                  f"done\n<exited with exit code {code}>"}
+            assert _run("copilot", run, state, str(spec)).exit == 0
+            push = {**_fixture("copilot", "pre_allow"), "tool_name": "bash",
+                    "tool_input": {"command": "git push origin main"}}
+            answer = _run("copilot", push, state, str(spec))
+            assert ("deny" in answer.stdout or "ask" in answer.stdout) is held, answer

@@ -50,9 +50,12 @@ export const RoadcheckGuard = async ({ directory }) => {
       await guard({ event: "tool.execute.before", sessionID: input.sessionID,
                     callID: input.callID, tool: input.tool, args: output.args ?? {} })
     },
-    "tool.execute.after": async (input) => {
+    "tool.execute.after": async (input, output) => {
+      // the bash tool's exit code (null when it was killed): without it the guard does
+      // not take the command to have succeeded
       await guard({ event: "tool.execute.after", sessionID: input.sessionID,
-                    callID: input.callID, tool: input.tool, args: input.args ?? {} })
+                    callID: input.callID, tool: input.tool, args: input.args ?? {},
+                    exit: output?.metadata?.exit })
     },
     event: async ({ event }) => {
       if (event.type === "session.idle") {

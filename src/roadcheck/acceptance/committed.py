@@ -11,9 +11,16 @@ and before or in that commit, it was staged:
 - ``git commit -a`` (``-am``, ``--all``), or ``git commit PATH`` naming it.
 
 A file put back as it was (``git checkout -- PATH``, ``git restore PATH``, ``git
-stash``) holds no change any more. A shell line that cannot be known before it runs
-(``eval``, a variable for the command) is taken to stage everything, and so is an
-interactive ``git add -p``: the check rejects only what it can show.
+stash``, ``git reset --hard``) holds no change any more; one taken out of the index
+(``git reset``, ``git restore --staged PATH``) is staged no more.
+
+Only what the session shows staged counts: a shell line that cannot be known before
+it runs (``eval``, a variable for the command, a script given to a shell, a line the
+grammar cannot read) stages only what the commands it was read to run name, and a
+staging whose paths or options are only known when it runs (``git add "$F"``), that
+stages hunks chosen by hand (``git add -p``, ``-i``), or that only shows what it
+would do (``git add -n``, ``git commit --dry-run``) stages
+nothing: a claim the check cannot show is rejected.
 
 The files an edit touches are read from the edit tools' arguments (``file_path``,
 ``path``, ``notebook_path``) and from a patch's ``*** Update File:`` lines (Codex
@@ -44,8 +51,12 @@ _COMMIT_VALUED = frozenset({"-m", "-F", "-C", "-c", "-t", "--message", "--file",
 #: Options of ``git`` itself that take a value, before the subcommand.
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 _ALL = "*all*"  # staged: every file
-#: Programs that run the rest of their words as a command, before ``git``.
-_WRAPPED = frozenset({"rtk", "sudo", "command", "time", "nohup", "exec"})
+#: Options of ``git add`` that stage every file (of its paths, when it names some).
+_ADD_ALL = frozenset({"-A", "--all", "-u", "--update", "--no-ignore-removal"})
+#: Options of ``git add`` after which what it stages is not shown by its words: hunks
+#: chosen by hand, a dry run, paths read from a file.
+_ADD_UNSHOWN = ("-p", "--patch", "-i", "--interactive", "-e", "--edit", "-n", "--dry-run",
+                "--pathspec-from-file")
 
 
 def edited_files(event: Event) -> list[str]:
@@ -82,9 +93,8 @@ def _clean(path: str) -> str:
 
 
 def _git_words(words: Sequence[str | None]) -> tuple[str, list[str | None]] | None:
-    """The subcommand of a ``git`` command and its words after it, or None."""
-    while words and isinstance(words[0], str) and words[0].rsplit("/", 1)[-1] in _WRAPPED:
-        words = words[1:]  # a program that runs the rest: rtk git commit, sudo git add
+    """The subcommand of a ``git`` command and its words after it, or None. (A wrapper's
+    command, ``rtk git commit``, ``sudo git add``, is one the shell reading gives.)"""
     if not words or not isinstance(words[0], str) or words[0].rsplit("/", 1)[-1] != "git":
         return None
     i = 1
@@ -106,19 +116,14 @@ class _Staging:
     """What one shell line stages, puts back and commits, in its order."""
 
     def __init__(self) -> None:
-        self.steps: list[tuple[str, list[str]]] = []  # ("stage"|"restore"|"commit", paths)
+        #: ("stage"|"unstage"|"restore"|"commit", paths), in the line's order
+        self.steps: list[tuple[str, list[str]]] = []
 
     def read(self, line: str) -> None:
         from roadcheck.shellcmd import read_commands
 
-        found = read_commands(line)
-        if found.unknown is not None:
-            if re.search(r"\bgit\b", line):
-                self.steps.append(("stage", [_ALL]))
-                if re.search(r"\bcommit\b", line):
-                    self.steps.append(("commit", []))
-            return
-        for words in found.commands:
+        # the commands the line was read to run: what cannot be read stages nothing
+        for words in read_commands(line).commands:
             git = _git_words(words)
             if git is not None:
                 self._git(*git)
@@ -127,27 +132,64 @@ class _Staging:
         if sub in ("add", "rm", "stage"):
             self.steps.append(("stage", _add_paths(rest)))
         elif sub == "commit":
+            if "--dry-run" in rest:
+                return  # it shows what it would commit
             paths, every = _commit_paths(rest)
             if every or paths:
                 self.steps.append(("stage", [_ALL] if every else paths))
             self.steps.append(("commit", []))
         elif sub == "stash":
-            self.steps.append(("restore", [_ALL]))
+            self._stash(rest)
+        elif sub == "reset":
+            self._reset(rest)
         elif sub == "restore" or (sub == "checkout" and "--" in rest):
             after = rest[rest.index("--") + 1:] if "--" in rest else rest
-            self.steps.append(("restore", _add_paths(after)))
+            staged = any(w in ("--staged", "-S") for w in rest)
+            worktree = any(w in ("--worktree", "-W") for w in rest)
+            # git restore --staged PATH takes PATH out of the index and leaves its change
+            self.steps.append(("unstage" if staged and not worktree else "restore",
+                               _add_paths(after)))
 
+    def _stash(self, rest: list[str | None]) -> None:
+        """``git stash`` (``push``, ``save``) puts the changes away; ``list``, ``show``,
+        ``pop`` and the rest put nothing away."""
+        if rest and rest[0] not in ("push", "save") and not str(rest[0]).startswith("-"):
+            return
+        words = rest[1:] if rest and rest[0] in ("push", "save") else rest
+        if any(w is None or w in ("-p", "--patch", "-S", "--staged") for w in words):
+            return  # hunks chosen by hand, or words only known when it runs
+        paths = [_clean(w) for w in words[words.index("--") + 1:] if w] if "--" in words else []
+        self.steps.append(("restore", paths or [_ALL]))
+
+    def _reset(self, rest: list[str | None]) -> None:
+        """``git reset`` takes files out of the index (every file: its words may name a
+        commit or paths, and taking out more only asks for more); ``--hard`` puts every
+        change back; ``--soft`` leaves the index as it is."""
+        if "--soft" in rest:
+            return
+        self.steps.append(("restore" if "--hard" in rest else "unstage", [_ALL]))
 
 def _add_paths(rest: list[str | None]) -> list[str]:
+    """The paths ``git add`` (``git rm``, ``git restore``) stages, :data:`_ALL` for every
+    file; none when its words do not show them (a word known only when it runs, which
+    may be any option or path, or an option of :data:`_ADD_UNSHOWN`)."""
     paths: list[str] = []
+    every = literal = False
     for word in rest:
-        if word is None or word in ("-A", "--all", "-u", "--update", "--no-ignore-removal",
-                                    "-p", "--patch", "-i", "--interactive", ".", ":/", "*"):
-            return [_ALL]
-        if word.startswith("-"):
-            continue
-        paths.append(_clean(word))
-    return paths
+        if word is None or (not literal and word.split("=", 1)[0] in _ADD_UNSHOWN):
+            return []
+        if not literal and word == "--":
+            literal = True
+        elif not literal and word in _ADD_ALL:
+            every = True
+        elif not literal and word.startswith("-"):
+            if not word.startswith("--") and any(c in word for c in "pien"):
+                return []  # a cluster holding -p, -i, -e or -n
+        elif word in (".", ":/", "*"):
+            paths.append(_ALL)
+        else:
+            paths.append(_clean(word))
+    return paths or ([_ALL] if every else [])
 
 
 def _commit_paths(rest: list[str | None]) -> tuple[list[str], bool]:
@@ -158,7 +200,7 @@ def _commit_paths(rest: list[str | None]) -> tuple[list[str], bool]:
         if skip:
             skip = False
         elif word is None:
-            continue  # a message, most likely: only known when the line runs
+            continue  # a message, most likely: at most a path, never ``-a``
         elif literal or not word.startswith("-"):
             paths.append(_clean(word))
         elif word == "--":
@@ -197,7 +239,7 @@ def _command_of(event: Event) -> str | None:
         try:
             lines.append(str(json.loads(found.group(1))))
         except ValueError:
-            return "eval unknown"  # a script line it cannot read: taken to stage everything
+            return "eval unknown"  # a script line it cannot read: it stages nothing
     return "\n".join(lines) or None
 
 
@@ -242,6 +284,8 @@ def uncommitted(events: Iterable[Event], is_edit: Callable[[Event], bool],
                 for file in hit:
                     dirty.pop(file, None)
                     staged.discard(file)
+            elif step == "unstage":
+                staged.difference_update(hit)
             else:
                 staged.update(hit)
     return [(file, seq) for file, seq in sorted(dirty.items(), key=lambda kv: kv[1])

@@ -410,6 +410,8 @@ def _failure(event: Event) -> str | None:
     if isinstance(code, int) and not isinstance(code, bool) and code != 0:
         return f"exit {code}"
     error = event.get("error")
+    if code is None and "exit_code" in event.data and error is None:
+        return "its exit status is not known"  # a hook that reports none (Cursor's shell)
     if not isinstance(error, str):
         result = event.get("result")
         error = result.get("error") if isinstance(result, dict) else None

@@ -8,7 +8,9 @@ whose message says how a person approves the call.
 
 * ``UserPromptSubmit``: ``userPromptSubmit.prompt`` is a user ``message``;
 * ``PreToolUse``: the call is checked; what the guard does not allow is cancelled;
-* ``PostToolUse``: the call ran (``success`` false: it failed) and is observed;
+* ``PostToolUse``: the call ran (``success`` false: it failed) and is observed; its
+  status is Cline's ``success`` alone, which is all the payload says of it (no exit
+  code: ``result`` is the text the model reads);
 * ``TaskComplete``: the assistant handed the task back, an assistant ``message``.
 
 An error is answered as a cancel on standard output, exit 0.

@@ -10,7 +10,11 @@ names no event, and is refused.
   allowed call gets no decision (``allow`` with ``--grant``); an ``ask`` the person
   approves is recorded when the call's ``PostToolUse`` comes, bound to its tool and
   arguments (Copilot gives no call id);
-* ``PostToolUse`` / ``PostToolUseFailure``: the call ran (or failed) and is observed;
+* ``PostToolUse`` / ``PostToolUseFailure``: the call ran (or failed) and is observed; a
+  shell call (``bash``, ``powershell``) is read from the ``<exited with exit code N>``
+  line that ends its ``text_result_for_llm`` (Copilot gives a command that exited 1 the
+  ``result_type`` ``success``): non-zero is a failure, and without the line its exit
+  status is not known (``exit_code: null``), so it is not taken to have succeeded;
 * ``Stop`` / ``SubagentStop``: an assistant ``message``; ``decision: block`` while an
   obligation is open.
 
@@ -21,6 +25,8 @@ there goes through ``roadcheck guard``'s MCP proxy instead.
 """
 
 from __future__ import annotations
+
+import re
 
 from roadcheck.guard.adapters._common import claude_shape
 from roadcheck.guard.hooks import (
@@ -39,6 +45,8 @@ KINDS: dict[str, Kind] = {"UserPromptSubmit": "prompt", "PreToolUse": "pre",
 OTHERS = frozenset({"SessionStart", "SessionEnd", "SubagentStart", "ErrorOccurred",
                     "PreCompact", "Notification", "PermissionRequest"})
 SHELL_TOOLS = ("bash", "powershell")
+#: The line Copilot CLI's shell tools end their output with.
+_EXITED = re.compile(r"<exited with exit code (-?\d+)>\s*\Z")
 
 
 def parse(data: bytes) -> HookRequest:
@@ -49,14 +57,33 @@ def parse(data: bytes) -> HookRequest:
     if request.kind == "post":
         result = doc.get("tool_result")
         kind = result.get("result_type") if isinstance(result, dict) else None
+        text = result.get("text_result_for_llm") if isinstance(result, dict) else None
         if kind in ("failure", "error"):
-            text = result.get("text_result_for_llm") if isinstance(result, dict) else None
             return HookRequest("failed", request.event, request.session, request.call,
                                text if isinstance(text, str) and text else "the call failed",
                                agent=request.agent)
         if kind == "denied":  # it did not run
             return HookRequest("ignore", request.event, request.session)
+        if request.call is not None and "command" in request.call:
+            return _shell_status(request, text)
     return request
+
+
+def _shell_status(request: HookRequest, text: object) -> HookRequest:
+    """A shell call as its exit code says: Copilot CLI marks a command that exited
+    non-zero a ``success`` and writes ``<exited with exit code N>`` at the end of the
+    text it gives the model. Without that line (a command left running, a text cut
+    short) the exit status is not known, and the call is not taken to have succeeded."""
+    call = dict(request.call or {})
+    found = _EXITED.search(text) if isinstance(text, str) else None
+    if found is None:
+        call["exit_code"] = None
+    elif int(found.group(1)) != 0:
+        return HookRequest("failed", request.event, request.session, call, found.group(0),
+                           agent=request.agent)
+    else:
+        call["exit_code"] = 0
+    return HookRequest("post", request.event, request.session, call, agent=request.agent)
 
 
 def answer(request: HookRequest, outcome: Outcome, grant: bool) -> HookAnswer:

@@ -8,7 +8,11 @@ documentation (cursor.com/docs/agent/hooks) defines them.
   ``permission`` ``allow``, ``ask`` or ``deny`` with ``user_message`` and
   ``agent_message``; an allowed call is ``allow`` only with ``--grant``, else ``{}``;
 * ``postToolUse``, ``postToolUseFailure``, ``afterShellExecution``,
-  ``afterMCPExecution``: the call ran (or failed) and is observed;
+  ``afterMCPExecution``: the call ran (or failed) and is observed; ``postToolUse`` is
+  a success and ``postToolUseFailure`` a failure, as Claude Code's events are, while
+  ``afterShellExecution`` carries no exit status (its ``command``, ``output`` and
+  ``duration`` only), so the command it reports is observed with ``exit_code: null``
+  and not taken to have succeeded;
 * ``beforeReadFile`` (``file_path``: the tool ``Read``) is checked as a call, and
   ``afterFileEdit`` (the tool ``Edit``) observed as one;
 * ``afterAgentResponse`` (``text``) and ``stop``: the assistant spoke / handed the turn
@@ -52,8 +56,11 @@ AGENT = "cursor"
 def _call(name: str, doc: dict[str, Any]) -> dict[str, Any]:
     if name in ("beforeShellExecution", "afterShellExecution"):
         command = field_of(doc, "command", str, "a non-empty string")
-        return make_call("Shell", {"command": command}, None, shell_tools=SHELL_TOOLS,
+        call = make_call("Shell", {"command": command}, None, shell_tools=SHELL_TOOLS,
                          agent=AGENT)
+        if name == "afterShellExecution":
+            call["exit_code"] = None  # Cursor gives the output and the time, no exit status
+        return call
     if name == "beforeReadFile":
         path = field_of(doc, "file_path", str, "a non-empty string")
         return make_call("Read", {"file_path": path}, None, agent=AGENT)

@@ -3,14 +3,18 @@
 OpenCode's hooks are plugin functions, not commands: the plugin runs
 ``roadcheck guard opencode`` for each of them, with one JSON object on standard input
 named after OpenCode's own hook input (``event``, ``sessionID``, ``callID``, ``tool``,
-``args``, ``error``, ``text``), and reads one JSON answer, ``{"decision": "allow"}`` or
+``args``, ``error``, ``text``, and ``exit``: the exit code the bash tool gives in its
+output's ``metadata``), and reads one JSON answer, ``{"decision": "allow"}`` or
 ``{"decision": "deny", "reason": ...}``. The plugin throws (which stops the call, and
 OpenCode shows the reason) on anything but an ``allow`` with exit code 0.
 
 * ``chat.message``: the user's message (``text``) is a user ``message``;
 * ``tool.execute.before``: the call is checked; an ``ask`` is a ``deny`` whose reason
   says how a person approves the call (a plugin cannot ask);
-* ``tool.execute.after``: the call ran (``error`` set: it failed) and is observed;
+* ``tool.execute.after``: the call ran (``error`` set: it failed) and is observed; a
+  bash call whose ``exit`` is not 0 failed, and one without an exit code (null: the
+  command was killed or timed out; absent: an older plugin) has no known status
+  (``exit_code: null``), so it is not taken to have succeeded;
 * ``session.idle``: the assistant handed the turn back, an assistant ``message``.
 """
 
@@ -58,6 +62,13 @@ def parse(data: bytes) -> HookRequest:
     error = optional_text(doc, "error")
     if kind == "post" and error:
         return HookRequest("failed", name, session, call=call, text=error, agent=AGENT)
+    if kind == "post" and "command" in call:
+        code = doc.get("exit")
+        if type(code) is int and code != 0:
+            return HookRequest("failed", name, session, call=call, text=f"exit code {code}",
+                               agent=AGENT)
+        # the bash tool's exit code; null (killed, timed out) or absent: not known
+        call["exit_code"] = code if type(code) is int else None
     return HookRequest(kind, name, session, call=call, agent=AGENT)
 
 
