@@ -395,7 +395,8 @@ class Replayer:
         events_seen = others = irreversible = handoffs = checkpoints = 0
         try:
             for events_seen, event in enumerate(events, 1):  # noqa: B007 (counted too)
-                _, kind, agent, _, data, _ = event
+                # (by index: an Event is no exact tuple, which unpacking has no fast way for)
+                kind, agent, data = event[1], event[2], event[4]
                 # (None too: it is taken out when the verdict is made; setting a key held
                 # keeps its place, and is cheaper than asking first)
                 agents[agent] = None
@@ -618,7 +619,7 @@ class Replayer:
                                 **_evidence_fields(ev)), "warn"))
 
     def _handoff(self, event: Event) -> None:
-        seq, _, _, _, data, line = event
+        seq, data, line = event[0], event[4], event[5]
         src = data["from_agent"]
         dst = data["to_agent"]
         payload: Mapping[str, Any] = data["payload"]
