@@ -640,13 +640,14 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 def _iso(nanos: int) -> str:
     """UTC with microseconds, as ``datetime`` prints it; the date and the minute are
-    looked up (the events of a trace share a few minutes)."""
+    looked up (the events of a trace share a few minutes). ``%`` formats the digits: an
+    f-string's format specs cost several times as much."""
     secs, rest = divmod(nanos, 1_000_000_000)
     minutes, second = divmod(secs, 60)
     head = _MINUTES.get(minutes)
     if head is None:
         head = _minute(minutes)
-    return f"{head}{second:02d}.{rest // 1000:06d}Z"
+    return "%s%02d.%06dZ" % (head, second, rest // 1000)  # noqa: UP031
 
 
 def _minute(minutes: int) -> str:
