@@ -289,19 +289,22 @@ def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> boo
     return True
 
 
-#: The digits of an id as the OTLP/JSON spec writes it, and as the reader keeps it.
-_HEX = "0123456789abcdef"
-
-
 def _ids_as_kept(spans: list[Span]) -> bool:
     """True when every id of ``spans`` is already what :func:`_hex_id` makes of it:
     lower-case hex digits, 32 for a trace and 16 for a span (each distinct id looked at
-    once). Any other spelling (upper case, ``0x``, base64) or a malformed id is the walk's."""
+    once). Any other spelling (upper case, ``0x``, base64) or a malformed id is the walk's:
+    the ids joined are lower-case hex exactly when the hex of the bytes they spell gives
+    them back."""
     traces = {s.trace_id for s in spans}
     ids = {s.span_id for s in spans}
     ids.update([s.parent for s in spans if s.parent is not None])
-    return (set(map(len, traces)) <= {32} and set(map(len, ids)) <= {16}
-            and not "".join(traces).strip(_HEX) and not "".join(ids).strip(_HEX))
+    if not (set(map(len, traces)) <= {32} and set(map(len, ids)) <= {16}):
+        return False
+    digits = "".join(traces) + "".join(ids)
+    try:
+        return bytes.fromhex(digits).hex() == digits
+    except ValueError:
+        return False
 
 
 def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
