@@ -154,10 +154,10 @@ _Code = Literal[0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERR
 
 #: An OTLP ``AnyValue``: an object of one kind (more is refused: OTLP defines a oneof), of a
 #: type the kind may hold. :func:`_any_value`, the walk's, checks the kind and its type; the
-#: structs only let through what it reads as it stands (a nested ``arrayValue`` or
-#: ``kvlistValue`` is the walk's, see :func:`_typed_attrs`).
-_AnyValue = Annotated[dict[str, str | bool | _Int | float | dict[str, Any] | None],
-                      msgspec.Meta(max_length=1)]
+#: structs only let through what it reads as it stands: no object, so a line with an
+#: ``arrayValue`` or a ``kvlistValue`` (values nested in values) is the walk's, and the
+#: structs nest a dozen levels at most (see :func:`_canonical`).
+_AnyValue = Annotated[dict[str, str | bool | _Int | float | None], msgspec.Meta(max_length=1)]
 
 
 class _KeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True, omit_defaults=True):
@@ -165,10 +165,21 @@ class _KeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True, omit_defau
     value: _AnyValue = {}
 
 
+class _CheckedKeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True,
+                       omit_defaults=True):
+    """An attribute of a resource, a scope or a link: only checked, and written back. Its
+    value may nest values; a line where one does is checked as any other line is
+    (:func:`_canonical`)."""
+
+    key: str
+    value: Annotated[dict[str, str | bool | _Int | float | dict[str, Any] | None],
+                     msgspec.Meta(max_length=1)] = {}
+
+
 class _Attributed(msgspec.Struct, gc=False):
     """A resource: only checked, and written back."""
 
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    attributes: list[_CheckedKeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: int | UnsetType = UNSET
 
 
@@ -177,7 +188,7 @@ class _Scope(msgspec.Struct, gc=False):
 
     name: str | UnsetType = UNSET
     version: str | UnsetType = UNSET
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    attributes: list[_CheckedKeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: int | UnsetType = UNSET
 
 
@@ -199,7 +210,7 @@ class _Link(msgspec.Struct, gc=False):
     traceId: str | UnsetType = UNSET
     spanId: str | UnsetType = UNSET
     traceState: str | UnsetType = UNSET
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    attributes: list[_CheckedKeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: int | UnsetType = UNSET
     flags: int | UnsetType = UNSET
 
@@ -258,15 +269,35 @@ def _typed_document(raw: bytes) -> _Document | None:
 def _canonical(raw: bytes, doc: _Document) -> bool:
     """True when ``raw`` is byte for byte what msgspec writes for ``doc``, the line as it
     decoded: then no key was given twice (the structs keep one), none was left out of
-    the structs, and the line is plain JSON orjson reads too. An attribute value nests
-    only in an ``arrayValue`` or a ``kvlistValue`` (an object under any other key is
-    refused, see :func:`_any_value`); without them the structs nest a dozen levels at
-    most, far inside the limit every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`).
-    As msgspec writes a line (no space, a quote inside a string escaped), ``Value":{`` is
-    where such a kind opens its object. A line written so, as compact OTLP/JSON exporters
-    write it, needs no other check; any other line gets the repeated-key check every
-    reader makes."""
-    return b'Value":{' not in raw and _encode(doc) == raw
+    the structs, and the line is plain JSON orjson reads too. The structs take no value
+    that nests values (:data:`_AnyValue`), so they nest a dozen levels at most, far inside
+    the limit every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`). A line written
+    so, as compact OTLP/JSON exporters write it, needs no other check; any other line gets
+    the repeated-key check every reader makes, as does a line where an attribute of a
+    resource, a scope or a link nests values (:func:`_nests`)."""
+    return _encode(doc) == raw and not _nests(doc)
+
+
+def _nests(doc: _Document) -> bool:
+    """True when an attribute of a resource, a scope or a link of ``doc`` nests values (an
+    ``arrayValue`` or a ``kvlistValue``): only these structs take such a value."""
+    for rs in doc.resourceSpans:
+        if rs.resource and _nested(rs.resource.attributes):
+            return True
+        for ss in [*(rs.scopeSpans or ()), *(rs.instrumentationLibrarySpans or ())]:
+            for scope in (ss.scope, ss.instrumentationLibrary):
+                if scope and _nested(scope.attributes):
+                    return True
+            for span in ss.spans or ():
+                if span.links and any(_nested(link.attributes) for link in span.links):
+                    return True
+    return False
+
+
+def _nested(items: list[_CheckedKeyValue] | UnsetType | None) -> bool:
+    """True when a value of the attributes ``items`` is an object."""
+    return isinstance(items, list) and any(
+        v.__class__ is dict for kv in items for v in kv.value.values())
 
 
 def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> bool:
@@ -354,8 +385,8 @@ def _typed_value(v: dict[str, Any]) -> Any:
     """An ``AnyValue`` of the structs other than a string, as :func:`_any_value` reads it
     (an ``intValue`` in a string, the next most common, inline; ``int`` is what the walk
     reads it with). Raises ``ValueError`` for a value the walk is to read and name: an
-    ``intValue`` that is not an integer, a value that nests values (msgspec reads the
-    numbers inside as its own, orjson as the walk's)."""
+    ``intValue`` that is not an integer, an ``arrayValue`` or ``kvlistValue`` that is
+    null (the structs take no other)."""
     number = v.get("intValue")
     if number.__class__ is str:
         return int(number)
