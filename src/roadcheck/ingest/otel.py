@@ -282,11 +282,14 @@ def _nests(doc: _Document) -> bool:
     """True when an attribute of a resource, a scope or a link of ``doc`` nests values (an
     ``arrayValue`` or a ``kvlistValue``): only these structs take such a value."""
     for rs in doc.resourceSpans:
-        if rs.resource and _nested(rs.resource.attributes):
+        resource, scopes = rs.resource, rs.scopeSpans
+        if resource and resource.attributes and _nested(resource.attributes):
             return True
-        for ss in [*(rs.scopeSpans or ()), *(rs.instrumentationLibrarySpans or ())]:
+        if rs.instrumentationLibrarySpans:
+            scopes = [*(scopes or ()), *rs.instrumentationLibrarySpans]
+        for ss in scopes or ():
             for scope in (ss.scope, ss.instrumentationLibrary):
-                if scope and _nested(scope.attributes):
+                if scope and scope.attributes and _nested(scope.attributes):
                     return True
             for span in ss.spans or ():
                 if span.links and any(_nested(link.attributes) for link in span.links):
@@ -296,8 +299,12 @@ def _nests(doc: _Document) -> bool:
 
 def _nested(items: list[_CheckedKeyValue] | UnsetType | None) -> bool:
     """True when a value of the attributes ``items`` is an object."""
-    return isinstance(items, list) and any(
-        v.__class__ is dict for kv in items for v in kv.value.values())
+    if isinstance(items, list):
+        for kv in items:
+            for v in kv.value.values():
+                if v.__class__ is dict:
+                    return True
+    return False
 
 
 def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> bool:
