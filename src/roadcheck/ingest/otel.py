@@ -1079,10 +1079,17 @@ class _Mapping:
         kind = span.kind
         if kind == "tool":
             agent = self.agent_of(span)
-            self.staged.append((span.start, span.index * 1000, "action", agent,
-                                _tool_call(span, self.text, agent), span.line))
+            try:  # what _tool_call does, inline: a call less a tool call
+                fields = _tool_fields(span, self.text, agent)
+            except EmbeddedDuplicate as exc:
+                raise _Bad(f"{span.label()}: {exc}", span.line) from None
+            self.staged.append((span.start, span.index * 1000, "action", agent, fields,
+                                span.line))
         elif kind is None:
-            if _looks_like_a_call(span):
+            name = span.name
+            # what _looks_like_a_call says, inline: a call less a span of no kind
+            if name == "execute_tool" or name.startswith("execute_tool ") or not \
+                    span.attrs.keys().isdisjoint(_TOOL_ATTRS):
                 # skipping it would drop the call (a misspelt or missing operation name)
                 raise _Bad(f"{span.label()}: records a tool call but its "
                            f"'gen_ai.operation.name' is {_short(_op(span))}, not "
