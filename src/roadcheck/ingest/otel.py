@@ -364,12 +364,15 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
         end = None
     if not 0 <= start <= _MAX_NANOS:
         raise _Bad("out of range")
+    attrs: dict[str, Any] = {}
     items, events = raw.attributes, raw.events
+    if items:  # as _typed_attrs reads them, inline: a call less a span
+        for kv in items:
+            text = kv.value.get("stringValue")
+            attrs[kv.key] = text if text.__class__ is str else _typed_value(kv.value)
     return Span(raw.traceId, raw.spanId, raw.parentSpanId or None, raw.name or "", start, end,
-                # the attributes as _typed_attrs reads them, inline: a call less a span
-                {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
-                 else _typed_value(kv.value) for kv in items} if items else {},
-                code, error, [_typed_event(ev) for ev in events] if events else [], index, line)
+                attrs, code, error, [_typed_event(ev) for ev in events] if events else [],
+                index, line)
 
 
 def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
@@ -382,10 +385,12 @@ def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
 def _typed_attrs(items: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
     """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline).
     Raises :class:`_Bad`, or ``ValueError`` for a nested value (the walk reads it)."""
-    if not items:
-        return {}
-    return {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
-            else _typed_value(kv.value) for kv in items}
+    attrs: dict[str, Any] = {}
+    if items:
+        for kv in items:  # a loop, not a comprehension: no frame of its own
+            text = kv.value.get("stringValue")
+            attrs[kv.key] = text if text.__class__ is str else _typed_value(kv.value)
+    return attrs
 
 
 def _typed_value(v: dict[str, Any]) -> Any:
@@ -1015,7 +1020,10 @@ class _Mapping:
     def __init__(self, spans: list[Span], text: bool) -> None:
         self.spans = spans
         self.text = text
-        self.by_id = {s.span_id: s for s in spans}
+        self.by_id: dict[str, Span] = {}
+        by_id = self.by_id
+        for s in spans:  # a loop, not a comprehension: no frame of its own
+            by_id[s.span_id] = s
         self.limit = len(spans)
         self.staged: list[_Staged] = []
         self.handed: set[tuple[str, str]] = set()
@@ -1023,7 +1031,6 @@ class _Mapping:
         self.end = 0
         self.root_agent: str | None = None
         self.roots_ok = True
-        by_id = self.by_id
         for s in spans:
             a = s.attrs
             if _OI_KIND in a or _TL_KIND in a:
@@ -1323,7 +1330,13 @@ class _Lines:
         self.lines.append((n, start, end, self.total))
         self.total += len(spans)
         traces = self.traces
-        ids = dict.fromkeys([span.trace_id for span in spans])
+        ids: dict[str, None] = {}
+        named: list[tuple[str, str]] = []
+        for span in spans:  # the traces in order of their first span, and what they name
+            ids[span.trace_id] = None
+            conversation = span.attrs.get(_CONVERSATION)
+            if conversation.__class__ is str and conversation:
+                named.append((span.trace_id, conversation))
         for trace_id in ids:
             trace = traces.get(trace_id)
             if trace is None:
@@ -1331,10 +1344,8 @@ class _Lines:
             elif trace_id in self.mapped:  # more of a trace mapped already: mapped again
                 del self.mapped[trace_id]
             trace.lines.append(k)
-        for span in spans:
-            conversation = span.attrs.get(_CONVERSATION)
-            if conversation.__class__ is str and conversation:
-                traces[span.trace_id].conversations.add(conversation)
+        for trace_id, conversation in named:
+            traces[trace_id].conversations.add(conversation)
         if len(ids) == 1:
             (trace_id,) = ids
             if len(traces[trace_id].lines) == 1:
