@@ -522,3 +522,54 @@ def test_a_field_of_the_wrong_type_is_refused(tmp_path: Path, name: str,
     (failure,) = entries(TestMisshapenFields.write(tmp_path, doc, indent), "otel")
     assert isinstance(failure, ReadFailure), failure
     assert failure.error.line == 1 and words in failure.error.message, failure.error.message
+
+
+def _nested_value_line(where: str, value: str) -> str:
+    """A compact line of one tool span whose resource, scope, link or own attribute ``k``
+    holds ``value`` (JSON text)."""
+    span = otlp_span(1, None, "execute_tool lookup",
+                     {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"})
+    attr = [{"key": "k", "value": {"stringValue": "@"}}]
+    doc: dict[str, Any] = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    if where == "resource":
+        doc["resourceSpans"][0]["resource"] = {"attributes": attr}
+    elif where == "scope":
+        doc["resourceSpans"][0]["scopeSpans"][0]["scope"] = {"name": "s", "attributes": attr}
+    elif where == "link":
+        span["links"] = [{"traceId": TRACE, "spanId": f"{2:016x}", "attributes": attr}]
+    else:
+        span["attributes"] += attr
+    return json.dumps(doc, separators=(",", ":")).replace('{"stringValue":"@"}', value)
+
+
+@pytest.mark.parametrize("where", ["resource", "scope", "link", "span"])
+def test_a_repeated_key_inside_a_nested_attribute_value_is_refused(tmp_path: Path,
+                                                                   where: str) -> None:
+    """A key given twice inside a ``kvlistValue`` is refused wherever the attribute sits,
+    the line written compact as exporters write it."""
+    path = tmp_path / "dup.jsonl"
+    path.write_text(_nested_value_line(
+        where, '{"kvlistValue":{"values":[{"key":"a","value":{"stringValue":"1"}}],'
+               '"values":[]}}') + "\n")
+    (failure,) = entries(path, "otel")
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 1
+    assert failure.error.message.startswith("duplicate key 'values' in one object")
+
+
+@pytest.mark.parametrize("where", ["resource", "scope", "link", "span"])
+def test_a_nested_attribute_value_past_the_depth_limit_is_refused(tmp_path: Path,
+                                                                  where: str) -> None:
+    """An ``arrayValue`` nested past the limit every reader keeps is refused wherever the
+    attribute sits, and a shallow one is read."""
+    deep = '{"arrayValue":{"values":[' * 130 + '{"stringValue":"x"}' + "]}}" * 130
+    path = tmp_path / "deep.jsonl"
+    path.write_text(_nested_value_line(where, deep) + "\n")
+    (failure,) = entries(path, "otel")
+    assert isinstance(failure, ReadFailure)
+    assert failure.error.line == 1 and "nested more than 250 levels deep" in \
+        failure.error.message
+    path.write_text(_nested_value_line(
+        where, '{"arrayValue":{"values":[{"stringValue":"x"},{"intValue":"3"}]}}') + "\n")
+    traj = one(path)
+    assert [e.data["action_type"] for e in traj.events if e.kind == "action"] == ["lookup"]

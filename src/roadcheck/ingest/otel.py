@@ -154,10 +154,10 @@ _Code = Literal[0, 1, 2, "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERR
 
 #: An OTLP ``AnyValue``: an object of one kind (more is refused: OTLP defines a oneof), of a
 #: type the kind may hold. :func:`_any_value`, the walk's, checks the kind and its type; the
-#: structs only let through what it reads as it stands (a nested ``arrayValue`` or
-#: ``kvlistValue`` is the walk's, see :func:`_typed_attrs`).
-_AnyValue = Annotated[dict[str, str | bool | _Int | float | dict[str, Any] | None],
-                      msgspec.Meta(max_length=1)]
+#: structs only let through what it reads as it stands: no object, so a line with an
+#: ``arrayValue`` or a ``kvlistValue`` (values nested in values) is the walk's, and the
+#: structs nest a dozen levels at most (see :func:`_canonical`).
+_AnyValue = Annotated[dict[str, str | bool | _Int | float | None], msgspec.Meta(max_length=1)]
 
 
 class _KeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True, omit_defaults=True):
@@ -165,10 +165,21 @@ class _KeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True, omit_defau
     value: _AnyValue = {}
 
 
+class _CheckedKeyValue(msgspec.Struct, gc=False, forbid_unknown_fields=True,
+                       omit_defaults=True):
+    """An attribute of a resource, a scope or a link: only checked, and written back. Its
+    value may nest values; a line where one does is checked as any other line is
+    (:func:`_canonical`)."""
+
+    key: str
+    value: Annotated[dict[str, str | bool | _Int | float | dict[str, Any] | None],
+                     msgspec.Meta(max_length=1)] = {}
+
+
 class _Attributed(msgspec.Struct, gc=False):
     """A resource: only checked, and written back."""
 
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    attributes: list[_CheckedKeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: int | UnsetType = UNSET
 
 
@@ -177,7 +188,7 @@ class _Scope(msgspec.Struct, gc=False):
 
     name: str | UnsetType = UNSET
     version: str | UnsetType = UNSET
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    attributes: list[_CheckedKeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: int | UnsetType = UNSET
 
 
@@ -199,7 +210,7 @@ class _Link(msgspec.Struct, gc=False):
     traceId: str | UnsetType = UNSET
     spanId: str | UnsetType = UNSET
     traceState: str | UnsetType = UNSET
-    attributes: list[_KeyValue] | UnsetType | None = UNSET
+    attributes: list[_CheckedKeyValue] | UnsetType | None = UNSET
     droppedAttributesCount: int | UnsetType = UNSET
     flags: int | UnsetType = UNSET
 
@@ -258,15 +269,42 @@ def _typed_document(raw: bytes) -> _Document | None:
 def _canonical(raw: bytes, doc: _Document) -> bool:
     """True when ``raw`` is byte for byte what msgspec writes for ``doc``, the line as it
     decoded: then no key was given twice (the structs keep one), none was left out of
-    the structs, and the line is plain JSON orjson reads too. An attribute value nests
-    only in an ``arrayValue`` or a ``kvlistValue`` (an object under any other key is
-    refused, see :func:`_any_value`); without them the structs nest a dozen levels at
-    most, far inside the limit every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`).
-    As msgspec writes a line (no space, a quote inside a string escaped), ``Value":{`` is
-    where such a kind opens its object. A line written so, as compact OTLP/JSON exporters
-    write it, needs no other check; any other line gets the repeated-key check every
-    reader makes."""
-    return b'Value":{' not in raw and _encode(doc) == raw
+    the structs, and the line is plain JSON orjson reads too. The structs take no value
+    that nests values (:data:`_AnyValue`), so they nest a dozen levels at most, far inside
+    the limit every reader keeps (:data:`~roadcheck.ingest._json.MAX_DEPTH`). A line written
+    so, as compact OTLP/JSON exporters write it, needs no other check; any other line gets
+    the repeated-key check every reader makes, as does a line where an attribute of a
+    resource, a scope or a link nests values (:func:`_nests`)."""
+    return _encode(doc) == raw and not _nests(doc)
+
+
+def _nests(doc: _Document) -> bool:
+    """True when an attribute of a resource, a scope or a link of ``doc`` nests values (an
+    ``arrayValue`` or a ``kvlistValue``): only these structs take such a value."""
+    for rs in doc.resourceSpans:
+        resource, scopes = rs.resource, rs.scopeSpans
+        if resource and resource.attributes and _nested(resource.attributes):
+            return True
+        if rs.instrumentationLibrarySpans:
+            scopes = [*(scopes or ()), *rs.instrumentationLibrarySpans]
+        for ss in scopes or ():
+            for scope in (ss.scope, ss.instrumentationLibrary):
+                if scope and scope.attributes and _nested(scope.attributes):
+                    return True
+            for span in ss.spans or ():
+                if span.links and any(_nested(link.attributes) for link in span.links):
+                    return True
+    return False
+
+
+def _nested(items: list[_CheckedKeyValue] | UnsetType | None) -> bool:
+    """True when a value of the attributes ``items`` is an object."""
+    if isinstance(items, list):
+        for kv in items:
+            for v in kv.value.values():
+                if v.__class__ is dict:
+                    return True
+    return False
 
 
 def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> bool:
@@ -289,19 +327,22 @@ def _typed_spans(doc: _Document, line: int, spans: list[Span], base: int) -> boo
     return True
 
 
-#: The digits of an id as the OTLP/JSON spec writes it, and as the reader keeps it.
-_HEX = "0123456789abcdef"
-
-
 def _ids_as_kept(spans: list[Span]) -> bool:
     """True when every id of ``spans`` is already what :func:`_hex_id` makes of it:
     lower-case hex digits, 32 for a trace and 16 for a span (each distinct id looked at
-    once). Any other spelling (upper case, ``0x``, base64) or a malformed id is the walk's."""
+    once). Any other spelling (upper case, ``0x``, base64) or a malformed id is the walk's:
+    the ids joined are lower-case hex exactly when the hex of the bytes they spell gives
+    them back."""
     traces = {s.trace_id for s in spans}
     ids = {s.span_id for s in spans}
     ids.update([s.parent for s in spans if s.parent is not None])
-    return (set(map(len, traces)) <= {32} and set(map(len, ids)) <= {16}
-            and not "".join(traces).strip(_HEX) and not "".join(ids).strip(_HEX))
+    if not (set(map(len, traces)) <= {32} and set(map(len, ids)) <= {16}):
+        return False
+    digits = "".join(traces) + "".join(ids)
+    try:
+        return bytes.fromhex(digits).hex() == digits
+    except ValueError:
+        return False
 
 
 def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
@@ -323,12 +364,15 @@ def _typed_span(raw: _OtlpSpan, index: int, line: int) -> Span:
         end = None
     if not 0 <= start <= _MAX_NANOS:
         raise _Bad("out of range")
+    attrs: dict[str, Any] = {}
     items, events = raw.attributes, raw.events
+    if items:  # as _typed_attrs reads them, inline: a call less a span
+        for kv in items:
+            text = kv.value.get("stringValue")
+            attrs[kv.key] = text if text.__class__ is str else _typed_value(kv.value)
     return Span(raw.traceId, raw.spanId, raw.parentSpanId or None, raw.name or "", start, end,
-                # the attributes as _typed_attrs reads them, inline: a call less a span
-                {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
-                 else _typed_value(kv.value) for kv in items} if items else {},
-                code, error, [_typed_event(ev) for ev in events] if events else [], index, line)
+                attrs, code, error, [_typed_event(ev) for ev in events] if events else [],
+                index, line)
 
 
 def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
@@ -341,18 +385,20 @@ def _typed_event(ev: _SpanEvent) -> tuple[str, int, dict[str, Any]]:
 def _typed_attrs(items: list[_KeyValue] | UnsetType | None) -> dict[str, Any]:
     """Attributes as :func:`_kv_list` reads them (a string value, the common case, inline).
     Raises :class:`_Bad`, or ``ValueError`` for a nested value (the walk reads it)."""
-    if not items:
-        return {}
-    return {kv.key: text if (text := kv.value.get("stringValue")).__class__ is str
-            else _typed_value(kv.value) for kv in items}
+    attrs: dict[str, Any] = {}
+    if items:
+        for kv in items:  # a loop, not a comprehension: no frame of its own
+            text = kv.value.get("stringValue")
+            attrs[kv.key] = text if text.__class__ is str else _typed_value(kv.value)
+    return attrs
 
 
 def _typed_value(v: dict[str, Any]) -> Any:
     """An ``AnyValue`` of the structs other than a string, as :func:`_any_value` reads it
     (an ``intValue`` in a string, the next most common, inline; ``int`` is what the walk
     reads it with). Raises ``ValueError`` for a value the walk is to read and name: an
-    ``intValue`` that is not an integer, a value that nests values (msgspec reads the
-    numbers inside as its own, orjson as the walk's)."""
+    ``intValue`` that is not an integer, an ``arrayValue`` or ``kvlistValue`` that is
+    null (the structs take no other)."""
     number = v.get("intValue")
     if number.__class__ is str:
         return int(number)
@@ -640,13 +686,14 @@ def _iso_nanos(raw: Any, what: str) -> int:
 
 def _iso(nanos: int) -> str:
     """UTC with microseconds, as ``datetime`` prints it; the date and the minute are
-    looked up (the events of a trace share a few minutes)."""
+    looked up (the events of a trace share a few minutes). ``%`` formats the digits: an
+    f-string's format specs cost several times as much."""
     secs, rest = divmod(nanos, 1_000_000_000)
     minutes, second = divmod(secs, 60)
     head = _MINUTES.get(minutes)
     if head is None:
         head = _minute(minutes)
-    return f"{head}{second:02d}.{rest // 1000:06d}Z"
+    return "%s%02d.%06dZ" % (head, second, rest // 1000)  # noqa: UP031
 
 
 def _minute(minutes: int) -> str:
@@ -973,7 +1020,10 @@ class _Mapping:
     def __init__(self, spans: list[Span], text: bool) -> None:
         self.spans = spans
         self.text = text
-        self.by_id = {s.span_id: s for s in spans}
+        self.by_id: dict[str, Span] = {}
+        by_id = self.by_id
+        for s in spans:  # a loop, not a comprehension: no frame of its own
+            by_id[s.span_id] = s
         self.limit = len(spans)
         self.staged: list[_Staged] = []
         self.handed: set[tuple[str, str]] = set()
@@ -981,7 +1031,6 @@ class _Mapping:
         self.end = 0
         self.root_agent: str | None = None
         self.roots_ok = True
-        by_id = self.by_id
         for s in spans:
             a = s.attrs
             if _OI_KIND in a or _TL_KIND in a:
@@ -1037,10 +1086,17 @@ class _Mapping:
         kind = span.kind
         if kind == "tool":
             agent = self.agent_of(span)
-            self.staged.append((span.start, span.index * 1000, "action", agent,
-                                _tool_call(span, self.text, agent), span.line))
+            try:  # what _tool_call does, inline: a call less a tool call
+                fields = _tool_fields(span, self.text, agent)
+            except EmbeddedDuplicate as exc:
+                raise _Bad(f"{span.label()}: {exc}", span.line) from None
+            self.staged.append((span.start, span.index * 1000, "action", agent, fields,
+                                span.line))
         elif kind is None:
-            if _looks_like_a_call(span):
+            name = span.name
+            # what _looks_like_a_call says, inline: a call less a span of no kind
+            if name == "execute_tool" or name.startswith("execute_tool ") or not \
+                    span.attrs.keys().isdisjoint(_TOOL_ATTRS):
                 # skipping it would drop the call (a misspelt or missing operation name)
                 raise _Bad(f"{span.label()}: records a tool call but its "
                            f"'gen_ai.operation.name' is {_short(_op(span))}, not "
@@ -1274,7 +1330,13 @@ class _Lines:
         self.lines.append((n, start, end, self.total))
         self.total += len(spans)
         traces = self.traces
-        ids = dict.fromkeys([span.trace_id for span in spans])
+        ids: dict[str, None] = {}
+        named: list[tuple[str, str]] = []
+        for span in spans:  # the traces in order of their first span, and what they name
+            ids[span.trace_id] = None
+            conversation = span.attrs.get(_CONVERSATION)
+            if conversation.__class__ is str and conversation:
+                named.append((span.trace_id, conversation))
         for trace_id in ids:
             trace = traces.get(trace_id)
             if trace is None:
@@ -1282,10 +1344,8 @@ class _Lines:
             elif trace_id in self.mapped:  # more of a trace mapped already: mapped again
                 del self.mapped[trace_id]
             trace.lines.append(k)
-        for span in spans:
-            conversation = span.attrs.get(_CONVERSATION)
-            if conversation.__class__ is str and conversation:
-                traces[span.trace_id].conversations.add(conversation)
+        for trace_id, conversation in named:
+            traces[trace_id].conversations.add(conversation)
         if len(ids) == 1:
             (trace_id,) = ids
             if len(traces[trace_id].lines) == 1:
