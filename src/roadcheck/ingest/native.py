@@ -213,7 +213,6 @@ def _read_lines(data: bytes, path: str | None) -> list[Event]:
     records: list[Any] = []  # every decoded line, for the duplicate-key check at the end
     keep = records.append
     loads = orjson.loads
-    new = tuple.__new__
     last_seq = -(1 << 62)
     final_line = 0
     line = 0
@@ -237,41 +236,12 @@ def _read_lines(data: bytes, path: str | None) -> list[Event]:
             raise TraceError(f"event after final (final is at line {final_line})", path=path,
                              line=line)
         keep(rec)
-        seq: Any
-        ok = False
-        if type(rec) is dict:
-            agent = rec.get("agent")
-            ts = rec.get("ts")
-            # the common record checked inline, each type's required keys by hand; the
-            # keys a record must have are taken by subscript (a missing one is the rare
-            # path: parse_record names it)
-            try:
-                seq = rec["seq"]
-                kind = rec["event"]
-                if (type(seq) is int and (agent is None or type(agent) is str)
-                        and (ts is None or type(ts) is str)):
-                    if kind == "action":
-                        value = rec["action_type"]
-                        ok = type(value) is str and value != ""
-                    elif kind == "handoff":
-                        value = rec["from_agent"]
-                        other = rec["to_agent"]
-                        ok = (type(value) is str and value != "" and type(other) is str
-                              and other != "" and type(rec["payload"]) is dict)
-                    elif kind == "checkpoint":
-                        value = rec["checkpoint_id"]
-                        ok = type(value) is str and value != ""
-                    elif kind == "final":
-                        ok = type(rec["task_success"]) is bool
-            except KeyError:
-                ok = False
-        elif type(rec) is list and not events:
+        if type(rec) is list and not events:
             return list(_document_events(data, path))  # a JSON array on one line
-        if ok:
-            event = new(Event, (seq, kind, agent, ts, rec, line))
-        else:
-            event = parse_record(rec, line, path)  # raises, or accepts a message event
-            seq, kind = event.seq, event.kind
+        # every record through parse_record, which names what is wrong (the common file
+        # is read by _common; this reading is for the rest, and for the message)
+        event = parse_record(rec, line, path)
+        seq, kind = event.seq, event.kind
         if seq <= last_seq:
             raise TraceError(f"seq {seq} does not increase (previous seq {last_seq})",
                              path=path, line=line)
